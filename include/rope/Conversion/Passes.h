@@ -1,0 +1,19 @@
+//===- Passes.h - Rope conversion passes ------------------------*- C++ -*-===//
+//
+// Part of the rope-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ROPE_CONVERSION_PASSES_H
+#define ROPE_CONVERSION_PASSES_H
+
+#include "rope/Conversion/RopeToLinalg/RopeToLinalg.h"
+
+namespace mlir::rope {
+
+#define GEN_PASS_REGISTRATION
+#include "rope/Conversion/Passes.h.inc"
+
+} // namespace mlir::rope
+
+#endif // ROPE_CONVERSION_PASSES_H

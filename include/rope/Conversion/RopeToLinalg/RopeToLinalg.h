@@ -1,0 +1,26 @@
+//===- RopeToLinalg.h - rope.apply to linalg --------------------*- C++ -*-===//
+//
+// Part of the rope-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ROPE_CONVERSION_ROPETOLINALG_ROPETOLINALG_H
+#define ROPE_CONVERSION_ROPETOLINALG_ROPETOLINALG_H
+
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+class RewritePatternSet;
+namespace rope {
+
+#define GEN_PASS_DECL_CONVERTROPETOLINALGPASS
+#include "rope/Conversion/Passes.h.inc"
+
+/// Adds the pattern that rewrites `rope.apply` into its linalg/tensor
+/// decomposition (see RopeDecompose.cpp).
+void populateRopeToLinalgConversionPatterns(RewritePatternSet &patterns);
+
+} // namespace rope
+} // namespace mlir
+
+#endif // ROPE_CONVERSION_ROPETOLINALG_ROPETOLINALG_H

@@ -1,0 +1,29 @@
+//===- RopeAttrs.h - Rope attributes ----------------------------*- C++ -*-===//
+//
+// Part of the rope-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ROPE_DIALECT_ROPE_IR_ROPEATTRS_H
+#define ROPE_DIALECT_ROPE_IR_ROPEATTRS_H
+
+#include "mlir/IR/Attributes.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectImplementation.h"
+
+namespace mlir::rope::detail {
+/// Parses a plain floating-point number as an attribute parameter.
+FailureOr<llvm::APFloat> parseF64(AsmParser &parser);
+/// Prints a float64 attribute parameter so that it parses back exactly.
+void printF64(AsmPrinter &printer, const llvm::APFloat &value);
+} // namespace mlir::rope::detail
+
+#include "rope/Dialect/Rope/IR/RopeEnums.h.inc"
+
+#include "rope/Dialect/Rope/IR/RopeAttrInterfaces.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "rope/Dialect/Rope/IR/RopeAttrs.h.inc"
+
+#endif // ROPE_DIALECT_ROPE_IR_ROPEATTRS_H

@@ -1,0 +1,43 @@
+//===- Pipelines.h - Named rope-mlir pipelines ------------------*- C++ -*-===//
+//
+// Part of the rope-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ROPE_PIPELINES_PIPELINES_H
+#define ROPE_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir {
+class OpPassManager;
+namespace rope {
+
+/// Options of the `rope-to-llvm-cpu` pipeline.
+struct RopeToLLVMCpuPipelineOptions
+    : public PassPipelineOptions<RopeToLLVMCpuPipelineOptions> {
+  PassOptions::Option<bool> bufferizeFunctionBoundaries{
+      *this, "bufferize-function-boundaries",
+      llvm::cl::desc("Bufferize function signatures (tensor arguments become "
+                     "memrefs with identity layout)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> emitCInterface{
+      *this, "emit-c-interface",
+      llvm::cl::desc("Emit _mlir_ciface_ wrappers for every function (for "
+                     "native callers and the Python package)"),
+      llvm::cl::init(false)};
+};
+
+/// rope IR (on tensors) -> LLVM dialect, runnable by mlir-runner or the JIT:
+/// convert-rope-to-linalg, one-shot bufferization (destinations reused in
+/// place), ownership-based deallocation, loops, then the LLVM conversions.
+void buildRopeToLLVMCpuPipeline(OpPassManager &pm,
+                                const RopeToLLVMCpuPipelineOptions &options);
+
+/// Registers the named pipelines with the global registry.
+void registerRopePipelines();
+
+} // namespace rope
+} // namespace mlir
+
+#endif // ROPE_PIPELINES_PIPELINES_H

@@ -1,0 +1,60 @@
+//===- RopeToLinalg.cpp - rope.apply to linalg ----------------------------===//
+//
+// Part of the rope-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rope/Conversion/RopeToLinalg/RopeToLinalg.h"
+#include "rope/Dialect/Rope/IR/RopeOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir::rope {
+#define GEN_PASS_DEF_CONVERTROPETOLINALGPASS
+#include "rope/Conversion/Passes.h.inc"
+} // namespace mlir::rope
+
+using namespace mlir;
+using namespace mlir::rope;
+
+namespace {
+/// Replaces `rope.apply` by its AggregatedOpInterface decomposition, so the
+/// pass and the interface (used by upstream transforms) share one lowering.
+struct DecomposeRopeApply : OpRewritePattern<ApplyOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ApplyOp op,
+                                PatternRewriter &rewriter) const override {
+    FailureOr<SmallVector<Value>> replacements =
+        op.decomposeOperation(rewriter);
+    if (failed(replacements))
+      return rewriter.notifyMatchFailure(op, "decomposition failed");
+    rewriter.replaceOp(op, *replacements);
+    return success();
+  }
+};
+
+struct ConvertRopeToLinalgPass
+    : rope::impl::ConvertRopeToLinalgPassBase<ConvertRopeToLinalgPass> {
+  void runOnOperation() override {
+    ConversionTarget target(getContext());
+    target.addIllegalOp<ApplyOp>();
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    RewritePatternSet patterns(&getContext());
+    populateRopeToLinalgConversionPatterns(patterns);
+    if (failed(applyPartialConversion(getOperation(), target,
+                                      std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace
+
+void mlir::rope::populateRopeToLinalgConversionPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<DecomposeRopeApply>(patterns.getContext());
+}

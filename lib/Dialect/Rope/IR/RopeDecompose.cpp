@@ -1,0 +1,447 @@
+//===- RopeDecompose.cpp - rope.apply as linalg/tensor ops ----------------===//
+//
+// Part of the rope-mlir project.
+//
+// AggregatedOpInterface::decomposeOperation for `rope.apply`: the op becomes
+//   1. a *cos/sin table* (one linalg.generic with two results) holding one
+//      (cos, sin) per (position, frequency) pair: computed from the position
+//      and the constant frequency table, or gathered from a cache;
+//   2. a *rotation* (one linalg.generic) over the rotated channels viewed as
+//      pairs ([..., 2, P/2] for `half`, [..., P/2, 2] for `interleaved`,
+//      through tensor.expand_shape), each element reading itself and its
+//      partner;
+//   3. tensor.insert_slice of the rotated channels and of the pass-through
+//      channels [P, D) into the destination.
+// The table is indexed only by the dims positions depend on, so the trig is
+// never repeated across heads (or across batch rows when positions do not
+// vary per row). The rotation has a single output with an identity map, so it
+// tiles and fuses with upstream machinery and bufferizes in place into the
+// destination.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rope/Dialect/Rope/IR/RopeOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include <array>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::rope;
+
+namespace {
+
+// 2*pi split in two doubles (hi + lo = 2*pi to ~2^-107 relative) for the
+// Cody-Waite range reduction of the angle.
+constexpr double kTwoPiHi = 6.283185307179586232;
+constexpr double kTwoPiLo = 2.4492935982947064e-16;
+constexpr double kInvTwoPi = 0.15915494309189533577;
+
+/// Builds the decomposition of one `rope.apply`.
+class RopeDecomposer {
+public:
+  RopeDecomposer(OpBuilder &b, ApplyOp op)
+      : b(b), op(op), loc(op.getLoc()), inputType(op.getInputType()),
+        rank(inputType.getRank()), headDim(op.getHeadDim()),
+        rotaryDim(op.getRotaryDimOrDefault()), numPairs(rotaryDim / 2),
+        tokenDims(op.getTokenDimsOrDefault()) {
+    elementType = inputType.getElementType();
+    computeType = elementType.isF64() ? Type(b.getF64Type())
+                                      : Type(b.getF32Type());
+  }
+
+  Value build();
+
+private:
+  /// The cos/sin table and, for each of its dims but the last (frequency),
+  /// the dim of `input` it follows.
+  struct Table {
+    Value cos, sin;
+    SmallVector<int64_t> inputDims;
+  };
+
+  Table buildTable();
+  Table buildComputedOrGatheredTable();
+  Table buildPregatheredTable();
+  /// (cos, sin) at position `pos` (i64) and frequency index `freq` (index);
+  /// `invFreq` is theta_i in f64 for computed tables.
+  std::pair<Value, Value> cosSinAt(OpBuilder &nb, Location nloc, Value pos,
+                                   Value freq, Value invFreq,
+                                   Value cacheSize);
+  /// Applies the magnitude factor and the inverse direction.
+  std::pair<Value, Value> finishCosSin(OpBuilder &nb, Location nloc, Value c,
+                                       Value s);
+  Value convertFloat(OpBuilder &nb, Location nloc, Value v, Type to);
+  Value toI64(OpBuilder &nb, Location nloc, Value v);
+
+  Value emptyTensor(ArrayRef<int64_t> inputDims, int64_t lastSize, Type type);
+  /// Channels [offset, offset + size) of the last dim of `source`.
+  Value sliceChannels(Value source, int64_t offset, int64_t size);
+  /// Inserts `slice` at channel `offset` of `dest`.
+  Value insertChannels(Value slice, Value dest, int64_t offset, int64_t size);
+
+  OpBuilder &b;
+  ApplyOp op;
+  Location loc;
+  RankedTensorType inputType;
+  int64_t rank, headDim, rotaryDim, numPairs;
+  SmallVector<int64_t> tokenDims;
+  Type elementType, computeType;
+};
+
+} // namespace
+
+Value RopeDecomposer::toI64(OpBuilder &nb, Location nloc, Value v) {
+  Type i64 = nb.getI64Type();
+  if (v.getType() == i64)
+    return v;
+  if (isa<IndexType>(v.getType()))
+    return arith::IndexCastOp::create(nb, nloc, i64, v);
+  if (v.getType().getIntOrFloatBitWidth() < 64)
+    return arith::ExtSIOp::create(nb, nloc, i64, v);
+  return arith::TruncIOp::create(nb, nloc, i64, v);
+}
+
+Value RopeDecomposer::convertFloat(OpBuilder &nb, Location nloc, Value v,
+                                   Type to) {
+  unsigned from = v.getType().getIntOrFloatBitWidth();
+  unsigned width = to.getIntOrFloatBitWidth();
+  if (v.getType() == to)
+    return v;
+  if (from < width || (from == width && isa<BFloat16Type>(v.getType())))
+    return arith::ExtFOp::create(nb, nloc, to, v);
+  return arith::TruncFOp::create(nb, nloc, to, v);
+}
+
+Value RopeDecomposer::emptyTensor(ArrayRef<int64_t> inputDims,
+                                  int64_t lastSize, Type type) {
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t d : inputDims)
+    sizes.push_back(tensor::getMixedSize(b, loc, op.getInput(), d));
+  sizes.push_back(b.getIndexAttr(lastSize));
+  return tensor::EmptyOp::create(b, loc, sizes, type);
+}
+
+std::pair<Value, Value> RopeDecomposer::finishCosSin(OpBuilder &nb,
+                                                     Location nloc, Value c,
+                                                     Value s) {
+  double magnitude = op.getMagnitude().convertToDouble();
+  if (magnitude != 1.0) {
+    Value a = arith::ConstantOp::create(
+        nb, nloc, computeType, nb.getFloatAttr(computeType, magnitude));
+    c = arith::MulFOp::create(nb, nloc, c, a);
+    s = arith::MulFOp::create(nb, nloc, s, a);
+  }
+  if (op.getInverse())
+    s = arith::NegFOp::create(nb, nloc, s);
+  return {c, s};
+}
+
+std::pair<Value, Value> RopeDecomposer::cosSinAt(OpBuilder &nb, Location nloc,
+                                                 Value pos, Value freq,
+                                                 Value invFreq,
+                                                 Value cacheSize) {
+  Type f64 = nb.getF64Type();
+  if (!op.getCos()) {
+    // Precision (ROPE.md §5): the angle pos * theta_i is formed in f64 (pos is
+    // exact below 2^53, the product has relative error 2^-53), then reduced
+    // to [-pi, pi] by a two-constant Cody-Waite step with FMAs, which is
+    // exact to ~2^-50 for |angle| < 2^30. Only the reduced angle is rounded
+    // to f32 before cos/sin, so f32 results keep ~1e-7 relative accuracy at
+    // any position up to 2^24 and beyond, where `f32(pos) * f32(theta)`
+    // would be off by up to 0.4. This runs once per (position, frequency).
+    auto cst = [&](double v) {
+      return arith::ConstantOp::create(nb, nloc, f64, nb.getF64FloatAttr(v));
+    };
+    Value posF = arith::SIToFPOp::create(nb, nloc, f64, pos);
+    Value angle = arith::MulFOp::create(nb, nloc, posF, invFreq);
+    Value turns = math::RoundEvenOp::create(
+        nb, nloc, arith::MulFOp::create(nb, nloc, angle, cst(kInvTwoPi)));
+    Value negTurns = arith::NegFOp::create(nb, nloc, turns);
+    Value reduced =
+        math::FmaOp::create(nb, nloc, negTurns, cst(kTwoPiHi), angle);
+    reduced = math::FmaOp::create(nb, nloc, negTurns, cst(kTwoPiLo), reduced);
+    reduced = convertFloat(nb, nloc, reduced, computeType);
+    Value c = math::CosOp::create(nb, nloc, reduced);
+    Value s = math::SinOp::create(nb, nloc, reduced);
+    return finishCosSin(nb, nloc, c, s);
+  }
+
+  // Gather from a [M, P/2] cache. Out-of-range positions must not read out of
+  // bounds: the index is clamped to a valid row and the value replaced by
+  // NaN, so a bad position is visible in the output instead of silently
+  // rotating by a wrong angle.
+  Type i64 = nb.getI64Type();
+  Value zero = arith::ConstantOp::create(nb, nloc, i64, nb.getI64IntegerAttr(0));
+  Value geZero =
+      arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::sge, pos, zero);
+  Value ltSize = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::slt,
+                                       pos, cacheSize);
+  Value inRange = arith::AndIOp::create(nb, nloc, geZero, ltSize);
+  Value safePos = arith::SelectOp::create(nb, nloc, inRange, pos, zero);
+  Value row =
+      arith::IndexCastOp::create(nb, nloc, nb.getIndexType(), safePos);
+  Value c = tensor::ExtractOp::create(nb, nloc, op.getCos(),
+                                      ValueRange{row, freq});
+  Value s = tensor::ExtractOp::create(nb, nloc, op.getSin(),
+                                      ValueRange{row, freq});
+  c = convertFloat(nb, nloc, c, computeType);
+  s = convertFloat(nb, nloc, s, computeType);
+  Value nan = arith::ConstantOp::create(
+      nb, nloc, computeType,
+      nb.getFloatAttr(computeType, std::numeric_limits<double>::quiet_NaN()));
+  c = arith::SelectOp::create(nb, nloc, inRange, c, nan);
+  s = arith::SelectOp::create(nb, nloc, inRange, s, nan);
+  return finishCosSin(nb, nloc, c, s);
+}
+
+RopeDecomposer::Table RopeDecomposer::buildComputedOrGatheredTable() {
+  MLIRContext *ctx = b.getContext();
+  Table table;
+  ApplyOp::PositionKind kind = op.getPositionKind();
+  Value offset = op.getOffset();
+  auto offsetTensorType =
+      offset ? dyn_cast<RankedTensorType>(offset.getType()) : nullptr;
+  bool perRowOffset = offsetTensorType && offsetTensorType.getRank() == 1;
+
+  if (kind == ApplyOp::PositionKind::Explicit)
+    table.inputDims = tokenDims;
+  else if (perRowOffset)
+    table.inputDims = {tokenDims.front(), tokenDims.back()};
+  else
+    table.inputDims = {tokenDims.back()};
+  unsigned numLoops = table.inputDims.size() + 1;
+  unsigned seqLoop = table.inputDims.size() - 1;
+  unsigned freqLoop = numLoops - 1;
+
+  // Operands of the table generic.
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  auto dim = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  int posArg = -1, offsetArg = -1, invFreqArg = -1;
+  if (kind == ApplyOp::PositionKind::Explicit) {
+    posArg = inputs.size();
+    inputs.push_back(op.getPositions());
+    maps.push_back(AffineMap::getMultiDimIdentityMap(numLoops, ctx)
+                       .getMajorSubMap(numLoops - 1));
+  }
+  Value scalarOffset;
+  if (perRowOffset) {
+    offsetArg = inputs.size();
+    inputs.push_back(offset);
+    maps.push_back(AffineMap::get(numLoops, 0, {dim(0)}, ctx));
+  } else if (offset) {
+    scalarOffset = offsetTensorType
+                       ? tensor::ExtractOp::create(b, loc, offset, ValueRange{})
+                             .getResult()
+                       : offset;
+    scalarOffset = toI64(b, loc, scalarOffset);
+  }
+  Value cacheSize;
+  if (!op.getCos()) {
+    SmallVector<double> thetas =
+        op.getFreqsOrDefault().getInverseFrequencies(rotaryDim);
+    auto thetaType = RankedTensorType::get({numPairs}, b.getF64Type());
+    Value thetaTable = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(thetaType, ArrayRef<double>(thetas)));
+    invFreqArg = inputs.size();
+    inputs.push_back(thetaTable);
+    maps.push_back(AffineMap::get(numLoops, 0, {dim(freqLoop)}, ctx));
+  } else {
+    cacheSize = toI64(b, loc, tensor::DimOp::create(b, loc, op.getCos(), 0));
+  }
+
+  Value cosInit = emptyTensor(table.inputDims, numPairs, computeType);
+  Value sinInit = emptyTensor(table.inputDims, numPairs, computeType);
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(numLoops, ctx);
+  maps.push_back(identity);
+  maps.push_back(identity);
+  SmallVector<utils::IteratorType> iterators(numLoops,
+                                             utils::IteratorType::parallel);
+
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{cosInit.getType(), sinInit.getType()}, inputs,
+      ValueRange{cosInit, sinInit}, maps, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value pos;
+        if (posArg >= 0) {
+          pos = toI64(nb, nloc, args[posArg]);
+        } else {
+          pos = toI64(nb, nloc, linalg::IndexOp::create(nb, nloc, seqLoop));
+          Value base = offsetArg >= 0 ? toI64(nb, nloc, args[offsetArg])
+                                      : scalarOffset;
+          if (base)
+            pos = arith::AddIOp::create(nb, nloc, base, pos);
+        }
+        Value freq = linalg::IndexOp::create(nb, nloc, freqLoop);
+        Value invFreq = invFreqArg >= 0 ? args[invFreqArg] : Value();
+        auto [c, s] = cosSinAt(nb, nloc, pos, freq, invFreq, cacheSize);
+        linalg::YieldOp::create(nb, nloc, ValueRange{c, s});
+      });
+  table.cos = generic.getResult(0);
+  table.sin = generic.getResult(1);
+  return table;
+}
+
+RopeDecomposer::Table RopeDecomposer::buildPregatheredTable() {
+  Table table;
+  table.inputDims = tokenDims;
+  Value cos = op.getCos(), sin = op.getSin();
+  Type cacheElt = cast<RankedTensorType>(cos.getType()).getElementType();
+  if (cacheElt == computeType && op.getMagnitude().convertToDouble() == 1.0 &&
+      !op.getInverse()) {
+    table.cos = cos;
+    table.sin = sin;
+    return table;
+  }
+  // Convert to the compute type and apply magnitude/direction once per
+  // (token, frequency), not per head.
+  unsigned numLoops = tokenDims.size() + 1;
+  AffineMap identity =
+      AffineMap::getMultiDimIdentityMap(numLoops, b.getContext());
+  Value cosInit = emptyTensor(tokenDims, numPairs, computeType);
+  Value sinInit = emptyTensor(tokenDims, numPairs, computeType);
+  SmallVector<utils::IteratorType> iterators(numLoops,
+                                             utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{cosInit.getType(), sinInit.getType()},
+      ValueRange{cos, sin}, ValueRange{cosInit, sinInit},
+      SmallVector<AffineMap>(4, identity), iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        auto [c, s] =
+            finishCosSin(nb, nloc, convertFloat(nb, nloc, args[0], computeType),
+                         convertFloat(nb, nloc, args[1], computeType));
+        linalg::YieldOp::create(nb, nloc, ValueRange{c, s});
+      });
+  table.cos = generic.getResult(0);
+  table.sin = generic.getResult(1);
+  return table;
+}
+
+RopeDecomposer::Table RopeDecomposer::buildTable() {
+  if (op.getCosSinSource() == ApplyOp::CosSinSource::PregatheredCache)
+    return buildPregatheredTable();
+  return buildComputedOrGatheredTable();
+}
+
+Value RopeDecomposer::sliceChannels(Value source, int64_t offset,
+                                    int64_t size) {
+  if (offset == 0 && size == headDim)
+    return source;
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, source);
+  offsets.back() = b.getIndexAttr(offset);
+  sizes.back() = b.getIndexAttr(size);
+  return tensor::ExtractSliceOp::create(b, loc, source, offsets, sizes,
+                                        strides);
+}
+
+Value RopeDecomposer::insertChannels(Value slice, Value dest, int64_t offset,
+                                     int64_t size) {
+  if (offset == 0 && size == headDim)
+    return slice;
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, slice);
+  offsets.back() = b.getIndexAttr(offset);
+  return tensor::InsertSliceOp::create(b, loc, slice, dest, offsets, sizes,
+                                       strides);
+}
+
+Value RopeDecomposer::build() {
+  MLIRContext *ctx = b.getContext();
+  Table table = buildTable();
+
+  // View the rotated channels [0, P) as pairs: [..., 2, P/2] for `half`
+  // (channel k*P/2 + j is member k of pair j), [..., P/2, 2] for
+  // `interleaved` (channel 2j + k).
+  bool half = op.getLayout() == Layout::half;
+  Value rotatedIn = sliceChannels(op.getInput(), 0, rotaryDim);
+  Value rotatedInit = sliceChannels(op.getInit(), 0, rotaryDim);
+  SmallVector<ReassociationIndices> reassociation;
+  for (int64_t d = 0; d < rank - 1; ++d)
+    reassociation.push_back({d});
+  reassociation.push_back({rank - 1, rank});
+  auto expand = [&](Value v) {
+    SmallVector<OpFoldResult> shape = tensor::getMixedSizes(b, loc, v);
+    shape.pop_back();
+    SmallVector<int64_t> staticShape(
+        cast<RankedTensorType>(v.getType()).getShape().drop_back());
+    std::array<int64_t, 2> inner =
+        half ? std::array<int64_t, 2>{2, numPairs}
+             : std::array<int64_t, 2>{numPairs, 2};
+    for (int64_t size : inner) {
+      shape.push_back(b.getIndexAttr(size));
+      staticShape.push_back(size);
+    }
+    auto type = RankedTensorType::get(staticShape, elementType);
+    return tensor::ExpandShapeOp::create(b, loc, type, v, reassociation, shape)
+        .getResult();
+  };
+  Value pairsIn = expand(rotatedIn);
+  Value pairsInit = expand(rotatedInit);
+
+  // One generic over [..., pair member k, pair j] (in layout order). Element
+  // k of a pair reads itself and its partner 1 - k:
+  //   k = 0: y = x*c - partner*s      k = 1: y = x*c + partner*s
+  // i.e. the complex product (x1 + i x2)(c + i s). The partner map
+  // `1 - k` keeps a single output, so the destination is written in place
+  // (two outputs into two slices of one tensor would bufferize to a copy).
+  unsigned numLoops = rank + 1;
+  unsigned memberLoop = half ? rank - 1 : rank;
+  unsigned pairLoop = half ? rank : rank - 1;
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(numLoops, ctx);
+  SmallVector<AffineExpr> partnerExprs(identity.getResults());
+  partnerExprs[memberLoop] = 1 - getAffineDimExpr(memberLoop, ctx);
+  AffineMap partnerMap = AffineMap::get(numLoops, 0, partnerExprs, ctx);
+  SmallVector<AffineExpr> tableExprs;
+  for (int64_t d : table.inputDims)
+    tableExprs.push_back(getAffineDimExpr(d, ctx));
+  tableExprs.push_back(getAffineDimExpr(pairLoop, ctx));
+  AffineMap tableMap = AffineMap::get(numLoops, 0, tableExprs, ctx);
+  SmallVector<utils::IteratorType> iterators(numLoops,
+                                             utils::IteratorType::parallel);
+  auto rotation = linalg::GenericOp::create(
+      b, loc, TypeRange{pairsInit.getType()},
+      ValueRange{pairsIn, pairsIn, table.cos, table.sin}, ValueRange{pairsInit},
+      {identity, partnerMap, tableMap, tableMap, identity}, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value self = convertFloat(nb, nloc, args[0], computeType);
+        Value partner = convertFloat(nb, nloc, args[1], computeType);
+        Value c = args[2], s = args[3];
+        Value member = linalg::IndexOp::create(nb, nloc, memberLoop);
+        Value zero = arith::ConstantIndexOp::create(nb, nloc, 0);
+        Value isFirst = arith::CmpIOp::create(
+            nb, nloc, arith::CmpIPredicate::eq, member, zero);
+        Value cross = arith::MulFOp::create(nb, nloc, partner, s);
+        Value signedCross = arith::SelectOp::create(
+            nb, nloc, isFirst, arith::NegFOp::create(nb, nloc, cross), cross);
+        Value y = arith::AddFOp::create(
+            nb, nloc, arith::MulFOp::create(nb, nloc, self, c), signedCross);
+        linalg::YieldOp::create(nb, nloc,
+                                convertFloat(nb, nloc, y, elementType));
+      });
+
+  Value rotated = tensor::CollapseShapeOp::create(
+      b, loc, rotatedInit.getType(), rotation.getResult(0), reassociation);
+  Value result = insertChannels(rotated, op.getInit(), 0, rotaryDim);
+  if (rotaryDim < headDim) {
+    Value pass =
+        sliceChannels(op.getInput(), rotaryDim, headDim - rotaryDim);
+    result = insertChannels(pass, result, rotaryDim, headDim - rotaryDim);
+  }
+  return result;
+}
+
+FailureOr<SmallVector<Value>> ApplyOp::decomposeOperation(OpBuilder &b) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(*this);
+  return SmallVector<Value>{RopeDecomposer(b, *this).build()};
+}

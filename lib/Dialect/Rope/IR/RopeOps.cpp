@@ -1,0 +1,364 @@
+//===- RopeOps.cpp - Rope operations --------------------------------------===//
+//
+// Part of the rope-mlir project.
+//
+// Verification, accessors, folds and canonicalizations of `rope.apply`. The
+// lowering (AggregatedOpInterface::decomposeOperation) lives in
+// RopeDecompose.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rope/Dialect/Rope/IR/RopeOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::rope;
+
+#define GET_OP_CLASSES
+#include "rope/Dialect/Rope/IR/RopeOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Accessors
+//===----------------------------------------------------------------------===//
+
+ApplyOp::PositionKind ApplyOp::getPositionKind() {
+  if (getPositions())
+    return PositionKind::Explicit;
+  if (getOffset())
+    return PositionKind::Offset;
+  return PositionKind::Implicit;
+}
+
+ApplyOp::CosSinSource ApplyOp::getCosSinSource() {
+  if (!getCos())
+    return CosSinSource::Computed;
+  return getPositionKind() == PositionKind::Implicit
+             ? CosSinSource::PregatheredCache
+             : CosSinSource::GatheredCache;
+}
+
+int64_t ApplyOp::getRotaryDimOrDefault() {
+  if (std::optional<int64_t> p = getRotaryDim())
+    return *p;
+  return getHeadDim();
+}
+
+SmallVector<int64_t> ApplyOp::getTokenDimsOrDefault() {
+  if (std::optional<ArrayRef<int64_t>> dims = getTokenDims())
+    return llvm::to_vector(*dims);
+  int64_t rank = getInputType().getRank();
+  if (rank <= 2)
+    return {0};
+  return llvm::to_vector(llvm::seq<int64_t>(0, rank - 2));
+}
+
+FrequencyAttrInterface ApplyOp::getFreqsOrDefault() {
+  if (std::optional<FrequencyAttrInterface> freqs = getFreqs())
+    return *freqs;
+  return DefaultFrequenciesAttr::get(getContext(), llvm::APFloat(10000.0));
+}
+
+/// Returns true if `value` is an integer (tensor) constant whose elements are
+/// all zero.
+static bool isZeroConstant(Value value) {
+  return value && matchPattern(value, m_Zero());
+}
+
+bool ApplyOp::isIdentity() {
+  if (getCosSinSource() != CosSinSource::Computed || getMagnitude().convertToDouble() != 1.0)
+    return false;
+  switch (getPositionKind()) {
+  case PositionKind::Explicit:
+    return isZeroConstant(getPositions());
+  case PositionKind::Offset:
+  case PositionKind::Implicit: {
+    // pos = offset + s is zero everywhere only if the sequence dim has one
+    // token.
+    int64_t seqDim = getTokenDimsOrDefault().back();
+    if (getInputType().getDimSize(seqDim) != 1)
+      return false;
+    return getPositionKind() == PositionKind::Implicit ||
+           isZeroConstant(getOffset());
+  }
+  }
+  llvm_unreachable("unknown position kind");
+}
+
+//===----------------------------------------------------------------------===//
+// Verifier
+//===----------------------------------------------------------------------===//
+
+/// Checks that the static sizes `actual` are compatible with `expected`
+/// (dynamic sizes match anything), naming the first mismatch.
+static LogicalResult verifyTokenDimsMatch(ApplyOp op, StringRef what,
+                                          ArrayRef<int64_t> actual,
+                                          ArrayRef<int64_t> expected) {
+  for (auto [i, pair] : llvm::enumerate(llvm::zip_equal(actual, expected))) {
+    auto [a, e] = pair;
+    if (ShapedType::isDynamic(a) || ShapedType::isDynamic(e) || a == e)
+      continue;
+    return op.emitOpError() << what << " dim " << i << " has size " << a
+                            << ", expected " << e;
+  }
+  return success();
+}
+
+static bool isSupportedDataType(Type type) {
+  return isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(type);
+}
+
+static bool isPositionElementType(Type type) {
+  return type.isSignlessInteger(32) || type.isSignlessInteger(64);
+}
+
+LogicalResult ApplyOp::verify() {
+  RankedTensorType inputType = getInputType();
+  int64_t rank = inputType.getRank();
+  if (rank < 2)
+    return emitOpError("input must have rank >= 2 ([tokens..., D]), got rank ")
+           << rank;
+  if (!isSupportedDataType(inputType.getElementType()))
+    return emitOpError("input element type must be f16, bf16, f32 or f64, got ")
+           << inputType.getElementType();
+  if (getInit().getType() != inputType)
+    return emitOpError("init type ")
+           << getInit().getType() << " must match input type " << inputType;
+  if (getResult().getType() != inputType)
+    return emitOpError("result type ")
+           << getResult().getType() << " must match input type " << inputType;
+
+  int64_t headDim = inputType.getShape().back();
+  if (ShapedType::isDynamic(headDim))
+    return emitOpError("head dimension (the last dimension) must be static");
+
+  // Rotary dimension P.
+  int64_t rotaryDim = getRotaryDimOrDefault();
+  if (rotaryDim <= 0)
+    return emitOpError("rotary_dim must be positive, got ") << rotaryDim;
+  if (rotaryDim % 2 != 0)
+    return emitOpError("rotary_dim must be even, got ") << rotaryDim;
+  if (rotaryDim > headDim)
+    return emitOpError("rotary_dim (")
+           << rotaryDim << ") must not exceed the head dimension (" << headDim
+           << ")";
+
+  // Token dims.
+  SmallVector<int64_t> tokenDims = getTokenDimsOrDefault();
+  if (tokenDims.empty())
+    return emitOpError("token_dims must not be empty");
+  for (auto [i, dim] : llvm::enumerate(tokenDims)) {
+    if (dim < 0 || dim >= rank - 1)
+      return emitOpError("token_dims entry ")
+             << dim << " is out of range [0, " << rank - 1
+             << ") (the head dimension cannot be a token dim)";
+    if (i > 0 && dim <= tokenDims[i - 1])
+      return emitOpError("token_dims must be strictly increasing");
+  }
+  SmallVector<int64_t> tokenSizes = llvm::map_to_vector(
+      tokenDims, [&](int64_t d) { return inputType.getDimSize(d); });
+
+  // Positions.
+  if (getPositions() && getOffset())
+    return emitOpError("positions and offset are mutually exclusive");
+  if (Value positions = getPositions()) {
+    auto type = cast<RankedTensorType>(positions.getType());
+    if (!isPositionElementType(type.getElementType()))
+      return emitOpError("positions must have i32 or i64 elements, got ")
+             << type.getElementType();
+    if (type.getRank() != static_cast<int64_t>(tokenDims.size()))
+      return emitOpError("positions must be shaped like the token dims: "
+                         "expected rank ")
+             << tokenDims.size() << ", got " << type.getRank();
+    if (failed(verifyTokenDimsMatch(*this, "positions", type.getShape(),
+                                    tokenSizes)))
+      return failure();
+  }
+  if (Value offset = getOffset()) {
+    Type type = offset.getType();
+    if (auto tensorType = dyn_cast<RankedTensorType>(type)) {
+      if (!isPositionElementType(tensorType.getElementType()))
+        return emitOpError("offset tensor must have i32 or i64 elements, got ")
+               << tensorType.getElementType();
+      if (tensorType.getRank() > 1)
+        return emitOpError("offset must be a scalar, a rank-0 tensor or a "
+                           "rank-1 tensor (one offset per row), got rank ")
+               << tensorType.getRank();
+      if (tensorType.getRank() == 1) {
+        if (tokenDims.size() < 2)
+          return emitOpError("a per-row offset needs at least two token dims "
+                             "(rows and sequence)");
+        if (failed(verifyTokenDimsMatch(*this, "offset", tensorType.getShape(),
+                                        {tokenSizes.front()})))
+          return failure();
+      }
+    } else if (!isa<IndexType>(type) && !type.isSignlessInteger()) {
+      return emitOpError("offset must be an integer, an index or an integer "
+                         "tensor, got ")
+             << type;
+    }
+  }
+
+  // cos/sin source.
+  if (static_cast<bool>(getCos()) != static_cast<bool>(getSin()))
+    return emitOpError("cos and sin caches must be given together");
+  if (Value cos = getCos()) {
+    if (getFreqs())
+      return emitOpError("freqs and cache are mutually exclusive: the cache "
+                         "already holds cos/sin");
+    if (cos.getType() != getSin().getType())
+      return emitOpError("cos and sin caches must have the same type, got ")
+             << cos.getType() << " and " << getSin().getType();
+    auto cacheType = cast<RankedTensorType>(cos.getType());
+    if (!isa<FloatType>(cacheType.getElementType()))
+      return emitOpError("cache element type must be a float type, got ")
+             << cacheType.getElementType();
+    int64_t width = cacheType.getShape().back();
+    if (getCosSinSource() == CosSinSource::GatheredCache) {
+      if (cacheType.getRank() != 2)
+        return emitOpError("a cache gathered by position must have shape "
+                           "[max_positions, rotary_dim / 2], got rank ")
+               << cacheType.getRank();
+    } else {
+      if (cacheType.getRank() != static_cast<int64_t>(tokenDims.size()) + 1)
+        return emitOpError("a pre-gathered cache (no positions or offset) must "
+                           "be shaped like the token dims plus rotary_dim / 2: "
+                           "expected rank ")
+               << tokenDims.size() + 1 << ", got " << cacheType.getRank();
+      if (failed(verifyTokenDimsMatch(*this, "pre-gathered cache",
+                                      cacheType.getShape().drop_back(),
+                                      tokenSizes)))
+        return failure();
+    }
+    if (width != rotaryDim / 2)
+      return emitOpError("cache width (")
+             << (ShapedType::isDynamic(width) ? std::string("?")
+                                              : std::to_string(width))
+             << ") must be rotary_dim / 2 (" << rotaryDim / 2 << ")";
+  } else {
+    FrequencyAttrInterface freqs = getFreqsOrDefault();
+    if (failed(freqs.verifyForRotaryDim([&] { return emitOpError(); },
+                                        rotaryDim)))
+      return failure();
+  }
+
+  double magnitude = getMagnitude().convertToDouble();
+  if (!(magnitude > 0.0) || !std::isfinite(magnitude))
+    return emitOpError("magnitude must be a positive finite number, got ")
+           << magnitude;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Shapes
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+ApplyOp::reifyResultShapes(OpBuilder &builder,
+                           ReifiedRankedShapedTypeDims &reifiedReturnShapes) {
+  reifiedReturnShapes.push_back(
+      tensor::getMixedSizes(builder, getLoc(), getInit()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Folds and canonicalizations (ROPE.md §1 algebra)
+//===----------------------------------------------------------------------===//
+
+OpFoldResult ApplyOp::fold(FoldAdaptor) {
+  // R(0) = I.
+  if (isIdentity())
+    return getInput();
+  return {};
+}
+
+/// True when `a` and `b` rotate by the same frequencies with the same layout
+/// and geometry, so that their rotations compose additively in position.
+static bool haveSameRotationGeometry(ApplyOp a, ApplyOp b) {
+  return a.getCosSinSource() == ApplyOp::CosSinSource::Computed &&
+         b.getCosSinSource() == ApplyOp::CosSinSource::Computed &&
+         a.getLayout() == b.getLayout() &&
+         a.getRotaryDimOrDefault() == b.getRotaryDimOrDefault() &&
+         a.getTokenDimsOrDefault() == b.getTokenDimsOrDefault() &&
+         a.getFreqsOrDefault() == b.getFreqsOrDefault() &&
+         a.getFreqsOrDefault().isStatic() && a.getMagnitude().convertToDouble() == 1.0 &&
+         b.getMagnitude().convertToDouble() == 1.0;
+}
+
+namespace {
+/// R(-p) · R(p) = I: an inverse rotation of a forward rotation at the same
+/// positions (or the other way round) is the identity.
+struct CancelInverseRotations : OpRewritePattern<ApplyOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ApplyOp op,
+                                PatternRewriter &rewriter) const override {
+    auto producer = op.getInput().getDefiningOp<ApplyOp>();
+    if (!producer)
+      return rewriter.notifyMatchFailure(op, "input is not a rope.apply");
+    if (producer.getInverse() == op.getInverse())
+      return rewriter.notifyMatchFailure(op, "same direction");
+    if (!haveSameRotationGeometry(op, producer))
+      return rewriter.notifyMatchFailure(op, "different rotations");
+    if (op.getPositions() != producer.getPositions() ||
+        op.getOffset() != producer.getOffset())
+      return rewriter.notifyMatchFailure(op, "different positions");
+    rewriter.replaceOp(op, producer.getInput());
+    return success();
+  }
+};
+
+/// R(n) · R(m) = R(m + n): two rotations by explicit positions become one
+/// rotation by the summed (or, for opposite directions, subtracted)
+/// positions.
+struct MergeConsecutiveRotations : OpRewritePattern<ApplyOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ApplyOp op,
+                                PatternRewriter &rewriter) const override {
+    auto producer = op.getInput().getDefiningOp<ApplyOp>();
+    if (!producer || !producer->hasOneUse())
+      return rewriter.notifyMatchFailure(op, "no single-use rope.apply input");
+    if (!haveSameRotationGeometry(op, producer))
+      return rewriter.notifyMatchFailure(op, "different rotations");
+    Value outer = op.getPositions(), inner = producer.getPositions();
+    if (!outer || !inner || outer.getType() != inner.getType())
+      return rewriter.notifyMatchFailure(
+          op, "both rotations need explicit positions of one type");
+    // Same positions in opposite directions is CancelInverseRotations' job.
+    if (outer == inner && op.getInverse() != producer.getInverse())
+      return failure();
+
+    Location loc = op.getLoc();
+    Value merged;
+    bool inverse = op.getInverse();
+    if (op.getInverse() == producer.getInverse()) {
+      merged = arith::AddIOp::create(rewriter, loc, inner, outer);
+    } else {
+      // forward(p_f) after/before inverse(p_i) = forward(p_f - p_i).
+      Value forward = op.getInverse() ? inner : outer;
+      Value backward = op.getInverse() ? outer : inner;
+      merged = arith::SubIOp::create(rewriter, loc, forward, backward);
+      inverse = false;
+    }
+    rewriter.modifyOpInPlace(op, [&] {
+      op.getInputMutable().assign(producer.getInput());
+      op.getPositionsMutable().assign(merged);
+      op.setInverse(inverse);
+    });
+    return success();
+  }
+};
+} // namespace
+
+void ApplyOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                          MLIRContext *context) {
+  results.add<CancelInverseRotations, MergeConsecutiveRotations>(context);
+}

@@ -1,0 +1,31 @@
+//===- RopePlugin.cpp - rope-mlir as an mlir-opt plugin -------------------===//
+//
+// Part of the rope-mlir project.
+//
+// Loaded into the stock mlir-opt with --load-dialect-plugin and
+// --load-pass-plugin. Pass plugins are registered after the command line is
+// parsed, so call the passes through --pass-pipeline="builtin.module(...)".
+//
+//===----------------------------------------------------------------------===//
+
+#include "rope/InitAllRope.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/Plugins/DialectPlugin.h"
+#include "mlir/Tools/Plugins/PassPlugin.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/Compiler.h"
+
+extern "C" LLVM_ATTRIBUTE_WEAK ::mlir::DialectPluginLibraryInfo
+mlirGetDialectPluginInfo() {
+  return {MLIR_PLUGIN_API_VERSION, "RopeDialect", LLVM_VERSION_STRING,
+          [](::mlir::DialectRegistry *registry) {
+            ::mlir::rope::registerAllRopeDialects(*registry);
+          }};
+}
+
+extern "C" LLVM_ATTRIBUTE_WEAK ::mlir::PassPluginLibraryInfo
+mlirGetPassPluginInfo() {
+  return {MLIR_PLUGIN_API_VERSION, "RopePasses", LLVM_VERSION_STRING,
+          []() { ::mlir::rope::registerAllRopePasses(); }};
+}

@@ -433,9 +433,15 @@ Value RopeDecomposer::build() {
       b, loc, rotatedInit.getType(), rotation.getResult(0), reassociation);
   Value result = insertChannels(rotated, op.getInit(), 0, rotaryDim);
   if (rotaryDim < headDim) {
-    Value pass =
-        sliceChannels(op.getInput(), rotaryDim, headDim - rotaryDim);
-    result = insertChannels(pass, result, rotaryDim, headDim - rotaryDim);
+    // A linalg.copy into the destination's slice (not a bare insert_slice)
+    // so that bufferization writes it in place with inlined loops instead of
+    // a strided memref.copy runtime call.
+    int64_t passSize = headDim - rotaryDim;
+    Value pass = linalg::CopyOp::create(
+                     b, loc, sliceChannels(op.getInput(), rotaryDim, passSize),
+                     sliceChannels(result, rotaryDim, passSize))
+                     .getResult(0);
+    result = insertChannels(pass, result, rotaryDim, passSize);
   }
   return result;
 }

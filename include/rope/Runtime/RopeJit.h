@@ -1,0 +1,45 @@
+/*===- RopeJit.h - In-process compilation of rope IR (C API) -----*- C -*-===*\
+|*                                                                            *|
+|* Part of the rope-mlir project.                                             *|
+|*                                                                            *|
+|* A small C API over mlir::ExecutionEngine so that callers without MLIR     *|
+|* bindings (the Python package, through ctypes) can compile rope IR in      *|
+|* process and call the generated `_mlir_ciface_` functions on their own     *|
+|* buffers (memref descriptors), with no subprocess and no copies.           *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef ROPE_RUNTIME_ROPEJIT_H
+#define ROPE_RUNTIME_ROPEJIT_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// A compiled module. Owns its MLIR context and JIT-ed code.
+typedef struct RopeJitModule RopeJitModule;
+
+/// Parses `source` (rope IR on tensors, or any IR the `rope-to-llvm-cpu`
+/// pipeline accepts), verifies it, lowers it with `pipeline` (NULL: the
+/// default `rope-to-llvm-cpu{emit-c-interface=true}`) and JIT-compiles it at
+/// LLVM `optLevel` (0-3). On failure returns NULL and, when `error` is not
+/// NULL, stores a malloc'ed message (every diagnostic, with locations) that
+/// the caller frees with ropeJitFreeString.
+RopeJitModule *ropeJitCompile(const char *source, const char *pipeline,
+                              int optLevel, char **error);
+
+/// Address of the C-interface wrapper `_mlir_ciface_<name>` (or of `name`
+/// itself when `raw` is non-zero), NULL if absent.
+void *ropeJitLookup(RopeJitModule *module, const char *name, int raw);
+
+/// Runs only the lowering and returns the resulting IR as a malloc'ed string
+/// (for inspection), NULL with `error` set on failure.
+char *ropeJitLower(const char *source, const char *pipeline, char **error);
+
+void ropeJitDestroy(RopeJitModule *module);
+void ropeJitFreeString(char *string);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ROPE_RUNTIME_ROPEJIT_H */

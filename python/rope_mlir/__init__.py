@@ -1,0 +1,31 @@
+"""rope_mlir: Rotary Position Embedding compiled by rope-mlir (MLIR).
+
+    import numpy as np, rope_mlir
+    q = np.random.rand(2, 16, 32, 128).astype(np.float32)   # [B, S, H, D]
+    pos = np.arange(16)[None].repeat(2, 0)                    # [B, S]
+    y = rope_mlir.apply(q, pos, base=500000.0)
+
+`apply` compiles (once per configuration, in process) and runs `rope.apply`;
+`compile` returns the reusable kernel; `emit` returns its IR. The float64
+reference of the semantics is `rope_mlir.reference`.
+"""
+
+from ._jit import CompileError
+from .kernel import (Kernel, KernelConfig, apply, cache_info, compile,
+                     dtype_name)
+from .kernel import emit as _emit_config
+
+__all__ = ["apply", "compile", "emit", "Kernel", "KernelConfig",
+           "CompileError", "cache_info", "dtype_name"]
+__version__ = "0.1.0"
+
+
+def emit(config=None, **kwargs) -> str:
+    """The `rope.apply` IR (a func with a C interface) for a configuration,
+    given as a KernelConfig or as its fields."""
+    import dataclasses
+    if config is None:
+        config = KernelConfig(**kwargs)
+    elif kwargs:
+        config = dataclasses.replace(config, **kwargs)
+    return _emit_config(config)

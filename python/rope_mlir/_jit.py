@@ -1,0 +1,150 @@
+"""ctypes binding of librope's C API (include/rope/Runtime/RopeJit.h).
+
+The library compiles rope IR in process (MLIR ExecutionEngine) and returns
+the addresses of `_mlir_ciface_` functions, which take pointers to memref
+descriptors. Nothing here spawns a subprocess.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import pathlib
+import threading
+
+import numpy as np
+
+__all__ = ["CompileError", "library_path", "compile_module", "lower",
+           "JitModule", "memref_descriptor"]
+
+
+class CompileError(ValueError):
+    """The compiler rejected the IR; the message holds its diagnostics."""
+
+
+def library_path() -> pathlib.Path:
+    """Where libRopeJit.so is: $ROPE_MLIR_LIBRARY, next to the package, or the
+    repository's build/lib (the package is installed editable by
+    scripts/setup.sh)."""
+    env = os.environ.get("ROPE_MLIR_LIBRARY")
+    if env:
+        return pathlib.Path(env)
+    here = pathlib.Path(__file__).resolve().parent
+    candidates = [here / "_lib" / "libRopeJit.so",
+                  here.parent.parent / "build" / "lib" / "libRopeJit.so"]
+    for candidate in candidates:
+        if candidate.exists():
+            return candidate
+    raise RuntimeError(
+        "libRopeJit.so not found: build the project (scripts/setup.sh) or "
+        "set ROPE_MLIR_LIBRARY; looked in " +
+        ", ".join(str(c) for c in candidates))
+
+
+_lib = None
+_lib_lock = threading.Lock()
+
+
+def _library():
+    global _lib
+    with _lib_lock:
+        if _lib is None:
+            lib = ctypes.CDLL(str(library_path()))
+            lib.ropeJitCompile.restype = ctypes.c_void_p
+            lib.ropeJitCompile.argtypes = [
+                ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int,
+                ctypes.POINTER(ctypes.c_void_p)]
+            lib.ropeJitLookup.restype = ctypes.c_void_p
+            lib.ropeJitLookup.argtypes = [ctypes.c_void_p, ctypes.c_char_p,
+                                          ctypes.c_int]
+            lib.ropeJitLower.restype = ctypes.c_void_p
+            lib.ropeJitLower.argtypes = [ctypes.c_char_p, ctypes.c_char_p,
+                                         ctypes.POINTER(ctypes.c_void_p)]
+            lib.ropeJitDestroy.argtypes = [ctypes.c_void_p]
+            lib.ropeJitFreeString.argtypes = [ctypes.c_void_p]
+            _lib = lib
+        return _lib
+
+
+def _take_string(lib, pointer) -> str:
+    if not pointer:
+        return ""
+    text = ctypes.string_at(pointer).decode("utf-8", "replace")
+    lib.ropeJitFreeString(pointer)
+    return text
+
+
+class JitModule:
+    """A JIT-compiled module; keeps the code alive while referenced."""
+
+    def __init__(self, handle, lib):
+        self._handle = handle
+        self._lib = lib
+
+    def lookup(self, name: str) -> int:
+        address = self._lib.ropeJitLookup(self._handle, name.encode(), 0)
+        if not address:
+            raise KeyError(f"no C-interface function named {name!r}")
+        return address
+
+    def __del__(self):
+        if getattr(self, "_handle", None):
+            self._lib.ropeJitDestroy(self._handle)
+            self._handle = None
+
+
+def compile_module(source: str, pipeline: str | None = None,
+                   opt_level: int = 3) -> JitModule:
+    lib = _library()
+    error = ctypes.c_void_p()
+    handle = lib.ropeJitCompile(source.encode(),
+                                pipeline.encode() if pipeline else None,
+                                opt_level, ctypes.byref(error))
+    if not handle:
+        raise CompileError(_take_string(lib, error.value) or
+                           "compilation failed")
+    return JitModule(handle, lib)
+
+
+def lower(source: str, pipeline: str) -> str:
+    """Runs `pipeline` (e.g. "builtin.module()" to only verify) and returns
+    the resulting IR; raises CompileError with the diagnostics."""
+    lib = _library()
+    error = ctypes.c_void_p()
+    text = lib.ropeJitLower(source.encode(), pipeline.encode(),
+                            ctypes.byref(error))
+    if not text:
+        raise CompileError(_take_string(lib, error.value) or "lowering failed")
+    return _take_string(lib, text)
+
+
+_descriptor_types: dict[int, type] = {}
+
+
+def _descriptor_type(rank: int) -> type:
+    if rank not in _descriptor_types:
+        fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
+                  ("offset", ctypes.c_int64)]
+        if rank:
+            fields += [("sizes", ctypes.c_int64 * rank),
+                       ("strides", ctypes.c_int64 * rank)]
+        _descriptor_types[rank] = type(f"MemRef{rank}D", (ctypes.Structure,),
+                                       {"_fields_": fields})
+    return _descriptor_types[rank]
+
+
+def memref_descriptor(array: np.ndarray):
+    """A memref descriptor viewing `array` (C-contiguous) without a copy."""
+    assert array.flags.c_contiguous, "memref descriptors need C order"
+    desc = _descriptor_type(array.ndim)()
+    desc.allocated = desc.aligned = array.ctypes.data
+    desc.offset = 0
+    if array.ndim:
+        desc.sizes[:] = array.shape
+        # Identity layout: row-major strides in elements. Size-1 and empty
+        # dims have arbitrary numpy strides; recompute them.
+        stride = 1
+        for i in reversed(range(array.ndim)):
+            desc.strides[i] = stride
+            stride *= max(array.shape[i], 1)
+    return desc

@@ -1,0 +1,64 @@
+# -*- Python -*-
+# lit configuration of the rope-mlir test suite.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "ROPE"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir"]
+
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.rope_obj_root, "test")
+
+# test/downstream (an out-of-tree consumer) and test/python are owned and run
+# separately.
+config.excludes = [
+    "CMakeLists.txt",
+    "lit.cfg.py",
+    "lit.site.cfg.py",
+    "lit.site.cfg.py.in",
+    "downstream",
+    "python",
+]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%shlibext", config.llvm_shlib_ext))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()  # FileCheck, not, count
+
+# Project binaries first, then the LLVM/MLIR installation.
+tool_dirs = [config.rope_tools_dir, config.llvm_tools_dir]
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.rope_tools_dir, append_path=True)
+
+tools = [
+    "rope-opt",
+    ToolSubst("mlir-opt", os.path.join(config.llvm_tools_dir, "mlir-opt")),
+    "mlir-runner",
+]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+
+def runner_lib(name):
+    return os.path.join(config.llvm_lib_dir, "lib" + name + config.llvm_shlib_ext)
+
+
+config.substitutions.append(("%mlir_runner_utils", runner_lib("mlir_runner_utils")))
+config.substitutions.append(
+    ("%mlir_c_runner_utils", runner_lib("mlir_c_runner_utils"))
+)
+config.substitutions.append(
+    (
+        "%rope_plugin",
+        os.path.join(config.rope_lib_dir, "RopePlugin" + config.llvm_shlib_ext),
+    )
+)
+
+# GPU tests that compile to a cubin need the CUDA toolkit's assembler.
+if os.path.exists("/usr/local/cuda/bin/ptxas"):
+    config.available_features.add("ptxas")

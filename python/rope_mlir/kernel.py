@@ -147,10 +147,10 @@ def emit(config: KernelConfig, name: str = "rope_kernel") -> str:
     if c.cache is not None:
         if c.static_cache_shape is not None:
             cshape = list(c.static_cache_shape)
-        elif c.cache == "gathered":
-            cshape = [None, None]
         else:
-            cshape = [None] * (len(token_dims) + 1)
+            # The width (P/2) is static: the verifier checks it.
+            lead = 1 if c.cache == "gathered" else len(token_dims)
+            cshape = [None] * lead + [pair_count]
         ctype = _memref(cshape, c.cache_dtype)
         ct = ctype.replace("memref", "tensor")
         args += [f"%cos: {ctype}", f"%sin: {ctype}"]
@@ -179,7 +179,6 @@ def emit(config: KernelConfig, name: str = "rope_kernel") -> str:
         attrs.append(f"magnitude = {_float_literal(c.magnitude)} : f64")
     if c.inverse:
         attrs.append("inverse")
-    del pair_count
     body.append(f"%y = rope.apply ins(%xt : {x_tensor}) " + " ".join(operands)
                 + f" outs({init} : {x_tensor}) {{{', '.join(attrs)}}} -> "
                 f"{x_tensor}")

@@ -112,6 +112,22 @@ def Rope_ApplyOp : Rope_Op<"apply", [
     attr-dict `->` type($result)
   }];
 
+  let builders = [
+    // Half layout, P = D, default frequencies, unit magnitude; positions
+    // optional (null: the index along the last token dim). Set the other
+    // attributes on the result.
+    OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$init,
+                   CArg<"::mlir::Value", "{}">:$positions), [{
+      build($_builder, $_state, init.getType(), input, positions,
+            /*offset=*/::mlir::Value(), /*cos=*/::mlir::Value(),
+            /*sin=*/::mlir::Value(), init,
+            ::mlir::rope::LayoutAttr::get($_builder.getContext(),
+                                          ::mlir::rope::Layout::half),
+            /*rotary_dim=*/nullptr, /*token_dims=*/nullptr, /*freqs=*/nullptr,
+            $_builder.getF64FloatAttr(1.0), /*inverse=*/nullptr);
+    }]>
+  ];
+
   let extraClassDeclaration = [{
     /// How the op obtains the position of each token.
     enum class PositionKind { Explicit, Offset, Implicit };

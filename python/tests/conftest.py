@@ -1,0 +1,5 @@
+import pathlib
+import sys
+
+# Tests run against the working tree's package (and its build/lib library).
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))

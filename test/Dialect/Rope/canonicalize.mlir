@@ -1,0 +1,364 @@
+// RUN: rope-opt %s -canonicalize -split-input-file | FileCheck %s --enable-var-scope
+
+// R(0) = I: all-zero constant positions fold to the input.
+// CHECK-LABEL: func.func @zero_positions_fold(
+//  CHECK-SAME:     %[[X:[^:]*]]: tensor<8x4x64xf32>
+//   CHECK-NOT:   rope.apply
+//       CHECK:   return %[[X]]
+func.func @zero_positions_fold(%x: tensor<8x4x64xf32>, %init: tensor<8x4x64xf32>) -> tensor<8x4x64xf32> {
+  %p = arith.constant dense<0> : tensor<8xi64>
+  %y = rope.apply ins(%x : tensor<8x4x64xf32>) positions(%p : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) -> tensor<8x4x64xf32>
+  return %y : tensor<8x4x64xf32>
+}
+
+// -----
+
+// With a magnitude a != 1, R(0) scales by a: not the identity.
+// CHECK-LABEL: func.func @zero_positions_magnitude_no_fold(
+//       CHECK:   %[[Y:.*]] = rope.apply
+//  CHECK-SAME:     magnitude = 1.500000e+00
+//       CHECK:   return %[[Y]]
+func.func @zero_positions_magnitude_no_fold(%x: tensor<8x4x64xf32>, %init: tensor<8x4x64xf32>) -> tensor<8x4x64xf32> {
+  %p = arith.constant dense<0> : tensor<8xi32>
+  %y = rope.apply ins(%x : tensor<8x4x64xf32>) positions(%p : tensor<8xi32>) outs(%init : tensor<8x4x64xf32>) {magnitude = 1.5} -> tensor<8x4x64xf32>
+  return %y : tensor<8x4x64xf32>
+}
+
+// -----
+
+// A cache row 0 need not hold cos = 1, sin = 0.
+// CHECK-LABEL: func.func @zero_positions_cache_no_fold(
+//       CHECK:   %[[Y:.*]] = rope.apply
+//  CHECK-SAME:     cache(
+//       CHECK:   return %[[Y]]
+func.func @zero_positions_cache_no_fold(%x: tensor<8x4x64xf32>, %cos: tensor<16x32xf32>, %sin: tensor<16x32xf32>, %init: tensor<8x4x64xf32>) -> tensor<8x4x64xf32> {
+  %p = arith.constant dense<0> : tensor<8xi64>
+  %y = rope.apply ins(%x : tensor<8x4x64xf32>) positions(%p : tensor<8xi64>) cache(%cos, %sin : tensor<16x32xf32>, tensor<16x32xf32>) outs(%init : tensor<8x4x64xf32>) -> tensor<8x4x64xf32>
+  return %y : tensor<8x4x64xf32>
+}
+
+// -----
+
+// Positions that are not all zero.
+// CHECK-LABEL: func.func @nonzero_positions_no_fold(
+//       CHECK:   %[[Y:.*]] = rope.apply
+//       CHECK:   return %[[Y]]
+func.func @nonzero_positions_no_fold(%x: tensor<2x4x64xf32>, %init: tensor<2x4x64xf32>) -> tensor<2x4x64xf32> {
+  %p = arith.constant dense<[0, 1]> : tensor<2xi64>
+  %y = rope.apply ins(%x : tensor<2x4x64xf32>) positions(%p : tensor<2xi64>) outs(%init : tensor<2x4x64xf32>) -> tensor<2x4x64xf32>
+  return %y : tensor<2x4x64xf32>
+}
+
+// -----
+
+// One token at offset 0: pos = 0 + s = 0 everywhere.
+// CHECK-LABEL: func.func @seq_one_offset_zero_fold(
+//  CHECK-SAME:     %[[X:[^:]*]]: tensor<2x1x4x64xf32>
+//   CHECK-NOT:   rope.apply
+//       CHECK:   return %[[X]]
+func.func @seq_one_offset_zero_fold(%x: tensor<2x1x4x64xf32>, %init: tensor<2x1x4x64xf32>) -> tensor<2x1x4x64xf32> {
+  %o = arith.constant 0 : i64
+  %y = rope.apply ins(%x : tensor<2x1x4x64xf32>) offset(%o : i64) outs(%init : tensor<2x1x4x64xf32>) -> tensor<2x1x4x64xf32>
+  return %y : tensor<2x1x4x64xf32>
+}
+
+// -----
+
+// The same with a per-row offset tensor of zeros.
+// CHECK-LABEL: func.func @seq_one_per_row_zero_fold(
+//  CHECK-SAME:     %[[X:[^:]*]]: tensor<2x1x4x64xf32>
+//   CHECK-NOT:   rope.apply
+//       CHECK:   return %[[X]]
+func.func @seq_one_per_row_zero_fold(%x: tensor<2x1x4x64xf32>, %init: tensor<2x1x4x64xf32>) -> tensor<2x1x4x64xf32> {
+  %o = arith.constant dense<0> : tensor<2xi32>
+  %y = rope.apply ins(%x : tensor<2x1x4x64xf32>) offset(%o : tensor<2xi32>) outs(%init : tensor<2x1x4x64xf32>) -> tensor<2x1x4x64xf32>
+  return %y : tensor<2x1x4x64xf32>
+}
+
+// -----
+
+// One token and implicit positions: pos = s = 0.
+// CHECK-LABEL: func.func @seq_one_implicit_fold(
+//  CHECK-SAME:     %[[X:[^:]*]]: tensor<1x4x64xf32>
+//   CHECK-NOT:   rope.apply
+//       CHECK:   return %[[X]]
+func.func @seq_one_implicit_fold(%x: tensor<1x4x64xf32>, %init: tensor<1x4x64xf32>) -> tensor<1x4x64xf32> {
+  %y = rope.apply ins(%x : tensor<1x4x64xf32>) outs(%init : tensor<1x4x64xf32>) -> tensor<1x4x64xf32>
+  return %y : tensor<1x4x64xf32>
+}
+
+// -----
+
+// One token at a nonzero or unknown offset is a real rotation.
+// CHECK-LABEL: func.func @seq_one_offset_no_fold(
+//       CHECK:   %[[A:.*]] = rope.apply
+//       CHECK:   %[[B:.*]] = rope.apply
+//       CHECK:   return %[[A]], %[[B]]
+func.func @seq_one_offset_no_fold(%x: tensor<2x1x4x64xf32>, %o: i64, %init: tensor<2x1x4x64xf32>) -> (tensor<2x1x4x64xf32>, tensor<2x1x4x64xf32>) {
+  %c5 = arith.constant 5 : i64
+  %a = rope.apply ins(%x : tensor<2x1x4x64xf32>) offset(%c5 : i64) outs(%init : tensor<2x1x4x64xf32>) -> tensor<2x1x4x64xf32>
+  %b = rope.apply ins(%x : tensor<2x1x4x64xf32>) offset(%o : i64) outs(%init : tensor<2x1x4x64xf32>) -> tensor<2x1x4x64xf32>
+  return %a, %b : tensor<2x1x4x64xf32>, tensor<2x1x4x64xf32>
+}
+
+// -----
+
+// Offset 0 with more than one token: pos = s is not zero.
+// CHECK-LABEL: func.func @seq_many_offset_zero_no_fold(
+//       CHECK:   %[[Y:.*]] = rope.apply
+//       CHECK:   return %[[Y]]
+func.func @seq_many_offset_zero_no_fold(%x: tensor<2x8x4x64xf32>, %init: tensor<2x8x4x64xf32>) -> tensor<2x8x4x64xf32> {
+  %o = arith.constant 0 : index
+  %y = rope.apply ins(%x : tensor<2x8x4x64xf32>) offset(%o : index) outs(%init : tensor<2x8x4x64xf32>) -> tensor<2x8x4x64xf32>
+  return %y : tensor<2x8x4x64xf32>
+}
+
+// -----
+
+// One token but a magnitude != 1.
+// CHECK-LABEL: func.func @seq_one_magnitude_no_fold(
+//       CHECK:   %[[Y:.*]] = rope.apply
+//       CHECK:   return %[[Y]]
+func.func @seq_one_magnitude_no_fold(%x: tensor<1x4x64xf32>, %init: tensor<1x4x64xf32>) -> tensor<1x4x64xf32> {
+  %y = rope.apply ins(%x : tensor<1x4x64xf32>) outs(%init : tensor<1x4x64xf32>) {magnitude = 2.0} -> tensor<1x4x64xf32>
+  return %y : tensor<1x4x64xf32>
+}
+
+// -----
+
+// R(-p) R(p) = I.
+// CHECK-LABEL: func.func @inverse_after_forward_cancels(
+//  CHECK-SAME:     %[[X:[^:]*]]: tensor<8x4x64xf32>
+//   CHECK-NOT:   rope.apply
+//       CHECK:   return %[[X]]
+func.func @inverse_after_forward_cancels(%x: tensor<8x4x64xf32>, %p: tensor<8xi64>, %init: tensor<8x4x64xf32>) -> tensor<8x4x64xf32> {
+  %a = rope.apply ins(%x : tensor<8x4x64xf32>) positions(%p : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) -> tensor<8x4x64xf32>
+  %b = rope.apply ins(%a : tensor<8x4x64xf32>) positions(%p : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) {inverse} -> tensor<8x4x64xf32>
+  return %b : tensor<8x4x64xf32>
+}
+
+// -----
+
+// R(p) R(-p) = I, with offsets.
+// CHECK-LABEL: func.func @forward_after_inverse_offset_cancels(
+//  CHECK-SAME:     %[[X:[^:]*]]: tensor<2x8x4x64xf32>
+//   CHECK-NOT:   rope.apply
+//       CHECK:   return %[[X]]
+func.func @forward_after_inverse_offset_cancels(%x: tensor<2x8x4x64xf32>, %o: i64, %init: tensor<2x8x4x64xf32>) -> tensor<2x8x4x64xf32> {
+  %a = rope.apply ins(%x : tensor<2x8x4x64xf32>) offset(%o : i64) outs(%init : tensor<2x8x4x64xf32>) {inverse, layout = #rope.layout<interleaved>} -> tensor<2x8x4x64xf32>
+  %b = rope.apply ins(%a : tensor<2x8x4x64xf32>) offset(%o : i64) outs(%init : tensor<2x8x4x64xf32>) {layout = #rope.layout<interleaved>} -> tensor<2x8x4x64xf32>
+  return %b : tensor<2x8x4x64xf32>
+}
+
+// -----
+
+// Implicit positions (pos = s) on both sides.
+// CHECK-LABEL: func.func @inverse_implicit_cancels(
+//  CHECK-SAME:     %[[X:[^:]*]]: tensor<8x4x64xf32>
+//   CHECK-NOT:   rope.apply
+//       CHECK:   return %[[X]]
+func.func @inverse_implicit_cancels(%x: tensor<8x4x64xf32>, %init: tensor<8x4x64xf32>) -> tensor<8x4x64xf32> {
+  %a = rope.apply ins(%x : tensor<8x4x64xf32>) outs(%init : tensor<8x4x64xf32>) {rotary_dim = 32 : i64} -> tensor<8x4x64xf32>
+  %b = rope.apply ins(%a : tensor<8x4x64xf32>) outs(%init : tensor<8x4x64xf32>) {inverse, rotary_dim = 32 : i64} -> tensor<8x4x64xf32>
+  return %b : tensor<8x4x64xf32>
+}
+
+// -----
+
+// Different offsets: neither a cancellation nor a merge (merging needs
+// explicit positions).
+// CHECK-LABEL: func.func @inverse_different_offsets_no_cancel(
+//  CHECK-SAME:     %[[X:[^:]*]]: tensor<2x8x4x64xf32>
+//       CHECK:   %[[A:.*]] = rope.apply ins(%[[X]]
+//       CHECK:   %[[B:.*]] = rope.apply ins(%[[A]]
+//  CHECK-SAME:     inverse
+//       CHECK:   return %[[B]]
+func.func @inverse_different_offsets_no_cancel(%x: tensor<2x8x4x64xf32>, %o1: i64, %o2: i64, %init: tensor<2x8x4x64xf32>) -> tensor<2x8x4x64xf32> {
+  %a = rope.apply ins(%x : tensor<2x8x4x64xf32>) offset(%o1 : i64) outs(%init : tensor<2x8x4x64xf32>) -> tensor<2x8x4x64xf32>
+  %b = rope.apply ins(%a : tensor<2x8x4x64xf32>) offset(%o2 : i64) outs(%init : tensor<2x8x4x64xf32>) {inverse} -> tensor<2x8x4x64xf32>
+  return %b : tensor<2x8x4x64xf32>
+}
+
+// -----
+
+// Explicit positions against an offset.
+// CHECK-LABEL: func.func @inverse_positions_vs_offset_no_cancel(
+//       CHECK:   %[[A:.*]] = rope.apply
+//       CHECK:   %[[B:.*]] = rope.apply ins(%[[A]]
+//       CHECK:   return %[[B]]
+func.func @inverse_positions_vs_offset_no_cancel(%x: tensor<2x8x4x64xf32>, %p: tensor<2x8xi64>, %o: i64, %init: tensor<2x8x4x64xf32>) -> tensor<2x8x4x64xf32> {
+  %a = rope.apply ins(%x : tensor<2x8x4x64xf32>) positions(%p : tensor<2x8xi64>) outs(%init : tensor<2x8x4x64xf32>) -> tensor<2x8x4x64xf32>
+  %b = rope.apply ins(%a : tensor<2x8x4x64xf32>) offset(%o : i64) outs(%init : tensor<2x8x4x64xf32>) {inverse} -> tensor<2x8x4x64xf32>
+  return %b : tensor<2x8x4x64xf32>
+}
+
+// -----
+
+// Different bases: different frequencies.
+// CHECK-LABEL: func.func @inverse_different_freqs_no_cancel(
+//  CHECK-SAME:     %[[X:[^:]*]]: tensor<8x4x64xf32>
+//       CHECK:   %[[A:.*]] = rope.apply ins(%[[X]]
+//       CHECK:   %[[B:.*]] = rope.apply ins(%[[A]]
+//  CHECK-SAME:     freqs = #rope.default<base = 5.000000e+05>, inverse
+//       CHECK:   return %[[B]]
+func.func @inverse_different_freqs_no_cancel(%x: tensor<8x4x64xf32>, %p: tensor<8xi64>, %init: tensor<8x4x64xf32>) -> tensor<8x4x64xf32> {
+  %a = rope.apply ins(%x : tensor<8x4x64xf32>) positions(%p : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) -> tensor<8x4x64xf32>
+  %b = rope.apply ins(%a : tensor<8x4x64xf32>) positions(%p : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) {inverse, freqs = #rope.default<base = 500000.0>} -> tensor<8x4x64xf32>
+  return %b : tensor<8x4x64xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @inverse_different_layouts_no_cancel(
+//  CHECK-SAME:     %[[X:[^:]*]]: tensor<8x4x64xf32>
+//       CHECK:   %[[A:.*]] = rope.apply ins(%[[X]]
+//       CHECK:   %[[B:.*]] = rope.apply ins(%[[A]]
+//  CHECK-SAME:     inverse, layout = #rope.layout<interleaved>
+//       CHECK:   return %[[B]]
+func.func @inverse_different_layouts_no_cancel(%x: tensor<8x4x64xf32>, %p: tensor<8xi64>, %init: tensor<8x4x64xf32>) -> tensor<8x4x64xf32> {
+  %a = rope.apply ins(%x : tensor<8x4x64xf32>) positions(%p : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) -> tensor<8x4x64xf32>
+  %b = rope.apply ins(%a : tensor<8x4x64xf32>) positions(%p : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) {inverse, layout = #rope.layout<interleaved>} -> tensor<8x4x64xf32>
+  return %b : tensor<8x4x64xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @inverse_different_rotary_dims_no_cancel(
+//       CHECK:   %[[A:.*]] = rope.apply
+//       CHECK:   %[[B:.*]] = rope.apply ins(%[[A]]
+//       CHECK:   return %[[B]]
+func.func @inverse_different_rotary_dims_no_cancel(%x: tensor<8x4x64xf32>, %p: tensor<8xi64>, %init: tensor<8x4x64xf32>) -> tensor<8x4x64xf32> {
+  %a = rope.apply ins(%x : tensor<8x4x64xf32>) positions(%p : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) {rotary_dim = 32 : i64} -> tensor<8x4x64xf32>
+  %b = rope.apply ins(%a : tensor<8x4x64xf32>) positions(%p : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) {inverse} -> tensor<8x4x64xf32>
+  return %b : tensor<8x4x64xf32>
+}
+
+// -----
+
+// Caches are opaque: R_cache(-p) R_cache(p) is not known to cancel.
+// CHECK-LABEL: func.func @inverse_cache_no_cancel(
+//       CHECK:   %[[A:.*]] = rope.apply
+//       CHECK:   %[[B:.*]] = rope.apply ins(%[[A]]
+//       CHECK:   return %[[B]]
+func.func @inverse_cache_no_cancel(%x: tensor<8x4x64xf32>, %p: tensor<8xi64>, %cos: tensor<16x32xf32>, %sin: tensor<16x32xf32>, %init: tensor<8x4x64xf32>) -> tensor<8x4x64xf32> {
+  %a = rope.apply ins(%x : tensor<8x4x64xf32>) positions(%p : tensor<8xi64>) cache(%cos, %sin : tensor<16x32xf32>, tensor<16x32xf32>) outs(%init : tensor<8x4x64xf32>) -> tensor<8x4x64xf32>
+  %b = rope.apply ins(%a : tensor<8x4x64xf32>) positions(%p : tensor<8xi64>) cache(%cos, %sin : tensor<16x32xf32>, tensor<16x32xf32>) outs(%init : tensor<8x4x64xf32>) {inverse} -> tensor<8x4x64xf32>
+  return %b : tensor<8x4x64xf32>
+}
+
+// -----
+
+// R(q) R(p) = R(p + q).
+// CHECK-LABEL: func.func @merge_forward_forward(
+//  CHECK-SAME:     %[[X:[^:]*]]: tensor<2x8x4x64xf32>, %[[P:[^:]*]]: tensor<2x8xi64>, %[[Q:[^:]*]]: tensor<2x8xi64>, %[[I1:[^:]*]]: tensor<2x8x4x64xf32>, %[[I2:[^:]*]]: tensor<2x8x4x64xf32>)
+//       CHECK:   %[[SUM:.*]] = arith.addi %[[P]], %[[Q]] : tensor<2x8xi64>
+//       CHECK:   %[[Y:.*]] = rope.apply ins(%[[X]] : tensor<2x8x4x64xf32>) positions(%[[SUM]] : tensor<2x8xi64>) outs(%[[I2]] : tensor<2x8x4x64xf32>) -> tensor<2x8x4x64xf32>
+//   CHECK-NOT:   rope.apply
+//       CHECK:   return %[[Y]]
+func.func @merge_forward_forward(%x: tensor<2x8x4x64xf32>, %p: tensor<2x8xi64>, %q: tensor<2x8xi64>, %i1: tensor<2x8x4x64xf32>, %i2: tensor<2x8x4x64xf32>) -> tensor<2x8x4x64xf32> {
+  %a = rope.apply ins(%x : tensor<2x8x4x64xf32>) positions(%p : tensor<2x8xi64>) outs(%i1 : tensor<2x8x4x64xf32>) -> tensor<2x8x4x64xf32>
+  %b = rope.apply ins(%a : tensor<2x8x4x64xf32>) positions(%q : tensor<2x8xi64>) outs(%i2 : tensor<2x8x4x64xf32>) -> tensor<2x8x4x64xf32>
+  return %b : tensor<2x8x4x64xf32>
+}
+
+// -----
+
+// R(-q) R(-p) = R(-(p + q)).
+// CHECK-LABEL: func.func @merge_inverse_inverse(
+//  CHECK-SAME:     %[[X:[^:]*]]: tensor<8x4x64xf32>, %[[P:[^:]*]]: tensor<8xi32>, %[[Q:[^:]*]]: tensor<8xi32>
+//       CHECK:   %[[SUM:.*]] = arith.addi %[[P]], %[[Q]] : tensor<8xi32>
+//       CHECK:   %[[Y:.*]] = rope.apply ins(%[[X]] : tensor<8x4x64xf32>) positions(%[[SUM]] : tensor<8xi32>)
+//  CHECK-SAME:     {inverse, layout = #rope.layout<interleaved>}
+//   CHECK-NOT:   rope.apply
+//       CHECK:   return %[[Y]]
+func.func @merge_inverse_inverse(%x: tensor<8x4x64xf32>, %p: tensor<8xi32>, %q: tensor<8xi32>, %init: tensor<8x4x64xf32>) -> tensor<8x4x64xf32> {
+  %a = rope.apply ins(%x : tensor<8x4x64xf32>) positions(%p : tensor<8xi32>) outs(%init : tensor<8x4x64xf32>) {inverse, layout = #rope.layout<interleaved>} -> tensor<8x4x64xf32>
+  %b = rope.apply ins(%a : tensor<8x4x64xf32>) positions(%q : tensor<8xi32>) outs(%init : tensor<8x4x64xf32>) {inverse, layout = #rope.layout<interleaved>} -> tensor<8x4x64xf32>
+  return %b : tensor<8x4x64xf32>
+}
+
+// -----
+
+// R(-q) R(p) = R(p - q).
+// CHECK-LABEL: func.func @merge_forward_then_inverse(
+//  CHECK-SAME:     %[[X:[^:]*]]: tensor<8x4x64xf32>, %[[P:[^:]*]]: tensor<8xi64>, %[[Q:[^:]*]]: tensor<8xi64>
+//       CHECK:   %[[DIFF:.*]] = arith.subi %[[P]], %[[Q]] : tensor<8xi64>
+//       CHECK:   %[[Y:.*]] = rope.apply ins(%[[X]] : tensor<8x4x64xf32>) positions(%[[DIFF]] : tensor<8xi64>) outs(%{{.*}} : tensor<8x4x64xf32>) -> tensor<8x4x64xf32>
+//   CHECK-NOT:   rope.apply
+//       CHECK:   return %[[Y]]
+func.func @merge_forward_then_inverse(%x: tensor<8x4x64xf32>, %p: tensor<8xi64>, %q: tensor<8xi64>, %init: tensor<8x4x64xf32>) -> tensor<8x4x64xf32> {
+  %a = rope.apply ins(%x : tensor<8x4x64xf32>) positions(%p : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) -> tensor<8x4x64xf32>
+  %b = rope.apply ins(%a : tensor<8x4x64xf32>) positions(%q : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) {inverse} -> tensor<8x4x64xf32>
+  return %b : tensor<8x4x64xf32>
+}
+
+// -----
+
+// R(q) R(-p) = R(q - p).
+// CHECK-LABEL: func.func @merge_inverse_then_forward(
+//  CHECK-SAME:     %[[X:[^:]*]]: tensor<8x4x64xf32>, %[[P:[^:]*]]: tensor<8xi64>, %[[Q:[^:]*]]: tensor<8xi64>
+//       CHECK:   %[[DIFF:.*]] = arith.subi %[[Q]], %[[P]] : tensor<8xi64>
+//       CHECK:   %[[Y:.*]] = rope.apply ins(%[[X]] : tensor<8x4x64xf32>) positions(%[[DIFF]] : tensor<8xi64>) outs(%{{.*}} : tensor<8x4x64xf32>) -> tensor<8x4x64xf32>
+//   CHECK-NOT:   rope.apply
+//       CHECK:   return %[[Y]]
+func.func @merge_inverse_then_forward(%x: tensor<8x4x64xf32>, %p: tensor<8xi64>, %q: tensor<8xi64>, %init: tensor<8x4x64xf32>) -> tensor<8x4x64xf32> {
+  %a = rope.apply ins(%x : tensor<8x4x64xf32>) positions(%p : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) {inverse} -> tensor<8x4x64xf32>
+  %b = rope.apply ins(%a : tensor<8x4x64xf32>) positions(%q : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) -> tensor<8x4x64xf32>
+  return %b : tensor<8x4x64xf32>
+}
+
+// -----
+
+// The inner rotation is still needed: merging would duplicate work.
+// CHECK-LABEL: func.func @no_merge_multiple_uses(
+//  CHECK-SAME:     %[[X:[^:]*]]: tensor<8x4x64xf32>, %[[P:[^:]*]]: tensor<8xi64>, %[[Q:[^:]*]]: tensor<8xi64>
+//   CHECK-NOT:   arith.addi
+//       CHECK:   %[[A:.*]] = rope.apply ins(%[[X]] : tensor<8x4x64xf32>) positions(%[[P]]
+//       CHECK:   %[[B:.*]] = rope.apply ins(%[[A]] : tensor<8x4x64xf32>) positions(%[[Q]]
+//       CHECK:   return %[[A]], %[[B]]
+func.func @no_merge_multiple_uses(%x: tensor<8x4x64xf32>, %p: tensor<8xi64>, %q: tensor<8xi64>, %init: tensor<8x4x64xf32>) -> (tensor<8x4x64xf32>, tensor<8x4x64xf32>) {
+  %a = rope.apply ins(%x : tensor<8x4x64xf32>) positions(%p : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) -> tensor<8x4x64xf32>
+  %b = rope.apply ins(%a : tensor<8x4x64xf32>) positions(%q : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) -> tensor<8x4x64xf32>
+  return %a, %b : tensor<8x4x64xf32>, tensor<8x4x64xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @no_merge_cache(
+//   CHECK-NOT:   arith.addi
+//       CHECK:   %[[A:.*]] = rope.apply
+//       CHECK:   %[[B:.*]] = rope.apply ins(%[[A]]
+//       CHECK:   return %[[B]]
+func.func @no_merge_cache(%x: tensor<8x4x64xf32>, %p: tensor<8xi64>, %q: tensor<8xi64>, %cos: tensor<16x32xf32>, %sin: tensor<16x32xf32>, %init: tensor<8x4x64xf32>) -> tensor<8x4x64xf32> {
+  %a = rope.apply ins(%x : tensor<8x4x64xf32>) positions(%p : tensor<8xi64>) cache(%cos, %sin : tensor<16x32xf32>, tensor<16x32xf32>) outs(%init : tensor<8x4x64xf32>) -> tensor<8x4x64xf32>
+  %b = rope.apply ins(%a : tensor<8x4x64xf32>) positions(%q : tensor<8xi64>) cache(%cos, %sin : tensor<16x32xf32>, tensor<16x32xf32>) outs(%init : tensor<8x4x64xf32>) -> tensor<8x4x64xf32>
+  return %b : tensor<8x4x64xf32>
+}
+
+// -----
+
+// Different magnitudes do not compose additively in position.
+// CHECK-LABEL: func.func @no_merge_magnitude(
+//   CHECK-NOT:   arith.addi
+//       CHECK:   %[[A:.*]] = rope.apply
+//       CHECK:   %[[B:.*]] = rope.apply ins(%[[A]]
+//       CHECK:   return %[[B]]
+func.func @no_merge_magnitude(%x: tensor<8x4x64xf32>, %p: tensor<8xi64>, %q: tensor<8xi64>, %init: tensor<8x4x64xf32>) -> tensor<8x4x64xf32> {
+  %a = rope.apply ins(%x : tensor<8x4x64xf32>) positions(%p : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) {magnitude = 2.0} -> tensor<8x4x64xf32>
+  %b = rope.apply ins(%a : tensor<8x4x64xf32>) positions(%q : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) -> tensor<8x4x64xf32>
+  return %b : tensor<8x4x64xf32>
+}
+
+// -----
+
+// Positions of different integer types are not added.
+// CHECK-LABEL: func.func @no_merge_position_types(
+//   CHECK-NOT:   arith.addi
+//       CHECK:   %[[A:.*]] = rope.apply
+//       CHECK:   %[[B:.*]] = rope.apply ins(%[[A]]
+//       CHECK:   return %[[B]]
+func.func @no_merge_position_types(%x: tensor<8x4x64xf32>, %p: tensor<8xi32>, %q: tensor<8xi64>, %init: tensor<8x4x64xf32>) -> tensor<8x4x64xf32> {
+  %a = rope.apply ins(%x : tensor<8x4x64xf32>) positions(%p : tensor<8xi32>) outs(%init : tensor<8x4x64xf32>) -> tensor<8x4x64xf32>
+  %b = rope.apply ins(%a : tensor<8x4x64xf32>) positions(%q : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) -> tensor<8x4x64xf32>
+  return %b : tensor<8x4x64xf32>
+}

@@ -34,6 +34,7 @@ if [ ! -f "$BUILD/build.ninja" ]; then
     -DLLVM_EXTERNAL_LIT="$LLVM/bin/lit"
 fi
 ninja -C "$BUILD"
+ninja -C "$BUILD" mlir-doc > /dev/null
 
 # The package finds libRopeJit.so in the build tree (editable install).
 if ! "$PYTHON" -c 'import rope_mlir' 2>/dev/null; then

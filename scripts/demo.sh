@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The main job: set up (deps + build), then compile RoPE IR with rope-opt,
+# run it on the CPU and check it against the float64 reference.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bash "$ROOT/scripts/setup.sh" > "${TMPDIR:-/tmp}/rope-mlir-setup.log" 2>&1 ||
+  { cat "${TMPDIR:-/tmp}/rope-mlir-setup.log"; exit 1; }
+exec "${PYTHON:-python3}" "$ROOT/examples/demo.py"

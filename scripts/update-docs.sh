@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Regenerates docs/reference/ from the ODS definitions (ops, attributes,
+# passes). python/tests/test_docs.py fails when they are stale.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${ROPE_BUILD_DIR:-$ROOT/build}"
+ninja -C "$BUILD" mlir-doc
+cp "$BUILD/docs/Dialects/RopeOps.md" "$BUILD/docs/Dialects/RopeAttrs.md" \
+   "$BUILD/docs/RopeConversionPasses.md" "$ROOT/docs/reference/"
+echo "docs/reference updated"

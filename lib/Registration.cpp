@@ -4,9 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rope/InitAllRope.h"
 #include "rope/Conversion/Passes.h"
 #include "rope/Dialect/Rope/IR/RopeDialect.h"
+#include "rope/InitAllRope.h"
 #include "rope/Pipelines/Pipelines.h"
 
 #include "mlir/IR/DialectRegistry.h"

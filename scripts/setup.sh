@@ -11,7 +11,7 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then SUDO=sudo; fi
 
 packages=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22
-          cmake ninja-build)
+          cmake ninja-build clang-format)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -163,8 +163,8 @@ extern "C" void *ropeJitLookup(RopeJitModule *module, const char *name,
                                int raw) {
   if (!module || !module->engine)
     return nullptr;
-  std::string symbol = raw ? std::string(name)
-                           : std::string("_mlir_ciface_") + name;
+  std::string symbol =
+      raw ? std::string(name) : std::string("_mlir_ciface_") + name;
   auto address = module->engine->lookup(symbol);
   if (!address) {
     llvm::consumeError(address.takeError());

@@ -31,8 +31,8 @@ int main() {
   ModuleOp module = ModuleOp::create(loc);
   b.setInsertionPointToEnd(module.getBody());
   auto x = RankedTensorType::get({4, 2, 8}, b.getF32Type());
-  auto fn = func::FuncOp::create(b, loc, "rope",
-                                 b.getFunctionType({x, x}, {x}));
+  auto fn =
+      func::FuncOp::create(b, loc, "rope", b.getFunctionType({x, x}, {x}));
   Block *entry = fn.addEntryBlock();
   b.setInsertionPointToEnd(entry);
   auto apply = rope::ApplyOp::create(b, loc, entry->getArgument(0),

@@ -72,7 +72,8 @@ DefaultFrequenciesAttr::getInverseFrequencies(int64_t rotaryDim) const {
   SmallVector<double> thetas;
   thetas.reserve(rotaryDim / 2);
   for (int64_t i = 0; i < rotaryDim / 2; ++i)
-    thetas.push_back(std::pow(getBase().convertToDouble(), -2.0 * static_cast<double>(i) /
-                                             static_cast<double>(rotaryDim)));
+    thetas.push_back(std::pow(getBase().convertToDouble(),
+                              -2.0 * static_cast<double>(i) /
+                                  static_cast<double>(rotaryDim)));
   return thetas;
 }

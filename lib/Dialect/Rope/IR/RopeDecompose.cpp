@@ -52,8 +52,8 @@ public:
         rotaryDim(op.getRotaryDimOrDefault()), numPairs(rotaryDim / 2),
         tokenDims(op.getTokenDimsOrDefault()) {
     elementType = inputType.getElementType();
-    computeType = elementType.isF64() ? Type(b.getF64Type())
-                                      : Type(b.getF32Type());
+    computeType =
+        elementType.isF64() ? Type(b.getF64Type()) : Type(b.getF32Type());
   }
 
   Value build();
@@ -72,8 +72,7 @@ private:
   /// (cos, sin) at position `pos` (i64) and frequency index `freq` (index);
   /// `invFreq` is theta_i in f64 for computed tables.
   std::pair<Value, Value> cosSinAt(OpBuilder &nb, Location nloc, Value pos,
-                                   Value freq, Value invFreq,
-                                   Value cacheSize);
+                                   Value freq, Value invFreq, Value cacheSize);
   /// Applies the magnitude factor and the inverse direction.
   std::pair<Value, Value> finishCosSin(OpBuilder &nb, Location nloc, Value c,
                                        Value s);
@@ -119,8 +118,8 @@ Value RopeDecomposer::convertFloat(OpBuilder &nb, Location nloc, Value v,
   return arith::TruncFOp::create(nb, nloc, to, v);
 }
 
-Value RopeDecomposer::emptyTensor(ArrayRef<int64_t> inputDims,
-                                  int64_t lastSize, Type type) {
+Value RopeDecomposer::emptyTensor(ArrayRef<int64_t> inputDims, int64_t lastSize,
+                                  Type type) {
   SmallVector<OpFoldResult> sizes;
   for (int64_t d : inputDims)
     sizes.push_back(tensor::getMixedSize(b, loc, op.getInput(), d));
@@ -128,9 +127,8 @@ Value RopeDecomposer::emptyTensor(ArrayRef<int64_t> inputDims,
   return tensor::EmptyOp::create(b, loc, sizes, type);
 }
 
-std::pair<Value, Value> RopeDecomposer::finishCosSin(OpBuilder &nb,
-                                                     Location nloc, Value c,
-                                                     Value s) {
+std::pair<Value, Value>
+RopeDecomposer::finishCosSin(OpBuilder &nb, Location nloc, Value c, Value s) {
   double magnitude = op.getMagnitude().convertToDouble();
   if (magnitude != 1.0) {
     Value a = arith::ConstantOp::create(
@@ -178,19 +176,19 @@ std::pair<Value, Value> RopeDecomposer::cosSinAt(OpBuilder &nb, Location nloc,
   // NaN, so a bad position is visible in the output instead of silently
   // rotating by a wrong angle.
   Type i64 = nb.getI64Type();
-  Value zero = arith::ConstantOp::create(nb, nloc, i64, nb.getI64IntegerAttr(0));
+  Value zero =
+      arith::ConstantOp::create(nb, nloc, i64, nb.getI64IntegerAttr(0));
   Value geZero =
       arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::sge, pos, zero);
-  Value ltSize = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::slt,
-                                       pos, cacheSize);
+  Value ltSize = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::slt, pos,
+                                       cacheSize);
   Value inRange = arith::AndIOp::create(nb, nloc, geZero, ltSize);
   Value safePos = arith::SelectOp::create(nb, nloc, inRange, pos, zero);
-  Value row =
-      arith::IndexCastOp::create(nb, nloc, nb.getIndexType(), safePos);
-  Value c = tensor::ExtractOp::create(nb, nloc, op.getCos(),
-                                      ValueRange{row, freq});
-  Value s = tensor::ExtractOp::create(nb, nloc, op.getSin(),
-                                      ValueRange{row, freq});
+  Value row = arith::IndexCastOp::create(nb, nloc, nb.getIndexType(), safePos);
+  Value c =
+      tensor::ExtractOp::create(nb, nloc, op.getCos(), ValueRange{row, freq});
+  Value s =
+      tensor::ExtractOp::create(nb, nloc, op.getSin(), ValueRange{row, freq});
   c = convertFloat(nb, nloc, c, computeType);
   s = convertFloat(nb, nloc, s, computeType);
   Value nan = arith::ConstantOp::create(
@@ -274,8 +272,8 @@ RopeDecomposer::Table RopeDecomposer::buildComputedOrGatheredTable() {
           pos = toI64(nb, nloc, args[posArg]);
         } else {
           pos = toI64(nb, nloc, linalg::IndexOp::create(nb, nloc, seqLoop));
-          Value base = offsetArg >= 0 ? toI64(nb, nloc, args[offsetArg])
-                                      : scalarOffset;
+          Value base =
+              offsetArg >= 0 ? toI64(nb, nloc, args[offsetArg]) : scalarOffset;
           if (base)
             pos = arith::AddIOp::create(nb, nloc, base, pos);
         }
@@ -374,9 +372,8 @@ Value RopeDecomposer::build() {
     shape.pop_back();
     SmallVector<int64_t> staticShape(
         cast<RankedTensorType>(v.getType()).getShape().drop_back());
-    std::array<int64_t, 2> inner =
-        half ? std::array<int64_t, 2>{2, numPairs}
-             : std::array<int64_t, 2>{numPairs, 2};
+    std::array<int64_t, 2> inner = half ? std::array<int64_t, 2>{2, numPairs}
+                                        : std::array<int64_t, 2>{numPairs, 2};
     for (int64_t size : inner) {
       shape.push_back(b.getIndexAttr(size));
       staticShape.push_back(size);

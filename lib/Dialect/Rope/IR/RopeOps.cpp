@@ -73,7 +73,8 @@ static bool isZeroConstant(Value value) {
 }
 
 bool ApplyOp::isIdentity() {
-  if (getCosSinSource() != CosSinSource::Computed || getMagnitude().convertToDouble() != 1.0)
+  if (getCosSinSource() != CosSinSource::Computed ||
+      getMagnitude().convertToDouble() != 1.0)
     return false;
   switch (getPositionKind()) {
   case PositionKind::Explicit:
@@ -105,8 +106,8 @@ static LogicalResult verifyTokenDimsMatch(ApplyOp op, StringRef what,
     auto [a, e] = pair;
     if (ShapedType::isDynamic(a) || ShapedType::isDynamic(e) || a == e)
       continue;
-    return op.emitOpError() << what << " dim " << i << " has size " << a
-                            << ", expected " << e;
+    return op.emitOpError()
+           << what << " dim " << i << " has size " << a << ", expected " << e;
   }
   return success();
 }
@@ -244,8 +245,8 @@ LogicalResult ApplyOp::verify() {
              << ") must be rotary_dim / 2 (" << rotaryDim / 2 << ")";
   } else {
     FrequencyAttrInterface freqs = getFreqsOrDefault();
-    if (failed(freqs.verifyForRotaryDim([&] { return emitOpError(); },
-                                        rotaryDim)))
+    if (failed(
+            freqs.verifyForRotaryDim([&] { return emitOpError(); }, rotaryDim)))
       return failure();
   }
 
@@ -288,7 +289,8 @@ static bool haveSameRotationGeometry(ApplyOp a, ApplyOp b) {
          a.getRotaryDimOrDefault() == b.getRotaryDimOrDefault() &&
          a.getTokenDimsOrDefault() == b.getTokenDimsOrDefault() &&
          a.getFreqsOrDefault() == b.getFreqsOrDefault() &&
-         a.getFreqsOrDefault().isStatic() && a.getMagnitude().convertToDouble() == 1.0 &&
+         a.getFreqsOrDefault().isStatic() &&
+         a.getMagnitude().convertToDouble() == 1.0 &&
          b.getMagnitude().convertToDouble() == 1.0;
 }
 

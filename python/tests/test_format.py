@@ -1,0 +1,28 @@
+"""All C++ is clang-format clean (LLVM style, .clang-format)."""
+
+import pathlib
+import shutil
+import subprocess
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def cxx_files():
+    files = []
+    for folder in ("include", "lib", "tools", "test/downstream"):
+        files += sorted((ROOT / folder).rglob("*.cpp"))
+        files += sorted((ROOT / folder).rglob("*.h"))
+    return files
+
+
+@pytest.mark.skipif(shutil.which("clang-format") is None,
+                    reason="clang-format not installed")
+def test_cxx_is_clang_formatted():
+    files = cxx_files()
+    assert files, "no C++ files found"
+    result = subprocess.run(
+        ["clang-format", "--dry-run", "-Werror", "--style=file",
+         *map(str, files)], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-4000:]

@@ -42,8 +42,7 @@ func.func @rotate_cache_dynamic(%x: tensor<?x?x4x64xf16>, %p: tensor<?x?xi32>, %
 
 // -----
 
-// Two rotations in a row (canonicalization may merge them) and an entry
-// point that returns nothing.
+// Two rotations in a row through one destination.
 // CHECK-LABEL: llvm.func @rotate_twice(
 //       CHECK:   llvm.return
 func.func @rotate_twice(%x: tensor<8x4x64xf32>, %p: tensor<8xi64>, %q: tensor<8xi64>, %init: tensor<8x4x64xf32>) -> tensor<8x4x64xf32> {

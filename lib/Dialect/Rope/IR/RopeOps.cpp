@@ -221,7 +221,6 @@ LogicalResult ApplyOp::verify() {
     if (!isa<FloatType>(cacheType.getElementType()))
       return emitOpError("cache element type must be a float type, got ")
              << cacheType.getElementType();
-    int64_t width = cacheType.getShape().back();
     if (getCosSinSource() == CosSinSource::GatheredCache) {
       if (cacheType.getRank() != 2)
         return emitOpError("a cache gathered by position must have shape "
@@ -238,6 +237,8 @@ LogicalResult ApplyOp::verify() {
                                       tokenSizes)))
         return failure();
     }
+    // Ranks are checked above, so the cache has a last dimension.
+    int64_t width = cacheType.getShape().back();
     if (width != rotaryDim / 2)
       return emitOpError("cache width (")
              << (ShapedType::isDynamic(width) ? std::string("?")

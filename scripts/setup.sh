@@ -36,8 +36,10 @@ fi
 ninja -C "$BUILD"
 ninja -C "$BUILD" mlir-doc > /dev/null
 
-# The package finds libRopeJit.so in the build tree (editable install).
-if ! "$PYTHON" -c 'import rope_mlir' 2>/dev/null; then
+# The package finds libRopeJit.so in the build tree (editable install);
+# (re)install when the importable package is not this checkout's.
+installed="$(cd / && "$PYTHON" -c 'import os, rope_mlir; print(os.path.dirname(os.path.realpath(rope_mlir.__file__)))' 2>/dev/null || true)"
+if [ "$installed" != "$(realpath "$ROOT/python/rope_mlir")" ]; then
   "$PYTHON" -m pip install -q --disable-pip-version-check --root-user-action=ignore \
     --no-deps -e "$ROOT/python"
 fi

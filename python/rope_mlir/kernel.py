@@ -78,6 +78,12 @@ class KernelConfig:
     static_positions_shape: Optional[tuple] = None
     static_offset_shape: Optional[tuple] = None
     static_cache_shape: Optional[tuple] = None
+    #: The frequency attribute's text (e.g. '#rope.yarn<...>'); None means
+    #: '#rope.default<base = `base`>'.
+    freqs: Optional[str] = None
+    #: The M-RoPE attribute's text ('#rope.mrope<section = [t, h, w]>');
+    #: positions are then [3, *token dims].
+    mrope: Optional[str] = None
 
     def __post_init__(self):
         if self.dtype not in _DTYPES:
@@ -93,6 +99,8 @@ class KernelConfig:
             raise TypeError("positions must be int32 or int64")
         if self.cache is not None and self.cache_dtype not in _DTYPES:
             raise TypeError(f"unsupported cache dtype {self.cache_dtype!r}")
+        if self.mrope is not None and self.positions != "explicit":
+            raise ValueError("M-RoPE needs explicit positions [3, *tokens]")
 
     def resolved_token_dims(self) -> tuple:
         if self.token_dims is not None:
@@ -126,6 +134,8 @@ def emit(config: KernelConfig, name: str = "rope_kernel") -> str:
     if c.positions == "explicit":
         shape = (c.static_positions_shape if c.static_positions_shape
                  is not None else [None] * len(token_dims))
+        if c.mrope is not None and c.static_positions_shape is None:
+            shape = [3] + shape
         ptype = _memref(shape, c.positions_dtype)
         args.append(f"%pos: {ptype}")
         pt = ptype.replace("memref", "tensor")
@@ -174,7 +184,11 @@ def emit(config: KernelConfig, name: str = "rope_kernel") -> str:
         attrs.append("token_dims = array<i64: " +
                      ", ".join(str(int(d)) for d in c.token_dims) + ">")
     if c.cache is None:
-        attrs.append(f"freqs = #rope.default<base = {_float_literal(c.base)}>")
+        freqs = (c.freqs if c.freqs is not None else
+                 f"#rope.default<base = {_float_literal(c.base)}>")
+        attrs.append(f"freqs = {freqs}")
+    if c.mrope is not None:
+        attrs.append(f"mrope = {c.mrope}")
     if c.magnitude != 1.0:
         attrs.append(f"magnitude = {_float_literal(c.magnitude)} : f64")
     if c.inverse:
@@ -248,9 +262,14 @@ class Kernel:
         if c.positions == "explicit":
             positions = np.ascontiguousarray(positions,
                                              dtype=_INT_DTYPES[c.positions_dtype])
-            if positions.shape != token_sizes:
+            expected = ((3,) + token_sizes if c.mrope is not None
+                        else token_sizes)
+            if positions.shape != expected:
                 self._fail(f"positions have shape {positions.shape}, "
-                           f"expected the token dims' shape {token_sizes}",
+                           f"expected {expected}" +
+                           (" ([3, *token dims] for M-RoPE)"
+                            if c.mrope is not None else
+                            " (the token dims' shape)"),
                            dict(static_shape=x.shape,
                                 static_positions_shape=positions.shape))
             args.append(ctypes.addressof(self._keep(keep, positions)))

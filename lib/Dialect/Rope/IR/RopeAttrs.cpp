@@ -7,6 +7,7 @@
 #include "rope/Dialect/Rope/IR/RopeAttrs.h"
 #include "rope/Dialect/Rope/IR/RopeDialect.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -21,6 +22,32 @@ FailureOr<llvm::APFloat> mlir::rope::detail::parseF64(AsmParser &parser) {
   if (parser.parseFloat(value))
     return failure();
   return llvm::APFloat(value);
+}
+
+FailureOr<std::optional<llvm::APFloat>>
+mlir::rope::detail::parseOptionalF64(AsmParser &parser) {
+  FailureOr<llvm::APFloat> value = parseF64(parser);
+  if (failed(value))
+    return failure();
+  return std::optional<llvm::APFloat>(*value);
+}
+
+FailureOr<bool> mlir::rope::detail::parseBool(AsmParser &parser) {
+  if (succeeded(parser.parseOptionalKeyword("true")))
+    return true;
+  if (succeeded(parser.parseOptionalKeyword("false")))
+    return false;
+  return parser.emitError(parser.getCurrentLocation(),
+                          "expected 'true' or 'false'");
+}
+
+Value mlir::rope::detail::buildConstantFrequencyTable(OpBuilder &builder,
+                                                      Location loc,
+                                                      ArrayRef<double> thetas) {
+  auto type = RankedTensorType::get({static_cast<int64_t>(thetas.size())},
+                                    builder.getF64Type());
+  return arith::ConstantOp::create(builder, loc,
+                                   DenseElementsAttr::get(type, thetas));
 }
 
 void mlir::rope::detail::printF64(AsmPrinter &printer,
@@ -43,37 +70,35 @@ void RopeDialect::registerAttributes() {
 }
 
 //===----------------------------------------------------------------------===//
-// DefaultFrequenciesAttr
+// MRopeAttr
 //===----------------------------------------------------------------------===//
 
-LogicalResult
-DefaultFrequenciesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                               llvm::APFloat baseAttr) {
-  double base = baseAttr.convertToDouble();
-  if (!(base > 0.0) || !std::isfinite(base))
-    return emitError() << "frequency base must be a positive finite number, "
-                          "got "
-                       << base;
+LogicalResult MRopeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                DenseI64ArrayAttr section, bool interleaved) {
+  if (!section || section.size() != 3)
+    return emitError() << "M-RoPE section must have three entries [t, h, w]";
+  for (int64_t n : section.asArrayRef())
+    if (n < 0)
+      return emitError() << "M-RoPE section entries must be non-negative, got "
+                         << n;
   return success();
 }
 
-LogicalResult DefaultFrequenciesAttr::verifyForRotaryDim(
-    function_ref<InFlightDiagnostic()> emitError, int64_t rotaryDim) const {
-  return success();
-}
-
-bool DefaultFrequenciesAttr::isStatic() const { return true; }
-
-SmallVector<double>
-DefaultFrequenciesAttr::getInverseFrequencies(int64_t rotaryDim) const {
-  // theta_i = base^(-2i/P), evaluated in float64 at compile time: the table
-  // is folded into the IR as a constant, so its cost is never paid at run
-  // time and its accuracy is that of libm's pow.
-  SmallVector<double> thetas;
-  thetas.reserve(rotaryDim / 2);
-  for (int64_t i = 0; i < rotaryDim / 2; ++i)
-    thetas.push_back(std::pow(getBase().convertToDouble(),
-                              -2.0 * static_cast<double>(i) /
-                                  static_cast<double>(rotaryDim)));
-  return thetas;
+SmallVector<int64_t> MRopeAttr::getPairAxes(int64_t numPairs) const {
+  ArrayRef<int64_t> section = getSection().asArrayRef();
+  SmallVector<int64_t> axes(numPairs, 0);
+  for (int64_t j = 0; j < numPairs; ++j) {
+    if (getInterleaved()) {
+      // Qwen3-VL: h and w take every third frequency (from 1 and 2) until
+      // their share is used up; t takes the rest.
+      if (j % 3 == 1 && j < 3 * section[1])
+        axes[j] = 1;
+      else if (j % 3 == 2 && j < 3 * section[2])
+        axes[j] = 2;
+    } else {
+      // Qwen2-VL: consecutive chunks t, h, w.
+      axes[j] = j < section[0] ? 0 : j < section[0] + section[1] ? 1 : 2;
+    }
+  }
+  return axes;
 }

@@ -67,6 +67,13 @@ private:
   };
 
   Table buildTable();
+  /// The call's runtime length as an i64: the `length` operand, else max
+  /// position + 1 over the call (offset + S for offsets, S without).
+  Value buildRuntimeLength();
+  /// The max over all elements of an integer tensor, as an i64.
+  Value buildMaxElement(Value tensor);
+  /// Axis `axis` of M-RoPE positions [3, tokens...], shaped like the tokens.
+  Value positionAxis(int64_t axis);
   Table buildComputedOrGatheredTable();
   Table buildPregatheredTable();
   /// (cos, sin) at position `pos` (i64) and frequency index `freq` (index);
@@ -199,6 +206,68 @@ std::pair<Value, Value> RopeDecomposer::cosSinAt(OpBuilder &nb, Location nloc,
   return finishCosSin(nb, nloc, c, s);
 }
 
+Value RopeDecomposer::buildMaxElement(Value tensor) {
+  MLIRContext *ctx = b.getContext();
+  auto type = cast<RankedTensorType>(tensor.getType());
+  Type i64 = b.getI64Type();
+  Value lowest = arith::ConstantOp::create(
+      b, loc, b.getI64IntegerAttr(std::numeric_limits<int64_t>::min()));
+  Value init =
+      linalg::FillOp::create(
+          b, loc, lowest,
+          tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, i64).getResult())
+          .getResult(0);
+  unsigned numLoops = type.getRank();
+  SmallVector<utils::IteratorType> iterators(numLoops,
+                                             utils::IteratorType::reduction);
+  auto reduce = linalg::GenericOp::create(
+      b, loc, TypeRange{init.getType()}, ValueRange{tensor}, ValueRange{init},
+      {AffineMap::getMultiDimIdentityMap(numLoops, ctx),
+       AffineMap::get(numLoops, 0, {}, ctx)},
+      iterators, [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value v = toI64(nb, nloc, args[0]);
+        linalg::YieldOp::create(
+            nb, nloc, ValueRange{arith::MaxSIOp::create(nb, nloc, v, args[1])});
+      });
+  return tensor::ExtractOp::create(b, loc, reduce.getResult(0), ValueRange{});
+}
+
+Value RopeDecomposer::buildRuntimeLength() {
+  if (Value length = op.getLength())
+    return toI64(b, loc, length);
+  Value one = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(1));
+  if (Value positions = op.getPositions())
+    return arith::AddIOp::create(b, loc, buildMaxElement(positions), one);
+  Value seqLen = toI64(
+      b, loc, tensor::DimOp::create(b, loc, op.getInput(), tokenDims.back()));
+  Value offset = op.getOffset();
+  if (!offset)
+    return seqLen;
+  auto offsetType = dyn_cast<RankedTensorType>(offset.getType());
+  Value maxOffset =
+      !offsetType ? toI64(b, loc, offset)
+      : offsetType.getRank() == 0
+          ? toI64(b, loc,
+                  tensor::ExtractOp::create(b, loc, offset, ValueRange{}))
+          : buildMaxElement(offset);
+  return arith::AddIOp::create(b, loc, maxOffset, seqLen);
+}
+
+Value RopeDecomposer::positionAxis(int64_t axis) {
+  Value positions = op.getPositions();
+  auto type = cast<RankedTensorType>(positions.getType());
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, positions);
+  offsets.front() = b.getIndexAttr(axis);
+  sizes.front() = b.getIndexAttr(1);
+  auto sliceType = RankedTensorType::get(type.getShape().drop_front(),
+                                         type.getElementType());
+  return tensor::ExtractSliceOp::create(b, loc, sliceType, positions, offsets,
+                                        sizes, strides);
+}
+
 RopeDecomposer::Table RopeDecomposer::buildComputedOrGatheredTable() {
   MLIRContext *ctx = b.getContext();
   Table table;
@@ -223,11 +292,27 @@ RopeDecomposer::Table RopeDecomposer::buildComputedOrGatheredTable() {
   SmallVector<AffineMap> maps;
   auto dim = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
   int posArg = -1, offsetArg = -1, invFreqArg = -1;
-  if (kind == ApplyOp::PositionKind::Explicit) {
+  AffineMap tokenMap = AffineMap::getMultiDimIdentityMap(numLoops, ctx)
+                           .getMajorSubMap(numLoops - 1);
+  int axisArg = -1;
+  if (kind == ApplyOp::PositionKind::Explicit && op.getMropeAttr()) {
+    // M-RoPE: the three position axes as three token-shaped operands and a
+    // constant axis per frequency; the body picks one per element.
+    posArg = inputs.size();
+    for (int64_t axis = 0; axis < 3; ++axis) {
+      inputs.push_back(positionAxis(axis));
+      maps.push_back(tokenMap);
+    }
+    axisArg = inputs.size();
+    SmallVector<int64_t> axes = op.getMropeAttr().getPairAxes(numPairs);
+    auto axisType = RankedTensorType::get({numPairs}, b.getI64Type());
+    inputs.push_back(arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(axisType, ArrayRef<int64_t>(axes))));
+    maps.push_back(AffineMap::get(numLoops, 0, {dim(freqLoop)}, ctx));
+  } else if (kind == ApplyOp::PositionKind::Explicit) {
     posArg = inputs.size();
     inputs.push_back(op.getPositions());
-    maps.push_back(AffineMap::getMultiDimIdentityMap(numLoops, ctx)
-                       .getMajorSubMap(numLoops - 1));
+    maps.push_back(tokenMap);
   }
   Value scalarOffset;
   if (perRowOffset) {
@@ -243,11 +328,12 @@ RopeDecomposer::Table RopeDecomposer::buildComputedOrGatheredTable() {
   }
   Value cacheSize;
   if (!op.getCos()) {
-    SmallVector<double> thetas =
-        op.getFreqsOrDefault().getInverseFrequencies(rotaryDim);
-    auto thetaType = RankedTensorType::get({numPairs}, b.getF64Type());
-    Value thetaTable = arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(thetaType, ArrayRef<double>(thetas)));
+    // theta_i: a folded constant for static schemes; for dynamic ones, code
+    // that runs once per call on the call's runtime length.
+    FrequencyAttrInterface freqs = op.getFreqsOrDefault();
+    Value length = freqs.isStatic() ? Value() : buildRuntimeLength();
+    Value thetaTable =
+        freqs.materializeInverseFrequencies(b, loc, length, rotaryDim);
     invFreqArg = inputs.size();
     inputs.push_back(thetaTable);
     maps.push_back(AffineMap::get(numLoops, 0, {dim(freqLoop)}, ctx));
@@ -268,7 +354,19 @@ RopeDecomposer::Table RopeDecomposer::buildComputedOrGatheredTable() {
       ValueRange{cosInit, sinInit}, maps, iterators,
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Value pos;
-        if (posArg >= 0) {
+        if (axisArg >= 0) {
+          Value axis = args[axisArg];
+          auto isAxis = [&](int64_t a) {
+            return arith::CmpIOp::create(
+                nb, nloc, arith::CmpIPredicate::eq, axis,
+                arith::ConstantOp::create(nb, nloc, nb.getI64IntegerAttr(a)));
+          };
+          pos = arith::SelectOp::create(
+              nb, nloc, isAxis(1), args[posArg + 1],
+              arith::SelectOp::create(nb, nloc, isAxis(2), args[posArg + 2],
+                                      args[posArg]));
+          pos = toI64(nb, nloc, pos);
+        } else if (posArg >= 0) {
           pos = toI64(nb, nloc, args[posArg]);
         } else {
           pos = toI64(nb, nloc, linalg::IndexOp::create(nb, nloc, seqLoop));

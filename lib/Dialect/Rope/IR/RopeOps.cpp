@@ -17,6 +17,8 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include "llvm/Support/Format.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -112,6 +114,14 @@ static LogicalResult verifyTokenDimsMatch(ApplyOp op, StringRef what,
   return success();
 }
 
+/// `value` with enough digits to parse back exactly (for diagnostics the
+/// user may paste into IR).
+static std::string formatExact(double value) {
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::format("%.17g", value);
+  return text;
+}
+
 static bool isSupportedDataType(Type type) {
   return isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(type);
 }
@@ -174,13 +184,41 @@ LogicalResult ApplyOp::verify() {
     if (!isPositionElementType(type.getElementType()))
       return emitOpError("positions must have i32 or i64 elements, got ")
              << type.getElementType();
-    if (type.getRank() != static_cast<int64_t>(tokenDims.size()))
+    ArrayRef<int64_t> shape = type.getShape();
+    if (getMrope()) {
+      // M-RoPE: one position per axis (t, h, w) and token.
+      if (type.getRank() != static_cast<int64_t>(tokenDims.size()) + 1)
+        return emitOpError("M-RoPE positions must be [3, token dims...]: "
+                           "expected rank ")
+               << tokenDims.size() + 1 << ", got " << type.getRank();
+      if (shape.front() != 3)
+        return emitOpError("M-RoPE positions must have a leading axis of "
+                           "static size 3 (t, h, w), got ")
+               << (ShapedType::isDynamic(shape.front())
+                       ? std::string("?")
+                       : std::to_string(shape.front()));
+      shape = shape.drop_front();
+    } else if (type.getRank() != static_cast<int64_t>(tokenDims.size())) {
       return emitOpError("positions must be shaped like the token dims: "
                          "expected rank ")
              << tokenDims.size() << ", got " << type.getRank();
-    if (failed(verifyTokenDimsMatch(*this, "positions", type.getShape(),
-                                    tokenSizes)))
+    }
+    if (failed(verifyTokenDimsMatch(*this, "positions", shape, tokenSizes)))
       return failure();
+  }
+  if (MRopeAttr mrope = getMropeAttr()) {
+    if (!getPositions())
+      return emitOpError("M-RoPE needs explicit positions (three axes per "
+                         "token)");
+    if (getCos())
+      return emitOpError("M-RoPE computes cos/sin per axis from freqs; it "
+                         "cannot be combined with a cache");
+    int64_t total = 0;
+    for (int64_t n : mrope.getSection().asArrayRef())
+      total += n;
+    if (total != rotaryDim / 2)
+      return emitOpError("M-RoPE section sums to ")
+             << total << ", expected rotary_dim / 2 = " << rotaryDim / 2;
   }
   if (Value offset = getOffset()) {
     Type type = offset.getType();
@@ -205,6 +243,18 @@ LogicalResult ApplyOp::verify() {
                          "tensor, got ")
              << type;
     }
+  }
+
+  // Runtime length.
+  if (Value length = getLength()) {
+    Type type = length.getType();
+    if (!isa<IndexType>(type) && !type.isSignlessInteger())
+      return emitOpError("length must be an integer or an index, got ") << type;
+    if (getCos() || getFreqsOrDefault().isStatic())
+      return emitOpError("length is only used by dynamic frequency schemes "
+                         "(dynamic_ntk, longrope); ")
+             << (getCos() ? "cos/sin come from a cache"
+                          : "the frequencies here are static");
   }
 
   // cos/sin source.
@@ -255,6 +305,19 @@ LogicalResult ApplyOp::verify() {
   if (!(magnitude > 0.0) || !std::isfinite(magnitude))
     return emitOpError("magnitude must be a positive finite number, got ")
            << magnitude;
+  // The magnitude is stated once, explicitly, in the op (ROPE.md §4): a
+  // scheme that defines one must agree with it, so a YaRN/LongRoPE op can
+  // never silently drop (or double) its attention factor.
+  if (!getCos()) {
+    if (std::optional<double> implied =
+            getFreqsOrDefault().getImpliedMagnitude()) {
+      if (std::abs(magnitude - *implied) > 1e-12 * *implied)
+        return emitOpError("magnitude (")
+               << formatExact(magnitude)
+               << ") must equal the magnitude the frequency scheme defines ("
+               << formatExact(*implied) << ")";
+    }
+  }
   return success();
 }
 
@@ -291,6 +354,7 @@ static bool haveSameRotationGeometry(ApplyOp a, ApplyOp b) {
          a.getTokenDimsOrDefault() == b.getTokenDimsOrDefault() &&
          a.getFreqsOrDefault() == b.getFreqsOrDefault() &&
          a.getFreqsOrDefault().isStatic() &&
+         a.getMropeAttr() == b.getMropeAttr() &&
          a.getMagnitude().convertToDouble() == 1.0 &&
          b.getMagnitude().convertToDouble() == 1.0;
 }

@@ -8,15 +8,25 @@
 #define ROPE_DIALECT_ROPE_IR_ROPEATTRS_H
 
 #include "mlir/IR/Attributes.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectImplementation.h"
+
+#include <optional>
 
 namespace mlir::rope::detail {
 /// Parses a plain floating-point number as an attribute parameter.
 FailureOr<llvm::APFloat> parseF64(AsmParser &parser);
 /// Prints a float64 attribute parameter so that it parses back exactly.
 void printF64(AsmPrinter &printer, const llvm::APFloat &value);
+/// Parses a number for a parameter that may be absent.
+FailureOr<std::optional<llvm::APFloat>> parseOptionalF64(AsmParser &parser);
+/// Parses `true` or `false`.
+FailureOr<bool> parseBool(AsmParser &parser);
+/// Materializes `thetas` as an `arith.constant : tensor<N x f64>`.
+Value buildConstantFrequencyTable(OpBuilder &builder, Location loc,
+                                  ArrayRef<double> thetas);
 } // namespace mlir::rope::detail
 
 #include "rope/Dialect/Rope/IR/RopeEnums.h.inc"

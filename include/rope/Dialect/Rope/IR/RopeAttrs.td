@@ -44,13 +44,14 @@ def Rope_FrequencyAttrInterface : AttrInterface<"FrequencyAttrInterface"> {
   let cppNamespace = "::mlir::rope";
   let description = [{
     An attribute that says how the rotation frequencies `theta_i` of the
-    `P/2` channel pairs are derived. Every frequency-scaling scheme (linear,
-    NTK, YaRN, Llama-3, LongRoPE, ...) is one attribute implementing this
-    interface, so `rope.apply` never changes when a scheme is added.
+    `P/2` channel pairs are derived (`ROPE.md` §4). Every frequency-scaling
+    scheme (linear, NTK, dynamic NTK, YaRN, Llama-3, LongRoPE, proportional)
+    is one attribute implementing this interface, so `rope.apply` never
+    changes when a scheme is added.
 
     A *static* scheme yields a constant table that lowerings fold into the
-    IR; a dynamic one (depending on the runtime sequence length) is
-    materialized by code that runs once per call.
+    IR; a dynamic one depends on the runtime length `l` (max position + 1
+    over the call) and is materialized by code that runs once per call.
   }];
   let methods = [
     InterfaceMethod<[{
@@ -63,10 +64,29 @@ def Rope_FrequencyAttrInterface : AttrInterface<"FrequencyAttrInterface"> {
         Returns true when the frequencies depend only on attributes.
       }], "bool", "isStatic", (ins)>,
     InterfaceMethod<[{
-        Returns `theta_i` for `i` in `[0, rotaryDim/2)`, in float64. Only
-        valid for static schemes.
+        Returns `theta_i` for `i` in `[0, rotaryDim/2)`, in float64. For a
+        dynamic scheme, the frequencies of a call whose runtime length does
+        not exceed the configured one.
       }], "::llvm::SmallVector<double>", "getInverseFrequencies",
       (ins "int64_t":$rotaryDim)>,
+    InterfaceMethod<[{
+        The magnitude factor `a` the scheme defines (YaRN's attention factor,
+        LongRoPE's scaling), or none for schemes that define no magnitude.
+        `rope.apply` states `a` explicitly in its `magnitude` attribute; the
+        verifier checks that the two agree.
+      }], "::std::optional<double>", "getImpliedMagnitude", (ins), "",
+      [{ return std::nullopt; }]>,
+    InterfaceMethod<[{
+        Builds a `tensor<rotaryDim/2 x f64>` holding `theta_i` at `loc`.
+        `length` is the call's runtime length as an `i64` (max position + 1);
+        static schemes ignore it and yield a constant.
+      }], "::mlir::Value", "materializeInverseFrequencies",
+      (ins "::mlir::OpBuilder &":$builder, "::mlir::Location":$loc,
+           "::mlir::Value":$length, "int64_t":$rotaryDim), "",
+      [{
+        return ::mlir::rope::detail::buildConstantFrequencyTable(
+            builder, loc, $_attr.getInverseFrequencies(rotaryDim));
+      }]>,
   ];
 }
 
@@ -83,8 +103,42 @@ class Rope_F64Parameter<string desc, string default>
   let defaultValue = default;
 }
 
-def Rope_DefaultFrequenciesAttr : Rope_Attr<"DefaultFrequencies", "default", [
-    DeclareAttrInterfaceMethods<Rope_FrequencyAttrInterface>]> {
+// A float64 parameter that may be absent (printed only when present).
+class Rope_OptionalF64Parameter<string desc>
+    : OptionalParameter<"::std::optional<::llvm::APFloat>", desc> {
+  let parser = "::mlir::rope::detail::parseOptionalF64($_parser)";
+  let printer = "::mlir::rope::detail::printF64($_printer, *$_self)";
+}
+
+// `true` / `false`.
+class Rope_BoolParameter<string desc, string default>
+    : AttrOrTypeParameter<"bool", desc> {
+  let parser = "::mlir::rope::detail::parseBool($_parser)";
+  let printer = "$_printer << ($_self ? \"true\" : \"false\")";
+  let defaultValue = default;
+}
+
+class Rope_PositiveIntParameter<string desc>
+    : AttrOrTypeParameter<"int64_t", desc>;
+
+// The `rope_theta` every scheme starts from.
+defvar Rope_BaseParameter =
+    Rope_F64Parameter<"rope_theta", "::llvm::APFloat(10000.0)">;
+
+// A frequency scheme: an attribute implementing the interface, with the
+// parameters in Hugging Face's spelling, verified on its own (genVerifyDecl)
+// and against the op's rotary dimension (verifyForRotaryDim).
+class Rope_FrequencyAttr<string name, string attrMnemonic,
+                         list<string> overridden = []>
+    : Rope_Attr<name, attrMnemonic, [
+        DeclareAttrInterfaceMethods<Rope_FrequencyAttrInterface,
+                                    overridden>]> {
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Rope_DefaultFrequenciesAttr
+    : Rope_FrequencyAttr<"DefaultFrequencies", "default"> {
   let summary = "unscaled RoPE frequencies theta_i = base^(-2i/P)";
   let description = [{
     The frequencies of the original RoPE paper: `theta_i = base^(-2i/P)` for
@@ -95,9 +149,210 @@ def Rope_DefaultFrequenciesAttr : Rope_Attr<"DefaultFrequencies", "default", [
     #rope.default<base = 500000.0>
     ```
   }];
-  let parameters = (ins Rope_F64Parameter<"rope_theta", "::llvm::APFloat(10000.0)">:$base);
+  let parameters = (ins Rope_BaseParameter:$base);
+}
+
+def Rope_LinearFrequenciesAttr
+    : Rope_FrequencyAttr<"LinearFrequencies", "linear"> {
+  let summary = "position interpolation: theta_i / factor";
+  let description = [{
+    Linear scaling (position interpolation, Hugging Face `rope_type =
+    "linear"`): `theta'_i = base^(-2i/P) / factor`. Static.
+
+    ```mlir
+    #rope.linear<base = 10000.0, factor = 4.0>
+    ```
+  }];
+  let parameters = (ins Rope_BaseParameter:$base,
+                        Rope_F64Parameter<"s > 0", "::llvm::APFloat(1.0)">:$factor);
+}
+
+def Rope_NtkFrequenciesAttr : Rope_FrequencyAttr<"NtkFrequencies", "ntk"> {
+  let summary = "static NTK-aware scaling: base' = base * factor^(P/(P-2))";
+  let description = [{
+    Static NTK-aware interpolation: the base is raised to
+    `base' = base * factor^(P/(P-2))` and `theta'_i = base'^(-2i/P)`.
+    Undefined for `P = 2` (a verifier error). Static.
+
+    ```mlir
+    #rope.ntk<base = 10000.0, factor = 8.0>
+    ```
+  }];
+  let parameters = (ins Rope_BaseParameter:$base,
+                        Rope_F64Parameter<"s > 0", "::llvm::APFloat(1.0)">:$factor);
+}
+
+def Rope_DynamicNtkFrequenciesAttr
+    : Rope_FrequencyAttr<"DynamicNtkFrequencies", "dynamic_ntk",
+                         ["materializeInverseFrequencies"]> {
+  let summary = "dynamic NTK scaling (Hugging Face `dynamic`), per call";
+  let description = [{
+    Hugging Face's dynamic NTK: with the call's runtime length `l` (max
+    position + 1 over the call's positions) and
+    `M = max_position_embeddings` (Hugging Face uses
+    `original_max_position_embeddings` when the config has it),
+    `L' = max(l, M)` and
+
+        base' = base * ((factor * L' / M) - (factor - 1))^(P/(P-2))
+        theta'_i = base'^(-2i/P)
+
+    so calls no longer than `M` use the unscaled frequencies. Dynamic: the
+    lowering computes the `P/2` frequencies once per call, in f64. Undefined
+    for `P = 2`.
+
+    ```mlir
+    #rope.dynamic_ntk<base = 10000.0, factor = 2.0, max_position_embeddings = 4096>
+    ```
+  }];
+  let parameters = (ins Rope_BaseParameter:$base,
+                        Rope_F64Parameter<"s > 0", "::llvm::APFloat(1.0)">:$factor,
+                        Rope_PositiveIntParameter<"M">:$max_position_embeddings);
+}
+
+def Rope_YarnFrequenciesAttr
+    : Rope_FrequencyAttr<"YarnFrequencies", "yarn", ["getImpliedMagnitude"]> {
+  let summary = "YaRN: NTK-by-parts interpolation with an attention factor";
+  let description = [{
+    YaRN (`ROPE.md` §4). With `L = original_max_position_embeddings` and
+    `cd(r) = P * ln(L / (2 pi r)) / (2 ln base)`: `low = floor(cd(beta_fast))`,
+    `high = ceil(cd(beta_slow))` (no rounding when `truncate = false`), both
+    clamped to `[0, P-1]` (`high += 0.001` when equal),
+    `ramp_i = clamp((i - low) / (high - low), 0, 1)` and
+
+        theta'_i = (theta_i / factor) * ramp_i + theta_i * (1 - ramp_i)
+
+    The magnitude is `attention_factor` when given, else
+    `g(factor, mscale) / g(factor, mscale_all_dim)` when both are given
+    (DeepSeek), else `g(factor)`, with `g(s, m) = 0.1 m ln s + 1` (1 when
+    `s <= 1`). The op's `magnitude` must state that value. Static.
+
+    ```mlir
+    #rope.yarn<base = 1000000.0, factor = 4.0,
+               original_max_position_embeddings = 32768>
+    ```
+  }];
+  let parameters = (ins
+    Rope_BaseParameter:$base,
+    Rope_F64Parameter<"s > 0", "::llvm::APFloat(1.0)">:$factor,
+    Rope_PositiveIntParameter<"L">:$original_max_position_embeddings,
+    Rope_F64Parameter<"beta_fast > beta_slow", "::llvm::APFloat(32.0)">:$beta_fast,
+    Rope_F64Parameter<"beta_slow > 0", "::llvm::APFloat(1.0)">:$beta_slow,
+    Rope_BoolParameter<"round low/high to integers", "true">:$truncate,
+    Rope_OptionalF64Parameter<"explicit magnitude">:$attention_factor,
+    Rope_OptionalF64Parameter<"DeepSeek mscale">:$mscale,
+    Rope_OptionalF64Parameter<"DeepSeek mscale_all_dim">:$mscale_all_dim
+  );
+}
+
+def Rope_Llama3FrequenciesAttr
+    : Rope_FrequencyAttr<"Llama3Frequencies", "llama3"> {
+  let summary = "Llama 3.1 wavelength-banded scaling";
+  let description = [{
+    Llama 3.1's scheme: with `lambda_i = 2 pi / theta_i`,
+    `L = original_max_position_embeddings`, frequencies whose wavelength is
+    below `L / high_freq_factor` are kept, those above
+    `L / low_freq_factor` are divided by `factor`, and the band between is
+    interpolated with `mu = (L / lambda_i - low) / (high - low)`:
+    `theta'_i = (1 - mu) theta_i / factor + mu theta_i`. Defaults are Llama
+    3.1's. Static.
+
+    ```mlir
+    #rope.llama3<base = 500000.0, factor = 8.0>
+    ```
+  }];
+  let parameters = (ins
+    Rope_BaseParameter:$base,
+    Rope_F64Parameter<"s > 0", "::llvm::APFloat(8.0)">:$factor,
+    Rope_F64Parameter<"0 < low_freq_factor", "::llvm::APFloat(1.0)">:$low_freq_factor,
+    Rope_F64Parameter<"low_freq_factor < high_freq_factor", "::llvm::APFloat(4.0)">:$high_freq_factor,
+    DefaultValuedParameter<"int64_t", "8192", "L">:$original_max_position_embeddings
+  );
+}
+
+def Rope_LongRopeFrequenciesAttr
+    : Rope_FrequencyAttr<"LongRopeFrequencies", "longrope", [
+        "getImpliedMagnitude", "materializeInverseFrequencies"]> {
+  let summary = "LongRoPE (Phi-3): per-frequency factors switched on length";
+  let description = [{
+    LongRoPE: `theta'_i = theta_i / ext_i` with `ext = long_factor` when the
+    call's runtime length (max position + 1) exceeds
+    `L = original_max_position_embeddings`, else `short_factor`; both have
+    `P/2` positive entries. Dynamic: the lowering selects the table once per
+    call.
+
+    The magnitude is `attention_factor` when given, else
+    `sqrt(1 + ln s / ln L)` for `s = factor > 1` (the importer sets
+    `factor = max_position_embeddings / L` when the config has no factor),
+    else 1. The op's `magnitude` must state that value.
+
+    ```mlir
+    #rope.longrope<base = 10000.0,
+                   short_factor = [1.0, 1.5],
+                   long_factor = [2.0, 4.0],
+                   original_max_position_embeddings = 4096, factor = 32.0>
+    ```
+  }];
+  let parameters = (ins
+    Rope_BaseParameter:$base,
+    "::mlir::DenseF64ArrayAttr":$short_factor,
+    "::mlir::DenseF64ArrayAttr":$long_factor,
+    Rope_PositiveIntParameter<"L">:$original_max_position_embeddings,
+    Rope_OptionalF64Parameter<"s = M / L">:$factor,
+    Rope_OptionalF64Parameter<"explicit magnitude">:$attention_factor
+  );
+}
+
+def Rope_ProportionalFrequenciesAttr
+    : Rope_FrequencyAttr<"ProportionalFrequencies", "proportional"> {
+  let summary = "partial rotation by frequency (Hugging Face `proportional`)";
+  let description = [{
+    Hugging Face's `proportional` partial rotary: the whole head is rotated
+    (`P = D`) but only the first `k = int(partial_rotary_factor * P / 2)`
+    frequencies are nonzero: `theta_i = base^(-2i/P) / factor` for `i < k`,
+    0 (an identity pair) otherwise. Static.
+
+    ```mlir
+    #rope.proportional<base = 10000.0, partial_rotary_factor = 0.25>
+    ```
+  }];
+  let parameters = (ins
+    Rope_BaseParameter:$base,
+    Rope_F64Parameter<"s > 0", "::llvm::APFloat(1.0)">:$factor,
+    Rope_F64Parameter<"f in [0, 1]", "::llvm::APFloat(1.0)">:$partial_rotary_factor
+  );
+}
+
+//===----------------------------------------------------------------------===//
+// Multimodal RoPE
+//===----------------------------------------------------------------------===//
+
+def Rope_MRopeAttr : Rope_Attr<"MRope", "mrope"> {
+  let summary = "multimodal RoPE: three position axes (t, h, w)";
+  let description = [{
+    Qwen2-VL/Qwen3-VL M-RoPE (`ROPE.md` §2). Positions carry a leading axis
+    of size 3 (temporal, height, width) and each of the `P/2` frequencies
+    takes its position from one axis. `section = [t, h, w]` sums to `P/2`:
+    - chunked (default): pairs `[0, t)` from axis t, `[t, t+h)` from h, the
+      rest from w;
+    - `interleaved = true`: pair `j` from h if `j % 3 == 1` and `j < 3h`,
+      from w if `j % 3 == 2` and `j < 3w`, else from t.
+
+    ```mlir
+    #rope.mrope<section = [16, 24, 24]>
+    #rope.mrope<section = [24, 20, 20], interleaved = true>
+    ```
+  }];
+  let parameters = (ins
+    "::mlir::DenseI64ArrayAttr":$section,
+    Rope_BoolParameter<"frequency-interleaved sections", "false">:$interleaved
+  );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The position axis (0 = t, 1 = h, 2 = w) of each of the `numPairs`
+    /// frequencies.
+    ::llvm::SmallVector<int64_t> getPairAxes(int64_t numPairs) const;
+  }];
 }
 
 #endif // ROPE_DIALECT_ROPE_IR_ROPEATTRS_TD

@@ -43,9 +43,19 @@ def Rope_ApplyOp : Rope_Op<"apply", [
       but the last two (`[*tokens, H, D]`), or `[0]` for rank 2 (`[T, D]`).
       `[B, H, S, D]` is `token_dims = array<i64: 0, 2>`.
     - `freqs`: how `theta_i` is derived when cos/sin are computed in the op
-      (default `#rope.default<base = 10000.0>`).
+      (default `#rope.default<base = 10000.0>`): one attribute per scaling
+      scheme (`#rope.linear`, `#rope.ntk`, `#rope.dynamic_ntk`, `#rope.yarn`,
+      `#rope.llama3`, `#rope.longrope`, `#rope.proportional`). Static schemes
+      fold to a constant table; dynamic ones (`dynamic_ntk`, `longrope`)
+      depend on the call's runtime length `l`, max position + 1 over the
+      call (`offset + S` for offsets), or the `length(%l)` operand when given,
+      and are computed once per call.
     - `magnitude` (`a`, default 1): multiplies cos and sin (YaRN's attention
-      factor, LongRoPE's scaling), explicit in the IR.
+      factor, LongRoPE's scaling), explicit in the IR. When `freqs` defines a
+      magnitude (`yarn`, `longrope`), `magnitude` must equal it.
+    - `mrope`: multimodal RoPE (`#rope.mrope`): positions get a leading axis
+      of size 3 (t, h, w) and each frequency takes its position from the
+      axis its section assigns.
     - `inverse`: rotate by `-pos` (`s -> -s`).
 
     Positions are given one of three ways:
@@ -91,6 +101,7 @@ def Rope_ApplyOp : Rope_Op<"apply", [
     AnyRankedTensor:$input,
     Optional<AnyRankedTensor>:$positions,
     Optional<AnyType>:$offset,
+    Optional<AnyType>:$length,
     Optional<AnyRankedTensor>:$cos,
     Optional<AnyRankedTensor>:$sin,
     AnyRankedTensor:$init,
@@ -98,6 +109,7 @@ def Rope_ApplyOp : Rope_Op<"apply", [
     OptionalAttr<I64Attr>:$rotary_dim,
     OptionalAttr<DenseI64ArrayAttr>:$token_dims,
     OptionalAttr<Rope_FrequencyAttrInterface>:$freqs,
+    OptionalAttr<Rope_MRopeAttr>:$mrope,
     DefaultValuedAttr<F64Attr, "1.0">:$magnitude,
     UnitAttr:$inverse
   );
@@ -107,6 +119,7 @@ def Rope_ApplyOp : Rope_Op<"apply", [
     `ins` `(` $input `:` type($input) `)`
     (`positions` `(` $positions^ `:` type($positions) `)`)?
     (`offset` `(` $offset^ `:` type($offset) `)`)?
+    (`length` `(` $length^ `:` type($length) `)`)?
     (`cache` `(` $cos^ `,` $sin `:` type($cos) `,` type($sin) `)`)?
     `outs` `(` $init `:` type($init) `)`
     attr-dict `->` type($result)
@@ -119,11 +132,13 @@ def Rope_ApplyOp : Rope_Op<"apply", [
     OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$init,
                    CArg<"::mlir::Value", "{}">:$positions), [{
       build($_builder, $_state, init.getType(), input, positions,
-            /*offset=*/::mlir::Value(), /*cos=*/::mlir::Value(),
+            /*offset=*/::mlir::Value(), /*length=*/::mlir::Value(),
+            /*cos=*/::mlir::Value(),
             /*sin=*/::mlir::Value(), init,
             ::mlir::rope::LayoutAttr::get($_builder.getContext(),
                                           ::mlir::rope::Layout::half),
             /*rotary_dim=*/nullptr, /*token_dims=*/nullptr, /*freqs=*/nullptr,
+            /*mrope=*/nullptr,
             $_builder.getF64FloatAttr(1.0), /*inverse=*/nullptr);
     }]>
   ];

@@ -1,0 +1,532 @@
+//===- RopeFrequencies.cpp - Frequency-scaling schemes --------------------===//
+//
+// Part of the rope-mlir project.
+//
+// The FrequencyAttrInterface implementations: one attribute per scheme of
+// ROPE.md §4. Static schemes compute their table in float64 at compile time
+// (folded into the IR as a constant, so its accuracy is that of libm and its
+// run-time cost zero). Dynamic schemes (dynamic NTK, LongRoPE) depend on the
+// call's runtime length and build IR that computes the P/2 frequencies once
+// per call, before the per-(position, frequency) cos/sin table.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rope/Dialect/Rope/IR/RopeAttrs.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::rope;
+
+namespace {
+using EmitErrorFn = function_ref<InFlightDiagnostic()>;
+
+double toDouble(const llvm::APFloat &value) { return value.convertToDouble(); }
+
+LogicalResult verifyPositive(EmitErrorFn emitError, StringRef scheme,
+                             StringRef name, double value) {
+  if (!(value > 0.0) || !std::isfinite(value))
+    return emitError() << scheme << ": " << name
+                       << " must be a positive finite number, got " << value;
+  return success();
+}
+
+LogicalResult verifyPositive(EmitErrorFn emitError, StringRef scheme,
+                             StringRef name,
+                             const std::optional<llvm::APFloat> &value) {
+  if (!value)
+    return success();
+  return verifyPositive(emitError, scheme, name, toDouble(*value));
+}
+
+LogicalResult verifyBase(EmitErrorFn emitError, StringRef scheme,
+                         const llvm::APFloat &base) {
+  return verifyPositive(emitError, scheme, "base", toDouble(base));
+}
+
+/// NTK's exponent P/(P-2) is undefined for a single pair.
+LogicalResult verifyNtkRotaryDim(EmitErrorFn emitError, StringRef scheme,
+                                 int64_t rotaryDim) {
+  if (rotaryDim == 2)
+    return emitError() << scheme
+                       << " frequencies are undefined for rotary_dim = 2 "
+                          "(the base exponent P/(P-2) divides by zero)";
+  return success();
+}
+
+/// theta_i = base^(-2i/P) for i in [0, P/2).
+SmallVector<double> unscaledFrequencies(double base, int64_t rotaryDim) {
+  SmallVector<double> thetas;
+  thetas.reserve(rotaryDim / 2);
+  for (int64_t i = 0; i < rotaryDim / 2; ++i)
+    thetas.push_back(std::pow(base, -2.0 * static_cast<double>(i) /
+                                        static_cast<double>(rotaryDim)));
+  return thetas;
+}
+
+/// YaRN's g(s, m) = 0.1 m ln s + 1 (1 when s <= 1).
+double yarnMscale(double factor, double m) {
+  return factor <= 1.0 ? 1.0 : 0.1 * m * std::log(factor) + 1.0;
+}
+
+/// A `tensor<P/2 x f64>` filled elementwise by `body(builder, loc, i)` where
+/// `i` is the frequency index as an f64 value. Runs once per call: its cost
+/// is P/2 evaluations whatever the number of tokens and heads.
+template <typename BodyFn>
+Value buildFrequencyGeneric(OpBuilder &builder, Location loc, int64_t numPairs,
+                            BodyFn body) {
+  Type f64 = builder.getF64Type();
+  Value init =
+      tensor::EmptyOp::create(builder, loc, ArrayRef<int64_t>{numPairs}, f64);
+  MLIRContext *ctx = builder.getContext();
+  return linalg::GenericOp::create(
+             builder, loc, TypeRange{init.getType()}, ValueRange{},
+             ValueRange{init}, {AffineMap::getMultiDimIdentityMap(1, ctx)},
+             {utils::IteratorType::parallel},
+             [&](OpBuilder &nb, Location nloc, ValueRange) {
+               Value index = linalg::IndexOp::create(nb, nloc, 0);
+               Value i = arith::SIToFPOp::create(
+                   nb, nloc, f64,
+                   arith::IndexCastOp::create(nb, nloc, nb.getI64Type(),
+                                              index));
+               linalg::YieldOp::create(nb, nloc, ValueRange{body(nb, nloc, i)});
+             })
+      .getResult(0);
+}
+
+Value f64Constant(OpBuilder &builder, Location loc, double value) {
+  return arith::ConstantOp::create(builder, loc,
+                                   builder.getF64FloatAttr(value));
+}
+
+Value i64Constant(OpBuilder &builder, Location loc, int64_t value) {
+  return arith::ConstantOp::create(builder, loc,
+                                   builder.getI64IntegerAttr(value));
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// default
+//===----------------------------------------------------------------------===//
+
+LogicalResult DefaultFrequenciesAttr::verify(EmitErrorFn emitError,
+                                             llvm::APFloat base) {
+  return verifyBase(emitError, "default", base);
+}
+
+LogicalResult DefaultFrequenciesAttr::verifyForRotaryDim(EmitErrorFn,
+                                                         int64_t) const {
+  return success();
+}
+
+bool DefaultFrequenciesAttr::isStatic() const { return true; }
+
+SmallVector<double>
+DefaultFrequenciesAttr::getInverseFrequencies(int64_t rotaryDim) const {
+  return unscaledFrequencies(toDouble(getBase()), rotaryDim);
+}
+
+//===----------------------------------------------------------------------===//
+// linear
+//===----------------------------------------------------------------------===//
+
+LogicalResult LinearFrequenciesAttr::verify(EmitErrorFn emitError,
+                                            llvm::APFloat base,
+                                            llvm::APFloat factor) {
+  if (failed(verifyBase(emitError, "linear", base)))
+    return failure();
+  return verifyPositive(emitError, "linear", "factor", toDouble(factor));
+}
+
+LogicalResult LinearFrequenciesAttr::verifyForRotaryDim(EmitErrorFn,
+                                                        int64_t) const {
+  return success();
+}
+
+bool LinearFrequenciesAttr::isStatic() const { return true; }
+
+SmallVector<double>
+LinearFrequenciesAttr::getInverseFrequencies(int64_t rotaryDim) const {
+  SmallVector<double> thetas =
+      unscaledFrequencies(toDouble(getBase()), rotaryDim);
+  for (double &theta : thetas)
+    theta /= toDouble(getFactor());
+  return thetas;
+}
+
+//===----------------------------------------------------------------------===//
+// ntk (static)
+//===----------------------------------------------------------------------===//
+
+LogicalResult NtkFrequenciesAttr::verify(EmitErrorFn emitError,
+                                         llvm::APFloat base,
+                                         llvm::APFloat factor) {
+  if (failed(verifyBase(emitError, "ntk", base)))
+    return failure();
+  return verifyPositive(emitError, "ntk", "factor", toDouble(factor));
+}
+
+LogicalResult NtkFrequenciesAttr::verifyForRotaryDim(EmitErrorFn emitError,
+                                                     int64_t rotaryDim) const {
+  return verifyNtkRotaryDim(emitError, "ntk", rotaryDim);
+}
+
+bool NtkFrequenciesAttr::isStatic() const { return true; }
+
+SmallVector<double>
+NtkFrequenciesAttr::getInverseFrequencies(int64_t rotaryDim) const {
+  double p = static_cast<double>(rotaryDim);
+  double base =
+      toDouble(getBase()) * std::pow(toDouble(getFactor()), p / (p - 2.0));
+  return unscaledFrequencies(base, rotaryDim);
+}
+
+//===----------------------------------------------------------------------===//
+// dynamic_ntk
+//===----------------------------------------------------------------------===//
+
+LogicalResult DynamicNtkFrequenciesAttr::verify(EmitErrorFn emitError,
+                                                llvm::APFloat base,
+                                                llvm::APFloat factor,
+                                                int64_t maxPositions) {
+  if (failed(verifyBase(emitError, "dynamic_ntk", base)) ||
+      failed(
+          verifyPositive(emitError, "dynamic_ntk", "factor", toDouble(factor))))
+    return failure();
+  if (maxPositions <= 0)
+    return emitError() << "dynamic_ntk: max_position_embeddings must be "
+                          "positive, got "
+                       << maxPositions;
+  return success();
+}
+
+LogicalResult
+DynamicNtkFrequenciesAttr::verifyForRotaryDim(EmitErrorFn emitError,
+                                              int64_t rotaryDim) const {
+  return verifyNtkRotaryDim(emitError, "dynamic_ntk", rotaryDim);
+}
+
+bool DynamicNtkFrequenciesAttr::isStatic() const { return false; }
+
+SmallVector<double>
+DynamicNtkFrequenciesAttr::getInverseFrequencies(int64_t rotaryDim) const {
+  // A call no longer than M: (s * M / M) - (s - 1) = 1, the unscaled base.
+  return unscaledFrequencies(toDouble(getBase()), rotaryDim);
+}
+
+Value DynamicNtkFrequenciesAttr::materializeInverseFrequencies(
+    OpBuilder &builder, Location loc, Value length, int64_t rotaryDim) const {
+  // ln base' = ln base + P/(P-2) * ln(s * L'/M - (s - 1)), L' = max(l, M);
+  // theta_i = exp(-2i/P * ln base'). All in f64, once per call.
+  double s = toDouble(getFactor());
+  int64_t m = getMaxPositionEmbeddings();
+  double p = static_cast<double>(rotaryDim);
+  Value clamped = arith::MaxSIOp::create(builder, loc, length,
+                                         i64Constant(builder, loc, m));
+  Value lengthF =
+      arith::SIToFPOp::create(builder, loc, builder.getF64Type(), clamped);
+  Value ratio = arith::MulFOp::create(
+      builder, loc, lengthF,
+      f64Constant(builder, loc, s / static_cast<double>(m)));
+  Value growth = arith::SubFOp::create(builder, loc, ratio,
+                                       f64Constant(builder, loc, s - 1.0));
+  Value logBase = math::FmaOp::create(
+      builder, loc, math::LogOp::create(builder, loc, growth),
+      f64Constant(builder, loc, p / (p - 2.0)),
+      f64Constant(builder, loc, std::log(toDouble(getBase()))));
+  Value scale = arith::MulFOp::create(builder, loc, logBase,
+                                      f64Constant(builder, loc, -2.0 / p));
+  return buildFrequencyGeneric(
+      builder, loc, rotaryDim / 2, [&](OpBuilder &nb, Location nloc, Value i) {
+        return math::ExpOp::create(nb, nloc,
+                                   arith::MulFOp::create(nb, nloc, i, scale));
+      });
+}
+
+//===----------------------------------------------------------------------===//
+// yarn
+//===----------------------------------------------------------------------===//
+
+LogicalResult YarnFrequenciesAttr::verify(
+    EmitErrorFn emitError, llvm::APFloat base, llvm::APFloat factor,
+    int64_t originalMax, llvm::APFloat betaFast, llvm::APFloat betaSlow,
+    bool truncate, std::optional<llvm::APFloat> attentionFactor,
+    std::optional<llvm::APFloat> mscale,
+    std::optional<llvm::APFloat> mscaleAllDim) {
+  if (failed(verifyBase(emitError, "yarn", base)) ||
+      failed(verifyPositive(emitError, "yarn", "factor", toDouble(factor))) ||
+      failed(
+          verifyPositive(emitError, "yarn", "beta_slow", toDouble(betaSlow))) ||
+      failed(verifyPositive(emitError, "yarn", "attention_factor",
+                            attentionFactor)))
+    return failure();
+  if (toDouble(base) <= 1.0)
+    return emitError() << "yarn: base must be > 1 (the correction range "
+                          "divides by ln base), got "
+                       << toDouble(base);
+  if (originalMax <= 0)
+    return emitError() << "yarn: original_max_position_embeddings must be "
+                          "positive, got "
+                       << originalMax;
+  if (!(toDouble(betaFast) > toDouble(betaSlow)) ||
+      !std::isfinite(toDouble(betaFast)))
+    return emitError() << "yarn: beta_fast (" << toDouble(betaFast)
+                       << ") must be greater than beta_slow ("
+                       << toDouble(betaSlow) << ")";
+  for (const std::optional<llvm::APFloat> &m : {mscale, mscaleAllDim})
+    if (m && !std::isfinite(toDouble(*m)))
+      return emitError() << "yarn: mscale values must be finite";
+  if (static_cast<bool>(mscale) != static_cast<bool>(mscaleAllDim) &&
+      !attentionFactor)
+    return emitError() << "yarn: mscale and mscale_all_dim are used together "
+                          "(g(s, mscale) / g(s, mscale_all_dim)); give both "
+                          "or neither";
+  if (mscaleAllDim && !attentionFactor &&
+      yarnMscale(toDouble(factor), toDouble(*mscaleAllDim)) <= 0.0)
+    return emitError() << "yarn: g(factor, mscale_all_dim) must be positive";
+  if (mscale && !attentionFactor &&
+      yarnMscale(toDouble(factor), toDouble(*mscale)) <= 0.0)
+    return emitError() << "yarn: g(factor, mscale) must be positive";
+  if (!attentionFactor && !mscale && yarnMscale(toDouble(factor), 1.0) <= 0.0)
+    return emitError() << "yarn: g(factor) must be positive";
+  return success();
+}
+
+LogicalResult YarnFrequenciesAttr::verifyForRotaryDim(EmitErrorFn,
+                                                      int64_t) const {
+  return success();
+}
+
+bool YarnFrequenciesAttr::isStatic() const { return true; }
+
+SmallVector<double>
+YarnFrequenciesAttr::getInverseFrequencies(int64_t rotaryDim) const {
+  double p = static_cast<double>(rotaryDim);
+  double base = toDouble(getBase());
+  double s = toDouble(getFactor());
+  double l = static_cast<double>(getOriginalMaxPositionEmbeddings());
+  // The frequency index whose wavelength makes `r` turns over L.
+  auto correctionDim = [&](double r) {
+    return p * std::log(l / (2.0 * M_PI * r)) / (2.0 * std::log(base));
+  };
+  double low = correctionDim(toDouble(getBetaFast()));
+  double high = correctionDim(toDouble(getBetaSlow()));
+  if (getTruncate()) {
+    low = std::floor(low);
+    high = std::ceil(high);
+  }
+  low = std::clamp(low, 0.0, p - 1.0);
+  high = std::clamp(high, 0.0, p - 1.0);
+  if (low == high)
+    high += 0.001;
+  SmallVector<double> thetas = unscaledFrequencies(base, rotaryDim);
+  for (auto [i, theta] : llvm::enumerate(thetas)) {
+    double ramp =
+        std::clamp((static_cast<double>(i) - low) / (high - low), 0.0, 1.0);
+    double extrapolation = 1.0 - ramp;
+    theta = (theta / s) * (1.0 - extrapolation) + theta * extrapolation;
+  }
+  return thetas;
+}
+
+std::optional<double> YarnFrequenciesAttr::getImpliedMagnitude() const {
+  if (std::optional<llvm::APFloat> a = getAttentionFactor())
+    return toDouble(*a);
+  double s = toDouble(getFactor());
+  if (getMscale() && getMscaleAllDim())
+    return yarnMscale(s, toDouble(*getMscale())) /
+           yarnMscale(s, toDouble(*getMscaleAllDim()));
+  return yarnMscale(s, 1.0);
+}
+
+//===----------------------------------------------------------------------===//
+// llama3
+//===----------------------------------------------------------------------===//
+
+LogicalResult Llama3FrequenciesAttr::verify(EmitErrorFn emitError,
+                                            llvm::APFloat base,
+                                            llvm::APFloat factor,
+                                            llvm::APFloat lowFreqFactor,
+                                            llvm::APFloat highFreqFactor,
+                                            int64_t originalMax) {
+  if (failed(verifyBase(emitError, "llama3", base)) ||
+      failed(verifyPositive(emitError, "llama3", "factor", toDouble(factor))) ||
+      failed(verifyPositive(emitError, "llama3", "low_freq_factor",
+                            toDouble(lowFreqFactor))))
+    return failure();
+  if (!(toDouble(highFreqFactor) > toDouble(lowFreqFactor)) ||
+      !std::isfinite(toDouble(highFreqFactor)))
+    return emitError() << "llama3: high_freq_factor ("
+                       << toDouble(highFreqFactor)
+                       << ") must be greater than low_freq_factor ("
+                       << toDouble(lowFreqFactor) << ")";
+  if (originalMax <= 0)
+    return emitError() << "llama3: original_max_position_embeddings must be "
+                          "positive, got "
+                       << originalMax;
+  return success();
+}
+
+LogicalResult Llama3FrequenciesAttr::verifyForRotaryDim(EmitErrorFn,
+                                                        int64_t) const {
+  return success();
+}
+
+bool Llama3FrequenciesAttr::isStatic() const { return true; }
+
+SmallVector<double>
+Llama3FrequenciesAttr::getInverseFrequencies(int64_t rotaryDim) const {
+  double s = toDouble(getFactor());
+  double lf = toDouble(getLowFreqFactor());
+  double hf = toDouble(getHighFreqFactor());
+  double l = static_cast<double>(getOriginalMaxPositionEmbeddings());
+  SmallVector<double> thetas =
+      unscaledFrequencies(toDouble(getBase()), rotaryDim);
+  for (double &theta : thetas) {
+    double wavelength = 2.0 * M_PI / theta;
+    if (wavelength < l / hf)
+      continue; // High frequencies are kept.
+    if (wavelength > l / lf) {
+      theta /= s; // Low frequencies are interpolated.
+      continue;
+    }
+    double mu = (l / wavelength - lf) / (hf - lf);
+    theta = (1.0 - mu) * theta / s + mu * theta;
+  }
+  return thetas;
+}
+
+//===----------------------------------------------------------------------===//
+// longrope
+//===----------------------------------------------------------------------===//
+
+LogicalResult LongRopeFrequenciesAttr::verify(
+    EmitErrorFn emitError, llvm::APFloat base, DenseF64ArrayAttr shortFactor,
+    DenseF64ArrayAttr longFactor, int64_t originalMax,
+    std::optional<llvm::APFloat> factor,
+    std::optional<llvm::APFloat> attentionFactor) {
+  if (failed(verifyBase(emitError, "longrope", base)) ||
+      failed(verifyPositive(emitError, "longrope", "factor", factor)) ||
+      failed(verifyPositive(emitError, "longrope", "attention_factor",
+                            attentionFactor)))
+    return failure();
+  if (!shortFactor || !longFactor)
+    return emitError() << "longrope: short_factor and long_factor are required";
+  for (auto [name, values] :
+       {std::pair(StringRef("short_factor"), shortFactor.asArrayRef()),
+        std::pair(StringRef("long_factor"), longFactor.asArrayRef())})
+    for (double v : values)
+      if (failed(verifyPositive(emitError, "longrope",
+                                (name + " entries").str(), v)))
+        return failure();
+  if (originalMax <= 0)
+    return emitError() << "longrope: original_max_position_embeddings must be "
+                          "positive, got "
+                       << originalMax;
+  if (!attentionFactor && factor && toDouble(*factor) > 1.0 && originalMax < 2)
+    return emitError() << "longrope: the magnitude sqrt(1 + ln s / ln L) needs "
+                          "original_max_position_embeddings > 1";
+  return success();
+}
+
+LogicalResult
+LongRopeFrequenciesAttr::verifyForRotaryDim(EmitErrorFn emitError,
+                                            int64_t rotaryDim) const {
+  int64_t pairs = rotaryDim / 2;
+  if (getShortFactor().size() != pairs || getLongFactor().size() != pairs)
+    return emitError() << "longrope: short_factor and long_factor must have "
+                          "rotary_dim / 2 = "
+                       << pairs << " entries, got " << getShortFactor().size()
+                       << " and " << getLongFactor().size();
+  return success();
+}
+
+bool LongRopeFrequenciesAttr::isStatic() const { return false; }
+
+/// theta_i / ext_i.
+static SmallVector<double> divideByFactors(double base, int64_t rotaryDim,
+                                           ArrayRef<double> factors) {
+  SmallVector<double> thetas = unscaledFrequencies(base, rotaryDim);
+  for (auto [theta, ext] : llvm::zip_equal(thetas, factors))
+    theta /= ext;
+  return thetas;
+}
+
+SmallVector<double>
+LongRopeFrequenciesAttr::getInverseFrequencies(int64_t rotaryDim) const {
+  return divideByFactors(toDouble(getBase()), rotaryDim,
+                         getShortFactor().asArrayRef());
+}
+
+Value LongRopeFrequenciesAttr::materializeInverseFrequencies(
+    OpBuilder &builder, Location loc, Value length, int64_t rotaryDim) const {
+  // Both tables are constants; the call picks one with a single select on
+  // its length, so the switch costs nothing per element.
+  double base = toDouble(getBase());
+  Value shortTable = detail::buildConstantFrequencyTable(
+      builder, loc,
+      divideByFactors(base, rotaryDim, getShortFactor().asArrayRef()));
+  Value longTable = detail::buildConstantFrequencyTable(
+      builder, loc,
+      divideByFactors(base, rotaryDim, getLongFactor().asArrayRef()));
+  Value isLong = arith::CmpIOp::create(
+      builder, loc, arith::CmpIPredicate::sgt, length,
+      i64Constant(builder, loc, getOriginalMaxPositionEmbeddings()));
+  return arith::SelectOp::create(builder, loc, isLong, longTable, shortTable);
+}
+
+std::optional<double> LongRopeFrequenciesAttr::getImpliedMagnitude() const {
+  if (std::optional<llvm::APFloat> a = getAttentionFactor())
+    return toDouble(*a);
+  double s = getFactor() ? toDouble(*getFactor()) : 1.0;
+  if (s <= 1.0)
+    return 1.0;
+  return std::sqrt(1.0 +
+                   std::log(s) / std::log(static_cast<double>(
+                                     getOriginalMaxPositionEmbeddings())));
+}
+
+//===----------------------------------------------------------------------===//
+// proportional
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+ProportionalFrequenciesAttr::verify(EmitErrorFn emitError, llvm::APFloat base,
+                                    llvm::APFloat factor,
+                                    llvm::APFloat partialRotaryFactor) {
+  if (failed(verifyBase(emitError, "proportional", base)) ||
+      failed(verifyPositive(emitError, "proportional", "factor",
+                            toDouble(factor))))
+    return failure();
+  double f = toDouble(partialRotaryFactor);
+  if (!(f >= 0.0 && f <= 1.0))
+    return emitError() << "proportional: partial_rotary_factor must be in "
+                          "[0, 1], got "
+                       << f;
+  return success();
+}
+
+LogicalResult ProportionalFrequenciesAttr::verifyForRotaryDim(EmitErrorFn,
+                                                              int64_t) const {
+  return success();
+}
+
+bool ProportionalFrequenciesAttr::isStatic() const { return true; }
+
+SmallVector<double>
+ProportionalFrequenciesAttr::getInverseFrequencies(int64_t rotaryDim) const {
+  // Hugging Face truncates k = int(f * D / 2) toward zero.
+  auto rotated = static_cast<int64_t>(toDouble(getPartialRotaryFactor()) *
+                                      static_cast<double>(rotaryDim) / 2.0);
+  SmallVector<double> thetas =
+      unscaledFrequencies(toDouble(getBase()), rotaryDim);
+  for (auto [i, theta] : llvm::enumerate(thetas))
+    theta =
+        static_cast<int64_t>(i) < rotated ? theta / toDouble(getFactor()) : 0.0;
+  return thetas;
+}

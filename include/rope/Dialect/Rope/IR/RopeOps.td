@@ -59,7 +59,8 @@ def Rope_ApplyOp : Rope_Op<"apply", [
     - `inverse`: rotate by `-pos` (`s -> -s`).
 
     Positions are given one of three ways:
-    - `positions(%p)`: an `i32`/`i64` tensor shaped like the token dims;
+    - `positions(%p)`: an `i32`/`i64` tensor shaped like the token dims
+      (with `mrope`: `[3, token dims...]`, one position per axis t, h, w);
     - `offset(%o)`: `pos = o + s` where `s` is the index along the last token
       dim; `%o` is an integer scalar, a rank-0 tensor, or a rank-1 tensor with
       one offset per index of the first token dim (per batch row);
@@ -82,6 +83,18 @@ def Rope_ApplyOp : Rope_Op<"apply", [
            positions(%pos : tensor<2x16xi64>)
            outs(%init : tensor<2x16x32x128xf32>)
            {freqs = #rope.default<base = 500000.0>} -> tensor<2x16x32x128xf32>
+    ```
+
+    Example (Qwen2.5 with YaRN: the attention factor `0.1 ln 4 + 1` is
+    stated by the op and checked against the scheme):
+
+    ```mlir
+    %y = rope.apply ins(%q : tensor<?x28x128xbf16>)
+           positions(%pos : tensor<?xi64>)
+           outs(%init : tensor<?x28x128xbf16>)
+           {freqs = #rope.yarn<base = 1000000.0, factor = 4.0,
+                               original_max_position_embeddings = 32768>,
+            magnitude = 1.1386294361119891} -> tensor<?x28x128xbf16>
     ```
 
     Example (GPT-J decode step, interleaved, 64 of 256 channels rotated,

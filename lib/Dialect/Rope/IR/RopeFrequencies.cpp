@@ -119,13 +119,6 @@ LogicalResult DefaultFrequenciesAttr::verify(EmitErrorFn emitError,
   return verifyBase(emitError, "default", base);
 }
 
-LogicalResult DefaultFrequenciesAttr::verifyForRotaryDim(EmitErrorFn,
-                                                         int64_t) const {
-  return success();
-}
-
-bool DefaultFrequenciesAttr::isStatic() const { return true; }
-
 SmallVector<double>
 DefaultFrequenciesAttr::getInverseFrequencies(int64_t rotaryDim) const {
   return unscaledFrequencies(toDouble(getBase()), rotaryDim);
@@ -142,13 +135,6 @@ LogicalResult LinearFrequenciesAttr::verify(EmitErrorFn emitError,
     return failure();
   return verifyPositive(emitError, "linear", "factor", toDouble(factor));
 }
-
-LogicalResult LinearFrequenciesAttr::verifyForRotaryDim(EmitErrorFn,
-                                                        int64_t) const {
-  return success();
-}
-
-bool LinearFrequenciesAttr::isStatic() const { return true; }
 
 SmallVector<double>
 LinearFrequenciesAttr::getInverseFrequencies(int64_t rotaryDim) const {
@@ -175,8 +161,6 @@ LogicalResult NtkFrequenciesAttr::verifyForRotaryDim(EmitErrorFn emitError,
                                                      int64_t rotaryDim) const {
   return verifyNtkRotaryDim(emitError, "ntk", rotaryDim);
 }
-
-bool NtkFrequenciesAttr::isStatic() const { return true; }
 
 SmallVector<double>
 NtkFrequenciesAttr::getInverseFrequencies(int64_t rotaryDim) const {
@@ -297,13 +281,6 @@ LogicalResult YarnFrequenciesAttr::verify(
   return success();
 }
 
-LogicalResult YarnFrequenciesAttr::verifyForRotaryDim(EmitErrorFn,
-                                                      int64_t) const {
-  return success();
-}
-
-bool YarnFrequenciesAttr::isStatic() const { return true; }
-
 SmallVector<double>
 YarnFrequenciesAttr::getInverseFrequencies(int64_t rotaryDim) const {
   double p = static_cast<double>(rotaryDim);
@@ -371,13 +348,6 @@ LogicalResult Llama3FrequenciesAttr::verify(EmitErrorFn emitError,
                        << originalMax;
   return success();
 }
-
-LogicalResult Llama3FrequenciesAttr::verifyForRotaryDim(EmitErrorFn,
-                                                        int64_t) const {
-  return success();
-}
-
-bool Llama3FrequenciesAttr::isStatic() const { return true; }
 
 SmallVector<double>
 Llama3FrequenciesAttr::getInverseFrequencies(int64_t rotaryDim) const {
@@ -510,13 +480,6 @@ ProportionalFrequenciesAttr::verify(EmitErrorFn emitError, llvm::APFloat base,
                        << f;
   return success();
 }
-
-LogicalResult ProportionalFrequenciesAttr::verifyForRotaryDim(EmitErrorFn,
-                                                              int64_t) const {
-  return success();
-}
-
-bool ProportionalFrequenciesAttr::isStatic() const { return true; }
 
 SmallVector<double>
 ProportionalFrequenciesAttr::getInverseFrequencies(int64_t rotaryDim) const {

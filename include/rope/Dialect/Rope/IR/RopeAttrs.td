@@ -59,10 +59,11 @@ def Rope_FrequencyAttrInterface : AttrInterface<"FrequencyAttrInterface"> {
         `rotaryDim` (even, positive).
       }], "::llvm::LogicalResult", "verifyForRotaryDim",
       (ins "::llvm::function_ref<::mlir::InFlightDiagnostic()>":$emitError,
-           "int64_t":$rotaryDim)>,
+           "int64_t":$rotaryDim), "", [{ return ::mlir::success(); }]>,
     InterfaceMethod<[{
-        Returns true when the frequencies depend only on attributes.
-      }], "bool", "isStatic", (ins)>,
+        Returns true when the frequencies depend only on attributes (the
+        default), false when they depend on the call's runtime length.
+      }], "bool", "isStatic", (ins), "", [{ return true; }]>,
     InterfaceMethod<[{
         Returns `theta_i` for `i` in `[0, rotaryDim/2)`, in float64. For a
         dynamic scheme, the frequencies of a call whose runtime length does
@@ -167,7 +168,8 @@ def Rope_LinearFrequenciesAttr
                         Rope_F64Parameter<"s > 0", "::llvm::APFloat(1.0)">:$factor);
 }
 
-def Rope_NtkFrequenciesAttr : Rope_FrequencyAttr<"NtkFrequencies", "ntk"> {
+def Rope_NtkFrequenciesAttr : Rope_FrequencyAttr<"NtkFrequencies", "ntk",
+                                               ["verifyForRotaryDim"]> {
   let summary = "static NTK-aware scaling: base' = base * factor^(P/(P-2))";
   let description = [{
     Static NTK-aware interpolation: the base is raised to
@@ -184,7 +186,8 @@ def Rope_NtkFrequenciesAttr : Rope_FrequencyAttr<"NtkFrequencies", "ntk"> {
 
 def Rope_DynamicNtkFrequenciesAttr
     : Rope_FrequencyAttr<"DynamicNtkFrequencies", "dynamic_ntk",
-                         ["materializeInverseFrequencies"]> {
+                         ["verifyForRotaryDim", "isStatic",
+                          "materializeInverseFrequencies"]> {
   let summary = "dynamic NTK scaling (Hugging Face `dynamic`), per call";
   let description = [{
     Hugging Face's dynamic NTK: with the call's runtime length `l` (max
@@ -271,7 +274,8 @@ def Rope_Llama3FrequenciesAttr
 
 def Rope_LongRopeFrequenciesAttr
     : Rope_FrequencyAttr<"LongRopeFrequencies", "longrope", [
-        "getImpliedMagnitude", "materializeInverseFrequencies"]> {
+        "verifyForRotaryDim", "isStatic", "getImpliedMagnitude",
+        "materializeInverseFrequencies"]> {
   let summary = "LongRoPE (Phi-3): per-frequency factors switched on length";
   let description = [{
     LongRoPE: `theta'_i = theta_i / ext_i` with `ext = long_factor` when the

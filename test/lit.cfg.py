@@ -2,6 +2,9 @@
 # lit configuration of the rope-mlir test suite.
 
 import os
+import shutil
+import subprocess
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -61,3 +64,29 @@ config.substitutions.append(
 # GPU tests that compile to a cubin need the CUDA toolkit's assembler.
 if os.path.exists("/usr/local/cuda/bin/ptxas"):
     config.available_features.add("ptxas")
+
+
+# %python: an interpreter that can run the float64 reference
+# (python/rope_mlir/reference.py needs numpy). lit itself may run under a
+# system Python without numpy, so probe lit's interpreter first, then the
+# python3 on PATH, and substitute the real executable (not a shim). This
+# replaces the %python that use_default_substitutions() defines as lit's own
+# interpreter.
+def find_python():
+    for candidate in (sys.executable, shutil.which("python3")):
+        if not candidate:
+            continue
+        try:
+            return subprocess.run(
+                [candidate, "-c", "import numpy, sys; print(sys.executable)"],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout.strip()
+        except (OSError, subprocess.CalledProcessError):
+            continue
+    return "python3"
+
+
+config.substitutions = [s for s in config.substitutions if s[0] != "%python"]
+config.substitutions.append(("%python", '"' + find_python() + '"'))

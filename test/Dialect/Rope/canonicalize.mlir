@@ -362,3 +362,195 @@ func.func @no_merge_position_types(%x: tensor<8x4x64xf32>, %p: tensor<8xi32>, %q
   %b = rope.apply ins(%a : tensor<8x4x64xf32>) positions(%q : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) -> tensor<8x4x64xf32>
   return %b : tensor<8x4x64xf32>
 }
+
+// -----
+
+// Frequency schemes. R(q) R(p) = R(p + q) holds for any static scheme with
+// unit magnitude: both rotations use the same constant theta'.
+// CHECK-LABEL: func.func @merge_same_static_scheme(
+//  CHECK-SAME:     %[[X:[^:]*]]: tensor<8x4x64xf32>, %[[P:[^:]*]]: tensor<8xi64>, %[[Q:[^:]*]]: tensor<8xi64>
+//       CHECK:   %[[SUM:.*]] = arith.addi %[[P]], %[[Q]] : tensor<8xi64>
+//       CHECK:   %[[Y:.*]] = rope.apply ins(%[[X]] : tensor<8x4x64xf32>) positions(%[[SUM]] : tensor<8xi64>)
+//  CHECK-SAME:     {freqs = #rope.llama3<base = 5.000000e+05>}
+//   CHECK-NOT:   rope.apply
+//       CHECK:   return %[[Y]]
+func.func @merge_same_static_scheme(%x: tensor<8x4x64xf32>, %p: tensor<8xi64>, %q: tensor<8xi64>, %init: tensor<8x4x64xf32>) -> tensor<8x4x64xf32> {
+  %a = rope.apply ins(%x : tensor<8x4x64xf32>) positions(%p : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) {freqs = #rope.llama3<base = 500000.0>} -> tensor<8x4x64xf32>
+  %b = rope.apply ins(%a : tensor<8x4x64xf32>) positions(%q : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) {freqs = #rope.llama3<base = 500000.0>} -> tensor<8x4x64xf32>
+  return %b : tensor<8x4x64xf32>
+}
+
+// -----
+
+// YaRN whose magnitude is 1 (an explicit attention_factor = 1): merges.
+// CHECK-LABEL: func.func @merge_yarn_unit_magnitude(
+//       CHECK:   arith.addi
+//       CHECK:   %[[Y:.*]] = rope.apply
+//   CHECK-NOT:   rope.apply
+//       CHECK:   return %[[Y]]
+func.func @merge_yarn_unit_magnitude(%x: tensor<8x4x64xf32>, %p: tensor<8xi64>, %q: tensor<8xi64>, %init: tensor<8x4x64xf32>) -> tensor<8x4x64xf32> {
+  %a = rope.apply ins(%x : tensor<8x4x64xf32>) positions(%p : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) {freqs = #rope.yarn<factor = 4.0, original_max_position_embeddings = 4096, attention_factor = 1.0>} -> tensor<8x4x64xf32>
+  %b = rope.apply ins(%a : tensor<8x4x64xf32>) positions(%q : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) {freqs = #rope.yarn<factor = 4.0, original_max_position_embeddings = 4096, attention_factor = 1.0>} -> tensor<8x4x64xf32>
+  return %b : tensor<8x4x64xf32>
+}
+
+// -----
+
+// YaRN with its default magnitude g(4) != 1: a^2 R(p + q) is not R(p + q).
+// CHECK-LABEL: func.func @no_merge_yarn_magnitude(
+//   CHECK-NOT:   arith.addi
+//       CHECK:   %[[A:.*]] = rope.apply
+//       CHECK:   %[[B:.*]] = rope.apply ins(%[[A]]
+//       CHECK:   return %[[B]]
+func.func @no_merge_yarn_magnitude(%x: tensor<8x4x64xf32>, %p: tensor<8xi64>, %q: tensor<8xi64>, %init: tensor<8x4x64xf32>) -> tensor<8x4x64xf32> {
+  %a = rope.apply ins(%x : tensor<8x4x64xf32>) positions(%p : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) {freqs = #rope.yarn<factor = 4.0, original_max_position_embeddings = 4096>, magnitude = 1.1386294361119891} -> tensor<8x4x64xf32>
+  %b = rope.apply ins(%a : tensor<8x4x64xf32>) positions(%q : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) {freqs = #rope.yarn<factor = 4.0, original_max_position_embeddings = 4096>, magnitude = 1.1386294361119891} -> tensor<8x4x64xf32>
+  return %b : tensor<8x4x64xf32>
+}
+
+// -----
+
+// Different schemes: different frequencies.
+// CHECK-LABEL: func.func @no_merge_different_schemes(
+//   CHECK-NOT:   arith.addi
+//       CHECK:   %[[A:.*]] = rope.apply
+//       CHECK:   %[[B:.*]] = rope.apply ins(%[[A]]
+//       CHECK:   return %[[B]]
+func.func @no_merge_different_schemes(%x: tensor<8x4x64xf32>, %p: tensor<8xi64>, %q: tensor<8xi64>, %init: tensor<8x4x64xf32>) -> tensor<8x4x64xf32> {
+  %a = rope.apply ins(%x : tensor<8x4x64xf32>) positions(%p : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) {freqs = #rope.linear<factor = 2.0>} -> tensor<8x4x64xf32>
+  %b = rope.apply ins(%a : tensor<8x4x64xf32>) positions(%q : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) {freqs = #rope.ntk<factor = 2.0>} -> tensor<8x4x64xf32>
+  return %b : tensor<8x4x64xf32>
+}
+
+// -----
+
+// A dynamic scheme's theta depends on each call's length (max position + 1):
+// R_l(q) R_l'(p) is not R_l''(p + q).
+// CHECK-LABEL: func.func @no_merge_dynamic_scheme(
+//   CHECK-NOT:   arith.addi
+//       CHECK:   %[[A:.*]] = rope.apply
+//       CHECK:   %[[B:.*]] = rope.apply ins(%[[A]]
+//       CHECK:   return %[[B]]
+func.func @no_merge_dynamic_scheme(%x: tensor<8x4x64xf32>, %p: tensor<8xi64>, %q: tensor<8xi64>, %init: tensor<8x4x64xf32>) -> tensor<8x4x64xf32> {
+  %a = rope.apply ins(%x : tensor<8x4x64xf32>) positions(%p : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) {freqs = #rope.dynamic_ntk<factor = 2.0, max_position_embeddings = 64>} -> tensor<8x4x64xf32>
+  %b = rope.apply ins(%a : tensor<8x4x64xf32>) positions(%q : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) {freqs = #rope.dynamic_ntk<factor = 2.0, max_position_embeddings = 64>} -> tensor<8x4x64xf32>
+  return %b : tensor<8x4x64xf32>
+}
+
+// -----
+
+// The same for LongRoPE (the table switches on the length).
+// CHECK-LABEL: func.func @no_merge_longrope(
+//   CHECK-NOT:   arith.addi
+//       CHECK:   %[[A:.*]] = rope.apply
+//       CHECK:   %[[B:.*]] = rope.apply ins(%[[A]]
+//       CHECK:   return %[[B]]
+func.func @no_merge_longrope(%x: tensor<8x4x4xf32>, %p: tensor<8xi64>, %q: tensor<8xi64>, %init: tensor<8x4x4xf32>) -> tensor<8x4x4xf32> {
+  %a = rope.apply ins(%x : tensor<8x4x4xf32>) positions(%p : tensor<8xi64>) outs(%init : tensor<8x4x4xf32>) {freqs = #rope.longrope<short_factor = [1.0, 1.5], long_factor = [2.0, 4.0], original_max_position_embeddings = 16>} -> tensor<8x4x4xf32>
+  %b = rope.apply ins(%a : tensor<8x4x4xf32>) positions(%q : tensor<8xi64>) outs(%init : tensor<8x4x4xf32>) {freqs = #rope.longrope<short_factor = [1.0, 1.5], long_factor = [2.0, 4.0], original_max_position_embeddings = 16>} -> tensor<8x4x4xf32>
+  return %b : tensor<8x4x4xf32>
+}
+
+// -----
+
+// The inverse of a forward rotation at the same positions cancels with a
+// static scheme.
+// CHECK-LABEL: func.func @cancel_static_scheme(
+//  CHECK-SAME:     %[[X:[^:]*]]: tensor<8x4x64xf32>
+//   CHECK-NOT:   rope.apply
+//       CHECK:   return %[[X]]
+func.func @cancel_static_scheme(%x: tensor<8x4x64xf32>, %p: tensor<8xi64>, %init: tensor<8x4x64xf32>) -> tensor<8x4x64xf32> {
+  %a = rope.apply ins(%x : tensor<8x4x64xf32>) positions(%p : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) {freqs = #rope.proportional<partial_rotary_factor = 0.5>} -> tensor<8x4x64xf32>
+  %b = rope.apply ins(%a : tensor<8x4x64xf32>) positions(%p : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) {inverse, freqs = #rope.proportional<partial_rotary_factor = 0.5>} -> tensor<8x4x64xf32>
+  return %b : tensor<8x4x64xf32>
+}
+
+// -----
+
+// The same with a dynamic scheme is not cancelled (the patterns only reason
+// about static schemes, conservatively).
+// CHECK-LABEL: func.func @no_cancel_dynamic_scheme(
+//       CHECK:   %[[A:.*]] = rope.apply
+//       CHECK:   %[[B:.*]] = rope.apply ins(%[[A]]
+//       CHECK:   return %[[B]]
+func.func @no_cancel_dynamic_scheme(%x: tensor<8x4x64xf32>, %p: tensor<8xi64>, %init: tensor<8x4x64xf32>) -> tensor<8x4x64xf32> {
+  %a = rope.apply ins(%x : tensor<8x4x64xf32>) positions(%p : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) {freqs = #rope.dynamic_ntk<factor = 2.0, max_position_embeddings = 64>} -> tensor<8x4x64xf32>
+  %b = rope.apply ins(%a : tensor<8x4x64xf32>) positions(%p : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) {inverse, freqs = #rope.dynamic_ntk<factor = 2.0, max_position_embeddings = 64>} -> tensor<8x4x64xf32>
+  return %b : tensor<8x4x64xf32>
+}
+
+// -----
+
+// M-RoPE rotations with the same sections merge: each pair's angle is
+// additive in its own axis, so the [3, tokens] positions add elementwise.
+// CHECK-LABEL: func.func @merge_same_mrope(
+//  CHECK-SAME:     %[[X:[^:]*]]: tensor<8x4x64xf32>, %[[P:[^:]*]]: tensor<3x8xi64>, %[[Q:[^:]*]]: tensor<3x8xi64>
+//       CHECK:   %[[SUM:.*]] = arith.addi %[[P]], %[[Q]] : tensor<3x8xi64>
+//       CHECK:   %[[Y:.*]] = rope.apply ins(%[[X]] : tensor<8x4x64xf32>) positions(%[[SUM]] : tensor<3x8xi64>)
+//  CHECK-SAME:     mrope = #rope.mrope<section = [16, 8, 8]>
+//   CHECK-NOT:   rope.apply
+//       CHECK:   return %[[Y]]
+func.func @merge_same_mrope(%x: tensor<8x4x64xf32>, %p: tensor<3x8xi64>, %q: tensor<3x8xi64>, %init: tensor<8x4x64xf32>) -> tensor<8x4x64xf32> {
+  %a = rope.apply ins(%x : tensor<8x4x64xf32>) positions(%p : tensor<3x8xi64>) outs(%init : tensor<8x4x64xf32>) {mrope = #rope.mrope<section = [16, 8, 8]>} -> tensor<8x4x64xf32>
+  %b = rope.apply ins(%a : tensor<8x4x64xf32>) positions(%q : tensor<3x8xi64>) outs(%init : tensor<8x4x64xf32>) {mrope = #rope.mrope<section = [16, 8, 8]>} -> tensor<8x4x64xf32>
+  return %b : tensor<8x4x64xf32>
+}
+
+// -----
+
+// Different sections (or chunked against interleaved) do not merge.
+// CHECK-LABEL: func.func @no_merge_different_mrope(
+//   CHECK-NOT:   arith.addi
+//       CHECK:   %[[A:.*]] = rope.apply
+//       CHECK:   %[[B:.*]] = rope.apply ins(%[[A]]
+//       CHECK:   %[[C:.*]] = rope.apply ins(%[[B]]
+//       CHECK:   return %[[C]]
+func.func @no_merge_different_mrope(%x: tensor<8x4x64xf32>, %p: tensor<3x8xi64>, %q: tensor<3x8xi64>, %init: tensor<8x4x64xf32>) -> tensor<8x4x64xf32> {
+  %a = rope.apply ins(%x : tensor<8x4x64xf32>) positions(%p : tensor<3x8xi64>) outs(%init : tensor<8x4x64xf32>) {mrope = #rope.mrope<section = [16, 8, 8]>} -> tensor<8x4x64xf32>
+  %b = rope.apply ins(%a : tensor<8x4x64xf32>) positions(%q : tensor<3x8xi64>) outs(%init : tensor<8x4x64xf32>) {mrope = #rope.mrope<section = [8, 16, 8]>} -> tensor<8x4x64xf32>
+  %c = rope.apply ins(%b : tensor<8x4x64xf32>) positions(%p : tensor<3x8xi64>) outs(%init : tensor<8x4x64xf32>) {mrope = #rope.mrope<section = [12, 10, 10], interleaved = true>} -> tensor<8x4x64xf32>
+  return %c : tensor<8x4x64xf32>
+}
+
+// -----
+
+// M-RoPE cancels against its inverse at the same positions; an M-RoPE
+// rotation does not cancel a plain one.
+// CHECK-LABEL: func.func @mrope_cancel(
+//  CHECK-SAME:     %[[X:[^:]*]]: tensor<8x4x64xf32>
+//   CHECK-NOT:   rope.apply
+//       CHECK:   return %[[X]]
+func.func @mrope_cancel(%x: tensor<8x4x64xf32>, %p: tensor<3x8xi64>, %init: tensor<8x4x64xf32>) -> tensor<8x4x64xf32> {
+  %a = rope.apply ins(%x : tensor<8x4x64xf32>) positions(%p : tensor<3x8xi64>) outs(%init : tensor<8x4x64xf32>) {mrope = #rope.mrope<section = [24, 4, 4], interleaved = true>} -> tensor<8x4x64xf32>
+  %b = rope.apply ins(%a : tensor<8x4x64xf32>) positions(%p : tensor<3x8xi64>) outs(%init : tensor<8x4x64xf32>) {inverse, mrope = #rope.mrope<section = [24, 4, 4], interleaved = true>} -> tensor<8x4x64xf32>
+  return %b : tensor<8x4x64xf32>
+}
+
+// -----
+
+// R(0) = I whatever the scheme, dynamic ones included, and with M-RoPE when
+// all three axes are zero.
+// CHECK-LABEL: func.func @zero_positions_fold_schemes(
+//  CHECK-SAME:     %[[X:[^:]*]]: tensor<8x4x64xf32>
+//   CHECK-NOT:   rope.apply
+//       CHECK:   return %[[X]], %[[X]], %[[X]]
+func.func @zero_positions_fold_schemes(%x: tensor<8x4x64xf32>, %l: i64, %init: tensor<8x4x64xf32>) -> (tensor<8x4x64xf32>, tensor<8x4x64xf32>, tensor<8x4x64xf32>) {
+  %p = arith.constant dense<0> : tensor<8xi64>
+  %p3 = arith.constant dense<0> : tensor<3x8xi64>
+  %a = rope.apply ins(%x : tensor<8x4x64xf32>) positions(%p : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) {freqs = #rope.ntk<factor = 4.0>} -> tensor<8x4x64xf32>
+  %b = rope.apply ins(%x : tensor<8x4x64xf32>) positions(%p : tensor<8xi64>) length(%l : i64) outs(%init : tensor<8x4x64xf32>) {freqs = #rope.dynamic_ntk<factor = 2.0, max_position_embeddings = 64>} -> tensor<8x4x64xf32>
+  %c = rope.apply ins(%x : tensor<8x4x64xf32>) positions(%p3 : tensor<3x8xi64>) outs(%init : tensor<8x4x64xf32>) {mrope = #rope.mrope<section = [16, 8, 8]>} -> tensor<8x4x64xf32>
+  return %a, %b, %c : tensor<8x4x64xf32>, tensor<8x4x64xf32>, tensor<8x4x64xf32>
+}
+
+// -----
+
+// YaRN at position 0 still scales by its magnitude: no fold.
+// CHECK-LABEL: func.func @zero_positions_yarn_no_fold(
+//       CHECK:   %[[Y:.*]] = rope.apply
+//       CHECK:   return %[[Y]]
+func.func @zero_positions_yarn_no_fold(%x: tensor<8x4x64xf32>, %init: tensor<8x4x64xf32>) -> tensor<8x4x64xf32> {
+  %p = arith.constant dense<0> : tensor<8xi64>
+  %y = rope.apply ins(%x : tensor<8x4x64xf32>) positions(%p : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) {freqs = #rope.yarn<factor = 4.0, original_max_position_embeddings = 4096>, magnitude = 1.1386294361119891} -> tensor<8x4x64xf32>
+  return %y : tensor<8x4x64xf32>
+}

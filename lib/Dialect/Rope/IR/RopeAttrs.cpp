@@ -18,10 +18,31 @@ using namespace mlir;
 using namespace mlir::rope;
 
 FailureOr<llvm::APFloat> mlir::rope::detail::parseF64(AsmParser &parser) {
+  // config.json files write integral values as integers (`rope_theta:
+  // 500000`); accept them too.
+  // A hexadecimal literal is a float's bit pattern (how MLIR spells NaN and
+  // infinities): leave it to parseFloat.
+  StringRef rest(parser.getCurrentLocation().getPointer());
+  rest = rest.ltrim().drop_while([](char c) { return c == '-'; }).ltrim();
+  if (rest.starts_with_insensitive("0x")) {
+    double bits;
+    if (parser.parseFloat(bits))
+      return failure();
+    return llvm::APFloat(bits);
+  }
+  bool negative = succeeded(parser.parseOptionalMinus());
+  double sign = negative ? -1.0 : 1.0;
+  int64_t integer;
+  OptionalParseResult isInteger = parser.parseOptionalDecimalInteger(integer);
+  if (isInteger.has_value()) {
+    if (failed(*isInteger))
+      return failure();
+    return llvm::APFloat(sign * static_cast<double>(integer));
+  }
   double value;
   if (parser.parseFloat(value))
     return failure();
-  return llvm::APFloat(value);
+  return llvm::APFloat(sign * value);
 }
 
 FailureOr<std::optional<llvm::APFloat>>
@@ -30,6 +51,29 @@ mlir::rope::detail::parseOptionalF64(AsmParser &parser) {
   if (failed(value))
     return failure();
   return std::optional<llvm::APFloat>(*value);
+}
+
+FailureOr<DenseF64ArrayAttr>
+mlir::rope::detail::parseF64Array(AsmParser &parser) {
+  SmallVector<double> values;
+  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
+        FailureOr<llvm::APFloat> value = parseF64(parser);
+        if (failed(value))
+          return failure();
+        values.push_back(value->convertToDouble());
+        return success();
+      }))
+    return failure();
+  return DenseF64ArrayAttr::get(parser.getContext(), values);
+}
+
+void mlir::rope::detail::printF64Array(AsmPrinter &printer,
+                                       DenseF64ArrayAttr values) {
+  printer << '[';
+  llvm::interleaveComma(values.asArrayRef(), printer, [&](double value) {
+    printer.printFloat(llvm::APFloat(value));
+  });
+  printer << ']';
 }
 
 FailureOr<bool> mlir::rope::detail::parseBool(AsmParser &parser) {

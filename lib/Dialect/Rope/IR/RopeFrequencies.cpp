@@ -481,6 +481,8 @@ ProportionalFrequenciesAttr::verify(EmitErrorFn emitError, llvm::APFloat base,
   return success();
 }
 
+bool ProportionalFrequenciesAttr::requiresFullRotation() const { return true; }
+
 SmallVector<double>
 ProportionalFrequenciesAttr::getInverseFrequencies(int64_t rotaryDim) const {
   // Hugging Face truncates k = int(f * D / 2) toward zero.

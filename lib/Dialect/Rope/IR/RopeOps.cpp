@@ -19,6 +19,7 @@
 
 #include "llvm/Support/Format.h"
 
+#include <array>
 #include <cmath>
 
 using namespace mlir;
@@ -219,6 +220,16 @@ LogicalResult ApplyOp::verify() {
     if (total != rotaryDim / 2)
       return emitOpError("M-RoPE section sums to ")
              << total << ", expected rotary_dim / 2 = " << rotaryDim / 2;
+    // Frequency-interleaved sections hand h and w every third pair: when
+    // 3h or 3w overruns P/2 the pairs no longer split as the section says.
+    std::array<int64_t, 3> counts = {0, 0, 0};
+    for (int64_t axis : mrope.getPairAxes(rotaryDim / 2))
+      ++counts[axis];
+    if (ArrayRef<int64_t>(counts) != mrope.getSection().asArrayRef())
+      return emitOpError("interleaved M-RoPE section [")
+             << mrope.getSection().asArrayRef() << "] splits the "
+             << rotaryDim / 2 << " pairs as [" << ArrayRef<int64_t>(counts)
+             << "]";
   }
   if (Value offset = getOffset()) {
     Type type = offset.getType();
@@ -299,6 +310,11 @@ LogicalResult ApplyOp::verify() {
     if (failed(
             freqs.verifyForRotaryDim([&] { return emitOpError(); }, rotaryDim)))
       return failure();
+    if (freqs.requiresFullRotation() && rotaryDim != headDim)
+      return emitOpError("frequencies ")
+             << freqs << " rotate the whole head: rotary_dim (" << rotaryDim
+             << ") must equal the head dimension (" << headDim
+             << "); their partial rotation is zero frequencies";
   }
 
   double magnitude = getMagnitude().convertToDouble();

@@ -22,6 +22,10 @@ FailureOr<llvm::APFloat> parseF64(AsmParser &parser);
 void printF64(AsmPrinter &printer, const llvm::APFloat &value);
 /// Parses a number for a parameter that may be absent.
 FailureOr<std::optional<llvm::APFloat>> parseOptionalF64(AsmParser &parser);
+/// Parses `[v0, v1, ...]` (numbers as parseF64 takes them).
+FailureOr<DenseF64ArrayAttr> parseF64Array(AsmParser &parser);
+/// Prints `[v0, v1, ...]` so that every element parses back exactly.
+void printF64Array(AsmPrinter &printer, DenseF64ArrayAttr values);
 /// Parses `true` or `false`.
 FailureOr<bool> parseBool(AsmParser &parser);
 /// Materializes `thetas` as an `arith.constant : tensor<N x f64>`.

@@ -61,6 +61,11 @@ def Rope_FrequencyAttrInterface : AttrInterface<"FrequencyAttrInterface"> {
       (ins "::llvm::function_ref<::mlir::InFlightDiagnostic()>":$emitError,
            "int64_t":$rotaryDim), "", [{ return ::mlir::success(); }]>,
     InterfaceMethod<[{
+        Returns true when the scheme is defined over the whole head, so the
+        op's `rotary_dim` must equal the head dimension (`proportional`
+        expresses partial rotation through zero frequencies instead).
+      }], "bool", "requiresFullRotation", (ins), "", [{ return false; }]>,
+    InterfaceMethod<[{
         Returns true when the frequencies depend only on attributes (the
         default), false when they depend on the call's runtime length.
       }], "bool", "isStatic", (ins), "", [{ return true; }]>,
@@ -117,6 +122,13 @@ class Rope_BoolParameter<string desc, string default>
   let parser = "::mlir::rope::detail::parseBool($_parser)";
   let printer = "$_printer << ($_self ? \"true\" : \"false\")";
   let defaultValue = default;
+}
+
+// A list of float64 written `[1.0, 1.25]`, each printed exactly.
+class Rope_F64ArrayParameter<string desc>
+    : AttrOrTypeParameter<"::mlir::DenseF64ArrayAttr", desc> {
+  let parser = "::mlir::rope::detail::parseF64Array($_parser)";
+  let printer = "::mlir::rope::detail::printF64Array($_printer, $_self)";
 }
 
 class Rope_PositiveIntParameter<string desc>
@@ -298,8 +310,8 @@ def Rope_LongRopeFrequenciesAttr
   }];
   let parameters = (ins
     Rope_BaseParameter:$base,
-    "::mlir::DenseF64ArrayAttr":$short_factor,
-    "::mlir::DenseF64ArrayAttr":$long_factor,
+    Rope_F64ArrayParameter<"ext_i when l <= L">:$short_factor,
+    Rope_F64ArrayParameter<"ext_i when l > L">:$long_factor,
     Rope_PositiveIntParameter<"L">:$original_max_position_embeddings,
     Rope_OptionalF64Parameter<"s = M / L">:$factor,
     Rope_OptionalF64Parameter<"explicit magnitude">:$attention_factor
@@ -307,7 +319,8 @@ def Rope_LongRopeFrequenciesAttr
 }
 
 def Rope_ProportionalFrequenciesAttr
-    : Rope_FrequencyAttr<"ProportionalFrequencies", "proportional"> {
+    : Rope_FrequencyAttr<"ProportionalFrequencies", "proportional",
+                         ["requiresFullRotation"]> {
   let summary = "partial rotation by frequency (Hugging Face `proportional`)";
   let description = [{
     Hugging Face's `proportional` partial rotary: the whole head is rotated

@@ -5,7 +5,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "rope/Runtime/RopeJit.h"
+#include "rope/Dialect/Rope/IR/RopeDialect.h"
 #include "rope/InitAllRope.h"
+#include "rope/Interop/HuggingFace.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -20,6 +22,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -189,6 +192,59 @@ extern "C" char *ropeJitLower(const char *source, const char *pipeline,
   llvm::raw_string_ostream os(text);
   module->print(os);
   return copyString(text);
+}
+
+extern "C" char *ropeJitScalingAttributes(const char *scalingJson, double base,
+                                          int64_t headDim, int64_t *rotaryDim,
+                                          double *magnitude, char **mrope,
+                                          char **error) {
+  auto fail = [&](const std::string &message) -> char * {
+    if (error)
+      *error = copyString(message);
+    return nullptr;
+  };
+  if (mrope)
+    *mrope = nullptr;
+  llvm::json::Object empty;
+  llvm::json::Value parsed = nullptr;
+  const llvm::json::Object *scaling = &empty;
+  if (scalingJson) {
+    llvm::Expected<llvm::json::Value> value = llvm::json::parse(scalingJson);
+    if (!value)
+      return fail("rope_scaling is not valid JSON: " +
+                  llvm::toString(value.takeError()));
+    parsed = std::move(*value);
+    if (const llvm::json::Object *object = parsed.getAsObject())
+      scaling = object;
+    else if (parsed.kind() != llvm::json::Value::Null)
+      return fail("rope_scaling must be a JSON object or null");
+  }
+  // Only attributes are built: the rope dialect alone suffices.
+  DialectRegistry registry;
+  rope::registerAllRopeDialects(registry);
+  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+  context.getOrLoadDialect<rope::RopeDialect>();
+  std::string message;
+  FailureOr<rope::HuggingFaceRope> result = rope::buildFrequencyAttrFromHF(
+      &context, *scaling, base, headDim, rotaryDim ? *rotaryDim : 0, message);
+  if (failed(result))
+    return fail(message);
+  if (rotaryDim)
+    *rotaryDim = result->rotaryDim;
+  if (magnitude)
+    *magnitude = result->magnitude;
+  FailureOr<std::string> freqs = rope::printAttributeExactly(result->freqs);
+  if (failed(freqs))
+    return fail("the frequency attribute does not print in a form that "
+                "parses back exactly");
+  if (mrope && result->mrope) {
+    FailureOr<std::string> text = rope::printAttributeExactly(result->mrope);
+    if (failed(text))
+      return fail("the M-RoPE attribute does not print in a form that "
+                  "parses back exactly");
+    *mrope = copyString(*text);
+  }
+  return copyString(*freqs);
 }
 
 extern "C" void ropeJitDestroy(RopeJitModule *module) { delete module; }

@@ -7,16 +7,20 @@
 
 `apply` compiles (once per configuration, in process) and runs `rope.apply`;
 `compile` returns the reusable kernel; `emit` returns its IR. The float64
-reference of the semantics is `rope_mlir.reference`.
+reference of the semantics is `rope_mlir.reference`. `from_hf_config` reads
+a Hugging Face config.json into a `RopeSpec` (scaling, M-RoPE, partial
+rotary) whose `.apply` runs it.
 """
 
 from ._jit import CompileError
+from .hf import RopeSpec, from_hf_config
 from .kernel import (Kernel, KernelConfig, apply, cache_info, compile,
-                     dtype_name)
+                     dtype_name, scaling_attributes)
 from .kernel import emit as _emit_config
 
 __all__ = ["apply", "compile", "emit", "Kernel", "KernelConfig",
-           "CompileError", "cache_info", "dtype_name"]
+           "CompileError", "cache_info", "dtype_name", "from_hf_config",
+           "RopeSpec", "scaling_attributes"]
 __version__ = "0.1.0"
 
 

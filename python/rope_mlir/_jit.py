@@ -8,14 +8,17 @@ descriptors. Nothing here spawns a subprocess.
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import pathlib
 import threading
+import typing
 
 import numpy as np
 
 __all__ = ["CompileError", "library_path", "compile_module", "lower",
-           "JitModule", "memref_descriptor"]
+           "scaling_attributes", "ScalingAttributes", "JitModule",
+           "memref_descriptor"]
 
 
 class CompileError(ValueError):
@@ -60,6 +63,13 @@ def _library():
             lib.ropeJitLower.restype = ctypes.c_void_p
             lib.ropeJitLower.argtypes = [ctypes.c_char_p, ctypes.c_char_p,
                                          ctypes.POINTER(ctypes.c_void_p)]
+            lib.ropeJitScalingAttributes.restype = ctypes.c_void_p
+            lib.ropeJitScalingAttributes.argtypes = [
+                ctypes.c_char_p, ctypes.c_double, ctypes.c_int64,
+                ctypes.POINTER(ctypes.c_int64),
+                ctypes.POINTER(ctypes.c_double),
+                ctypes.POINTER(ctypes.c_void_p),
+                ctypes.POINTER(ctypes.c_void_p)]
             lib.ropeJitDestroy.argtypes = [ctypes.c_void_p]
             lib.ropeJitFreeString.argtypes = [ctypes.c_void_p]
             _lib = lib
@@ -116,6 +126,48 @@ def lower(source: str, pipeline: str) -> str:
     if not text:
         raise CompileError(_take_string(lib, error.value) or "lowering failed")
     return _take_string(lib, text)
+
+
+class ScalingAttributes(typing.NamedTuple):
+    """What a Hugging Face rope_scaling dict means for `rope.apply`."""
+
+    #: The `freqs` attribute's text, e.g. '#rope.yarn<...>'.
+    freqs: str
+    #: The `magnitude` the op must state (the scheme's, else 1).
+    magnitude: float
+    #: The `mrope` attribute's text, or None.
+    mrope: typing.Optional[str]
+    #: The rotary dimension the attributes were checked against.
+    rotary_dim: int
+
+
+def scaling_attributes(scaling: typing.Optional[dict], base: float,
+                       head_dim: int,
+                       rotary_dim: typing.Optional[int] = None
+                       ) -> ScalingAttributes:
+    """Translates a Hugging Face rope_scaling dict with the C++ importer
+    (rope::buildFrequencyAttrFromHF); rotary_dim None derives it as Hugging
+    Face does. Raises ValueError with the importer's (or the attribute
+    verifier's) message."""
+    lib = _library()
+    try:
+        text = json.dumps(scaling, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"rope_scaling is not JSON-serializable: "
+                         f"{error}") from None
+    dim = ctypes.c_int64(0 if rotary_dim is None else int(rotary_dim))
+    magnitude = ctypes.c_double(1.0)
+    mrope = ctypes.c_void_p()
+    error = ctypes.c_void_p()
+    freqs = lib.ropeJitScalingAttributes(
+        text.encode(), float(base), int(head_dim), ctypes.byref(dim),
+        ctypes.byref(magnitude), ctypes.byref(mrope), ctypes.byref(error))
+    if not freqs:
+        raise ValueError(_take_string(lib, error.value) or
+                         "invalid rope_scaling")
+    return ScalingAttributes(_take_string(lib, freqs), magnitude.value,
+                             _take_string(lib, mrope.value) or None,
+                             dim.value)
 
 
 _descriptor_types: dict[int, type] = {}

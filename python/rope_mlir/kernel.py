@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import functools
+import json
 import threading
 from typing import Optional, Sequence
 
@@ -20,7 +22,7 @@ from . import _jit
 from ._jit import CompileError
 
 __all__ = ["KernelConfig", "Kernel", "emit", "compile", "apply",
-           "CompileError", "cache_info"]
+           "scaling_attributes", "CompileError", "cache_info"]
 
 _DTYPES = {
     "f16": np.dtype(np.float16),
@@ -54,6 +56,51 @@ def _scaling_is_default(scaling) -> bool:
         kind = scaling.get("rope_type", scaling.get("type", "default"))
         return kind == "default"
     return False
+
+
+@functools.lru_cache(maxsize=256)
+def _scaling_attributes_cached(text: str, base: float, head_dim: int,
+                               rotary_dim: Optional[int]):
+    return _jit.scaling_attributes(json.loads(text), base, head_dim,
+                                   rotary_dim)
+
+
+def scaling_attributes(scaling, *, base=10000.0, head_dim,
+                       rotary_dim=None, mrope_section=None,
+                       mrope_interleaved=False) -> _jit.ScalingAttributes:
+    """The `rope.apply` attributes for a Hugging Face rope_scaling dict (as
+    in config.json, with `max_position_embeddings` inside it), translated by
+    the C++ importer: the `freqs` and `mrope` attribute texts, the magnitude
+    the op must state and the rotary dimension (derived from
+    `partial_rotary_factor` when `rotary_dim` is None). `mrope_section` /
+    `mrope_interleaved` add an M-RoPE split to the dict. Raises ValueError
+    with the importer's or the attribute verifier's message."""
+    if scaling is None or scaling == "default":
+        merged = {}
+    elif isinstance(scaling, dict):
+        merged = dict(scaling)
+    else:
+        raise TypeError(f"scaling must be None or a Hugging Face "
+                        f"rope_scaling dict, got {type(scaling).__name__}")
+    if mrope_section is not None:
+        section = [int(n) for n in mrope_section]
+        if merged.get("mrope_section") not in (None, section):
+            raise ValueError(f"mrope_section={section} disagrees with the "
+                             f"scaling dict's {merged['mrope_section']}")
+        merged["mrope_section"] = section
+    if mrope_interleaved:
+        if merged.get("mrope_interleaved") is False:
+            raise ValueError("mrope_interleaved=True disagrees with the "
+                             "scaling dict's mrope_interleaved = false")
+        merged["mrope_interleaved"] = True
+    try:
+        text = json.dumps(merged, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"rope_scaling is not JSON-serializable: "
+                         f"{error}") from None
+    return _scaling_attributes_cached(
+        text, float(base), int(head_dim),
+        None if rotary_dim is None else int(rotary_dim))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -382,7 +429,8 @@ def cache_info() -> dict:
 
 def apply(x, positions=None, *, layout="half", rotary_dim=None, base=10000.0,
           scaling=None, offset=0, cos_cache=None, sin_cache=None,
-          inverse=False, token_dims=None, out=None, magnitude=1.0):
+          inverse=False, token_dims=None, out=None, magnitude=None,
+          mrope_section=None, mrope_interleaved=False):
     """Rotates `x` by RoPE with the compiled `rope.apply` (ROPE.md).
 
     x: [*tokens, H, D] by default (token dims = all but the last two, or
@@ -392,15 +440,44 @@ def apply(x, positions=None, *, layout="half", rotary_dim=None, base=10000.0,
     index of the first token dim). cos_cache/sin_cache: [M, P/2] gathered by
     position, or pre-gathered (token dims + [P/2]) when positions is None,
     the offset is 0 and the cache rank is not 2. out=x rotates in place.
+
+    scaling: a Hugging Face rope_scaling dict (ROPE.md §4; keys as in
+    config.json, `max_position_embeddings` may be given inside it), turned
+    into attributes by the C++ importer (see `scaling_attributes`); the
+    rotary dim defaults to int(partial_rotary_factor * D) when the dict has
+    that key. mrope_section [t, h, w] (or the dict's `mrope_section`) makes
+    positions [3, *token dims] (M-RoPE); mrope_interleaved selects Qwen3-VL's
+    frequency interleaving. magnitude: None for the scheme's (1 unless YaRN
+    or LongRoPE define one); an explicit value must equal a YaRN/LongRoPE
+    scheme's, else ValueError.
     """
-    if not _scaling_is_default(scaling):
-        raise NotImplementedError(
-            f"frequency scaling {scaling!r} is not supported yet: only the "
-            "default (unscaled) frequencies are implemented")
+    scaled = (not _scaling_is_default(scaling) or mrope_section is not None
+              or bool(mrope_interleaved) or
+              (isinstance(scaling, dict) and
+               any(k not in ("rope_type", "type") for k in scaling)))
+    if cos_cache is not None or sin_cache is not None:
+        if scaled:
+            raise ValueError(
+                "cos_cache/sin_cache and a scaling spec (or mrope_section) "
+                "are exclusive: the caches already hold the frequencies; "
+                "build them from the scaled frequencies instead")
     x = np.asarray(x)
     if x.ndim < 2:
         raise ValueError(f"x must have rank >= 2 ([tokens..., D]), got shape "
                          f"{x.shape}")
+    freqs = mrope = None
+    if scaled:
+        attrs = scaling_attributes(
+            scaling, base=base, head_dim=int(x.shape[-1]),
+            rotary_dim=rotary_dim, mrope_section=mrope_section,
+            mrope_interleaved=mrope_interleaved)
+        freqs, mrope = attrs.freqs, attrs.mrope
+        if attrs.rotary_dim != int(x.shape[-1]):
+            rotary_dim = attrs.rotary_dim
+        if magnitude is None:
+            magnitude = attrs.magnitude
+    if magnitude is None:
+        magnitude = 1.0
     dtype = dtype_name(x.dtype)
     rank = x.ndim
     resolved_token_dims = (tuple(int(d) for d in token_dims)
@@ -438,7 +515,7 @@ def apply(x, positions=None, *, layout="half", rotary_dim=None, base=10000.0,
         base=float(base), magnitude=float(magnitude), inverse=bool(inverse),
         token_dims=resolved_token_dims, positions=form,
         positions_dtype=positions_dtype, cache=cache, cache_dtype=cache_dtype,
-        inplace=inplace)
+        inplace=inplace, freqs=freqs, mrope=mrope)
     try:
         kernel = compile(config)
     except CompileError as error:

@@ -48,7 +48,8 @@ SCALING_TYPES = (
 
 # Qwen2-VL's config.json says {"type": "mrope", "mrope_section": [...]}; Hugging Face treats it as "default"
 # (the section split is an apply-time matter, see ``apply(mrope_section=...)``).
-_TYPE_ALIASES = {"mrope": "default"}
+# Phi-3's first long-context configs spell LongRoPE "su".
+_TYPE_ALIASES = {"mrope": "default", "su": "longrope"}
 
 _FLOAT_KEYS = (
     "factor",
@@ -194,8 +195,9 @@ class _Config:
 
 def _default_theta(p: int, base: float) -> np.ndarray:
     """θ_i = b^(-2i/P), i in [0, P/2)."""
-    i = np.arange(p // 2, dtype=np.float64)
-    return np.power(base, -2.0 * i / p)
+    # math.pow (the C library's pow) per element: numpy's vectorised power is not correctly rounded on every
+    # machine (one ulp off for some i with AVX-512), which shows as ~2e-9 at position 2^24 in float64.
+    return np.array([math.pow(base, -2.0 * i / p) for i in range(p // 2)], dtype=np.float64)
 
 
 def _yarn_mscale(s: float, m: float = 1.0) -> float:

@@ -159,8 +159,17 @@ def test_error_position_outside_cache():
 
 def test_error_scaling():
     x = _random((1, 3, 2, 8), np.float32)
-    with pytest.raises(NotImplementedError, match="linear"):
-        rope_mlir.apply(x, scaling={"rope_type": "linear", "factor": 2.0})
+    # A misspelt key is an error naming it, not a silent default.
+    with pytest.raises(ValueError, match="factr"):
+        rope_mlir.apply(x, scaling={"rope_type": "linear", "factr": 2.0})
+    with pytest.raises(ValueError, match="cache"):
+        rope_mlir.apply(x, np.zeros((1, 3), np.int64),
+                        scaling={"rope_type": "linear", "factor": 2.0},
+                        cos_cache=np.ones((8, 4), np.float32),
+                        sin_cache=np.zeros((8, 4), np.float32))
+    y = rope_mlir.apply(x, scaling={"rope_type": "linear", "factor": 2.0})
+    _assert_close(y, reference.apply(
+        x, scaling={"rope_type": "linear", "factor": 2.0}))
     # The default spelled out is accepted.
     y = rope_mlir.apply(x, scaling={"rope_type": "default"})
     _assert_close(y, reference.apply(x))

@@ -11,6 +11,8 @@
 #ifndef ROPE_RUNTIME_ROPEJIT_H
 #define ROPE_RUNTIME_ROPEJIT_H
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -34,6 +36,19 @@ void *ropeJitLookup(RopeJitModule *module, const char *name, int raw);
 /// Runs only the lowering and returns the resulting IR as a malloc'ed string
 /// (for inspection), NULL with `error` set on failure.
 char *ropeJitLower(const char *source, const char *pipeline, char **error);
+
+/// Translates a Hugging Face `rope_scaling` dict, given as JSON text (NULL,
+/// "null" or "{}" for none), for heads of `headDim` channels with RoPE base
+/// `base` (rope::buildFrequencyAttrFromHF). `*rotaryDim` is the rotary
+/// dimension, <= 0 to derive it as Hugging Face does; it is set to the one
+/// used. Returns the `freqs` attribute's text (malloc'ed, e.g.
+/// "#rope.yarn<...>"), sets `*magnitude` to the magnitude the op must state
+/// and `*mrope` to the M-RoPE attribute's text (malloc'ed) or NULL. On
+/// failure returns NULL and sets `*error` (malloc'ed) to the message. Free
+/// every string with ropeJitFreeString.
+char *ropeJitScalingAttributes(const char *scalingJson, double base,
+                               int64_t headDim, int64_t *rotaryDim,
+                               double *magnitude, char **mrope, char **error);
 
 void ropeJitDestroy(RopeJitModule *module);
 void ropeJitFreeString(char *string);

@@ -1,0 +1,115 @@
+"""ROPE.md §5 precision contract, checked by the quick precision sweep (bench/precision_sweep.py).
+
+Every frequency scheme, both layouts, positions 0 .. 2^24 including near-multiples of 2*pi/theta_i, against
+the float64 reference. Bounds and their justification: docs/PRECISION.md.
+"""
+
+import importlib.util
+import pathlib
+
+import numpy as np
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SWEEP_PATH = ROOT / "bench" / "precision_sweep.py"
+
+
+def _load_sweep():
+    spec = importlib.util.spec_from_file_location("precision_sweep", SWEEP_PATH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+ps = _load_sweep()
+SCHEMES = [s["name"] for s in ps.schemes()]
+LAYOUTS = ("half", "interleaved")
+
+
+@pytest.fixture(scope="module")
+def results():
+    out = {}
+    for r in ps.sweep(quick=True, seed=0):
+        out[(r["scheme"], r["dtype"], r["layout"])] = r
+    return out
+
+
+def test_sample_reaches_2_24(results):
+    for scheme in SCHEMES:
+        r = results[(scheme, "f32", "half")]
+        if scheme == "longrope_short":
+            assert r["pos_max"] == 4095  # the short branch only exists while length <= L
+        else:
+            assert r["pos_max"] == 1 << 24
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_f32_pairwise_relative_error(results, scheme, layout):
+    r = results[(scheme, "f32", layout)]
+    assert r["passthrough_ok"]
+    assert r["pair"] < ps.F32_PAIR_BOUND, (
+        f"{scheme}/{layout}: f32 pair error {r['pair']:.3e} at position {r['pair_at']}")
+    assert r["call"] < ps.F32_PAIR_BOUND
+
+
+@pytest.mark.parametrize("dtype", ("f16", "bf16"))
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_half_precision_rounded_once(results, scheme, layout, dtype):
+    r = results[(scheme, dtype, layout)]
+    assert r["passthrough_ok"]
+    # Computed in f32 (error <= 2^-20 |pair|) and rounded once: every output is the rounding of such a value,
+    assert r["contract_violations"] == 0
+    # hence within 1 ulp of the correctly rounded reference wherever |r| >= 2^-8 |pair| (no cancellation),
+    assert r["ulp_max_noncancel"] <= ps.HALF_ULP_BOUND
+    # and almost always exactly the correctly rounded value.
+    assert r["exact_frac"] > 0.999
+    assert r["within1_frac"] > 0.9999
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_f64_sanity(results, scheme, layout):
+    r = results[(scheme, "f64", layout)]
+    assert r["passthrough_ok"]
+    assert r["pair_small"] < ps.F64_PAIR_BOUND  # positions <= 4096
+    # At large |phi| f64 is limited by theta_i's last bit (ulps of the angle, see PRECISION.md).
+    assert r["angle_ulps"] <= ps.F64_ANGLE_ULPS
+    assert r["pair"] < 1e-8
+
+
+def test_naive_f32_fails_at_2_24(results):
+    """The common f32(pos) * f32(theta) approach must fail on this sample: the sweep can detect it."""
+    r = results[("default", "f32", "half")]
+    assert r["naive_upto_2^24"] > 1e-3
+    assert r["naive_at_2^24"] > 1e-3
+    assert r["naive_upto_2^20"] > 1e-3
+    assert r["pair"] < ps.F32_PAIR_BOUND
+
+
+def test_worst_case_positions_present():
+    """Near multiples of 2*pi/theta_0 (theta_0 = 1): round(n * 2*pi) for the largest n below 2^24, and the
+    continued-fraction best approximations (710 = round(113 * 2*pi), 103993, ...)."""
+    theta = np.power(10000.0, -2.0 * np.arange(64) / 128)
+    sample = ps.position_sample(theta, 1 << 24, True, np.random.default_rng(0))
+    worst = set(sample["worst"].tolist())
+    n = int((1 << 24) / (2 * np.pi))
+    assert round(n * 2 * np.pi) in worst
+    assert round((n + 0.5) * 2 * np.pi) in worst
+    assert {710, 103993} <= worst
+    # the continued-fraction search finds the k with k mod 2*pi closest to 0
+    k = np.arange(1, 1 << 22, dtype=np.float64)  # the best k below 2^22 is a convergent too
+    dist = np.abs(np.remainder(k + np.pi, 2 * np.pi) - np.pi)
+    assert int(k[np.argmin(dist)]) in worst
+
+
+def test_round_to_bf16_is_correct():
+    """The reference rounding avoids ml_dtypes' double rounding through f32."""
+    import ml_dtypes
+
+    v = np.array([1 + 2.0 ** -8 + 2.0 ** -30, -(1 + 2.0 ** -8 + 2.0 ** -30), 1 + 2.0 ** -8, 1 + 3 * 2.0 ** -8])
+    got = ps.round_f64_to(v, np.dtype(ml_dtypes.bfloat16)).astype(np.float64)
+    assert got.tolist() == [1 + 2.0 ** -7, -(1 + 2.0 ** -7), 1.0, 1 + 2.0 ** -6]
+    h = ps.round_f64_to(np.array([1 + 2.0 ** -11 + 2.0 ** -40]), np.dtype(np.float16)).astype(np.float64)
+    assert h.tolist() == [1 + 2.0 ** -10]

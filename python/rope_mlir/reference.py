@@ -274,7 +274,7 @@ def inv_frequencies(
         s = cfg.get("factor", 1.0)
         k = int(f * dd / 2)
         i = np.arange(dd // 2, dtype=np.float64)
-        theta = np.where(i < k, np.power(b, -2.0 * i / dd), 0.0)
+        theta = np.where(i < k, _default_theta(dd, b), 0.0)
         return theta / s, 1.0
 
     if kind in ("ntk", "dynamic"):

@@ -49,6 +49,15 @@ LogicalResult verifyBase(EmitErrorFn emitError, StringRef scheme,
   return verifyPositive(emitError, scheme, "base", toDouble(base));
 }
 
+/// The two parameters every scaled scheme has.
+LogicalResult verifyBaseAndFactor(EmitErrorFn emitError, StringRef scheme,
+                                  const llvm::APFloat &base,
+                                  const llvm::APFloat &factor) {
+  if (failed(verifyBase(emitError, scheme, base)))
+    return failure();
+  return verifyPositive(emitError, scheme, "factor", toDouble(factor));
+}
+
 /// NTK's exponent P/(P-2) is undefined for a single pair.
 LogicalResult verifyNtkRotaryDim(EmitErrorFn emitError, StringRef scheme,
                                  int64_t rotaryDim) {
@@ -131,9 +140,7 @@ DefaultFrequenciesAttr::getInverseFrequencies(int64_t rotaryDim) const {
 LogicalResult LinearFrequenciesAttr::verify(EmitErrorFn emitError,
                                             llvm::APFloat base,
                                             llvm::APFloat factor) {
-  if (failed(verifyBase(emitError, "linear", base)))
-    return failure();
-  return verifyPositive(emitError, "linear", "factor", toDouble(factor));
+  return verifyBaseAndFactor(emitError, "linear", base, factor);
 }
 
 SmallVector<double>
@@ -152,9 +159,7 @@ LinearFrequenciesAttr::getInverseFrequencies(int64_t rotaryDim) const {
 LogicalResult NtkFrequenciesAttr::verify(EmitErrorFn emitError,
                                          llvm::APFloat base,
                                          llvm::APFloat factor) {
-  if (failed(verifyBase(emitError, "ntk", base)))
-    return failure();
-  return verifyPositive(emitError, "ntk", "factor", toDouble(factor));
+  return verifyBaseAndFactor(emitError, "ntk", base, factor);
 }
 
 LogicalResult NtkFrequenciesAttr::verifyForRotaryDim(EmitErrorFn emitError,
@@ -178,9 +183,7 @@ LogicalResult DynamicNtkFrequenciesAttr::verify(EmitErrorFn emitError,
                                                 llvm::APFloat base,
                                                 llvm::APFloat factor,
                                                 int64_t maxPositions) {
-  if (failed(verifyBase(emitError, "dynamic_ntk", base)) ||
-      failed(
-          verifyPositive(emitError, "dynamic_ntk", "factor", toDouble(factor))))
+  if (failed(verifyBaseAndFactor(emitError, "dynamic_ntk", base, factor)))
     return failure();
   if (maxPositions <= 0)
     return emitError() << "dynamic_ntk: max_position_embeddings must be "
@@ -242,8 +245,7 @@ LogicalResult YarnFrequenciesAttr::verify(
     bool truncate, std::optional<llvm::APFloat> attentionFactor,
     std::optional<llvm::APFloat> mscale,
     std::optional<llvm::APFloat> mscaleAllDim) {
-  if (failed(verifyBase(emitError, "yarn", base)) ||
-      failed(verifyPositive(emitError, "yarn", "factor", toDouble(factor))) ||
+  if (failed(verifyBaseAndFactor(emitError, "yarn", base, factor)) ||
       failed(
           verifyPositive(emitError, "yarn", "beta_slow", toDouble(betaSlow))) ||
       failed(verifyPositive(emitError, "yarn", "attention_factor",
@@ -331,8 +333,7 @@ LogicalResult Llama3FrequenciesAttr::verify(EmitErrorFn emitError,
                                             llvm::APFloat lowFreqFactor,
                                             llvm::APFloat highFreqFactor,
                                             int64_t originalMax) {
-  if (failed(verifyBase(emitError, "llama3", base)) ||
-      failed(verifyPositive(emitError, "llama3", "factor", toDouble(factor))) ||
+  if (failed(verifyBaseAndFactor(emitError, "llama3", base, factor)) ||
       failed(verifyPositive(emitError, "llama3", "low_freq_factor",
                             toDouble(lowFreqFactor))))
     return failure();
@@ -469,9 +470,7 @@ LogicalResult
 ProportionalFrequenciesAttr::verify(EmitErrorFn emitError, llvm::APFloat base,
                                     llvm::APFloat factor,
                                     llvm::APFloat partialRotaryFactor) {
-  if (failed(verifyBase(emitError, "proportional", base)) ||
-      failed(verifyPositive(emitError, "proportional", "factor",
-                            toDouble(factor))))
+  if (failed(verifyBaseAndFactor(emitError, "proportional", base, factor)))
     return failure();
   double f = toDouble(partialRotaryFactor);
   if (!(f >= 0.0 && f <= 1.0))

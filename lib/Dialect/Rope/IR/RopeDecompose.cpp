@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "rope/Dialect/Rope/IR/RopeArith.h"
 #include "rope/Dialect/Rope/IR/RopeOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -37,12 +38,6 @@ using namespace mlir::rope;
 
 namespace {
 
-// 2*pi split in two doubles (hi + lo = 2*pi to ~2^-107 relative) for the
-// Cody-Waite range reduction of the angle.
-constexpr double kTwoPiHi = 6.283185307179586232;
-constexpr double kTwoPiLo = 2.4492935982947064e-16;
-constexpr double kInvTwoPi = 0.15915494309189533577;
-
 /// Builds the decomposition of one `rope.apply`.
 class RopeDecomposer {
 public:
@@ -52,8 +47,7 @@ public:
         rotaryDim(op.getRotaryDimOrDefault()), numPairs(rotaryDim / 2),
         tokenDims(op.getTokenDimsOrDefault()) {
     elementType = inputType.getElementType();
-    computeType =
-        elementType.isF64() ? Type(b.getF64Type()) : Type(b.getF32Type());
+    computeType = getComputeElementType(elementType);
   }
 
   Value build();
@@ -67,11 +61,6 @@ private:
   };
 
   Table buildTable();
-  /// The call's runtime length as an i64: the `length` operand, else max
-  /// position + 1 over the call (offset + S for offsets, S without).
-  Value buildRuntimeLength();
-  /// The max over all elements of an integer tensor, as an i64.
-  Value buildMaxElement(Value tensor);
   /// Axis `axis` of M-RoPE positions [3, tokens...], shaped like the tokens.
   Value positionAxis(int64_t axis);
   Table buildComputedOrGatheredTable();
@@ -80,11 +69,6 @@ private:
   /// `invFreq` is theta_i in f64 for computed tables.
   std::pair<Value, Value> cosSinAt(OpBuilder &nb, Location nloc, Value pos,
                                    Value freq, Value invFreq, Value cacheSize);
-  /// Applies the magnitude factor and the inverse direction.
-  std::pair<Value, Value> finishCosSin(OpBuilder &nb, Location nloc, Value c,
-                                       Value s);
-  Value convertFloat(OpBuilder &nb, Location nloc, Value v, Type to);
-  Value toI64(OpBuilder &nb, Location nloc, Value v);
 
   Value emptyTensor(ArrayRef<int64_t> inputDims, int64_t lastSize, Type type);
   /// Channels [offset, offset + size) of the last dim of `source`.
@@ -103,28 +87,6 @@ private:
 
 } // namespace
 
-Value RopeDecomposer::toI64(OpBuilder &nb, Location nloc, Value v) {
-  Type i64 = nb.getI64Type();
-  if (v.getType() == i64)
-    return v;
-  if (isa<IndexType>(v.getType()))
-    return arith::IndexCastOp::create(nb, nloc, i64, v);
-  if (v.getType().getIntOrFloatBitWidth() < 64)
-    return arith::ExtSIOp::create(nb, nloc, i64, v);
-  return arith::TruncIOp::create(nb, nloc, i64, v);
-}
-
-Value RopeDecomposer::convertFloat(OpBuilder &nb, Location nloc, Value v,
-                                   Type to) {
-  unsigned from = v.getType().getIntOrFloatBitWidth();
-  unsigned width = to.getIntOrFloatBitWidth();
-  if (v.getType() == to)
-    return v;
-  if (from < width || (from == width && isa<BFloat16Type>(v.getType())))
-    return arith::ExtFOp::create(nb, nloc, to, v);
-  return arith::TruncFOp::create(nb, nloc, to, v);
-}
-
 Value RopeDecomposer::emptyTensor(ArrayRef<int64_t> inputDims, int64_t lastSize,
                                   Type type) {
   SmallVector<OpFoldResult> sizes;
@@ -134,48 +96,14 @@ Value RopeDecomposer::emptyTensor(ArrayRef<int64_t> inputDims, int64_t lastSize,
   return tensor::EmptyOp::create(b, loc, sizes, type);
 }
 
-std::pair<Value, Value>
-RopeDecomposer::finishCosSin(OpBuilder &nb, Location nloc, Value c, Value s) {
-  double magnitude = op.getMagnitude().convertToDouble();
-  if (magnitude != 1.0) {
-    Value a = arith::ConstantOp::create(
-        nb, nloc, computeType, nb.getFloatAttr(computeType, magnitude));
-    c = arith::MulFOp::create(nb, nloc, c, a);
-    s = arith::MulFOp::create(nb, nloc, s, a);
-  }
-  if (op.getInverse())
-    s = arith::NegFOp::create(nb, nloc, s);
-  return {c, s};
-}
-
 std::pair<Value, Value> RopeDecomposer::cosSinAt(OpBuilder &nb, Location nloc,
                                                  Value pos, Value freq,
                                                  Value invFreq,
                                                  Value cacheSize) {
-  Type f64 = nb.getF64Type();
   if (!op.getCos()) {
-    // Precision (ROPE.md §5): the angle pos * theta_i is formed in f64 (pos is
-    // exact below 2^53, the product has relative error 2^-53), then reduced
-    // to [-pi, pi] by a two-constant Cody-Waite step with FMAs, which is
-    // exact to ~2^-50 for |angle| < 2^30. Only the reduced angle is rounded
-    // to f32 before cos/sin, so f32 results keep ~1e-7 relative accuracy at
-    // any position up to 2^24 and beyond, where `f32(pos) * f32(theta)`
-    // would be off by up to 0.4. This runs once per (position, frequency).
-    auto cst = [&](double v) {
-      return arith::ConstantOp::create(nb, nloc, f64, nb.getF64FloatAttr(v));
-    };
-    Value posF = arith::SIToFPOp::create(nb, nloc, f64, pos);
-    Value angle = arith::MulFOp::create(nb, nloc, posF, invFreq);
-    Value turns = math::RoundEvenOp::create(
-        nb, nloc, arith::MulFOp::create(nb, nloc, angle, cst(kInvTwoPi)));
-    Value negTurns = arith::NegFOp::create(nb, nloc, turns);
-    Value reduced =
-        math::FmaOp::create(nb, nloc, negTurns, cst(kTwoPiHi), angle);
-    reduced = math::FmaOp::create(nb, nloc, negTurns, cst(kTwoPiLo), reduced);
-    reduced = convertFloat(nb, nloc, reduced, computeType);
-    Value c = math::CosOp::create(nb, nloc, reduced);
-    Value s = math::SinOp::create(nb, nloc, reduced);
-    return finishCosSin(nb, nloc, c, s);
+    Value posF = arith::SIToFPOp::create(nb, nloc, nb.getF64Type(), pos);
+    auto [c, s] = buildCosSinOfAngle(nb, nloc, posF, invFreq, computeType);
+    return applyMagnitudeAndDirection(nb, nloc, op, c, s);
   }
 
   // Gather from a [M, P/2] cache. Out-of-range positions must not read out of
@@ -203,54 +131,7 @@ std::pair<Value, Value> RopeDecomposer::cosSinAt(OpBuilder &nb, Location nloc,
       nb.getFloatAttr(computeType, std::numeric_limits<double>::quiet_NaN()));
   c = arith::SelectOp::create(nb, nloc, inRange, c, nan);
   s = arith::SelectOp::create(nb, nloc, inRange, s, nan);
-  return finishCosSin(nb, nloc, c, s);
-}
-
-Value RopeDecomposer::buildMaxElement(Value tensor) {
-  MLIRContext *ctx = b.getContext();
-  auto type = cast<RankedTensorType>(tensor.getType());
-  Type i64 = b.getI64Type();
-  Value lowest = arith::ConstantOp::create(
-      b, loc, b.getI64IntegerAttr(std::numeric_limits<int64_t>::min()));
-  Value init =
-      linalg::FillOp::create(
-          b, loc, lowest,
-          tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, i64).getResult())
-          .getResult(0);
-  unsigned numLoops = type.getRank();
-  SmallVector<utils::IteratorType> iterators(numLoops,
-                                             utils::IteratorType::reduction);
-  auto reduce = linalg::GenericOp::create(
-      b, loc, TypeRange{init.getType()}, ValueRange{tensor}, ValueRange{init},
-      {AffineMap::getMultiDimIdentityMap(numLoops, ctx),
-       AffineMap::get(numLoops, 0, {}, ctx)},
-      iterators, [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value v = toI64(nb, nloc, args[0]);
-        linalg::YieldOp::create(
-            nb, nloc, ValueRange{arith::MaxSIOp::create(nb, nloc, v, args[1])});
-      });
-  return tensor::ExtractOp::create(b, loc, reduce.getResult(0), ValueRange{});
-}
-
-Value RopeDecomposer::buildRuntimeLength() {
-  if (Value length = op.getLength())
-    return toI64(b, loc, length);
-  Value one = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(1));
-  if (Value positions = op.getPositions())
-    return arith::AddIOp::create(b, loc, buildMaxElement(positions), one);
-  Value seqLen = toI64(
-      b, loc, tensor::DimOp::create(b, loc, op.getInput(), tokenDims.back()));
-  Value offset = op.getOffset();
-  if (!offset)
-    return seqLen;
-  auto offsetType = dyn_cast<RankedTensorType>(offset.getType());
-  Value maxOffset =
-      !offsetType ? toI64(b, loc, offset)
-      : offsetType.getRank() == 0
-          ? toI64(b, loc,
-                  tensor::ExtractOp::create(b, loc, offset, ValueRange{}))
-          : buildMaxElement(offset);
-  return arith::AddIOp::create(b, loc, maxOffset, seqLen);
+  return applyMagnitudeAndDirection(nb, nloc, op, c, s);
 }
 
 Value RopeDecomposer::positionAxis(int64_t axis) {
@@ -330,10 +211,7 @@ RopeDecomposer::Table RopeDecomposer::buildComputedOrGatheredTable() {
   if (!op.getCos()) {
     // theta_i: a folded constant for static schemes; for dynamic ones, code
     // that runs once per call on the call's runtime length.
-    FrequencyAttrInterface freqs = op.getFreqsOrDefault();
-    Value length = freqs.isStatic() ? Value() : buildRuntimeLength();
-    Value thetaTable =
-        freqs.materializeInverseFrequencies(b, loc, length, rotaryDim);
+    Value thetaTable = buildInverseFrequencies(b, loc, op);
     invFreqArg = inputs.size();
     inputs.push_back(thetaTable);
     maps.push_back(AffineMap::get(numLoops, 0, {dim(freqLoop)}, ctx));
@@ -410,9 +288,9 @@ RopeDecomposer::Table RopeDecomposer::buildPregatheredTable() {
       ValueRange{cos, sin}, ValueRange{cosInit, sinInit},
       SmallVector<AffineMap>(4, identity), iterators,
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        auto [c, s] =
-            finishCosSin(nb, nloc, convertFloat(nb, nloc, args[0], computeType),
-                         convertFloat(nb, nloc, args[1], computeType));
+        auto [c, s] = applyMagnitudeAndDirection(
+            nb, nloc, op, convertFloat(nb, nloc, args[0], computeType),
+            convertFloat(nb, nloc, args[1], computeType));
         linalg::YieldOp::create(nb, nloc, ValueRange{c, s});
       });
   table.cos = generic.getResult(0);

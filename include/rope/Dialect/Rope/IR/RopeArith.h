@@ -1,0 +1,63 @@
+//===- RopeArith.h - Arithmetic shared by rope.apply lowerings --*- C++ -*-===//
+//
+// Part of the rope-mlir project.
+//
+// The pieces of ROPE.md's arithmetic that every lowering of `rope.apply`
+// emits the same way, whether on scalars (the linalg decomposition) or on
+// vectors of the P/2 frequencies (the vector lowering): the angle's precision
+// method (§5), magnitude and direction (§1, §4), the runtime length of
+// dynamic schemes (§4), and type conversions. Values may be scalars or
+// vectors; constants are splatted to the operand's type.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ROPE_DIALECT_ROPE_IR_ROPEARITH_H
+#define ROPE_DIALECT_ROPE_IR_ROPEARITH_H
+
+#include "rope/Dialect/Rope/IR/RopeOps.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <utility>
+
+namespace mlir::rope {
+
+/// The element type rope.apply computes in for `elementType` data: f64 for
+/// f64, f32 otherwise (f16/bf16 are rounded once, at the end).
+Type getComputeElementType(Type elementType);
+
+/// A float constant of `type` (a float type, or a vector of one: splat).
+Value buildFloatConstant(OpBuilder &b, Location loc, Type type, double value);
+
+/// Converts a float scalar or vector to element type `to` (ext or trunc).
+Value convertFloat(OpBuilder &b, Location loc, Value value, Type to);
+
+/// Converts an integer or index scalar to i64 (sign-extending).
+Value toI64(OpBuilder &b, Location loc, Value value);
+
+/// (cos, sin) of `position * theta` in element type `computeType`, per
+/// ROPE.md §5: the angle is formed in f64 and reduced to [-pi, pi] by a
+/// two-constant Cody-Waite step with FMAs before it is rounded to
+/// `computeType`. `position` and `theta` are f64 values of one shape (scalar
+/// or vector).
+std::pair<Value, Value> buildCosSinOfAngle(OpBuilder &b, Location loc,
+                                           Value position, Value theta,
+                                           Type computeType);
+
+/// Applies `op`'s magnitude (c, s -> a c, a s) and direction (s -> -s).
+std::pair<Value, Value> applyMagnitudeAndDirection(OpBuilder &b, Location loc,
+                                                   ApplyOp op, Value cos,
+                                                   Value sin);
+
+/// The call's runtime length as an i64, for dynamic frequency schemes: the
+/// `length` operand, else max position + 1 over the call (offset + S with
+/// offsets, S without).
+Value buildRuntimeLength(OpBuilder &b, Location loc, ApplyOp op);
+
+/// The `tensor<P/2 x f64>` of theta_i: a constant for static schemes, code
+/// running once per call for dynamic ones.
+Value buildInverseFrequencies(OpBuilder &b, Location loc, ApplyOp op);
+
+} // namespace mlir::rope
+
+#endif // ROPE_DIALECT_ROPE_IR_ROPEARITH_H

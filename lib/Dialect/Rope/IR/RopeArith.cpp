@@ -1,0 +1,185 @@
+//===- RopeArith.cpp - Arithmetic shared by rope.apply lowerings ----------===//
+//
+// Part of the rope-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rope/Dialect/Rope/IR/RopeArith.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::rope;
+
+namespace {
+// 2*pi split in two doubles (hi + lo = 2*pi to ~2^-107 relative) for the
+// Cody-Waite range reduction of the angle.
+constexpr double kTwoPiHi = 6.283185307179586232;
+constexpr double kTwoPiLo = 2.4492935982947064e-16;
+constexpr double kInvTwoPi = 0.15915494309189533577;
+
+/// `type` with its element type replaced by `element` (scalar or vector).
+Type withElementType(Type type, Type element) {
+  if (auto vector = dyn_cast<VectorType>(type))
+    return vector.clone(element);
+  return element;
+}
+
+/// The max over all elements of an integer tensor, as an i64.
+Value buildMaxElement(OpBuilder &b, Location loc, Value tensor) {
+  MLIRContext *ctx = b.getContext();
+  auto type = cast<RankedTensorType>(tensor.getType());
+  Type i64 = b.getI64Type();
+  Value lowest = arith::ConstantOp::create(
+      b, loc, b.getI64IntegerAttr(std::numeric_limits<int64_t>::min()));
+  Value init =
+      linalg::FillOp::create(
+          b, loc, lowest,
+          tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, i64).getResult())
+          .getResult(0);
+  unsigned numLoops = type.getRank();
+  SmallVector<utils::IteratorType> iterators(numLoops,
+                                             utils::IteratorType::reduction);
+  auto reduce = linalg::GenericOp::create(
+      b, loc, TypeRange{init.getType()}, ValueRange{tensor}, ValueRange{init},
+      {AffineMap::getMultiDimIdentityMap(numLoops, ctx),
+       AffineMap::get(numLoops, 0, {}, ctx)},
+      iterators, [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value v = toI64(nb, nloc, args[0]);
+        linalg::YieldOp::create(
+            nb, nloc, ValueRange{arith::MaxSIOp::create(nb, nloc, v, args[1])});
+      });
+  return tensor::ExtractOp::create(b, loc, reduce.getResult(0), ValueRange{});
+}
+} // namespace
+
+Type mlir::rope::getComputeElementType(Type elementType) {
+  Builder b(elementType.getContext());
+  return elementType.isF64() ? Type(b.getF64Type()) : Type(b.getF32Type());
+}
+
+Value mlir::rope::buildFloatConstant(OpBuilder &b, Location loc, Type type,
+                                     double value) {
+  if (auto vector = dyn_cast<VectorType>(type)) {
+    auto element = cast<FloatType>(vector.getElementType());
+    Attribute splat = b.getFloatAttr(element, value);
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(vector, ArrayRef<Attribute>(splat)));
+  }
+  return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, value));
+}
+
+Value mlir::rope::convertFloat(OpBuilder &b, Location loc, Value value,
+                               Type to) {
+  Type from = getElementTypeOrSelf(value.getType());
+  if (from == to)
+    return value;
+  Type type = withElementType(value.getType(), to);
+  if (isa<BFloat16Type>(from) && isa<VectorType>(value.getType())) {
+    // bf16 is the top half of an f32: widen the bits (exact). LLVM's x86
+    // backend cannot extend some bf16 vector widths (e.g. 25 lanes: "Do not
+    // know how to soft promote this operator's operand"); integer ops can.
+    Type i16 = withElementType(value.getType(), b.getIntegerType(16));
+    Type i32 = withElementType(value.getType(), b.getIntegerType(32));
+    Value bits = arith::ExtUIOp::create(
+        b, loc, i32, arith::BitcastOp::create(b, loc, i16, value));
+    Value shift = arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(cast<ShapedType>(i32),
+                               b.getI32IntegerAttr(16).getValue()));
+    Value f32 = arith::BitcastOp::create(
+        b, loc, withElementType(value.getType(), b.getF32Type()),
+        arith::ShLIOp::create(b, loc, bits, shift));
+    return convertFloat(b, loc, f32, to);
+  }
+  unsigned fromWidth = from.getIntOrFloatBitWidth();
+  unsigned toWidth = to.getIntOrFloatBitWidth();
+  if (fromWidth < toWidth || (fromWidth == toWidth && isa<BFloat16Type>(from)))
+    return arith::ExtFOp::create(b, loc, type, value);
+  return arith::TruncFOp::create(b, loc, type, value);
+}
+
+Value mlir::rope::toI64(OpBuilder &b, Location loc, Value value) {
+  Type i64 = b.getI64Type();
+  if (value.getType() == i64)
+    return value;
+  if (isa<IndexType>(value.getType()))
+    return arith::IndexCastOp::create(b, loc, i64, value);
+  if (value.getType().getIntOrFloatBitWidth() < 64)
+    return arith::ExtSIOp::create(b, loc, i64, value);
+  return arith::TruncIOp::create(b, loc, i64, value);
+}
+
+std::pair<Value, Value>
+mlir::rope::buildCosSinOfAngle(OpBuilder &b, Location loc, Value position,
+                               Value theta, Type computeType) {
+  // Precision (ROPE.md §5): the angle pos * theta_i is formed in f64 (pos is
+  // exact below 2^53, the product has relative error 2^-53), then reduced
+  // to [-pi, pi] by a two-constant Cody-Waite step with FMAs, which is
+  // exact to ~2^-50 for |angle| < 2^30. Only the reduced angle is rounded
+  // to f32 before cos/sin, so f32 results keep ~1e-7 relative accuracy at
+  // any position up to 2^24 and beyond, where `f32(pos) * f32(theta)`
+  // would be off by up to 0.4 (docs/PRECISION.md).
+  Type f64Type = theta.getType();
+  auto cst = [&](double v) { return buildFloatConstant(b, loc, f64Type, v); };
+  Value angle = arith::MulFOp::create(b, loc, position, theta);
+  Value turns = math::RoundEvenOp::create(
+      b, loc, arith::MulFOp::create(b, loc, angle, cst(kInvTwoPi)));
+  Value negTurns = arith::NegFOp::create(b, loc, turns);
+  Value reduced = math::FmaOp::create(b, loc, negTurns, cst(kTwoPiHi), angle);
+  reduced = math::FmaOp::create(b, loc, negTurns, cst(kTwoPiLo), reduced);
+  reduced = convertFloat(b, loc, reduced, computeType);
+  return {math::CosOp::create(b, loc, reduced),
+          math::SinOp::create(b, loc, reduced)};
+}
+
+std::pair<Value, Value>
+mlir::rope::applyMagnitudeAndDirection(OpBuilder &b, Location loc, ApplyOp op,
+                                       Value cos, Value sin) {
+  double magnitude = op.getMagnitude().convertToDouble();
+  if (magnitude != 1.0) {
+    Value a = buildFloatConstant(b, loc, cos.getType(), magnitude);
+    cos = arith::MulFOp::create(b, loc, cos, a);
+    sin = arith::MulFOp::create(b, loc, sin, a);
+  }
+  if (op.getInverse())
+    sin = arith::NegFOp::create(b, loc, sin);
+  return {cos, sin};
+}
+
+Value mlir::rope::buildRuntimeLength(OpBuilder &b, Location loc, ApplyOp op) {
+  if (Value length = op.getLength())
+    return toI64(b, loc, length);
+  Value one = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(1));
+  if (Value positions = op.getPositions())
+    return arith::AddIOp::create(b, loc, buildMaxElement(b, loc, positions),
+                                 one);
+  Value seqLen =
+      toI64(b, loc,
+            tensor::DimOp::create(b, loc, op.getInput(),
+                                  op.getTokenDimsOrDefault().back()));
+  Value offset = op.getOffset();
+  if (!offset)
+    return seqLen;
+  auto offsetType = dyn_cast<RankedTensorType>(offset.getType());
+  Value maxOffset =
+      !offsetType ? toI64(b, loc, offset)
+      : offsetType.getRank() == 0
+          ? toI64(b, loc,
+                  tensor::ExtractOp::create(b, loc, offset, ValueRange{}))
+          : buildMaxElement(b, loc, offset);
+  return arith::AddIOp::create(b, loc, maxOffset, seqLen);
+}
+
+Value mlir::rope::buildInverseFrequencies(OpBuilder &b, Location loc,
+                                          ApplyOp op) {
+  FrequencyAttrInterface freqs = op.getFreqsOrDefault();
+  Value length = freqs.isStatic() ? Value() : buildRuntimeLength(b, loc, op);
+  return freqs.materializeInverseFrequencies(b, loc, length,
+                                             op.getRotaryDimOrDefault());
+}

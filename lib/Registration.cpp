@@ -8,6 +8,7 @@
 #include "rope/Dialect/Rope/IR/RopeDialect.h"
 #include "rope/InitAllRope.h"
 #include "rope/Pipelines/Pipelines.h"
+#include "rope/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 
@@ -17,5 +18,6 @@ void mlir::rope::registerAllRopeDialects(DialectRegistry &registry) {
 
 void mlir::rope::registerAllRopePasses() {
   registerRopeConversionPasses();
+  registerRopeTransformsPasses();
   registerRopePipelines();
 }

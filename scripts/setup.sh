@@ -10,7 +10,7 @@ LLVM=/usr/lib/llvm-22
 SUDO=""
 if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then SUDO=sudo; fi
 
-packages=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22
+packages=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22 libomp-22-dev
           cmake ninja-build clang-format)
 missing=()
 for p in "${packages[@]}"; do

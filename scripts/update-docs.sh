@@ -6,5 +6,6 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${ROPE_BUILD_DIR:-$ROOT/build}"
 ninja -C "$BUILD" mlir-doc
 cp "$BUILD/docs/Dialects/RopeOps.md" "$BUILD/docs/Dialects/RopeAttrs.md" \
-   "$BUILD/docs/RopeConversionPasses.md" "$ROOT/docs/reference/"
+   "$BUILD/docs/RopeConversionPasses.md" "$BUILD/docs/RopeTransformsPasses.md" \
+   "$ROOT/docs/reference/"
 echo "docs/reference updated"

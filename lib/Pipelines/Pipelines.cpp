@@ -6,6 +6,7 @@
 
 #include "rope/Pipelines/Pipelines.h"
 #include "rope/Conversion/Passes.h"
+#include "rope/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
@@ -14,6 +15,7 @@
 #include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -22,7 +24,10 @@ using namespace mlir;
 
 void mlir::rope::buildRopeToLLVMCpuPipeline(
     OpPassManager &pm, const RopeToLLVMCpuPipelineOptions &options) {
-  pm.addPass(createConvertRopeToLinalgPass());
+  if (options.vectorize)
+    pm.addPass(createConvertRopeToVectorPass());
+  else
+    pm.addPass(createConvertRopeToLinalgPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // Canonicalization of rope.apply may produce tensor arithmetic on
@@ -45,16 +50,30 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
   pm.addPass(createConvertBufferizationToMemRefPass());
 
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // The token loop (scf.forall of convert-rope-to-vector).
+  if (options.numThreads == 1) {
+    pm.addPass(createForallToForLoopPass());
+  } else {
+    pm.addPass(createForallToParallelLoopPass());
+    ConvertSCFToOpenMPPassOptions openMP;
+    openMP.numThreads = options.numThreads;
+    pm.addPass(createConvertSCFToOpenMPPass(openMP));
+  }
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(createRopeApproximateTrigPass());
+  pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
+  if (options.numThreads != 1)
+    pm.addPass(createConvertOpenMPToLLVMPass());
   if (options.emitCInterface)
     pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   pm.addPass(createConvertFuncToLLVMPass());

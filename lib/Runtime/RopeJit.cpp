@@ -147,8 +147,10 @@ extern "C" RopeJitModule *ropeJitCompile(const char *source,
   options.jitCodeGenOptLevel = static_cast<llvm::CodeGenOptLevel>(level);
   options.enableGDBNotificationListener = false;
   options.enablePerfNotificationListener = false;
-  // memref.copy of strided buffers lowers to a call into the C runner utils.
-  llvm::StringRef runtimeLibraries[] = {ROPE_MLIR_C_RUNNER_UTILS};
+  // memref.copy of strided buffers lowers to a call into the C runner utils;
+  // multi-threaded kernels (num-threads != 1) call the OpenMP runtime.
+  llvm::StringRef runtimeLibraries[] = {ROPE_MLIR_C_RUNNER_UTILS,
+                                        ROPE_MLIR_OPENMP_RUNTIME};
   options.sharedLibPaths = runtimeLibraries;
   DiagnosticCollector diagnostics(result->context.get());
   auto engine = ExecutionEngine::create(*module, options);

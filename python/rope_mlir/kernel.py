@@ -131,6 +131,11 @@ class KernelConfig:
     #: The M-RoPE attribute's text ('#rope.mrope<section = [t, h, w]>');
     #: positions are then [3, *token dims].
     mrope: Optional[str] = None
+    #: OpenMP threads for the token loop: 1 = sequential, 0 = all cores.
+    threads: int = 1
+    #: "vector" (convert-rope-to-vector, the fast path) or "scalar" (the
+    #: linalg loops, for debugging).
+    lowering: str = "vector"
 
     def __post_init__(self):
         if self.dtype not in _DTYPES:
@@ -146,6 +151,12 @@ class KernelConfig:
             raise TypeError("positions must be int32 or int64")
         if self.cache is not None and self.cache_dtype not in _DTYPES:
             raise TypeError(f"unsupported cache dtype {self.cache_dtype!r}")
+        if not isinstance(self.threads, int) or self.threads < 0:
+            raise ValueError(f"threads must be an int >= 0 (0 = all cores), "
+                             f"got {self.threads!r}")
+        if self.lowering not in ("vector", "scalar"):
+            raise ValueError(f"lowering must be 'vector' or 'scalar', got "
+                             f"{self.lowering!r}")
         if self.mrope is not None and self.positions != "explicit":
             raise ValueError("M-RoPE needs explicit positions [3, *tokens]")
 
@@ -253,13 +264,20 @@ def emit(config: KernelConfig, name: str = "rope_kernel") -> str:
     return "\n".join(lines) + "\n"
 
 
+def pipeline(config: KernelConfig) -> str:
+    """The `rope-to-llvm-cpu` pipeline a kernel for `config` is built with."""
+    return ("builtin.module(rope-to-llvm-cpu{emit-c-interface=true "
+            f"vectorize={'true' if config.lowering == 'vector' else 'false'} "
+            f"num-threads={int(config.threads)}}})")
+
+
 class Kernel:
     """A compiled `rope.apply` for one configuration. Call it on arrays."""
 
     def __init__(self, config: KernelConfig):
         self.config = config
         self.ir = emit(config)
-        self._module = _jit.compile_module(self.ir)
+        self._module = _jit.compile_module(self.ir, pipeline(config))
         address = self._module.lookup("rope_kernel")
         argtypes = [ctypes.c_void_p]
         if config.positions in ("explicit", "row_offset"):

@@ -10,6 +10,7 @@ GENERATED = {
     "RopeOps.md": "docs/Dialects/RopeOps.md",
     "RopeAttrs.md": "docs/Dialects/RopeAttrs.md",
     "RopeConversionPasses.md": "docs/RopeConversionPasses.md",
+    "RopeTransformsPasses.md": "docs/RopeTransformsPasses.md",
 }
 
 

@@ -1,27 +1,60 @@
 // RUN: rope-opt %s --rope-to-llvm-cpu -split-input-file | FileCheck %s \
+// RUN:   --check-prefixes=CHECK,VECTOR \
 // RUN:   --implicit-check-not=rope. --implicit-check-not=linalg. \
 // RUN:   --implicit-check-not=tensor. --implicit-check-not=memref. \
 // RUN:   --implicit-check-not=bufferization. --implicit-check-not=arith. \
 // RUN:   --implicit-check-not=math. --implicit-check-not=scf. \
 // RUN:   --implicit-check-not=cf. --implicit-check-not=func.func \
+// RUN:   --implicit-check-not=vector. --implicit-check-not=omp. \
 // RUN:   --implicit-check-not=unrealized_conversion_cast
+// RUN: rope-opt %s --rope-to-llvm-cpu=vectorize=false -split-input-file | \
+// RUN:   FileCheck %s --check-prefixes=CHECK,SCALAR \
+// RUN:   --implicit-check-not=rope. --implicit-check-not=linalg. \
+// RUN:   --implicit-check-not=tensor. --implicit-check-not=memref. \
+// RUN:   --implicit-check-not=arith. --implicit-check-not=math. \
+// RUN:   --implicit-check-not=scf. --implicit-check-not=func.func
+// RUN: rope-opt %s --rope-to-llvm-cpu=num-threads=4 -split-input-file | \
+// RUN:   FileCheck %s --check-prefixes=CHECK,THREADS \
+// RUN:   --implicit-check-not=rope. --implicit-check-not=scf. \
+// RUN:   --implicit-check-not=func.func --implicit-check-not=math.
 
 // rope-to-llvm-cpu lowers rope IR on tensors to nothing but the LLVM dialect,
 // for the usual function form (input and destination in, result out).
 
-// The cos/sin table (two mallocs, freed), the f64 range reduction and one
-// cos and one sin per (position, frequency).
-// CHECK-LABEL: llvm.func @rotate_positions(
-//       CHECK:   llvm.call @malloc
-//       CHECK:   llvm.call @malloc
-//       CHECK:   llvm.intr.roundeven
-//       CHECK:   llvm.intr.fma
-//       CHECK:   llvm.intr.fma
-//       CHECK:   llvm.intr.cos
-//       CHECK:   llvm.intr.sin
-//       CHECK:   llvm.call @free
-//       CHECK:   llvm.call @free
-//       CHECK:   llvm.return
+// vectorize (default): no table and no trig calls. Per token, the angles of
+// the 32 frequencies as one f64 vector (range reduction with FMAs), f32
+// polynomial sin/cos, then per head two 32-lane loads, FMAs, two stores.
+// VECTOR-LABEL: llvm.func @rotate_positions(
+//   VECTOR-NOT:   llvm.call @malloc
+//       VECTOR:   llvm.intr.roundeven({{.*}}) : (vector<32xf64>)
+//       VECTOR:   llvm.intr.fma({{.*}}) : (vector<32xf64>
+//       VECTOR:   llvm.intr.fma({{.*}}) : (vector<32xf64>
+//       VECTOR:   llvm.fptrunc {{.*}} : vector<32xf64> to vector<32xf32>
+//   VECTOR-NOT:   llvm.intr.cos
+//   VECTOR-NOT:   llvm.intr.sin
+//       VECTOR:   llvm.load {{.*}} -> vector<32xf32>
+//       VECTOR:   llvm.load {{.*}} -> vector<32xf32>
+//       VECTOR:   llvm.store {{.*}} : vector<32xf32>, !llvm.ptr
+//       VECTOR:   llvm.store {{.*}} : vector<32xf32>, !llvm.ptr
+//       VECTOR:   llvm.return
+// The scalar path: the cos/sin table (two mallocs, freed), the f64 range
+// reduction and one (polynomial) cos and sin per (position, frequency).
+// SCALAR-LABEL: llvm.func @rotate_positions(
+//       SCALAR:   llvm.call @malloc
+//       SCALAR:   llvm.call @malloc
+//       SCALAR:   llvm.intr.roundeven
+//       SCALAR:   llvm.intr.fma
+//       SCALAR:   llvm.intr.fma
+//   SCALAR-NOT:   llvm.intr.cos
+//       SCALAR:   llvm.call @free
+//       SCALAR:   llvm.call @free
+//       SCALAR:   llvm.return
+// num-threads=4: the token loop is an OpenMP worksharing loop.
+// THREADS-LABEL: llvm.func @rotate_positions(
+//       THREADS:   omp.parallel num_threads(
+//       THREADS:   omp.wsloop
+//       THREADS:   omp.loop_nest
+//       THREADS:   llvm.return
 func.func @rotate_positions(%x: tensor<2x16x4x64xf32>, %p: tensor<2x16xi64>, %init: tensor<2x16x4x64xf32>) -> tensor<2x16x4x64xf32> {
   %y = rope.apply ins(%x : tensor<2x16x4x64xf32>) positions(%p : tensor<2x16xi64>) outs(%init : tensor<2x16x4x64xf32>) -> tensor<2x16x4x64xf32>
   return %y : tensor<2x16x4x64xf32>

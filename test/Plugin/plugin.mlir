@@ -22,8 +22,8 @@
 
 //   LLVM-NOT: rope.apply
 // LLVM-LABEL: llvm.func @apply(
-//       LLVM:   llvm.intr.cos
-//       LLVM:   llvm.intr.sin
+//       LLVM:   llvm.intr.roundeven({{.*}}) : (vector<{{[0-9]+}}xf64>)
+//       LLVM:   llvm.store {{.*}} : vector<{{[0-9]+}}xf32>
 //   LLVM-NOT: rope.apply
 
 // NOPLUGIN: Dialect `rope' not found for custom op 'rope.apply'

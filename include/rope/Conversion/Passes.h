@@ -8,6 +8,7 @@
 #define ROPE_CONVERSION_PASSES_H
 
 #include "rope/Conversion/RopeToLinalg/RopeToLinalg.h"
+#include "rope/Conversion/RopeToVector/RopeToVector.h"
 
 namespace mlir::rope {
 

@@ -1,0 +1,27 @@
+//===- RopeToVector.h - rope.apply to vector code ---------------*- C++ -*-===//
+//
+// Part of the rope-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ROPE_CONVERSION_ROPETOVECTOR_ROPETOVECTOR_H
+#define ROPE_CONVERSION_ROPETOVECTOR_ROPETOVECTOR_H
+
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+class RewritePatternSet;
+namespace rope {
+
+#define GEN_PASS_DECL_CONVERTROPETOVECTORPASS
+#include "rope/Conversion/Passes.h.inc"
+
+/// Lowers `rope.apply` to an `scf.forall` over tokens whose body computes
+/// (or gathers) cos/sin as vectors of the P/2 frequencies once per token and
+/// rotates every head's row with vector loads, FMAs and stores.
+void populateRopeToVectorConversionPatterns(RewritePatternSet &patterns);
+
+} // namespace rope
+} // namespace mlir
+
+#endif // ROPE_CONVERSION_ROPETOVECTOR_ROPETOVECTOR_H

@@ -1,0 +1,33 @@
+"""bench/cpu_bench.py runs end to end (--quick --smoke: one tiny shape, a few repetitions), every peer
+agrees with the float64 reference, and the table is printed. No timing assertions: the numbers of a
+smoke run mean nothing."""
+
+import pathlib
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def test_cpu_bench_smoke():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "cpu_bench.py"), "--quick", "--smoke"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    out = result.stdout
+    assert "# rope.apply CPU benchmark (smoke)" in out
+    assert "single thread" in out
+    header = next((line for line in out.splitlines() if line.startswith("shape ")), None)
+    assert header is not None, out
+    for column in ("ours µs", "copy µs", "of copy", "×ORT23", "×ORTms", "×numpy", "×C++", "comp/cache"):
+        assert column in header
+    assert "correctness: max relative error" in out and "all within tolerance" in out
+
+
+def test_cpu_bench_smoke_markdown():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "cpu_bench.py"), "--quick", "--smoke", "--markdown",
+         "--dtypes", "f32", "--threads", "1"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert "| shape | dtype | layout | cos/sin |" in result.stdout

@@ -448,7 +448,7 @@ def cache_info() -> dict:
 def apply(x, positions=None, *, layout="half", rotary_dim=None, base=10000.0,
           scaling=None, offset=0, cos_cache=None, sin_cache=None,
           inverse=False, token_dims=None, out=None, magnitude=None,
-          mrope_section=None, mrope_interleaved=False):
+          mrope_section=None, mrope_interleaved=False, threads=1):
     """Rotates `x` by RoPE with the compiled `rope.apply` (ROPE.md).
 
     x: [*tokens, H, D] by default (token dims = all but the last two, or
@@ -465,7 +465,8 @@ def apply(x, positions=None, *, layout="half", rotary_dim=None, base=10000.0,
     rotary dim defaults to int(partial_rotary_factor * D) when the dict has
     that key. mrope_section [t, h, w] (or the dict's `mrope_section`) makes
     positions [3, *token dims] (M-RoPE); mrope_interleaved selects Qwen3-VL's
-    frequency interleaving. magnitude: None for the scheme's (1 unless YaRN
+    frequency interleaving. threads: OpenMP threads over tokens (1: the
+    calling thread only, 0: all cores). magnitude: None for the scheme's (1 unless YaRN
     or LongRoPE define one); an explicit value must equal a YaRN/LongRoPE
     scheme's, else ValueError.
     """
@@ -533,7 +534,7 @@ def apply(x, positions=None, *, layout="half", rotary_dim=None, base=10000.0,
         base=float(base), magnitude=float(magnitude), inverse=bool(inverse),
         token_dims=resolved_token_dims, positions=form,
         positions_dtype=positions_dtype, cache=cache, cache_dtype=cache_dtype,
-        inplace=inplace, freqs=freqs, mrope=mrope)
+        inplace=inplace, freqs=freqs, mrope=mrope, threads=int(threads))
     try:
         kernel = compile(config)
     except CompileError as error:

@@ -102,7 +102,7 @@ def token_dims_of(case: Case) -> tuple:
     return (0,) if rank == 2 else tuple(range(rank - 2))
 
 
-def run_case(case: Case):
+def run_case(case: Case, **lowering):
     rng = np.random.default_rng(case.seed + 1_000_003)
     dtype = DTYPES[case.dtype]
     x = rng.standard_normal(case.shape).astype(dtype)
@@ -159,7 +159,8 @@ def run_case(case: Case):
         static_offset_shape=(token_sizes[0],) if (
             case.static and case.positions == "row_offset") else None,
         static_cache_shape=cos_cache.shape if (
-            case.static and cos_cache is not None) else None)
+            case.static and cos_cache is not None) else None,
+        **lowering)
     kernel = rope_mlir.compile(config)
     got = kernel(x, positions, offset=call_offset, cos_cache=cos_cache,
                  sin_cache=sin_cache)
@@ -212,6 +213,18 @@ def check(case: Case, x, got, ref):
 def test_random_case(seed):
     case = make_case(seed)
     x, got, ref = run_case(case)
+    check(case, x, got, ref)
+
+
+# The same random cases through the other CPU code paths: the scalar linalg
+# lowering (rope-to-llvm-cpu{vectorize=false}) and the OpenMP token loop.
+@pytest.mark.parametrize("lowering", [dict(lowering="scalar"),
+                                      dict(threads=2)],
+                         ids=["scalar", "threads2"])
+@pytest.mark.parametrize("seed", range(0, NUM_CASES, 4))
+def test_random_case_other_lowerings(seed, lowering):
+    case = make_case(seed)
+    x, got, ref = run_case(case, **lowering)
     check(case, x, got, ref)
 
 

@@ -90,3 +90,14 @@ def find_python():
 
 config.substitutions = [s for s in config.substitutions if s[0] != "%python"]
 config.substitutions.append(("%python", '"' + find_python() + '"'))
+
+
+# %omp_lib: the OpenMP runtime that code lowered with num-threads != 1 calls
+# (rope-to-llvm-cpu -> convert-scf-to-openmp), for mlir-runner's -shared-libs.
+# It ships with LLVM, next to the runner utils.
+omp_lib = os.path.normpath(
+    os.path.join(config.llvm_tools_dir, "..", "lib", "libomp" + config.llvm_shlib_ext)
+)
+config.substitutions.append(("%omp_lib", omp_lib))
+if os.path.exists(omp_lib):
+    config.available_features.add("libomp")

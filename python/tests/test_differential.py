@@ -162,8 +162,15 @@ def run_case(case: Case, **lowering):
             case.static and cos_cache is not None) else None,
         **lowering)
     kernel = rope_mlir.compile(config)
-    got = kernel(x, positions, offset=call_offset, cos_cache=cos_cache,
-                 sin_cache=sin_cache)
+    if config.inplace:
+        # Rotate a copy in place; x stays the original for the checks.
+        target = np.ascontiguousarray(x.copy())
+        got = kernel(target, positions, offset=call_offset,
+                     cos_cache=cos_cache, sin_cache=sin_cache, out=target)
+        assert got is target
+    else:
+        got = kernel(x, positions, offset=call_offset, cos_cache=cos_cache,
+                     sin_cache=sin_cache)
     return x, got, ref
 
 
@@ -217,10 +224,11 @@ def test_random_case(seed):
 
 
 # The same random cases through the other CPU code paths: the scalar linalg
-# lowering (rope-to-llvm-cpu{vectorize=false}) and the OpenMP token loop.
+# lowering (rope-to-llvm-cpu{vectorize=false}), the OpenMP token loop, and
+# the vector path in place (rows read from the destination).
 @pytest.mark.parametrize("lowering", [dict(lowering="scalar"),
-                                      dict(threads=2)],
-                         ids=["scalar", "threads2"])
+                                      dict(threads=2), dict(inplace=True)],
+                         ids=["scalar", "threads2", "inplace"])
 @pytest.mark.parametrize("seed", range(0, NUM_CASES, 4))
 def test_random_case_other_lowerings(seed, lowering):
     case = make_case(seed)

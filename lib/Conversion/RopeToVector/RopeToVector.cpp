@@ -146,13 +146,17 @@ Value RopeVectorizer::writeVector(OpBuilder &nb, Location nloc, Value vector,
 RopeVectorizer::Hoisted RopeVectorizer::buildHoisted() {
   Hoisted hoisted;
   if (!op.getCos()) {
-    Value table = buildInverseFrequencies(b, loc, op);
-    // Static schemes give a constant: fold it to a vector constant directly.
-    DenseElementsAttr constant;
-    if (matchPattern(table, m_Constant(&constant))) {
+    FrequencyAttrInterface freqs = op.getFreqsOrDefault();
+    if (freqs.isStatic()) {
+      // A static table is a vector constant.
+      SmallVector<double> thetas = freqs.getInverseFrequencies(rotaryDim);
       hoisted.theta = arith::ConstantOp::create(
-          b, loc, constant.reshape(vectorOf(numPairs, b.getF64Type())));
+          b, loc,
+          DenseElementsAttr::get(vectorOf(numPairs, b.getF64Type()),
+                                 ArrayRef<double>(thetas)));
     } else {
+      // Computed once per call, before the token loop.
+      Value table = buildInverseFrequencies(b, loc, op);
       Value zero = arith::ConstantIndexOp::create(b, loc, 0);
       hoisted.theta = readVector(b, loc, table, ValueRange{zero}, numPairs);
     }
@@ -283,6 +287,8 @@ std::pair<Value, Value> RopeVectorizer::spreadForInterleaved(OpBuilder &nb,
 Value RopeVectorizer::rotateRow(OpBuilder &nb, Location nloc, Value source,
                                 Value dest, ValueRange rowIvs, Value cos,
                                 Value sin) {
+  // In place, the pass-through channels are already where they belong.
+  bool inPlace = source == dest;
   auto at = [&](int64_t channel) {
     SmallVector<Value> indices(rowIvs);
     indices.push_back(arith::ConstantIndexOp::create(nb, nloc, channel));
@@ -328,7 +334,7 @@ Value RopeVectorizer::rotateRow(OpBuilder &nb, Location nloc, Value source,
     store(y, 0);
   }
   // Pass-through channels [P, D), unless they are already in place.
-  if (rotaryDim < headDim && source != dest) {
+  if (rotaryDim < headDim && !inPlace) {
     int64_t size = headDim - rotaryDim;
     dest =
         writeVector(nb, nloc, readVector(nb, nloc, source, at(rotaryDim), size),

@@ -260,8 +260,9 @@ def kernel_fields() -> set:
     return {f.name for f in dataclasses.fields(rope_mlir.KernelConfig)}
 
 
-def our_kernel(dtype: str, layout: str, cache: bool, threads: int, lowering: Optional[str]):
-    extra = {}
+def our_kernel(dtype: str, layout: str, cache: bool, threads: int, lowering: Optional[str],
+               inplace: bool = False):
+    extra = dict(inplace=True) if inplace else {}
     fields = kernel_fields()
     if "threads" in fields:
         extra["threads"] = threads
@@ -337,6 +338,7 @@ class Row:
     numpy: float
     cxx: float
     other_form: float     # ours, the other cos/sin form, same threads
+    inplace: Optional[float]  # ours computed, rotating x in place (out=x), same threads
 
 
 def progress(message: str):
@@ -395,6 +397,21 @@ def run_config(shape: Shape, dtype: str, layout: str, thread_counts: List[int], 
                 times[form] = (api, api)
             quiesce(timing, threads)
 
+        # In place (out = x, how serving stacks rotate q/k): the same bytes, but every line written was
+        # just read, so there is no write-allocate read of a separate output.
+        scratch = x.copy()
+        kernel = our_kernel(dtype, layout, False, threads, args.lowering, inplace=True)
+        kernel(scratch, positions, out=scratch)
+        check("ours computed in place", "ours", scratch, "computed", threads)
+        try:
+            from rope_mlir import _jit
+            keep = [_jit.memref_descriptor(a) for a in (scratch, positions)]
+            addresses = [ctypes.addressof(d) for d in keep]
+            t_inplace = measure(lambda: kernel._function(*addresses), timing)
+        except (AttributeError, ImportError, TypeError):
+            t_inplace = measure(lambda: kernel(scratch, positions, out=scratch), timing)
+        quiesce(timing, threads)
+
         # Addresses as plain ints: `array.ctypes.data` in the timed call would cost microseconds.
         xp, yp, pp, cp, sp = (a.ctypes.data for a in (x, out, pos_flat, cos, sin))
         # Ceilings take the best sample (as STREAM reports its best rate): a sample slowed by another
@@ -428,7 +445,8 @@ def run_config(shape: Shape, dtype: str, layout: str, thread_counts: List[int], 
 
         for form, other in (("computed", "cache"), ("cache", "computed")):
             rows.append(Row(shape, dtype, layout, form, threads, nbytes, times[form][0], times[form][1],
-                            t_copy, t_empty, t_ort[""], t_ort["com.microsoft"], t_numpy, t_cxx, times[other][0]))
+                            t_copy, t_empty, t_ort[""], t_ort["com.microsoft"], t_numpy, t_cxx, times[other][0],
+                            t_inplace if form == "computed" else None))
     return rows
 
 
@@ -440,7 +458,8 @@ def verdict(ok: bool) -> str:
 def format_rows(rows: List[Row], all_threads: bool):
     numpy_label = "×numpy(1T)" if all_threads else "×numpy"
     header = ["shape", "dtype", "layout", "cos/sin", "thr", "ours µs", "API µs", "GB/s", "copy µs",
-              "floor µs", "of copy", "×ORT23", "×ORTms", numpy_label, "×C++", "comp/cache", "ovh µs"]
+              "floor µs", "of copy", "×ORT23", "×ORTms", numpy_label, "×C++", "comp/cache", "ovh µs",
+              "in place µs", "in place of copy"]
     table = []
     for r in rows:
         large = not r.shape.decode
@@ -467,7 +486,9 @@ def format_rows(rows: List[Row], all_threads: bool):
             _us(r.ours), _us(r.api), f"{r.bytes / r.ours / 1e9:.1f}", _us(r.copy), _us(r.empty) + (" !" if contended(r) else ""),
             f"{fraction:.2f}" + (f" {verdict(fraction >= TARGET_BW_FRACTION)}" if large else ""),
             speedup(r.ort23, TARGET_VS_ORT), speedup(r.ortms, TARGET_VS_ORT),
-            speedup(r.numpy, 0.0).replace(" PASS", ""), speedup(r.cxx, TARGET_VS_CXX), comp, ovh])
+            speedup(r.numpy, 0.0).replace(" PASS", ""), speedup(r.cxx, TARGET_VS_CXX), comp, ovh,
+            _us(r.inplace) if r.inplace else "—",
+            f"{r.copy / r.inplace:.2f}" if r.inplace else "—"])
     return header, table
 
 

@@ -102,7 +102,9 @@ def token_dims_of(case: Case) -> tuple:
     return (0,) if rank == 2 else tuple(range(rank - 2))
 
 
-def run_case(case: Case, **lowering):
+def run_case(case: Case, make_kernel=None, **lowering):
+    """Runs `case` through `make_kernel(config)` (default: the cached
+    rope_mlir.compile) and returns (x, output, float64 reference)."""
     rng = np.random.default_rng(case.seed + 1_000_003)
     dtype = DTYPES[case.dtype]
     x = rng.standard_normal(case.shape).astype(dtype)
@@ -161,7 +163,7 @@ def run_case(case: Case, **lowering):
         static_cache_shape=cos_cache.shape if (
             case.static and cos_cache is not None) else None,
         **lowering)
-    kernel = rope_mlir.compile(config)
+    kernel = (make_kernel or rope_mlir.compile)(config)
     if config.inplace:
         # Rotate a copy in place; x stays the original for the checks.
         target = np.ascontiguousarray(x.copy())

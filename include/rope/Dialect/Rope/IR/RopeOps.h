@@ -13,6 +13,7 @@
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/TilingInterface.h"
 #include "rope/Dialect/Rope/IR/RopeAttrs.h"
 #include "rope/Dialect/Rope/IR/RopeDialect.h"
 

@@ -13,6 +13,7 @@ include "mlir/Dialect/Linalg/IR/LinalgInterfaces.td"
 include "mlir/Interfaces/DestinationStyleOpInterface.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/TilingInterface.td"
 
 def Rope_ApplyOp : Rope_Op<"apply", [
     Pure,
@@ -20,7 +21,10 @@ def Rope_ApplyOp : Rope_Op<"apply", [
     DestinationStyleOpInterface,
     DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
         ["reifyResultShapes"]>,
-    DeclareOpInterfaceMethods<AggregatedOpInterface, ["decomposeOperation"]>
+    DeclareOpInterfaceMethods<AggregatedOpInterface, ["decomposeOperation"]>,
+    DeclareOpInterfaceMethods<TilingInterface, [
+        "getLoopIteratorTypes", "getIterationDomain", "getTiledImplementation",
+        "getResultTilePosition", "generateResultTileValue"]>
   ]> {
   let summary = "rotary position embedding of the last (head) dimension";
   let description = [{
@@ -71,6 +75,10 @@ def Rope_ApplyOp : Rope_Op<"apply", [
     position; without, they are pre-gathered and shaped like the token dims
     plus `P/2`. A position outside `[0, M)` never reads out of bounds: the
     rotated channels of that token become NaN.
+
+    The op implements `TilingInterface` over every dim but the channels (a
+    rotated pair spans them); a tile re-expresses positions for its slice and
+    keeps the whole call's length for dynamic schemes.
 
     Arithmetic is done in f32 for f16/bf16/f32 data and in f64 for f64 data;
     angles are computed in f64 with an explicit range reduction (`ROPE.md`

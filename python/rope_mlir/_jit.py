@@ -8,6 +8,7 @@ descriptors. Nothing here spawns a subprocess.
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import os
 import pathlib
@@ -185,18 +186,26 @@ def _descriptor_type(rank: int) -> type:
     return _descriptor_types[rank]
 
 
+@functools.lru_cache(maxsize=1024)
+def _identity_strides(shape: tuple) -> tuple:
+    # Row-major strides in elements. Size-1 and empty dims have arbitrary
+    # numpy strides; recompute them (cached: shapes repeat call after call).
+    strides, stride = [], 1
+    for size in reversed(shape):
+        strides.append(stride)
+        stride *= max(size, 1)
+    return tuple(reversed(strides))
+
+
 def memref_descriptor(array: np.ndarray):
     """A memref descriptor viewing `array` (C-contiguous) without a copy."""
     assert array.flags.c_contiguous, "memref descriptors need C order"
     desc = _descriptor_type(array.ndim)()
-    desc.allocated = desc.aligned = array.ctypes.data
-    desc.offset = 0
+    pointer = array.ctypes.data
+    desc.allocated = pointer
+    desc.aligned = pointer
     if array.ndim:
-        desc.sizes[:] = array.shape
-        # Identity layout: row-major strides in elements. Size-1 and empty
-        # dims have arbitrary numpy strides; recompute them.
-        stride = 1
-        for i in reversed(range(array.ndim)):
-            desc.strides[i] = stride
-            stride *= max(array.shape[i], 1)
+        shape = array.shape
+        desc.sizes[:] = shape
+        desc.strides[:] = _identity_strides(shape)
     return desc

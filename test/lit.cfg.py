@@ -62,8 +62,18 @@ config.substitutions.append(
 )
 
 # GPU tests that compile to a cubin need the CUDA toolkit's assembler.
-if os.path.exists("/usr/local/cuda/bin/ptxas"):
+ptxas = "/usr/local/cuda/bin/ptxas"
+if os.path.exists(ptxas):
     config.available_features.add("ptxas")
+config.substitutions.append(("%ptxas", ptxas))
+# Lowering to PTX links the toolkit's libdevice (rope-to-nvvm's default
+# toolkit=/usr/local/cuda).
+if os.path.exists("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"):
+    config.available_features.add("cuda-libdevice")
+# %extract_ptx: prints the PTX of a gpu.binary (bench/gpu/extract_ptx.py).
+extract_ptx = os.path.join(
+    os.path.dirname(config.test_source_root), "bench", "gpu", "extract_ptx.py"
+)
 
 
 # %python: an interpreter that can run the float64 reference
@@ -90,6 +100,9 @@ def find_python():
 
 config.substitutions = [s for s in config.substitutions if s[0] != "%python"]
 config.substitutions.append(("%python", '"' + find_python() + '"'))
+config.substitutions.append(
+    ("%extract_ptx", '"' + (shutil.which("python3") or sys.executable) + '" ' + extract_ptx)
+)
 
 
 # %omp_lib: the OpenMP runtime that code lowered with num-threads != 1 calls

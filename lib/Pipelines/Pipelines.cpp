@@ -12,6 +12,8 @@
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
@@ -80,7 +82,80 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
+void mlir::rope::buildRopeToNVVMPipeline(
+    OpPassManager &pm, const RopeToNVVMPipelineOptions &options) {
+  ConvertRopeToGPUPassOptions toGPU;
+  toGPU.blockSize = options.blockSize;
+  toGPU.maxBlocks = options.maxBlocks;
+  toGPU.vectorize = options.vectorize;
+  pm.addPass(createConvertRopeToGPUPass(toGPU));
+  // The angle is already reduced to [-pi, pi] in f64, so libdevice's f32
+  // sin/cos would carry a never-taken Payne-Hanek path (a local array, so a
+  // stack frame and spills with several frequencies per thread).
+  if (options.approximateTrig)
+    pm.addPass(createRopeApproximateTrigPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+
+  bufferization::OneShotBufferizePassOptions bufferization;
+  bufferization.bufferizeFunctionBoundaries = true;
+  bufferization.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createConvertBufferizationToMemRefPass());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+
+  // Upstream's buildLowerToNVVMPassPipeline from here, except that constants
+  // and index computations are sunk into the launch first (so the kernel
+  // takes only buffers and runtime sizes) and the toolkit is named.
+  pm.addPass(createGpuLaunchSinkIndexComputationsPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createConvertVectorToSCFPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
+  target.optLevel = options.optLevel;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  ConvertGpuOpsToNVVMOpsOptions toNVVM;
+  toNVVM.useBarePtrCallConv = options.kernelBarePtr;
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps(toNVVM));
+  pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createReconcileUnrealizedCastsPass());
+
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  GpuToLLVMConversionPassOptions toLLVM;
+  toLLVM.kernelBarePtrCallConv = options.kernelBarePtr;
+  pm.addPass(createGpuToLLVMConversionPass(toLLVM));
+  GpuModuleToBinaryPassOptions toBinary;
+  toBinary.toolkitPath = options.toolkit;
+  toBinary.compilationTarget = options.format;
+  pm.addPass(createGpuModuleToBinaryPass(toBinary));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
 void mlir::rope::registerRopePipelines() {
+  PassPipelineRegistration<RopeToNVVMPipelineOptions>(
+      "rope-to-nvvm",
+      "Lower rope IR on tensors to a GPU kernel in a gpu.binary (PTX, cubin "
+      "or fatbin for NVIDIA GPUs) and host LLVM dialect launching it",
+      buildRopeToNVVMPipeline);
   PassPipelineRegistration<RopeToLLVMCpuPipelineOptions>(
       "rope-to-llvm-cpu",
       "Lower rope IR on tensors to the LLVM dialect for the CPU "

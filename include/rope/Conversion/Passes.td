@@ -68,4 +68,56 @@ def ConvertRopeToVectorPass : Pass<"convert-rope-to-vector"> {
   ];
 }
 
+def ConvertRopeToGPUPass : Pass<"convert-rope-to-gpu"> {
+  let summary = "Lower rope.apply to a gpu.launch kernel";
+  let description = [{
+    Replaces every `rope.apply` (on tensors) by a `gpu.launch` that reads the
+    buffers of its operands (`bufferization.to_buffer`) and writes the
+    destination's buffer, whose tensor becomes the result
+    (`bufferization.to_tensor`); one-shot bufferization then resolves the
+    buffers. Each thread owns V consecutive pairs (V = 1 with
+    `vectorize=false`, else as many as make each access 16 bytes where
+    alignment allows: 4 for f32 and 8 for f16/bf16 with the half layout):
+
+        block = (tx: groups of V frequencies, ty: tokens),
+                blockDim.x = min(P/2 / V, block-size), blockDim.y = the rest
+        for token t = blockIdx.x * blockDim.y + ty; t < T; t += gridDim.x * blockDim.y
+          for j = V * tx; j < P/2; j += V * blockDim.x
+            c, s = cos/sin of frequencies j..j+V-1 of token t  // once, registers
+            for every head h: rotate pairs j..j+V-1 of x[t, h]   // whole pairs
+          pass-through channels [P, D) copied by the same threads
+
+    so cos/sin are computed (f64 angle, Cody-Waite reduction, as on the CPU)
+    or gathered from a cache once per (token, frequency) and reused across
+    every head from registers; neighbouring threads touch neighbouring
+    16-byte pieces of a row (coalesced: `half` loads x[j : j+V] and
+    x[P/2+j : P/2+j+V], `interleaved` loads the 2V channels of its pairs and
+    swaps lanes in registers); and the grid is capped at `max-blocks` with a
+    grid-stride loop over tokens. Static frequency tables (and M-RoPE's
+    axis per frequency) are `memref.global` constants that outlining copies
+    into the kernel module. Schemes whose frequencies depend on the call's
+    length (`dynamic_ntk`, `longrope`) are not supported (the pass fails on
+    them).
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", "256",
+           "Threads per block">,
+    Option<"maxBlocks", "max-blocks", "int64_t", "4096",
+           "Upper bound on the grid size (grid-stride loop over tokens)">,
+    Option<"vectorize", "vectorize", "bool", "true",
+           "Give each thread V consecutive pairs so that accesses to x are "
+           "16 bytes wide where alignment allows (false: one pair per "
+           "thread)">
+  ];
+}
+
 #endif // ROPE_CONVERSION_PASSES_TD

@@ -49,6 +49,66 @@ struct RopeToLLVMCpuPipelineOptions
 void buildRopeToLLVMCpuPipeline(OpPassManager &pm,
                                 const RopeToLLVMCpuPipelineOptions &options);
 
+/// Options of the `rope-to-nvvm` pipeline.
+struct RopeToNVVMPipelineOptions
+    : public PassPipelineOptions<RopeToNVVMPipelineOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("GPU architecture (sm_80, sm_90, ...)"),
+      llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("PTX features; CUDA 13's ptxas needs +ptx80 or later for "
+                     "sm_80/sm_90"),
+      llvm::cl::init("+ptx80")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("gpu.binary format: isa (PTX text, needs no CUDA), bin "
+                     "(cubin) or fatbin (both need the toolkit's ptxas)"),
+      llvm::cl::init("isa")};
+  PassOptions::Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("CUDA toolkit root: libdevice (sin/cos) is linked from "
+                     "<toolkit>/nvvm/libdevice, ptxas/fatbinary run from "
+                     "<toolkit>/bin"),
+      llvm::cl::init("/usr/local/cuda")};
+  PassOptions::Option<unsigned> optLevel{
+      *this, "opt-level", llvm::cl::desc("LLVM optimization level for NVPTX"),
+      llvm::cl::init(3)};
+  PassOptions::Option<int64_t> blockSize{*this, "block-size",
+                                         llvm::cl::desc("Threads per block"),
+                                         llvm::cl::init(256)};
+  PassOptions::Option<int64_t> maxBlocks{
+      *this, "max-blocks",
+      llvm::cl::desc("Upper bound on the grid (grid-stride loop over tokens)"),
+      llvm::cl::init(4096)};
+  PassOptions::Option<bool> vectorize{
+      *this, "vectorize",
+      llvm::cl::desc("16-byte accesses (several pairs per thread) where "
+                     "alignment allows"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> approximateTrig{
+      *this, "approximate-trig",
+      llvm::cl::desc("f32 sin/cos by rope-approximate-trig's polynomials (as "
+                     "on the CPU; branch-free, no stack) instead of "
+                     "libdevice's __nv_sinf/__nv_cosf"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> kernelBarePtr{
+      *this, "kernel-bare-ptr",
+      llvm::cl::desc("Pass each memref to the kernel as a bare pointer "
+                     "(static shapes only; what bench/gpu's driver-API "
+                     "harness expects)"),
+      llvm::cl::init(false)};
+};
+
+/// rope IR (on tensors) -> host LLVM dialect + a `gpu.binary`:
+/// convert-rope-to-gpu, one-shot bufferization (destinations in place),
+/// index computations sunk into the launch, kernel outlining, the NVVM target
+/// attached, GPU ops to NVVM (math to libdevice), host to LLVM, and
+/// gpu-module-to-binary. Mirrors upstream's gpu::buildLowerToNVVMPassPipeline,
+/// with the toolkit path (for libdevice) that its options lack.
+void buildRopeToNVVMPipeline(OpPassManager &pm,
+                             const RopeToNVVMPipelineOptions &options);
+
 /// Registers the named pipelines with the global registry.
 void registerRopePipelines();
 

@@ -383,7 +383,8 @@ Value RopeVectorizer::build() {
   SmallVector<Value> tokenIvs(forall.getInductionVars());
   Value out = forall.getRegionIterArgs().front();
 
-  auto [cos, sin] = cosSinOf(nb, loc, tokenIvs, hoisted);
+  Value cos, sin;
+  std::tie(cos, sin) = cosSinOf(nb, loc, tokenIvs, hoisted);
   if (op.getLayout() == Layout::interleaved)
     std::tie(cos, sin) = spreadForInterleaved(nb, loc, cos, sin);
 

@@ -229,6 +229,10 @@ mlir::rope::fuseRopeIntoAttention(RewriterBase &rewriter,
         scf::tileAndFuseProducerOfSlice(rewriter, slice, within);
     if (!fused)
       return {};
+    // The candidate slice is left dead; with it gone, so is the whole
+    // rotation.
+    if (slice->use_empty())
+      rewriter.eraseOp(slice);
     if (rope->use_empty())
       rewriter.eraseOp(rope);
     auto tile = fused->tiledAndFusedProducer.getDefiningOp<ApplyOp>();

@@ -176,7 +176,24 @@ mlir::rope::fuseRopeIntoAttention(RewriterBase &rewriter,
   // other dim (the channels, a GQA group) whole.
   SmallVector<OpFoldResult> tileSizes(numLoops, rewriter.getIndexAttr(0));
   SmallVector<int64_t> interchange;
+  // A batch dim is a token dim if a rotation to fuse says so; the others
+  // (heads) share the token's cos/sin inside one rope.apply tile.
+  auto isTokenDim = [&](unsigned loopDim) {
+    for (auto [input, rope, fused] :
+         {std::tuple(0u, match.query, options.fuseQuery),
+          std::tuple(1u, match.key, options.fuseKey)}) {
+      if (!rope || !fused)
+        continue;
+      AffineMap map = op.getMatchingIndexingMap(op.getDpsInputOperand(input));
+      for (int64_t t : rope.getTokenDimsOrDefault())
+        if (loopDimOf(map, t) == loopDim)
+          return true;
+    }
+    return false;
+  };
   for (unsigned d : match.batchDims) {
+    if (!options.tileHeads && !isTokenDim(d))
+      continue;
     tileSizes[d] = rewriter.getIndexAttr(1);
     interchange.push_back(d);
   }
@@ -308,6 +325,7 @@ struct RopeFuseIntoAttentionPass
           options.queryTileSize = queryTileSize;
           options.keyTileSize = keyTileSize;
           options.fuseKey = fuseKey == "always";
+          options.tileHeads = tileHeads;
           if (fuseKey == "auto") {
             // One query tile rotates every key once: fusing K only saves
             // the rotated keys' round trip through memory.

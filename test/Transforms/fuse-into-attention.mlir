@@ -1,9 +1,9 @@
-// RUN: rope-opt %s --rope-fuse-into-attention="fuse-key=always" --canonicalize --cse -split-input-file | FileCheck %s --enable-var-scope
-// RUN: rope-opt %s --rope-fuse-into-attention --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=AUTO --enable-var-scope
+// RUN: rope-opt %s --rope-fuse-into-attention="fuse-key=always tile-heads=true" --canonicalize --cse -split-input-file | FileCheck %s --enable-var-scope
+// RUN: rope-opt %s --rope-fuse-into-attention="fuse-key=auto" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=AUTO --enable-var-scope
 // RUN: rope-opt %s --rope-fuse-into-attention="remarks=true" -split-input-file -verify-diagnostics -o /dev/null
 
-// Attention scores [B, H, S, D] as a linalg.generic: loops over B and H by
-// 1, the query tile (32) outside the key tile (64). Q's tile is rotated in
+// Attention scores [B, H, S, D] as a linalg.generic: loops over B and (with
+// tile-heads) H by 1, the query tile (32) outside the key tile (64). Q's tile is rotated in
 // the query loop, once for every key tile; K's tile inside the key loop.
 // No whole-size rotated tensor is left.
 // CHECK-LABEL: func.func @bhsd(
@@ -20,17 +20,17 @@
 //       CHECK:           %[[KOFF:.*]] = arith.index_cast %[[N]] : index to i64
 //       CHECK:           %[[KR:.*]] = rope.apply ins(%[[KS]] : tensor<1x1x64x64xf32>) offset(%[[KOFF]] : i64)
 //       CHECK:           linalg.generic {{.*}} ins(%[[QR]], %[[KR]] : tensor<1x1x32x64xf32>, tensor<1x1x64x64xf32>) outs(%{{.*}} : tensor<1x1x32x64xf32>)
-// With fuse-key=auto (the default) prefill keeps K's rotation whole: fusing
-// it would rotate every key once per query tile.
+// With fuse-key=auto prefill keeps K's rotation whole: fusing
+// it would rotate every key once per query tile. By default the heads stay
+// whole in a tile: one cos/sin per token serves all heads.
 // AUTO-LABEL: func.func @bhsd(
 //       AUTO:   %[[KR:.*]] = rope.apply {{.*}} -> tensor<2x4x256x64xf32>
 //       AUTO:   scf.for
 //       AUTO:     scf.for
+//       AUTO:       %[[QR:.*]] = rope.apply {{.*}} -> tensor<1x4x32x64xf32>
 //       AUTO:       scf.for
-//       AUTO:         %[[QR:.*]] = rope.apply {{.*}} -> tensor<1x1x32x64xf32>
-//       AUTO:         scf.for
-//       AUTO:           %[[KS:.*]] = tensor.extract_slice %[[KR]]
-//       AUTO:           linalg.generic {{.*}} ins(%[[QR]], %[[KS]] :
+//       AUTO:         %[[KS:.*]] = tensor.extract_slice %[[KR]]
+//       AUTO:         linalg.generic {{.*}} ins(%[[QR]], %[[KS]] :
 func.func @bhsd(%q: tensor<2x4x128x64xf32>, %k: tensor<2x4x256x64xf32>) -> tensor<2x4x128x256xf32> {
   %eq = tensor.empty() : tensor<2x4x128x64xf32>
   %ek = tensor.empty() : tensor<2x4x256x64xf32>
@@ -77,21 +77,20 @@ func.func @batch_matmul_transposed(%q: tensor<8x128x64xf32>, %k: tensor<8x256x64
 // Decode with GQA in the [B, S, H, D] layout: one query token per row at a
 // per-row offset, queries [B, 1, Hkv, G, D], keys [B, S, Hkv, D] broadcast
 // over the group G by their indexing map. One query tile, so fuse-key=auto
-// fuses K too: each key tile is rotated once and shared by the G query
-// heads; the last key tile is partial (300 = 4·64 + 44).
+// fuses K too: each key tile (all KV heads) is rotated once and shared by
+// the G query heads; the last key tile is partial (300 = 4·64 + 44).
 // AUTO-LABEL: func.func @decode_gqa_bshd(
 //  AUTO-SAME:     %[[Q:[a-z0-9]+]]: tensor<2x1x2x4x64xf32>, %[[K:[a-z0-9]+]]: tensor<2x300x2x64xf32>, %[[O:[a-z0-9]+]]: tensor<2xi64>
 //   AUTO-NOT:   rope.apply
 //       AUTO:   scf.for %[[B:[a-z0-9]+]] =
-//       AUTO:     scf.for %[[H:[a-z0-9]+]] =
-//   AUTO-DAG:       %[[QS:.*]] = tensor.extract_slice %[[Q]][%[[B]], 0, %[[H]], 0, 0] [1, 1, 1, 4, 64]
-//   AUTO-DAG:       %[[OS:.*]] = tensor.extract_slice %[[O]][%[[B]]] [1]
-//       AUTO:       %[[QR:.*]] = rope.apply ins(%[[QS]] : tensor<1x1x1x4x64xf32>) offset(%[[OS]] : tensor<1xi64>)
-//       AUTO:       scf.for %[[N:[a-z0-9]+]] =
-//       AUTO:         %[[SIZE:.*]] = affine.min
-//       AUTO:         %[[KS:.*]] = tensor.extract_slice %[[K]][%[[B]], %[[N]], %[[H]], 0] [1, %[[SIZE]], 1, 64]
-//       AUTO:         %[[KR:.*]] = rope.apply ins(%[[KS]] : tensor<1x?x1x64xf32>)
-//       AUTO:         linalg.generic {{.*}} ins(%[[QR]], %[[KR]] : tensor<1x1x1x4x64xf32>, tensor<1x?x1x64xf32>)
+//   AUTO-DAG:     %[[QS:.*]] = tensor.extract_slice %[[Q]][%[[B]], 0, 0, 0, 0] [1, 1, 2, 4, 64]
+//   AUTO-DAG:     %[[OS:.*]] = tensor.extract_slice %[[O]][%[[B]]] [1]
+//       AUTO:     %[[QR:.*]] = rope.apply ins(%[[QS]] : tensor<1x1x2x4x64xf32>) offset(%[[OS]] : tensor<1xi64>)
+//       AUTO:     scf.for %[[N:[a-z0-9]+]] =
+//       AUTO:       %[[SIZE:.*]] = affine.min
+//       AUTO:       %[[KS:.*]] = tensor.extract_slice %[[K]][%[[B]], %[[N]], 0, 0] [1, %[[SIZE]], 2, 64]
+//       AUTO:       %[[KR:.*]] = rope.apply ins(%[[KS]] : tensor<1x?x2x64xf32>)
+//       AUTO:       linalg.generic {{.*}} ins(%[[QR]], %[[KR]] : tensor<1x1x2x4x64xf32>, tensor<1x?x2x64xf32>)
 func.func @decode_gqa_bshd(%q: tensor<2x1x2x4x64xf32>, %k: tensor<2x300x2x64xf32>, %o: tensor<2xi64>, %acc: tensor<2x2x4x1x300xf32>) -> tensor<2x2x4x1x300xf32> {
   %eq = tensor.empty() : tensor<2x1x2x4x64xf32>
   %ek = tensor.empty() : tensor<2x300x2x64xf32>

@@ -23,7 +23,9 @@ namespace mlir::rope {
 /// contraction's `m` dims), input 1 the key side (`n` dims).
 struct RopeAttentionContraction {
   linalg::LinalgOp contraction;
-  /// Loop dims shared by Q, K and the scores (batch, kv heads): tiled by 1.
+  /// Loop dims shared by Q, K and the scores (batch, kv heads): the token
+  /// ones (batch) are tiled by 1, the others (heads) by 1 only with
+  /// RopeAttentionFusionOptions::tileHeads.
   SmallVector<unsigned> batchDims;
   /// The query and key sequence dims (loop dims of the contraction).
   unsigned queryDim = 0, keyDim = 0;
@@ -43,6 +45,10 @@ struct RopeAttentionFusionOptions {
   bool fuseQuery = true;
   /// Rotate K per key tile, inside the key loop (once per query tile).
   bool fuseKey = true;
+  /// Also tile the batch dims that are not token dims of the rotations
+  /// (heads) by 1: smaller tiles, but cos/sin is then computed per head
+  /// instead of once per token for all heads.
+  bool tileHeads = false;
 };
 
 /// The tiled loops and the rotations fused into them.

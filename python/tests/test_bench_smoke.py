@@ -31,3 +31,14 @@ def test_cpu_bench_smoke_markdown():
         cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-4000:]
     assert "| shape | dtype | layout | cos/sin |" in result.stdout
+
+
+def test_attention_bench_smoke():
+    """bench/attention_bench.py runs end to end and its fused outputs agree
+    with the unfused ones (it exits otherwise)."""
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "attention_bench.py"), "--smoke"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    assert "decode | 100 |" in result.stdout
+    assert "prefill | 40 |" in result.stdout

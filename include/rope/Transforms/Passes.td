@@ -28,4 +28,71 @@ def RopeApproximateTrigPass : Pass<"rope-approximate-trig"> {
   ];
 }
 
+def RopeFuseIntoAttentionPass : Pass<"rope-fuse-into-attention"> {
+  let summary = "Fuse rope.apply into the tiles of attention's Q·Kᵀ contraction";
+  let description = [{
+    Finds contractions computing attention scores (`linalg.matmul`,
+    `linalg.batch_matmul`, including the `indexing_maps` form with a
+    transposed operand, and `linalg.generic` contractions: [B, H, S, D],
+    [B, S, H, D], GQA with the key broadcast over the query group through
+    its indexing map) whose query and/or key operand is produced by
+    `rope.apply`, tiles them with upstream `scf::tileUsingSCF` and fuses the
+    rotations into the tile loops with `scf::tileAndFuseProducerOfSlice`
+    (rope.apply's `TilingInterface`):
+
+    - loops: the batch (token) dims shared by Q and K by 1, the query
+      (sequence) dim by `query-tile-size`, inside it the key dim by
+      `key-tile-size`; head dims stay whole in a tile (cos/sin is computed
+      once per token for all heads) unless `tile-heads`;
+    - the query tile is rotated once per query tile, outside the key loop;
+    - the key tile is rotated per key tile inside the key loop
+      (`fuse-key`): with one query tile (decode) this rotates every key
+      once and never materializes the rotated keys; with many query tiles
+      (prefill) it rotates each key once per query tile. `auto` fuses K
+      only when the query dim fits one tile (no recomputation); the default
+      `always` is what docs/PERFORMANCE.md measured best with this
+      project's CPU pipeline, whose contraction (scalar loops) hides the
+      recomputation.
+
+    The reduction (channel) dim is never tiled: a rotated pair spans it.
+    IR it cannot fuse is left untouched; `-debug-only=rope-fuse-into-attention`
+    (LLVM with assertions) or the `remarks` option says why. The C++ entry points (`rope/Transforms/FuseIntoAttention.h`)
+    take a control function choosing tile sizes and what to fuse per
+    contraction.
+
+    ```mlir
+    %q = rope.apply ins(%x : tensor<1x8x512x64xf32>) ... {token_dims = array<i64: 0, 2>}
+    %k = rope.apply ins(%y : tensor<1x8x512x64xf32>) ... {token_dims = array<i64: 0, 2>}
+    %s = linalg.batch_matmul indexing_maps = [...] ins(%q, %k : ...) outs(%acc : ...)
+    // becomes
+    scf.for %b ... scf.for %m = ... step 32 {
+      %qt = rope.apply ins(%x_tile : tensor<1x8x32x64xf32>) offset(%m ...)
+      scf.for %n = ... step 64 {
+        %kt = rope.apply ins(%y_tile : tensor<1x8x64x64xf32>) offset(%n ...)
+        linalg.generic ... ins(%qt, %kt ...)
+    ```
+  }];
+  let options = [
+    Option<"queryTileSize", "query-tile-size", "int64_t", /*default=*/"32",
+           "Tile size of the query (sequence) dim">,
+    Option<"keyTileSize", "key-tile-size", "int64_t", /*default=*/"64",
+           "Tile size of the key (sequence) dim">,
+    Option<"fuseKey", "fuse-key", "std::string", /*default=*/"\"always\"",
+           "Fuse the key rotation into the key loop: always, never, or "
+           "auto (only when the query dim is one tile)">,
+    Option<"tileHeads", "tile-heads", "bool", /*default=*/"false",
+           "Also tile the head dims by 1 (by default they stay whole in a "
+           "tile, so cos/sin is computed once per token for all heads)">,
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Say why a contraction fed by rope.apply is not fused, as a remark "
+           "(-debug-only needs an LLVM built with assertions)">
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 #endif // ROPE_TRANSFORMS_PASSES_TD

@@ -97,8 +97,9 @@ private:
   /// `cos`/`sin` are per pair (half) or spread over the lanes (interleaved).
   Value rotateRow(OpBuilder &nb, Location nloc, Value source, Value dest,
                   ValueRange rowIvs, Value cos, Value sin);
-  /// The slice of `tensor` holding one token (token dims dropped).
-  RankedTensorType tokenSliceType();
+  /// The slice of `tensor` holding one token, rank-reduced by as many
+  /// dims as there are token dims.
+  RankedTensorType tokenSliceType(Value tensor, ArrayRef<OpFoldResult> sizes);
   void tokenSliceParams(OpBuilder &nb, Location nloc, Value tensor,
                         ValueRange tokenIvs,
                         SmallVectorImpl<OpFoldResult> &offsets,
@@ -343,12 +344,18 @@ Value RopeVectorizer::rotateRow(OpBuilder &nb, Location nloc, Value source,
   return dest;
 }
 
-RankedTensorType RopeVectorizer::tokenSliceType() {
-  SmallVector<int64_t> shape;
-  for (int64_t d : headDims)
-    shape.push_back(inputType.getDimSize(d));
-  shape.push_back(headDim);
-  return RankedTensorType::get(shape, elementType);
+RankedTensorType RopeVectorizer::tokenSliceType(Value tensor,
+                                                ArrayRef<OpFoldResult> sizes) {
+  // Upstream's canonical rank reduction (the first unit dims go), not "the
+  // token dims go": with unit head dims (e.g. a [1, 1, 2, S, D] tile) the
+  // two differ, and canonicalization would rewrite the slice to the
+  // canonical type and cast between incompatible shapes. The row loops only
+  // need the rank: they walk the slice's own dims.
+  auto [staticSizes, dynamicSizes] = decomposeMixedValues(sizes);
+  (void)dynamicSizes;
+  return tensor::ExtractSliceOp::inferCanonicalRankReducedResultType(
+      headDims.size() + 1, cast<RankedTensorType>(tensor.getType()),
+      staticSizes);
 }
 
 void RopeVectorizer::tokenSliceParams(OpBuilder &nb, Location nloc,
@@ -375,7 +382,6 @@ Value RopeVectorizer::build() {
   // destination's token slice before being overwritten, so one-shot
   // bufferization keeps the update in place.
   bool inPlace = op.getInput() == op.getInit();
-  RankedTensorType sliceType = tokenSliceType();
 
   auto forall = scf::ForallOp::create(b, loc, tokenSizes,
                                       ValueRange{op.getInit()}, std::nullopt);
@@ -390,15 +396,16 @@ Value RopeVectorizer::build() {
 
   SmallVector<OpFoldResult> offsets, sizes, strides;
   tokenSliceParams(nb, loc, out, tokenIvs, offsets, sizes, strides);
-  Value destSlice = tensor::ExtractSliceOp::create(nb, loc, sliceType, out,
-                                                   offsets, sizes, strides);
+  Value destSlice = tensor::ExtractSliceOp::create(
+      nb, loc, tokenSliceType(out, sizes), out, offsets, sizes, strides);
   Value sourceSlice;
   if (!inPlace) {
     SmallVector<OpFoldResult> inOffsets, inSizes, inStrides;
     tokenSliceParams(nb, loc, op.getInput(), tokenIvs, inOffsets, inSizes,
                      inStrides);
     sourceSlice = tensor::ExtractSliceOp::create(
-        nb, loc, sliceType, op.getInput(), inOffsets, inSizes, inStrides);
+        nb, loc, tokenSliceType(op.getInput(), inSizes), op.getInput(),
+        inOffsets, inSizes, inStrides);
   }
 
   // One scf.for per head dim around the row rotation.

@@ -1,0 +1,259 @@
+"""Attention scores with rotated queries and keys, S = R(q)·R(k)ᵀ, as rope IR
+(rope.apply on Q and K, then a contraction over the channels), compiled
+with or without `--rope-fuse-into-attention` before `rope-to-llvm-cpu`.
+
+Used by python/tests/test_attention_fusion.py (fused == unfused == float64
+reference) and bench/attention_bench.py. Queries may have more heads than
+keys (GQA): Q is viewed as [B, Hkv, G, S, D] ([B, S, Hkv, G, D] in the
+[B, S, H, D] layout), a free reshape of [B, Hq, S, D], and the key operand's
+indexing map broadcasts it over the group G.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+from typing import Optional
+
+import numpy as np
+
+from . import _jit
+
+__all__ = ["ScoresConfig", "emit_scores", "ScoresKernel", "scores_reference"]
+
+
+@dataclasses.dataclass(frozen=True)
+class ScoresConfig:
+    batch: int
+    q_heads: int
+    kv_heads: int
+    q_len: int
+    kv_len: int
+    head_dim: int
+    #: "bhsd" ([B, H, S, D]) or "bshd" ([B, S, H, D]).
+    layout: str = "bhsd"
+    rotary_dim: Optional[int] = None
+    pair_layout: str = "half"
+    base: float = 10000.0
+    #: "offset": Q at a per-row offset + s, K at s (decode with a cache);
+    #: "explicit": positions [B, Sq] and [B, Sk].
+    positions: str = "offset"
+    #: Rotate Q and K (False: plain Q·Kᵀ, the benchmark's floor).
+    rotate: bool = True
+    #: "generic" (any layout, GQA) or "batch_matmul" (bhsd, no GQA,
+    #: [B·H, S, D] with MLIR 22's indexing_maps transposing K).
+    form: str = "generic"
+
+    def __post_init__(self):
+        if self.q_heads % self.kv_heads:
+            raise ValueError("q_heads must be a multiple of kv_heads")
+        if self.layout not in ("bhsd", "bshd"):
+            raise ValueError(f"layout must be bhsd or bshd: {self.layout!r}")
+        if self.form == "batch_matmul" and (self.layout != "bhsd" or
+                                            self.q_heads != self.kv_heads):
+            raise ValueError("batch_matmul form: bhsd without GQA")
+
+    @property
+    def group(self) -> int:
+        return self.q_heads // self.kv_heads
+
+    def q_shape(self) -> tuple:
+        b, h, g, s, d = (self.batch, self.kv_heads, self.group, self.q_len,
+                         self.head_dim)
+        if self.form == "batch_matmul":
+            return (b * h, s, d)
+        return (b, h, g, s, d) if self.layout == "bhsd" else (b, s, h, g, d)
+
+    def k_shape(self) -> tuple:
+        b, h, s, d = self.batch, self.kv_heads, self.kv_len, self.head_dim
+        if self.form == "batch_matmul":
+            return (b * h, s, d)
+        return (b, h, s, d) if self.layout == "bhsd" else (b, s, h, d)
+
+    def scores_shape(self) -> tuple:
+        if self.form == "batch_matmul":
+            return (self.batch * self.kv_heads, self.q_len, self.kv_len)
+        return (self.batch, self.kv_heads, self.group, self.q_len, self.kv_len)
+
+
+def _type(kind: str, shape, elt: str = "f32") -> str:
+    return f"{kind}<{'x'.join(map(str, shape))}x{elt}>"
+
+
+def emit_scores(c: ScoresConfig, name: str = "scores") -> str:
+    """The module: @<name>(q, k, positions or offsets, out) with a C
+    interface; rope.apply on Q and K feeding one contraction."""
+    qs, ks, ss = c.q_shape(), c.k_shape(), c.scores_shape()
+    if c.form == "batch_matmul":
+        q_tokens, k_tokens = (1,), (1,)
+    elif c.layout == "bhsd":
+        q_tokens, k_tokens = (0, 3), (0, 2)
+    else:
+        q_tokens, k_tokens = (0, 1), (0, 1)
+    args = [f"%q: {_type('memref', qs)}", f"%k: {_type('memref', ks)}"]
+    body = [f"%qt = bufferization.to_tensor %q restrict : "
+            f"{_type('memref', qs)} to {_type('tensor', qs)}",
+            f"%kt = bufferization.to_tensor %k restrict : "
+            f"{_type('memref', ks)} to {_type('tensor', ks)}"]
+    q_pos = k_pos = ""
+    if c.positions == "offset" and c.form != "batch_matmul":
+        ot = _type("memref", (c.batch,), "i64")
+        args.append(f"%off: {ot}")
+        body.append(f"%ot = bufferization.to_tensor %off restrict : {ot} to "
+                    f"{_type('tensor', (c.batch,), 'i64')}")
+        q_pos = f"offset(%ot : {_type('tensor', (c.batch,), 'i64')}) "
+    elif c.positions == "offset":  # [B·H, S, D]: one scalar offset
+        args.append("%off: i64")
+        q_pos = "offset(%off : i64) "
+    else:
+        for which, seq in (("qp", c.q_len), ("kp", c.kv_len)):
+            rows = (c.batch * c.kv_heads if c.form == "batch_matmul"
+                    else c.batch)
+            pt = _type("memref", (rows, seq), "i64")
+            args.append(f"%{which}: {pt}")
+            body.append(f"%{which}t = bufferization.to_tensor %{which} "
+                        f"restrict : {pt} to {pt.replace('memref', 'tensor')}")
+        rows = c.batch * c.kv_heads if c.form == "batch_matmul" else c.batch
+        q_pos = f"positions(%qpt : {_type('tensor', (rows, c.q_len), 'i64')}) "
+        k_pos = f"positions(%kpt : {_type('tensor', (rows, c.kv_len), 'i64')}) "
+        if c.form == "batch_matmul":
+            q_tokens, k_tokens = (0, 1), (0, 1)
+    args.append(f"%out: {_type('memref', ss)}")
+
+    attrs = f"layout = #rope.layout<{c.pair_layout}>, "
+    if c.rotary_dim is not None:
+        attrs += f"rotary_dim = {c.rotary_dim} : i64, "
+    attrs += f"freqs = #rope.default<base = {float(c.base)!r}>"
+    q, k = "%qt", "%kt"
+    if c.rotate:
+        for name_, shape, pos, tokens in (("qr", qs, q_pos, q_tokens),
+                                          ("kr", ks, k_pos, k_tokens)):
+            t = _type("tensor", shape)
+            dims = ", ".join(map(str, tokens))
+            body.append(f"%{name_}e = tensor.empty() : {t}")
+            body.append(f"%{name_} = rope.apply ins(%{name_[0]}t : {t}) {pos}"
+                        f"outs(%{name_}e : {t}) {{{attrs}, token_dims = "
+                        f"array<i64: {dims}>}} -> {t}")
+        q, k = "%qr", "%kr"
+    st = _type("tensor", ss)
+    body += [f"%zero = arith.constant 0.0 : f32",
+             f"%se = tensor.empty() : {st}",
+             f"%acc = linalg.fill ins(%zero : f32) outs(%se : {st}) -> {st}"]
+    ins = f"ins({q}, {k} : {_type('tensor', qs)}, {_type('tensor', ks)})"
+    if c.form == "batch_matmul":
+        body.append(
+            "%s = linalg.batch_matmul indexing_maps = ["
+            "affine_map<(b, m, n, d) -> (b, m, d)>, "
+            "affine_map<(b, m, n, d) -> (b, n, d)>, "
+            "affine_map<(b, m, n, d) -> (b, m, n)>] "
+            f"{ins} outs(%acc : {st}) -> {st}")
+    else:
+        dims = "(b, h, g, m, n, d)"
+        if c.layout == "bhsd":
+            qm, km = "(b, h, g, m, d)", "(b, h, n, d)"
+        else:
+            qm, km = "(b, m, h, g, d)", "(b, n, h, d)"
+        body += [
+            "%s = linalg.generic {indexing_maps = ["
+            f"affine_map<{dims} -> {qm}>, affine_map<{dims} -> {km}>, "
+            f"affine_map<{dims} -> (b, h, g, m, n)>], iterator_types = "
+            '["parallel", "parallel", "parallel", "parallel", "parallel", '
+            f'"reduction"]}} {ins} outs(%acc : {st}) {{',
+            "^bb0(%a: f32, %b: f32, %c: f32):",
+            "  %p = arith.mulf %a, %b : f32",
+            "  %r = arith.addf %c, %p : f32",
+            "  linalg.yield %r : f32",
+            f"}} -> {st}"]
+    body += [f"bufferization.materialize_in_destination %s in restrict "
+             f"writable %out : ({st}, {_type('memref', ss)}) -> ()",
+             "return"]
+    return (f"func.func @{name}({', '.join(args)}) attributes "
+            "{llvm.emit_c_interface} {\n" +
+            "\n".join("  " + line for line in body) + "\n}\n")
+
+
+def pipeline(fuse: bool, query_tile: int = 32, key_tile: int = 64,
+             fuse_key: str = "auto", threads: int = 1) -> str:
+    fusion = (f"rope-fuse-into-attention{{query-tile-size={query_tile} "
+              f"key-tile-size={key_tile} fuse-key={fuse_key}}}, "
+              if fuse else "")
+    return (f"builtin.module({fusion}rope-to-llvm-cpu{{emit-c-interface=true "
+            f"vectorize=true num-threads={threads}}})")
+
+
+class ScoresKernel:
+    """The compiled scores function. Call with q, k (C-contiguous f32 of
+    q_shape()/k_shape()) and the offsets or positions."""
+
+    def __init__(self, config: ScoresConfig, fuse: bool, **options):
+        self.config = config
+        self.ir = emit_scores(config)
+        self._module = _jit.compile_module(self.ir, pipeline(fuse, **options))
+        scalar = config.positions == "offset" and config.form == "batch_matmul"
+        argtypes = [ctypes.c_void_p, ctypes.c_void_p,
+                    ctypes.c_int64 if scalar else ctypes.c_void_p]
+        if config.positions == "explicit":
+            argtypes.append(ctypes.c_void_p)
+        argtypes.append(ctypes.c_void_p)
+        self._function = ctypes.CFUNCTYPE(None, *argtypes)(
+            self._module.lookup("scores"))
+
+    def __call__(self, q, k, offsets=None, *, q_positions=None,
+                 k_positions=None, out=None):
+        c = self.config
+        q = np.ascontiguousarray(q, dtype=np.float32).reshape(c.q_shape())
+        k = np.ascontiguousarray(k, dtype=np.float32).reshape(c.k_shape())
+        if out is None:
+            out = np.empty(c.scores_shape(), np.float32)
+        keep = [q, k, out]
+        descs = [_jit.memref_descriptor(a) for a in (q, k)]
+        args = [ctypes.addressof(d) for d in descs]
+        if c.positions == "offset" and c.form == "batch_matmul":
+            args.append(int(offsets))
+        elif c.positions == "offset":
+            off = np.ascontiguousarray(offsets, dtype=np.int64)
+            keep.append(off)
+            descs.append(_jit.memref_descriptor(off))
+            args.append(ctypes.addressof(descs[-1]))
+        else:
+            for p in (q_positions, k_positions):
+                p = np.ascontiguousarray(p, dtype=np.int64)
+                keep.append(p)
+                descs.append(_jit.memref_descriptor(p))
+                args.append(ctypes.addressof(descs[-1]))
+        descs.append(_jit.memref_descriptor(out))
+        args.append(ctypes.addressof(descs[-1]))
+        self._function(*args)
+        return out
+
+
+def scores_reference(c: ScoresConfig, q, k, offsets=None, *,
+                     q_positions=None, k_positions=None) -> np.ndarray:
+    """float64 R(q)·R(k)ᵀ from rope_mlir.reference, in scores_shape()."""
+    from . import reference
+
+    q = np.asarray(q, np.float64).reshape(c.q_shape())
+    k = np.asarray(k, np.float64).reshape(c.k_shape())
+    if c.form == "batch_matmul":
+        q_tokens, k_tokens = (1,), (1,)
+        if c.positions == "explicit":
+            q_tokens, k_tokens = (0, 1), (0, 1)
+    elif c.layout == "bhsd":
+        q_tokens, k_tokens = (0, 3), (0, 2)
+    else:
+        q_tokens, k_tokens = (0, 1), (0, 1)
+    if c.rotate:
+        kw = dict(layout=c.pair_layout, rotary_dim=c.rotary_dim, base=c.base)
+        if c.positions == "explicit":
+            qr = reference.apply(q, q_positions, token_dims=q_tokens, **kw)
+            kr = reference.apply(k, k_positions, token_dims=k_tokens, **kw)
+        else:
+            qr = reference.apply(q, offset=offsets, token_dims=q_tokens, **kw)
+            kr = reference.apply(k, token_dims=k_tokens, **kw)
+    else:
+        qr, kr = q, k
+    if c.form == "batch_matmul":
+        return np.einsum("bmd,bnd->bmn", qr, kr)
+    if c.layout == "bhsd":
+        return np.einsum("bhgmd,bhnd->bhgmn", qr, kr)
+    return np.einsum("bmhgd,bnhd->bhgmn", qr, kr)

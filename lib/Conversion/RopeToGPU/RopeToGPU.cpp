@@ -129,9 +129,6 @@ private:
                               Value channel);
   void rotatePair(OpBuilder &kb, ValueRange tokenIvs, ValueRange headIvs,
                   Value j, Value cos, Value sin);
-  /// For interleaved pairs: (c, s) over V pairs -> over 2V lanes.
-  std::pair<Value, Value> spreadForInterleaved(OpBuilder &kb, Value cos,
-                                               Value sin);
   /// `for h in heads: body(headIvs)`.
   void forEachHead(OpBuilder &kb,
                    function_ref<void(OpBuilder &, ValueRange)> body);
@@ -393,26 +390,9 @@ void RopeKernelBuilder::rotatePair(OpBuilder &kb, ValueRange tokenIvs,
   // As on the CPU: cos/sin were spread over the lanes once per token
   // ([c0, c0, c1, c1, ...], [-s0, s0, -s1, s1, ...]), so
   // y = x * c + swap(x) * s with one in-register pair swap.
-  SmallVector<int64_t> swap;
-  for (int64_t k = 0; k < width; ++k)
-    swap.append({2 * k + 1, 2 * k});
   x = convertFloat(kb, loc, x, computeType);
-  Value swapped = vector::ShuffleOp::create(kb, loc, x, x, swap);
-  Value y = math::FmaOp::create(kb, loc, swapped, sin,
-                                arith::MulFOp::create(kb, loc, x, cos));
+  Value y = rotateInterleavedLanes(kb, loc, x, cos, sin);
   storeLanes(kb, convertFloat(kb, loc, y, elementType), output, at, align);
-}
-
-std::pair<Value, Value>
-RopeKernelBuilder::spreadForInterleaved(OpBuilder &kb, Value cos, Value sin) {
-  SmallVector<int64_t> duplicate, alternate;
-  for (int64_t k = 0; k < width; ++k) {
-    duplicate.append({k, k});
-    alternate.append({k, width + k});
-  }
-  Value negSin = arith::NegFOp::create(kb, loc, sin);
-  return {vector::ShuffleOp::create(kb, loc, cos, cos, duplicate),
-          vector::ShuffleOp::create(kb, loc, negSin, sin, alternate)};
 }
 
 void RopeKernelBuilder::forEachHead(
@@ -485,7 +465,7 @@ Value RopeKernelBuilder::build() {
             [&](OpBuilder &jb, Location, Value j, ValueRange) {
               std::pair<Value, Value> cs = cosSinOf(jb, tokenIvs, j);
               if (op.getLayout() == Layout::interleaved && width > 1)
-                cs = spreadForInterleaved(jb, cs.first, cs.second);
+                cs = spreadForInterleavedLanes(jb, loc, cs.first, cs.second);
               forEachHead(jb, [&](OpBuilder &hb, ValueRange headIvs) {
                 rotatePair(hb, tokenIvs, headIvs, j, cs.first, cs.second);
               });

@@ -88,10 +88,6 @@ private:
   /// (cos, sin) as vector<P/2 x computeType> for the token at `tokenIvs`.
   std::pair<Value, Value> cosSinOf(OpBuilder &nb, Location nloc,
                                    ValueRange tokenIvs, const Hoisted &hoisted);
-  /// For the interleaved layout: (c, s) over P/2 pairs -> over P lanes,
-  /// ([c0, c0, c1, c1, ...], [-s0, s0, -s1, s1, ...]).
-  std::pair<Value, Value> spreadForInterleaved(OpBuilder &nb, Location nloc,
-                                               Value cos, Value sin);
   /// Rotates the row `rowIvs` (indices into the token slice, without the
   /// channel index) of `source` into `dest`; returns the updated `dest`.
   /// `cos`/`sin` are per pair (half) or spread over the lanes (interleaved).
@@ -271,20 +267,6 @@ std::pair<Value, Value> RopeVectorizer::cosSinOf(OpBuilder &nb, Location nloc,
   return applyMagnitudeAndDirection(nb, nloc, op, c, s);
 }
 
-std::pair<Value, Value> RopeVectorizer::spreadForInterleaved(OpBuilder &nb,
-                                                             Location nloc,
-                                                             Value cos,
-                                                             Value sin) {
-  SmallVector<int64_t> duplicate, alternate;
-  for (int64_t j = 0; j < numPairs; ++j) {
-    duplicate.append({j, j});
-    alternate.append({j, numPairs + j});
-  }
-  Value negSin = arith::NegFOp::create(nb, nloc, sin);
-  return {vector::ShuffleOp::create(nb, nloc, cos, cos, duplicate),
-          vector::ShuffleOp::create(nb, nloc, negSin, sin, alternate)};
-}
-
 Value RopeVectorizer::rotateRow(OpBuilder &nb, Location nloc, Value source,
                                 Value dest, ValueRange rowIvs, Value cos,
                                 Value sin) {
@@ -320,18 +302,11 @@ Value RopeVectorizer::rotateRow(OpBuilder &nb, Location nloc, Value source,
   } else {
     // Interleaved pairs (2j, 2j + 1), with cos/sin already spread over the
     // P lanes as c = [c0, c0, c1, c1, ...] and s = [-s0, s0, -s1, s1, ...]
-    // (once per token, see spreadForInterleaved): y = x * c + swap(x) * s,
+    // (once per token, see spreadForInterleavedLanes): y = x * c + swap(x) * s,
     // where swap exchanges the lanes of each pair. One in-register permute
     // per row instead of splitting and merging even and odd lanes.
     Value x = load(0, rotaryDim);
-    SmallVector<int64_t> swap;
-    for (int64_t j = 0; j < numPairs; ++j) {
-      swap.push_back(2 * j + 1);
-      swap.push_back(2 * j);
-    }
-    Value swapped = vector::ShuffleOp::create(nb, nloc, x, x, swap);
-    Value y = math::FmaOp::create(nb, nloc, swapped, sin,
-                                  arith::MulFOp::create(nb, nloc, x, cos));
+    Value y = rotateInterleavedLanes(nb, nloc, x, cos, sin);
     store(y, 0);
   }
   // Pass-through channels [P, D), unless they are already in place.
@@ -392,7 +367,7 @@ Value RopeVectorizer::build() {
   Value cos, sin;
   std::tie(cos, sin) = cosSinOf(nb, loc, tokenIvs, hoisted);
   if (op.getLayout() == Layout::interleaved)
-    std::tie(cos, sin) = spreadForInterleaved(nb, loc, cos, sin);
+    std::tie(cos, sin) = spreadForInterleavedLanes(nb, loc, cos, sin);
 
   SmallVector<OpFoldResult> offsets, sizes, strides;
   tokenSliceParams(nb, loc, out, tokenIvs, offsets, sizes, strides);

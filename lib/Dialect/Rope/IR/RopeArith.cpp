@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <limits>
 
@@ -150,6 +151,32 @@ mlir::rope::applyMagnitudeAndDirection(OpBuilder &b, Location loc, ApplyOp op,
   if (op.getInverse())
     sin = arith::NegFOp::create(b, loc, sin);
   return {cos, sin};
+}
+
+std::pair<Value, Value> mlir::rope::spreadForInterleavedLanes(OpBuilder &b,
+                                                              Location loc,
+                                                              Value cos,
+                                                              Value sin) {
+  int64_t pairs = cast<VectorType>(cos.getType()).getNumElements();
+  SmallVector<int64_t> duplicate, alternate;
+  for (int64_t j = 0; j < pairs; ++j) {
+    duplicate.append({j, j});
+    alternate.append({j, pairs + j});
+  }
+  Value negSin = arith::NegFOp::create(b, loc, sin);
+  return {vector::ShuffleOp::create(b, loc, cos, cos, duplicate),
+          vector::ShuffleOp::create(b, loc, negSin, sin, alternate)};
+}
+
+Value mlir::rope::rotateInterleavedLanes(OpBuilder &b, Location loc, Value x,
+                                         Value cos, Value sin) {
+  int64_t lanes = cast<VectorType>(x.getType()).getNumElements();
+  SmallVector<int64_t> swap;
+  for (int64_t j = 0; j < lanes / 2; ++j)
+    swap.append({2 * j + 1, 2 * j});
+  Value swapped = vector::ShuffleOp::create(b, loc, x, x, swap);
+  return math::FmaOp::create(b, loc, swapped, sin,
+                             arith::MulFOp::create(b, loc, x, cos));
 }
 
 Value mlir::rope::buildRuntimeLength(OpBuilder &b, Location loc, ApplyOp op) {

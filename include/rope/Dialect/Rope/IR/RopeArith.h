@@ -49,6 +49,19 @@ std::pair<Value, Value> applyMagnitudeAndDirection(OpBuilder &b, Location loc,
                                                    ApplyOp op, Value cos,
                                                    Value sin);
 
+/// For the interleaved layout on vectors: (cos, sin) of N pairs spread over
+/// the 2N lanes as ([c0, c0, c1, c1, ...], [-s0, s0, -s1, s1, ...]), so that
+/// rotateInterleavedLanes needs one pair swap per row. Done once per token.
+std::pair<Value, Value> spreadForInterleavedLanes(OpBuilder &b, Location loc,
+                                                  Value cos, Value sin);
+
+/// Rotates interleaved pairs (2j, 2j + 1) held in the lanes of `x` with
+/// spread cos/sin: y = x * cos + swap(x) * sin, swap exchanging the two lanes
+/// of each pair (one in-register permute instead of splitting and merging
+/// even and odd lanes).
+Value rotateInterleavedLanes(OpBuilder &b, Location loc, Value x, Value cos,
+                             Value sin);
+
 /// The call's runtime length as an i64, for dynamic frequency schemes: the
 /// `length` operand, else max position + 1 over the call (offset + S with
 /// offsets, S without).

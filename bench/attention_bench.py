@@ -14,6 +14,10 @@ and K whole first, all measured in the same run (one thread, f32).
 (b) prefill: S_q = S_k = 512-4096, 2 heads, D = 64: fused Q only
     (fuse-key=auto), fused Q and K (fuse-key=always: each key rotated once
     per query tile), unfused, and plain Q·Kᵀ without any rotation.
+(c) whole attention softmax(scale·R(q)·R(k)ᵀ + mask)·V: fused into one loop
+    nest with an online softmax (whole-attention, the default) vs the same
+    IR compiled unfused (whole scores, linalg.softmax decomposed); decode as
+    in (a), and causal prefill as in (b).
 Times are medians of repeated calls (warm-up excluded) of the compiled
 function through ctypes; every output is checked against the unfused one
 first. Ratios > 1 mean the fused form is faster.
@@ -33,7 +37,8 @@ import numpy as np
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python"))
 
-from rope_mlir.attention import ScoresConfig, ScoresKernel  # noqa: E402
+from rope_mlir.attention import (AttentionConfig, AttentionKernel,  # noqa
+                                 ScoresConfig, ScoresKernel)
 
 QUERY_TILE, KEY_TILE = 32, 64
 
@@ -69,6 +74,31 @@ def measure(config: ScoresConfig, variants: dict, samples: int, rng):
         results[name] = median_ms(lambda: kernel(q, k, offsets, out=out),
                                   samples)
     return results
+
+
+def measure_attention(config: AttentionConfig, samples: int, rng,
+                      fuse_key: str = "auto"):
+    q = rng.standard_normal(config.q_shape()).astype(np.float32)
+    k = rng.standard_normal(config.k_shape()).astype(np.float32)
+    v = rng.standard_normal(config.v_shape()).astype(np.float32)
+    offsets = rng.integers(0, 1 << 16, config.batch)
+    extra = {}
+    if config.mask:
+        m = np.arange(config.q_len)[:, None] + (config.kv_len - config.q_len)
+        extra["mask"] = np.where(np.arange(config.kv_len)[None, :] <= m, 0.0,
+                                 -np.inf).astype(np.float32)
+    out = np.empty(config.out_shape(), np.float32)
+    kernels = {"fused": AttentionKernel(config, True, query_tile=QUERY_TILE,
+                                        key_tile=KEY_TILE, fuse_key=fuse_key),
+               "unfused": AttentionKernel(config, False)}
+    got = {name: kernel(q, k, v, offsets, **extra).copy()
+           for name, kernel in kernels.items()}
+    if np.abs(got["fused"] - got["unfused"]).max() > 1e-5 * max(
+            np.abs(got["unfused"]).max(), 1.0):
+        sys.exit("whole attention: fused output differs from the unfused one")
+    return {name: median_ms(lambda: kernel(q, k, v, offsets, out=out,
+                                           **extra), samples)
+            for name, kernel in kernels.items()}
 
 
 def main() -> int:
@@ -120,6 +150,27 @@ def main() -> int:
                 f"{r['unfused'] / r['fused_q']:.2f} | "
                 f"{r['unfused'] / r['fused_qk']:.2f} | "
                 f"{r['plain'] / r['fused_q']:.2f}")
+        print(line, flush=True)
+        rows.append(line)
+
+    print("(c) whole attention, fused (online softmax) vs unfused | case | "
+          "fused ms | unfused ms | unfused/fused")
+    for kv in decode_lens:
+        c = AttentionConfig(1, 32, 8, 1, kv, 128, layout="bhsd",
+                            scale=128 ** -0.5)
+        r = measure_attention(c, samples, rng)
+        line = (f"attention decode Hq=32 Hkv=8 D=128 | S_k={kv} | "
+                f"{r['fused']:.3f} | {r['unfused']:.3f} | "
+                f"{r['unfused'] / r['fused']:.2f}")
+        print(line, flush=True)
+        rows.append(line)
+    for s in prefill_lens[:3]:
+        c = AttentionConfig(1, 2, 2, s, s, 64, layout="bhsd",
+                            scale=64 ** -0.5, mask=True)
+        r = measure_attention(c, max(3, samples // 3), rng)
+        line = (f"attention prefill causal H=2 D=64 | S={s} | "
+                f"{r['fused']:.2f} | {r['unfused']:.2f} | "
+                f"{r['unfused'] / r['fused']:.2f}")
         print(line, flush=True)
         rows.append(line)
     return 0

@@ -35,6 +35,8 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
   // Canonicalization of rope.apply may produce tensor arithmetic on
   // positions (R(m)R(n) = R(m+n)).
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  // linalg.softmax (unfused attention) has no loop lowering.
+  pm.addPass(createRopeDecomposeAggregatesPass());
 
   bufferization::OneShotBufferizePassOptions bufferization;
   bufferization.bufferizeFunctionBoundaries =

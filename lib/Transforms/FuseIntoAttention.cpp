@@ -20,9 +20,13 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
 #include "llvm/Support/Debug.h"
@@ -102,6 +106,41 @@ int64_t clampTile(int64_t tile, int64_t size) {
     return tile;
   if (tile == 0 || tile >= size)
     return size;
+  return tile;
+}
+
+/// Fuses `rope` into the slice of it that `tiled`'s input `input` reads,
+/// inside `within` (scf::tileAndFuseProducerOfSlice); the tile rotation, or
+/// null.
+ApplyOp fuseRopeTile(RewriterBase &rewriter, Operation *tiled, unsigned input,
+                     ApplyOp rope,
+                     MutableArrayRef<LoopLikeOpInterface> within) {
+  auto slice = tiled->getOperand(input).getDefiningOp<tensor::ExtractSliceOp>();
+  if (!slice || slice.getSource().getDefiningOp() != rope)
+    return {};
+  std::optional<scf::SCFFuseProducerOfSliceResult> fused =
+      scf::tileAndFuseProducerOfSlice(rewriter, slice, within);
+  if (!fused)
+    return {};
+  // The candidate slice is left dead; with it gone, so is the whole
+  // rotation.
+  if (slice->use_empty())
+    rewriter.eraseOp(slice);
+  if (rope->use_empty())
+    rewriter.eraseOp(rope);
+  auto tile = fused->tiledAndFusedProducer.getDefiningOp<ApplyOp>();
+  // A slice of a tensor.empty destination would bufferize to a slice of a
+  // whole-size buffer: give the tile its own (tile-sized) empty tensor.
+  if (auto init = tile.getInit().getDefiningOp<tensor::ExtractSliceOp>();
+      init && init.getSource().getDefiningOp<tensor::EmptyOp>() &&
+      tile.getInit() != tile.getInput()) {
+    rewriter.setInsertionPoint(tile);
+    Value empty =
+        tensor::EmptyOp::create(rewriter, init.getLoc(), init.getMixedSizes(),
+                                init.getType().getElementType());
+    rewriter.modifyOpInPlace(tile,
+                             [&] { tile.getInitMutable().assign(empty); });
+  }
   return tile;
 }
 
@@ -238,34 +277,7 @@ mlir::rope::fuseRopeIntoAttention(RewriterBase &rewriter,
 
   auto fuse = [&](unsigned input, ApplyOp rope,
                   MutableArrayRef<LoopLikeOpInterface> within) -> ApplyOp {
-    auto slice = result.tiledContraction->getOperand(input)
-                     .getDefiningOp<tensor::ExtractSliceOp>();
-    if (!slice)
-      return {};
-    std::optional<scf::SCFFuseProducerOfSliceResult> fused =
-        scf::tileAndFuseProducerOfSlice(rewriter, slice, within);
-    if (!fused)
-      return {};
-    // The candidate slice is left dead; with it gone, so is the whole
-    // rotation.
-    if (slice->use_empty())
-      rewriter.eraseOp(slice);
-    if (rope->use_empty())
-      rewriter.eraseOp(rope);
-    auto tile = fused->tiledAndFusedProducer.getDefiningOp<ApplyOp>();
-    // A slice of a tensor.empty destination would bufferize to a slice of a
-    // whole-size buffer: give the tile its own (tile-sized) empty tensor.
-    if (auto init = tile.getInit().getDefiningOp<tensor::ExtractSliceOp>();
-        init && init.getSource().getDefiningOp<tensor::EmptyOp>() &&
-        tile.getInit() != tile.getInput()) {
-      rewriter.setInsertionPoint(tile);
-      Value empty =
-          tensor::EmptyOp::create(rewriter, init.getLoc(), init.getMixedSizes(),
-                                  init.getType().getElementType());
-      rewriter.modifyOpInPlace(tile,
-                               [&] { tile.getInitMutable().assign(empty); });
-    }
-    return tile;
+    return fuseRopeTile(rewriter, result.tiledContraction, input, rope, within);
   };
   if (match.query && options.fuseQuery) {
     result.query = fuse(0, match.query, loops.drop_back());
@@ -277,6 +289,502 @@ mlir::rope::fuseRopeIntoAttention(RewriterBase &rewriter,
     if (!result.key)
       LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": key rotation not fused\n");
   }
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Whole attention: online softmax over the key tiles
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Whether `op` accumulates into zeros (a linalg.fill of 0).
+bool accumulatesIntoZero(linalg::LinalgOp op) {
+  auto fill = op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
+  return fill && matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
+}
+
+/// The index of the input of `op` that is `scores`, if `op` is elementwise
+/// on it: all-parallel, one result, identity maps for `scores` and the
+/// result, and a payload that does not read its destination (which is then
+/// free to replace by a tile-sized empty tensor).
+std::optional<unsigned> elementwiseOn(linalg::LinalgOp op, Value scores) {
+  if (!op.hasPureTensorSemantics() || op->getNumResults() != 1 ||
+      op.getNumDpsInits() != 1 || op.getNumParallelLoops() != op.getNumLoops())
+    return std::nullopt;
+  OpOperand *init = op.getDpsInitOperand(0);
+  if (!op.getMatchingIndexingMap(init).isIdentity() ||
+      op.payloadUsesValueFromOperand(init))
+    return std::nullopt;
+  std::optional<unsigned> found;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    if (input->get() != scores)
+      continue;
+    if (found || !op.getMatchingIndexingMap(input).isIdentity())
+      return std::nullopt;
+    found = input->getOperandNumber();
+  }
+  return found;
+}
+
+/// The map of a rank-`rank` tensor onto itself without dim `drop`.
+AffineMap dropDim(MLIRContext *ctx, unsigned rank, unsigned drop) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned d = 0; d < rank; ++d)
+    if (d != drop)
+      exprs.push_back(getAffineDimExpr(d, ctx));
+  return AffineMap::get(rank, 0, exprs, ctx);
+}
+
+Value castTo(OpBuilder &b, Location loc, Value v, Type type) {
+  if (v.getType() == type)
+    return v;
+  return tensor::CastOp::create(b, loc, type, v);
+}
+
+Value filled(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+             FloatType type, const APFloat &value) {
+  Value empty = tensor::EmptyOp::create(b, loc, sizes, type);
+  Value scalar = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
+  return linalg::FillOp::create(b, loc, scalar, empty).getResult(0);
+}
+
+/// A one-result linalg.generic writing into `out`.
+Value generic(OpBuilder &b, Location loc, ValueRange ins, Value out,
+              ArrayRef<AffineMap> maps, ArrayRef<utils::IteratorType> iterators,
+              function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  auto op = linalg::GenericOp::create(
+      b, loc, TypeRange{out.getType()}, ins, ValueRange{out}, maps, iterators,
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        linalg::YieldOp::create(nested, nestedLoc,
+                                body(nested, nestedLoc, args));
+      });
+  return op.getResult(0);
+}
+
+/// A running max of −inf (every key so far masked) used as the shift would
+/// make exp(−inf − (−inf)) a NaN; shifting by 0 instead gives exp(−inf) = 0.
+Value finiteShift(OpBuilder &b, Location loc, Value max) {
+  auto type = cast<FloatType>(max.getType());
+  Value negInf = arith::ConstantOp::create(
+      b, loc,
+      b.getFloatAttr(type, APFloat::getInf(type.getFloatSemantics(), true)));
+  Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 0.0));
+  Value masked =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, max, negInf);
+  return arith::SelectOp::create(b, loc, masked, zero, max);
+}
+
+/// Erases `op` if dead, then its operands' producers that die with it.
+void eraseDead(RewriterBase &rewriter, Operation *op) {
+  if (!op || !isOpTriviallyDead(op))
+    return;
+  SmallVector<Operation *> producers;
+  for (Value operand : op->getOperands())
+    if (Operation *producer = operand.getDefiningOp())
+      producers.push_back(producer);
+  rewriter.eraseOp(op);
+  for (Operation *producer : producers)
+    eraseDead(rewriter, producer);
+}
+
+} // namespace
+
+FailureOr<RopeWholeAttention>
+mlir::rope::matchRopeWholeAttention(const RopeAttentionContraction &scores) {
+  linalg::LinalgOp op = scores.contraction;
+  MLIRContext *ctx = op->getContext();
+  RopeWholeAttention match;
+  match.scores = scores;
+  AffineMap scoresMap = op.getIndexingMapMatchingResult(op->getResult(0));
+  std::optional<unsigned> keyPos =
+      scoresMap.getResultPosition(getAffineDimExpr(scores.keyDim, ctx));
+  if (!keyPos)
+    return skip(op, "whole attention: the key dim is not a scores dim", false);
+  match.scoresKeyPos = *keyPos;
+
+  // Until a softmax is found this may just be scores: say why only under
+  // -debug-only.
+  Value value = op->getResult(0);
+  for (;;) {
+    if (!value.hasOneUse())
+      return skip(op,
+                  "whole attention: scores (or an epilogue) have other "
+                  "users or none",
+                  false);
+    Operation *user = *value.getUsers().begin();
+    if ((match.softmax = dyn_cast<linalg::SoftmaxOp>(user)))
+      break;
+    auto elementwise = dyn_cast<linalg::LinalgOp>(user);
+    std::optional<unsigned> operand =
+        elementwise ? elementwiseOn(elementwise, value) : std::nullopt;
+    if (!operand)
+      return skip(op,
+                  "whole attention: the scores do not reach "
+                  "linalg.softmax through elementwise ops",
+                  false);
+    match.epilogue.push_back(elementwise);
+    match.epilogueOperands.push_back(*operand);
+    value = elementwise->getResult(0);
+  }
+  bool remarks = scores.remarks;
+  linalg::SoftmaxOp softmax = match.softmax;
+  if (softmax.getInput() != value || !softmax.hasPureTensorSemantics())
+    return skip(softmax,
+                "whole attention: softmax on tensors of the scores "
+                "needed",
+                remarks);
+  if (softmax.getDimension() != *keyPos)
+    return skip(softmax, "whole attention: softmax is not over the key dim",
+                remarks);
+  if (!accumulatesIntoZero(op))
+    return skip(softmax,
+                "whole attention: Q·Kᵀ does not accumulate into "
+                "zeros",
+                remarks);
+  Value probs = softmax->getResult(0);
+  if (!probs.hasOneUse())
+    return skip(softmax, "whole attention: softmax has other users", remarks);
+  auto values = dyn_cast<linalg::LinalgOp>(*probs.getUsers().begin());
+  if (!values || !values.hasPureTensorSemantics() ||
+      !linalg::isaContractionOpInterface(values) ||
+      values.getDpsInputOperand(0)->get() != probs)
+    return skip(softmax,
+                "whole attention: softmax does not feed input 0 of "
+                "a contraction (P·V)",
+                remarks);
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(values);
+  AffineMap probsMap =
+      values.getMatchingIndexingMap(values.getDpsInputOperand(0));
+  AffineMap outMap = values.getMatchingIndexingMap(values.getDpsInitOperand(0));
+  if (failed(dims) || dims->k.size() != 1 ||
+      loopDimOf(probsMap, *keyPos) != dims->k.front())
+    return skip(values, "whole attention: P·V does not contract the key dim",
+                remarks);
+  std::optional<unsigned> queryDim = loopDimOf(
+      probsMap,
+      scoresMap.getResultPosition(getAffineDimExpr(scores.queryDim, ctx))
+          .value_or(0));
+  for (unsigned r = 0; r < probsMap.getNumResults(); ++r) {
+    std::optional<unsigned> dim = loopDimOf(probsMap, r);
+    if (!dim || (r != *keyPos &&
+                 !outMap.getResultPosition(getAffineDimExpr(*dim, ctx))))
+      return skip(values,
+                  "whole attention: P·V's map of P is not a "
+                  "permutation onto its result",
+                  remarks);
+  }
+  if (!queryDim || !llvm::is_contained(dims->m, *queryDim))
+    return skip(values,
+                "whole attention: P·V's query dim is not the scores' "
+                "query dim",
+                remarks);
+  if (!accumulatesIntoZero(values))
+    return skip(values, "whole attention: P·V does not accumulate into zeros",
+                remarks);
+  if (!isa<FloatType>(getElementTypeOrSelf(probs.getType())))
+    return skip(values, "whole attention: not floating point", remarks);
+  match.values = values;
+  match.valuesBatchDims.assign(dims->batch.begin(), dims->batch.end());
+  match.valuesQueryDim = *queryDim;
+  match.valuesKeyDim = dims->k.front();
+  return match;
+}
+
+FailureOr<RopeAttentionFusionResult> mlir::rope::fuseRopeIntoWholeAttention(
+    RewriterBase &rewriter, const RopeWholeAttention &match,
+    const RopeAttentionFusionOptions &options) {
+  linalg::LinalgOp values = match.values;
+  linalg::LinalgOp scores = match.scores.contraction;
+  MLIRContext *ctx = values->getContext();
+  Location loc = values.getLoc();
+  unsigned keyPos = match.scoresKeyPos;
+  int64_t keys =
+      cast<ShapedType>(scores->getResult(0).getType()).getDimSize(keyPos);
+  int64_t keyTile = clampTile(options.keyTileSize, keys);
+  SmallVector<int64_t> ranges = values.getStaticLoopRanges();
+  int64_t queryTile =
+      clampTile(options.queryTileSize, ranges[match.valuesQueryDim]);
+  if (keyTile == 0 || queryTile == 0)
+    return skip(values,
+                "whole attention: a dynamic query or key dim needs "
+                "a nonzero tile size",
+                match.scores.remarks);
+
+  // The query-tile loops: P·V tiled over its batch dims by 1 and its query
+  // dim; the channels of V and a GQA group stay whole.
+  unsigned numLoops = ranges.size();
+  SmallVector<OpFoldResult> tileSizes(numLoops, rewriter.getIndexAttr(0));
+  SmallVector<int64_t> interchange;
+  for (unsigned d : match.valuesBatchDims) {
+    tileSizes[d] = rewriter.getIndexAttr(1);
+    interchange.push_back(d);
+  }
+  tileSizes[match.valuesQueryDim] = rewriter.getIndexAttr(queryTile);
+  interchange.push_back(match.valuesQueryDim);
+  for (unsigned d = 0; d < numLoops; ++d)
+    if (!llvm::is_contained(interchange, d))
+      interchange.push_back(d);
+  scf::SCFTilingOptions tiling;
+  tiling.setTileSizes(tileSizes)
+      .setInterchange(interchange)
+      .setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
+  rewriter.setInsertionPoint(values);
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(values.getOperation()), tiling);
+  if (failed(tiled))
+    return skip(values, "whole attention: tiling P·V failed",
+                match.scores.remarks);
+  rewriter.replaceOp(values, tiled->replacements);
+  auto valuesTile = cast<linalg::LinalgOp>(tiled->tiledOps.back());
+
+  // The query tile of the probabilities, in the scores' index space (the
+  // epilogue and the softmax map it identically).
+  Value probsTile = valuesTile.getDpsInputOperand(0)->get();
+  SmallVector<OpFoldResult> offsets, sizes;
+  Operation *probsSlice = probsTile.getDefiningOp<tensor::ExtractSliceOp>();
+  if (probsSlice) {
+    auto slice = cast<tensor::ExtractSliceOp>(probsSlice);
+    offsets = slice.getMixedOffsets();
+    sizes = slice.getMixedSizes();
+  } else {
+    rewriter.setInsertionPoint(valuesTile);
+    offsets.assign(cast<ShapedType>(probsTile.getType()).getRank(),
+                   rewriter.getIndexAttr(0));
+    sizes = tensor::getMixedSizes(rewriter, loc, probsTile);
+  }
+  unsigned rank = sizes.size();
+  auto type = cast<FloatType>(getElementTypeOrSelf(probsTile.getType()));
+  APFloat zero = APFloat::getZero(type.getFloatSemantics());
+  APFloat negInf = APFloat::getInf(type.getFloatSemantics(), true);
+  SmallVector<OpFoldResult> rowSizes(sizes);
+  rowSizes.erase(rowSizes.begin() + keyPos);
+  OpFoldResult keyExtent = sizes[keyPos];
+
+  // Where a row (a scores index without the key) is in the output: through
+  // P·V's maps of P and of its result.
+  AffineMap probsMap =
+      valuesTile.getMatchingIndexingMap(valuesTile.getDpsInputOperand(0));
+  AffineMap outMap =
+      valuesTile.getMatchingIndexingMap(valuesTile.getDpsInitOperand(0));
+  unsigned outRank = outMap.getNumResults();
+  SmallVector<AffineExpr> rowInOut;
+  for (unsigned r = 0; r < rank; ++r)
+    if (r != keyPos)
+      rowInOut.push_back(getAffineDimExpr(
+          *outMap.getResultPosition(probsMap.getResult(r)), ctx));
+  AffineMap rowMap = AffineMap::get(outRank, 0, rowInOut, ctx);
+  AffineMap outId = AffineMap::getMultiDimIdentityMap(outRank, ctx);
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  AffineMap rowId = AffineMap::getMultiDimIdentityMap(rank - 1, ctx);
+  AffineMap row = dropDim(ctx, rank, keyPos);
+  SmallVector<utils::IteratorType> parallel(rank,
+                                            utils::IteratorType::parallel);
+  SmallVector<utils::IteratorType> rowReduction(parallel);
+  rowReduction[keyPos] = utils::IteratorType::reduction;
+  SmallVector<utils::IteratorType> rowParallel(rank - 1,
+                                               utils::IteratorType::parallel);
+  SmallVector<utils::IteratorType> outParallel(outRank,
+                                               utils::IteratorType::parallel);
+
+  // P·V's iteration domain on the query tile, from P's tile and the other
+  // operands' shapes (not from the whole-size probabilities).
+  rewriter.setInsertionPoint(valuesTile);
+  SmallVector<OpFoldResult> domainSizes(numLoops);
+  for (OpOperand &operand : valuesTile->getOpOperands()) {
+    AffineMap map = valuesTile.getMatchingIndexingMap(&operand);
+    for (unsigned r = 0; r < map.getNumResults(); ++r) {
+      std::optional<unsigned> dim = loopDimOf(map, r);
+      if (!dim || domainSizes[*dim])
+        continue;
+      domainSizes[*dim] =
+          operand.getOperandNumber() == 0
+              ? sizes[r]
+              : tensor::getMixedSize(rewriter, loc, operand.get(), r);
+    }
+  }
+
+  Value init = valuesTile.getDpsInitOperand(0)->get();
+  Value max0 = filled(rewriter, loc, rowSizes, type, negInf);
+  Value sum0 = filled(rewriter, loc, rowSizes, type, zero);
+  Value acc0 =
+      castTo(rewriter, loc,
+             filled(rewriter, loc, tensor::getMixedSizes(rewriter, loc, init),
+                    type, zero),
+             init.getType());
+  Value lb = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value ub = getValueOrCreateConstantIndexOp(rewriter, loc, keyExtent);
+  Value step = arith::ConstantIndexOp::create(rewriter, loc, keyTile);
+  Operation *scoresTile = nullptr;
+  SmallVector<Operation *> deadSlices;
+  bool failedTiling = false;
+  auto keyLoop = scf::ForOp::create(
+      rewriter, loc, lb, ub, step, ValueRange{max0, sum0, acc0},
+      [&](OpBuilder &b, Location loc, Value key, ValueRange args) {
+        Value max = args[0], sum = args[1], acc = args[2];
+        OpFoldResult size = b.getIndexAttr(keyTile);
+        if (ShapedType::isDynamic(keys) || keys % keyTile) {
+          AffineExpr d0 = getAffineDimExpr(0, ctx);
+          AffineExpr s0 = getAffineSymbolExpr(0, ctx);
+          size = affine::makeComposedFoldedAffineMin(
+              b, loc,
+              AffineMap::get(
+                  1, 1, {getAffineConstantExpr(keyTile, ctx), s0 - d0}, ctx),
+              {key, keyExtent});
+        }
+        SmallVector<OpFoldResult> tileOffsets(offsets), tileSizes(sizes);
+        tileOffsets[keyPos] = key;
+        tileSizes[keyPos] = size;
+
+        // The scores tile, accumulating into a tile of zeros (not a slice
+        // of the whole-size accumulator), then the epilogue on it.
+        FailureOr<TilingResult> qk =
+            cast<TilingInterface>(scores.getOperation())
+                .generateResultTileValue(b, 0, tileOffsets, tileSizes);
+        if (failed(qk)) {
+          failedTiling = true;
+          scf::YieldOp::create(b, loc, args);
+          return;
+        }
+        scoresTile = qk->tiledOps.front();
+        OpOperand &qkInit =
+            *cast<linalg::LinalgOp>(scoresTile).getDpsInitOperand(0);
+        deadSlices.push_back(qkInit.get().getDefiningOp());
+        b.setInsertionPoint(scoresTile);
+        qkInit.set(castTo(b, loc, filled(b, loc, tileSizes, type, zero),
+                          qkInit.get().getType()));
+        b.setInsertionPointAfter(scoresTile);
+        Value s = qk->tiledValues.front();
+        for (auto [epilogue, index] :
+             llvm::zip(match.epilogue, match.epilogueOperands)) {
+          linalg::LinalgOp epilogueOp = epilogue;
+          FailureOr<TilingResult> tile =
+              cast<TilingInterface>(epilogueOp.getOperation())
+                  .generateResultTileValue(b, 0, tileOffsets, tileSizes);
+          if (failed(tile)) {
+            failedTiling = true;
+            break;
+          }
+          Operation *tileOp = tile->tiledOps.front();
+          OpOperand &input = tileOp->getOpOperand(index);
+          OpOperand &out = *cast<linalg::LinalgOp>(tileOp).getDpsInitOperand(0);
+          deadSlices.push_back(input.get().getDefiningOp());
+          deadSlices.push_back(out.get().getDefiningOp());
+          b.setInsertionPoint(tileOp);
+          input.set(castTo(b, loc, s, input.get().getType()));
+          out.set(castTo(b, loc,
+                         tensor::EmptyOp::create(b, loc, tileSizes, type),
+                         out.get().getType()));
+          b.setInsertionPointAfter(tileOp);
+          s = tile->tiledValues.front();
+        }
+        if (failedTiling) {
+          scf::YieldOp::create(b, loc, args);
+          return;
+        }
+
+        // Online softmax. The running max is read (for P and the rescale)
+        // before it is updated in place, so that it stays in its buffer.
+        auto maximum = [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+          return arith::MaximumFOp::create(b, loc, a[0], a[1]);
+        };
+        Value tileMax =
+            generic(b, loc, s, filled(b, loc, rowSizes, type, negInf),
+                    {id, row}, rowReduction, maximum);
+        Value probs =
+            generic(b, loc, {s, tileMax, max},
+                    tensor::EmptyOp::create(b, loc, tileSizes, type),
+                    {id, row, row, id}, parallel,
+                    [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+                      Value shift =
+                          finiteShift(b, loc, maximum(b, loc, a.slice(1, 2)));
+                      return math::ExpOp::create(
+                          b, loc, arith::SubFOp::create(b, loc, a[0], shift));
+                    });
+        Value rescale =
+            generic(b, loc, {max, tileMax},
+                    tensor::EmptyOp::create(b, loc, rowSizes, type),
+                    {rowId, rowId, rowId}, rowParallel,
+                    [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+                      Value shift =
+                          finiteShift(b, loc, maximum(b, loc, a.take_front(2)));
+                      return math::ExpOp::create(
+                          b, loc, arith::SubFOp::create(b, loc, a[0], shift));
+                    });
+        Value newMax =
+            generic(b, loc, tileMax, max, {rowId, rowId}, rowParallel, maximum);
+        auto multiply = [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+          return arith::MulFOp::create(b, loc, a[0], a[1]);
+        };
+        Value newSum = generic(b, loc, rescale, sum, {rowId, rowId},
+                               rowParallel, multiply);
+        newSum = generic(b, loc, probs, newSum, {id, row}, rowReduction,
+                         [](OpBuilder &b, Location loc, ValueRange a) {
+                           return arith::AddFOp::create(b, loc, a[0], a[1]);
+                         });
+        Value scaledAcc = generic(b, loc, rescale, acc, {rowMap, outId},
+                                  outParallel, multiply);
+
+        // P·V on the key tile, accumulating into the rescaled output.
+        SmallVector<OpFoldResult> domainOffsets(numLoops, b.getIndexAttr(0));
+        SmallVector<OpFoldResult> keyDomain(domainSizes);
+        domainOffsets[match.valuesKeyDim] = key;
+        keyDomain[match.valuesKeyDim] = size;
+        FailureOr<TilingResult> pv =
+            cast<TilingInterface>(valuesTile.getOperation())
+                .getTiledImplementation(b, domainOffsets, keyDomain);
+        if (failed(pv)) {
+          failedTiling = true;
+          scf::YieldOp::create(b, loc, args);
+          return;
+        }
+        auto pvTile = cast<linalg::LinalgOp>(pv->tiledOps.front());
+        OpOperand &p = *pvTile.getDpsInputOperand(0);
+        OpOperand &out = *pvTile.getDpsInitOperand(0);
+        deadSlices.push_back(p.get().getDefiningOp());
+        deadSlices.push_back(out.get().getDefiningOp());
+        b.setInsertionPoint(pvTile);
+        p.set(castTo(b, loc, probs, p.get().getType()));
+        out.set(castTo(b, loc, scaledAcc, out.get().getType()));
+        b.setInsertionPointAfter(pvTile);
+        Value newAcc = castTo(b, loc, pv->tiledValues.front(), acc.getType());
+        scf::YieldOp::create(b, loc, ValueRange{newMax, newSum, newAcc});
+      });
+  for (Operation *slice : deadSlices)
+    eraseDead(rewriter, slice);
+  if (failedTiling) {
+    // Not expected (the ops were matched as tileable); the loop yields its
+    // inputs and is dropped, leaving the query-tiled form.
+    rewriter.eraseOp(keyLoop);
+    return skip(values, "whole attention: tiling a key tile failed",
+                match.scores.remarks);
+  }
+
+  // O / l, in place of the query tile's P·V.
+  rewriter.setInsertionPoint(valuesTile);
+  Value out = generic(rewriter, loc, keyLoop.getResult(1), keyLoop.getResult(2),
+                      {rowMap, outId}, outParallel,
+                      [](OpBuilder &b, Location loc, ValueRange a) {
+                        return arith::DivFOp::create(b, loc, a[1], a[0]);
+                      });
+  rewriter.replaceOp(valuesTile, out);
+  eraseDead(rewriter, probsSlice);
+  eraseDead(rewriter, match.softmax);
+
+  // Hoist what the key loop does not change (Q's slice), then rotate Q per
+  // query tile and K per key tile.
+  moveLoopInvariantCode(keyLoop);
+  RopeAttentionFusionResult result;
+  result.loops = tiled->loops;
+  result.loops.push_back(keyLoop);
+  result.tiledContraction = scoresTile;
+  const RopeAttentionContraction &qk = match.scores;
+  if (qk.query && options.fuseQuery)
+    result.query = fuseRopeTile(rewriter, scoresTile, 0, qk.query,
+                                MutableArrayRef(result.loops).drop_back());
+  if (qk.key && options.fuseKey)
+    result.key = fuseRopeTile(rewriter, scoresTile, 1, qk.key, result.loops);
   return result;
 }
 
@@ -297,6 +805,12 @@ void mlir::rope::fuseRopeIntoAttention(
       (void)skip(match.contraction, "declined by the control function",
                  match.remarks);
       continue;
+    }
+    if (options->wholeAttention) {
+      FailureOr<RopeWholeAttention> whole = matchRopeWholeAttention(match);
+      if (succeeded(whole) &&
+          succeeded(fuseRopeIntoWholeAttention(rewriter, *whole, *options)))
+        continue;
     }
     (void)fuseRopeIntoAttention(rewriter, match, *options);
   }
@@ -326,6 +840,7 @@ struct RopeFuseIntoAttentionPass
           options.keyTileSize = keyTileSize;
           options.fuseKey = fuseKey == "always";
           options.tileHeads = tileHeads;
+          options.wholeAttention = wholeAttention;
           if (fuseKey == "auto") {
             // One query tile rotates every key once: fusing K only saves
             // the rotated keys' round trip through memory.

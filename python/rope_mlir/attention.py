@@ -19,7 +19,9 @@ import numpy as np
 
 from . import _jit
 
-__all__ = ["ScoresConfig", "emit_scores", "ScoresKernel", "scores_reference"]
+__all__ = ["ScoresConfig", "emit_scores", "ScoresKernel", "scores_reference",
+           "AttentionConfig", "emit_attention", "AttentionKernel",
+           "attention_reference"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,6 +85,24 @@ def _type(kind: str, shape, elt: str = "f32") -> str:
 def emit_scores(c: ScoresConfig, name: str = "scores") -> str:
     """The module: @<name>(q, k, positions or offsets, out) with a C
     interface; rope.apply on Q and K feeding one contraction."""
+    args, body = _scores_ir(c)
+    ss = c.scores_shape()
+    st = _type("tensor", ss)
+    args.append(f"%out: {_type('memref', ss)}")
+    body += [f"bufferization.materialize_in_destination %s in restrict "
+             f"writable %out : ({st}, {_type('memref', ss)}) -> ()",
+             "return"]
+    return _function(name, args, body)
+
+
+def _function(name: str, args, body) -> str:
+    return (f"func.func @{name}({', '.join(args)}) attributes "
+            "{llvm.emit_c_interface} {\n" +
+            "\n".join("  " + line for line in body) + "\n}\n")
+
+
+def _scores_ir(c: ScoresConfig):
+    """The arguments and body lines up to the scores %s."""
     qs, ks, ss = c.q_shape(), c.k_shape(), c.scores_shape()
     if c.form == "batch_matmul":
         q_tokens, k_tokens = (1,), (1,)
@@ -118,7 +138,6 @@ def emit_scores(c: ScoresConfig, name: str = "scores") -> str:
         k_pos = f"positions(%kpt : {_type('tensor', (rows, c.kv_len), 'i64')}) "
         if c.form == "batch_matmul":
             q_tokens, k_tokens = (0, 1), (0, 1)
-    args.append(f"%out: {_type('memref', ss)}")
 
     attrs = f"layout = #rope.layout<{c.pair_layout}>, "
     if c.rotary_dim is not None:
@@ -164,12 +183,105 @@ def emit_scores(c: ScoresConfig, name: str = "scores") -> str:
             "  %r = arith.addf %c, %p : f32",
             "  linalg.yield %r : f32",
             f"}} -> {st}"]
-    body += [f"bufferization.materialize_in_destination %s in restrict "
-             f"writable %out : ({st}, {_type('memref', ss)}) -> ()",
+    return args, body
+
+
+@dataclasses.dataclass(frozen=True)
+class AttentionConfig(ScoresConfig):
+    """Whole attention softmax(scale·R(q)·R(k)ᵀ + mask)·V (generic form):
+    V is [B, Hkv, Sk, Dv] ([B, Sk, Hkv, Dv] in bshd), the output
+    [B, Hkv, G, Sq, Dv] ([B, Sq, Hkv, G, Dv]), a free reshape of
+    [B, Hq, Sq, Dv] ([B, Sq, Hq, Dv])."""
+    #: Multiply the scores by this constant first (None: no scale op).
+    scale: Optional[float] = None
+    #: Add an [Sq, Sk] mask argument (broadcast over batch and heads).
+    mask: bool = False
+    value_dim: Optional[int] = None
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.form != "generic":
+            raise ValueError("whole attention: generic form only")
+
+    @property
+    def dv(self) -> int:
+        return self.value_dim or self.head_dim
+
+    def v_shape(self) -> tuple:
+        b, h, s, e = self.batch, self.kv_heads, self.kv_len, self.dv
+        return (b, h, s, e) if self.layout == "bhsd" else (b, s, h, e)
+
+    def out_shape(self) -> tuple:
+        b, h, g, s, e = (self.batch, self.kv_heads, self.group, self.q_len,
+                         self.dv)
+        return (b, h, g, s, e) if self.layout == "bhsd" else (b, s, h, g, e)
+
+
+def emit_attention(c: AttentionConfig, name: str = "attention") -> str:
+    """@<name>(q, k, positions or offsets, [mask], v, out): the scores of
+    emit_scores, then the scale, the mask, linalg.softmax over the keys and
+    the contraction with V."""
+    args, body = _scores_ir(c)
+    st = _type("tensor", c.scores_shape())
+    ident = "affine_map<(b, h, g, m, n) -> (b, h, g, m, n)>"
+    parallel5 = '["parallel", "parallel", "parallel", "parallel", "parallel"]'
+    s = "%s"
+    if c.scale is not None:
+        body += [f"%scale = arith.constant {float(c.scale)!r} : f32",
+                 f"%scaled_e = tensor.empty() : {st}",
+                 f"%scaled = linalg.generic {{indexing_maps = [{ident}, "
+                 f"{ident}], iterator_types = {parallel5}}} ins({s} : {st}) "
+                 f"outs(%scaled_e : {st}) {{",
+                 "^bb0(%x: f32, %o: f32):",
+                 "  %y = arith.mulf %x, %scale : f32",
+                 "  linalg.yield %y : f32",
+                 f"}} -> {st}"]
+        s = "%scaled"
+    if c.mask:
+        mt = _type("memref", (c.q_len, c.kv_len))
+        args.append(f"%mask: {mt}")
+        tt = mt.replace("memref", "tensor")
+        body += [f"%maskt = bufferization.to_tensor %mask restrict : {mt} to "
+                 f"{tt}",
+                 f"%masked_e = tensor.empty() : {st}",
+                 f"%masked = linalg.generic {{indexing_maps = [{ident}, "
+                 "affine_map<(b, h, g, m, n) -> (m, n)>, "
+                 f"{ident}], iterator_types = {parallel5}}} "
+                 f"ins({s}, %maskt : {st}, {tt}) outs(%masked_e : {st}) {{",
+                 "^bb0(%x: f32, %a: f32, %o: f32):",
+                 "  %y = arith.addf %x, %a : f32",
+                 "  linalg.yield %y : f32",
+                 f"}} -> {st}"]
+        s = "%masked"
+    vm, om = _type("memref", c.v_shape()), _type("memref", c.out_shape())
+    vt, ot = vm.replace("memref", "tensor"), om.replace("memref", "tensor")
+    args += [f"%v: {vm}", f"%out: {om}"]
+    if c.layout == "bhsd":
+        v_map, o_map = "(b, h, n, e)", "(b, h, g, m, e)"
+    else:
+        v_map, o_map = "(b, n, h, e)", "(b, m, h, g, e)"
+    dims = "(b, h, g, m, n, e)"
+    body += [f"%vt = bufferization.to_tensor %v restrict : {vm} to {vt}",
+             f"%pe = tensor.empty() : {st}",
+             f"%p = linalg.softmax dimension(4) ins({s} : {st}) "
+             f"outs(%pe : {st}) -> {st}",
+             f"%oe = tensor.empty() : {ot}",
+             f"%oacc = linalg.fill ins(%zero : f32) outs(%oe : {ot}) -> {ot}",
+             "%o = linalg.generic {indexing_maps = ["
+             f"affine_map<{dims} -> (b, h, g, m, n)>, "
+             f"affine_map<{dims} -> {v_map}>, affine_map<{dims} -> {o_map}>],"
+             ' iterator_types = ["parallel", "parallel", "parallel", '
+             '"parallel", "reduction", "parallel"]} '
+             f"ins(%p, %vt : {st}, {vt}) outs(%oacc : {ot}) {{",
+             "^bb0(%a: f32, %b: f32, %c: f32):",
+             "  %x = arith.mulf %a, %b : f32",
+             "  %y = arith.addf %c, %x : f32",
+             "  linalg.yield %y : f32",
+             f"}} -> {ot}",
+             f"bufferization.materialize_in_destination %o in restrict "
+             f"writable %out : ({ot}, {om}) -> ()",
              "return"]
-    return (f"func.func @{name}({', '.join(args)}) attributes "
-            "{llvm.emit_c_interface} {\n" +
-            "\n".join("  " + line for line in body) + "\n}\n")
+    return _function(name, args, body)
 
 
 def pipeline(fuse: bool, query_tile: int = 32, key_tile: int = 64,
@@ -225,6 +337,61 @@ class ScoresKernel:
         args.append(ctypes.addressof(descs[-1]))
         self._function(*args)
         return out
+
+
+class AttentionKernel:
+    """The compiled whole attention. Call with q, k, v (C-contiguous f32 of
+    q_shape()/k_shape()/v_shape()), the offsets or positions, and the
+    [Sq, Sk] mask when the config has one."""
+
+    def __init__(self, config: AttentionConfig, fuse: bool, **options):
+        self.config = config
+        self.ir = emit_attention(config)
+        self._module = _jit.compile_module(self.ir, pipeline(fuse, **options))
+        n = 5 + (config.positions == "explicit") + bool(config.mask)
+        self._function = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * n)(
+            self._module.lookup("attention"))
+
+    def __call__(self, q, k, v, offsets=None, *, q_positions=None,
+                 k_positions=None, mask=None, out=None):
+        c = self.config
+        arrays = [np.ascontiguousarray(q, dtype=np.float32).reshape(
+            c.q_shape()), np.ascontiguousarray(k, dtype=np.float32).reshape(
+            c.k_shape())]
+        if c.positions == "offset":
+            arrays.append(np.ascontiguousarray(offsets, dtype=np.int64))
+        else:
+            arrays += [np.ascontiguousarray(p, dtype=np.int64)
+                       for p in (q_positions, k_positions)]
+        if c.mask:
+            arrays.append(np.ascontiguousarray(mask, dtype=np.float32))
+        arrays.append(np.ascontiguousarray(v, dtype=np.float32).reshape(
+            c.v_shape()))
+        if out is None:
+            out = np.empty(c.out_shape(), np.float32)
+        arrays.append(out)
+        descs = [_jit.memref_descriptor(a) for a in arrays]
+        self._function(*[ctypes.addressof(d) for d in descs])
+        return out
+
+
+def attention_reference(c: AttentionConfig, q, k, v, offsets=None, *,
+                        q_positions=None, k_positions=None,
+                        mask=None) -> np.ndarray:
+    """float64 softmax(scale·R(q)·R(k)ᵀ + mask)·V, in out_shape()."""
+    s = scores_reference(c, q, k, offsets, q_positions=q_positions,
+                         k_positions=k_positions)
+    if c.scale is not None:
+        s = s * c.scale
+    if c.mask:
+        s = s + np.asarray(mask, np.float64)
+    s = s - s.max(axis=-1, keepdims=True)
+    p = np.exp(s)
+    p /= p.sum(axis=-1, keepdims=True)
+    v = np.asarray(v, np.float64).reshape(c.v_shape())
+    if c.layout == "bhsd":
+        return np.einsum("bhgmn,bhne->bhgme", p, v)
+    return np.einsum("bhgmn,bnhe->bmhge", p, v)
 
 
 def scores_reference(c: ScoresConfig, q, k, offsets=None, *,

@@ -9,11 +9,14 @@ every fuse-key policy. Also RoPE in linear attention (below).
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from rope_mlir import _jit, attention, reference
-from rope_mlir.attention import ScoresConfig, ScoresKernel
+from rope_mlir.attention import (AttentionConfig, AttentionKernel,
+                                 ScoresConfig, ScoresKernel)
 
 TOLERANCE = 2e-6  # relative to the largest score; f32 dot products of D terms
 
@@ -142,3 +145,90 @@ def test_linear_attention_numerator():
     expected = np.einsum("bhmn,bhnd->bhmd", expected_scores * causal,
                          v) / denominator
     assert np.abs(out - expected).max() <= 1e-5 * np.abs(expected).max()
+
+
+# Whole attention: softmax(scale·R(q)·R(k)ᵀ + mask)·V with an online softmax
+# over the key tiles (whole-attention, on by default).
+
+ATTENTION_TOLERANCE = 1e-5  # relative to the largest output
+
+
+def attention_inputs(rng, c: AttentionConfig):
+    q, k, positions = inputs(rng, c)
+    v = rng.standard_normal(c.v_shape()).astype(np.float32)
+    if c.mask:
+        # Causal, aligned bottom-right (the queries are the last Sq tokens);
+        # -inf where masked.
+        m = np.arange(c.q_len)[:, None] + (c.kv_len - c.q_len)
+        positions["mask"] = np.where(np.arange(c.kv_len)[None, :] <= m, 0.0,
+                                     -np.inf).astype(np.float32)
+    return q, k, v, positions
+
+
+def check_attention(config, options, rng):
+    q, k, v, extra = attention_inputs(rng, config)
+    ref = attention.attention_reference(config, q, k, v, **extra)
+    fused = AttentionKernel(config, True, **options)
+    unfused = AttentionKernel(config, False)
+    # The pass did rewrite the whole chain: no softmax, no scores tensor.
+    lowered = _jit.lower(fused.ir, "builtin.module(rope-fuse-into-attention{"
+                         f"query-tile-size={options['query_tile']} "
+                         f"key-tile-size={options['key_tile']}}}, "
+                         "canonicalize)")
+    assert "linalg.softmax" not in lowered, lowered
+    scores = "tensor<" + "x".join(map(str, config.scores_shape())) + "xf32>"
+    assert scores not in lowered, lowered
+    got = fused(q, k, v, **extra)
+    base = unfused(q, k, v, **extra)
+    scale = max(np.abs(ref).max(), 1.0)
+    assert np.abs(got - ref).max() <= ATTENTION_TOLERANCE * scale, (config,
+                                                                     options)
+    assert np.abs(got - base).max() <= ATTENTION_TOLERANCE * scale, (config,
+                                                                      options)
+    return fused
+
+
+def random_attention_case(seed: int):
+    rng, c, options = random_case(1000 + seed)
+    causal = c.q_len <= c.kv_len and rng.random() < 0.5
+    config = AttentionConfig(
+        **{f.name: getattr(c, f.name)
+           for f in dataclasses.fields(ScoresConfig)},
+        scale=(None if rng.random() < 0.25
+               else float(1 / np.sqrt(c.head_dim))),
+        mask=bool(causal),
+        value_dim=int(rng.choice([c.head_dim, 8, 24])))
+    return rng, config, options
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_whole_attention_random(seed):
+    rng, config, options = random_attention_case(seed)
+    check_attention(config, options, rng)
+
+
+@pytest.mark.parametrize("layout", ["bhsd", "bshd"])
+def test_whole_attention_prefill_causal_gqa(layout):
+    config = AttentionConfig(batch=2, q_heads=4, kv_heads=2, q_len=50,
+                             kv_len=70, head_dim=32, layout=layout,
+                             rotary_dim=16, scale=32 ** -0.5, mask=True)
+    check_attention(config, dict(query_tile=16, key_tile=32,
+                                 fuse_key="always"), np.random.default_rng(7))
+
+
+@pytest.mark.parametrize("layout", ["bhsd", "bshd"])
+def test_whole_attention_decode_offsets(layout):
+    """Decode: S_q = 1 at per-row offsets; each key tile rotated in the key
+    loop, so neither the scores nor the rotated keys are ever whole."""
+    config = AttentionConfig(batch=2, q_heads=8, kv_heads=2, q_len=1,
+                             kv_len=300, head_dim=64, layout=layout,
+                             scale=0.125)
+    fused = check_attention(config, dict(query_tile=32, key_tile=64),
+                            np.random.default_rng(9))
+    ir = _jit.lower(fused.ir, "builtin.module(rope-fuse-into-attention, "
+                    "canonicalize)")
+    assert "x300x" not in ir.split("rope.apply", 1)[1].split("return")[0] \
+        or "tensor.extract_slice" in ir
+    applies = [line for line in ir.splitlines() if "rope.apply" in line]
+    assert len(applies) == 2 and all("x64x" in a or "x?x" in a or "x1x" in a
+                                     for a in applies), applies

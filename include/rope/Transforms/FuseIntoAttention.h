@@ -49,6 +49,10 @@ struct RopeAttentionFusionOptions {
   /// (heads) by 1: smaller tiles, but cos/sin is then computed per head
   /// instead of once per token for all heads.
   bool tileHeads = false;
+  /// When the scores feed the rest of attention (elementwise scale/mask,
+  /// linalg.softmax over the keys, ·V), fuse all of it into one loop nest
+  /// with an online softmax (see fuseRopeIntoWholeAttention).
+  bool wholeAttention = true;
 };
 
 /// The tiled loops and the rotations fused into them.
@@ -80,6 +84,46 @@ FailureOr<RopeAttentionFusionResult>
 fuseRopeIntoAttention(RewriterBase &rewriter,
                       const RopeAttentionContraction &match,
                       const RopeAttentionFusionOptions &options);
+
+/// Whole attention around a matched Q·Kᵀ contraction: its scores go
+/// through elementwise ops (scale, additive mask: all-parallel, identity
+/// maps on the scores) to `linalg.softmax` over the key dim, whose result
+/// is input 0 of a contraction with V over that key dim (P·V). Each
+/// intermediate has one use; the two contractions accumulate into zeros.
+struct RopeWholeAttention {
+  RopeAttentionContraction scores;
+  /// The elementwise ops between the scores and the softmax, in order, and
+  /// the operand each takes the scores from.
+  SmallVector<linalg::LinalgOp> epilogue;
+  SmallVector<unsigned> epilogueOperands;
+  linalg::SoftmaxOp softmax;
+  /// P·V, its batch loop dims, its query loop dim and its key (reduction)
+  /// loop dim.
+  linalg::LinalgOp values;
+  SmallVector<unsigned> valuesBatchDims;
+  unsigned valuesQueryDim = 0, valuesKeyDim = 0;
+  /// The scores' result dim indexed by the key dim (the softmax dim).
+  unsigned scoresKeyPos = 0;
+};
+
+/// Matches the rest of attention after `scores`; failure (with the reason
+/// as a remark once a softmax is found, and under -debug-only) otherwise.
+FailureOr<RopeWholeAttention>
+matchRopeWholeAttention(const RopeAttentionContraction &scores);
+
+/// Rewrites the whole chain into one loop nest (FlashAttention-2 style):
+/// P·V is tiled with scf::tileUsingSCF (batch dims by 1, queries by
+/// `queryTileSize`); inside, an scf.for over key tiles carries the running
+/// row max m, row sum l and the output accumulator O as iter_args:
+///   S = epilogue(Q_rot·K_rotᵀ) on the key tile, m' = max(m, rowmax S),
+///   P = exp(S − m'), α = exp(m − m'), l' = α·l + rowsum P, O' = α·O + P·V,
+/// and O / l after the loop. The tiles are built with the ops' own
+/// TilingInterface; Q's rotation is fused into the query loop, K's into the
+/// key loop (with `fuseKey`). No [.., Sq, Sk] scores tensor is left.
+FailureOr<RopeAttentionFusionResult>
+fuseRopeIntoWholeAttention(RewriterBase &rewriter,
+                           const RopeWholeAttention &match,
+                           const RopeAttentionFusionOptions &options);
 
 /// Applies the fusion to every matching contraction under `root`, as
 /// `control` decides.

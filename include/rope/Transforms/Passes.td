@@ -28,6 +28,28 @@ def RopeApproximateTrigPass : Pass<"rope-approximate-trig"> {
   ];
 }
 
+def RopeDecomposeAggregatesPass : Pass<"rope-decompose-aggregates"> {
+  let summary = "Decompose aggregated linalg ops (linalg.softmax) into "
+                "structured ops";
+  let description = [{
+    Replaces every op implementing upstream's `AggregatedOpInterface`
+    (`linalg.softmax`) by its decomposition into `linalg.generic`/`linalg.fill`
+    ops, which the loop lowering handles. MLIR 22 offers this decomposition
+    only through the transform dialect (`decompose_interface`); the CPU
+    pipeline runs it so that unfused attention compiles.
+
+    ```mlir
+    %p = linalg.softmax dimension(1) ins(%s : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+    // becomes a max reduction, exp(x - max), a sum reduction and a division
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect"
+  ];
+}
+
 def RopeFuseIntoAttentionPass : Pass<"rope-fuse-into-attention"> {
   let summary = "Fuse rope.apply into the tiles of attention's Q·Kᵀ contraction";
   let description = [{
@@ -53,6 +75,19 @@ def RopeFuseIntoAttentionPass : Pass<"rope-fuse-into-attention"> {
       `always` is what docs/PERFORMANCE.md measured best with this
       project's CPU pipeline, whose contraction (scalar loops) hides the
       recomputation.
+
+    Whole attention (`whole-attention`, on by default): when the scores go
+    on through elementwise ops (a scale, an additive mask: all-parallel,
+    identity maps on the scores) to `linalg.softmax` over the key dim and
+    into a contraction with V over that dim (P·V), the whole chain becomes
+    one loop nest with an online softmax (FlashAttention-2): P·V is tiled
+    over its batch dims by 1 and its query dim, and inside, an `scf.for`
+    over key tiles carries the running row max, row sum and the
+    `[.., tq, Dv]` output accumulator as `iter_args`; per key tile
+    S = epilogue(Q_rot·K_rotᵀ), m' = max(m, rowmax S), P = exp(S − m'),
+    l' = l·exp(m − m') + rowsum P, O' = O·exp(m − m') + P·V; O / l after
+    the key loop. No `[.., Sq, Sk]` scores tensor is left. Both
+    contractions must accumulate into zeros.
 
     The reduction (channel) dim is never tiled: a rotated pair spans it.
     IR it cannot fuse is left untouched; `-debug-only=rope-fuse-into-attention`
@@ -83,6 +118,10 @@ def RopeFuseIntoAttentionPass : Pass<"rope-fuse-into-attention"> {
     Option<"tileHeads", "tile-heads", "bool", /*default=*/"false",
            "Also tile the head dims by 1 (by default they stay whole in a "
            "tile, so cos/sin is computed once per token for all heads)">,
+    Option<"wholeAttention", "whole-attention", "bool", /*default=*/"true",
+           "When the scores go on through an elementwise scale/mask, "
+           "linalg.softmax over the keys and a contraction with V, fuse all "
+           "of it into the loops with an online softmax">,
     Option<"remarks", "remarks", "bool", /*default=*/"false",
            "Say why a contraction fed by rope.apply is not fused, as a remark "
            "(-debug-only needs an LLVM built with assertions)">
@@ -90,6 +129,8 @@ def RopeFuseIntoAttentionPass : Pass<"rope-fuse-into-attention"> {
   let dependentDialects = [
     "::mlir::affine::AffineDialect",
     "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect"
   ];

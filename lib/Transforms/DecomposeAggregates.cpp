@@ -1,0 +1,44 @@
+//===- DecomposeAggregates.cpp - Decompose linalg.softmax & co. -----------===//
+//
+// Part of the rope-mlir project.
+//
+// The CPU pipeline lowers linalg ops to loops; an aggregated op such as
+// linalg.softmax has no loop lowering of its own, only a decomposition into
+// structured ops (upstream's AggregatedOpInterface, which MLIR 22 exposes
+// through the transform dialect's decompose_interface and no pass). This is
+// that decomposition as a pass, so unfused attention compiles too.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rope/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::rope {
+#define GEN_PASS_DEF_ROPEDECOMPOSEAGGREGATESPASS
+#include "rope/Transforms/Passes.h.inc"
+} // namespace mlir::rope
+
+using namespace mlir;
+
+namespace {
+struct RopeDecomposeAggregatesPass
+    : rope::impl::RopeDecomposeAggregatesPassBase<RopeDecomposeAggregatesPass> {
+  void runOnOperation() override {
+    SmallVector<linalg::AggregatedOpInterface> ops;
+    getOperation()->walk(
+        [&](linalg::AggregatedOpInterface op) { ops.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    for (linalg::AggregatedOpInterface op : ops) {
+      rewriter.setInsertionPoint(op);
+      FailureOr<SmallVector<Value>> values = op.decomposeOperation(rewriter);
+      if (failed(values))
+        continue;
+      rewriter.replaceOp(op, *values);
+    }
+  }
+};
+} // namespace

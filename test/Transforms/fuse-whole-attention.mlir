@@ -1,0 +1,161 @@
+// RUN: rope-opt %s --rope-fuse-into-attention --canonicalize --cse -split-input-file | FileCheck %s --enable-var-scope
+// RUN: rope-opt %s --rope-fuse-into-attention="whole-attention=false" -split-input-file | FileCheck %s --check-prefix=SCORES --enable-var-scope
+// RUN: rope-opt %s --rope-fuse-into-attention="remarks=true" -split-input-file -verify-diagnostics -o /dev/null
+
+#qmap = affine_map<(b, h, g, m, n, d) -> (b, h, g, m, d)>
+#kmap = affine_map<(b, h, g, m, n, d) -> (b, h, n, d)>
+#smap = affine_map<(b, h, g, m, n, d) -> (b, h, g, m, n)>
+#id = affine_map<(b, h, g, m, n) -> (b, h, g, m, n)>
+#mask = affine_map<(b, h, g, m, n) -> (m, n)>
+#pmap = affine_map<(b, h, g, m, n, e) -> (b, h, g, m, n)>
+#vmap = affine_map<(b, h, g, m, n, e) -> (b, h, n, e)>
+#omap = affine_map<(b, h, g, m, n, e) -> (b, h, g, m, e)>
+
+// Prefill, [B, H, S, D] with GQA (2 KV heads, groups of 2): scale, causal
+// mask, softmax over the keys and ·V become one loop nest: P·V's batch
+// dims by 1 and the query dim by 32, then a key loop (step 64) carrying the
+// row max, the row sum and the [.., 32, Dv] accumulator. Q is rotated once
+// per query tile, K per key tile, the mask sliced per tile; no softmax and
+// no [.., 128, 256] scores tensor is left; O / l after the key loop.
+// CHECK-LABEL: func.func @prefill_gqa(
+//  CHECK-SAME:     %[[Q:[a-z0-9]+]]: tensor<2x2x2x128x64xf32>, %[[K:[a-z0-9]+]]: tensor<2x2x256x64xf32>, %[[MASK:[a-z0-9]+]]: tensor<128x256xf32>, %[[V:[a-z0-9]+]]: tensor<2x2x256x32xf32>
+//   CHECK-NOT:   linalg.softmax
+//   CHECK-NOT:   x128x256xf32>
+//       CHECK:   scf.for %[[B:[a-z0-9]+]] =
+//       CHECK:     scf.for %[[H:[a-z0-9]+]] =
+//       CHECK:       scf.for %[[M:[a-z0-9]+]] = %{{.*}} to %{{.*}} step %c32
+//       CHECK:         %[[VQ:.*]] = tensor.extract_slice %[[V]][%[[B]], %[[H]], 0, 0] [1, 1, 256, 32]
+//   CHECK-DAG:         %[[MAX0:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x1x2x32xf32>)
+//   CHECK-DAG:         %[[ACC0:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x1x2x32x32xf32>)
+//       CHECK:         %[[QR:.*]] = rope.apply ins(%{{.*}} : tensor<1x1x2x32x64xf32>)
+//       CHECK:         %[[LOOP:.*]]:3 = scf.for %[[N:[a-z0-9]+]] = %{{.*}} to %{{.*}} step %c64 iter_args(%[[MAX:.*]] = %[[MAX0]], %[[SUM:.*]] = %{{.*}}, %[[ACC:.*]] = %[[ACC0]]) -> (tensor<1x1x2x32xf32>, tensor<1x1x2x32xf32>, tensor<1x1x2x32x32xf32>)
+//       CHECK:           %[[KS:.*]] = tensor.extract_slice %[[K]][%[[B]], %[[H]], %[[N]], 0] [1, 1, 64, 64]
+//       CHECK:           %[[KR:.*]] = rope.apply ins(%[[KS]] : tensor<1x1x64x64xf32>)
+//       CHECK:           %[[S:.*]] = linalg.generic {{.*}} ins(%[[QR]], %[[KR]] : tensor<1x1x2x32x64xf32>, tensor<1x1x64x64xf32>) outs(%{{.*}} : tensor<1x1x2x32x64xf32>)
+//       CHECK:           arith.mulf
+//       CHECK:           %[[MS:.*]] = tensor.extract_slice %[[MASK]][%[[M]], %[[N]]] [32, 64]
+//       CHECK:           linalg.generic {{.*}} ins(%{{.*}}, %[[MS]] :
+//       CHECK:             arith.addf
+//       CHECK:           %[[TMAX:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]
+//       CHECK:             arith.maximumf
+//       CHECK:           %[[P:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[TMAX]], %[[MAX]] :
+//       CHECK:             math.exp
+//       CHECK:           %[[ALPHA:.*]] = linalg.generic {{.*}} ins(%[[MAX]], %[[TMAX]] :
+//       CHECK:             math.exp
+//       CHECK:           %[[NEWMAX:.*]] = linalg.generic {{.*}} ins(%[[TMAX]] : tensor<1x1x2x32xf32>) outs(%[[MAX]] :
+//       CHECK:           %[[SCALED:.*]] = linalg.generic {{.*}} ins(%[[ALPHA]] : tensor<1x1x2x32xf32>) outs(%[[SUM]] :
+//       CHECK:           %[[NEWSUM:.*]] = linalg.generic {{.*}} ins(%[[P]] : tensor<1x1x2x32x64xf32>) outs(%[[SCALED]] :
+//       CHECK:           %[[RESCALED:.*]] = linalg.generic {{.*}} ins(%[[ALPHA]] : tensor<1x1x2x32xf32>) outs(%[[ACC]] :
+//       CHECK:           %[[VS:.*]] = tensor.extract_slice %[[VQ]][0, 0, %[[N]], 0] [1, 1, 64, 32]
+//       CHECK:           %[[PV:.*]] = linalg.generic {{.*}} ins(%[[P]], %[[VS]] : tensor<1x1x2x32x64xf32>, tensor<1x1x64x32xf32>) outs(%[[RESCALED]] :
+//       CHECK:           scf.yield %[[NEWMAX]], %[[NEWSUM]], %[[PV]]
+//       CHECK:         linalg.generic {{.*}} ins(%[[LOOP]]#1 : tensor<1x1x2x32xf32>) outs(%[[LOOP]]#2 : tensor<1x1x2x32x32xf32>)
+//       CHECK:           arith.divf
+//       CHECK:         tensor.insert_slice
+// whole-attention=false fuses the scores only and leaves the rest whole.
+// SCORES-LABEL: func.func @prefill_gqa(
+//       SCORES:   scf.for
+//       SCORES:   linalg.softmax
+func.func @prefill_gqa(%q: tensor<2x2x2x128x64xf32>, %k: tensor<2x2x256x64xf32>, %mask: tensor<128x256xf32>, %v: tensor<2x2x256x32xf32>) -> tensor<2x2x2x128x32xf32> {
+  %eq = tensor.empty() : tensor<2x2x2x128x64xf32>
+  %ek = tensor.empty() : tensor<2x2x256x64xf32>
+  %qr = rope.apply ins(%q : tensor<2x2x2x128x64xf32>) outs(%eq : tensor<2x2x2x128x64xf32>) {token_dims = array<i64: 0, 3>} -> tensor<2x2x2x128x64xf32>
+  %kr = rope.apply ins(%k : tensor<2x2x256x64xf32>) outs(%ek : tensor<2x2x256x64xf32>) {token_dims = array<i64: 0, 2>} -> tensor<2x2x256x64xf32>
+  %zero = arith.constant 0.0 : f32
+  %scale = arith.constant 0.125 : f32
+  %se = tensor.empty() : tensor<2x2x2x128x256xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%se : tensor<2x2x2x128x256xf32>) -> tensor<2x2x2x128x256xf32>
+  %s = linalg.generic {indexing_maps = [#qmap, #kmap, #smap], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%qr, %kr : tensor<2x2x2x128x64xf32>, tensor<2x2x256x64xf32>) outs(%acc : tensor<2x2x2x128x256xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x2x128x256xf32>
+  %scaled = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%s : tensor<2x2x2x128x256xf32>) outs(%se : tensor<2x2x2x128x256xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.mulf %x, %scale : f32
+    linalg.yield %y : f32
+  } -> tensor<2x2x2x128x256xf32>
+  %masked = linalg.generic {indexing_maps = [#id, #mask, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%scaled, %mask : tensor<2x2x2x128x256xf32>, tensor<128x256xf32>) outs(%se : tensor<2x2x2x128x256xf32>) {
+  ^bb0(%x: f32, %a: f32, %o: f32):
+    %y = arith.addf %x, %a : f32
+    linalg.yield %y : f32
+  } -> tensor<2x2x2x128x256xf32>
+  %probs = linalg.softmax dimension(4) ins(%masked : tensor<2x2x2x128x256xf32>) outs(%se : tensor<2x2x2x128x256xf32>) -> tensor<2x2x2x128x256xf32>
+  %oe = tensor.empty() : tensor<2x2x2x128x32xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<2x2x2x128x32xf32>) -> tensor<2x2x2x128x32xf32>
+  %o = linalg.generic {indexing_maps = [#pmap, #vmap, #omap], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%probs, %v : tensor<2x2x2x128x256xf32>, tensor<2x2x256x32xf32>) outs(%oacc : tensor<2x2x2x128x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %x = arith.mulf %a, %b : f32
+    %y = arith.addf %c, %x : f32
+    linalg.yield %y : f32
+  } -> tensor<2x2x2x128x32xf32>
+  return %o : tensor<2x2x2x128x32xf32>
+}
+
+// -----
+
+// Decode in the [B, S, H, D] layout: one query token per row at a per-row
+// offset; 300 keys, so the last key tile is partial (300 = 4·64 + 44) and
+// its scores, probabilities and V slice have a dynamic key extent.
+// CHECK-LABEL: func.func @decode_bshd(
+//  CHECK-SAME:     %[[Q:[a-z0-9]+]]: tensor<2x1x2x4x64xf32>, %[[K:[a-z0-9]+]]: tensor<2x300x2x64xf32>, %[[O:[a-z0-9]+]]: tensor<2xi64>, %[[V:[a-z0-9]+]]: tensor<2x300x2x64xf32>
+//   CHECK-NOT:   linalg.softmax
+//       CHECK:   scf.for %[[B:[a-z0-9]+]] =
+//       CHECK:     scf.for %[[H:[a-z0-9]+]] =
+//       CHECK:       %[[VQ:.*]] = tensor.extract_slice %[[V]][%[[B]], 0, %[[H]], 0] [1, 300, 1, 64]
+//       CHECK:       %[[OS:.*]] = tensor.extract_slice %[[O]][%[[B]]] [1]
+//       CHECK:       %[[QR:.*]] = rope.apply ins(%{{.*}} : tensor<1x1x1x4x64xf32>) offset(%[[OS]] : tensor<1xi64>)
+//       CHECK:       scf.for %[[N:[a-z0-9]+]] = %{{.*}} to %c300 step %c64 iter_args(
+//       CHECK:         %[[SIZE:.*]] = affine.min
+//       CHECK:         %[[KS:.*]] = tensor.extract_slice %[[K]][%[[B]], %[[N]], %[[H]], 0] [1, %[[SIZE]], 1, 64]
+//       CHECK:         rope.apply ins(%[[KS]] : tensor<1x?x1x64xf32>)
+//       CHECK:         tensor.extract_slice %[[VQ]][0, %[[N]], 0, 0] [1, %[[SIZE]], 1, 64]
+//       CHECK:         scf.yield
+func.func @decode_bshd(%q: tensor<2x1x2x4x64xf32>, %k: tensor<2x300x2x64xf32>, %off: tensor<2xi64>, %v: tensor<2x300x2x64xf32>) -> tensor<2x1x2x4x64xf32> {
+  %eq = tensor.empty() : tensor<2x1x2x4x64xf32>
+  %ek = tensor.empty() : tensor<2x300x2x64xf32>
+  %qr = rope.apply ins(%q : tensor<2x1x2x4x64xf32>) offset(%off : tensor<2xi64>) outs(%eq : tensor<2x1x2x4x64xf32>) {token_dims = array<i64: 0, 1>} -> tensor<2x1x2x4x64xf32>
+  %kr = rope.apply ins(%k : tensor<2x300x2x64xf32>) outs(%ek : tensor<2x300x2x64xf32>) -> tensor<2x300x2x64xf32>
+  %zero = arith.constant 0.0 : f32
+  %se = tensor.empty() : tensor<2x2x4x1x300xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%se : tensor<2x2x4x1x300xf32>) -> tensor<2x2x4x1x300xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, g, m, n, d) -> (b, m, h, g, d)>, affine_map<(b, h, g, m, n, d) -> (b, n, h, d)>, affine_map<(b, h, g, m, n, d) -> (b, h, g, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%qr, %kr : tensor<2x1x2x4x64xf32>, tensor<2x300x2x64xf32>) outs(%acc : tensor<2x2x4x1x300xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x4x1x300xf32>
+  %probs = linalg.softmax dimension(4) ins(%s : tensor<2x2x4x1x300xf32>) outs(%se : tensor<2x2x4x1x300xf32>) -> tensor<2x2x4x1x300xf32>
+  %oe = tensor.empty() : tensor<2x1x2x4x64xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<2x1x2x4x64xf32>) -> tensor<2x1x2x4x64xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, g, m, n, e) -> (b, h, g, m, n)>, affine_map<(b, h, g, m, n, e) -> (b, n, h, e)>, affine_map<(b, h, g, m, n, e) -> (b, m, h, g, e)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%probs, %v : tensor<2x2x4x1x300xf32>, tensor<2x300x2x64xf32>) outs(%oacc : tensor<2x1x2x4x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %x = arith.mulf %a, %b : f32
+    %y = arith.addf %c, %x : f32
+    linalg.yield %y : f32
+  } -> tensor<2x1x2x4x64xf32>
+  return %o : tensor<2x1x2x4x64xf32>
+}
+
+// -----
+
+// Not whole attention: the softmax is over the query dim. The scores are
+// still fused; the softmax and ·V stay whole.
+// CHECK-LABEL: func.func @softmax_over_queries(
+//       CHECK:   scf.for
+//       CHECK:   linalg.softmax
+func.func @softmax_over_queries(%q: tensor<128x64xf32>, %k: tensor<256x64xf32>, %v: tensor<256x64xf32>) -> tensor<128x64xf32> {
+  %ek = tensor.empty() : tensor<256x64xf32>
+  %kr = rope.apply ins(%k : tensor<256x64xf32>) outs(%ek : tensor<256x64xf32>) -> tensor<256x64xf32>
+  %zero = arith.constant 0.0 : f32
+  %se = tensor.empty() : tensor<128x256xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%se : tensor<128x256xf32>) -> tensor<128x256xf32>
+  %s = linalg.matmul indexing_maps = [affine_map<(m, n, d) -> (m, d)>, affine_map<(m, n, d) -> (n, d)>, affine_map<(m, n, d) -> (m, n)>] ins(%q, %kr : tensor<128x64xf32>, tensor<256x64xf32>) outs(%acc : tensor<128x256xf32>) -> tensor<128x256xf32>
+  // expected-remark @+1 {{not fused into attention: whole attention: softmax is not over the key dim}}
+  %probs = linalg.softmax dimension(0) ins(%s : tensor<128x256xf32>) outs(%se : tensor<128x256xf32>) -> tensor<128x256xf32>
+  %oe = tensor.empty() : tensor<128x64xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<128x64xf32>) -> tensor<128x64xf32>
+  %o = linalg.matmul ins(%probs, %v : tensor<128x256xf32>, tensor<256x64xf32>) outs(%oacc : tensor<128x64xf32>) -> tensor<128x64xf32>
+  return %o : tensor<128x64xf32>
+}

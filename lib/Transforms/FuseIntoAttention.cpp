@@ -144,6 +144,24 @@ ApplyOp fuseRopeTile(RewriterBase &rewriter, Operation *tiled, unsigned input,
   return tile;
 }
 
+/// Tiles `op` into scf.for loops (sizes and loop order given) and replaces
+/// it by the tiled loop nest's results.
+FailureOr<scf::SCFTilingResult>
+tileWithForLoops(RewriterBase &rewriter, linalg::LinalgOp op,
+                 ArrayRef<OpFoldResult> tileSizes,
+                 ArrayRef<int64_t> interchange) {
+  scf::SCFTilingOptions tiling;
+  tiling.setTileSizes(tileSizes)
+      .setInterchange(interchange)
+      .setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), tiling);
+  if (succeeded(tiled))
+    rewriter.replaceOp(op, tiled->replacements);
+  return tiled;
+}
+
 } // namespace
 
 FailureOr<RopeAttentionContraction>
@@ -252,16 +270,10 @@ mlir::rope::fuseRopeIntoAttention(RewriterBase &rewriter,
     return skip(op, "a dynamic query or key dim needs a nonzero tile size",
                 match.remarks);
 
-  scf::SCFTilingOptions tiling;
-  tiling.setTileSizes(tileSizes)
-      .setInterchange(interchange)
-      .setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
-  rewriter.setInsertionPoint(op);
-  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(op.getOperation()), tiling);
+  FailureOr<scf::SCFTilingResult> tiled =
+      tileWithForLoops(rewriter, op, tileSizes, interchange);
   if (failed(tiled))
     return skip(op, "tiling failed", match.remarks);
-  rewriter.replaceOp(op, tiled->replacements);
 
   RopeAttentionFusionResult result;
   result.loops = tiled->loops;
@@ -526,17 +538,11 @@ FailureOr<RopeAttentionFusionResult> mlir::rope::fuseRopeIntoWholeAttention(
   for (unsigned d = 0; d < numLoops; ++d)
     if (!llvm::is_contained(interchange, d))
       interchange.push_back(d);
-  scf::SCFTilingOptions tiling;
-  tiling.setTileSizes(tileSizes)
-      .setInterchange(interchange)
-      .setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
-  rewriter.setInsertionPoint(values);
-  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(values.getOperation()), tiling);
+  FailureOr<scf::SCFTilingResult> tiled =
+      tileWithForLoops(rewriter, values, tileSizes, interchange);
   if (failed(tiled))
     return skip(values, "whole attention: tiling P·V failed",
                 match.scores.remarks);
-  rewriter.replaceOp(values, tiled->replacements);
   auto valuesTile = cast<linalg::LinalgOp>(tiled->tiledOps.back());
 
   // The query tile of the probabilities, in the scores' index space (the

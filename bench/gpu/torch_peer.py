@@ -23,6 +23,17 @@ def rotate_half(x):
     return torch.cat((-x2, x1), dim=-1)
 
 
+def eager(x, cos, sin):
+    return x * cos + rotate_half(x) * sin
+
+
+# The fused peer: Inductor turns the same expression into one Triton kernel.
+try:
+    compiled = torch.compile(eager, dynamic=False)
+except Exception:  # no Triton / compiler on the machine
+    compiled = None
+
+
 def median_us(fn, reps=50):
     for _ in range(3):
         fn()
@@ -47,6 +58,14 @@ for dtype in (torch.float32, torch.float16, torch.bfloat16):
     ang = pos[..., None].float() * inv
     emb = torch.cat((ang, ang), dim=-1)
     cos, sin = emb.cos().to(dtype)[:, :, None, :], emb.sin().to(dtype)[:, :, None, :]
-    us = median_us(lambda: x * cos + rotate_half(x) * sin)
+    us = median_us(lambda: eager(x, cos, sin))
     gbs = 2 * x.numel() * x.element_size() / (us * 1e3)
     print(f"| torch eager rotate_half (cos/sin precomputed, not timed) | {dtype} | {B}x{S}x{H}x{D} | {us:.1f} | {gbs:.0f} |")
+    if compiled is not None:
+        try:
+            compiled(x, cos, sin)
+            us = median_us(lambda: compiled(x, cos, sin))
+            gbs = 2 * x.numel() * x.element_size() / (us * 1e3)
+            print(f"| torch.compile rotate_half (Inductor/Triton, cos/sin precomputed) | {dtype} | {B}x{S}x{H}x{D} | {us:.1f} | {gbs:.0f} |")
+        except Exception as e:  # a peer that fails is reported, not fatal
+            print(f"| torch.compile rotate_half | {dtype} | n/a: {type(e).__name__} |")

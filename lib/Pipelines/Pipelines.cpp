@@ -58,6 +58,7 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
   // alone become scalar loops below.
   if (options.vectorizeContractions) {
     pm.addNestedPass<func::FuncOp>(createRopeVectorizeContractionsPass());
+    pm.addNestedPass<func::FuncOp>(createRopeVectorizeElementwisePass());
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
   }

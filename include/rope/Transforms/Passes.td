@@ -199,4 +199,36 @@ def RopeVectorizeContractionsPass : Pass<"rope-vectorize-contractions"> {
   ];
 }
 
+def RopeVectorizeElementwisePass : Pass<"rope-vectorize-elementwise"> {
+  let summary = "Vectorize elementwise and row-reduction linalg ops on "
+                "buffers row by row";
+  let description = [{
+    For linalg ops on buffers with static shapes that are not contractions,
+    whose reductions (if any) are over the innermost loop — the mask, scale,
+    row max, `exp(s - max)`, row sum and rescaling steps of an online softmax
+    in `rope-fuse-into-attention`'s loops, and any other elementwise op —
+    tiles every loop dim by 1 except the innermost (upstream
+    `scf::tileUsingSCF`), vectorizes each row with upstream
+    `linalg::vectorize`, lowers the vectors to 1-D (leading unit dims cast
+    away, row reductions to `vector.reduction`, transfers to loads, stores
+    and broadcasts), and expands f32 `math.exp` with upstream's polynomial
+    approximation (otherwise a vector exp becomes one libm call per lane).
+    Rows longer than `max-lanes` are split into tiles of 64, 32, 16 or 8
+    lanes that divide them; rows shorter than 4 lanes and dynamic shapes are
+    left for `convert-linalg-to-loops`. `rope-to-llvm-cpu` runs it after
+    bufferization (`vectorize-contractions=true`, the default).
+  }];
+  let options = [
+    Option<"maxLanes", "max-lanes", "int64_t", /*default=*/"256",
+           "Longest row vectorized whole">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 #endif // ROPE_TRANSFORMS_PASSES_TD

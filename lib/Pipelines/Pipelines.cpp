@@ -53,6 +53,15 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
   // Deallocation clones returned buffers it does not own.
   pm.addPass(createConvertBufferizationToMemRefPass());
 
+  // On buffers, after deallocation: tiles index the (sub)views directly and
+  // their accumulators are loop-carried registers; contractions it leaves
+  // alone become scalar loops below.
+  if (options.vectorizeContractions) {
+    pm.addNestedPass<func::FuncOp>(createRopeVectorizeContractionsPass());
+    pm.addNestedPass<func::FuncOp>(createRopeVectorizeElementwisePass());
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+  }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // The token loop (scf.forall of convert-rope-to-vector).
   if (options.numThreads == 1) {

@@ -13,6 +13,8 @@
 // RUN:   --implicit-check-not=tensor. --implicit-check-not=memref. \
 // RUN:   --implicit-check-not=arith. --implicit-check-not=math. \
 // RUN:   --implicit-check-not=scf. --implicit-check-not=func.func
+// RUN: rope-opt %s --rope-to-llvm-cpu \
+// RUN:   -split-input-file | FileCheck %s --check-prefix=CONTRACT
 // RUN: rope-opt %s --rope-to-llvm-cpu=num-threads=4 -split-input-file | \
 // RUN:   FileCheck %s --check-prefixes=CHECK,THREADS \
 // RUN:   --implicit-check-not=rope. --implicit-check-not=scf. \
@@ -82,4 +84,15 @@ func.func @rotate_twice(%x: tensor<8x4x64xf32>, %p: tensor<8xi64>, %q: tensor<8x
   %a = rope.apply ins(%x : tensor<8x4x64xf32>) positions(%p : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) -> tensor<8x4x64xf32>
   %b = rope.apply ins(%a : tensor<8x4x64xf32>) positions(%q : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) -> tensor<8x4x64xf32>
   return %b : tensor<8x4x64xf32>
+}
+
+// -----
+
+// A matmul through the whole pipeline: register tiles of FMAs on 16-wide
+// vectors (rope-vectorize-contractions, on by default), not scalar loops.
+// CONTRACT-LABEL: llvm.func @matmul(
+//       CONTRACT:   llvm.intr.fmuladd({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+func.func @matmul(%a: tensor<64x32xf32>, %b: tensor<32x64xf32>, %c: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<64x32xf32>, tensor<32x64xf32>) outs(%c : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %r : tensor<64x64xf32>
 }

@@ -32,6 +32,13 @@ struct RopeToLLVMCpuPipelineOptions
                      "code, token-parallel loop; the default) instead of "
                      "the scalar linalg loops (for debugging)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> vectorizeContractions{
+      *this, "vectorize-contractions",
+      llvm::cl::desc("Lower linalg contractions on f32/f64 buffers (matmul, "
+                     "batch_matmul, generic contractions such as attention "
+                     "scores and P·V) to register-tiled vector FMAs with "
+                     "rope-vectorize-contractions instead of scalar loops"),
+      llvm::cl::init(true)};
   PassOptions::Option<unsigned> numThreads{
       *this, "num-threads",
       llvm::cl::desc("Threads for the token loop: 1 (default) runs it "
@@ -44,8 +51,10 @@ struct RopeToLLVMCpuPipelineOptions
 /// rope IR (on tensors) -> LLVM dialect, runnable by mlir-runner or the JIT:
 /// convert-rope-to-vector (or convert-rope-to-linalg with vectorize=false),
 /// one-shot bufferization (destinations reused in place), ownership-based
-/// deallocation, the token loop sequential or OpenMP-parallel, polynomial
-/// f32 sin/cos, then the LLVM conversions.
+/// deallocation, contractions tiled and vectorized on buffers
+/// (rope-vectorize-contractions), other linalg ops to loops, the token loop
+/// sequential or OpenMP-parallel, polynomial f32 sin/cos, then the LLVM
+/// conversions.
 void buildRopeToLLVMCpuPipeline(OpPassManager &pm,
                                 const RopeToLLVMCpuPipelineOptions &options);
 

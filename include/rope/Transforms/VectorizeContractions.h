@@ -1,0 +1,51 @@
+//===- VectorizeContractions.h - Register tiles for contractions -*- C++
+//-*-===//
+//
+// Part of the rope-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ROPE_TRANSFORMS_VECTORIZECONTRACTIONS_H
+#define ROPE_TRANSFORMS_VECTORIZECONTRACTIONS_H
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::rope {
+
+/// The register tile a contraction on buffers is lowered to.
+struct ContractionRegisterTile {
+  /// Bits of one vector register (512: AVX-512; 256: AVX2/NEON pairs). The
+  /// lanes of a vector are vectorBits / element bits.
+  int64_t vectorBits = 512;
+  /// Outer-product form: rows (of the broadcast operand) times
+  /// `vectorsPerRow` vectors of the unit-stride operand accumulated at once.
+  int64_t rows = 4;
+  int64_t vectorsPerRow = 2;
+  /// Dot form (the reduction dim has unit stride in both inputs, as in
+  /// Q·Kᵀ): rows × `columns` vector accumulators, reduced once after the
+  /// reduction loop.
+  int64_t columns = 4;
+};
+
+/// Lowers mul-add contractions on buffers (`linalg.matmul`,
+/// `linalg.batch_matmul`, `linalg.generic` contractions of any rank with one
+/// reduction dim, f32/f64) to scf loops over register tiles of
+/// vector.load / vector.fma / vector.store, whenever one dim can be read with
+/// unit stride:
+/// - outer-product form: a parallel dim innermost in the output and in one
+///   input (P·V, A·B): each step of the reduction loop loads that input's
+///   vectors once and FMAs them with broadcast scalars of the other input;
+///   the accumulators live in registers across the whole reduction loop;
+/// - dot form: the reduction dim innermost in both inputs (Q·Kᵀ with K
+///   stored [keys, head_dim]): vector accumulators per output element,
+///   reduced horizontally once after the reduction loop.
+/// Remainders of the tiles use narrower tiles (one row, one column, one
+/// lane), so any shape, static or dynamic, is lowered. Contractions without a
+/// unit-stride dim, with several reduction dims, mixed element types or
+/// non-float types are left alone.
+void populateRopeVectorizeContractionsPatterns(
+    RewritePatternSet &patterns, const ContractionRegisterTile &tile = {});
+
+} // namespace mlir::rope
+
+#endif // ROPE_TRANSFORMS_VECTORIZECONTRACTIONS_H

@@ -1,0 +1,444 @@
+//===- VectorizeContractions.cpp - Register-tiled vector contractions -----===//
+//
+// Part of the rope-mlir project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The CPU pipeline lowered contractions (attention scores, P·V, user
+// matmuls) with convert-linalg-to-loops: scalar loops at ~1 GFLOP/s, which
+// hid every gain of fusing the rotation into attention. This lowers them on
+// buffers to register tiles.
+//
+// Why not linalg::vectorize + upstream's vector.contract lowering: for the
+// transposed-K contraction of Q·Kᵀ (head_dim innermost in both inputs) the
+// vectorizer produces a broadcast/multi_reduction form, and lowering
+// vector.contract through outer products transposes a K tile per reduction
+// step. The two micro-kernels below are the ones a hand-written CPU kernel
+// uses, chosen from which dim has unit stride, with accumulators carried in
+// registers (scf.for iter_args) across the whole reduction loop.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rope/Transforms/VectorizeContractions.h"
+#include "rope/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::rope {
+#define GEN_PASS_DEF_ROPEVECTORIZECONTRACTIONSPASS
+#include "rope/Transforms/Passes.h.inc"
+} // namespace mlir::rope
+
+using namespace mlir;
+
+namespace {
+
+/// How one operand of the contraction is indexed by the loop dims.
+struct OperandAccess {
+  Value memref;
+  /// Loop dims -> memref dims; a projected permutation.
+  AffineMap map;
+  /// The loop dim of the innermost memref dim, when that dim has unit stride
+  /// (so vector.load reads consecutive elements along it).
+  std::optional<unsigned> unitStrideDim;
+
+  /// The memref indices at the loop-dim values `ivs`.
+  SmallVector<Value> indices(ArrayRef<Value> ivs) const {
+    return llvm::map_to_vector(map.getResults(), [&](AffineExpr e) {
+      return ivs[cast<AffineDimExpr>(e).getPosition()];
+    });
+  }
+};
+
+OperandAccess accessOf(linalg::LinalgOp op, OpOperand &operand) {
+  OperandAccess access{operand.get(), op.getMatchingIndexingMap(&operand),
+                       std::nullopt};
+  auto type = cast<MemRefType>(operand.get().getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (type.getRank() > 0 &&
+      succeeded(type.getStridesAndOffset(strides, offset)) &&
+      strides.back() == 1)
+    access.unitStrideDim = access.map.getDimPosition(type.getRank() - 1);
+  return access;
+}
+
+/// Which micro-kernel, and the roles of the operands and loop dims in it.
+struct RegisterTilePlan {
+  enum class Form { OuterProduct, Dot } form;
+  /// OuterProduct: `rowsOperand` is read as broadcast scalars and
+  /// `vectorOperand` as vectors along `colDim`. Dot: both are read as
+  /// vectors along `reductionDim`.
+  OperandAccess rowsOperand, vectorOperand, output;
+  unsigned rowDim, colDim, reductionDim;
+  /// Every other loop dim, iterated one at a time around the tiles.
+  SmallVector<unsigned> outerDims;
+};
+
+/// The dim of `dims` with the largest extent (dynamic counts as largest; the
+/// innermost wins ties): the query group rather than the single query of a
+/// decode step.
+unsigned widestDim(ArrayRef<unsigned> dims, ArrayRef<int64_t> ranges) {
+  auto extent = [&](unsigned d) {
+    return ShapedType::isDynamic(ranges[d]) ? INT64_MAX : ranges[d];
+  };
+  unsigned best = dims.front();
+  for (unsigned d : dims)
+    if (extent(d) >= extent(best))
+      best = d;
+  return best;
+}
+
+FailureOr<RegisterTilePlan> planRegisterTile(linalg::LinalgOp op,
+                                             PatternRewriter &rewriter) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
+    return rewriter.notifyMatchFailure(op, "not a mul-add contraction on "
+                                           "buffers");
+  Type element = getElementTypeOrSelf(op.getDpsInitOperand(0)->get());
+  if (!element.isF32() && !element.isF64())
+    return rewriter.notifyMatchFailure(op, "element type is not f32/f64");
+  for (OpOperand &operand : op->getOpOperands())
+    if (getElementTypeOrSelf(operand.get()) != element ||
+        !op.getMatchingIndexingMap(&operand).isProjectedPermutation())
+      return rewriter.notifyMatchFailure(op, "mixed element types or an "
+                                             "operand not indexed by dims");
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.size() != 1)
+    return rewriter.notifyMatchFailure(op, "needs m and n dims and exactly "
+                                           "one reduction dim");
+
+  RegisterTilePlan plan;
+  OperandAccess lhs = accessOf(op, *op.getDpsInputOperand(0));
+  OperandAccess rhs = accessOf(op, *op.getDpsInputOperand(1));
+  plan.output = accessOf(op, *op.getDpsInitOperand(0));
+  plan.reductionDim = dims->k.front();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  std::optional<unsigned> outDim = plan.output.unitStrideDim;
+
+  using Form = RegisterTilePlan::Form;
+  if (outDim && rhs.unitStrideDim == outDim &&
+      llvm::is_contained(dims->n, *outDim)) {
+    plan.form = Form::OuterProduct;
+    plan.rowsOperand = lhs;
+    plan.vectorOperand = rhs;
+    plan.rowDim = widestDim(dims->m, ranges);
+    plan.colDim = *outDim;
+  } else if (outDim && lhs.unitStrideDim == outDim &&
+             llvm::is_contained(dims->m, *outDim)) {
+    plan.form = Form::OuterProduct;
+    plan.rowsOperand = rhs;
+    plan.vectorOperand = lhs;
+    plan.rowDim = widestDim(dims->n, ranges);
+    plan.colDim = *outDim;
+  } else if (lhs.unitStrideDim == plan.reductionDim &&
+             rhs.unitStrideDim == plan.reductionDim) {
+    plan.form = Form::Dot;
+    plan.rowsOperand = lhs;
+    plan.vectorOperand = rhs;
+    plan.rowDim = widestDim(dims->m, ranges);
+    plan.colDim = widestDim(dims->n, ranges);
+  } else {
+    return rewriter.notifyMatchFailure(op, "no dim with unit stride in the "
+                                           "output and an input, nor a "
+                                           "unit-stride reduction dim");
+  }
+  for (unsigned d = 0, e = op.getNumLoops(); d < e; ++d)
+    if (d != plan.rowDim && d != plan.colDim && d != plan.reductionDim)
+      plan.outerDims.push_back(d);
+  return plan;
+}
+
+Value indexConstant(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+Value addIndex(OpBuilder &b, Location loc, Value base, int64_t v) {
+  if (v == 0)
+    return base;
+  return arith::AddIOp::create(b, loc, base, indexConstant(b, loc, v));
+}
+
+/// Covers [lo, hi) with tiles of each width of `widths` in turn (largest
+/// first, the last one 1): full tiles of one width, the rest left to the
+/// next. `body` gets the tile's first index and width.
+void forEachTile(
+    OpBuilder &b, Location loc, Value lo, Value hi, ArrayRef<int64_t> widths,
+    function_ref<void(OpBuilder &, Location, Value, int64_t)> body) {
+  assert(widths.back() == 1 && "the last tile width must be 1");
+  for (int64_t width : widths) {
+    Value end = hi;
+    if (width != 1) {
+      // lo + (hi - lo) / width * width
+      Value step = indexConstant(b, loc, width);
+      Value count = arith::DivUIOp::create(
+          b, loc, arith::SubIOp::create(b, loc, hi, lo), step);
+      end = arith::AddIOp::create(b, loc, lo,
+                                  arith::MulIOp::create(b, loc, count, step));
+    }
+    scf::ForOp::create(b, loc, lo, end, indexConstant(b, loc, width),
+                       ValueRange{},
+                       [&](OpBuilder &nb, Location nl, Value iv, ValueRange) {
+                         body(nb, nl, iv, width);
+                         scf::YieldOp::create(nb, nl);
+                       });
+    lo = end;
+  }
+}
+
+/// Emits the register tiles of one contraction; `ivs` holds the loop-dim
+/// values of the outer dims and is filled in for the tile dims.
+class RegisterTileEmitter {
+public:
+  RegisterTileEmitter(const RegisterTilePlan &plan,
+                      const rope::ContractionRegisterTile &tile,
+                      ArrayRef<Value> ubs, Type element)
+      : plan(plan), tile(tile), ubs(ubs), element(element),
+        lanes(std::max<int64_t>(1, tile.vectorBits /
+                                       element.getIntOrFloatBitWidth())) {}
+
+  void emit(OpBuilder &b, Location loc, SmallVector<Value> ivs) {
+    Value zero = indexConstant(b, loc, 0);
+    int64_t rows = std::max<int64_t>(1, tile.rows);
+    SmallVector<int64_t> rowWidths = {rows};
+    if (rows != 1)
+      rowWidths.push_back(1);
+    forEachTile(b, loc, zero, ubs[plan.rowDim], rowWidths,
+                [&](OpBuilder &b, Location loc, Value row, int64_t rowCount) {
+                  if (plan.form == RegisterTilePlan::Form::OuterProduct)
+                    emitOuterProductRow(b, loc, ivs, row, rowCount);
+                  else
+                    emitDotRow(b, loc, ivs, row, rowCount);
+                });
+  }
+
+private:
+  VectorType vectorOf(int64_t n) const { return VectorType::get({n}, element); }
+
+  /// Rows [row, row + rowCount) of the output, all columns: tiles of
+  /// rowCount × (vectorsPerRow vectors), then of one vector, then of one
+  /// lane.
+  void emitOuterProductRow(OpBuilder &b, Location loc, SmallVector<Value> ivs,
+                           Value row, int64_t rowCount) {
+    int64_t perRow = std::max<int64_t>(1, tile.vectorsPerRow);
+    SmallVector<int64_t> widths = {lanes * perRow};
+    if (perRow != 1)
+      widths.push_back(lanes);
+    if (lanes != 1)
+      widths.push_back(1);
+    forEachTile(b, loc, indexConstant(b, loc, 0), ubs[plan.colDim], widths,
+                [&](OpBuilder &b, Location loc, Value col, int64_t width) {
+                  int64_t n = std::min(width, lanes);
+                  emitOuterProductTile(b, loc, ivs, row, rowCount, col, n,
+                                       width / n);
+                });
+  }
+
+  /// acc[r][c] += broadcast(rows[row + r, k]) * vec[k, col + c·n .. +n]
+  /// for every k, the accumulators carried in registers by the k loop.
+  void emitOuterProductTile(OpBuilder &b, Location loc, SmallVector<Value> ivs,
+                            Value row, int64_t rowCount, Value col, int64_t n,
+                            int64_t vectors) {
+    VectorType type = vectorOf(n);
+    auto at = [&](int64_t r, int64_t c, Value k, OpBuilder &b, Location loc) {
+      ivs[plan.rowDim] = addIndex(b, loc, row, r);
+      ivs[plan.colDim] = addIndex(b, loc, col, c * n);
+      if (k)
+        ivs[plan.reductionDim] = k;
+      return ivs;
+    };
+    SmallVector<Value> init;
+    for (int64_t r = 0; r < rowCount; ++r)
+      for (int64_t c = 0; c < vectors; ++c)
+        init.push_back(vector::LoadOp::create(
+            b, loc, type, plan.output.memref,
+            plan.output.indices(at(r, c, nullptr, b, loc))));
+    auto loop = scf::ForOp::create(
+        b, loc, indexConstant(b, loc, 0), ubs[plan.reductionDim],
+        indexConstant(b, loc, 1), init,
+        [&](OpBuilder &b, Location loc, Value k, ValueRange acc) {
+          SmallVector<Value> columns;
+          for (int64_t c = 0; c < vectors; ++c)
+            columns.push_back(vector::LoadOp::create(
+                b, loc, type, plan.vectorOperand.memref,
+                plan.vectorOperand.indices(at(0, c, k, b, loc))));
+          SmallVector<Value> next;
+          for (int64_t r = 0; r < rowCount; ++r) {
+            Value scalar = memref::LoadOp::create(
+                b, loc, plan.rowsOperand.memref,
+                plan.rowsOperand.indices(at(r, 0, k, b, loc)));
+            Value splat = vector::BroadcastOp::create(b, loc, type, scalar);
+            for (int64_t c = 0; c < vectors; ++c)
+              next.push_back(vector::FMAOp::create(b, loc, splat, columns[c],
+                                                   acc[r * vectors + c]));
+          }
+          scf::YieldOp::create(b, loc, next);
+        });
+    for (int64_t r = 0; r < rowCount; ++r)
+      for (int64_t c = 0; c < vectors; ++c)
+        vector::StoreOp::create(b, loc, loop.getResult(r * vectors + c),
+                                plan.output.memref,
+                                plan.output.indices(at(r, c, nullptr, b, loc)));
+  }
+
+  /// Rows [row, row + rowCount) of the output, all columns: tiles of
+  /// rowCount × `columns` output elements, then rowCount × 1.
+  void emitDotRow(OpBuilder &b, Location loc, SmallVector<Value> ivs, Value row,
+                  int64_t rowCount) {
+    int64_t columns = std::max<int64_t>(1, tile.columns);
+    SmallVector<int64_t> widths = {columns};
+    if (columns != 1)
+      widths.push_back(1);
+    forEachTile(b, loc, indexConstant(b, loc, 0), ubs[plan.colDim], widths,
+                [&](OpBuilder &b, Location loc, Value col, int64_t width) {
+                  emitDotTile(b, loc, ivs, row, rowCount, col, width);
+                });
+  }
+
+  /// The reduction step: the widest vector that divides a static reduction
+  /// extent (head_dim); one lane when it is dynamic.
+  int64_t reductionLanes() const {
+    std::optional<int64_t> extent = getConstantIntValue(ubs[plan.reductionDim]);
+    if (!extent)
+      return 1;
+    int64_t n = lanes;
+    while (n > 1 && *extent % n != 0)
+      n /= 2;
+    return n;
+  }
+
+  /// acc[r][c] += lhs[row + r, k .. k+n] * rhs[col + c, k .. k+n] for k in
+  /// steps of n, then out[row + r, col + c] += reduce(acc[r][c]) once.
+  void emitDotTile(OpBuilder &b, Location loc, SmallVector<Value> ivs,
+                   Value row, int64_t rowCount, Value col, int64_t colCount) {
+    int64_t n = reductionLanes();
+    VectorType type = vectorOf(n);
+    auto at = [&](std::optional<int64_t> r, std::optional<int64_t> c, Value k,
+                  OpBuilder &b, Location loc) {
+      if (r)
+        ivs[plan.rowDim] = addIndex(b, loc, row, *r);
+      if (c)
+        ivs[plan.colDim] = addIndex(b, loc, col, *c);
+      if (k)
+        ivs[plan.reductionDim] = k;
+      return ivs;
+    };
+    Value zero = arith::ConstantOp::create(
+        b, loc, type, DenseElementsAttr::get(type, b.getZeroAttr(element)));
+    SmallVector<Value> init(rowCount * colCount, zero);
+    auto loop = scf::ForOp::create(
+        b, loc, indexConstant(b, loc, 0), ubs[plan.reductionDim],
+        indexConstant(b, loc, n), init,
+        [&](OpBuilder &b, Location loc, Value k, ValueRange acc) {
+          SmallVector<Value> lhs, rhs;
+          for (int64_t r = 0; r < rowCount; ++r)
+            lhs.push_back(vector::LoadOp::create(
+                b, loc, type, plan.rowsOperand.memref,
+                plan.rowsOperand.indices(at(r, std::nullopt, k, b, loc))));
+          for (int64_t c = 0; c < colCount; ++c)
+            rhs.push_back(vector::LoadOp::create(
+                b, loc, type, plan.vectorOperand.memref,
+                plan.vectorOperand.indices(at(std::nullopt, c, k, b, loc))));
+          SmallVector<Value> next;
+          for (int64_t r = 0; r < rowCount; ++r)
+            for (int64_t c = 0; c < colCount; ++c)
+              next.push_back(vector::FMAOp::create(b, loc, lhs[r], rhs[c],
+                                                   acc[r * colCount + c]));
+          scf::YieldOp::create(b, loc, next);
+        });
+    for (int64_t r = 0; r < rowCount; ++r) {
+      for (int64_t c = 0; c < colCount; ++c) {
+        SmallVector<Value> index =
+            plan.output.indices(at(r, c, nullptr, b, loc));
+        Value old = memref::LoadOp::create(b, loc, plan.output.memref, index);
+        // Reassociation lets LLVM reduce as a tree instead of lane by lane.
+        Value sum =
+            vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
+                                        loop.getResult(r * colCount + c), old,
+                                        arith::FastMathFlags::reassoc);
+        memref::StoreOp::create(b, loc, sum, plan.output.memref, index);
+      }
+    }
+  }
+
+  const RegisterTilePlan &plan;
+  const rope::ContractionRegisterTile &tile;
+  ArrayRef<Value> ubs;
+  Type element;
+  int64_t lanes;
+};
+
+/// One contraction on buffers -> loops over register tiles.
+struct ContractionToRegisterTiles
+    : OpInterfaceRewritePattern<linalg::LinalgOp> {
+  ContractionToRegisterTiles(MLIRContext *context,
+                             const rope::ContractionRegisterTile &tile)
+      : OpInterfaceRewritePattern(context), tile(tile) {}
+
+  LogicalResult matchAndRewrite(linalg::LinalgOp op,
+                                PatternRewriter &rewriter) const override {
+    FailureOr<RegisterTilePlan> plan = planRegisterTile(op, rewriter);
+    if (failed(plan))
+      return failure();
+    Location loc = op.getLoc();
+    SmallVector<Value> ubs = llvm::map_to_vector(
+        op.createLoopRanges(rewriter, loc), [&](Range range) {
+          return getValueOrCreateConstantIndexOp(rewriter, loc, range.size);
+        });
+    Type element = getElementTypeOrSelf(op.getDpsInitOperand(0)->get());
+    RegisterTileEmitter emitter(*plan, tile, ubs, element);
+
+    SmallVector<Value> lbs, outerUbs, steps;
+    for (unsigned d : plan->outerDims) {
+      lbs.push_back(indexConstant(rewriter, loc, 0));
+      outerUbs.push_back(ubs[d]);
+      steps.push_back(indexConstant(rewriter, loc, 1));
+    }
+    scf::buildLoopNest(rewriter, loc, lbs, outerUbs, steps,
+                       [&](OpBuilder &b, Location loc, ValueRange outer) {
+                         SmallVector<Value> ivs(op.getNumLoops());
+                         for (auto [d, iv] : llvm::zip(plan->outerDims, outer))
+                           ivs[d] = iv;
+                         emitter.emit(b, loc, ivs);
+                       });
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  rope::ContractionRegisterTile tile;
+};
+
+struct RopeVectorizeContractionsPass
+    : rope::impl::RopeVectorizeContractionsPassBase<
+          RopeVectorizeContractionsPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    if (vectorBits < 1 || rows < 1 || vectorsPerRow < 1 || columns < 1) {
+      getOperation()->emitError("rope-vectorize-contractions: tile sizes "
+                                "must be positive");
+      return signalPassFailure();
+    }
+    rope::ContractionRegisterTile tile;
+    tile.vectorBits = vectorBits;
+    tile.rows = rows;
+    tile.vectorsPerRow = vectorsPerRow;
+    tile.columns = columns;
+    RewritePatternSet patterns(&getContext());
+    rope::populateRopeVectorizeContractionsPatterns(patterns, tile);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace
+
+void mlir::rope::populateRopeVectorizeContractionsPatterns(
+    RewritePatternSet &patterns, const ContractionRegisterTile &tile) {
+  patterns.add<ContractionToRegisterTiles>(patterns.getContext(), tile);
+}

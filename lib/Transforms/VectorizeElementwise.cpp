@@ -1,0 +1,168 @@
+//===- VectorizeElementwise.cpp - Row-wise vectors for linalg on buffers --===//
+//
+// Part of the rope-mlir project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Once the contractions are register tiles, what is left scalar in a fused
+// attention is the online softmax on each score tile: the mask and scale,
+// row maxima, exp(s - max), row sums and the rescaling of the accumulator.
+// convert-linalg-to-loops makes them scalar loops with one libm expf call per
+// score, which cost more than the contractions themselves.
+//
+// This tiles each such op on buffers to rows (every loop dim by 1 except the
+// innermost), vectorizes the rows with upstream linalg::vectorize, lowers the
+// resulting n-D vector ops to 1-D ones, and expands f32 math.exp with
+// upstream's polynomial approximation so that vectors of exp stay vectors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rope/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::rope {
+#define GEN_PASS_DEF_ROPEVECTORIZEELEMENTWISEPASS
+#include "rope/Transforms/Passes.h.inc"
+} // namespace mlir::rope
+
+using namespace mlir;
+
+namespace {
+
+/// The innermost loop's tile: the whole row when it fits `maxLanes`, else the
+/// widest power of two up to min(64, maxLanes) that divides it; 0 when not
+/// worth vectorizing (short rows: offsets, single scalars).
+int64_t rowTile(int64_t extent, int64_t maxLanes) {
+  if (ShapedType::isDynamic(extent) || extent < 4)
+    return 0;
+  if (extent <= maxLanes)
+    return extent;
+  for (int64_t tile = 64; tile >= 8; tile /= 2)
+    if (tile <= maxLanes && extent % tile == 0)
+      return tile;
+  return 0;
+}
+
+/// Elementwise and row-reduction linalg ops on buffers with static shapes
+/// that upstream can vectorize, and are not contractions (those are
+/// rope-vectorize-contractions' work).
+bool isRowWiseCandidate(linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumLoops() == 0 ||
+      linalg::isaContractionOpInterface(op) ||
+      llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
+    return false;
+  // A reduction must be the innermost loop (row max/sum) or of extent 1, so
+  // that the tiles below are single rows.
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  for (auto [dim, iterator] : llvm::enumerate(op.getIteratorTypesArray()))
+    if (iterator == utils::IteratorType::reduction &&
+        dim + 1 != ranges.size() && ranges[dim] != 1)
+      return false;
+  return llvm::all_of(op.getIndexingMapsArray(), [](AffineMap map) {
+    return map.isProjectedPermutation(/*allowZeroInResults=*/true);
+  });
+}
+
+struct RopeVectorizeElementwisePass
+    : rope::impl::RopeVectorizeElementwisePassBase<
+          RopeVectorizeElementwisePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (maxLanes < 4) {
+      getOperation()->emitError("rope-vectorize-elementwise: max-lanes must "
+                                "be at least 4");
+      return signalPassFailure();
+    }
+    MLIRContext *context = &getContext();
+    IRRewriter rewriter(context);
+
+    SmallVector<linalg::LinalgOp> candidates;
+    getOperation()->walk([&](linalg::LinalgOp op) {
+      if (isRowWiseCandidate(op) &&
+          rowTile(op.getStaticLoopRanges().back(), maxLanes) != 0)
+        candidates.push_back(op);
+    });
+
+    for (linalg::LinalgOp op : candidates) {
+      SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+      // Every dim by 1 but the innermost; a tile size of 0 is the whole dim
+      // (no loop), also for the extent-1 dims.
+      SmallVector<int64_t> sizes;
+      for (int64_t range : ArrayRef(ranges).drop_back())
+        sizes.push_back(range == 1 ? 0 : 1);
+      int64_t row = rowTile(ranges.back(), maxLanes);
+      sizes.push_back(row == ranges.back() ? 0 : row);
+
+      linalg::LinalgOp rowOp = op;
+      if (llvm::any_of(sizes, [](int64_t s) { return s != 0; })) {
+        scf::SCFTilingOptions options;
+        options.setTileSizes(getAsIndexOpFoldResult(context, sizes))
+            .setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
+        rewriter.setInsertionPoint(op);
+        FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+            rewriter, cast<TilingInterface>(op.getOperation()), options);
+        if (failed(tiled) || tiled->tiledOps.size() != 1)
+          continue;
+        rewriter.eraseOp(op);
+        rowOp = dyn_cast<linalg::LinalgOp>(tiled->tiledOps.front());
+        if (!rowOp)
+          continue;
+      }
+      if (failed(linalg::vectorizeOpPrecondition(rowOp)))
+        continue;
+      rewriter.setInsertionPoint(rowOp);
+      if (succeeded(linalg::vectorize(rewriter, rowOp)))
+        rewriter.eraseOp(rowOp);
+    }
+
+    // The rows are n-D vectors with leading unit dims: make them 1-D, and
+    // row reductions vector.reduction. Kept apart from the transfer
+    // lowering below: mixed in one greedy run, leading-unit-dim removal and
+    // permutation-map lowering rewrite each other's results without end.
+    {
+      RewritePatternSet patterns(context);
+      vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+      vector::populateVectorMultiReductionLoweringPatterns(
+          patterns, vector::VectorMultiReductionLowering::InnerReduction);
+      vector::TransferReadOp::getCanonicalizationPatterns(patterns, context);
+      vector::TransferWriteOp::getCanonicalizationPatterns(patterns, context);
+      vector::BroadcastOp::getCanonicalizationPatterns(patterns, context);
+      vector::ShapeCastOp::getCanonicalizationPatterns(patterns, context);
+      if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+        return signalPassFailure();
+    }
+    {
+      RewritePatternSet patterns(context);
+      vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+      vector::populateVectorTransferLoweringPatterns(patterns,
+                                                     /*maxTransferRank=*/1);
+      vector::populateVectorBroadcastLoweringPatterns(patterns);
+      vector::populateVectorShapeCastLoweringPatterns(patterns);
+      if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+        return signalPassFailure();
+    }
+    // A vector of math.exp would become one libm call per lane.
+    {
+      RewritePatternSet patterns(context);
+      populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
+        return name == math::ExpOp::getOperationName();
+      });
+      if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+        return signalPassFailure();
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,138 @@
+"""Contractions through `rope-to-llvm-cpu`, executed: linalg.matmul,
+linalg.batch_matmul (also with K transposed by indexing_maps) and a
+linalg.generic contraction, static and dynamic shapes, sizes that are not
+multiples of the register tile, with `vectorize-contractions` on (the
+default) and off, against numpy in float64.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+import pytest
+
+from rope_mlir import _jit
+
+TRANSPOSED_B = ("indexing_maps = [affine_map<(b, m, n, d) -> (b, m, d)>, "
+                "affine_map<(b, m, n, d) -> (b, n, d)>, "
+                "affine_map<(b, m, n, d) -> (b, m, n)>] ")
+
+# linalg.generic contractions as einsum specs over dims b, h, g, m, n, k:
+# which operand has unit stride along which dim picks the micro-kernel.
+GENERIC = {
+    # Q·Kᵀ over [B, H, S, D]: the reduction dim innermost in both (dot form).
+    "generic": "bhmk,bhnk->bhmn",
+    # GQA decode scores [B, Hkv, G, 1, D]·[B, Hkv, S, D]: two m dims.
+    "gqa": "bhgmk,bhnk->bhgmn",
+    # P·V: n innermost in the second input and the output (outer product).
+    "pv": "bhmk,bhkn->bhmn",
+    # Output transposed: m innermost in the first input and the output.
+    "m_vector": "bkm,bnk->bnm",
+    # No unit-stride dim to vectorize along: left to scalar loops.
+    "no_unit_dim": "bmk,bkn->bnm",
+}
+LETTERS = "bhgmnk"
+
+
+def emit(kind: str, a_shape, b_shape, c_shape, dynamic: bool,
+         element: str = "f32") -> str:
+    def t(shape):
+        dims = "x".join("?" if dynamic else str(d) for d in shape)
+        return f"tensor<{dims}x{element}>"
+
+    ins = f"ins(%a, %b : {t(a_shape)}, {t(b_shape)})"
+    outs = f"outs(%c : {t(c_shape)})"
+    if kind == "matmul":
+        op = f"linalg.matmul {ins} {outs}"
+    elif kind == "batch_matmul":
+        op = f"linalg.batch_matmul {ins} {outs}"
+    elif kind == "batch_matmul_bt":
+        op = f"linalg.batch_matmul {TRANSPOSED_B}{ins} {outs}"
+    else:
+        spec = GENERIC[kind]
+        loops = [d for d in LETTERS if d in spec]
+        dims = ", ".join(loops)
+        lhs, rest = spec.split(",")
+        rhs, out = rest.split("->")
+        maps = ", ".join(f"affine_map<({dims}) -> ({', '.join(o)})>"
+                         for o in (lhs, rhs, out))
+        iterators = ", ".join('"reduction"' if d == "k" else '"parallel"'
+                              for d in loops)
+        op = (f"linalg.generic {{indexing_maps = [{maps}], iterator_types = "
+              f"[{iterators}]}} {ins} {outs} {{\n"
+              f"^bb0(%x: {element}, %y: {element}, %z: {element}):\n"
+              f"  %p = arith.mulf %x, %y : {element}\n"
+              f"  %s = arith.addf %z, %p : {element}\n"
+              "  linalg.yield %s : " + element + "\n}")
+    return (f"func.func @f(%a: {t(a_shape)}, %b: {t(b_shape)}, "
+            f"%c: {t(c_shape)}) -> {t(c_shape)} "
+            "attributes {llvm.emit_c_interface} {\n"
+            f"  %r = {op} -> {t(c_shape)}\n"
+            f"  return %r : {t(c_shape)}\n}}\n")
+
+
+def spec_of(kind: str) -> str:
+    return {"matmul": "mk,kn->mn", "batch_matmul": "bmk,bkn->bmn",
+            "batch_matmul_bt": "bmk,bnk->bmn"}.get(kind) or GENERIC[kind]
+
+
+def shapes(kind: str, b: int, m: int, n: int, k: int):
+    extent = {"b": b, "h": 2, "g": 3, "m": m, "n": n, "k": k}
+    lhs, rest = spec_of(kind).split(",")
+    rhs, out = rest.split("->")
+    return tuple(tuple(extent[d] for d in o) for o in (lhs, rhs, out))
+
+
+def reference(kind: str, a, b, c):
+    a, b, c = (x.astype(np.float64) for x in (a, b, c))
+    return c + np.einsum(spec_of(kind), a, b)
+
+
+KINDS = ("matmul", "batch_matmul", "batch_matmul_bt", *GENERIC)
+CASES = [(kind, size, dynamic)
+         for kind in KINDS
+         for size in ((1, 1, 1, 1), (2, 5, 7, 3), (3, 17, 33, 19),
+                      (1, 64, 48, 40), (2, 1, 100, 128))
+         for dynamic in (False, True)]
+
+
+@pytest.mark.parametrize("kind,size,dynamic", CASES)
+@pytest.mark.parametrize("vectorize", [True, False])
+def test_contraction(kind, size, dynamic, vectorize):
+    if not vectorize and (dynamic or size[1] > 17):
+        pytest.skip("scalar path: a few small shapes suffice")
+    run_case(kind, size, dynamic, vectorize, np.float32, "f32")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_contraction_f64(kind, dynamic):
+    run_case(kind, (2, 9, 35, 24), dynamic, True, np.float64, "f64")
+
+
+def run_case(kind, size, dynamic, vectorize, dtype, element):
+    a_shape, b_shape, c_shape = shapes(kind, *size)
+    module = _jit.compile_module(
+        emit(kind, a_shape, b_shape, c_shape, dynamic, element),
+        "builtin.module(rope-to-llvm-cpu{emit-c-interface=true "
+        f"vectorize-contractions={str(vectorize).lower()}}})")
+    rng = np.random.default_rng(sum(size) + len(kind))
+    a, b, c = (rng.standard_normal(s).astype(dtype)
+               for s in (a_shape, b_shape, c_shape))
+    want = reference(kind, a, b, c)  # before the call: c may be updated
+    # The result may be c's buffer (in place) or a fresh one: the
+    # descriptor the wrapper fills in.
+    result = _jit.memref_descriptor(np.empty(c_shape, dtype))
+    descs = [_jit.memref_descriptor(x) for x in (a, b, c)]
+    function = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * 4)(
+        module.lookup("f"))
+    function(ctypes.addressof(result), *(ctypes.addressof(d) for d in descs))
+    pointer = ctypes.c_float if dtype == np.float32 else ctypes.c_double
+    got = np.ctypeslib.as_array(
+        ctypes.cast(result.aligned, ctypes.POINTER(pointer)),
+        shape=c_shape).copy()
+    k = size[3]
+    eps = np.finfo(dtype).eps
+    assert np.abs(got - want).max() <= 8 * eps * k * max(
+        1.0, np.abs(want).max())

@@ -1,0 +1,139 @@
+// RUN: rope-opt %s --rope-vectorize-contractions --canonicalize -split-input-file | FileCheck %s --enable-var-scope
+// RUN: rope-opt %s --rope-vectorize-contractions="vector-bits=256 rows=2 vectors-per-row=1 columns=2" --canonicalize -split-input-file | FileCheck %s --check-prefix=SMALL --enable-var-scope
+
+// A static matmul: outer-product tiles of 4 rows × 2 vectors of 16 lanes;
+// the accumulators are iter_args of the reduction loop (loaded once before
+// it, stored once after it); one broadcast scalar of A per row and k.
+// CHECK-LABEL: func.func @matmul(
+//   CHECK-NOT:   linalg.
+//       CHECK:   scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %c4
+//       CHECK:     scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %c32
+//       CHECK:       vector.load %{{.*}}[%[[I]], %[[J]]] : memref<64x64xf32>, vector<16xf32>
+//       CHECK:       %[[ACC:.*]]:8 = scf.for %[[K:.*]] = %c0 to %c32 step %c1 iter_args(
+//       CHECK:         vector.load %{{.*}}[%[[K]], %[[J]]] : memref<32x64xf32>, vector<16xf32>
+//       CHECK:         %[[A:.*]] = memref.load %{{.*}}[%[[I]], %[[K]]] : memref<64x32xf32>
+//       CHECK:         %[[S:.*]] = vector.broadcast %[[A]] : f32 to vector<16xf32>
+//       CHECK:         vector.fma %[[S]], %{{.*}} : vector<16xf32>
+//       CHECK:       vector.store %[[ACC]]#0, %{{.*}}[%[[I]], %[[J]]]
+//   CHECK-NOT:   linalg.
+// SMALL-LABEL: func.func @matmul(
+//       SMALL:   step %c2
+//       SMALL:     step %c8
+//       SMALL:       scf.for {{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>)
+//       SMALL:         vector.fma {{.*}} : vector<8xf32>
+func.func @matmul(%a: memref<64x32xf32>, %b: memref<32x64xf32>, %c: memref<64x64xf32>) {
+  linalg.matmul ins(%a, %b : memref<64x32xf32>, memref<32x64xf32>) outs(%c : memref<64x64xf32>)
+  return
+}
+
+// -----
+
+// Q·Kᵀ with K stored [keys, head_dim]: the reduction dim has unit stride in
+// both inputs, so the dot form: 4×4 vector accumulators over head_dim in
+// steps of 16, each reduced once after the loop into the score.
+// CHECK-LABEL: func.func @scores(
+//       CHECK:   scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %c4
+//       CHECK:     scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %c4
+//       CHECK:       %[[ACC:.*]]:16 = scf.for %[[D:.*]] = %c0 to %c128 step %c16 iter_args(
+//       CHECK:         %[[Q:.*]] = vector.load %{{.*}}[%[[I]], %[[D]]] : memref<32x128xf32>, vector<16xf32>
+//       CHECK:         %[[KV:.*]] = vector.load %{{.*}}[%[[J]], %[[D]]] : memref<64x128xf32>, vector<16xf32>
+//       CHECK:         vector.fma %[[Q]], %[[KV]], %{{.*}} : vector<16xf32>
+//       CHECK:       %[[OLD:.*]] = memref.load %{{.*}}[%[[I]], %[[J]]]
+//       CHECK:       %[[SUM:.*]] = vector.reduction <add>, %[[ACC]]#0, %[[OLD]] fastmath<reassoc> : vector<16xf32> into f32
+//       CHECK:       memref.store %[[SUM]], %{{.*}}[%[[I]], %[[J]]]
+//   CHECK-NOT:   linalg.
+// SMALL-LABEL: func.func @scores(
+//       SMALL:   scf.for {{.*}} step %c8 iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+func.func @scores(%q: memref<32x128xf32>, %k: memref<64x128xf32>, %s: memref<32x64xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j, d) -> (i, d)>, affine_map<(i, j, d) -> (j, d)>, affine_map<(i, j, d) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%q, %k : memref<32x128xf32>, memref<64x128xf32>) outs(%s : memref<32x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// GQA decode scores [B, Hkv, G, 1, D]·[B, Hkv, S, D]: the rows of the tile
+// are the query group (4), not the single query; batch, heads and the unit
+// query dim iterate around the tiles.
+// CHECK-LABEL: func.func @decode_scores(
+//       CHECK:   scf.for %[[H:.*]] = %c0 to %c8 step %c1
+//       CHECK:     scf.for %[[J:.*]] = %c0 to %c1024 step %c4
+//       CHECK:       scf.for {{.*}} = %c0 to %c128 step %c16 iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+//       CHECK:         vector.load %{{.*}}[%c0, %[[H]], %c0, %c0, %{{.*}}] : memref<1x8x4x1x128xf32>, vector<16xf32>
+func.func @decode_scores(%q: memref<1x8x4x1x128xf32>, %k: memref<1x8x1024x128xf32>, %s: memref<1x8x4x1x1024xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(b, h, g, m, n, d) -> (b, h, g, m, d)>, affine_map<(b, h, g, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, g, m, n, d) -> (b, h, g, m, n)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : memref<1x8x4x1x128xf32>, memref<1x8x1024x128xf32>) outs(%s : memref<1x8x4x1x1024xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// Dynamic sizes: full tiles, then one-row / one-vector / one-lane
+// remainders, all with the bounds computed at run time; nothing left to
+// scalar linalg loops.
+// CHECK-LABEL: func.func @dynamic(
+//   CHECK-NOT:   linalg.
+//       CHECK:   vector.fma {{.*}} : vector<16xf32>
+//       CHECK:   vector.fma {{.*}} : vector<1xf32>
+//   CHECK-NOT:   linalg.
+func.func @dynamic(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
+  linalg.matmul ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>)
+  return
+}
+
+// -----
+
+// f64: 8 lanes per 512 bits.
+// CHECK-LABEL: func.func @matmul_f64(
+//       CHECK:   vector.fma {{.*}} : vector<8xf64>
+func.func @matmul_f64(%a: memref<8x8xf64>, %b: memref<8x16xf64>, %c: memref<8x16xf64>) {
+  linalg.matmul ins(%a, %b : memref<8x8xf64>, memref<8x16xf64>) outs(%c : memref<8x16xf64>)
+  return
+}
+
+// -----
+
+// Left alone: not a contraction; f16 (no f16 FMA tile); no dim with unit
+// stride to vectorize along; tensors (it runs after bufferization).
+// CHECK-LABEL: func.func @left_alone(
+//       CHECK:   linalg.generic
+//       CHECK:   linalg.matmul ins({{.*}} : memref<8x8xf16>, memref<8x8xf16>)
+//       CHECK:   linalg.matmul ins({{.*}} : memref<8x8xf32, strided<[1, 8]>>, memref<8x8xf32, strided<[1, 8]>>)
+//       CHECK:   linalg.matmul ins({{.*}} : tensor<8x8xf32>, tensor<8x8xf32>)
+func.func @left_alone(%a: memref<16xf32>, %b: memref<16xf32>,
+                      %h: memref<8x8xf16>, %hc: memref<8x8xf16>,
+                      %s: memref<8x8xf32, strided<[1, 8]>>, %sc: memref<8x8xf32, strided<[1, 8]>>,
+                      %t: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                  iterator_types = ["parallel"]}
+      ins(%a : memref<16xf32>) outs(%b : memref<16xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %r = arith.mulf %x, %x : f32
+    linalg.yield %r : f32
+  }
+  linalg.matmul ins(%h, %h : memref<8x8xf16>, memref<8x8xf16>) outs(%hc : memref<8x8xf16>)
+  linalg.matmul ins(%s, %s : memref<8x8xf32, strided<[1, 8]>>, memref<8x8xf32, strided<[1, 8]>>) outs(%sc : memref<8x8xf32, strided<[1, 8]>>)
+  %r = linalg.matmul ins(%t, %t : tensor<8x8xf32>, tensor<8x8xf32>) outs(%t : tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %r : tensor<8x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @bad_option
+// RUN: not rope-opt %s --rope-vectorize-contractions="rows=0" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: rope-vectorize-contractions: tile sizes must be positive
+func.func @bad_option() {
+  return
+}

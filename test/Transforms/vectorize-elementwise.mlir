@@ -1,0 +1,84 @@
+// RUN: rope-opt %s --rope-vectorize-elementwise --canonicalize -split-input-file | FileCheck %s --enable-var-scope
+// RUN: rope-opt %s --rope-vectorize-elementwise="max-lanes=32" --canonicalize -split-input-file | FileCheck %s --check-prefix=SPLIT --enable-var-scope
+// RUN: not rope-opt %s --rope-vectorize-elementwise="max-lanes=2" 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: rope-vectorize-elementwise: max-lanes must be at least 4
+
+// The online-softmax steps on a [G=4, 64 keys] score tile: the row max is
+// one vector.reduction per row, exp(s - max) is 64-lane arithmetic with
+// the polynomial exp (no math.exp left for libm), one row per iteration.
+// CHECK-LABEL: func.func @softmax_rows(
+//   CHECK-NOT:   linalg.
+//       CHECK:   scf.for %[[R:.*]] = %c0 to %c4 step %c1
+//       CHECK:     %[[ROW:.*]] = vector.load {{.*}} vector<64xf32>
+//       CHECK:     vector.reduction <maxnumf>, %[[ROW]], %{{.*}} : vector<64xf32> into f32
+//       CHECK:   scf.for %{{.*}} = %c0 to %c4 step %c1
+//       CHECK:     %[[M:.*]] = vector.broadcast %{{.*}} : f32 to vector<64xf32>
+//       CHECK:     arith.subf %{{.*}}, %[[M]] : vector<64xf32>
+//   CHECK-NOT:     math.exp
+//       CHECK:     math.floor {{.*}} : vector<64xf32>
+//       CHECK:     vector.store {{.*}} vector<64xf32>
+//   CHECK-NOT:   linalg.
+// With rows longer than max-lanes: tiles of 32 lanes within each row.
+// SPLIT-LABEL: func.func @softmax_rows(
+//       SPLIT:   scf.for
+//       SPLIT:     vector.reduction <maxnumf>, %{{.*}}, %{{.*}} : vector<32xf32> into f32
+func.func @softmax_rows(%s: memref<1x1x4x1x64xf32>, %max: memref<1x1x4x1xf32>, %p: memref<1x1x4x1x64xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(b, h, g, m, n) -> (b, h, g, m, n)>, affine_map<(b, h, g, m, n) -> (b, h, g, m)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%s : memref<1x1x4x1x64xf32>) outs(%max : memref<1x1x4x1xf32>) {
+  ^bb0(%x: f32, %m: f32):
+    %r = arith.maxnumf %x, %m : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(b, h, g, m, n) -> (b, h, g, m, n)>, affine_map<(b, h, g, m, n) -> (b, h, g, m)>, affine_map<(b, h, g, m, n) -> (b, h, g, m, n)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %max : memref<1x1x4x1x64xf32>, memref<1x1x4x1xf32>) outs(%p : memref<1x1x4x1x64xf32>) {
+  ^bb0(%x: f32, %m: f32, %o: f32):
+    %d = arith.subf %x, %m : f32
+    %e = math.exp %d : f32
+    linalg.yield %e : f32
+  }
+  return
+}
+
+// -----
+
+// linalg.fill and a 2-D broadcast add (the mask) vectorize too.
+// CHECK-LABEL: func.func @mask_and_fill(
+//   CHECK-NOT:   linalg.
+//       CHECK:   vector.store {{.*}} vector<64xf32>
+//       CHECK:   arith.addf {{.*}} : vector<64xf32>
+func.func @mask_and_fill(%s: memref<32x64xf32>, %mask: memref<32x64xf32>, %acc: memref<32x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%acc : memref<32x64xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%mask : memref<32x64xf32>) outs(%s : memref<32x64xf32>) {
+  ^bb0(%m: f32, %x: f32):
+    %r = arith.addf %x, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// Left alone: dynamic shapes, short rows, a reduction that is not the
+// innermost loop, contractions (rope-vectorize-contractions' work).
+// CHECK-LABEL: func.func @left_alone(
+//   CHECK-COUNT-4:   linalg.
+func.func @left_alone(%d: memref<?x?xf32>, %short: memref<8x2xf32>, %cols: memref<16x64xf32>, %colsum: memref<64xf32>,
+                      %a: memref<8x8xf32>, %b: memref<8x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%d : memref<?x?xf32>)
+  linalg.fill ins(%zero : f32) outs(%short : memref<8x2xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>],
+                  iterator_types = ["reduction", "parallel"]}
+      ins(%cols : memref<16x64xf32>) outs(%colsum : memref<64xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %r = arith.addf %x, %y : f32
+    linalg.yield %r : f32
+  }
+  linalg.matmul ins(%a, %a : memref<8x8xf32>, memref<8x8xf32>) outs(%b : memref<8x8xf32>)
+  return
+}

@@ -2,6 +2,7 @@
 agrees with the float64 reference, and the table is printed. No timing assertions: the numbers of a
 smoke run mean nothing."""
 
+import importlib.util
 import pathlib
 import subprocess
 import sys
@@ -34,11 +35,19 @@ def test_cpu_bench_smoke_markdown():
 
 
 def test_attention_bench_smoke():
-    """bench/attention_bench.py runs end to end and its fused outputs agree
-    with the unfused ones (it exits otherwise)."""
+    """bench/attention_bench.py runs end to end, its fused outputs agree
+    with the unfused ones and, in (c), onnxruntime's GroupQueryAttention
+    with ours (it exits otherwise)."""
     result = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "attention_bench.py"), "--smoke"],
         cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
     assert "decode | 100 |" in result.stdout
     assert "prefill | 40 |" in result.stdout
+    if None in map(importlib.util.find_spec, ("onnx", "onnxruntime")):
+        assert "(c) skipped: onnxruntime/onnx not installed" in result.stdout
+    else:
+        assert "vs ORT GQA decode Hq=32 Hkv=8 D=128 | S_k=100 |" in \
+            result.stdout
+        assert "vs ORT GQA prefill causal H=2 D=64 | S=40 |" in \
+            result.stdout

@@ -339,6 +339,31 @@ std::optional<unsigned> elementwiseOn(linalg::LinalgOp op, Value scores) {
   return found;
 }
 
+/// The input of `op` (other than the scores, operand `scoresOperand`) that
+/// its payload adds last: `yield arith.addf(x, mask)` with `mask` the block
+/// argument of that input, indexed by a permutation of some of the loop
+/// dims. A −inf there makes the result −inf whatever x is (unless x is +inf
+/// or NaN), which lets a key tile that is masked everywhere be skipped.
+std::optional<unsigned> additiveMask(linalg::LinalgOp op,
+                                     unsigned scoresOperand) {
+  auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
+  auto add = yield.getValues().front().getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return std::nullopt;
+  for (Value term : {add.getLhs(), add.getRhs()}) {
+    auto arg = dyn_cast<BlockArgument>(term);
+    if (!arg || arg.getOwner() != op.getBlock())
+      continue;
+    OpOperand *operand = op.getMatchingOpOperand(arg);
+    if (op.isDpsInput(operand) &&
+        operand->getOperandNumber() != scoresOperand &&
+        op.getMatchingIndexingMap(operand).isProjectedPermutation(
+            /*allowZeroInResults=*/false))
+      return operand->getOperandNumber();
+  }
+  return std::nullopt;
+}
+
 /// The map of a rank-`rank` tensor onto itself without dim `drop`.
 AffineMap dropDim(MLIRContext *ctx, unsigned rank, unsigned drop) {
   SmallVector<AffineExpr> exprs;
@@ -385,6 +410,28 @@ Value finiteShift(OpBuilder &b, Location loc, Value max) {
   Value masked =
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, max, negInf);
   return arith::SelectOp::create(b, loc, masked, zero, max);
+}
+
+/// Moves `op`, and the pure ops inside `loop` it depends on, before `loop`
+/// when none of them depends on a value `loop` defines; false otherwise.
+/// Unlike moveLoopInvariantCode this also hoists out of nested regions (the
+/// scf.if around a key tile).
+bool hoistOutOf(RewriterBase &rewriter, Operation *op, Operation *loop) {
+  if (!op || !loop->isAncestor(op))
+    return true;
+  if (!isPure(op) || op->getNumRegions() != 0)
+    return false;
+  for (Value operand : op->getOperands()) {
+    if (auto arg = dyn_cast<BlockArgument>(operand)) {
+      if (loop->isAncestor(arg.getOwner()->getParentOp()))
+        return false;
+      continue;
+    }
+    if (!hoistOutOf(rewriter, operand.getDefiningOp(), loop))
+      return false;
+  }
+  rewriter.moveOpBefore(op, loop);
+  return true;
 }
 
 /// Erases `op` if dead, then its operands' producers that die with it.
@@ -497,6 +544,9 @@ mlir::rope::matchRopeWholeAttention(const RopeAttentionContraction &scores) {
                 remarks);
   if (!isa<FloatType>(getElementTypeOrSelf(probs.getType())))
     return skip(values, "whole attention: not floating point", remarks);
+  if (!match.epilogue.empty())
+    match.maskOperand =
+        additiveMask(match.epilogue.back(), match.epilogueOperands.back());
   match.values = values;
   match.valuesBatchDims.assign(dims->batch.begin(), dims->batch.end());
   match.valuesQueryDim = *queryDim;
@@ -625,10 +675,168 @@ FailureOr<RopeAttentionFusionResult> mlir::rope::fuseRopeIntoWholeAttention(
   Operation *scoresTile = nullptr;
   SmallVector<Operation *> deadSlices;
   bool failedTiling = false;
+  // One key tile: the scores, the epilogue, the online-softmax update and
+  // P·V; yields the new (max, sum, acc).
+  auto buildKeyTile = [&](OpBuilder &b, Location loc, Value key,
+                          OpFoldResult size, ArrayRef<OpFoldResult> tileOffsets,
+                          ArrayRef<OpFoldResult> tileSizes, ValueRange args) {
+    Value max = args[0], sum = args[1], acc = args[2];
+    // The scores tile, accumulating into a tile of zeros (not a slice
+    // of the whole-size accumulator), then the epilogue on it.
+    FailureOr<TilingResult> qk =
+        cast<TilingInterface>(scores.getOperation())
+            .generateResultTileValue(b, 0, tileOffsets, tileSizes);
+    if (failed(qk)) {
+      failedTiling = true;
+      scf::YieldOp::create(b, loc, args);
+      return;
+    }
+    scoresTile = qk->tiledOps.front();
+    OpOperand &qkInit =
+        *cast<linalg::LinalgOp>(scoresTile).getDpsInitOperand(0);
+    deadSlices.push_back(qkInit.get().getDefiningOp());
+    b.setInsertionPoint(scoresTile);
+    qkInit.set(castTo(b, loc, filled(b, loc, tileSizes, type, zero),
+                      qkInit.get().getType()));
+    b.setInsertionPointAfter(scoresTile);
+    Value s = qk->tiledValues.front();
+    for (auto [epilogue, index] :
+         llvm::zip(match.epilogue, match.epilogueOperands)) {
+      linalg::LinalgOp epilogueOp = epilogue;
+      FailureOr<TilingResult> tile =
+          cast<TilingInterface>(epilogueOp.getOperation())
+              .generateResultTileValue(b, 0, tileOffsets, tileSizes);
+      if (failed(tile)) {
+        failedTiling = true;
+        break;
+      }
+      Operation *tileOp = tile->tiledOps.front();
+      OpOperand &input = tileOp->getOpOperand(index);
+      OpOperand &out = *cast<linalg::LinalgOp>(tileOp).getDpsInitOperand(0);
+      deadSlices.push_back(input.get().getDefiningOp());
+      deadSlices.push_back(out.get().getDefiningOp());
+      b.setInsertionPoint(tileOp);
+      input.set(castTo(b, loc, s, input.get().getType()));
+      out.set(castTo(b, loc, tensor::EmptyOp::create(b, loc, tileSizes, type),
+                     out.get().getType()));
+      b.setInsertionPointAfter(tileOp);
+      s = tile->tiledValues.front();
+    }
+    if (failedTiling) {
+      scf::YieldOp::create(b, loc, args);
+      return;
+    }
+
+    // Online softmax. The running max is read (for P and the rescale)
+    // before it is updated in place, so that it stays in its buffer.
+    auto maximum = [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+      return arith::MaximumFOp::create(b, loc, a[0], a[1]);
+    };
+    Value tileMax = generic(b, loc, s, filled(b, loc, rowSizes, type, negInf),
+                            {id, row}, rowReduction, maximum);
+    Value probs = generic(
+        b, loc, {s, tileMax, max},
+        tensor::EmptyOp::create(b, loc, tileSizes, type), {id, row, row, id},
+        parallel, [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+          Value shift = finiteShift(b, loc, maximum(b, loc, a.slice(1, 2)));
+          return math::ExpOp::create(
+              b, loc, arith::SubFOp::create(b, loc, a[0], shift));
+        });
+    Value rescale = generic(
+        b, loc, {max, tileMax}, tensor::EmptyOp::create(b, loc, rowSizes, type),
+        {rowId, rowId, rowId}, rowParallel,
+        [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+          Value shift = finiteShift(b, loc, maximum(b, loc, a.take_front(2)));
+          return math::ExpOp::create(
+              b, loc, arith::SubFOp::create(b, loc, a[0], shift));
+        });
+    Value newMax =
+        generic(b, loc, tileMax, max, {rowId, rowId}, rowParallel, maximum);
+    auto multiply = [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+      return arith::MulFOp::create(b, loc, a[0], a[1]);
+    };
+    Value newSum =
+        generic(b, loc, rescale, sum, {rowId, rowId}, rowParallel, multiply);
+    newSum = generic(b, loc, probs, newSum, {id, row}, rowReduction,
+                     [](OpBuilder &b, Location loc, ValueRange a) {
+                       return arith::AddFOp::create(b, loc, a[0], a[1]);
+                     });
+    Value scaledAcc =
+        generic(b, loc, rescale, acc, {rowMap, outId}, outParallel, multiply);
+
+    // P·V on the key tile, accumulating into the rescaled output.
+    SmallVector<OpFoldResult> domainOffsets(numLoops, b.getIndexAttr(0));
+    SmallVector<OpFoldResult> keyDomain(domainSizes);
+    domainOffsets[match.valuesKeyDim] = key;
+    keyDomain[match.valuesKeyDim] = size;
+    FailureOr<TilingResult> pv =
+        cast<TilingInterface>(valuesTile.getOperation())
+            .getTiledImplementation(b, domainOffsets, keyDomain);
+    if (failed(pv)) {
+      failedTiling = true;
+      scf::YieldOp::create(b, loc, args);
+      return;
+    }
+    auto pvTile = cast<linalg::LinalgOp>(pv->tiledOps.front());
+    OpOperand &p = *pvTile.getDpsInputOperand(0);
+    OpOperand &out = *pvTile.getDpsInitOperand(0);
+    deadSlices.push_back(p.get().getDefiningOp());
+    deadSlices.push_back(out.get().getDefiningOp());
+    b.setInsertionPoint(pvTile);
+    p.set(castTo(b, loc, probs, p.get().getType()));
+    out.set(castTo(b, loc, scaledAcc, out.get().getType()));
+    b.setInsertionPointAfter(pvTile);
+    Value newAcc = castTo(b, loc, pv->tiledValues.front(), acc.getType());
+    scf::YieldOp::create(b, loc, ValueRange{newMax, newSum, newAcc});
+  };
+  // Whether the mask's slice for a key tile has an entry other than −inf
+  // (NaN counts, so that it propagates): its max, rows first so that the
+  // row reductions vectorize.
+  auto hasUnmaskedEntry = [&](OpBuilder &b, Location loc,
+                              ArrayRef<OpFoldResult> tileOffsets,
+                              ArrayRef<OpFoldResult> tileSizes) -> Value {
+    linalg::LinalgOp maskOp = match.epilogue.back();
+    OpOperand &maskOperand = maskOp->getOpOperand(*match.maskOperand);
+    AffineMap maskMap = maskOp.getMatchingIndexingMap(&maskOperand);
+    SmallVector<OpFoldResult> maskOffsets, maskSizes;
+    for (unsigned r = 0; r < maskMap.getNumResults(); ++r) {
+      unsigned dim = maskMap.getDimPosition(r);
+      maskOffsets.push_back(tileOffsets[dim]);
+      maskSizes.push_back(tileSizes[dim]);
+    }
+    SmallVector<OpFoldResult> strides(maskOffsets.size(), b.getIndexAttr(1));
+    Value slice = tensor::ExtractSliceOp::create(
+        b, loc, maskOperand.get(), maskOffsets, maskSizes, strides);
+    auto maximum = [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+      return arith::MaximumFOp::create(b, loc, a[0], a[1]);
+    };
+    // Reduce the innermost dim, then the rest, down to a 0-d tensor.
+    while (true) {
+      auto type = cast<RankedTensorType>(slice.getType());
+      unsigned rank = type.getRank();
+      if (rank == 0)
+        break;
+      SmallVector<OpFoldResult> kept = tensor::getMixedSizes(b, loc, slice);
+      kept.pop_back();
+      SmallVector<utils::IteratorType> iterators(rank,
+                                                 utils::IteratorType::parallel);
+      iterators.back() = utils::IteratorType::reduction;
+      slice = generic(
+          b, loc, slice,
+          filled(b, loc, kept, cast<FloatType>(type.getElementType()), negInf),
+          {AffineMap::getMultiDimIdentityMap(rank, ctx),
+           dropDim(ctx, rank, rank - 1)},
+          iterators, maximum);
+    }
+    Value max = tensor::ExtractOp::create(b, loc, slice, ValueRange{});
+    Value negInfValue = arith::ConstantOp::create(
+        b, loc, b.getFloatAttr(max.getType(), negInf));
+    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, max,
+                                 negInfValue);
+  };
   auto keyLoop = scf::ForOp::create(
       rewriter, loc, lb, ub, step, ValueRange{max0, sum0, acc0},
       [&](OpBuilder &b, Location loc, Value key, ValueRange args) {
-        Value max = args[0], sum = args[1], acc = args[2];
         OpFoldResult size = b.getIndexAttr(keyTile);
         if (ShapedType::isDynamic(keys) || keys % keyTile) {
           AffineExpr d0 = getAffineDimExpr(0, ctx);
@@ -642,120 +850,23 @@ FailureOr<RopeAttentionFusionResult> mlir::rope::fuseRopeIntoWholeAttention(
         SmallVector<OpFoldResult> tileOffsets(offsets), tileSizes(sizes);
         tileOffsets[keyPos] = key;
         tileSizes[keyPos] = size;
-
-        // The scores tile, accumulating into a tile of zeros (not a slice
-        // of the whole-size accumulator), then the epilogue on it.
-        FailureOr<TilingResult> qk =
-            cast<TilingInterface>(scores.getOperation())
-                .generateResultTileValue(b, 0, tileOffsets, tileSizes);
-        if (failed(qk)) {
-          failedTiling = true;
-          scf::YieldOp::create(b, loc, args);
+        if (match.maskOperand) {
+          // A key tile masked everywhere adds exp(−inf) = 0 to every row and
+          // leaves the running max, so the iter_args pass through unchanged:
+          // skip it (a causal mask's upper triangle).
+          Value unmasked = hasUnmaskedEntry(b, loc, tileOffsets, tileSizes);
+          auto skipIf = scf::IfOp::create(
+              b, loc, unmasked,
+              [&](OpBuilder &b, Location loc) {
+                buildKeyTile(b, loc, key, size, tileOffsets, tileSizes, args);
+              },
+              [&](OpBuilder &b, Location loc) {
+                scf::YieldOp::create(b, loc, args);
+              });
+          scf::YieldOp::create(b, loc, skipIf.getResults());
           return;
         }
-        scoresTile = qk->tiledOps.front();
-        OpOperand &qkInit =
-            *cast<linalg::LinalgOp>(scoresTile).getDpsInitOperand(0);
-        deadSlices.push_back(qkInit.get().getDefiningOp());
-        b.setInsertionPoint(scoresTile);
-        qkInit.set(castTo(b, loc, filled(b, loc, tileSizes, type, zero),
-                          qkInit.get().getType()));
-        b.setInsertionPointAfter(scoresTile);
-        Value s = qk->tiledValues.front();
-        for (auto [epilogue, index] :
-             llvm::zip(match.epilogue, match.epilogueOperands)) {
-          linalg::LinalgOp epilogueOp = epilogue;
-          FailureOr<TilingResult> tile =
-              cast<TilingInterface>(epilogueOp.getOperation())
-                  .generateResultTileValue(b, 0, tileOffsets, tileSizes);
-          if (failed(tile)) {
-            failedTiling = true;
-            break;
-          }
-          Operation *tileOp = tile->tiledOps.front();
-          OpOperand &input = tileOp->getOpOperand(index);
-          OpOperand &out = *cast<linalg::LinalgOp>(tileOp).getDpsInitOperand(0);
-          deadSlices.push_back(input.get().getDefiningOp());
-          deadSlices.push_back(out.get().getDefiningOp());
-          b.setInsertionPoint(tileOp);
-          input.set(castTo(b, loc, s, input.get().getType()));
-          out.set(castTo(b, loc,
-                         tensor::EmptyOp::create(b, loc, tileSizes, type),
-                         out.get().getType()));
-          b.setInsertionPointAfter(tileOp);
-          s = tile->tiledValues.front();
-        }
-        if (failedTiling) {
-          scf::YieldOp::create(b, loc, args);
-          return;
-        }
-
-        // Online softmax. The running max is read (for P and the rescale)
-        // before it is updated in place, so that it stays in its buffer.
-        auto maximum = [](OpBuilder &b, Location loc, ValueRange a) -> Value {
-          return arith::MaximumFOp::create(b, loc, a[0], a[1]);
-        };
-        Value tileMax =
-            generic(b, loc, s, filled(b, loc, rowSizes, type, negInf),
-                    {id, row}, rowReduction, maximum);
-        Value probs =
-            generic(b, loc, {s, tileMax, max},
-                    tensor::EmptyOp::create(b, loc, tileSizes, type),
-                    {id, row, row, id}, parallel,
-                    [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
-                      Value shift =
-                          finiteShift(b, loc, maximum(b, loc, a.slice(1, 2)));
-                      return math::ExpOp::create(
-                          b, loc, arith::SubFOp::create(b, loc, a[0], shift));
-                    });
-        Value rescale =
-            generic(b, loc, {max, tileMax},
-                    tensor::EmptyOp::create(b, loc, rowSizes, type),
-                    {rowId, rowId, rowId}, rowParallel,
-                    [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
-                      Value shift =
-                          finiteShift(b, loc, maximum(b, loc, a.take_front(2)));
-                      return math::ExpOp::create(
-                          b, loc, arith::SubFOp::create(b, loc, a[0], shift));
-                    });
-        Value newMax =
-            generic(b, loc, tileMax, max, {rowId, rowId}, rowParallel, maximum);
-        auto multiply = [](OpBuilder &b, Location loc, ValueRange a) -> Value {
-          return arith::MulFOp::create(b, loc, a[0], a[1]);
-        };
-        Value newSum = generic(b, loc, rescale, sum, {rowId, rowId},
-                               rowParallel, multiply);
-        newSum = generic(b, loc, probs, newSum, {id, row}, rowReduction,
-                         [](OpBuilder &b, Location loc, ValueRange a) {
-                           return arith::AddFOp::create(b, loc, a[0], a[1]);
-                         });
-        Value scaledAcc = generic(b, loc, rescale, acc, {rowMap, outId},
-                                  outParallel, multiply);
-
-        // P·V on the key tile, accumulating into the rescaled output.
-        SmallVector<OpFoldResult> domainOffsets(numLoops, b.getIndexAttr(0));
-        SmallVector<OpFoldResult> keyDomain(domainSizes);
-        domainOffsets[match.valuesKeyDim] = key;
-        keyDomain[match.valuesKeyDim] = size;
-        FailureOr<TilingResult> pv =
-            cast<TilingInterface>(valuesTile.getOperation())
-                .getTiledImplementation(b, domainOffsets, keyDomain);
-        if (failed(pv)) {
-          failedTiling = true;
-          scf::YieldOp::create(b, loc, args);
-          return;
-        }
-        auto pvTile = cast<linalg::LinalgOp>(pv->tiledOps.front());
-        OpOperand &p = *pvTile.getDpsInputOperand(0);
-        OpOperand &out = *pvTile.getDpsInitOperand(0);
-        deadSlices.push_back(p.get().getDefiningOp());
-        deadSlices.push_back(out.get().getDefiningOp());
-        b.setInsertionPoint(pvTile);
-        p.set(castTo(b, loc, probs, p.get().getType()));
-        out.set(castTo(b, loc, scaledAcc, out.get().getType()));
-        b.setInsertionPointAfter(pvTile);
-        Value newAcc = castTo(b, loc, pv->tiledValues.front(), acc.getType());
-        scf::YieldOp::create(b, loc, ValueRange{newMax, newSum, newAcc});
+        buildKeyTile(b, loc, key, size, tileOffsets, tileSizes, args);
       });
   for (Operation *slice : deadSlices)
     eraseDead(rewriter, slice);
@@ -778,8 +889,9 @@ FailureOr<RopeAttentionFusionResult> mlir::rope::fuseRopeIntoWholeAttention(
   eraseDead(rewriter, probsSlice);
   eraseDead(rewriter, match.softmax);
 
-  // Hoist what the key loop does not change (Q's slice), then rotate Q per
-  // query tile and K per key tile.
+  // Hoist what the key loop does not change (Q's slice, also out of the
+  // masked-tile scf.if), then rotate Q per query tile and K per key tile.
+  hoistOutOf(rewriter, scoresTile->getOperand(0).getDefiningOp(), keyLoop);
   moveLoopInvariantCode(keyLoop);
   RopeAttentionFusionResult result;
   result.loops = tiled->loops;

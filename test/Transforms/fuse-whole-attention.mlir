@@ -15,7 +15,8 @@
 // mask, softmax over the keys and ·V become one loop nest: P·V's batch
 // dims by 1 and the query dim by 32, then a key loop (step 64) carrying the
 // row max, the row sum and the [.., 32, Dv] accumulator. Q is rotated once
-// per query tile, K per key tile, the mask sliced per tile; no softmax and
+// per query tile (outside the key loop and its scf.if), K per key tile, the
+// mask sliced per tile; no softmax and
 // no [.., 128, 256] scores tensor is left; O / l after the key loop.
 // CHECK-LABEL: func.func @prefill_gqa(
 //  CHECK-SAME:     %[[Q:[a-z0-9]+]]: tensor<2x2x2x128x64xf32>, %[[K:[a-z0-9]+]]: tensor<2x2x256x64xf32>, %[[MASK:[a-z0-9]+]]: tensor<128x256xf32>, %[[V:[a-z0-9]+]]: tensor<2x2x256x32xf32>
@@ -29,11 +30,18 @@
 //   CHECK-DAG:         %[[ACC0:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x1x2x32x32xf32>)
 //       CHECK:         %[[QR:.*]] = rope.apply ins(%{{.*}} : tensor<1x1x2x32x64xf32>)
 //       CHECK:         %[[LOOP:.*]]:3 = scf.for %[[N:[a-z0-9]+]] = %{{.*}} to %{{.*}} step %c64 iter_args(%[[MAX:.*]] = %[[MAX0]], %[[SUM:.*]] = %{{.*}}, %[[ACC:.*]] = %[[ACC0]]) -> (tensor<1x1x2x32xf32>, tensor<1x1x2x32xf32>, tensor<1x1x2x32x32xf32>)
+// A key tile whose mask slice is −inf everywhere is skipped: the max of the
+// slice (rows, then the row maxima) decides an scf.if around the tile.
+//       CHECK:           %[[MS:.*]] = tensor.extract_slice %[[MASK]][%[[M]], %[[N]]] [32, 64]
+//       CHECK:           %[[ROWMAX:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[MS]] : tensor<32x64xf32>)
+//       CHECK:           %[[MMAX:.*]] = linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%[[ROWMAX]] : tensor<32xf32>)
+//       CHECK:           %[[MV:.*]] = tensor.extract %[[MMAX]][] : tensor<f32>
+//       CHECK:           %[[LIVE:.*]] = arith.cmpf une, %[[MV]], %{{.*}} : f32
+//       CHECK:           %[[IF:.*]]:3 = scf.if %[[LIVE]]
 //       CHECK:           %[[KS:.*]] = tensor.extract_slice %[[K]][%[[B]], %[[H]], %[[N]], 0] [1, 1, 64, 64]
 //       CHECK:           %[[KR:.*]] = rope.apply ins(%[[KS]] : tensor<1x1x64x64xf32>)
 //       CHECK:           %[[S:.*]] = linalg.generic {{.*}} ins(%[[QR]], %[[KR]] : tensor<1x1x2x32x64xf32>, tensor<1x1x64x64xf32>) outs(%{{.*}} : tensor<1x1x2x32x64xf32>)
 //       CHECK:           arith.mulf
-//       CHECK:           %[[MS:.*]] = tensor.extract_slice %[[MASK]][%[[M]], %[[N]]] [32, 64]
 //       CHECK:           linalg.generic {{.*}} ins(%{{.*}}, %[[MS]] :
 //       CHECK:             arith.addf
 //       CHECK:           %[[TMAX:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]
@@ -49,6 +57,9 @@
 //       CHECK:           %[[VS:.*]] = tensor.extract_slice %[[VQ]][0, 0, %[[N]], 0] [1, 1, 64, 32]
 //       CHECK:           %[[PV:.*]] = linalg.generic {{.*}} ins(%[[P]], %[[VS]] : tensor<1x1x2x32x64xf32>, tensor<1x1x64x32xf32>) outs(%[[RESCALED]] :
 //       CHECK:           scf.yield %[[NEWMAX]], %[[NEWSUM]], %[[PV]]
+//       CHECK:         } else {
+//       CHECK:           scf.yield %[[MAX]], %[[SUM]], %[[ACC]]
+//       CHECK:         scf.yield %[[IF]]#0, %[[IF]]#1, %[[IF]]#2
 //       CHECK:         linalg.generic {{.*}} ins(%[[LOOP]]#1 : tensor<1x1x2x32xf32>) outs(%[[LOOP]]#2 : tensor<1x1x2x32x32xf32>)
 //       CHECK:           arith.divf
 //       CHECK:         tensor.insert_slice
@@ -154,6 +165,34 @@ func.func @softmax_over_queries(%q: tensor<128x64xf32>, %k: tensor<256x64xf32>, 
   %s = linalg.matmul indexing_maps = [affine_map<(m, n, d) -> (m, d)>, affine_map<(m, n, d) -> (n, d)>, affine_map<(m, n, d) -> (m, n)>] ins(%q, %kr : tensor<128x64xf32>, tensor<256x64xf32>) outs(%acc : tensor<128x256xf32>) -> tensor<128x256xf32>
   // expected-remark @+1 {{not fused into attention: whole attention: softmax is not over the key dim}}
   %probs = linalg.softmax dimension(0) ins(%s : tensor<128x256xf32>) outs(%se : tensor<128x256xf32>) -> tensor<128x256xf32>
+  %oe = tensor.empty() : tensor<128x64xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<128x64xf32>) -> tensor<128x64xf32>
+  %o = linalg.matmul ins(%probs, %v : tensor<128x256xf32>, tensor<256x64xf32>) outs(%oacc : tensor<128x64xf32>) -> tensor<128x64xf32>
+  return %o : tensor<128x64xf32>
+}
+
+// -----
+
+// A mask that is not added last (here multiplied in) cannot tell a key tile
+// is masked everywhere: whole attention still fuses, with no scf.if.
+// CHECK-LABEL: func.func @multiplicative_mask(
+//       CHECK:   scf.for
+//   CHECK-NOT:   scf.if
+//       CHECK:   return
+func.func @multiplicative_mask(%q: tensor<128x64xf32>, %k: tensor<256x64xf32>, %w: tensor<128x256xf32>, %v: tensor<256x64xf32>) -> tensor<128x64xf32> {
+  %ek = tensor.empty() : tensor<256x64xf32>
+  %kr = rope.apply ins(%k : tensor<256x64xf32>) outs(%ek : tensor<256x64xf32>) -> tensor<256x64xf32>
+  %zero = arith.constant 0.0 : f32
+  %se = tensor.empty() : tensor<128x256xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%se : tensor<128x256xf32>) -> tensor<128x256xf32>
+  %s = linalg.matmul indexing_maps = [affine_map<(m, n, d) -> (m, d)>, affine_map<(m, n, d) -> (n, d)>, affine_map<(m, n, d) -> (m, n)>] ins(%q, %kr : tensor<128x64xf32>, tensor<256x64xf32>) outs(%acc : tensor<128x256xf32>) -> tensor<128x256xf32>
+  %me = tensor.empty() : tensor<128x256xf32>
+  %weighted = linalg.generic {indexing_maps = [affine_map<(m, n) -> (m, n)>, affine_map<(m, n) -> (m, n)>, affine_map<(m, n) -> (m, n)>], iterator_types = ["parallel", "parallel"]} ins(%s, %w : tensor<128x256xf32>, tensor<128x256xf32>) outs(%me : tensor<128x256xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %r = arith.mulf %x, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<128x256xf32>
+  %probs = linalg.softmax dimension(1) ins(%weighted : tensor<128x256xf32>) outs(%se : tensor<128x256xf32>) -> tensor<128x256xf32>
   %oe = tensor.empty() : tensor<128x64xf32>
   %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<128x64xf32>) -> tensor<128x64xf32>
   %o = linalg.matmul ins(%probs, %v : tensor<128x256xf32>, tensor<256x64xf32>) outs(%oacc : tensor<128x64xf32>) -> tensor<128x64xf32>

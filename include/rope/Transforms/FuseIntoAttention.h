@@ -104,6 +104,11 @@ struct RopeWholeAttention {
   unsigned valuesQueryDim = 0, valuesKeyDim = 0;
   /// The scores' result dim indexed by the key dim (the softmax dim).
   unsigned scoresKeyPos = 0;
+  /// When the last epilogue op adds a mask (its payload yields
+  /// `arith.addf(.., mask)`), the operand number of the mask in it: key
+  /// tiles whose mask is −inf everywhere (a causal mask's upper triangle)
+  /// are skipped at run time.
+  std::optional<unsigned> maskOperand;
 };
 
 /// Matches the rest of attention after `scores`; failure (with the reason

@@ -27,6 +27,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
 #include "llvm/Support/Debug.h"
@@ -142,6 +143,19 @@ ApplyOp fuseRopeTile(RewriterBase &rewriter, Operation *tiled, unsigned input,
                              [&] { tile.getInitMutable().assign(empty); });
   }
   return tile;
+}
+
+/// Moves what `loop` does not change out of it (upstream's
+/// moveLoopInvariantCode, but through `rewriter`, so that a pattern driver
+/// sees the moves).
+void hoistLoopInvariants(RewriterBase &rewriter, LoopLikeOpInterface loop) {
+  moveLoopInvariantCode(
+      loop.getLoopRegions(),
+      [&](Value value, Region *) { return loop.isDefinedOutsideOfLoop(value); },
+      [&](Operation *op, Region *) {
+        return isMemoryEffectFree(op) && isSpeculatable(op);
+      },
+      [&](Operation *op, Region *) { rewriter.moveOpBefore(op, loop); });
 }
 
 /// Tiles `op` into scf.for loops (sizes and loop order given) and replaces
@@ -285,7 +299,7 @@ mlir::rope::fuseRopeIntoAttention(RewriterBase &rewriter,
 
   // The query slice depends on the outer loops only: hoisting it (and its
   // offset arithmetic) out of the key loop places Q's tile rotation there.
-  moveLoopInvariantCode(keyLoop);
+  hoistLoopInvariants(rewriter, keyLoop);
 
   auto fuse = [&](unsigned input, ApplyOp rope,
                   MutableArrayRef<LoopLikeOpInterface> within) -> ApplyOp {
@@ -780,7 +794,7 @@ FailureOr<RopeAttentionFusionResult> mlir::rope::fuseRopeIntoWholeAttention(
 
   // Hoist what the key loop does not change (Q's slice), then rotate Q per
   // query tile and K per key tile.
-  moveLoopInvariantCode(keyLoop);
+  hoistLoopInvariants(rewriter, keyLoop);
   RopeAttentionFusionResult result;
   result.loops = tiled->loops;
   result.loops.push_back(keyLoop);
@@ -794,32 +808,88 @@ FailureOr<RopeAttentionFusionResult> mlir::rope::fuseRopeIntoWholeAttention(
   return result;
 }
 
+namespace {
+/// Rewrites one Q·Kᵀ contraction fed by rope.apply as the control function
+/// says: whole attention where it matches, else the scores.
+///
+/// The tiled contraction is again a contraction fed by rope.apply (the tile
+/// rotations), so it would match again, and again. Nothing in the IR tells
+/// a tile made here from a contraction someone wrote inside a loop (chunked
+/// attention is legitimately tiled further), and partial tiles have dynamic
+/// extents, so "already fits one tile" cannot say it either: the tile is
+/// marked with a discardable attribute instead, which the pattern skips.
+struct FuseRopeIntoAttentionPattern
+    : OpInterfaceRewritePattern<linalg::LinalgOp> {
+  FuseRopeIntoAttentionPattern(MLIRContext *ctx,
+                               RopeAttentionFusionControlFn control,
+                               bool remarks)
+      : OpInterfaceRewritePattern(ctx), control(std::move(control)),
+        remarks(remarks) {}
+
+  LogicalResult matchAndRewrite(linalg::LinalgOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op->hasAttr(kRopeAttentionTileAttrName))
+      return rewriter.notifyMatchFailure(op, "a tile of a fused contraction");
+    FailureOr<RopeAttentionContraction> match = matchRopeAttention(op, remarks);
+    if (failed(match))
+      return failure();
+    std::optional<RopeAttentionFusionOptions> options = control(*match);
+    if (!options)
+      return skip(op, "declined by the control function", remarks);
+    FailureOr<RopeAttentionFusionResult> result = failure();
+    if (options->wholeAttention) {
+      FailureOr<RopeWholeAttention> whole = matchRopeWholeAttention(*match);
+      if (succeeded(whole))
+        result = fuseRopeIntoWholeAttention(rewriter, *whole, *options);
+    }
+    if (failed(result))
+      result = fuseRopeIntoAttention(rewriter, *match, *options);
+    if (failed(result))
+      return failure();
+    rewriter.modifyOpInPlace(result->tiledContraction, [&] {
+      result->tiledContraction->setAttr(kRopeAttentionTileAttrName,
+                                        rewriter.getUnitAttr());
+    });
+    return success();
+  }
+
+private:
+  RopeAttentionFusionControlFn control;
+  bool remarks;
+};
+} // namespace
+
+void mlir::rope::populateRopeFuseIntoAttentionPatterns(
+    RewritePatternSet &patterns, RopeAttentionFusionControlFn control,
+    bool remarks) {
+  patterns.add<FuseRopeIntoAttentionPattern>(patterns.getContext(),
+                                             std::move(control), remarks);
+}
+
+void mlir::rope::removeRopeAttentionTileMarkers(Operation *root) {
+  root->walk([](Operation *op) { op->removeAttr(kRopeAttentionTileAttrName); });
+}
+
 void mlir::rope::fuseRopeIntoAttention(
     Operation *root, const RopeAttentionFusionControlFn &control,
     bool remarks) {
-  // Match first: the tiled contractions are contractions of rotated tiles.
-  SmallVector<RopeAttentionContraction> matches;
+  RewritePatternSet patterns(root->getContext());
+  populateRopeFuseIntoAttentionPatterns(patterns, control, remarks);
+  SmallVector<Operation *> contractions;
   root->walk([&](linalg::LinalgOp op) {
-    FailureOr<RopeAttentionContraction> match = matchRopeAttention(op, remarks);
-    if (succeeded(match))
-      matches.push_back(*match);
+    if (llvm::any_of(op.getDpsInputs(),
+                     [](Value v) { return v.getDefiningOp<ApplyOp>(); }))
+      contractions.push_back(op);
   });
-  IRRewriter rewriter(root->getContext());
-  for (const RopeAttentionContraction &match : matches) {
-    std::optional<RopeAttentionFusionOptions> options = control(match);
-    if (!options) {
-      (void)skip(match.contraction, "declined by the control function",
-                 match.remarks);
-      continue;
-    }
-    if (options->wholeAttention) {
-      FailureOr<RopeWholeAttention> whole = matchRopeWholeAttention(match);
-      if (succeeded(whole) &&
-          succeeded(fuseRopeIntoWholeAttention(rewriter, *whole, *options)))
-        continue;
-    }
-    (void)fuseRopeIntoAttention(rewriter, match, *options);
-  }
+  // Each contraction once, as a walk would: the tiles are never candidates
+  // (ExistingOps), a remark is said once, and the rest of the IR is not
+  // folded; the markers are then not needed.
+  GreedyRewriteConfig config;
+  config.setStrictness(GreedyRewriteStrictness::ExistingOps)
+      .enableFolding(false)
+      .enableConstantCSE(false);
+  (void)applyOpPatternsGreedily(contractions, std::move(patterns), config);
+  removeRopeAttentionTileMarkers(root);
 }
 
 namespace {

@@ -125,8 +125,30 @@ fuseRopeIntoWholeAttention(RewriterBase &rewriter,
                            const RopeWholeAttention &match,
                            const RopeAttentionFusionOptions &options);
 
-/// Applies the fusion to every matching contraction under `root`, as
-/// `control` decides.
+/// The discardable unit attribute the patterns put on each contraction they
+/// tile (the Q·Kᵀ tile in the loops). A tile is itself a contraction fed by
+/// rope.apply, so without it a greedy driver would tile the tiles again,
+/// forever; the patterns skip contractions carrying it.
+inline constexpr llvm::StringLiteral kRopeAttentionTileAttrName =
+    "rope.attention_tile";
+
+/// Adds a pattern that matches a Q·Kᵀ contraction fed by rope.apply
+/// (matchRopeAttention), asks `control` for its options and rewrites it with
+/// fuseRopeIntoWholeAttention when the options and the IR say whole attention
+/// (otherwise, or if that fails, fuseRopeIntoAttention). The tiled
+/// contraction carries kRopeAttentionTileAttrName; drop it afterwards with
+/// removeRopeAttentionTileMarkers. `remarks`: say why a contraction is left
+/// alone (a driver that revisits ops says it again).
+void populateRopeFuseIntoAttentionPatterns(RewritePatternSet &patterns,
+                                           RopeAttentionFusionControlFn control,
+                                           bool remarks = false);
+
+/// Removes kRopeAttentionTileAttrName from every op under `root`.
+void removeRopeAttentionTileMarkers(Operation *root);
+
+/// Applies the patterns of populateRopeFuseIntoAttentionPatterns once to
+/// every contraction under `root` fed by rope.apply (not to the tiles it
+/// creates), without folding the rest of the IR, then removes the markers.
 void fuseRopeIntoAttention(Operation *root,
                            const RopeAttentionFusionControlFn &control,
                            bool remarks = false);

@@ -93,7 +93,9 @@ def RopeFuseIntoAttentionPass : Pass<"rope-fuse-into-attention"> {
     IR it cannot fuse is left untouched; `-debug-only=rope-fuse-into-attention`
     (LLVM with assertions) or the `remarks` option says why. The C++ entry points (`rope/Transforms/FuseIntoAttention.h`)
     take a control function choosing tile sizes and what to fuse per
-    contraction.
+    contraction; the pass applies `populateRopeFuseIntoAttentionPatterns`
+    once to each contraction fed by `rope.apply` (the patterns mark the tiles
+    they create, so a greedy driver does not tile them again).
 
     ```mlir
     %q = rope.apply ins(%x : tensor<1x8x512x64xf32>) ... {token_dims = array<i64: 0, 2>}

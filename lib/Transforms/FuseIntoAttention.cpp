@@ -17,6 +17,7 @@
 
 #include "rope/Transforms/FuseIntoAttention.h"
 #include "rope/Transforms/Passes.h"
+#include "rope/Transforms/RaiseSoftmax.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -907,6 +908,9 @@ struct RopeFuseIntoAttentionPass
       emitError(getOperation()->getLoc()) << "tile sizes must be >= 0";
       return signalPassFailure();
     }
+    // A softmax written out in linalg ops is fused as linalg.softmax.
+    if (wholeAttention)
+      raiseSoftmax(getOperation(), remarks);
     fuseRopeIntoAttention(
         getOperation(),
         [&](const RopeAttentionContraction &match)

@@ -232,3 +232,22 @@ def test_whole_attention_decode_offsets(layout):
     applies = [line for line in ir.splitlines() if "rope.apply" in line]
     assert len(applies) == 2 and all("x64x" in a or "x?x" in a or "x1x" in a
                                      for a in applies), applies
+
+
+@pytest.mark.parametrize("softmax", ["decomposed", "frontend"])
+@pytest.mark.parametrize("layout", ["bhsd", "bshd"])
+def test_whole_attention_decomposed_softmax(softmax, layout):
+    """The softmax written out in linalg ops (as linalg.softmax's own
+    decomposition writes it, or as a frontend lowers it): the pass raises it
+    to linalg.softmax and fuses the whole chain the same way; the unfused
+    build runs the written-out ops as they are."""
+    config = AttentionConfig(batch=2, q_heads=4, kv_heads=2, q_len=37,
+                             kv_len=70, head_dim=32, layout=layout,
+                             rotary_dim=16, scale=32 ** -0.5, mask=True,
+                             softmax=softmax)
+    fused = check_attention(config, dict(query_tile=16, key_tile=32,
+                                         fuse_key="always"),
+                            np.random.default_rng(13))
+    ir = _jit.lower(fused.ir, "builtin.module(rope-fuse-into-attention)")
+    assert "linalg.reduce" not in ir and "maxnumf" not in ir.split(
+        "scf.for", 1)[0], ir

@@ -50,6 +50,43 @@ def RopeDecomposeAggregatesPass : Pass<"rope-decompose-aggregates"> {
   ];
 }
 
+def RopeRaiseSoftmaxPass : Pass<"rope-raise-softmax"> {
+  let summary = "Raise a softmax written out in linalg ops to linalg.softmax";
+  let description = [{
+    Replaces a softmax over one dim written as reductions and elementwise ops,
+    `e = exp(x − max_d x)`, `e / sum_d e`, by `linalg.softmax dimension(d)`:
+    the form `linalg.softmax`'s own decomposition produces (generic
+    reductions, `exp(x − max)` in one generic) and the frontend form
+    (`linalg.reduce`, `linalg.broadcast`, `linalg.sub`/`exp`/`div`, or
+    generics doing the same), however the elementwise steps are split over
+    ops. The match is strict: the max must be of the value it is subtracted
+    from, the sum of the value that is divided, both over the same dim, from
+    −inf (NaN for `maxnumf`, or the lowest float) and 0, and no intermediate
+    may have users outside the softmax. Anything else is left alone; with
+    `remarks`, a division by a row sum that is not raised says why.
+    `rope-fuse-into-attention` raises first (with `whole-attention`), so that
+    a decomposed softmax fuses too. C++: `populateRopeRaiseSoftmaxPatterns`
+    (`rope/Transforms/RaiseSoftmax.h`).
+
+    ```mlir
+    %m = linalg.reduce { arith.maximumf } ins(%x : tensor<4x8xf32>) outs(%minf : tensor<4xf32>) dimensions = [1]
+    %mb = linalg.broadcast ins(%m : tensor<4xf32>) outs(%e : tensor<4x8xf32>) dimensions = [1]
+    %d = linalg.sub ins(%x, %mb : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+    %p = linalg.exp ins(%d : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+    %s = linalg.reduce { arith.addf } ins(%p : tensor<4x8xf32>) outs(%zero : tensor<4xf32>) dimensions = [1]
+    %sb = linalg.broadcast ins(%s : tensor<4xf32>) outs(%e : tensor<4x8xf32>) dimensions = [1]
+    %y = linalg.div ins(%p, %sb : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+    // becomes
+    %y = linalg.softmax dimension(1) ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Say why a division by a row sum is not raised, as a remark">
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def RopeFuseIntoAttentionPass : Pass<"rope-fuse-into-attention"> {
   let summary = "Fuse rope.apply into the tiles of attention's Q·Kᵀ contraction";
   let description = [{
@@ -78,7 +115,9 @@ def RopeFuseIntoAttentionPass : Pass<"rope-fuse-into-attention"> {
 
     Whole attention (`whole-attention`, on by default): when the scores go
     on through elementwise ops (a scale, an additive mask: all-parallel,
-    identity maps on the scores) to `linalg.softmax` over the key dim and
+    identity maps on the scores) to `linalg.softmax` over the key dim (or a
+    softmax written out in linalg ops, which the pass first raises to
+    `linalg.softmax` as `rope-raise-softmax` does) and
     into a contraction with V over that dim (P·V), the whole chain becomes
     one loop nest with an online softmax (FlashAttention-2): P·V is tiled
     over its batch dims by 1 and its query dim, and inside, an `scf.for`

@@ -363,9 +363,14 @@ def _softmax(c: AttentionConfig, s: str, p: str, dest: str) -> list:
 
 
 def pipeline(fuse: bool, query_tile: int = 32, key_tile: int = 64,
-             fuse_key: str = "auto", threads: int = 1) -> str:
+             fuse_key: str = "auto", threads: int = 1,
+             parallel_loops: bool = True) -> str:
+    """The pass pipeline. threads: OpenMP threads (1: sequential, 0: all
+    cores) for the scf.forall loops: the fused loops over batch, heads and
+    query tiles (parallel_loops) and rope.apply's token loops."""
     fusion = (f"rope-fuse-into-attention{{query-tile-size={query_tile} "
-              f"key-tile-size={key_tile} fuse-key={fuse_key}}}, "
+              f"key-tile-size={key_tile} fuse-key={fuse_key} "
+              f"parallel-loops={str(bool(parallel_loops)).lower()}}}, "
               if fuse else "")
     return (f"builtin.module({fusion}rope-to-llvm-cpu{{emit-c-interface=true "
             f"vectorize=true num-threads={threads}}})")
@@ -373,7 +378,8 @@ def pipeline(fuse: bool, query_tile: int = 32, key_tile: int = 64,
 
 class ScoresKernel:
     """The compiled scores function. Call with q, k (C-contiguous f32 of
-    q_shape()/k_shape()) and the offsets or positions."""
+    q_shape()/k_shape()) and the offsets or positions. `options`: those of
+    pipeline() (tiles, fuse_key, threads, parallel_loops)."""
 
     def __init__(self, config: ScoresConfig, fuse: bool, **options):
         self.config = config
@@ -420,7 +426,8 @@ class ScoresKernel:
 class AttentionKernel:
     """The compiled whole attention. Call with q, k, v (C-contiguous f32 of
     q_shape()/k_shape()/v_shape()), the offsets or positions, and the
-    [Sq, Sk] mask when the config has one."""
+    [Sq, Sk] mask when the config has one. `options`: those of pipeline()
+    (tiles, fuse_key, threads, parallel_loops)."""
 
     def __init__(self, config: AttentionConfig, fuse: bool, **options):
         self.config = config

@@ -8,21 +8,22 @@
 // tiled again (the test pass fails when the driver does not converge). The
 // result is the pass's, and no marker is left.
 
-// Scores: one loop per query tile (32) and key tile (64), each rotation once
-// per tile.
+// Scores: a parallel loop over query tiles (32), a key loop (64) inside,
+// each rotation once per tile.
 // CHECK-LABEL: func.func @scores(
 //   CHECK-NOT:   rope.attention_tile
-//       CHECK:   scf.for %[[M:[a-z0-9]+]] = %{{.*}} to %{{.*}} step %c32
+//       CHECK:   scf.forall (%[[M:[a-z0-9]+]]) = (0) to (128) step (32)
 //       CHECK:     rope.apply {{.*}} -> tensor<32x64xf32>
 //       CHECK:     scf.for %[[N:[a-z0-9]+]] = %{{.*}} to %{{.*}} step %c64
 //       CHECK:       rope.apply {{.*}} -> tensor<64x64xf32>
 //       CHECK:       linalg.matmul
-//   CHECK-NOT:       scf.for
+//   CHECK-NOT:       scf.for %
 //   CHECK-NOT:   rope.attention_tile
 //       CHECK:   return
 // SCORES-LABEL: func.func @scores(
-//  SCORES-COUNT-2:   scf.for
-//   SCORES-NOT:   scf.for
+//       SCORES:   scf.forall
+//       SCORES:     scf.for
+//   SCORES-NOT:   scf.for %
 //   SCORES-NOT:   rope.attention_tile
 //       SCORES:   return
 func.func @scores(%q: tensor<128x64xf32>, %k: tensor<256x64xf32>, %acc: tensor<128x256xf32>) -> tensor<128x256xf32> {
@@ -41,16 +42,16 @@ func.func @scores(%q: tensor<128x64xf32>, %k: tensor<256x64xf32>, %acc: tensor<1
 // scores tiles inside are not tiled again.
 // CHECK-LABEL: func.func @two_layers(
 //   CHECK-NOT:   linalg.softmax
-//       CHECK:   %[[O1:.*]] = scf.for
+//       CHECK:   %[[O1:.*]] = scf.forall
 //       CHECK:     scf.for {{.*}} iter_args(
 //       CHECK:       rope.apply {{.*}} -> tensor<64x16xf32>
-//   CHECK-NOT:       scf.for
+//   CHECK-NOT:       scf.for %
 //       CHECK:       linalg.matmul
-//       CHECK:   scf.for
+//       CHECK:   scf.forall
 //       CHECK:     tensor.extract_slice %[[O1]]
 //       CHECK:     rope.apply {{.*}} -> tensor<32x16xf32>
 //       CHECK:     scf.for {{.*}} iter_args(
-//   CHECK-NOT:       scf.for
+//   CHECK-NOT:       scf.for %
 //       CHECK:       linalg.matmul
 //   CHECK-NOT:   linalg.softmax
 //   CHECK-NOT:   rope.attention_tile

@@ -1,4 +1,5 @@
-// RUN: rope-opt %s --rope-fuse-into-attention --canonicalize --cse -split-input-file | FileCheck %s --enable-var-scope
+// RUN: rope-opt %s --rope-fuse-into-attention="parallel-loops=false" --canonicalize --cse -split-input-file | FileCheck %s --enable-var-scope
+// RUN: rope-opt %s --rope-fuse-into-attention --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=FORALL --enable-var-scope
 // RUN: rope-opt %s --rope-fuse-into-attention="whole-attention=false" -split-input-file | FileCheck %s --check-prefix=SCORES --enable-var-scope
 // RUN: rope-opt %s --rope-fuse-into-attention="remarks=true" -split-input-file -verify-diagnostics -o /dev/null
 
@@ -52,6 +53,22 @@
 //       CHECK:         linalg.generic {{.*}} ins(%[[LOOP]]#1 : tensor<1x1x2x32xf32>) outs(%[[LOOP]]#2 : tensor<1x1x2x32x32xf32>)
 //       CHECK:           arith.divf
 //       CHECK:         tensor.insert_slice
+// By default (parallel-loops) the loops over B, H and query tiles are one
+// scf.forall (OpenMP threads under rope-to-llvm-cpu{num-threads=N}); the key
+// loop carries the online softmax, so it stays an scf.for.
+// FORALL-LABEL: func.func @prefill_gqa(
+//  FORALL-SAME:     %[[Q:[a-z0-9]+]]: tensor<2x2x2x128x64xf32>, %[[K:[a-z0-9]+]]: tensor<2x2x256x64xf32>
+//   FORALL-NOT:   linalg.softmax
+//       FORALL:   scf.forall (%[[B:[a-z0-9]+]], %[[H:[a-z0-9]+]], %[[M:[a-z0-9]+]]) = (0, 0, 0) to (2, 2, 128) step (1, 1, 32) shared_outs(
+//       FORALL:     %[[QR:.*]] = rope.apply ins(%{{.*}} : tensor<1x1x2x32x64xf32>)
+//       FORALL:     %[[LOOP:.*]]:3 = scf.for %[[N:[a-z0-9]+]] = %{{.*}} to %{{.*}} step %c64 iter_args(
+//       FORALL:       %[[KS:.*]] = tensor.extract_slice %[[K]][%[[B]], %[[H]], %[[N]], 0] [1, 1, 64, 64]
+//       FORALL:       rope.apply ins(%[[KS]] : tensor<1x1x64x64xf32>)
+//       FORALL:       scf.yield
+//       FORALL:     %[[OUT:.*]] = linalg.generic {{.*}} ins(%[[LOOP]]#1 : tensor<1x1x2x32xf32>) outs(%[[LOOP]]#2 : tensor<1x1x2x32x32xf32>)
+//       FORALL:     scf.forall.in_parallel
+//       FORALL:       tensor.parallel_insert_slice %[[OUT]] into %{{.*}}[%[[B]], %[[H]], 0, %[[M]], 0] [1, 1, 2, 32, 32]
+//       FORALL:   return
 // whole-attention=false fuses the scores only and leaves the rest whole.
 // SCORES-LABEL: func.func @prefill_gqa(
 //       SCORES:   scf.for

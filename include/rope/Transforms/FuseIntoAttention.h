@@ -53,11 +53,17 @@ struct RopeAttentionFusionOptions {
   /// linalg.softmax over the keys, ·V), fuse all of it into one loop nest
   /// with an online softmax (see fuseRopeIntoWholeAttention).
   bool wholeAttention = true;
+  /// Make the loops over batch dims and query tiles one scf.forall (which
+  /// rope-to-llvm-cpu runs on OpenMP threads with num-threads != 1); the
+  /// key loop stays an scf.for (it carries the online softmax).
+  bool parallelLoops = true;
 };
 
 /// The tiled loops and the rotations fused into them.
 struct RopeAttentionFusionResult {
-  /// Outer to inner: the batch loops, the query loop, the key loop.
+  /// Outer to inner: the loops over batch dims and query tiles (one
+  /// scf.forall with parallelLoops, else one scf.for each), then the key
+  /// loop (scf.for).
   SmallVector<LoopLikeOpInterface> loops;
   Operation *tiledContraction = nullptr;
   /// The tile rotations (null when not fused).
@@ -76,10 +82,11 @@ using RopeAttentionFusionControlFn =
 FailureOr<RopeAttentionContraction> matchRopeAttention(linalg::LinalgOp op,
                                                        bool remarks = false);
 
-/// Tiles `match.contraction` (batch dims by 1, then the query dim, then the
-/// key dim) with scf::tileUsingSCF and fuses the rotations into the loops
-/// with scf::tileAndFuseProducerOfSlice: Q's into the query loop, K's into
-/// the key loop.
+/// Tiles `match.contraction` with scf::tileUsingSCF, batch dims by 1 and the
+/// query dim (loops as `options.parallelLoops` says), then the key dim inside
+/// (scf.for), and fuses the rotations into the loops with
+/// scf::tileAndFuseProducerOfSlice: Q's into the query loop, K's into the key
+/// loop.
 FailureOr<RopeAttentionFusionResult>
 fuseRopeIntoAttention(RewriterBase &rewriter,
                       const RopeAttentionContraction &match,

@@ -102,7 +102,11 @@ def RopeFuseIntoAttentionPass : Pass<"rope-fuse-into-attention"> {
     - loops: the batch (token) dims shared by Q and K by 1, the query
       (sequence) dim by `query-tile-size`, inside it the key dim by
       `key-tile-size`; head dims stay whole in a tile (cos/sin is computed
-      once per token for all heads) unless `tile-heads`;
+      once per token for all heads) unless `tile-heads`. With
+      `parallel-loops` (the default) the batch and query loops are one
+      `scf.forall`, which `rope-to-llvm-cpu{num-threads=N}` runs on OpenMP
+      threads (and turns into `scf.for` with `num-threads=1`); the key loop
+      is an `scf.for` (in whole attention it carries the online softmax);
     - the query tile is rotated once per query tile, outside the key loop;
     - the key tile is rotated per key tile inside the key loop
       (`fuse-key`): with one query tile (decode) this rotates every key
@@ -120,7 +124,8 @@ def RopeFuseIntoAttentionPass : Pass<"rope-fuse-into-attention"> {
     `linalg.softmax` as `rope-raise-softmax` does) and
     into a contraction with V over that dim (P·V), the whole chain becomes
     one loop nest with an online softmax (FlashAttention-2): P·V is tiled
-    over its batch dims by 1 and its query dim, and inside, an `scf.for`
+    over its batch dims by 1 and its query dim (one `scf.forall` with
+    `parallel-loops`), and inside, an `scf.for`
     over key tiles carries the running row max, row sum and the
     `[.., tq, Dv]` output accumulator as `iter_args`; per key tile
     S = epilogue(Q_rot·K_rotᵀ), m' = max(m, rowmax S), P = exp(S − m'),
@@ -141,7 +146,7 @@ def RopeFuseIntoAttentionPass : Pass<"rope-fuse-into-attention"> {
     %k = rope.apply ins(%y : tensor<1x8x512x64xf32>) ... {token_dims = array<i64: 0, 2>}
     %s = linalg.batch_matmul indexing_maps = [...] ins(%q, %k : ...) outs(%acc : ...)
     // becomes
-    scf.for %b ... scf.for %m = ... step 32 {
+    scf.forall (%b, %m) = (0, 0) to (1, 512) step (1, 32) shared_outs(...) {
       %qt = rope.apply ins(%x_tile : tensor<1x8x32x64xf32>) offset(%m ...)
       scf.for %n = ... step 64 {
         %kt = rope.apply ins(%y_tile : tensor<1x8x64x64xf32>) offset(%n ...)
@@ -163,6 +168,10 @@ def RopeFuseIntoAttentionPass : Pass<"rope-fuse-into-attention"> {
            "When the scores go on through an elementwise scale/mask, "
            "linalg.softmax over the keys and a contraction with V, fuse all "
            "of it into the loops with an online softmax">,
+    Option<"parallelLoops", "parallel-loops", "bool", /*default=*/"true",
+           "Make the loops over batch dims and query tiles one scf.forall "
+           "(OpenMP threads under rope-to-llvm-cpu{num-threads=N}); the key "
+           "loop stays an scf.for">,
     Option<"remarks", "remarks", "bool", /*default=*/"false",
            "Say why a contraction fed by rope.apply is not fused, as a remark "
            "(-debug-only needs an LLVM built with assertions)">

@@ -17,8 +17,10 @@
 
 #include "rope/Transforms/FuseIntoAttention.h"
 #include "rope/Transforms/Passes.h"
+#include "rope/Transforms/RaiseSoftmax.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Affine/ViewLikeInterfaceUtils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -27,6 +29,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
 #include "llvm/Support/Debug.h"
@@ -144,22 +147,64 @@ ApplyOp fuseRopeTile(RewriterBase &rewriter, Operation *tiled, unsigned input,
   return tile;
 }
 
-/// Tiles `op` into scf.for loops (sizes and loop order given) and replaces
-/// it by the tiled loop nest's results.
+/// Moves what `loop` does not change out of it (upstream's
+/// moveLoopInvariantCode, but through `rewriter`, so that a pattern driver
+/// sees the moves).
+void hoistLoopInvariants(RewriterBase &rewriter, LoopLikeOpInterface loop) {
+  moveLoopInvariantCode(
+      loop.getLoopRegions(),
+      [&](Value value, Region *) { return loop.isDefinedOutsideOfLoop(value); },
+      [&](Operation *op, Region *) {
+        return isMemoryEffectFree(op) && isSpeculatable(op);
+      },
+      [&](Operation *op, Region *) { rewriter.moveOpBefore(op, loop); });
+}
+
+/// Tiles `op` into loops of `type` (sizes and loop order given) and
+/// replaces it by the tiled loop nest's results.
 FailureOr<scf::SCFTilingResult>
-tileWithForLoops(RewriterBase &rewriter, linalg::LinalgOp op,
-                 ArrayRef<OpFoldResult> tileSizes,
-                 ArrayRef<int64_t> interchange) {
+tileWithLoops(RewriterBase &rewriter, linalg::LinalgOp op,
+              ArrayRef<OpFoldResult> tileSizes, ArrayRef<int64_t> interchange,
+              scf::SCFTilingOptions::LoopType type) {
   scf::SCFTilingOptions tiling;
-  tiling.setTileSizes(tileSizes)
-      .setInterchange(interchange)
-      .setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
+  tiling.setTileSizes(tileSizes).setInterchange(interchange).setLoopType(type);
   rewriter.setInsertionPoint(op);
   FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
       rewriter, cast<TilingInterface>(op.getOperation()), tiling);
   if (succeeded(tiled))
     rewriter.replaceOp(op, tiled->replacements);
   return tiled;
+}
+
+/// The loops over query tiles (and batch dims): one scf.forall (OpenMP
+/// threads in the CPU pipeline) or a nest of scf.for.
+scf::SCFTilingOptions::LoopType
+queryLoopType(const RopeAttentionFusionOptions &options) {
+  return options.parallelLoops ? scf::SCFTilingOptions::LoopType::ForallOp
+                               : scf::SCFTilingOptions::LoopType::ForOp;
+}
+
+/// Makes each input of `op` that is a slice of a slice one slice of the
+/// first one's source, so that producer fusion finds the producer.
+void mergeInputSlices(RewriterBase &rewriter, linalg::LinalgOp op) {
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    auto inner = input->get().getDefiningOp<tensor::ExtractSliceOp>();
+    auto outer = inner
+                     ? inner.getSource().getDefiningOp<tensor::ExtractSliceOp>()
+                     : tensor::ExtractSliceOp();
+    if (!outer)
+      continue;
+    rewriter.setInsertionPoint(inner);
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    if (failed(affine::mergeOffsetsSizesAndStrides(
+            rewriter, inner.getLoc(), outer, inner, outer.getDroppedDims(),
+            offsets, sizes, strides)))
+      continue;
+    rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+        inner, inner.getType(), outer.getSource(), offsets, sizes, strides);
+    if (outer->use_empty())
+      rewriter.eraseOp(outer);
+  }
 }
 
 } // namespace
@@ -256,43 +301,52 @@ mlir::rope::fuseRopeIntoAttention(RewriterBase &rewriter,
   }
   tileSizes[match.queryDim] = rewriter.getIndexAttr(
       clampTile(options.queryTileSize, ranges[match.queryDim]));
-  tileSizes[match.keyDim] = rewriter.getIndexAttr(
+  OpFoldResult keyTile = rewriter.getIndexAttr(
       clampTile(options.keyTileSize, ranges[match.keyDim]));
   interchange.push_back(match.queryDim);
-  interchange.push_back(match.keyDim);
   for (unsigned d = 0; d < numLoops; ++d)
     if (!llvm::is_contained(interchange, d))
       interchange.push_back(d);
-  // Every loop must exist for the loop structure below (one per batch dim,
-  // the query loop, the key loop).
+  // Every loop must exist for the loop structure below (the query loop, the
+  // key loop).
   if (isConstantIntValue(tileSizes[match.queryDim], 0) ||
-      isConstantIntValue(tileSizes[match.keyDim], 0))
+      isConstantIntValue(keyTile, 0))
     return skip(op, "a dynamic query or key dim needs a nonzero tile size",
                 match.remarks);
 
-  FailureOr<scf::SCFTilingResult> tiled =
-      tileWithForLoops(rewriter, op, tileSizes, interchange);
+  // Two tilings: the query-tile loops (which may be parallel), then a key
+  // loop inside (one scf.forall cannot leave Q's rotation outside it).
+  FailureOr<scf::SCFTilingResult> tiled = tileWithLoops(
+      rewriter, op, tileSizes, interchange, queryLoopType(options));
   if (failed(tiled))
     return skip(op, "tiling failed", match.remarks);
-
   RopeAttentionFusionResult result;
   result.loops = tiled->loops;
   result.tiledContraction = tiled->tiledOps.back();
-  // Loops are generated for nonzero tiles only, in interchange order: the
-  // key loop is the innermost.
+  size_t numQueryLoops = result.loops.size();
+  SmallVector<OpFoldResult> keyTileSizes(numLoops, rewriter.getIndexAttr(0));
+  keyTileSizes[match.keyDim] = keyTile;
+  tiled =
+      tileWithLoops(rewriter, cast<linalg::LinalgOp>(result.tiledContraction),
+                    keyTileSizes, {}, scf::SCFTilingOptions::LoopType::ForOp);
+  // The key tiling is not expected to fail (the op was just tiled); if it
+  // does, the rotations go into the query-tile loops only.
+  if (succeeded(tiled)) {
+    result.loops.append(tiled->loops);
+    result.tiledContraction = tiled->tiledOps.back();
+    // K's key tile is a slice of its query-tile slice.
+    mergeInputSlices(rewriter, cast<linalg::LinalgOp>(result.tiledContraction));
+    // Whatever the key loop does not change goes to the query loop.
+    hoistLoopInvariants(rewriter, result.loops.back());
+  }
   MutableArrayRef<LoopLikeOpInterface> loops(result.loops);
-  LoopLikeOpInterface keyLoop = loops.back();
-
-  // The query slice depends on the outer loops only: hoisting it (and its
-  // offset arithmetic) out of the key loop places Q's tile rotation there.
-  moveLoopInvariantCode(keyLoop);
 
   auto fuse = [&](unsigned input, ApplyOp rope,
                   MutableArrayRef<LoopLikeOpInterface> within) -> ApplyOp {
     return fuseRopeTile(rewriter, result.tiledContraction, input, rope, within);
   };
   if (match.query && options.fuseQuery) {
-    result.query = fuse(0, match.query, loops.drop_back());
+    result.query = fuse(0, match.query, loops.take_front(numQueryLoops));
     if (!result.query)
       LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": query rotation not fused\n");
   }
@@ -588,8 +642,8 @@ FailureOr<RopeAttentionFusionResult> mlir::rope::fuseRopeIntoWholeAttention(
   for (unsigned d = 0; d < numLoops; ++d)
     if (!llvm::is_contained(interchange, d))
       interchange.push_back(d);
-  FailureOr<scf::SCFTilingResult> tiled =
-      tileWithForLoops(rewriter, values, tileSizes, interchange);
+  FailureOr<scf::SCFTilingResult> tiled = tileWithLoops(
+      rewriter, values, tileSizes, interchange, queryLoopType(options));
   if (failed(tiled))
     return skip(values, "whole attention: tiling P·V failed",
                 match.scores.remarks);
@@ -892,7 +946,7 @@ FailureOr<RopeAttentionFusionResult> mlir::rope::fuseRopeIntoWholeAttention(
   // Hoist what the key loop does not change (Q's slice, also out of the
   // masked-tile scf.if), then rotate Q per query tile and K per key tile.
   hoistOutOf(rewriter, scoresTile->getOperand(0).getDefiningOp(), keyLoop);
-  moveLoopInvariantCode(keyLoop);
+  hoistLoopInvariants(rewriter, keyLoop);
   RopeAttentionFusionResult result;
   result.loops = tiled->loops;
   result.loops.push_back(keyLoop);
@@ -906,32 +960,88 @@ FailureOr<RopeAttentionFusionResult> mlir::rope::fuseRopeIntoWholeAttention(
   return result;
 }
 
+namespace {
+/// Rewrites one Q·Kᵀ contraction fed by rope.apply as the control function
+/// says: whole attention where it matches, else the scores.
+///
+/// The tiled contraction is again a contraction fed by rope.apply (the tile
+/// rotations), so it would match again, and again. Nothing in the IR tells
+/// a tile made here from a contraction someone wrote inside a loop (chunked
+/// attention is legitimately tiled further), and partial tiles have dynamic
+/// extents, so "already fits one tile" cannot say it either: the tile is
+/// marked with a discardable attribute instead, which the pattern skips.
+struct FuseRopeIntoAttentionPattern
+    : OpInterfaceRewritePattern<linalg::LinalgOp> {
+  FuseRopeIntoAttentionPattern(MLIRContext *ctx,
+                               RopeAttentionFusionControlFn control,
+                               bool remarks)
+      : OpInterfaceRewritePattern(ctx), control(std::move(control)),
+        remarks(remarks) {}
+
+  LogicalResult matchAndRewrite(linalg::LinalgOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op->hasAttr(kRopeAttentionTileAttrName))
+      return rewriter.notifyMatchFailure(op, "a tile of a fused contraction");
+    FailureOr<RopeAttentionContraction> match = matchRopeAttention(op, remarks);
+    if (failed(match))
+      return failure();
+    std::optional<RopeAttentionFusionOptions> options = control(*match);
+    if (!options)
+      return skip(op, "declined by the control function", remarks);
+    FailureOr<RopeAttentionFusionResult> result = failure();
+    if (options->wholeAttention) {
+      FailureOr<RopeWholeAttention> whole = matchRopeWholeAttention(*match);
+      if (succeeded(whole))
+        result = fuseRopeIntoWholeAttention(rewriter, *whole, *options);
+    }
+    if (failed(result))
+      result = fuseRopeIntoAttention(rewriter, *match, *options);
+    if (failed(result))
+      return failure();
+    rewriter.modifyOpInPlace(result->tiledContraction, [&] {
+      result->tiledContraction->setAttr(kRopeAttentionTileAttrName,
+                                        rewriter.getUnitAttr());
+    });
+    return success();
+  }
+
+private:
+  RopeAttentionFusionControlFn control;
+  bool remarks;
+};
+} // namespace
+
+void mlir::rope::populateRopeFuseIntoAttentionPatterns(
+    RewritePatternSet &patterns, RopeAttentionFusionControlFn control,
+    bool remarks) {
+  patterns.add<FuseRopeIntoAttentionPattern>(patterns.getContext(),
+                                             std::move(control), remarks);
+}
+
+void mlir::rope::removeRopeAttentionTileMarkers(Operation *root) {
+  root->walk([](Operation *op) { op->removeAttr(kRopeAttentionTileAttrName); });
+}
+
 void mlir::rope::fuseRopeIntoAttention(
     Operation *root, const RopeAttentionFusionControlFn &control,
     bool remarks) {
-  // Match first: the tiled contractions are contractions of rotated tiles.
-  SmallVector<RopeAttentionContraction> matches;
+  RewritePatternSet patterns(root->getContext());
+  populateRopeFuseIntoAttentionPatterns(patterns, control, remarks);
+  SmallVector<Operation *> contractions;
   root->walk([&](linalg::LinalgOp op) {
-    FailureOr<RopeAttentionContraction> match = matchRopeAttention(op, remarks);
-    if (succeeded(match))
-      matches.push_back(*match);
+    if (llvm::any_of(op.getDpsInputs(),
+                     [](Value v) { return v.getDefiningOp<ApplyOp>(); }))
+      contractions.push_back(op);
   });
-  IRRewriter rewriter(root->getContext());
-  for (const RopeAttentionContraction &match : matches) {
-    std::optional<RopeAttentionFusionOptions> options = control(match);
-    if (!options) {
-      (void)skip(match.contraction, "declined by the control function",
-                 match.remarks);
-      continue;
-    }
-    if (options->wholeAttention) {
-      FailureOr<RopeWholeAttention> whole = matchRopeWholeAttention(match);
-      if (succeeded(whole) &&
-          succeeded(fuseRopeIntoWholeAttention(rewriter, *whole, *options)))
-        continue;
-    }
-    (void)fuseRopeIntoAttention(rewriter, match, *options);
-  }
+  // Each contraction once, as a walk would: the tiles are never candidates
+  // (ExistingOps), a remark is said once, and the rest of the IR is not
+  // folded; the markers are then not needed.
+  GreedyRewriteConfig config;
+  config.setStrictness(GreedyRewriteStrictness::ExistingOps)
+      .enableFolding(false)
+      .enableConstantCSE(false);
+  (void)applyOpPatternsGreedily(contractions, std::move(patterns), config);
+  removeRopeAttentionTileMarkers(root);
 }
 
 namespace {
@@ -949,6 +1059,9 @@ struct RopeFuseIntoAttentionPass
       emitError(getOperation()->getLoc()) << "tile sizes must be >= 0";
       return signalPassFailure();
     }
+    // A softmax written out in linalg ops is fused as linalg.softmax.
+    if (wholeAttention)
+      raiseSoftmax(getOperation(), remarks);
     fuseRopeIntoAttention(
         getOperation(),
         [&](const RopeAttentionContraction &match)
@@ -959,6 +1072,7 @@ struct RopeFuseIntoAttentionPass
           options.fuseKey = fuseKey == "always";
           options.tileHeads = tileHeads;
           options.wholeAttention = wholeAttention;
+          options.parallelLoops = parallelLoops;
           if (fuseKey == "auto") {
             // One query tile rotates every key once: fusing K only saves
             // the rotated keys' round trip through memory.

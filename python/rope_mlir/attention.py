@@ -197,11 +197,20 @@ class AttentionConfig(ScoresConfig):
     #: Add an [Sq, Sk] mask argument (broadcast over batch and heads).
     mask: bool = False
     value_dim: Optional[int] = None
+    #: How the softmax is written: "named" (linalg.softmax), "decomposed"
+    #: (what linalg.softmax's own decomposition produces: generic
+    #: reductions, exp(x - max) in one generic) or "frontend" (linalg.reduce,
+    #: linalg.broadcast, linalg.sub/exp/div, as torch-mlir or StableHLO
+    #: lower it). rope-fuse-into-attention raises the last two back.
+    softmax: str = "named"
 
     def __post_init__(self):
         super().__post_init__()
         if self.form != "generic":
             raise ValueError("whole attention: generic form only")
+        if self.softmax not in ("named", "decomposed", "frontend"):
+            raise ValueError(f"softmax must be named, decomposed or "
+                             f"frontend: {self.softmax!r}")
 
     @property
     def dv(self) -> int:
@@ -219,8 +228,8 @@ class AttentionConfig(ScoresConfig):
 
 def emit_attention(c: AttentionConfig, name: str = "attention") -> str:
     """@<name>(q, k, positions or offsets, [mask], v, out): the scores of
-    emit_scores, then the scale, the mask, linalg.softmax over the keys and
-    the contraction with V."""
+    emit_scores, then the scale, the mask, the softmax over the keys (as
+    c.softmax says) and the contraction with V."""
     args, body = _scores_ir(c)
     st = _type("tensor", c.scores_shape())
     ident = "affine_map<(b, h, g, m, n) -> (b, h, g, m, n)>"
@@ -262,10 +271,9 @@ def emit_attention(c: AttentionConfig, name: str = "attention") -> str:
         v_map, o_map = "(b, n, h, e)", "(b, m, h, g, e)"
     dims = "(b, h, g, m, n, e)"
     body += [f"%vt = bufferization.to_tensor %v restrict : {vm} to {vt}",
-             f"%pe = tensor.empty() : {st}",
-             f"%p = linalg.softmax dimension(4) ins({s} : {st}) "
-             f"outs(%pe : {st}) -> {st}",
-             f"%oe = tensor.empty() : {ot}",
+             f"%pe = tensor.empty() : {st}"]
+    body += _softmax(c, s, "%p", "%pe")
+    body += [f"%oe = tensor.empty() : {ot}",
              f"%oacc = linalg.fill ins(%zero : f32) outs(%oe : {ot}) -> {ot}",
              "%o = linalg.generic {indexing_maps = ["
              f"affine_map<{dims} -> (b, h, g, m, n)>, "
@@ -284,10 +292,85 @@ def emit_attention(c: AttentionConfig, name: str = "attention") -> str:
     return _function(name, args, body)
 
 
+def _softmax(c: AttentionConfig, s: str, p: str, dest: str) -> list:
+    """Body lines computing %p = softmax of the scores `s` over the keys
+    (dim 4), written as c.softmax says, into `dest`."""
+    st = _type("tensor", c.scores_shape())
+    if c.softmax == "named":
+        return [f"{p} = linalg.softmax dimension(4) ins({s} : {st}) "
+                f"outs({dest} : {st}) -> {st}"]
+    rt = _type("tensor", c.scores_shape()[:4])
+    lines = [f"%rows = tensor.empty() : {rt}",
+             "%sm_zero = arith.constant 0.0 : f32",
+             f"%sum0 = linalg.fill ins(%sm_zero : f32) outs(%rows : {rt}) "
+             f"-> {rt}"]
+    if c.softmax == "frontend":
+        def bcast(name, row):
+            return (f"{name} = linalg.broadcast ins({row} : {rt}) "
+                    f"outs({dest} : {st}) dimensions = [4]")
+        return lines + [
+            "%sm_ninf = arith.constant 0xFF800000 : f32",
+            f"%max0 = linalg.fill ins(%sm_ninf : f32) outs(%rows : {rt}) "
+            f"-> {rt}",
+            f"%max = linalg.reduce {{ arith.maximumf }} ins({s} : {st}) "
+            f"outs(%max0 : {rt}) dimensions = [4]",
+            bcast("%max_b", "%max"),
+            f"%shifted = linalg.sub ins({s}, %max_b : {st}, {st}) "
+            f"outs({dest} : {st}) -> {st}",
+            f"%exp = linalg.exp ins(%shifted : {st}) outs({dest} : {st}) "
+            f"-> {st}",
+            f"%sum = linalg.reduce {{ arith.addf }} ins(%exp : {st}) "
+            f"outs(%sum0 : {rt}) dimensions = [4]",
+            bcast("%sum_b", "%sum"),
+            f"{p} = linalg.div ins(%exp, %sum_b : {st}, {st}) "
+            f"outs({dest} : {st}) -> {st}"]
+    ident = "affine_map<(b, h, g, m, n) -> (b, h, g, m, n)>"
+    row = "affine_map<(b, h, g, m, n) -> (b, h, g, m)>"
+    parallel = '["parallel", "parallel", "parallel", "parallel", "parallel"]'
+    reduction = ('["parallel", "parallel", "parallel", "parallel", '
+                 '"reduction"]')
+
+    def reduce(name, src, init, combiner):
+        return [f"{name} = linalg.generic {{indexing_maps = [{ident}, {row}],"
+                f" iterator_types = {reduction}}} ins({src} : {st}) "
+                f"outs({init} : {rt}) {{",
+                "^bb0(%sm_in: f32, %sm_acc: f32):",
+                f"  %sm_r = {combiner} %sm_in, %sm_acc : f32",
+                "  linalg.yield %sm_r : f32",
+                f"}} -> {rt}"]
+
+    def rowwise(name, src, r, ops):
+        return [f"{name} = linalg.generic {{indexing_maps = [{ident}, {row}, "
+                f"{ident}], iterator_types = {parallel}}} ins({src}, {r} : "
+                f"{st}, {rt}) outs({dest} : {st}) {{",
+                "^bb0(%sm_in: f32, %sm_row: f32, %sm_out: f32):", *ops,
+                f"}} -> {st}"]
+
+    # Upstream's decomposition starts the maxnumf reduction from NaN.
+    return (lines +
+            ["%sm_nan = arith.constant 0xFFC00000 : f32",
+             f"%max0 = linalg.fill ins(%sm_nan : f32) outs(%rows : {rt}) "
+             f"-> {rt}"] +
+            reduce("%max", s, "%max0", "arith.maxnumf") +
+            rowwise("%exp", s, "%max",
+                    ["  %sm_d = arith.subf %sm_in, %sm_row : f32",
+                     "  %sm_e = math.exp %sm_d : f32",
+                     "  linalg.yield %sm_e : f32"]) +
+            reduce("%sum", "%exp", "%sum0", "arith.addf") +
+            rowwise(p, "%exp", "%sum",
+                    ["  %sm_p = arith.divf %sm_in, %sm_row : f32",
+                     "  linalg.yield %sm_p : f32"]))
+
+
 def pipeline(fuse: bool, query_tile: int = 32, key_tile: int = 64,
-             fuse_key: str = "auto", threads: int = 1) -> str:
+             fuse_key: str = "auto", threads: int = 1,
+             parallel_loops: bool = True) -> str:
+    """The pass pipeline. threads: OpenMP threads (1: sequential, 0: all
+    cores) for the scf.forall loops: the fused loops over batch, heads and
+    query tiles (parallel_loops) and rope.apply's token loops."""
     fusion = (f"rope-fuse-into-attention{{query-tile-size={query_tile} "
-              f"key-tile-size={key_tile} fuse-key={fuse_key}}}, "
+              f"key-tile-size={key_tile} fuse-key={fuse_key} "
+              f"parallel-loops={str(bool(parallel_loops)).lower()}}}, "
               if fuse else "")
     return (f"builtin.module({fusion}rope-to-llvm-cpu{{emit-c-interface=true "
             f"vectorize=true num-threads={threads}}})")
@@ -295,7 +378,8 @@ def pipeline(fuse: bool, query_tile: int = 32, key_tile: int = 64,
 
 class ScoresKernel:
     """The compiled scores function. Call with q, k (C-contiguous f32 of
-    q_shape()/k_shape()) and the offsets or positions."""
+    q_shape()/k_shape()) and the offsets or positions. `options`: those of
+    pipeline() (tiles, fuse_key, threads, parallel_loops)."""
 
     def __init__(self, config: ScoresConfig, fuse: bool, **options):
         self.config = config
@@ -342,7 +426,8 @@ class ScoresKernel:
 class AttentionKernel:
     """The compiled whole attention. Call with q, k, v (C-contiguous f32 of
     q_shape()/k_shape()/v_shape()), the offsets or positions, and the
-    [Sq, Sk] mask when the config has one."""
+    [Sq, Sk] mask when the config has one. `options`: those of pipeline()
+    (tiles, fuse_key, threads, parallel_loops)."""
 
     def __init__(self, config: AttentionConfig, fuse: bool, **options):
         self.config = config

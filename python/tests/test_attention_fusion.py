@@ -239,3 +239,61 @@ def test_whole_attention_decode_offsets(layout):
     applies = [line for line in ir.splitlines() if "rope.apply" in line]
     assert len(applies) == 2 and all("x64x" in a or "x?x" in a or "x1x" in a
                                      for a in applies), applies
+
+
+@pytest.mark.parametrize("softmax", ["decomposed", "frontend"])
+@pytest.mark.parametrize("layout", ["bhsd", "bshd"])
+def test_whole_attention_decomposed_softmax(softmax, layout):
+    """The softmax written out in linalg ops (as linalg.softmax's own
+    decomposition writes it, or as a frontend lowers it): the pass raises it
+    to linalg.softmax and fuses the whole chain the same way; the unfused
+    build runs the written-out ops as they are."""
+    config = AttentionConfig(batch=2, q_heads=4, kv_heads=2, q_len=37,
+                             kv_len=70, head_dim=32, layout=layout,
+                             rotary_dim=16, scale=32 ** -0.5, mask=True,
+                             softmax=softmax)
+    fused = check_attention(config, dict(query_tile=16, key_tile=32,
+                                         fuse_key="always"),
+                            np.random.default_rng(13))
+    ir = _jit.lower(fused.ir, "builtin.module(rope-fuse-into-attention)")
+    assert "linalg.reduce" not in ir and "maxnumf" not in ir.split(
+        "scf.for", 1)[0], ir
+
+
+@pytest.mark.parametrize("layout", ["bhsd", "bshd"])
+@pytest.mark.parametrize("whole", [True, False], ids=["attention", "scores"])
+def test_fused_on_threads(whole, layout):
+    """parallel-loops (the default): the loops over batch, heads and query
+    tiles are one scf.forall, which rope-to-llvm-cpu{num-threads=2} runs on
+    OpenMP threads (the key loop, carrying the online softmax, stays
+    sequential). Every tile computes what it computes sequentially: the
+    result is bitwise the scf.for build's (parallel_loops=False)."""
+    c = ScoresConfig(batch=2, q_heads=4, kv_heads=2, q_len=50, kv_len=70,
+                     head_dim=32, layout=layout, rotary_dim=16)
+    options = dict(query_tile=16, key_tile=32, fuse_key="always")
+    rng = np.random.default_rng(17)
+    if whole:
+        c = AttentionConfig(**{f.name: getattr(c, f.name)
+                               for f in dataclasses.fields(ScoresConfig)},
+                            scale=32 ** -0.5, mask=True)
+        kernel = AttentionKernel
+        q, k, v, extra = attention_inputs(rng, c)
+        args = (q, k, v)
+        ref = attention.attention_reference(c, q, k, v, **extra)
+        tolerance = ATTENTION_TOLERANCE
+    else:
+        kernel = ScoresKernel
+        q, k, extra = inputs(rng, c)
+        args = (q, k)
+        ref = attention.scores_reference(c, q, k, **extra)
+        tolerance = TOLERANCE
+    threaded = kernel(c, True, threads=2, **options)
+    full = attention.pipeline(True, threads=2, **options)
+    fused = _jit.lower(threaded.ir, full.split(", rope-to-llvm-cpu")[0] + ")")
+    assert fused.index("scf.forall") < fused.index("scf.for ")
+    assert "omp.parallel" in _jit.lower(threaded.ir, full)
+    sequential = kernel(c, True, parallel_loops=False, **options)
+    got = threaded(*args, **extra)
+    assert np.array_equal(got, sequential(*args, **extra))
+    scale = max(np.abs(ref).max(), 1.0)
+    assert np.abs(got - ref).max() <= tolerance * scale

@@ -1,5 +1,6 @@
-// RUN: rope-opt %s --rope-fuse-into-attention="fuse-key=always tile-heads=true" --canonicalize --cse -split-input-file | FileCheck %s --enable-var-scope
-// RUN: rope-opt %s --rope-fuse-into-attention="fuse-key=auto" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=AUTO --enable-var-scope
+// RUN: rope-opt %s --rope-fuse-into-attention="fuse-key=always tile-heads=true parallel-loops=false" --canonicalize --cse -split-input-file | FileCheck %s --enable-var-scope
+// RUN: rope-opt %s --rope-fuse-into-attention="fuse-key=auto parallel-loops=false" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=AUTO --enable-var-scope
+// RUN: rope-opt %s --rope-fuse-into-attention="fuse-key=always tile-heads=true" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=FORALL --enable-var-scope
 // RUN: rope-opt %s --rope-fuse-into-attention="remarks=true" -split-input-file -verify-diagnostics -o /dev/null
 
 // Attention scores [B, H, S, D] as a linalg.generic: loops over B and (with
@@ -20,6 +21,22 @@
 //       CHECK:           %[[KOFF:.*]] = arith.index_cast %[[N]] : index to i64
 //       CHECK:           %[[KR:.*]] = rope.apply ins(%[[KS]] : tensor<1x1x64x64xf32>) offset(%[[KOFF]] : i64)
 //       CHECK:           linalg.generic {{.*}} ins(%[[QR]], %[[KR]] : tensor<1x1x32x64xf32>, tensor<1x1x64x64xf32>) outs(%{{.*}} : tensor<1x1x32x64xf32>)
+// By default (parallel-loops) the loops over B, H and query tiles are one
+// scf.forall, run on OpenMP threads by rope-to-llvm-cpu{num-threads=N}; the
+// key loop inside stays an scf.for, and the rotations are placed the same.
+// FORALL-LABEL: func.func @bhsd(
+//  FORALL-SAME:     %[[Q:[a-z0-9]+]]: tensor<2x4x128x64xf32>, %[[K:[a-z0-9]+]]: tensor<2x4x256x64xf32>
+//   FORALL-NOT:   rope.apply
+//       FORALL:   scf.forall (%[[B:[a-z0-9]+]], %[[H:[a-z0-9]+]], %[[M:[a-z0-9]+]]) = (0, 0, 0) to (2, 4, 128) step (1, 1, 32) shared_outs(
+//       FORALL:     %[[QS:.*]] = tensor.extract_slice %[[Q]][%[[B]], %[[H]], %[[M]], 0] [1, 1, 32, 64]
+//       FORALL:     %[[QR:.*]] = rope.apply ins(%[[QS]] : tensor<1x1x32x64xf32>)
+//       FORALL:     scf.for %[[N:[a-z0-9]+]] = %{{.*}} to %{{.*}} step %c64
+//       FORALL:       %[[KS:.*]] = tensor.extract_slice %[[K]][%[[B]], %[[H]], %[[N]], 0] [1, 1, 64, 64]
+//       FORALL:       %[[KR:.*]] = rope.apply ins(%[[KS]] : tensor<1x1x64x64xf32>)
+//       FORALL:       linalg.generic {{.*}} ins(%[[QR]], %[[KR]] : tensor<1x1x32x64xf32>, tensor<1x1x64x64xf32>)
+//       FORALL:       scf.yield
+//       FORALL:     scf.forall.in_parallel
+//       FORALL:       tensor.parallel_insert_slice %{{.*}} into %{{.*}}[%[[B]], %[[H]], %[[M]], 0] [1, 1, 32, 256]
 // With fuse-key=auto prefill keeps K's rotation whole: fusing
 // it would rotate every key once per query tile. By default the heads stay
 // whole in a tile: one cos/sin per token serves all heads.

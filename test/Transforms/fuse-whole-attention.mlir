@@ -1,4 +1,5 @@
-// RUN: rope-opt %s --rope-fuse-into-attention --canonicalize --cse -split-input-file | FileCheck %s --enable-var-scope
+// RUN: rope-opt %s --rope-fuse-into-attention="parallel-loops=false" --canonicalize --cse -split-input-file | FileCheck %s --enable-var-scope
+// RUN: rope-opt %s --rope-fuse-into-attention --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=FORALL --enable-var-scope
 // RUN: rope-opt %s --rope-fuse-into-attention="whole-attention=false" -split-input-file | FileCheck %s --check-prefix=SCORES --enable-var-scope
 // RUN: rope-opt %s --rope-fuse-into-attention="remarks=true" -split-input-file -verify-diagnostics -o /dev/null
 
@@ -63,6 +64,22 @@
 //       CHECK:         linalg.generic {{.*}} ins(%[[LOOP]]#1 : tensor<1x1x2x32xf32>) outs(%[[LOOP]]#2 : tensor<1x1x2x32x32xf32>)
 //       CHECK:           arith.divf
 //       CHECK:         tensor.insert_slice
+// By default (parallel-loops) the loops over B, H and query tiles are one
+// scf.forall (OpenMP threads under rope-to-llvm-cpu{num-threads=N}); the key
+// loop carries the online softmax, so it stays an scf.for.
+// FORALL-LABEL: func.func @prefill_gqa(
+//  FORALL-SAME:     %[[Q:[a-z0-9]+]]: tensor<2x2x2x128x64xf32>, %[[K:[a-z0-9]+]]: tensor<2x2x256x64xf32>
+//   FORALL-NOT:   linalg.softmax
+//       FORALL:   scf.forall (%[[B:[a-z0-9]+]], %[[H:[a-z0-9]+]], %[[M:[a-z0-9]+]]) = (0, 0, 0) to (2, 2, 128) step (1, 1, 32) shared_outs(
+//       FORALL:     %[[QR:.*]] = rope.apply ins(%{{.*}} : tensor<1x1x2x32x64xf32>)
+//       FORALL:     %[[LOOP:.*]]:3 = scf.for %[[N:[a-z0-9]+]] = %{{.*}} to %{{.*}} step %c64 iter_args(
+//       FORALL:       %[[KS:.*]] = tensor.extract_slice %[[K]][%[[B]], %[[H]], %[[N]], 0] [1, 1, 64, 64]
+//       FORALL:       rope.apply ins(%[[KS]] : tensor<1x1x64x64xf32>)
+//       FORALL:       scf.yield
+//       FORALL:     %[[OUT:.*]] = linalg.generic {{.*}} ins(%[[LOOP]]#1 : tensor<1x1x2x32xf32>) outs(%[[LOOP]]#2 : tensor<1x1x2x32x32xf32>)
+//       FORALL:     scf.forall.in_parallel
+//       FORALL:       tensor.parallel_insert_slice %[[OUT]] into %{{.*}}[%[[B]], %[[H]], 0, %[[M]], 0] [1, 1, 2, 32, 32]
+//       FORALL:   return
 // whole-attention=false fuses the scores only and leaves the rest whole.
 // SCORES-LABEL: func.func @prefill_gqa(
 //       SCORES:   scf.for
@@ -197,4 +214,52 @@ func.func @multiplicative_mask(%q: tensor<128x64xf32>, %k: tensor<256x64xf32>, %
   %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<128x64xf32>) -> tensor<128x64xf32>
   %o = linalg.matmul ins(%probs, %v : tensor<128x256xf32>, tensor<256x64xf32>) outs(%oacc : tensor<128x64xf32>) -> tensor<128x64xf32>
   return %o : tensor<128x64xf32>
+}
+
+// -----
+
+// The softmax written out (reduce max, broadcast, subtract, exp, reduce sum,
+// broadcast, divide): raised to linalg.softmax first, then fused like it.
+// CHECK-LABEL: func.func @decomposed_softmax(
+//  CHECK-SAME:     %[[Q:[a-z0-9]+]]: tensor<64x32xf32>, %[[K:[a-z0-9]+]]: tensor<128x32xf32>, %[[V:[a-z0-9]+]]: tensor<128x16xf32>
+//   CHECK-NOT:   linalg.reduce
+//   CHECK-NOT:   linalg.softmax
+//       CHECK:   scf.for %[[M:[a-z0-9]+]] = %{{.*}} to %{{.*}} step %c32
+//       CHECK:     rope.apply {{.*}} -> tensor<32x32xf32>
+//       CHECK:     scf.for %[[N:[a-z0-9]+]] = %{{.*}} to %{{.*}} step %c64 iter_args(
+//       CHECK:       rope.apply {{.*}} -> tensor<64x32xf32>
+//       CHECK:       math.exp
+//       CHECK:       linalg.matmul
+//       CHECK:       scf.yield
+//       CHECK:     arith.divf
+//   CHECK-NOT:   linalg.reduce
+//   CHECK-NOT:   linalg.softmax
+// SCORES-LABEL: func.func @decomposed_softmax(
+//       SCORES:   scf.for
+//   SCORES-NOT:   linalg.softmax
+//       SCORES:   linalg.reduce
+func.func @decomposed_softmax(%q: tensor<64x32xf32>, %k: tensor<128x32xf32>, %v: tensor<128x16xf32>) -> tensor<64x16xf32> {
+  %eq = tensor.empty() : tensor<64x32xf32>
+  %ek = tensor.empty() : tensor<128x32xf32>
+  %qr = rope.apply ins(%q : tensor<64x32xf32>) outs(%eq : tensor<64x32xf32>) -> tensor<64x32xf32>
+  %kr = rope.apply ins(%k : tensor<128x32xf32>) outs(%ek : tensor<128x32xf32>) -> tensor<128x32xf32>
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %se = tensor.empty() : tensor<64x128xf32>
+  %re = tensor.empty() : tensor<64xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%se : tensor<64x128xf32>) -> tensor<64x128xf32>
+  %s = linalg.matmul indexing_maps = [affine_map<(m, n, d) -> (m, d)>, affine_map<(m, n, d) -> (n, d)>, affine_map<(m, n, d) -> (m, n)>] ins(%qr, %kr : tensor<64x32xf32>, tensor<128x32xf32>) outs(%acc : tensor<64x128xf32>) -> tensor<64x128xf32>
+  %minit = linalg.fill ins(%ninf : f32) outs(%re : tensor<64xf32>) -> tensor<64xf32>
+  %m = linalg.reduce { arith.maximumf } ins(%s : tensor<64x128xf32>) outs(%minit : tensor<64xf32>) dimensions = [1]
+  %mb = linalg.broadcast ins(%m : tensor<64xf32>) outs(%se : tensor<64x128xf32>) dimensions = [1]
+  %d = linalg.sub ins(%s, %mb : tensor<64x128xf32>, tensor<64x128xf32>) outs(%se : tensor<64x128xf32>) -> tensor<64x128xf32>
+  %x = linalg.exp ins(%d : tensor<64x128xf32>) outs(%se : tensor<64x128xf32>) -> tensor<64x128xf32>
+  %sinit = linalg.fill ins(%zero : f32) outs(%re : tensor<64xf32>) -> tensor<64xf32>
+  %sum = linalg.reduce { arith.addf } ins(%x : tensor<64x128xf32>) outs(%sinit : tensor<64xf32>) dimensions = [1]
+  %sb = linalg.broadcast ins(%sum : tensor<64xf32>) outs(%se : tensor<64x128xf32>) dimensions = [1]
+  %p = linalg.div ins(%x, %sb : tensor<64x128xf32>, tensor<64x128xf32>) outs(%se : tensor<64x128xf32>) -> tensor<64x128xf32>
+  %oe = tensor.empty() : tensor<64x16xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<64x16xf32>) -> tensor<64x16xf32>
+  %o = linalg.matmul ins(%p, %v : tensor<64x128xf32>, tensor<128x16xf32>) outs(%oacc : tensor<64x16xf32>) -> tensor<64x16xf32>
+  return %o : tensor<64x16xf32>
 }

@@ -3,10 +3,12 @@
 // Part of the rope-mlir project.
 //
 // mlir-opt with every upstream dialect, pass, extension and LLVM IR
-// translation, plus the rope dialect, its passes and named pipelines.
+// translation, plus the rope dialect, its passes and named pipelines, and the
+// test-only passes of test/lib.
 //
 //===----------------------------------------------------------------------===//
 
+#include "TestPasses.h"
 #include "rope/InitAllRope.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -19,6 +21,8 @@
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::rope::registerAllRopePasses();
+  // Test-only passes (test/lib): not in the plugin or the JIT library.
+  mlir::rope::test::registerRopeTestPasses();
 
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);

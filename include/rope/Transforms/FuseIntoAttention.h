@@ -53,11 +53,17 @@ struct RopeAttentionFusionOptions {
   /// linalg.softmax over the keys, ·V), fuse all of it into one loop nest
   /// with an online softmax (see fuseRopeIntoWholeAttention).
   bool wholeAttention = true;
+  /// Make the loops over batch dims and query tiles one scf.forall (which
+  /// rope-to-llvm-cpu runs on OpenMP threads with num-threads != 1); the
+  /// key loop stays an scf.for (it carries the online softmax).
+  bool parallelLoops = true;
 };
 
 /// The tiled loops and the rotations fused into them.
 struct RopeAttentionFusionResult {
-  /// Outer to inner: the batch loops, the query loop, the key loop.
+  /// Outer to inner: the loops over batch dims and query tiles (one
+  /// scf.forall with parallelLoops, else one scf.for each), then the key
+  /// loop (scf.for).
   SmallVector<LoopLikeOpInterface> loops;
   Operation *tiledContraction = nullptr;
   /// The tile rotations (null when not fused).
@@ -76,10 +82,11 @@ using RopeAttentionFusionControlFn =
 FailureOr<RopeAttentionContraction> matchRopeAttention(linalg::LinalgOp op,
                                                        bool remarks = false);
 
-/// Tiles `match.contraction` (batch dims by 1, then the query dim, then the
-/// key dim) with scf::tileUsingSCF and fuses the rotations into the loops
-/// with scf::tileAndFuseProducerOfSlice: Q's into the query loop, K's into
-/// the key loop.
+/// Tiles `match.contraction` with scf::tileUsingSCF, batch dims by 1 and the
+/// query dim (loops as `options.parallelLoops` says), then the key dim inside
+/// (scf.for), and fuses the rotations into the loops with
+/// scf::tileAndFuseProducerOfSlice: Q's into the query loop, K's into the key
+/// loop.
 FailureOr<RopeAttentionFusionResult>
 fuseRopeIntoAttention(RewriterBase &rewriter,
                       const RopeAttentionContraction &match,
@@ -130,8 +137,30 @@ fuseRopeIntoWholeAttention(RewriterBase &rewriter,
                            const RopeWholeAttention &match,
                            const RopeAttentionFusionOptions &options);
 
-/// Applies the fusion to every matching contraction under `root`, as
-/// `control` decides.
+/// The discardable unit attribute the patterns put on each contraction they
+/// tile (the Q·Kᵀ tile in the loops). A tile is itself a contraction fed by
+/// rope.apply, so without it a greedy driver would tile the tiles again,
+/// forever; the patterns skip contractions carrying it.
+inline constexpr llvm::StringLiteral kRopeAttentionTileAttrName =
+    "rope.attention_tile";
+
+/// Adds a pattern that matches a Q·Kᵀ contraction fed by rope.apply
+/// (matchRopeAttention), asks `control` for its options and rewrites it with
+/// fuseRopeIntoWholeAttention when the options and the IR say whole attention
+/// (otherwise, or if that fails, fuseRopeIntoAttention). The tiled
+/// contraction carries kRopeAttentionTileAttrName; drop it afterwards with
+/// removeRopeAttentionTileMarkers. `remarks`: say why a contraction is left
+/// alone (a driver that revisits ops says it again).
+void populateRopeFuseIntoAttentionPatterns(RewritePatternSet &patterns,
+                                           RopeAttentionFusionControlFn control,
+                                           bool remarks = false);
+
+/// Removes kRopeAttentionTileAttrName from every op under `root`.
+void removeRopeAttentionTileMarkers(Operation *root);
+
+/// Applies the patterns of populateRopeFuseIntoAttentionPatterns once to
+/// every contraction under `root` fed by rope.apply (not to the tiles it
+/// creates), without folding the rest of the IR, then removes the markers.
 void fuseRopeIntoAttention(Operation *root,
                            const RopeAttentionFusionControlFn &control,
                            bool remarks = false);

@@ -50,6 +50,43 @@ def RopeDecomposeAggregatesPass : Pass<"rope-decompose-aggregates"> {
   ];
 }
 
+def RopeRaiseSoftmaxPass : Pass<"rope-raise-softmax"> {
+  let summary = "Raise a softmax written out in linalg ops to linalg.softmax";
+  let description = [{
+    Replaces a softmax over one dim written as reductions and elementwise ops,
+    `e = exp(x − max_d x)`, `e / sum_d e`, by `linalg.softmax dimension(d)`:
+    the form `linalg.softmax`'s own decomposition produces (generic
+    reductions, `exp(x − max)` in one generic) and the frontend form
+    (`linalg.reduce`, `linalg.broadcast`, `linalg.sub`/`exp`/`div`, or
+    generics doing the same), however the elementwise steps are split over
+    ops. The match is strict: the max must be of the value it is subtracted
+    from, the sum of the value that is divided, both over the same dim, from
+    −inf (NaN for `maxnumf`, or the lowest float) and 0, and no intermediate
+    may have users outside the softmax. Anything else is left alone; with
+    `remarks`, a division by a row sum that is not raised says why.
+    `rope-fuse-into-attention` raises first (with `whole-attention`), so that
+    a decomposed softmax fuses too. C++: `populateRopeRaiseSoftmaxPatterns`
+    (`rope/Transforms/RaiseSoftmax.h`).
+
+    ```mlir
+    %m = linalg.reduce { arith.maximumf } ins(%x : tensor<4x8xf32>) outs(%minf : tensor<4xf32>) dimensions = [1]
+    %mb = linalg.broadcast ins(%m : tensor<4xf32>) outs(%e : tensor<4x8xf32>) dimensions = [1]
+    %d = linalg.sub ins(%x, %mb : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+    %p = linalg.exp ins(%d : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+    %s = linalg.reduce { arith.addf } ins(%p : tensor<4x8xf32>) outs(%zero : tensor<4xf32>) dimensions = [1]
+    %sb = linalg.broadcast ins(%s : tensor<4xf32>) outs(%e : tensor<4x8xf32>) dimensions = [1]
+    %y = linalg.div ins(%p, %sb : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+    // becomes
+    %y = linalg.softmax dimension(1) ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Say why a division by a row sum is not raised, as a remark">
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def RopeFuseIntoAttentionPass : Pass<"rope-fuse-into-attention"> {
   let summary = "Fuse rope.apply into the tiles of attention's Q·Kᵀ contraction";
   let description = [{
@@ -65,7 +102,11 @@ def RopeFuseIntoAttentionPass : Pass<"rope-fuse-into-attention"> {
     - loops: the batch (token) dims shared by Q and K by 1, the query
       (sequence) dim by `query-tile-size`, inside it the key dim by
       `key-tile-size`; head dims stay whole in a tile (cos/sin is computed
-      once per token for all heads) unless `tile-heads`;
+      once per token for all heads) unless `tile-heads`. With
+      `parallel-loops` (the default) the batch and query loops are one
+      `scf.forall`, which `rope-to-llvm-cpu{num-threads=N}` runs on OpenMP
+      threads (and turns into `scf.for` with `num-threads=1`); the key loop
+      is an `scf.for` (in whole attention it carries the online softmax);
     - the query tile is rotated once per query tile, outside the key loop;
     - the key tile is rotated per key tile inside the key loop
       (`fuse-key`): with one query tile (decode) this rotates every key
@@ -78,10 +119,13 @@ def RopeFuseIntoAttentionPass : Pass<"rope-fuse-into-attention"> {
 
     Whole attention (`whole-attention`, on by default): when the scores go
     on through elementwise ops (a scale, an additive mask: all-parallel,
-    identity maps on the scores) to `linalg.softmax` over the key dim and
+    identity maps on the scores) to `linalg.softmax` over the key dim (or a
+    softmax written out in linalg ops, which the pass first raises to
+    `linalg.softmax` as `rope-raise-softmax` does) and
     into a contraction with V over that dim (P·V), the whole chain becomes
     one loop nest with an online softmax (FlashAttention-2): P·V is tiled
-    over its batch dims by 1 and its query dim, and inside, an `scf.for`
+    over its batch dims by 1 and its query dim (one `scf.forall` with
+    `parallel-loops`), and inside, an `scf.for`
     over key tiles carries the running row max, row sum and the
     `[.., tq, Dv]` output accumulator as `iter_args`; per key tile
     S = epilogue(Q_rot·K_rotᵀ), m' = max(m, rowmax S), P = exp(S − m'),
@@ -93,14 +137,16 @@ def RopeFuseIntoAttentionPass : Pass<"rope-fuse-into-attention"> {
     IR it cannot fuse is left untouched; `-debug-only=rope-fuse-into-attention`
     (LLVM with assertions) or the `remarks` option says why. The C++ entry points (`rope/Transforms/FuseIntoAttention.h`)
     take a control function choosing tile sizes and what to fuse per
-    contraction.
+    contraction; the pass applies `populateRopeFuseIntoAttentionPatterns`
+    once to each contraction fed by `rope.apply` (the patterns mark the tiles
+    they create, so a greedy driver does not tile them again).
 
     ```mlir
     %q = rope.apply ins(%x : tensor<1x8x512x64xf32>) ... {token_dims = array<i64: 0, 2>}
     %k = rope.apply ins(%y : tensor<1x8x512x64xf32>) ... {token_dims = array<i64: 0, 2>}
     %s = linalg.batch_matmul indexing_maps = [...] ins(%q, %k : ...) outs(%acc : ...)
     // becomes
-    scf.for %b ... scf.for %m = ... step 32 {
+    scf.forall (%b, %m) = (0, 0) to (1, 512) step (1, 32) shared_outs(...) {
       %qt = rope.apply ins(%x_tile : tensor<1x8x32x64xf32>) offset(%m ...)
       scf.for %n = ... step 64 {
         %kt = rope.apply ins(%y_tile : tensor<1x8x64x64xf32>) offset(%n ...)
@@ -122,6 +168,10 @@ def RopeFuseIntoAttentionPass : Pass<"rope-fuse-into-attention"> {
            "When the scores go on through an elementwise scale/mask, "
            "linalg.softmax over the keys and a contraction with V, fuse all "
            "of it into the loops with an online softmax">,
+    Option<"parallelLoops", "parallel-loops", "bool", /*default=*/"true",
+           "Make the loops over batch dims and query tiles one scf.forall "
+           "(OpenMP threads under rope-to-llvm-cpu{num-threads=N}); the key "
+           "loop stays an scf.for">,
     Option<"remarks", "remarks", "bool", /*default=*/"false",
            "Say why a contraction fed by rope.apply is not fused, as a remark "
            "(-debug-only needs an LLVM built with assertions)">

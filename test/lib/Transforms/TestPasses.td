@@ -1,0 +1,36 @@
+//===- TestPasses.td - Test-only rope passes ----------------*- tablegen -*-===//
+//
+// Part of the rope-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ROPE_TEST_PASSES_TD
+#define ROPE_TEST_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TestRopeFuseIntoAttentionPatternsPass
+    : Pass<"test-rope-fuse-into-attention-patterns"> {
+  let summary = "Apply populateRopeFuseIntoAttentionPatterns with "
+                "applyPatternsGreedily";
+  let description = [{
+    Runs the patterns of `--rope-fuse-into-attention` (default options) under
+    the default greedy driver, which revisits every op, the tiles included,
+    until nothing changes; fails if that does not converge. The pass itself
+    applies the patterns once per contraction.
+  }];
+  let options = [
+    Option<"wholeAttention", "whole-attention", "bool", /*default=*/"true",
+           "Fuse whole attention where it matches">
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+#endif // ROPE_TEST_PASSES_TD

@@ -1,6 +1,6 @@
 // RUN: rope-opt %s --test-rope-fuse-into-attention-patterns --canonicalize --cse -split-input-file | FileCheck %s --enable-var-scope
 // RUN: rope-opt %s --test-rope-fuse-into-attention-patterns="whole-attention=false" -split-input-file | FileCheck %s --check-prefix=SCORES --enable-var-scope
-// RUN: rope-opt %s --rope-fuse-into-attention --canonicalize --cse -split-input-file | FileCheck %s --enable-var-scope
+// RUN: rope-opt %s --rope-fuse-into-attention="fuse-key=always" --canonicalize --cse -split-input-file | FileCheck %s --enable-var-scope
 
 // populateRopeFuseIntoAttentionPatterns under the default greedy driver,
 // which revisits every op until nothing changes: the tiled contraction is

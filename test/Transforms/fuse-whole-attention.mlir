@@ -1,7 +1,8 @@
-// RUN: rope-opt %s --rope-fuse-into-attention="parallel-loops=false" --canonicalize --cse -split-input-file | FileCheck %s --enable-var-scope
-// RUN: rope-opt %s --rope-fuse-into-attention --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=FORALL --enable-var-scope
-// RUN: rope-opt %s --rope-fuse-into-attention="whole-attention=false" -split-input-file | FileCheck %s --check-prefix=SCORES --enable-var-scope
-// RUN: rope-opt %s --rope-fuse-into-attention="remarks=true" -split-input-file -verify-diagnostics -o /dev/null
+// RUN: rope-opt %s --rope-fuse-into-attention="fuse-key=always parallel-loops=false" --canonicalize --cse -split-input-file | FileCheck %s --enable-var-scope
+// RUN: rope-opt %s --rope-fuse-into-attention="fuse-key=always" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=FORALL --enable-var-scope
+// RUN: rope-opt %s --rope-fuse-into-attention="whole-attention=false fuse-key=always" -split-input-file | FileCheck %s --check-prefix=SCORES --enable-var-scope
+// RUN: rope-opt %s --rope-fuse-into-attention="remarks=true fuse-key=always" -split-input-file -verify-diagnostics -o /dev/null
+// RUN: rope-opt %s --rope-fuse-into-attention --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=AUTO --enable-var-scope
 
 #qmap = affine_map<(b, h, g, m, n, d) -> (b, h, g, m, d)>
 #kmap = affine_map<(b, h, g, m, n, d) -> (b, h, n, d)>
@@ -80,6 +81,18 @@
 //       FORALL:     scf.forall.in_parallel
 //       FORALL:       tensor.parallel_insert_slice %[[OUT]] into %{{.*}}[%[[B]], %[[H]], 0, %[[M]], 0] [1, 1, 2, 32, 32]
 //       FORALL:   return
+// The default fuse-key=auto: with several query tiles (prefill) K is rotated
+// whole once, before the loops, and sliced per key tile; Q per query tile.
+// AUTO-LABEL: func.func @prefill_gqa(
+//  AUTO-SAME:     %{{[a-z0-9]+}}: tensor<2x2x2x128x64xf32>, %[[K:[a-z0-9]+]]: tensor<2x2x256x64xf32>
+//       AUTO:   %[[KR:.*]] = rope.apply ins(%[[K]] : tensor<2x2x256x64xf32>)
+//       AUTO:   scf.forall
+//       AUTO:     rope.apply ins(%{{.*}} : tensor<1x1x2x32x64xf32>)
+//       AUTO:     scf.for
+//       AUTO:       scf.if
+//       AUTO:         tensor.extract_slice %[[KR]]
+//   AUTO-NOT:         rope.apply
+//       AUTO:       } else {
 // whole-attention=false fuses the scores only and leaves the rest whole.
 // SCORES-LABEL: func.func @prefill_gqa(
 //       SCORES:   scf.for

@@ -112,10 +112,11 @@ def RopeFuseIntoAttentionPass : Pass<"rope-fuse-into-attention"> {
       (`fuse-key`): with one query tile (decode) this rotates every key
       once and never materializes the rotated keys; with many query tiles
       (prefill) it rotates each key once per query tile. `auto` fuses K
-      only when the query dim fits one tile (no recomputation); the default
-      `always` is what docs/PERFORMANCE.md measured best with this
-      project's CPU pipeline, whose contraction (scalar loops) hides the
-      recomputation.
+      only when the query dim fits one tile (no recomputation) and is the
+      default: with the CPU pipeline's vectorized contractions, rotating
+      each key once per query tile made prefill 10–40 % slower than
+      rotating K whole once, while decode fuses K either way
+      (docs/PERFORMANCE.md).
 
     Whole attention (`whole-attention`, on by default): when the scores go
     on through elementwise ops (a scale, an additive mask: all-parallel,
@@ -158,7 +159,7 @@ def RopeFuseIntoAttentionPass : Pass<"rope-fuse-into-attention"> {
            "Tile size of the query (sequence) dim">,
     Option<"keyTileSize", "key-tile-size", "int64_t", /*default=*/"64",
            "Tile size of the key (sequence) dim">,
-    Option<"fuseKey", "fuse-key", "std::string", /*default=*/"\"always\"",
+    Option<"fuseKey", "fuse-key", "std::string", /*default=*/"\"auto\"",
            "Fuse the key rotation into the key loop: always, never, or "
            "auto (only when the query dim is one tile)">,
     Option<"tileHeads", "tile-heads", "bool", /*default=*/"false",

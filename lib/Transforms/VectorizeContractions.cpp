@@ -353,19 +353,81 @@ private:
                                                    acc[r * colCount + c]));
           scf::YieldOp::create(b, loc, next);
         });
+    SmallVector<Value> sums(loop.getResults());
+    if (static_cast<int64_t>(sums.size()) == n && llvm::isPowerOf2_64(n) &&
+        n > 1) {
+      // As many accumulators as lanes: reduce them all at once.
+      Value all = transposeReduce(b, loc, sums);
+      for (int64_t r = 0; r < rowCount; ++r) {
+        SmallVector<int64_t> lanesOfRow = llvm::to_vector(
+            llvm::seq<int64_t>(r * colCount, (r + 1) * colCount));
+        if (plan.output.unitStrideDim == plan.colDim) {
+          // The row's sums are consecutive in the output: one vector
+          // load/add/store.
+          Value rowSums =
+              vector::ShuffleOp::create(b, loc, all, all, lanesOfRow);
+          SmallVector<Value> index =
+              plan.output.indices(at(r, 0, nullptr, b, loc));
+          Value old = vector::LoadOp::create(b, loc, rowSums.getType(),
+                                             plan.output.memref, index);
+          Value sum = arith::AddFOp::create(b, loc, old, rowSums);
+          vector::StoreOp::create(b, loc, sum, plan.output.memref, index);
+          continue;
+        }
+        for (int64_t c = 0; c < colCount; ++c) {
+          SmallVector<Value> index =
+              plan.output.indices(at(r, c, nullptr, b, loc));
+          Value old = memref::LoadOp::create(b, loc, plan.output.memref, index);
+          Value lane = vector::ExtractOp::create(b, loc, all, r * colCount + c);
+          memref::StoreOp::create(b, loc,
+                                  arith::AddFOp::create(b, loc, old, lane),
+                                  plan.output.memref, index);
+        }
+      }
+      return;
+    }
     for (int64_t r = 0; r < rowCount; ++r) {
       for (int64_t c = 0; c < colCount; ++c) {
         SmallVector<Value> index =
             plan.output.indices(at(r, c, nullptr, b, loc));
         Value old = memref::LoadOp::create(b, loc, plan.output.memref, index);
         // Reassociation lets LLVM reduce as a tree instead of lane by lane.
-        Value sum =
-            vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
-                                        loop.getResult(r * colCount + c), old,
-                                        arith::FastMathFlags::reassoc);
+        Value sum = vector::ReductionOp::create(
+            b, loc, vector::CombiningKind::ADD, sums[r * colCount + c], old,
+            arith::FastMathFlags::reassoc);
         memref::StoreOp::create(b, loc, sum, plan.output.memref, index);
       }
     }
+  }
+
+  /// n vectors of n lanes -> one vector whose lane i is the sum of vector
+  /// i: log2(n) levels; each adds the low and high halves of every segment
+  /// of a pair of vectors (shuffled side by side), halving the vectors and
+  /// the segment width. n - 1 adds and 2(n - 1) shuffles instead of n
+  /// horizontal reductions of log2(n) steps each.
+  Value transposeReduce(OpBuilder &b, Location loc,
+                        SmallVector<Value> vectors) const {
+    int64_t n = vectors.size();
+    for (int64_t width = n; vectors.size() > 1; width /= 2) {
+      int64_t segments = n / width, half = width / 2;
+      SmallVector<int64_t> low, high;
+      for (int64_t side = 0; side < 2; ++side)
+        for (int64_t s = 0; s < segments; ++s)
+          for (int64_t l = 0; l < half; ++l) {
+            low.push_back(side * n + s * width + l);
+            high.push_back(side * n + s * width + half + l);
+          }
+      SmallVector<Value> next;
+      for (size_t i = 0; i + 1 < vectors.size(); i += 2) {
+        Value lo =
+            vector::ShuffleOp::create(b, loc, vectors[i], vectors[i + 1], low);
+        Value hi =
+            vector::ShuffleOp::create(b, loc, vectors[i], vectors[i + 1], high);
+        next.push_back(arith::AddFOp::create(b, loc, lo, hi));
+      }
+      vectors = std::move(next);
+    }
+    return vectors.front();
   }
 
   const RegisterTilePlan &plan;
@@ -395,19 +457,36 @@ struct ContractionToRegisterTiles
     Type element = getElementTypeOrSelf(op.getDpsInitOperand(0)->get());
     RegisterTileEmitter emitter(*plan, tile, ubs, element);
 
-    SmallVector<Value> lbs, outerUbs, steps;
-    for (unsigned d : plan->outerDims) {
-      lbs.push_back(indexConstant(rewriter, loc, 0));
-      outerUbs.push_back(ubs[d]);
-      steps.push_back(indexConstant(rewriter, loc, 1));
+    auto emitAt = [&](OpBuilder &b, Location loc, ValueRange outer) {
+      SmallVector<Value> ivs(op.getNumLoops());
+      for (auto [d, iv] : llvm::zip(plan->outerDims, outer))
+        ivs[d] = iv;
+      emitter.emit(b, loc, ivs);
+    };
+    // The outer dims (batch, heads) are independent: an scf.forall, which
+    // rope-to-llvm-cpu runs on OpenMP threads with num-threads != 1. Not
+    // inside a parallel loop already (a tile of rope-fuse-into-attention's
+    // scf.forall), where it would only add a nested fork per tile.
+    bool nested = op->getParentOfType<scf::ForallOp>() ||
+                  op->getParentOfType<scf::ParallelOp>();
+    if (!plan->outerDims.empty() && !nested) {
+      SmallVector<OpFoldResult> outerSizes = llvm::map_to_vector(
+          plan->outerDims, [&](unsigned d) -> OpFoldResult { return ubs[d]; });
+      scf::ForallOp::create(rewriter, loc, outerSizes, ValueRange{},
+                            std::nullopt,
+                            [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                              emitAt(b, loc, ivs);
+                              scf::InParallelOp::create(b, loc);
+                            });
+    } else {
+      SmallVector<Value> lbs, outerUbs, steps;
+      for (unsigned d : plan->outerDims) {
+        lbs.push_back(indexConstant(rewriter, loc, 0));
+        outerUbs.push_back(ubs[d]);
+        steps.push_back(indexConstant(rewriter, loc, 1));
+      }
+      scf::buildLoopNest(rewriter, loc, lbs, outerUbs, steps, emitAt);
     }
-    scf::buildLoopNest(rewriter, loc, lbs, outerUbs, steps,
-                       [&](OpBuilder &b, Location loc, ValueRange outer) {
-                         SmallVector<Value> ivs(op.getNumLoops());
-                         for (auto [d, iv] : llvm::zip(plan->outerDims, outer))
-                           ivs[d] = iv;
-                         emitter.emit(b, loc, ivs);
-                       });
     rewriter.eraseOp(op);
     return success();
   }

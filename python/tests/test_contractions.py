@@ -93,7 +93,7 @@ KINDS = ("matmul", "batch_matmul", "batch_matmul_bt", *GENERIC)
 CASES = [(kind, size, dynamic)
          for kind in KINDS
          for size in ((1, 1, 1, 1), (2, 5, 7, 3), (3, 17, 33, 19),
-                      (1, 64, 48, 40), (2, 1, 100, 128))
+                      (1, 64, 48, 40), (2, 1, 100, 128), (2, 9, 35, 64))
          for dynamic in (False, True)]
 
 

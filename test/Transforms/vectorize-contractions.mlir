@@ -30,7 +30,9 @@ func.func @matmul(%a: memref<64x32xf32>, %b: memref<32x64xf32>, %c: memref<64x64
 
 // Q·Kᵀ with K stored [keys, head_dim]: the reduction dim has unit stride in
 // both inputs, so the dot form: 4×4 vector accumulators over head_dim in
-// steps of 16, each reduced once after the loop into the score.
+// steps of 16; after the loop the 16 accumulators of 16 lanes are reduced
+// together (pairs shuffled side by side and added, 4 levels) into one
+// vector of the 16 scores, added to the output a row of 4 at a time.
 // CHECK-LABEL: func.func @scores(
 //       CHECK:   scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %c4
 //       CHECK:     scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %c4
@@ -38,12 +40,23 @@ func.func @matmul(%a: memref<64x32xf32>, %b: memref<32x64xf32>, %c: memref<64x64
 //       CHECK:         %[[Q:.*]] = vector.load %{{.*}}[%[[I]], %[[D]]] : memref<32x128xf32>, vector<16xf32>
 //       CHECK:         %[[KV:.*]] = vector.load %{{.*}}[%[[J]], %[[D]]] : memref<64x128xf32>, vector<16xf32>
 //       CHECK:         vector.fma %[[Q]], %[[KV]], %{{.*}} : vector<16xf32>
-//       CHECK:       %[[OLD:.*]] = memref.load %{{.*}}[%[[I]], %[[J]]]
-//       CHECK:       %[[SUM:.*]] = vector.reduction <add>, %[[ACC]]#0, %[[OLD]] fastmath<reassoc> : vector<16xf32> into f32
-//       CHECK:       memref.store %[[SUM]], %{{.*}}[%[[I]], %[[J]]]
+//       CHECK:       %[[LO:.*]] = vector.shuffle %[[ACC]]#0, %[[ACC]]#1 [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]
+//       CHECK:       %[[HI:.*]] = vector.shuffle %[[ACC]]#0, %[[ACC]]#1 [8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31]
+//       CHECK:       arith.addf %[[LO]], %[[HI]] : vector<16xf32>
+//   CHECK-NOT:       vector.reduction
+//       CHECK:       vector.shuffle %{{.*}}, %{{.*}} [1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31]
+//  CHECK-NEXT:       %[[ALL:.*]] = arith.addf %{{.*}} : vector<16xf32>
+//  CHECK-NEXT:       %[[ROW0:.*]] = vector.shuffle %[[ALL]], %[[ALL]] [0, 1, 2, 3]
+//       CHECK:       %[[OLD:.*]] = vector.load %{{.*}}[%[[I]], %[[J]]] : memref<32x64xf32>, vector<4xf32>
+//       CHECK:       %[[SUM:.*]] = arith.addf %[[OLD]], %[[ROW0]] : vector<4xf32>
+//       CHECK:       vector.store %[[SUM]], %{{.*}}[%[[I]], %[[J]]]
+//       CHECK:       vector.shuffle %[[ALL]], %[[ALL]] [12, 13, 14, 15]
 //   CHECK-NOT:   linalg.
+// With fewer accumulators than lanes (2×2 of 8 lanes): one horizontal
+// reduction per score.
 // SMALL-LABEL: func.func @scores(
-//       SMALL:   scf.for {{.*}} step %c8 iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+//       SMALL:   %[[ACC:.*]]:4 = scf.for {{.*}} step %c8 iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+//       SMALL:   vector.reduction <add>, %[[ACC]]#0, %{{.*}} fastmath<reassoc> : vector<8xf32> into f32
 func.func @scores(%q: memref<32x128xf32>, %k: memref<64x128xf32>, %s: memref<32x64xf32>) {
   linalg.generic {indexing_maps = [affine_map<(i, j, d) -> (i, d)>, affine_map<(i, j, d) -> (j, d)>, affine_map<(i, j, d) -> (i, j)>],
                   iterator_types = ["parallel", "parallel", "reduction"]}
@@ -60,9 +73,9 @@ func.func @scores(%q: memref<32x128xf32>, %k: memref<64x128xf32>, %s: memref<32x
 
 // GQA decode scores [B, Hkv, G, 1, D]·[B, Hkv, S, D]: the rows of the tile
 // are the query group (4), not the single query; batch, heads and the unit
-// query dim iterate around the tiles.
+// query dim are an scf.forall around the tiles (the unit dims fold away).
 // CHECK-LABEL: func.func @decode_scores(
-//       CHECK:   scf.for %[[H:.*]] = %c0 to %c8 step %c1
+//       CHECK:   scf.forall (%[[H:.*]]) in (8)
 //       CHECK:     scf.for %[[J:.*]] = %c0 to %c1024 step %c4
 //       CHECK:       scf.for {{.*}} = %c0 to %c128 step %c16 iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 //       CHECK:         vector.load %{{.*}}[%c0, %[[H]], %c0, %c0, %{{.*}}] : memref<1x8x4x1x128xf32>, vector<16xf32>

@@ -202,12 +202,18 @@ def RopeVectorizeContractionsPass : Pass<"rope-vectorize-contractions"> {
       the other input into `rows × vectors-per-row` accumulators;
     - dot, when the reduction dim is innermost in both inputs (Q·Kᵀ with K
       stored `[keys, head_dim]`): `rows × columns` vector accumulators over
-      the reduction dim, each reduced horizontally once at the end.
+      the reduction dim; when they are as many as the lanes (4×4 of 16 f32)
+      they are reduced together at the end (pairs shuffled side by side and
+      added, log2(lanes) levels) into one vector of scores, otherwise each
+      horizontally.
 
     Accumulators are `scf.for` iter_args across the whole reduction loop, so
     they stay in registers. Remainders use one row, one column, one lane;
     static and dynamic shapes are lowered alike. The other loop dims (batch,
-    heads, a unit query dim) iterate one at a time around the tiles. Ops
+    heads, a unit query dim) are an `scf.forall` around the tiles (OpenMP
+    threads with `rope-to-llvm-cpu{num-threads=N}`), or plain `scf.for`
+    inside a parallel loop already (the tiles of
+    `rope-fuse-into-attention`). Ops
     without a unit-stride dim, with several reduction dims or with mixed or
     non-float element types are left for `convert-linalg-to-loops`.
     `rope-to-llvm-cpu` runs it after bufferization

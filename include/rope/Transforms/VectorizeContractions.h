@@ -38,7 +38,10 @@ struct ContractionRegisterTile {
 ///   the accumulators live in registers across the whole reduction loop;
 /// - dot form: the reduction dim innermost in both inputs (Q·Kᵀ with K
 ///   stored [keys, head_dim]): vector accumulators per output element,
-///   reduced horizontally once after the reduction loop.
+///   reduced once after the reduction loop (all together by a shuffle/add
+///   tree when there are as many as lanes, else each horizontally).
+/// The loops over the other dims are an scf.forall unless the op is inside
+/// a parallel loop already.
 /// Remainders of the tiles use narrower tiles (one row, one column, one
 /// lane), so any shape, static or dynamic, is lowered. Contractions without a
 /// unit-stride dim, with several reduction dims, mixed element types or

@@ -262,10 +262,14 @@ def main() -> int:
         decode_lens, prefill_lens = [100], [40]
     rows = []
 
-    print(f"# attention_bench: {platform.machine()}, one thread, f32, "
-          f"query tile {QUERY_TILE}, key tile {KEY_TILE}")
+    cores = os.cpu_count() or 1
+    print(f"# attention_bench: {platform.machine()}, f32, query tile "
+          f"{QUERY_TILE}, key tile {KEY_TILE}; one thread unless a column "
+          f"says {cores}T (all cores, OpenMP)")
     header = ("(a) decode, B=1, Hq=32, Hkv=8, D=128 | S_k | fused ms | "
-              "Q-only ms | unfused ms | unfused/fused | Q-only/fused")
+              "Q-only ms | unfused ms | unfused/fused | Q-only/fused | "
+              f"fused {cores}T ms | unfused {cores}T ms | "
+              f"unfused/fused {cores}T")
     print(header)
     for kv in decode_lens:
         c = ScoresConfig(1, 32, 8, 1, kv, 128, layout="bhsd")
@@ -273,16 +277,21 @@ def main() -> int:
             "fused": (c, True, dict(fuse_key="auto")),
             "qonly": (c, True, dict(fuse_key="never")),
             "unfused": (c, False, {}),
+            "fused_mt": (c, True, dict(fuse_key="auto", threads=cores)),
+            "unfused_mt": (c, False, dict(threads=cores)),
         }, samples, rng)
         line = (f"decode | {kv} | {r['fused']:.3f} | {r['qonly']:.3f} | "
                 f"{r['unfused']:.3f} | {r['unfused'] / r['fused']:.2f} | "
-                f"{r['qonly'] / r['fused']:.2f}")
+                f"{r['qonly'] / r['fused']:.2f} | {r['fused_mt']:.3f} | "
+                f"{r['unfused_mt']:.3f} | "
+                f"{r['unfused_mt'] / r['fused_mt']:.2f}")
         print(line, flush=True)
         rows.append(line)
 
     print("(b) prefill, B=1, H=2, D=64 | S | fused Q ms | fused Q+K ms | "
           "unfused ms | plain QK^T ms | unfused/fused Q | unfused/fused Q+K | "
-          "plain/fused Q")
+          f"plain/fused Q | fused Q {cores}T ms | unfused {cores}T ms | "
+          f"unfused/fused Q {cores}T")
     for s in prefill_lens:
         c = ScoresConfig(1, 2, 2, s, s, 64, layout="bhsd")
         plain = ScoresConfig(1, 2, 2, s, s, 64, layout="bhsd", rotate=False)
@@ -291,12 +300,16 @@ def main() -> int:
             "fused_qk": (c, True, dict(fuse_key="always")),
             "unfused": (c, False, {}),
             "plain": (plain, False, {}),
+            "fused_mt": (c, True, dict(fuse_key="auto", threads=cores)),
+            "unfused_mt": (c, False, dict(threads=cores)),
         }, max(3, samples // 3), rng)
         line = (f"prefill | {s} | {r['fused_q']:.2f} | {r['fused_qk']:.2f} | "
                 f"{r['unfused']:.2f} | {r['plain']:.2f} | "
                 f"{r['unfused'] / r['fused_q']:.2f} | "
                 f"{r['unfused'] / r['fused_qk']:.2f} | "
-                f"{r['plain'] / r['fused_q']:.2f}")
+                f"{r['plain'] / r['fused_q']:.2f} | {r['fused_mt']:.2f} | "
+                f"{r['unfused_mt']:.2f} | "
+                f"{r['unfused_mt'] / r['fused_mt']:.2f}")
         print(line, flush=True)
         rows.append(line)
 
@@ -321,7 +334,6 @@ def main() -> int:
         print(line, flush=True)
         rows.append(line)
 
-    cores = os.cpu_count() or 1
     threads = sorted({1, cores})
     print(f"(c) whole attention vs onnxruntime GroupQueryAttention("
           f"do_rotary=1), both on 1 and {cores} threads | case | " +

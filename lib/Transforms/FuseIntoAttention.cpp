@@ -326,9 +326,19 @@ mlir::rope::fuseRopeIntoAttention(RewriterBase &rewriter,
   size_t numQueryLoops = result.loops.size();
   SmallVector<OpFoldResult> keyTileSizes(numLoops, rewriter.getIndexAttr(0));
   keyTileSizes[match.keyDim] = keyTile;
+  // Decode: when the query-tile loops run once (static extents within
+  // their tiles) the key tiles are the only parallelism there is, and
+  // independent for scores: make the key loop the scf.forall.
+  bool singleQueryTile = llvm::all_of(interchange, [&](int64_t d) {
+    std::optional<int64_t> tile = getConstantIntValue(tileSizes[d]);
+    return !tile || *tile == 0 ||
+           (!ShapedType::isDynamic(ranges[d]) && ranges[d] <= *tile);
+  });
   tiled =
       tileWithLoops(rewriter, cast<linalg::LinalgOp>(result.tiledContraction),
-                    keyTileSizes, {}, scf::SCFTilingOptions::LoopType::ForOp);
+                    keyTileSizes, {},
+                    singleQueryTile ? queryLoopType(options)
+                                    : scf::SCFTilingOptions::LoopType::ForOp);
   // The key tiling is not expected to fail (the op was just tiled); if it
   // does, the rotations go into the query-tile loops only.
   if (succeeded(tiled)) {

@@ -2,6 +2,7 @@
 // RUN: rope-opt %s --rope-fuse-into-attention="fuse-key=auto parallel-loops=false" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=AUTO --enable-var-scope
 // RUN: rope-opt %s --rope-fuse-into-attention="fuse-key=always tile-heads=true" --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=FORALL --enable-var-scope
 // RUN: rope-opt %s --rope-fuse-into-attention="remarks=true" -split-input-file -verify-diagnostics -o /dev/null
+// RUN: rope-opt %s --rope-fuse-into-attention --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=DECODE --enable-var-scope
 
 // Attention scores [B, H, S, D] as a linalg.generic: loops over B and (with
 // tile-heads) H by 1, the query tile (32) outside the key tile (64). Q's tile is rotated in
@@ -163,4 +164,30 @@ func.func @not_a_contraction(%k: tensor<128x64xf32>) -> tensor<128x64xf32> {
   // expected-remark @+1 {{not a contraction}}
   %s = linalg.exp ins(%kr : tensor<128x64xf32>) outs(%ek : tensor<128x64xf32>) -> tensor<128x64xf32>
   return %s : tensor<128x64xf32>
+}
+
+// -----
+
+// Decode with one batch row: the query-tile loops run once, so the key
+// tiles are the parallel loop (scf.forall, each key tile rotated and
+// contracted independently) and the single-iteration query loop folds away.
+// CHECK-LABEL: func.func @decode_single_row(
+// DECODE-LABEL: func.func @decode_single_row(
+//       DECODE:   %[[QR:.*]] = rope.apply ins(%{{.*}} : tensor<1x2x4x1x64xf32>)
+//       DECODE:   scf.forall (%[[N:.*]]) = (0) to (256) step (64)
+//       DECODE:     %[[KR:.*]] = rope.apply ins(%{{.*}} : tensor<1x2x64x64xf32>)
+//       DECODE:     linalg.generic {{.*}} ins(%[[QR]], %[[KR]] :
+//       DECODE:     scf.forall.in_parallel
+func.func @decode_single_row(%q: tensor<1x2x4x1x64xf32>, %k: tensor<1x2x256x64xf32>, %o: tensor<1xi64>, %acc: tensor<1x2x4x1x256xf32>) -> tensor<1x2x4x1x256xf32> {
+  %eq = tensor.empty() : tensor<1x2x4x1x64xf32>
+  %ek = tensor.empty() : tensor<1x2x256x64xf32>
+  %qr = rope.apply ins(%q : tensor<1x2x4x1x64xf32>) offset(%o : tensor<1xi64>) outs(%eq : tensor<1x2x4x1x64xf32>) {token_dims = array<i64: 0, 3>} -> tensor<1x2x4x1x64xf32>
+  %kr = rope.apply ins(%k : tensor<1x2x256x64xf32>) outs(%ek : tensor<1x2x256x64xf32>) {token_dims = array<i64: 0, 2>} -> tensor<1x2x256x64xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, g, m, n, d) -> (b, h, g, m, d)>, affine_map<(b, h, g, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, g, m, n, d) -> (b, h, g, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%qr, %kr : tensor<1x2x4x1x64xf32>, tensor<1x2x256x64xf32>) outs(%acc : tensor<1x2x4x1x256xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x1x256xf32>
+  return %s : tensor<1x2x4x1x256xf32>
 }

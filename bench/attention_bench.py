@@ -88,17 +88,24 @@ def measure(config: ScoresConfig, variants: dict, samples: int, rng):
     return results
 
 
-def measure_attention(config: AttentionConfig, samples: int, rng,
-                      fuse_key: str = "auto"):
+def attention_inputs(config: AttentionConfig, rng):
+    """Random q, k, v, and the keyword arguments: a causal mask (aligned
+    bottom-right, -inf where masked) when the config has one."""
     q = rng.standard_normal(config.q_shape()).astype(np.float32)
     k = rng.standard_normal(config.k_shape()).astype(np.float32)
     v = rng.standard_normal(config.v_shape()).astype(np.float32)
-    offsets = rng.integers(0, 1 << 16, config.batch)
     extra = {}
     if config.mask:
         m = np.arange(config.q_len)[:, None] + (config.kv_len - config.q_len)
         extra["mask"] = np.where(np.arange(config.kv_len)[None, :] <= m, 0.0,
                                  -np.inf).astype(np.float32)
+    return q, k, v, extra
+
+
+def measure_attention(config: AttentionConfig, samples: int, rng,
+                      fuse_key: str = "auto"):
+    q, k, v, extra = attention_inputs(config, rng)
+    offsets = rng.integers(0, 1 << 16, config.batch)
     out = np.empty(config.out_shape(), np.float32)
     kernels = {"fused": AttentionKernel(config, True, query_tile=QUERY_TILE,
                                         key_tile=KEY_TILE, fuse_key=fuse_key),
@@ -213,15 +220,8 @@ def measure_vs_ort(config: AttentionConfig, samples: int, rng,
     """ours (fused) and ORT GroupQueryAttention on each thread count, in ms
     ({("ours", n): .., ("ort", n): ..}), after checking that the outputs
     agree; or the reason ORT did not run."""
-    q = rng.standard_normal(config.q_shape()).astype(np.float32)
-    k = rng.standard_normal(config.k_shape()).astype(np.float32)
-    v = rng.standard_normal(config.v_shape()).astype(np.float32)
+    q, k, v, extra = attention_inputs(config, rng)
     offsets = np.full(config.batch, config.kv_len - config.q_len)
-    extra = {}
-    if config.mask:
-        m = np.arange(config.q_len)[:, None] + (config.kv_len - config.q_len)
-        extra["mask"] = np.where(np.arange(config.kv_len)[None, :] <= m, 0.0,
-                                 -np.inf).astype(np.float32)
     out = np.empty(config.out_shape(), np.float32)
     results = {}
     for n in threads:

@@ -430,11 +430,7 @@ std::optional<unsigned> additiveMask(linalg::LinalgOp op,
 
 /// The map of a rank-`rank` tensor onto itself without dim `drop`.
 AffineMap dropDim(MLIRContext *ctx, unsigned rank, unsigned drop) {
-  SmallVector<AffineExpr> exprs;
-  for (unsigned d = 0; d < rank; ++d)
-    if (d != drop)
-      exprs.push_back(getAffineDimExpr(d, ctx));
-  return AffineMap::get(rank, 0, exprs, ctx);
+  return AffineMap::getMultiDimIdentityMap(rank, ctx).dropResult(drop);
 }
 
 Value castTo(OpBuilder &b, Location loc, Value v, Type type) {

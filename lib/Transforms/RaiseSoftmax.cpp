@@ -60,11 +60,7 @@ struct Node {
 
 /// The map of a rank-`rank` space onto itself without dim `drop`.
 AffineMap dropDim(MLIRContext *ctx, unsigned rank, unsigned drop) {
-  SmallVector<AffineExpr> exprs;
-  for (unsigned d = 0; d < rank; ++d)
-    if (d != drop)
-      exprs.push_back(getAffineDimExpr(d, ctx));
-  return AffineMap::get(rank, 0, exprs, ctx);
+  return AffineMap::getMultiDimIdentityMap(rank, ctx).dropResult(drop);
 }
 
 /// The value its payload yields, for a one-result linalg op.

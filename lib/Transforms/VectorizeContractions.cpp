@@ -124,31 +124,35 @@ FailureOr<RegisterTilePlan> planRegisterTile(linalg::LinalgOp op,
   std::optional<unsigned> outDim = plan.output.unitStrideDim;
 
   using Form = RegisterTilePlan::Form;
-  if (outDim && rhs.unitStrideDim == outDim &&
-      llvm::is_contained(dims->n, *outDim)) {
-    plan.form = Form::OuterProduct;
-    plan.rowsOperand = lhs;
-    plan.vectorOperand = rhs;
-    plan.rowDim = widestDim(dims->m, ranges);
-    plan.colDim = *outDim;
-  } else if (outDim && lhs.unitStrideDim == outDim &&
-             llvm::is_contained(dims->m, *outDim)) {
-    plan.form = Form::OuterProduct;
-    plan.rowsOperand = rhs;
-    plan.vectorOperand = lhs;
-    plan.rowDim = widestDim(dims->n, ranges);
-    plan.colDim = *outDim;
-  } else if (lhs.unitStrideDim == plan.reductionDim &&
-             rhs.unitStrideDim == plan.reductionDim) {
+  // Outer product along the output's unit-stride dim when `vectors` (one
+  // input) has it too and it is one of `vectorDims` (that input's m or n
+  // dims); the rows are the other input's widest dim of `rowDims`.
+  auto outerProduct =
+      [&](const OperandAccess &vectors, const OperandAccess &rows,
+          ArrayRef<unsigned> vectorDims, ArrayRef<unsigned> rowDims) {
+        if (!outDim || vectors.unitStrideDim != outDim ||
+            !llvm::is_contained(vectorDims, *outDim))
+          return false;
+        plan.form = Form::OuterProduct;
+        plan.rowsOperand = rows;
+        plan.vectorOperand = vectors;
+        plan.rowDim = widestDim(rowDims, ranges);
+        plan.colDim = *outDim;
+        return true;
+      };
+  bool dot = lhs.unitStrideDim == plan.reductionDim &&
+             rhs.unitStrideDim == plan.reductionDim;
+  if (!outerProduct(rhs, lhs, dims->n, dims->m) &&
+      !outerProduct(lhs, rhs, dims->m, dims->n)) {
+    if (!dot)
+      return rewriter.notifyMatchFailure(op, "no dim with unit stride in the "
+                                             "output and an input, nor a "
+                                             "unit-stride reduction dim");
     plan.form = Form::Dot;
     plan.rowsOperand = lhs;
     plan.vectorOperand = rhs;
     plan.rowDim = widestDim(dims->m, ranges);
     plan.colDim = widestDim(dims->n, ranges);
-  } else {
-    return rewriter.notifyMatchFailure(op, "no dim with unit stride in the "
-                                           "output and an input, nor a "
-                                           "unit-stride reduction dim");
   }
   for (unsigned d = 0, e = op.getNumLoops(); d < e; ++d)
     if (d != plan.rowDim && d != plan.colDim && d != plan.reductionDim)

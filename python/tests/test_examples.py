@@ -1,0 +1,20 @@
+"""The examples run and check themselves (they exit non-zero on a wrong
+result)."""
+
+import pathlib
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def test_attention_example():
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "attention.py"), "--small"],
+        capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "ATTENTION OK" in proc.stdout
+    # The fused form is one loop nest with the rotations inside it and the
+    # causal prefill's masked-tile skip.
+    assert "scf.forall, rope.apply, scf.for, rope.apply" in proc.stdout
+    assert "scf.if" in proc.stdout

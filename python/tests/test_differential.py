@@ -43,12 +43,16 @@ class Case:
     cache: str | None     # None | gathered | pregathered
     static: bool
     max_position: int
+    # Signed positions (computed cos/sin only): explicit positions alternate
+    # in sign, offsets are negative (R(-m), ROPE.md §1).
+    negative: bool = False
 
     def __str__(self):
         return (f"seed={self.seed} {self.dtype} shape={self.shape} "
                 f"token_dims={self.token_dims} {self.layout} P={self.rotary_dim}"
                 f" pos={self.positions} cache={self.cache} inv={self.inverse} "
-                f"a={self.magnitude} static={self.static}")
+                f"a={self.magnitude} static={self.static}"
+                f"{' negative' if self.negative else ''}")
 
 
 def make_case(seed: int) -> Case:
@@ -115,16 +119,26 @@ def run_case(case: Case, make_kernel=None, **lowering):
 
     positions = offset = cos_cache = sin_cache = None
     call_offset = 0
+    assert not (case.negative and case.cache), "a cache has no row -m"
     if case.positions.startswith("explicit"):
         pdtype = np.int32 if case.positions == "explicit32" else np.int64
-        positions = rng.integers(0, case.max_position, token_sizes).astype(
-            pdtype)
+        if case.negative:
+            # |m| in [1, max), signs -, +, -, +, ... in row-major order.
+            sign = np.where(np.arange(int(np.prod(token_sizes))) % 2, 1, -1)
+            positions = (rng.integers(1, case.max_position, token_sizes) *
+                         sign.reshape(token_sizes)).astype(pdtype)
+        else:
+            positions = rng.integers(0, case.max_position,
+                                     token_sizes).astype(pdtype)
     elif case.positions == "offset":
-        offset = int(rng.integers(0, case.max_position - seq))
+        offset = (-int(rng.integers(1, case.max_position)) if case.negative
+                  else int(rng.integers(0, case.max_position - seq)))
         call_offset = offset
     elif case.positions == "row_offset":
-        offset = rng.integers(0, case.max_position - seq,
-                              token_sizes[0]).astype(np.int64)
+        offset = (-rng.integers(1, case.max_position, token_sizes[0])
+                  if case.negative else
+                  rng.integers(0, case.max_position - seq, token_sizes[0])
+                  ).astype(np.int64)
         call_offset = offset
 
     cache_dtype = np.float32

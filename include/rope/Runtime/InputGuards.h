@@ -1,0 +1,48 @@
+//===- InputGuards.h - Reject text that crashes the MLIR parser -*- C++ -*-===//
+//
+// Part of the rope-mlir project.
+//
+// MLIR 22's parser crashes, instead of reporting a diagnostic, on a few kinds
+// of malformed text (upstream bugs, listed with reproducers in
+// docs/RELIABILITY.md). Callers that parse text they did not write (the C API
+// in lib/Runtime/RopeJit.cpp, the fuzzer in tools/rope-fuzz) check it here
+// first and turn a would-be crash into an error message.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ROPE_RUNTIME_INPUTGUARDS_H
+#define ROPE_RUNTIME_INPUTGUARDS_H
+
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/LogicalResult.h"
+
+#include <string>
+
+namespace mlir::rope {
+
+/// The deepest nesting checkParserSafety accepts by default. The recursive
+/// descent parser uses up to ~3 KB of stack per level (an 8 MB stack
+/// overflows between 3000 and 10000 nested regions); 256 levels stay under
+/// 1 MB and far above what real IR nests.
+constexpr unsigned kMaxParserNesting = 256;
+
+/// Checks `source`, MLIR text about to be parsed, for the inputs known to
+/// crash MLIR 22's parser:
+///  - nesting deeper than `maxNesting`: brackets `( [ { <` together with runs
+///    of unary minus (the parser recurses on each and overflows the stack);
+///  - a dense array of `index` elements, `array<index: ...>` (also through a
+///    type alias): Parser::parseDenseArrayAttr asks index for a bit width;
+///  - a malformed `dimensions = [...]` / `permutation = [...]` in the custom
+///    form of linalg.broadcast, linalg.transpose and linalg.reduce: their
+///    parser stores the null attribute of a failed parse.
+/// Comments and string literals are skipped. On failure, `reason` says what
+/// was found and where (line:column). The check is conservative: it may
+/// reject valid but unusual text (a dimension list written in hex), never a
+/// plain valid one.
+LogicalResult checkParserSafety(StringRef source, std::string &reason,
+                                unsigned maxNesting = kMaxParserNesting);
+
+} // namespace mlir::rope
+
+#endif // ROPE_RUNTIME_INPUTGUARDS_H

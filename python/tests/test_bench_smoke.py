@@ -1,37 +1,127 @@
-"""bench/cpu_bench.py runs end to end (--quick --smoke: one tiny shape, a few repetitions), every peer
-agrees with the float64 reference, and the table is printed. No timing assertions: the numbers of a
-smoke run mean nothing."""
+"""bench/cpu_bench.py and bench/attention_bench.py run end to end in their smoke modes, every peer agrees
+with the float64 reference, and the cpu bench's report keeps its own rules: public-API and raw columns side
+by side, no verdict where the copy is no ceiling, and PASS/MISS counts that are the counts of the table's
+cells. No timing assertions: the numbers of a smoke run mean nothing."""
 
 import importlib.util
 import pathlib
+import re
 import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench"))
+
+import cpu_bench  # noqa: E402
+
+BEGIN, END = cpu_bench.BEGIN_MARK, cpu_bench.END_MARK
+COUNT_LINE = re.compile(r"^- (?P<table>.+), `(?P<column>[^`]+)` .*: (?P<p>\d+) PASS, (?P<m>\d+) MISS, "
+                        r"(?P<n>\d+) no verdict$")
 
 
-def test_cpu_bench_smoke():
+def _region(text):
+    return text.split(BEGIN, 1)[1].split(END, 1)[0]
+
+
+def _tables(region):
+    """{title: (header, rows)} of the markdown tables, each introduced by a **title** line."""
+    tables, title, lines = {}, None, region.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("**") and line.endswith("**") and i + 2 < len(lines) and lines[i + 2].startswith("| "):
+            title = line.strip("*")
+            header = [c.strip() for c in lines[i + 2].strip("|").split("|")]
+            rows = []
+            for row in lines[i + 4:]:
+                if not row.startswith("| "):
+                    break
+                rows.append([c.strip() for c in row.strip("|").split("|")])
+            tables[title] = (header, rows)
+    return tables
+
+
+def _us(cell):
+    return float(cell.replace("!", "").strip())
+
+
+def _verdict(cell):
+    return cell.rsplit(" ", 1)[-1] if cell.endswith((" PASS", " MISS")) else None
+
+
+def test_cpu_bench_smoke(tmp_path):
+    doc = tmp_path / "doc.md"
+    doc.write_text(f"before\n{BEGIN}\nold\n{END}\nafter\n")
     result = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "cpu_bench.py"), "--quick", "--smoke"],
+        [sys.executable, str(ROOT / "bench" / "cpu_bench.py"), "--smoke", "--threads", "2",
+         "--write-docs", str(doc)],
         cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
-    out = result.stdout
-    assert "# rope.apply CPU benchmark (smoke)" in out
-    assert "single thread" in out
-    header = next((line for line in out.splitlines() if line.startswith("shape ")), None)
-    assert header is not None, out
-    for column in ("ours µs", "copy µs", "of copy", "×ORT23", "×ORTms", "×numpy", "×C++", "comp/cache"):
-        assert column in header
-    assert "correctness: max relative error" in out and "all within tolerance" in out
+    text = doc.read_text()
+    assert text.startswith(f"before\n{BEGIN}\n") and text.endswith(f"\n{END}\nafter\n") and "old" not in text
+    region = _region(text)
+    assert "(smoke mode)" in region and "correctness: max relative error" in region
+    assert "all within tolerance" in region
+    tables = _tables(region)
+    assert {"single thread: ours", "single thread: vs peers", "2 threads: ours", "2 threads: vs peers"} <= set(tables)
 
+    ours_keys = {}
+    for title, (header, rows) in tables.items():
+        if title.endswith(": ours"):
+            for column in ("raw µs", "call µs", "apply µs", "copy µs", "floor µs", "of copy", "ovh µs"):
+                assert column in header, (title, column)
+            col = {name: i for i, name in enumerate(header)}
+            for row in rows:
+                ours_keys[tuple(row[:5])] = (_us(row[col["copy µs"]]) - _us(row[col["floor µs"]]), row, col)
+        elif title.endswith(": vs peers"):
+            for column in ("/apply", "/raw", "ORT23/call", "ORT23/raw", "ORTms/call", "ORTms/raw", "C++/raw"):
+                assert any(h.endswith(column) for h in header), (title, column)
+    assert ours_keys
 
-def test_cpu_bench_smoke_markdown():
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "cpu_bench.py"), "--quick", "--smoke", "--markdown",
-         "--dtypes", "f32", "--threads", "1"],
-        cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr[-4000:]
-    assert "| shape | dtype | layout | cos/sin |" in result.stdout
+    # The ceiling rule: no copy-based value and no verdict on rows whose copy moves bytes for < 20 µs
+    # (1 µs margin for the rounding of the printed times).
+    below = [key for key, (net, _, _) in ours_keys.items() if net < cpu_bench.CEILING_MIN_COPY_US - 1]
+    assert below, "the smoke shapes include rows below the ceiling rule"
+    for key in below:
+        _, row, col = ours_keys[key]
+        assert row[col["of copy"]] == "—" and row[col["in place of copy"]] == "—", row
+        assert _verdict(row[col["comp/cache"]]) is None, row
+        ovh = row[col["ovh µs"]]
+        assert "±" not in ovh, row
+        if _verdict(ovh) == "PASS":  # only the upper bound `≤ raw`, under the target
+            assert ovh.startswith("≤") and float(ovh[1:].split()[0]) < cpu_bench.TARGET_DECODE_OVERHEAD_US
+    for title, (header, rows) in tables.items():
+        if title.endswith(": vs peers"):
+            for row in rows:
+                if tuple(row[:5]) in below:
+                    assert not any(_verdict(c) for c in row), row
+    # Never a PASS on a negative or noise-level overhead.
+    for _, row, col in ours_keys.values():
+        ovh = row[col["ovh µs"]]
+        if "±" in ovh and _verdict(ovh):
+            value, spread = (float(v) for v in ovh.split()[0].split("±"))
+            assert value > spread, row
+
+    # The printed counts are the counts of the verdicts in the table cells.
+    counted = set()
+    totals = [0, 0]
+    for line in region.splitlines():
+        match = COUNT_LINE.match(line)
+        if not match:
+            continue
+        header, rows = tables[match["table"]]
+        i = header.index(match["column"])
+        cells = [row[i] for row in rows]
+        assert int(match["p"]) == sum(_verdict(c) == "PASS" for c in cells), line
+        assert int(match["m"]) == sum(_verdict(c) == "MISS" for c in cells), line
+        counted.add((match["table"], match["column"]))
+        totals[0] += int(match["p"])
+        totals[1] += int(match["m"])
+    for title, (header, rows) in tables.items():
+        for i, column in enumerate(header):
+            if any(_verdict(row[i]) for row in rows):
+                assert (title, column) in counted, (title, column)
+    assert f"- all tables: {totals[0]} PASS, {totals[1]} MISS," in region
+    # The same report went to stdout.
+    assert "single thread: vs peers" in result.stdout
 
 
 def test_attention_bench_smoke():

@@ -10,6 +10,7 @@ every fuse-key policy. Also RoPE in linear attention (below).
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -19,6 +20,197 @@ from rope_mlir.attention import (AttentionConfig, AttentionKernel,
                                  ScoresConfig, ScoresKernel)
 
 TOLERANCE = 2e-6  # relative to the largest score; f32 dot products of D terms
+
+
+# -- What fusion produces, checked on the IR ---------------------------------
+# Every check below names what the unfused IR lacks; test_checks_reject_*
+# (at the end) runs them on IR built without rope-fuse-into-attention (and
+# with the other fuse-key policy) and expects each to complain.
+
+class Ir:
+    """Printed MLIR, read by indentation (the printer nests regions two
+    spaces deeper): each line's enclosing region ops, each value's
+    defining line."""
+
+    def __init__(self, text: str):
+        self.lines = text.splitlines()
+        self.parents, self.defs = [], {}
+        stack = []  # (indent, line) of the ops whose region is open
+        for i, line in enumerate(self.lines):
+            stripped = line.strip()
+            indent = len(line) - len(stripped)
+            if not stripped.startswith("^"):  # a block label closes nothing
+                while stack and indent <= stack[-1][0]:
+                    stack.pop()
+            self.parents.append([j for _, j in stack])
+            m = re.match(r"(%[\w.$-]+)(?::\d+)? = ", stripped)
+            if m:
+                self.defs[m.group(1)] = i
+            if stripped.endswith("{"):
+                stack.append((indent, i))
+
+    def loops(self, i: int) -> list:
+        """The scf.for / scf.forall ops around line i, outermost first."""
+        return [j for j in self.parents[i]
+                if re.search(r"(^|= )scf\.for(all)? ", self.lines[j].strip())]
+
+    def origin(self, value: str):
+        """(root, sliced): the value `value` is a (chain of)
+        tensor.extract_slice of, and whether there was one. A root that is
+        a function argument's bufferization.to_tensor is the argument."""
+        sliced = False
+        while value in self.defs:
+            line = self.lines[self.defs[value]]
+            m = re.search(r"= tensor\.extract_slice (%[\w.$-]+)\[", line)
+            if m:
+                value, sliced = m.group(1), True
+                continue
+            m = re.search(r"= bufferization\.to_tensor (%arg\d+) ", line)
+            if m:
+                value = m.group(1)
+            break
+        return value, sliced
+
+    def users(self, value: str) -> list:
+        return [i for i, line in enumerate(self.lines)
+                if re.search(re.escape(value) + r"(?![\w.$-])", line)
+                and i != self.defs.get(value)]
+
+    def rotations_of(self, argument: str) -> list:
+        """(line, result) of each rope.apply whose input comes from the
+        function argument `argument` (whole or sliced)."""
+        found = []
+        for i, line in enumerate(self.lines):
+            m = re.search(r"(%[\w.$-]+) = rope\.apply ins\((%[\w.$-]+) ", line)
+            if m and self.origin(m.group(2))[0] == argument:
+                found.append((i, m.group(1)))
+        return found
+
+
+def key_is_fused(q_len: int, options: dict) -> bool:
+    """rope-fuse-into-attention's fuse-key policy (auto: only when one query
+    tile covers the queries, else every key would be rotated per tile)."""
+    policy = options.get("fuse_key", "auto")
+    if policy == "auto":
+        return q_len <= options.get("query_tile", 32)
+    return policy == "always"
+
+
+def rope_fusion_problems(text: str, key_fused: bool) -> dict:
+    """What is wrong with `text` as the fused scores/attention IR of
+    @scores/@attention(%q = %arg0, %k = %arg1, ...): {"query": [...],
+    "key": [...]}, empty lists when the rotations are where fusion puts
+    them. Query: one rotation, of a slice of Q, inside the query loop(s),
+    feeding a contraction in a deeper (key) loop. Key, fused: one rotation,
+    of a slice of K, inside a key loop that does not enclose Q's rotation,
+    feeding a contraction in that same loop (so no whole rotated K exists);
+    not fused: one whole rotation outside any loop, sliced per key tile."""
+    ir = Ir(text)
+    problems = {"query": [], "key": []}
+    queries, keys = ir.rotations_of("%arg0"), ir.rotations_of("%arg1")
+    for who, found in (("query", queries), ("key", keys)):
+        if len(found) != 1:
+            problems[who].append(f"{len(found)} rotations of the {who}s")
+    if problems["query"] or problems["key"]:
+        return problems
+    (qi, qr), (ki, kr) = queries[0], keys[0]
+    q_loops, k_loops = ir.loops(qi), ir.loops(ki)
+    input_of = lambda i: re.search(r"rope\.apply ins\((%[\w.$-]+) ",
+                                   ir.lines[i]).group(1)
+
+    if not ir.origin(input_of(qi))[1]:
+        problems["query"].append("Q is rotated whole, not a tile of it")
+    if not q_loops:
+        problems["query"].append("Q's rotation is outside the loops")
+    if not any(len(ir.loops(u)) > len(q_loops) and
+               ir.loops(u)[:len(q_loops)] == q_loops for u in ir.users(qr)):
+        problems["query"].append("Q's rotated tile is not used in a loop "
+                                 "nested in the query loop")
+
+    if key_fused:
+        if not ir.origin(input_of(ki))[1]:
+            problems["key"].append("K is rotated whole, not a tile of it")
+        if not k_loops or k_loops[-1] in q_loops:
+            problems["key"].append("K's rotation is not in a key loop")
+        elif not any(ir.loops(u)[-1:] == k_loops[-1:]
+                     for u in ir.users(kr)):
+            problems["key"].append("K's rotated tile is not used in its "
+                                   "key loop")
+    else:
+        if ir.origin(input_of(ki))[1] or k_loops:
+            problems["key"].append("K's rotation is tiled (fuse-key "
+                                   "policy says whole)")
+        elif not all(ir.loops(u) for u in ir.users(kr)):
+            problems["key"].append("the whole rotated K is used outside "
+                                   "the key loop")
+    return problems
+
+
+def attention_problems(text: str, config: AttentionConfig) -> list:
+    """What is wrong with `text` as fused whole attention: no softmax or
+    reduction over whole rows and no scores-sized tensor is left; the
+    exponentials are in the key loop that carries the online softmax's
+    running state (iter_args)."""
+    ir = Ir(text)
+    problems = [f"{op} is left" for op in ("linalg.softmax", "linalg.reduce")
+                if op in text]
+    scores = "tensor<" + "x".join(map(str, config.scores_shape())) + "xf32>"
+    if scores in text:
+        problems.append(f"a whole scores tensor {scores} is left")
+    exps = [i for i, line in enumerate(ir.lines) if "math.exp" in line]
+    if not exps:
+        problems.append("no math.exp")
+    for i in exps:
+        if not any("iter_args(" in ir.lines[j] and
+                   re.search(r"(^|= )scf\.for ", ir.lines[j].strip())
+                   for j in ir.parents[i]):
+            problems.append(f"math.exp outside an scf.for with iter_args: "
+                            f"{ir.lines[i].strip()}")
+    return problems
+
+
+def assert_fused(text: str, key_fused: bool):
+    problems = rope_fusion_problems(text, key_fused)
+    assert not problems["query"] and not problems["key"], (problems, text)
+
+
+def masked_key_tile_skipped(ir: Ir, key_rotation: int) -> bool:
+    """Whether the key tile's rotation at line `key_rotation` sits in an
+    scf.if (on the mask tile having an unmasked entry) in the key loop, so
+    that a key tile the causal mask hides is neither rotated nor used."""
+    loops = ir.loops(key_rotation)
+    return bool(loops) and any(
+        "scf.if" in ir.lines[j] and j > loops[-1]
+        for j in ir.parents[key_rotation])
+
+
+def forall_problems(text: str) -> list:
+    """parallel-loops: the loops over batch, heads and query tiles are one
+    scf.forall around Q's rotation, the key loop an scf.for inside it."""
+    ir = Ir(text)
+    queries, keys = ir.rotations_of("%arg0"), ir.rotations_of("%arg1")
+    if len(queries) != 1 or len(keys) != 1:
+        return [f"{len(queries)} Q and {len(keys)} K rotations"]
+    q_loops, k_loops = ir.loops(queries[0][0]), ir.loops(keys[0][0])
+    problems = []
+    if len(q_loops) != 1 or "scf.forall" not in ir.lines[q_loops[0]]:
+        problems.append("Q's rotation is not in exactly one scf.forall")
+    if not k_loops or k_loops[:-1] != q_loops or \
+            "scf.for " not in ir.lines[k_loops[-1]]:
+        problems.append("K's rotation is not in an scf.for inside it")
+    return problems
+
+
+def openmp_problems(text: str) -> list:
+    """Lowered with num-threads=2: one outermost omp.parallel (the fused
+    scf.forall) holds every other parallel region (the tiles' own token
+    loops); unfused, each rotation and the contraction are separate."""
+    ir = Ir(text)
+    regions = [i for i, line in enumerate(ir.lines) if "omp.parallel" in line]
+    outer = [i for i in regions
+             if not any(j in regions for j in ir.parents[i])]
+    return [] if len(outer) == 1 else [
+        f"{len(outer)} outermost omp.parallel regions"]
 
 
 def random_case(seed: int):
@@ -57,15 +249,23 @@ def inputs(rng, c: ScoresConfig):
                       k_positions=rng.integers(0, 100000, (rows, c.kv_len)))
 
 
+def fusion_only(ir: str, options: dict, fuse: bool = True) -> str:
+    """`ir` after the kernel's pipeline up to rope-to-llvm-cpu: the fusion
+    pass with `options`, or (fuse=False) nothing."""
+    full = attention.pipeline(fuse, **options)
+    return _jit.lower(ir, full.split("rope-to-llvm-cpu")[0].rstrip(", ") +
+                      ")")
+
+
 def check(config, options, rng):
     q, k, positions = inputs(rng, config)
     ref = attention.scores_reference(config, q, k, **positions)
     fused = ScoresKernel(config, True, **options)
     unfused = ScoresKernel(config, False)
-    # The pass did fuse: Q's rotation is a tile in the loops.
-    lowered = _jit.lower(fused.ir, attention.pipeline(
-        True, **options).split(", rope-to-llvm-cpu")[0] + ")")
-    assert "scf.for" in lowered and "tensor.empty() : tensor<" in lowered
+    # The pass did fuse: Q's rotation is a tile in the query loop, K's a
+    # tile in the key loop when the fuse-key policy says so.
+    assert_fused(fusion_only(fused.ir, options), key_is_fused(config.q_len,
+                                                              options))
     got = fused(q, k, **positions)
     base = unfused(q, k, **positions)
     scale = max(np.abs(ref).max(), 1.0)
@@ -91,10 +291,7 @@ def test_decode_gqa_fuses_both(layout):
     fused = check(config, dict(query_tile=32, key_tile=64), rng)
     ir = _jit.lower(fused.ir, "builtin.module(rope-fuse-into-attention, "
                     "canonicalize)")
-    applies = [line for line in ir.splitlines() if "rope.apply" in line]
-    assert len(applies) == 2 and all("x?x" in a or "x1x" in a
-                                     for a in applies), applies
-    assert "tensor<2x300x2x64xf32>) outs" not in ir
+    assert_fused(ir, key_fused=True)
 
 
 def test_batch_matmul_form():
@@ -170,14 +367,11 @@ def check_attention(config, options, rng):
     ref = attention.attention_reference(config, q, k, v, **extra)
     fused = AttentionKernel(config, True, **options)
     unfused = AttentionKernel(config, False)
-    # The pass did rewrite the whole chain: no softmax, no scores tensor.
-    lowered = _jit.lower(fused.ir, "builtin.module(rope-fuse-into-attention{"
-                         f"query-tile-size={options['query_tile']} "
-                         f"key-tile-size={options['key_tile']}}}, "
-                         "canonicalize)")
-    assert "linalg.softmax" not in lowered, lowered
-    scores = "tensor<" + "x".join(map(str, config.scores_shape())) + "xf32>"
-    assert scores not in lowered, lowered
+    # The pass did rewrite the whole chain: no softmax, no scores tensor,
+    # the exponentials in the key loop; the rotations are tiles.
+    lowered = fusion_only(fused.ir, options)
+    assert not attention_problems(lowered, config), lowered
+    assert_fused(lowered, key_is_fused(config.q_len, options))
     got = fused(q, k, v, **extra)
     base = unfused(q, k, v, **extra)
     scale = max(np.abs(ref).max(), 1.0)
@@ -218,9 +412,10 @@ def test_whole_attention_prefill_causal_gqa(layout):
     # Key tiles that the causal mask hides from a whole query tile (keys
     # 64-69 for queries 0-15) are skipped by an scf.if on the mask slice;
     # the comparison above runs through that path.
-    ir = _jit.lower(fused.ir, "builtin.module(rope-fuse-into-attention{"
-                    "query-tile-size=16 key-tile-size=32}, canonicalize)")
-    assert "scf.if" in ir and "arith.cmpf une" in ir, ir
+    ir = Ir(fusion_only(fused.ir, dict(query_tile=16, key_tile=32,
+                                       fuse_key="always")))
+    assert any(masked_key_tile_skipped(ir, i)
+               for i, _ in ir.rotations_of("%arg1")), "\n".join(ir.lines)
 
 
 @pytest.mark.parametrize("layout", ["bhsd", "bshd"])
@@ -234,11 +429,8 @@ def test_whole_attention_decode_offsets(layout):
                             np.random.default_rng(9))
     ir = _jit.lower(fused.ir, "builtin.module(rope-fuse-into-attention, "
                     "canonicalize)")
-    assert "x300x" not in ir.split("rope.apply", 1)[1].split("return")[0] \
-        or "tensor.extract_slice" in ir
-    applies = [line for line in ir.splitlines() if "rope.apply" in line]
-    assert len(applies) == 2 and all("x64x" in a or "x?x" in a or "x1x" in a
-                                     for a in applies), applies
+    assert_fused(ir, key_fused=True)
+    assert not attention_problems(ir, config), ir
 
 
 @pytest.mark.parametrize("softmax", ["decomposed", "frontend"])
@@ -288,12 +480,112 @@ def test_fused_on_threads(whole, layout):
         ref = attention.scores_reference(c, q, k, **extra)
         tolerance = TOLERANCE
     threaded = kernel(c, True, threads=2, **options)
-    full = attention.pipeline(True, threads=2, **options)
-    fused = _jit.lower(threaded.ir, full.split(", rope-to-llvm-cpu")[0] + ")")
-    assert fused.index("scf.forall") < fused.index("scf.for ")
-    assert "omp.parallel" in _jit.lower(threaded.ir, full)
+    fused = fusion_only(threaded.ir, dict(threads=2, **options))
+    assert not forall_problems(fused), fused
+    assert_fused(fused, key_fused=True)
+    llvm = _jit.lower(threaded.ir, attention.pipeline(True, threads=2,
+                                                      **options))
+    assert not openmp_problems(llvm), llvm
     sequential = kernel(c, True, parallel_loops=False, **options)
     got = threaded(*args, **extra)
     assert np.array_equal(got, sequential(*args, **extra))
     scale = max(np.abs(ref).max(), 1.0)
     assert np.abs(got - ref).max() <= tolerance * scale
+
+
+# -- The structural checks reject what fusion does not produce ---------------
+# Each check above, run on the same IR built without rope-fuse-into-attention
+# (and, for K, with the other fuse-key policy), must complain: a check that
+# also holds unfused would prove nothing.
+
+def _structure_cases():
+    cases = []
+    for seed in range(24):
+        _, config, options = random_case(seed)
+        cases.append((f"scores-random-{seed}", config, options))
+        _, config, options = random_attention_case(seed)
+        cases.append((f"attention-random-{seed}", config, options))
+    for layout in ("bhsd", "bshd"):
+        cases.append((f"scores-decode-gqa-{layout}", ScoresConfig(
+            batch=2, q_heads=8, kv_heads=2, q_len=1, kv_len=300, head_dim=64,
+            layout=layout, rotary_dim=32), dict(query_tile=32, key_tile=64)))
+        cases.append((f"attention-decode-{layout}", AttentionConfig(
+            batch=2, q_heads=8, kv_heads=2, q_len=1, kv_len=300, head_dim=64,
+            layout=layout, scale=0.125), dict(query_tile=32, key_tile=64)))
+        for softmax in ("named", "decomposed", "frontend"):
+            cases.append((f"attention-causal-{softmax}-{layout}",
+                          AttentionConfig(
+                              batch=2, q_heads=4, kv_heads=2, q_len=37,
+                              kv_len=70, head_dim=32, layout=layout,
+                              rotary_dim=16, scale=32 ** -0.5, mask=True,
+                              softmax=softmax),
+                          dict(query_tile=16, key_tile=32, fuse_key="always")))
+    for positions in ("offset", "explicit"):
+        cases.append((f"scores-batch-matmul-{positions}", ScoresConfig(
+            batch=2, q_heads=3, kv_heads=3, q_len=45, kv_len=70, head_dim=32,
+            form="batch_matmul", positions=positions),
+            dict(query_tile=16, key_tile=32, fuse_key="always")))
+    return cases
+
+
+STRUCTURE_CASES = _structure_cases()
+
+
+def _emit(config) -> str:
+    if isinstance(config, AttentionConfig):
+        return attention.emit_attention(config)
+    return attention.emit_scores(config)
+
+
+@pytest.mark.parametrize("name,config,options", STRUCTURE_CASES,
+                         ids=[c[0] for c in STRUCTURE_CASES])
+def test_checks_reject_unfused_ir(name, config, options):
+    ir = _emit(config)
+    key_fused = key_is_fused(config.q_len, options)
+    unfused = fusion_only(ir, options, fuse=False)
+    problems = rope_fusion_problems(unfused, key_fused)
+    # Every query check fires: whole Q, outside loops, not used deeper.
+    assert len(problems["query"]) == 3, problems
+    # Fused K expected: whole K, not in a key loop (either one rejects).
+    assert len(problems["key"]) == (2 if key_fused else 1), problems
+    if isinstance(config, AttentionConfig):
+        found = attention_problems(unfused, config)
+        assert any("scores tensor" in p for p in found), found
+        assert any("math.exp" in p for p in found), found
+    # The other fuse-key policy: Q is fused either way, the K check tells.
+    flipped = dict(options, fuse_key="never" if key_fused else "always")
+    problems = rope_fusion_problems(fusion_only(ir, flipped), key_fused)
+    assert not problems["query"], problems
+    assert len(problems["key"]) == (2 if key_fused else 1), problems
+
+
+def test_mask_skip_check_rejects_unfused_and_unmasked_ir():
+    options = dict(query_tile=16, key_tile=32, fuse_key="always")
+    config = AttentionConfig(batch=2, q_heads=4, kv_heads=2, q_len=50,
+                             kv_len=70, head_dim=32, rotary_dim=16,
+                             scale=32 ** -0.5, mask=True)
+    unfused = Ir(fusion_only(_emit(config), options, fuse=False))
+    assert not any(masked_key_tile_skipped(unfused, i)
+                   for i, _ in unfused.rotations_of("%arg1"))
+    # Fused without a mask: nothing to skip, no scf.if.
+    unmasked = Ir(fusion_only(_emit(dataclasses.replace(config, mask=False)),
+                              options))
+    assert not any(masked_key_tile_skipped(unmasked, i)
+                   for i, _ in unmasked.rotations_of("%arg1"))
+
+
+@pytest.mark.parametrize("whole", [True, False], ids=["attention", "scores"])
+def test_thread_checks_reject_unfused_and_sequential_ir(whole):
+    c = ScoresConfig(batch=2, q_heads=4, kv_heads=2, q_len=50, kv_len=70,
+                     head_dim=32, rotary_dim=16)
+    if whole:
+        c = AttentionConfig(**{f.name: getattr(c, f.name)
+                               for f in dataclasses.fields(ScoresConfig)},
+                            scale=32 ** -0.5, mask=True)
+    options = dict(query_tile=16, key_tile=32, fuse_key="always", threads=2)
+    ir = _emit(c)
+    assert forall_problems(fusion_only(ir, options, fuse=False))
+    assert forall_problems(fusion_only(ir, dict(options,
+                                                parallel_loops=False)))
+    assert openmp_problems(_jit.lower(ir, attention.pipeline(False,
+                                                             **options)))

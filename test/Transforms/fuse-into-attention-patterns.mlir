@@ -56,8 +56,23 @@ func.func @scores(%q: tensor<128x64xf32>, %k: tensor<256x64xf32>, %acc: tensor<1
 //   CHECK-NOT:   linalg.softmax
 //   CHECK-NOT:   rope.attention_tile
 //       CHECK:   return
+// Without whole attention, each layer's scores are tiled with the rotation
+// inside (K's tile in the key loop, the second layer's Q tile in the query
+// loop), and the softmax and P·V stay whole.
 // SCORES-LABEL: func.func @two_layers(
-//  SCORES-COUNT-2:   linalg.softmax
+//   SCORES-NOT:   rope.apply
+//       SCORES:   scf.forall
+//       SCORES:     scf.for
+//       SCORES:       %[[KR:.*]] = rope.apply {{.*}} -> tensor<64x16xf32>
+//       SCORES:       linalg.matmul {{.*}} ins(%{{.*}}, %[[KR]] : tensor<32x16xf32>, tensor<64x16xf32>)
+//       SCORES:   linalg.softmax
+//       SCORES:   linalg.matmul
+//   SCORES-NOT:   rope.apply
+//       SCORES:   scf.forall
+//       SCORES:     %[[QR:.*]] = rope.apply {{.*}} -> tensor<32x16xf32>
+//       SCORES:     scf.for
+//       SCORES:       linalg.matmul {{.*}} ins(%[[QR]], %{{.*}} : tensor<32x16xf32>, tensor<64x16xf32>)
+//       SCORES:   linalg.softmax
 //   SCORES-NOT:   rope.attention_tile
 func.func @two_layers(%x: tensor<128x16xf32>, %k: tensor<128x16xf32>, %v: tensor<128x16xf32>) -> tensor<128x16xf32> {
   %zero = arith.constant 0.0 : f32

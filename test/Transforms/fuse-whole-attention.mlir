@@ -93,9 +93,20 @@
 //       AUTO:         tensor.extract_slice %[[KR]]
 //   AUTO-NOT:         rope.apply
 //       AUTO:       } else {
-// whole-attention=false fuses the scores only and leaves the rest whole.
+// whole-attention=false fuses the scores only and leaves the rest whole:
+// the tiles are rotated in the scores' loops, the softmax runs on the whole
+// scores after them.
 // SCORES-LABEL: func.func @prefill_gqa(
-//       SCORES:   scf.for
+//  SCORES-SAME:     %[[Q:[a-z0-9]+]]: tensor<2x2x2x128x64xf32>, %[[K:[a-z0-9]+]]: tensor<2x2x256x64xf32>
+//   SCORES-NOT:   rope.apply
+//       SCORES:   %[[S:.*]] = scf.forall
+//       SCORES:     %[[QS:.*]] = tensor.extract_slice %[[Q]]
+//       SCORES:     %[[QR:.*]] = rope.apply ins(%[[QS]] : tensor<1x2x2x32x64xf32>)
+//       SCORES:     scf.for
+//       SCORES:       %[[KS:.*]] = tensor.extract_slice %[[K]]
+//       SCORES:       %[[KR:.*]] = rope.apply ins(%[[KS]] : tensor<1x2x64x64xf32>)
+//       SCORES:       linalg.generic {{.*}} ins(%[[QR]], %[[KR]] :
+//   SCORES-NOT:   rope.apply
 //       SCORES:   linalg.softmax
 func.func @prefill_gqa(%q: tensor<2x2x2x128x64xf32>, %k: tensor<2x2x256x64xf32>, %mask: tensor<128x256xf32>, %v: tensor<2x2x256x32xf32>) -> tensor<2x2x2x128x32xf32> {
   %eq = tensor.empty() : tensor<2x2x2x128x64xf32>
@@ -206,8 +217,19 @@ func.func @softmax_over_queries(%q: tensor<128x64xf32>, %k: tensor<256x64xf32>, 
 // A mask that is not added last (here multiplied in) cannot tell a key tile
 // is masked everywhere: whole attention still fuses, with no scf.if.
 // CHECK-LABEL: func.func @multiplicative_mask(
+//   CHECK-NOT:   linalg.softmax
+//   CHECK-NOT:   rope.apply
 //       CHECK:   scf.for
 //   CHECK-NOT:   scf.if
+//       CHECK:     scf.for {{.*}} iter_args(
+//   CHECK-NOT:   scf.if
+//       CHECK:       %[[KR:.*]] = rope.apply {{.*}} -> tensor<64x64xf32>
+//   CHECK-NOT:   scf.if
+//       CHECK:       linalg.matmul {{.*}} ins(%{{.*}}, %[[KR]] :
+//   CHECK-NOT:   scf.if
+//       CHECK:       math.exp
+//   CHECK-NOT:   scf.if
+//   CHECK-NOT:   linalg.softmax
 //       CHECK:   return
 func.func @multiplicative_mask(%q: tensor<128x64xf32>, %k: tensor<256x64xf32>, %w: tensor<128x256xf32>, %v: tensor<256x64xf32>) -> tensor<128x64xf32> {
   %ek = tensor.empty() : tensor<256x64xf32>
@@ -248,7 +270,13 @@ func.func @multiplicative_mask(%q: tensor<128x64xf32>, %k: tensor<256x64xf32>, %
 //   CHECK-NOT:   linalg.reduce
 //   CHECK-NOT:   linalg.softmax
 // SCORES-LABEL: func.func @decomposed_softmax(
-//       SCORES:   scf.for
+//   SCORES-NOT:   rope.apply
+//       SCORES:   scf.forall
+//       SCORES:     %[[QR:.*]] = rope.apply {{.*}} -> tensor<32x32xf32>
+//       SCORES:     scf.for
+//       SCORES:       %[[KR:.*]] = rope.apply {{.*}} -> tensor<64x32xf32>
+//       SCORES:       linalg.matmul {{.*}} ins(%[[QR]], %[[KR]] :
+//   SCORES-NOT:   rope.apply
 //   SCORES-NOT:   linalg.softmax
 //       SCORES:   linalg.reduce
 func.func @decomposed_softmax(%q: tensor<64x32xf32>, %k: tensor<128x32xf32>, %v: tensor<128x16xf32>) -> tensor<64x16xf32> {

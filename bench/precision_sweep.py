@@ -5,8 +5,9 @@ Checks ROPE.md §5 for every frequency scheme of §4, every data type and both p
 0 .. 2^24 chosen to include the hard cases. See docs/PRECISION.md for the contract, the method, the
 metric and a measured table.
 
-    python3 bench/precision_sweep.py            # full sweep (< 3 min on a 2-core x86 CPU)
-    python3 bench/precision_sweep.py --quick    # smaller sample (< 30 s); what the pytest runs
+    python3 bench/precision_sweep.py --write-docs  # full sweep; rewrites the Measured region of docs/PRECISION.md
+    python3 bench/precision_sweep.py               # full sweep, the report on stdout (< 3 min on a 2-core x86 CPU)
+    python3 bench/precision_sweep.py --quick       # smaller sample (< 30 s); what the pytest runs
 
 Metrics (r = float64 reference `rope_mlir.reference.apply` on the same input, y = kernel output):
   pair   max over rotated pairs of |(y1, y2) - (r1, r2)| / |(r1, r2)|  (pairs with |r| > 1e-30);
@@ -24,8 +25,12 @@ Pass-through channels [P, D) must be bit-identical to the input.
 from __future__ import annotations
 
 import argparse
+import datetime
 import math
+import os
+import pathlib
 import platform
+import subprocess
 import sys
 import time
 from fractions import Fraction
@@ -370,6 +375,32 @@ def sweep(quick: bool = False, seed: int = 0, dtypes=("f32", "f16", "bf16", "f64
 
 
 # ----------------------------------------------------------------------------------------------------------
+# Beyond 2^24 (outside the contract): how far the f32 bound keeps holding
+# ----------------------------------------------------------------------------------------------------------
+
+BEYOND_EXPONENTS = (24, 28, 30, 31, 32, 34)
+
+
+def beyond_2_24(quick: bool, rng: np.random.Generator) -> List[dict]:
+    """`default` (b = 10^4, D = P = 128), f32, half: max pair error against the float64 reference over
+    random positions per octave [2^(e-1), 2^e) for e in BEYOND_EXPONENTS (2000 per octave; quick: 200).
+    Both form pos·θ_i in f64 with the same θ_i, so this measures the range reduction and the f32 steps at
+    large angles; the product's own rounding (2^-53 |φ|, shared) is not visible here."""
+    kernel = rope_mlir.compile(dtype="f32", rank=3, head_dim=128, layout="half", positions="explicit",
+                               positions_dtype="i64", freqs="#rope.default<base = 10000.0>")
+    count = 200 if quick else 2000
+    rows = []
+    for e in BEYOND_EXPONENTS:
+        positions = rng.integers(1 << (e - 1), 1 << e, size=count, dtype=np.int64)
+        x = rng.standard_normal((count, 2, 128)).astype(np.float32)
+        y = kernel(x, positions)
+        r = reference.apply(x.astype(np.float64), positions, layout="half", base=10000.0)
+        pe = pair_error(y, r, 128, "half")
+        rows.append(dict(exponent=e, positions=count, pair=_max(pe)))
+    return rows
+
+
+# ----------------------------------------------------------------------------------------------------------
 # Report
 # ----------------------------------------------------------------------------------------------------------
 
@@ -431,14 +462,118 @@ def origin_table(results: List[dict]) -> str:
     return "\n".join(lines)
 
 
+def _g(v: float) -> str:
+    """Two significant digits, exponent without padding: 3.4e-7."""
+    if v == 0:
+        return "0"
+    mant, exp = ("%.1e" % v).split("e")
+    return "%se%d" % (mant, int(exp))
+
+
+def _span(values, fmt=_g) -> str:
+    values = [v for v in values if v is not None]
+    if not values:
+        return "-"
+    lo, hi = fmt(min(values)), fmt(max(values))
+    return lo if lo == hi else "%s–%s" % (lo, hi)
+
+
+def summary(results: List[dict], beyond: List[dict]) -> List[str]:
+    """The numbers docs/PRECISION.md's prose refers to, computed from the same results as the tables."""
+    out = []
+    f32 = [r for r in results if r["dtype"] == "f32"]
+    if f32:
+        per_scheme: Dict[str, float] = {}
+        for r in f32:
+            per_scheme[r["scheme"]] = max(per_scheme.get(r["scheme"], 0.0), r["pair"])
+        worst = max(f32, key=lambda r: r["pair"])
+        out.append("- f32: max pair-relative error per scheme %s (bound 1e-6); the largest, %s, is %s/%s at "
+                   "position %d." % (_span(per_scheme.values()), _g(worst["pair"]), worst["scheme"],
+                                     worst["layout"], worst["pair_at"]))
+        out.append("- f32 by position origin, over every scheme and layout: special %s, uniform %s, worst "
+                   "(near k·2π/θ_i) %s." % tuple(_span([r["pair_by_origin"][o] for r in f32])
+                                                 for o in ("special", "uniform", "worst")))
+    for dtype in ("f16", "bf16"):
+        rs = [r for r in results if r["dtype"] == dtype]
+        if rs:
+            out.append("- %s: outputs not exactly rounded %s %% per scheme and layout; max ulp distance %d on "
+                       "non-cancelling outputs (bound 1), %d including cancelling ones; contract violations %d." % (
+                           dtype, _span([100 * (1 - r["exact_frac"]) for r in rs], lambda v: "%.3f" % v),
+                           max(r["ulp_max_noncancel"] for r in rs), max(r["ulp_max"] for r in rs),
+                           sum(r["contract_violations"] for r in rs)))
+    f64 = [r for r in results if r["dtype"] == "f64"]
+    if f64:
+        static = [r["pair"] for r in f64 if r["scheme"] != "dynamic_ntk"]
+        dynamic = [r["pair"] for r in f64 if r["scheme"] == "dynamic_ntk"]
+        out.append("- f64: max pair-relative error %s over the schemes with θ computed at compile time%s; "
+                   "at most %.1f angle ulps." % (
+                       _g(max(static)) if static else "-",
+                       ", %s for dynamic_ntk (θ from a run-time exp)" % _g(max(dynamic)) if dynamic else "",
+                       max(r["angle_ulps"] for r in f64)))
+    naive = {r["scheme"]: r for r in f32 if r["layout"] == "half"}
+    if "default" in naive and f32:
+        d = naive["default"]
+        worst_naive = max(r["naive_pair"] for r in f32)
+        out.append("- common approach (f32 angle), `default`: %s at exactly 2^20, %s at exactly 2^24; the "
+                   "worst sampled position of any scheme: %s; this kernel's f32 maximum: %s." % (
+                       _g(d["naive_at_2^20"]) if d["naive_at_2^20"] is not None else "-",
+                       _g(d["naive_at_2^24"]) if d["naive_at_2^24"] is not None else "-",
+                       _g(worst_naive), _g(max(r["pair"] for r in f32))))
+        short = [r["naive_pair"] for r in f32 if r["scheme"] == "longrope_short"]
+        if short:
+            out.append("- common approach inside a 4096 context (`longrope_short`, positions <= 4095): %s, "
+                       "%.0f× the f32 contract." % (_g(max(short)), max(short) / F32_PAIR_BOUND))
+    if beyond:
+        out.append("- beyond 2^24 (`default`, f32, half, vs the float64 reference): " + ", ".join(
+            "[2^%d, 2^%d) %s" % (b["exponent"] - 1, b["exponent"], _g(b["pair"])) for b in beyond) + ".")
+    return out
+
+
+def beyond_table(beyond: List[dict]) -> str:
+    lines = ["| positions | sampled | max pair rel. err vs the float64 reference |", "|---|---|---|"]
+    for b in beyond:
+        lines.append("| [2^%d, 2^%d) | %d | %s |" % (b["exponent"] - 1, b["exponent"], b["positions"], _e(b["pair"])))
+    return "\n".join(lines)
+
+
+DOC = pathlib.Path(__file__).resolve().parents[1] / "docs" / "PRECISION.md"
+BEGIN_MARK = "<!-- BEGIN precision_sweep -->"
+END_MARK = "<!-- END precision_sweep -->"
+
+
+def _cpu_model() -> str:
+    try:
+        text = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10).stdout
+        for line in text.splitlines():
+            if line.startswith("Model name:"):
+                return line.split(":", 1)[1].strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def replace_region(path: pathlib.Path, lines: List[str]):
+    text = path.read_text()
+    if text.count(BEGIN_MARK) != 1 or text.count(END_MARK) != 1 or text.index(BEGIN_MARK) > text.index(END_MARK):
+        raise SystemExit("%s: needs exactly one %s ... %s region" % (path, BEGIN_MARK, END_MARK))
+    head, rest = text.split(BEGIN_MARK)
+    _, tail = rest.split(END_MARK)
+    path.write_text(head + BEGIN_MARK + "\n" + "\n".join(lines).rstrip() + "\n" + END_MARK + tail)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="smaller position sample (< 30 s)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--scheme", action="append", help="run only this scheme (repeatable)")
-    ap.add_argument("--by-origin", action="store_true", help="also print f32/f64 errors by position origin")
+    ap.add_argument("--by-origin", action="store_true", help="also print the f32/f64 errors by position origin "
+                    "per scheme and layout (the report always has their ranges)")
+    ap.add_argument("--write-docs", nargs="?", const=str(DOC), default=None, metavar="FILE",
+                    help="also write the report between %s and %s in FILE (default: docs/PRECISION.md)" % (
+                        BEGIN_MARK, END_MARK))
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
+    load_start = os.getloadavg()[0]
 
     def log(r):
         print("  %-15s %-4s %-11s pair %-9s call %-9s %s%.1fs" % (
@@ -448,29 +583,62 @@ def main(argv=None) -> int:
             r["seconds"]), file=sys.stderr)
 
     results = sweep(quick=args.quick, seed=args.seed, only=args.scheme, log=log)
+    beyond = beyond_2_24(args.quick, np.random.default_rng(args.seed + 1)) if not args.scheme or \
+        "default" in args.scheme else []
     elapsed = time.perf_counter() - t0
-    print("rope.apply precision sweep (%s), %s, numpy %s, %s, %.1f s" % (
-        "quick" if args.quick else "full", time.strftime("%Y-%m-%d"), np.__version__,
-        platform.machine(), elapsed))
-    print()
-    print(table(results))
-    print()
-    print("* f16/bf16: ulp distance to the correctly rounded f64 reference; the bound applies to outputs with "
-          "|r| >= 2^-8 |pair| (non-canc.), and every output must be the rounding of a value within 2^-20 |pair| "
-          "of r (contract violations: %d)." % sum(r.get("contract_violations", 0) for r in results))
-    print("  f64: 'au' = pair error / (2^-53 max(|phi|, 1) (1 + |ln theta_i|)); bound: < 1e-12 for positions <= 4096 and <= %d au "
-          "everywhere (the reference's own theta is only good to ~1 ulp)." % F64_ANGLE_ULPS)
-    print()
-    print("Common approach (angle = f32(pos) * f32(theta) in f32) vs this kernel, f32, pair rel. error:")
-    print()
-    print(naive_table(results))
+    load_end = os.getloadavg()[0]
+
+    command = "python3 bench/precision_sweep.py" + (" --quick" if args.quick else "") + "".join(
+        " --scheme " + s for s in (args.scheme or [])) + (" --seed %d" % args.seed if args.seed else "")
+    out = []
+    out.append("_Generated by `%s --write-docs` (%s sweep) on %s UTC. Do not edit between the BEGIN/END "
+               "markers: rerun the command._" % (command, "quick" if args.quick else "full",
+                                                datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M")))
+    out.append("")
+    out.append("- machine: %s, %d logical CPUs, %s; numpy %s, ml_dtypes %s; rope_mlir %s" % (
+        _cpu_model(), os.cpu_count() or 0, platform.machine(), np.__version__, ml_dtypes.__version__,
+        rope_mlir.__version__))
+    out.append("- run time %.0f s; 1-minute load average %.2f at the start, %.2f at the end" % (
+        elapsed, load_start, load_end))
+    out.append("")
+    out.append("Max over both layouts; \"at pos\" is where the max pair error occurred. For f16/bf16 the pair/call "
+               "columns are dominated by the output rounding (2^-11, 2^-8) and the ulp columns are the check.")
+    out.append("")
+    out.append(table(results))
+    out.append("")
+    out.append("\\* f16/bf16: ulp distance to the correctly rounded f64 reference; the bound applies to outputs with "
+               "|r| >= 2^-8 |pair| (non-canc.), and every output must be the rounding of a value within 2^-20 |pair| "
+               "of r (contract violations: %d). The first ulp number includes cancelling outputs. "
+               "f64: 'au' = pair error / (2^-53 max(|phi|, 1) (1 + |ln theta_i|)); bound: < 1e-12 for positions "
+               "<= 4096 and <= %d au everywhere (the reference's own theta is only good to ~1 ulp)." % (
+                   sum(r.get("contract_violations", 0) for r in results), F64_ANGLE_ULPS))
+    out.append("")
+    out.append("**Summary** (from the same results):")
+    out.append("")
+    out += summary(results, beyond)
+    out.append("")
+    out.append("**The common approach** (angle = f32(pos) * f32(theta) in f32, f32 cos/sin) against this kernel, "
+               "f32, pair-relative error, same positions and inputs:")
+    out.append("")
+    out.append(naive_table(results))
+    if beyond:
+        out.append("")
+        out.append("**Beyond 2^24** (outside the contract): `default`, f32, half, random positions per octave, "
+                   "against the float64 reference, which forms the same f64 product pos·θ_i (so this shows the "
+                   "reduction and the f32 steps, not that product's own rounding):")
+        out.append("")
+        out.append(beyond_table(beyond))
     if args.by_origin:
-        print()
-        print(origin_table(results))
+        out.append("")
+        out.append(origin_table(results))
     bad = [r for r in results if not r["ok"]]
-    print()
-    print("all bounds hold" if not bad else "BOUND VIOLATED: " + ", ".join(
+    out.append("")
+    out.append("all bounds hold" if not bad else "BOUND VIOLATED: " + ", ".join(
         "%s/%s/%s" % (r["scheme"], r["dtype"], r["layout"]) for r in bad))
+    print("\n".join(out))
+    if args.write_docs is not None:
+        replace_region(pathlib.Path(args.write_docs), out)
+        print("wrote the report into %s" % args.write_docs, file=sys.stderr)
     return 0 if not bad else 1
 
 

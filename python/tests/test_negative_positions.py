@@ -12,6 +12,7 @@ tell a signed conversion from an unsigned one; these cases can: a position
   mixed signs, a negative scalar offset, negative per-row offsets), at small
   positions (crossing zero) and up to |m| = 2^24;
 - M-RoPE with negative positions on each axis;
+- negative i32 per-row offsets, whole and tiled (tiling widens them);
 - positions near -2^24 and near negative multiples of 2*pi/theta_0;
 - R(m)·R(-m) = I: rotating by p, then by -p, returns x within the f32
   contract (2^-20 of the pair magnitude);
@@ -22,13 +23,15 @@ Tolerances are test_differential.check's (ROPE.md §5).
 
 from __future__ import annotations
 
+import ctypes
 import itertools
+import re
 
 import numpy as np
 import pytest
 
 import rope_mlir
-from rope_mlir import reference
+from rope_mlir import _jit, reference
 
 from test_differential import DTYPES, Case, check, pair_magnitude, run_case
 
@@ -216,3 +219,59 @@ def test_inverse_is_rotation_by_negated_positions(dtype, lowering):
     # And inverse with -p is the forward rotation by p.
     check(case, x, inverse(x, -positions),
           reference.apply(x, positions, layout="interleaved"))
+
+
+_TILE_ROWS_AND_TOKENS = """module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %op = transform.structured.match ops{["rope.apply"]} in %root : (!transform.any_op) -> !transform.any_op
+    %t, %l:3 = transform.structured.tile_using_for %op tile_sizes [2, 3, 2] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.yield
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("tiled", [False, True], ids=["whole", "tiled"])
+@pytest.mark.parametrize("lowering", ["vector", "scalar"])
+def test_negative_i32_row_offsets(lowering, tiled, tmp_path):
+    """Per-row offsets of type i32 (rope.apply takes any integer type; the
+    Python kernels pass i64), negative, through the op and through its
+    tiles (tiling slices the offsets and widens them to i64 itself)."""
+    shape = (5, 7, 2, 32)  # [B, S, H, D]: rows tiled by 2, tokens by 3
+    x = np.random.default_rng(17).standard_normal(shape).astype(np.float32)
+    offsets = np.array([-5, -2 ** 24 + 9, -1, -70001, -3], np.int32)
+    x_type, o_type = "memref<?x?x?x32xf32>", "memref<?xi32>"
+    ir = f"""func.func @rope_kernel(%x: {x_type}, %off: {o_type}, %out: {x_type}) attributes {{llvm.emit_c_interface}} {{
+  %xt = bufferization.to_tensor %x restrict : {x_type} to tensor<?x?x?x32xf32>
+  %ot = bufferization.to_tensor %off restrict : {o_type} to tensor<?xi32>
+  %it = bufferization.to_tensor %out restrict writable : {x_type} to tensor<?x?x?x32xf32>
+  %y = rope.apply ins(%xt : tensor<?x?x?x32xf32>) offset(%ot : tensor<?xi32>) outs(%it : tensor<?x?x?x32xf32>) {{layout = #rope.layout<interleaved>}} -> tensor<?x?x?x32xf32>
+  bufferization.materialize_in_destination %y in restrict writable %out : (tensor<?x?x?x32xf32>, {x_type}) -> ()
+  return
+}}
+"""
+    pipeline = rope_mlir.kernel.pipeline(rope_mlir.KernelConfig(
+        dtype="f32", rank=4, head_dim=32, lowering=lowering))
+    if tiled:
+        script = tmp_path / "tile.mlir"
+        script.write_text(_TILE_ROWS_AND_TOKENS)
+        pipeline = ("builtin.module(transform-preload-library{transform-"
+                    f"library-paths={script}}}, transform-interpreter, "
+                    "canonicalize, " + pipeline[len("builtin.module("):])
+        tiles = _jit.lower(ir, pipeline.split(", canonicalize")[0] + ")")
+        assert re.search(r"arith\.extsi %\S+ : tensor<\?xi32> to "
+                         r"tensor<\?xi64>", tiles), tiles
+    module = _jit.compile_module(ir, pipeline)
+    function = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * 3)(
+        module.lookup("rope_kernel"))
+    out = np.zeros_like(x)
+    descriptors = [_jit.memref_descriptor(a) for a in (x, offsets, out)]
+    function(*[ctypes.addressof(d) for d in descriptors])
+    ref = reference.apply(x, offset=offsets.astype(np.int64),
+                          layout="interleaved")
+    case = Case(seed=17, dtype="f32", shape=shape, token_dims=None,
+                layout="interleaved", rotary_dim=32, base=10000.0,
+                magnitude=1.0, inverse=False, positions="row_offset",
+                cache=None, static=False, max_position=2 ** 24,
+                negative=True)
+    check(case, x, out, ref)

@@ -198,10 +198,24 @@ def _identity_strides(shape: tuple) -> tuple:
 
 
 def memref_descriptor(array: np.ndarray):
-    """A memref descriptor viewing `array` (C-contiguous) without a copy."""
-    assert array.flags.c_contiguous, "memref descriptors need C order"
-    desc = _descriptor_type(array.ndim)()
+    """A memref descriptor viewing `array` without a copy. The array must be
+    C-contiguous (the descriptor states row-major strides) and aligned to its
+    itemsize (compiled code loads whole elements, vectors of them): anything
+    else raises ValueError rather than let a kernel read the wrong bytes."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"memref descriptors view numpy arrays, got "
+                        f"{type(array).__name__}")
+    if not array.flags.c_contiguous:
+        raise ValueError(f"memref descriptors need a C-contiguous array, got "
+                         f"one of shape {array.shape} with strides "
+                         f"{array.strides} (np.ascontiguousarray copies it)")
     pointer = array.ctypes.data
+    if pointer % array.itemsize:
+        raise ValueError(f"memref descriptors need an array aligned to its "
+                         f"itemsize ({array.itemsize} bytes), got address "
+                         f"{pointer:#x} ({array.dtype}, shape {array.shape}); "
+                         "copy it (array.copy()) first")
+    desc = _descriptor_type(array.ndim)()
     desc.allocated = pointer
     desc.aligned = pointer
     if array.ndim:

@@ -12,6 +12,8 @@ import ctypes
 import dataclasses
 import functools
 import json
+import math
+import operator
 import threading
 from typing import Optional, Sequence
 
@@ -33,6 +35,134 @@ _DTYPES = {
 _INT_DTYPES = {"i32": np.dtype(np.int32), "i64": np.dtype(np.int64)}
 _POSITION_FORMS = ("explicit", "offset", "row_offset", "none")
 _CACHE_FORMS = (None, "gathered", "pregathered")
+_I64 = np.iinfo(np.int64)
+_BOOLS = (bool, np.bool_)
+
+
+# -- argument checking ------------------------------------------------------
+# Compiled kernels trust every size, stride and index they are given, so each
+# argument is checked here first. Integers and flags must have the right
+# Python type: no float, bool or string is truncated or made truthy.
+
+def _integer(value, name: str) -> int:
+    """An int or numpy integer (not a bool) as an int; else TypeError."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, _BOOLS):
+        return int(value)
+    raise TypeError(f"{name} must be an integer, got {value!r} "
+                    f"({type(value).__name__})")
+
+
+def _real(value, name: str) -> float:
+    """A finite real number (not a bool) as a float."""
+    if not isinstance(value, (int, float, np.integer, np.floating)) or \
+            isinstance(value, _BOOLS):
+        raise TypeError(f"{name} must be a real number, got {value!r} "
+                        f"({type(value).__name__})")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return value
+
+
+def _flag(value, name: str) -> bool:
+    """A bool (or numpy bool); a string such as "false" is refused."""
+    if isinstance(value, _BOOLS):
+        return bool(value)
+    raise TypeError(f"{name} must be a bool, got {value!r} "
+                    f"({type(value).__name__})")
+
+
+def _shape(value, name: str) -> tuple:
+    """A static shape: a sequence of non-negative ints, as a tuple."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise TypeError(f"{name} must be a sequence of integers, got "
+                        f"{value!r}")
+    shape = tuple(_integer(d, f"{name} entry") for d in value)
+    if any(d < 0 for d in shape):
+        raise ValueError(f"{name} has a negative size: {shape}")
+    return shape
+
+
+def _is_zero(offset) -> bool:
+    """Whether `offset` is the integer 0 (the default: no offset)."""
+    return (isinstance(offset, (int, np.integer)) and
+            not isinstance(offset, _BOOLS) and offset == 0)
+
+
+def _scalar_offset(offset, name: str = "offset") -> int:
+    """A scalar offset (int, numpy integer, 0-d integer array) as an int
+    that fits int64."""
+    if isinstance(offset, np.ndarray) and offset.ndim == 0:
+        if offset.dtype.kind not in "iu":
+            raise TypeError(f"{name} must be an integer, got a 0-d array of "
+                            f"{offset.dtype}")
+        offset = offset[()]
+    value = _integer(offset, name)
+    if not _I64.min <= value <= _I64.max:
+        raise ValueError(f"{name} = {value} does not fit int64 "
+                         f"[{_I64.min}, {_I64.max}]")
+    return value
+
+
+def _integer_array(value, name: str, dtype: np.dtype) -> np.ndarray:
+    """`value` as a C-contiguous, aligned array of the integer type `dtype`.
+    Only integer arrays are accepted (no bool, float or object); values are
+    converted only when each fits `dtype`, else ValueError naming the range
+    (never a wrapping cast)."""
+    array = value if type(value) is np.ndarray else np.asarray(value)
+    if array.dtype != dtype:
+        kind = array.dtype.kind
+        if kind not in "iu":
+            if array.size == 0 and not isinstance(value, np.ndarray):
+                return np.zeros(array.shape, dtype)  # [] has no dtype
+            raise TypeError(f"{name} must be an integer array, got dtype "
+                            f"{array.dtype}")
+        if array.size and not np.can_cast(array.dtype, dtype):
+            info = np.iinfo(dtype)
+            low, high = int(array.min()), int(array.max())
+            if low < info.min or high > info.max:
+                raise ValueError(
+                    f"{name} span [{low}, {high}], outside the range of the "
+                    f"kernel's {dtype} [{info.min}, {info.max}]")
+        return array.astype(dtype, order="C")
+    flags = array.flags
+    if not (flags.c_contiguous and flags.aligned):
+        array = array.copy(order="C")
+    return array
+
+
+def _float_array(value, name: str, dtype: np.dtype) -> np.ndarray:
+    """`value` as a C-contiguous, aligned array of exactly `dtype` (a
+    different float type is refused, not converted)."""
+    array = value if type(value) is np.ndarray else np.asarray(value)
+    if array.dtype != dtype:
+        raise TypeError(f"{name} has dtype {array.dtype}, expected {dtype}")
+    flags = array.flags
+    if not (flags.c_contiguous and flags.aligned):
+        array = array.copy(order="C")
+    return array
+
+
+def _check_out(out, name: str, shape: tuple, dtype: np.dtype, inputs=()):
+    """`out` must be a writeable, C-contiguous, aligned array of exactly
+    `shape` and `dtype` that overlaps none of `inputs` ((name, array))."""
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"{name} must be a numpy array, got "
+                        f"{type(out).__name__}")
+    if out.dtype != dtype:
+        raise TypeError(f"{name} has dtype {out.dtype}, expected {dtype}")
+    if out.shape != shape:
+        raise ValueError(f"{name} has shape {out.shape}, expected {shape}")
+    flags = out.flags
+    if not flags.writeable:
+        raise ValueError(f"{name} is read-only (flags.writeable is False)")
+    if not (flags.c_contiguous and flags.aligned):
+        raise ValueError(f"{name} must be C-contiguous and aligned (it is "
+                         "written in place)")
+    for other, array in inputs:
+        if np.may_share_memory(out, array):
+            raise ValueError(f"{name} overlaps {other}: the kernel reads "
+                             f"{other} while it writes {name}")
 
 
 def dtype_name(dtype) -> str:
@@ -83,12 +213,17 @@ def scaling_attributes(scaling, *, base=10000.0, head_dim,
         raise TypeError(f"scaling must be None or a Hugging Face "
                         f"rope_scaling dict, got {type(scaling).__name__}")
     if mrope_section is not None:
-        section = [int(n) for n in mrope_section]
+        if isinstance(mrope_section, (str, bytes, dict)) or \
+                not hasattr(mrope_section, "__iter__"):
+            raise TypeError(f"mrope_section must be a sequence of integers "
+                            f"[t, h, w], got {mrope_section!r}")
+        section = [_integer(n, f"mrope_section[{i}]")
+                   for i, n in enumerate(mrope_section)]
         if merged.get("mrope_section") not in (None, section):
             raise ValueError(f"mrope_section={section} disagrees with the "
                              f"scaling dict's {merged['mrope_section']}")
         merged["mrope_section"] = section
-    if mrope_interleaved:
+    if _flag(mrope_interleaved, "mrope_interleaved"):
         if merged.get("mrope_interleaved") is False:
             raise ValueError("mrope_interleaved=True disagrees with the "
                              "scaling dict's mrope_interleaved = false")
@@ -99,8 +234,8 @@ def scaling_attributes(scaling, *, base=10000.0, head_dim,
         raise ValueError(f"rope_scaling is not JSON-serializable: "
                          f"{error}") from None
     return _scaling_attributes_cached(
-        text, float(base), int(head_dim),
-        None if rotary_dim is None else int(rotary_dim))
+        text, _real(base, "base"), _integer(head_dim, "head_dim"),
+        None if rotary_dim is None else _integer(rotary_dim, "rotary_dim"))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -138,27 +273,96 @@ class KernelConfig:
     lowering: str = "vector"
 
     def __post_init__(self):
+        # Everything a kernel's IR is built from is checked here, once per
+        # configuration; the rope.apply verifier then checks the values.
+        def normalize(field, value):
+            object.__setattr__(self, field, value)
+
         if self.dtype not in _DTYPES:
-            raise TypeError(f"unsupported dtype {self.dtype!r}")
+            raise TypeError(f"unsupported dtype {self.dtype!r}: one of "
+                            f"{sorted(_DTYPES)}")
+        rank = _integer(self.rank, "rank")
+        if rank < 2:
+            raise ValueError(f"rank must be >= 2 ([tokens..., D]), got {rank}")
+        head_dim = _integer(self.head_dim, "head_dim")
+        if head_dim <= 0:
+            raise ValueError(f"head_dim must be positive, got {head_dim}")
+        normalize("rank", rank)
+        normalize("head_dim", head_dim)
         if self.layout not in ("half", "interleaved"):
             raise ValueError(f"layout must be 'half' or 'interleaved', got "
                              f"{self.layout!r}")
+        if self.rotary_dim is not None:
+            p = _integer(self.rotary_dim, "rotary_dim")
+            if p <= 0 or p % 2 or p > head_dim:
+                raise ValueError(
+                    f"rotary_dim must be even, positive and at most the head "
+                    f"dim ({head_dim}), got {p}")
+            normalize("rotary_dim", p)
+        normalize("base", _real(self.base, "base"))
+        normalize("magnitude", _real(self.magnitude, "magnitude"))
+        normalize("inverse", _flag(self.inverse, "inverse"))
+        normalize("inplace", _flag(self.inplace, "inplace"))
+        if self.token_dims is not None:
+            dims = _shape(self.token_dims, "token_dims")
+            if not dims:
+                raise ValueError("token_dims must not be empty")
+            if any(d >= rank - 1 for d in dims):
+                raise ValueError(
+                    f"token_dims {dims} out of range [0, {rank - 1}) for rank "
+                    f"{rank} (the head dim, the last, cannot be a token dim)")
+            if any(a >= b for a, b in zip(dims, dims[1:])):
+                raise ValueError(f"token_dims must be strictly increasing "
+                                 f"(no duplicates), got {dims}")
+            normalize("token_dims", dims)
         if self.positions not in _POSITION_FORMS:
-            raise ValueError(f"positions form must be one of {_POSITION_FORMS}")
+            raise ValueError(f"positions form must be one of "
+                             f"{_POSITION_FORMS}, got {self.positions!r}")
         if self.cache not in _CACHE_FORMS:
-            raise ValueError(f"cache form must be one of {_CACHE_FORMS}")
+            raise ValueError(f"cache form must be one of {_CACHE_FORMS}, got "
+                             f"{self.cache!r}")
+        # A gathered cache is indexed by position; a pre-gathered one is
+        # read per token, so positions would index past its rows.
+        if self.cache == "gathered" and self.positions == "none":
+            raise ValueError("a gathered cos/sin cache needs positions or an "
+                             "offset (positions='none' reads a pre-gathered "
+                             "cache)")
+        if self.cache == "pregathered" and self.positions != "none":
+            raise ValueError(f"a pre-gathered cos/sin cache takes no "
+                             f"positions or offset, got positions="
+                             f"{self.positions!r}")
+        if self.positions == "row_offset" and \
+                len(self.resolved_token_dims()) < 2:
+            raise ValueError("a per-row offset needs two token dims (rows "
+                             "and sequence)")
         if self.positions_dtype not in _INT_DTYPES:
-            raise TypeError("positions must be int32 or int64")
+            raise TypeError(f"positions_dtype must be 'i32' or 'i64', got "
+                            f"{self.positions_dtype!r}")
         if self.cache is not None and self.cache_dtype not in _DTYPES:
             raise TypeError(f"unsupported cache dtype {self.cache_dtype!r}")
-        if not isinstance(self.threads, int) or self.threads < 0:
+        if isinstance(self.threads, _BOOLS) or \
+                not isinstance(self.threads, int) or self.threads < 0:
             raise ValueError(f"threads must be an int >= 0 (0 = all cores), "
                              f"got {self.threads!r}")
         if self.lowering not in ("vector", "scalar"):
             raise ValueError(f"lowering must be 'vector' or 'scalar', got "
                              f"{self.lowering!r}")
+        for field in ("freqs", "mrope"):
+            if getattr(self, field) is not None and \
+                    not isinstance(getattr(self, field), str):
+                raise TypeError(f"{field} must be attribute text (str) or "
+                                f"None, got {getattr(self, field)!r}")
         if self.mrope is not None and self.positions != "explicit":
             raise ValueError("M-RoPE needs explicit positions [3, *tokens]")
+        for field in ("static_shape", "static_positions_shape",
+                      "static_offset_shape", "static_cache_shape"):
+            if getattr(self, field) is not None:
+                normalize(field, _shape(getattr(self, field), field))
+        static = self.static_shape
+        if static is not None and (len(static) != rank or
+                                   static[-1] != head_dim):
+            raise ValueError(f"static_shape {static} must have rank {rank} "
+                             f"and head dim {head_dim}")
 
     def resolved_token_dims(self) -> tuple:
         if self.token_dims is not None:
@@ -272,7 +476,17 @@ def pipeline(config: KernelConfig) -> str:
 
 
 class Kernel:
-    """A compiled `rope.apply` for one configuration. Call it on arrays."""
+    """A compiled `rope.apply` for one configuration. Call it on arrays.
+
+    Every argument is checked before the compiled code runs (it trusts the
+    sizes it is given): x's dtype, rank, head dim and any static shape; the
+    positions' integer type, value range and shape; the offset's type and
+    shape; the caches' dtype and shapes, and the gathered positions against
+    the cache rows; `out`'s dtype, shape, layout, writeability and overlap.
+    A mismatch raises TypeError (a type), ValueError (a shape, a value, an
+    argument the configuration does not take) or IndexError (a position
+    outside the cache), naming the argument, what it got and what was
+    expected."""
 
     def __init__(self, config: KernelConfig):
         self.config = config
@@ -289,17 +503,27 @@ class Kernel:
         if not config.inplace:
             argtypes.append(ctypes.c_void_p)
         self._function = ctypes.CFUNCTYPE(None, *argtypes)(address)
+        # Per-configuration facts the calls check against.
+        self._dtype = _DTYPES[config.dtype]
+        self._positions_dtype = _INT_DTYPES[config.positions_dtype]
+        self._cache_dtype = (_DTYPES[config.cache_dtype]
+                             if config.cache is not None else None)
+        self._pairs = (config.rotary_dim or config.head_dim) // 2
+        dims = config.resolved_token_dims()
+        self._token_sizes = (operator.itemgetter(*dims) if len(dims) > 1 else
+                             (lambda shape, d=dims[0]: (shape[d],)))
 
     # -- argument checking -------------------------------------------------
     def _fail(self, message: str, shapes: dict):
-        """Raises the compiler's own diagnostic for these static shapes when
-        it has one, else `message`."""
+        """Raises ValueError(`message`), with the compiler's own diagnostic
+        for these static shapes appended when it has one."""
         c = self.config
         try:
             static = dataclasses.replace(c, **shapes)
             _jit.lower(emit(static), "builtin.module()")
         except CompileError as error:
-            raise ValueError(str(error)) from None
+            raise ValueError(f"{message}; the verifier says: "
+                             f"{str(error).strip()}") from None
         except Exception:  # noqa: BLE001 - fall back to our own message
             pass
         raise ValueError(message)
@@ -307,26 +531,48 @@ class Kernel:
     def __call__(self, x, positions=None, *, offset=0, cos_cache=None,
                  sin_cache=None, out=None):
         c = self.config
-        x = np.asarray(x)
-        if x.dtype != _DTYPES[c.dtype]:
-            raise TypeError(f"x has dtype {x.dtype}, kernel compiled for "
-                            f"{_DTYPES[c.dtype]}")
-        if x.ndim != c.rank or x.shape[-1] != c.head_dim:
-            raise ValueError(f"x has shape {x.shape}, kernel compiled for "
-                             f"rank {c.rank} with head dim {c.head_dim}")
-        token_dims = c.resolved_token_dims()
-        token_sizes = tuple(x.shape[d] for d in token_dims)
-        keep = []  # arrays that must stay alive during the call
+        if not isinstance(x, np.ndarray):  # keep subclasses: out=x is x
+            x = np.asarray(x)
+        if x.dtype != self._dtype:
+            raise TypeError(f"x has dtype {x.dtype}, the kernel was compiled "
+                            f"for {self._dtype}")
+        shape = x.shape
+        if len(shape) != c.rank or shape[-1] != c.head_dim:
+            raise ValueError(f"x has shape {shape}, the kernel was compiled "
+                             f"for rank {c.rank} with head dim {c.head_dim}")
+        if c.static_shape is not None and shape != c.static_shape:
+            raise ValueError(f"x has shape {shape}, the kernel was compiled "
+                             f"for the static shape {c.static_shape}")
+        token_sizes = self._token_sizes(shape)
+        flags = x.flags
         if c.inplace:
-            if out is not x or not x.flags.c_contiguous:
-                raise ValueError("in-place kernel needs out=x, C-contiguous")
-        else:
-            x = np.ascontiguousarray(x)
+            if out is not x:
+                raise ValueError("the kernel rotates in place: pass out=x "
+                                 "(the same numpy array)")
+            if not flags.writeable:
+                raise ValueError("x is read-only (flags.writeable is False): "
+                                 "it cannot be rotated in place (out=x)")
+            if not (flags.c_contiguous and flags.aligned):
+                raise ValueError(f"x must be C-contiguous and aligned to be "
+                                 f"rotated in place (out=x); got strides "
+                                 f"{x.strides}")
+        elif not (flags.c_contiguous and flags.aligned):
+            x = x.copy(order="C")
+        keep = []  # (array, descriptor) pairs alive during the call
         args = [ctypes.addressof(self._keep(keep, x))]
 
-        if c.positions == "explicit":
-            positions = np.ascontiguousarray(positions,
-                                             dtype=_INT_DTYPES[c.positions_dtype])
+        form = c.positions
+        indices = None  # the positions or per-row offsets, as passed
+        if form == "explicit":
+            if positions is None:
+                raise ValueError("the kernel was compiled for explicit "
+                                 "positions: pass positions")
+            if not _is_zero(offset):
+                raise ValueError(f"positions and offset={offset!r} were both "
+                                 "given: explicit positions take no offset "
+                                 "(add it to the positions)")
+            positions = _integer_array(positions, "positions",
+                                       self._positions_dtype)
             expected = ((3,) + token_sizes if c.mrope is not None
                         else token_sizes)
             if positions.shape != expected:
@@ -335,60 +581,98 @@ class Kernel:
                            (" ([3, *token dims] for M-RoPE)"
                             if c.mrope is not None else
                             " (the token dims' shape)"),
-                           dict(static_shape=x.shape,
+                           dict(static_shape=shape,
                                 static_positions_shape=positions.shape))
+            if c.static_positions_shape is not None and \
+                    positions.shape != c.static_positions_shape:
+                raise ValueError(f"positions have shape {positions.shape}, "
+                                 f"the kernel was compiled for the static "
+                                 f"shape {c.static_positions_shape}")
+            indices = positions
             args.append(ctypes.addressof(self._keep(keep, positions)))
-        elif c.positions == "offset":
-            if np.ndim(offset) != 0:
-                raise ValueError("kernel compiled for a scalar offset")
-            args.append(int(offset))
-        elif c.positions == "row_offset":
-            offset = np.ascontiguousarray(offset, dtype=np.int64)
-            if offset.shape != (token_sizes[0],):
-                self._fail(f"per-row offset has shape {offset.shape}, "
-                           f"expected ({token_sizes[0]},)",
-                           dict(static_shape=x.shape,
-                                static_offset_shape=offset.shape))
-            args.append(ctypes.addressof(self._keep(keep, offset)))
+        else:
+            if positions is not None:
+                raise ValueError(f"the kernel was compiled for positions="
+                                 f"{form!r}: positions must be None")
+            if form == "offset":
+                if isinstance(offset, np.ndarray) and offset.ndim:
+                    raise ValueError(f"the kernel was compiled for a scalar "
+                                     f"offset, got offset of shape "
+                                     f"{offset.shape}")
+                offset = _scalar_offset(offset)
+                args.append(offset)
+            elif form == "row_offset":
+                offset = _integer_array(offset, "offset", _INT_DTYPES["i64"])
+                if offset.shape != token_sizes[:1]:
+                    self._fail(f"per-row offset has shape {offset.shape}, "
+                               f"expected {token_sizes[:1]} (one per index "
+                               f"of the first token dim)",
+                               dict(static_shape=shape,
+                                    static_offset_shape=offset.shape))
+                if c.static_offset_shape is not None and \
+                        offset.shape != c.static_offset_shape:
+                    raise ValueError(f"offset has shape {offset.shape}, the "
+                                     f"kernel was compiled for the static "
+                                     f"shape {c.static_offset_shape}")
+                indices = offset
+                args.append(ctypes.addressof(self._keep(keep, offset)))
+            elif not _is_zero(offset):
+                raise ValueError(f"the kernel was compiled without positions "
+                                 f"or offset (positions='none'): offset must "
+                                 f"be 0, got {offset!r}")
 
         if c.cache is not None:
             if cos_cache is None or sin_cache is None:
-                raise ValueError("kernel compiled with a cos/sin cache: pass "
-                                 "cos_cache and sin_cache")
-            cos_cache = np.ascontiguousarray(cos_cache,
-                                             dtype=_DTYPES[c.cache_dtype])
-            sin_cache = np.ascontiguousarray(sin_cache,
-                                             dtype=_DTYPES[c.cache_dtype])
-            pairs = (c.rotary_dim or c.head_dim) // 2
+                raise ValueError("the kernel was compiled with a cos/sin "
+                                 "cache: pass cos_cache and sin_cache")
+            cos_cache = _float_array(cos_cache, "cos_cache", self._cache_dtype)
+            sin_cache = _float_array(sin_cache, "sin_cache", self._cache_dtype)
+            pairs = self._pairs
             if c.cache == "gathered":
-                expected = (None, pairs)
-                ok = (cos_cache.ndim == 2 and cos_cache.shape[1] == pairs)
+                expected = f"(M, {pairs}) (rows by position, rotary_dim / 2)"
+                ok = cos_cache.ndim == 2 and cos_cache.shape[1] == pairs
             else:
                 expected = token_sizes + (pairs,)
                 ok = cos_cache.shape == expected
+                expected = f"{expected} (token dims + rotary_dim / 2)"
             if not ok or sin_cache.shape != cos_cache.shape:
-                self._fail(f"cos/sin caches have shapes {cos_cache.shape} and "
-                           f"{sin_cache.shape}, expected {expected}",
-                           dict(static_shape=x.shape,
+                self._fail(f"cos_cache has shape {cos_cache.shape} and "
+                           f"sin_cache {sin_cache.shape}, expected both "
+                           f"{expected}",
+                           dict(static_shape=shape,
                                 static_cache_shape=cos_cache.shape))
+            if c.static_cache_shape is not None and \
+                    cos_cache.shape != c.static_cache_shape:
+                raise ValueError(f"cos_cache/sin_cache have shape "
+                                 f"{cos_cache.shape}, the kernel was compiled "
+                                 f"for the static shape {c.static_cache_shape}")
             if c.cache == "gathered":
-                self._check_cache_range(positions, offset, token_sizes,
+                self._check_cache_range(indices, offset, token_sizes,
                                         cos_cache.shape[0])
             args.append(ctypes.addressof(self._keep(keep, cos_cache)))
             args.append(ctypes.addressof(self._keep(keep, sin_cache)))
+        elif cos_cache is not None or sin_cache is not None:
+            raise ValueError("the kernel was compiled without a cos/sin "
+                             "cache: cos_cache and sin_cache must be None")
 
         if not c.inplace:
             if out is None:
-                out = np.empty_like(x)
-            elif (out.shape != x.shape or out.dtype != x.dtype or
-                  not out.flags.c_contiguous or not out.flags.writeable):
-                raise ValueError("out must be a writable C-contiguous array "
-                                 "with x's shape and dtype")
-            elif np.shares_memory(out, x):
-                raise ValueError("out overlaps x: pass out=x for in place")
+                out = np.empty(shape, self._dtype)
+            else:
+                if out is x:
+                    raise ValueError("out is x but the kernel is not in "
+                                     "place: compile with inplace=True")
+                _check_out(out, "out", shape, self._dtype, (("x", x),))
             args.append(ctypes.addressof(self._keep(keep, out)))
+        if indices is not None and c.cache == "gathered":
+            # The checked indices must stay as checked while the kernel
+            # writes its destination.
+            dest = x if c.inplace else out
+            if np.may_share_memory(dest, indices):
+                raise ValueError("the destination overlaps the positions "
+                                 "(or offsets) that index the cos/sin cache")
         self._function(*args)
-        return out if not c.inplace else x
+        return x if c.inplace else out
 
     @staticmethod
     def _keep(keep, array):
@@ -396,23 +680,27 @@ class Kernel:
         keep.append((array, desc))
         return desc
 
-    def _check_cache_range(self, positions, offset, token_sizes, rows):
-        c = self.config
-        if c.positions == "explicit":
-            if positions.size == 0:
-                return
-            low, high = int(positions.min()), int(positions.max())
+    def _check_cache_range(self, indices, offset, token_sizes, rows):
+        """Every position a gathered cache is read at must be a row of it:
+        positions (or offsets + the sequence index) in [0, rows)."""
+        if 0 in token_sizes:
+            return  # no token, nothing is read
+        form = self.config.positions
+        seq = token_sizes[-1]
+        if form == "explicit":
+            low, high = int(indices.min()), int(indices.max())
+            what = "positions span"
+        elif form == "offset":
+            low, high = offset, offset + seq - 1
+            what = f"offset {offset} + [0, {seq}) spans"
         else:
-            seq = token_sizes[-1]
-            offsets = np.asarray(offset, dtype=np.int64)
-            if seq == 0 or offsets.size == 0:
-                return
-            low, high = int(offsets.min()), int(offsets.max()) + seq - 1
+            low, high = int(indices.min()), int(indices.max()) + seq - 1
+            what = f"per-row offsets + [0, {seq}) span"
         if low < 0 or high >= rows:
             raise IndexError(
-                f"positions span [{low}, {high}] but the cos/sin cache has "
-                f"{rows} rows: a position outside [0, {rows}) has no cached "
-                "angle (compiled code would produce NaN there)")
+                f"{what} [{low}, {high}] but the cos/sin cache has {rows} "
+                f"rows: positions must be in [0, {rows}) (a position outside "
+                "has no cached angle)")
 
 
 _kernels: dict = {}
@@ -470,8 +758,31 @@ def apply(x, positions=None, *, layout="half", rotary_dim=None, base=10000.0,
     or LongRoPE define one); an explicit value must equal a YaRN/LongRoPE
     scheme's, else ValueError.
     """
+    mrope_interleaved = _flag(mrope_interleaved, "mrope_interleaved")
+    inverse = _flag(inverse, "inverse")
+    threads = _integer(threads, "threads")
+    base = _real(base, "base")
+    if rotary_dim is not None:
+        rotary_dim = _integer(rotary_dim, "rotary_dim")
+    if magnitude is not None:
+        magnitude = _real(magnitude, "magnitude")
+    if token_dims is not None:
+        token_dims = _shape(token_dims, "token_dims")
+    # The offset: an integer, or integers one per row (never a float).
+    if isinstance(offset, np.ndarray) and offset.ndim == 0 or \
+            not isinstance(offset, (np.ndarray, list, tuple)):
+        offset = _scalar_offset(offset)
+        row_offset = False
+    else:
+        offset = _integer_array(offset, "offset", _INT_DTYPES["i64"])
+        row_offset = True
+    if positions is not None and (row_offset or offset != 0):
+        raise ValueError(f"positions and offset={offset!r} were both given: "
+                         "explicit positions take no offset (add it to the "
+                         "positions)")
+
     scaled = (not _scaling_is_default(scaling) or mrope_section is not None
-              or bool(mrope_interleaved) or
+              or mrope_interleaved or
               (isinstance(scaling, dict) and
                any(k not in ("rope_type", "type") for k in scaling)))
     if cos_cache is not None or sin_cache is not None:
@@ -480,61 +791,65 @@ def apply(x, positions=None, *, layout="half", rotary_dim=None, base=10000.0,
                 "cos_cache/sin_cache and a scaling spec (or mrope_section) "
                 "are exclusive: the caches already hold the frequencies; "
                 "build them from the scaled frequencies instead")
-    x = np.asarray(x)
+    if not isinstance(x, np.ndarray):  # keep subclasses: out=x is x
+        x = np.asarray(x)
     if x.ndim < 2:
         raise ValueError(f"x must have rank >= 2 ([tokens..., D]), got shape "
                          f"{x.shape}")
+    dtype = dtype_name(x.dtype)
+    head_dim = int(x.shape[-1])
     freqs = mrope = None
     if scaled:
         attrs = scaling_attributes(
-            scaling, base=base, head_dim=int(x.shape[-1]),
+            scaling, base=base, head_dim=head_dim,
             rotary_dim=rotary_dim, mrope_section=mrope_section,
             mrope_interleaved=mrope_interleaved)
         freqs, mrope = attrs.freqs, attrs.mrope
-        if attrs.rotary_dim != int(x.shape[-1]):
+        if attrs.rotary_dim != head_dim:
             rotary_dim = attrs.rotary_dim
         if magnitude is None:
             magnitude = attrs.magnitude
     if magnitude is None:
         magnitude = 1.0
-    dtype = dtype_name(x.dtype)
-    rank = x.ndim
-    resolved_token_dims = (tuple(int(d) for d in token_dims)
-                           if token_dims is not None else None)
     if (cos_cache is None) != (sin_cache is None):
         raise ValueError("pass both cos_cache and sin_cache, or neither")
 
     cache = None
     cache_dtype = "f32"
     if cos_cache is not None:
-        cos_cache = np.asarray(cos_cache)
-        sin_cache = np.asarray(sin_cache)
+        if type(cos_cache) is not np.ndarray:
+            cos_cache = np.asarray(cos_cache)
+        if type(sin_cache) is not np.ndarray:
+            sin_cache = np.asarray(sin_cache)
         cache_dtype = dtype_name(cos_cache.dtype)
-        pregathered = (positions is None and np.ndim(offset) == 0 and
-                       int(offset) == 0 and cos_cache.ndim != 2)
+        if sin_cache.dtype != cos_cache.dtype:
+            raise TypeError(f"cos_cache has dtype {cos_cache.dtype} but "
+                            f"sin_cache {sin_cache.dtype}: they must match")
+        pregathered = (positions is None and not row_offset and offset == 0
+                       and cos_cache.ndim != 2)
         cache = "pregathered" if pregathered else "gathered"
 
     if positions is not None:
-        positions = np.asarray(positions)
-        if not np.issubdtype(positions.dtype, np.integer):
-            raise TypeError(f"positions must be integers, got "
+        if type(positions) is not np.ndarray:
+            positions = np.asarray(positions)
+        if positions.dtype.kind not in "iu":
+            raise TypeError(f"positions must be integers, got dtype "
                             f"{positions.dtype}")
         form = "explicit"
         positions_dtype = "i32" if positions.dtype == np.int32 else "i64"
     elif cache == "pregathered":
         form, positions_dtype = "none", "i64"
     else:
-        form = "offset" if np.ndim(offset) == 0 else "row_offset"
+        form = "row_offset" if row_offset else "offset"
         positions_dtype = "i64"
 
     inplace = out is not None and out is x
     config = KernelConfig(
-        dtype=dtype, rank=rank, head_dim=int(x.shape[-1]), layout=layout,
-        rotary_dim=None if rotary_dim is None else int(rotary_dim),
-        base=float(base), magnitude=float(magnitude), inverse=bool(inverse),
-        token_dims=resolved_token_dims, positions=form,
+        dtype=dtype, rank=x.ndim, head_dim=head_dim, layout=layout,
+        rotary_dim=rotary_dim, base=base, magnitude=magnitude,
+        inverse=inverse, token_dims=token_dims, positions=form,
         positions_dtype=positions_dtype, cache=cache, cache_dtype=cache_dtype,
-        inplace=inplace, freqs=freqs, mrope=mrope, threads=int(threads))
+        inplace=inplace, freqs=freqs, mrope=mrope, threads=threads)
     try:
         kernel = compile(config)
     except CompileError as error:

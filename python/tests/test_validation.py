@@ -105,3 +105,636 @@ class TestMemrefDescriptor:
         desc = _jit.memref_descriptor(array)
         assert desc.aligned == array.ctypes.data
         assert list(desc.sizes) == [2, 3] and list(desc.strides) == [3, 1]
+
+
+# ---------------------------------------------------------------------------
+# KernelConfig: what a kernel is compiled from
+# ---------------------------------------------------------------------------
+
+BASE = dict(dtype="f32", rank=3, head_dim=8)
+
+
+@pytest.mark.parametrize("fields,error,message", [
+    (dict(rank=1), ValueError, "rank must be >= 2"),
+    (dict(rank=3.0), TypeError, "rank must be an integer"),
+    (dict(head_dim=0), ValueError, "head_dim must be positive"),
+    (dict(rotary_dim=3), ValueError, "rotary_dim must be even"),
+    (dict(rotary_dim=0), ValueError, "rotary_dim must be even, positive"),
+    (dict(rotary_dim=10), ValueError, "at most the head dim (8), got 10"),
+    (dict(rotary_dim=4.0), TypeError, "rotary_dim must be an integer"),
+    (dict(layout="rotate_half"), ValueError, "layout must be"),
+    (dict(base=True), TypeError, "base must be a real number"),
+    (dict(base=float("nan")), ValueError, "base must be finite"),
+    (dict(magnitude="2"), TypeError, "magnitude must be a real number"),
+    (dict(inverse="false"), TypeError, "inverse must be a bool"),
+    (dict(inplace=1), TypeError, "inplace must be a bool"),
+    (dict(token_dims=(2,)), ValueError, "out of range [0, 2)"),
+    (dict(token_dims=(-1,)), ValueError, "negative"),
+    (dict(token_dims=(0, 0)), ValueError, "strictly increasing"),
+    (dict(token_dims=(1, 0)), ValueError, "strictly increasing"),
+    (dict(token_dims=()), ValueError, "must not be empty"),
+    (dict(token_dims=(0.5,)), TypeError, "token_dims entry must be an int"),
+    (dict(threads=True), ValueError, "threads must be an int"),
+    (dict(threads=-1), ValueError, "threads must be an int >= 0"),
+    (dict(positions="explicit", positions_dtype="i16"), TypeError,
+     "positions_dtype"),
+    (dict(cache="gathered", positions="none"), ValueError,
+     "gathered cos/sin cache needs positions"),
+    (dict(cache="pregathered", positions="explicit"), ValueError,
+     "pre-gathered cos/sin cache takes no positions"),
+    (dict(cache="pregathered", positions="offset"), ValueError,
+     "pre-gathered cos/sin cache takes no positions"),
+    (dict(rank=2, positions="row_offset"), ValueError, "two token dims"),
+    (dict(static_shape=(4, 2, 6)), ValueError, "head dim 8"),
+    (dict(static_shape=(4, 8)), ValueError, "rank 3"),
+    (dict(static_positions_shape=(4.5,)), TypeError, "must be an integer"),
+    (dict(lowering="fast"), ValueError, "lowering"),
+], ids=_id)
+def test_kernel_config_rejects(fields, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        rope_mlir.KernelConfig(**dict(BASE, **fields))
+
+
+def test_kernel_config_normalizes_sequences():
+    c = rope_mlir.KernelConfig(**dict(BASE, token_dims=[0],
+                                      static_shape=[4, 2, 8]))
+    assert c.token_dims == (0,) and c.static_shape == (4, 2, 8)
+    hash(c)  # usable as the kernel cache's key
+
+
+def test_pregathered_config_with_positions_is_refused():
+    """With positions, the verifier reads a rank-2 cache as gathered
+    [M, P/2], but the call checked it as pre-gathered [T, P/2] and skipped
+    the positions' range check (positions past the rows gave NaN). The
+    configuration is refused before compiling."""
+    with pytest.raises(ValueError, match="pre-gathered"):
+        rope_mlir.compile(dtype="f32", rank=2, head_dim=8,
+                          positions="explicit", cache="pregathered")
+
+
+# ---------------------------------------------------------------------------
+# Kernel.__call__
+# ---------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def explicit_kernel():
+    return rope_mlir.compile(dtype="f32", rank=3, head_dim=8,
+                             positions="explicit")
+
+
+@pytest.fixture(scope="module")
+def offset_kernel():
+    return rope_mlir.compile(dtype="f32", rank=3, head_dim=8)
+
+
+@pytest.fixture(scope="module")
+def row_offset_kernel():
+    return rope_mlir.compile(dtype="f32", rank=4, head_dim=8,
+                             positions="row_offset")
+
+
+@pytest.fixture(scope="module")
+def gathered_kernel():
+    return rope_mlir.compile(dtype="f32", rank=3, head_dim=8,
+                             positions="explicit", cache="gathered")
+
+
+@pytest.fixture(scope="module")
+def static_kernel():
+    return rope_mlir.compile(dtype="f32", rank=3, head_dim=8,
+                             static_shape=(4, 2, 8))
+
+
+@pytest.fixture(scope="module")
+def inplace_kernel():
+    return rope_mlir.compile(dtype="f32", rank=3, head_dim=8,
+                             positions="explicit", inplace=True)
+
+
+class TestStaticShapes:
+    """Issue 12, case 1: a static-shape kernel loops over its static sizes
+    whatever the arrays are."""
+
+    def test_static_x_segfault_case(self):
+        # The reported case: a (1, 8, 64) array into a kernel for
+        # (4096, 8, 64) read and wrote 4095 rows past both buffers.
+        out = _in_subprocess("""
+            k = rope_mlir.compile(dtype="f32", rank=3, head_dim=64,
+                                  static_shape=(4096, 8, 64))
+            x = np.ones((1, 8, 64), np.float32)
+            try:
+                k(x)
+            except ValueError as error:
+                print("ValueError:", error)
+        """)
+        assert re.search(_names("x has shape (1, 8, 64)",
+                                "static shape (4096, 8, 64)"), out), out
+
+    def test_static_x(self, static_kernel):
+        with pytest.raises(ValueError, match=_names(
+                "x has shape (3, 2, 8)", "static shape (4, 2, 8)")):
+            static_kernel(np.zeros((3, 2, 8), F32))
+        got = static_kernel(_random((4, 2, 8)), offset=3)
+        np.testing.assert_allclose(
+            got, reference.apply(_random((4, 2, 8)), offset=3), atol=1e-5)
+
+    def test_static_out(self, static_kernel):
+        with pytest.raises(ValueError, match=_names("out has shape (3, 2, 8)",
+                                                    "expected (4, 2, 8)")):
+            static_kernel(np.zeros((4, 2, 8), F32),
+                          out=np.zeros((3, 2, 8), F32))
+
+    def test_static_positions(self):
+        k = rope_mlir.compile(dtype="f32", rank=3, head_dim=8,
+                              positions="explicit",
+                              static_positions_shape=(4,))
+        x = np.zeros((6, 2, 8), F32)
+        with pytest.raises(ValueError, match=_names(
+                "positions have shape (6,)", "static shape (4,)")):
+            k(x, np.arange(6))
+        k(np.zeros((4, 2, 8), F32), np.arange(4))
+
+    def test_static_offset(self):
+        k = rope_mlir.compile(dtype="f32", rank=4, head_dim=8,
+                              positions="row_offset", static_offset_shape=(2,))
+        with pytest.raises(ValueError, match=_names(
+                "offset has shape (3,)", "static shape (2,)")):
+            k(np.zeros((3, 5, 2, 8), F32), offset=np.zeros(3, np.int64))
+
+    def test_static_cache(self):
+        k = rope_mlir.compile(dtype="f32", rank=3, head_dim=8,
+                              positions="explicit", cache="gathered",
+                              static_cache_shape=(16, 4))
+        cos = np.ones((8, 4), F32)
+        with pytest.raises(ValueError, match=_names(
+                "have shape (8, 4)", "static shape (16, 4)")):
+            k(np.zeros((3, 2, 8), F32), np.arange(3), cos_cache=cos,
+              sin_cache=cos)
+
+
+class TestKernelArguments:
+    def test_x(self, explicit_kernel):
+        pos = np.arange(3)
+        with pytest.raises(TypeError, match=_names("x has dtype float64",
+                                                   "float32")):
+            explicit_kernel(np.zeros((3, 2, 8)), pos)
+        with pytest.raises(ValueError, match=_names("x has shape (3, 2, 6)",
+                                                    "head dim 8")):
+            explicit_kernel(np.zeros((3, 2, 6), F32), pos)
+        with pytest.raises(ValueError, match=_names("x has shape (3, 8)",
+                                                    "rank 3")):
+            explicit_kernel(np.zeros((3, 8), F32), pos)
+
+    def test_x_non_contiguous_and_unaligned_are_copied(self, explicit_kernel):
+        x = _random((3, 4, 8))
+        pos = np.array([1, 5, 9])
+        expected = explicit_kernel(x, pos)
+        np.testing.assert_array_equal(explicit_kernel(x[:, ::2], pos),
+                                      expected[:, ::2])
+        odd = _unaligned(x.shape)
+        odd[...] = x
+        np.testing.assert_array_equal(explicit_kernel(odd, pos), expected)
+
+    def test_positions_missing(self, explicit_kernel):
+        with pytest.raises(ValueError, match="explicit positions: pass "
+                                             "positions"):
+            explicit_kernel(np.zeros((3, 2, 8), F32))
+
+    @pytest.mark.parametrize("positions,message", [
+        (np.zeros(4, np.int64), _names("positions have shape (4,)",
+                                       "expected (3,)")),
+        (np.zeros((3, 1), np.int64), _names("positions have shape (3, 1)",
+                                            "expected (3,)")),
+    ], ids=_id)
+    def test_positions_shape(self, explicit_kernel, positions, message):
+        with pytest.raises(ValueError, match=message):
+            explicit_kernel(np.zeros((3, 2, 8), F32), positions)
+
+    @pytest.mark.parametrize("positions,dtype", [
+        (np.array([0.0, 1.0, 2.0]), "float64"),
+        (np.array([0.5, 1.0, 2.0], np.float32), "float32"),
+        (np.array([True, False, True]), "bool"),
+        (np.array([0, 1, 2], object), "object"),
+    ], ids=_id)
+    def test_positions_must_be_integers(self, explicit_kernel, positions,
+                                        dtype):
+        with pytest.raises(TypeError, match=_names(
+                "positions must be an integer array", dtype)):
+            explicit_kernel(np.zeros((3, 2, 8), F32), positions)
+
+    def test_positions_out_of_i32_range(self):
+        """Issue 12, case 6: 2**40 became 0 for an i32 kernel."""
+        k = rope_mlir.compile(dtype="f32", rank=3, head_dim=8,
+                              positions="explicit", positions_dtype="i32")
+        x = _random((3, 2, 8))
+        with pytest.raises(ValueError, match=_names(
+                "positions span [0, 1099511627776]", "int32",
+                "[-2147483648, 2147483647]")):
+            k(x, np.array([0, 1, 2 ** 40], np.int64))
+        # Values that fit convert exactly.
+        np.testing.assert_array_equal(
+            k(x, np.array([-7, 1, 2 ** 31 - 1], np.int64)),
+            k(x, np.array([-7, 1, 2 ** 31 - 1], np.int32)))
+
+    def test_positions_uint64_out_of_i64_range(self, explicit_kernel):
+        with pytest.raises(ValueError, match=_names(
+                "positions span", "9223372036854775808", "int64")):
+            explicit_kernel(np.zeros((3, 2, 8), F32),
+                            np.array([0, 1, 2 ** 63], np.uint64))
+
+    def test_negative_positions_are_valid(self, explicit_kernel):
+        x = _random((3, 2, 8))
+        pos = np.array([-5, 0, -(2 ** 20)])
+        np.testing.assert_allclose(explicit_kernel(x, pos),
+                                   reference.apply(x, pos), atol=1e-5)
+
+    def test_explicit_positions_and_offset(self, explicit_kernel):
+        with pytest.raises(ValueError, match=_names("positions", "offset=5",
+                                                    "both")):
+            explicit_kernel(np.zeros((3, 2, 8), F32), np.arange(3), offset=5)
+
+    def test_positions_to_an_offset_kernel(self, offset_kernel):
+        with pytest.raises(ValueError, match="positions must be None"):
+            offset_kernel(np.zeros((3, 2, 8), F32), np.arange(3))
+
+    @pytest.mark.parametrize("offset,error,message", [
+        (5.0, TypeError, "offset must be an integer, got 5.0"),
+        (5.5, TypeError, "offset must be an integer, got 5.5"),
+        (True, TypeError, "offset must be an integer, got True"),
+        ("5", TypeError, "offset must be an integer"),
+        (np.array(2.0), TypeError, "offset must be an integer"),
+        (2 ** 70, ValueError, "does not fit int64"),
+        (np.arange(3), ValueError, "scalar offset, got offset of shape (3,)"),
+    ], ids=_id)
+    def test_scalar_offset(self, offset_kernel, offset, error, message):
+        with pytest.raises(error, match=re.escape(message)):
+            offset_kernel(np.zeros((3, 2, 8), F32), offset=offset)
+
+    def test_scalar_offset_integer_forms(self, offset_kernel):
+        x = _random((3, 2, 8))
+        expected = reference.apply(x, offset=-4)
+        for offset in (-4, np.int32(-4), np.array(-4)):
+            np.testing.assert_allclose(offset_kernel(x, offset=offset),
+                                       expected, atol=1e-5)
+
+    @pytest.mark.parametrize("offset,error,message", [
+        (np.array([1.0, 2.0]), TypeError, "offset must be an integer array"),
+        (np.array([1, 2, 3]), ValueError,
+         _names("per-row offset has shape (3,)", "expected (2,)")),
+        (np.array([[1, 2]]), ValueError,
+         _names("per-row offset has shape (1, 2)", "expected (2,)")),
+        (np.array([1, 2 ** 63], np.uint64), ValueError,
+         _names("offset span", "int64")),
+        (None, TypeError, "offset must be an integer array"),
+    ], ids=_id)
+    def test_row_offset(self, row_offset_kernel, offset, error, message):
+        with pytest.raises(error, match=message):
+            row_offset_kernel(np.zeros((2, 5, 2, 8), F32), offset=offset)
+
+    def test_caches_to_a_kernel_without_cache(self, explicit_kernel):
+        cos = np.ones((9, 4), F32)
+        with pytest.raises(ValueError, match="without a cos/sin cache"):
+            explicit_kernel(np.zeros((3, 2, 8), F32), np.arange(3),
+                            cos_cache=cos, sin_cache=cos)
+
+
+class TestKernelCache:
+    @pytest.fixture()
+    def x(self):
+        return np.zeros((3, 2, 8), F32)
+
+    def test_missing(self, gathered_kernel, x):
+        with pytest.raises(ValueError, match="pass cos_cache and sin_cache"):
+            gathered_kernel(x, np.arange(3), cos_cache=np.ones((9, 4), F32))
+
+    def test_dtype(self, gathered_kernel, x):
+        with pytest.raises(TypeError, match=_names(
+                "sin_cache has dtype float64", "expected float32")):
+            gathered_kernel(x, np.arange(3), cos_cache=np.ones((9, 4), F32),
+                            sin_cache=np.ones((9, 4)))
+
+    @pytest.mark.parametrize("cos_shape,sin_shape", [
+        ((9, 4), (8, 4)), ((9, 3), (9, 3)), ((9,), (9,)), ((1, 9, 4),) * 2])
+    def test_shape(self, gathered_kernel, x, cos_shape, sin_shape):
+        with pytest.raises(ValueError, match=_names(
+                f"cos_cache has shape {cos_shape}",
+                f"sin_cache {sin_shape}", "expected both (M, 4)")):
+            gathered_kernel(x, np.arange(3), cos_cache=np.ones(cos_shape, F32),
+                            sin_cache=np.ones(sin_shape, F32))
+
+    @pytest.mark.parametrize("positions,span", [
+        ([0, 4, 9], "[0, 9]"), ([0, -1, 2], "[-1, 2]")], ids=_id)
+    def test_position_outside(self, gathered_kernel, x, positions, span):
+        cos = np.ones((9, 4), F32)
+        with pytest.raises(IndexError, match=_names(span, "9 rows")):
+            gathered_kernel(x, np.array(positions), cos_cache=cos,
+                            sin_cache=cos)
+
+    def test_zero_rows(self, gathered_kernel, x):
+        """Issue 12, case 8: a 0-row cache is refused before the kernel
+        runs; with no token nothing is read, and the call is accepted."""
+        empty = np.ones((0, 4), F32)
+        with pytest.raises(IndexError, match=_names("positions span [0, 0]",
+                                                    "0 rows")):
+            gathered_kernel(x, np.zeros(3, np.int64), cos_cache=empty,
+                            sin_cache=empty)
+        got = gathered_kernel(np.zeros((0, 2, 8), F32),
+                              np.zeros(0, np.int64), cos_cache=empty,
+                              sin_cache=empty)
+        assert got.shape == (0, 2, 8)
+
+    @pytest.mark.parametrize("offset,span", [(7, "[7, 9]"), (-1, "[-1, 1]")],
+                             ids=_id)
+    def test_scalar_offset_outside(self, x, offset, span):
+        k = rope_mlir.compile(dtype="f32", rank=3, head_dim=8,
+                              cache="gathered")
+        cos = np.ones((9, 4), F32)
+        with pytest.raises(IndexError, match=_names(span, "9 rows")):
+            k(x, offset=offset, cos_cache=cos, sin_cache=cos)
+
+    def test_row_offsets_outside(self):
+        """Per-row offsets: each row's offset + [0, S) must be a row."""
+        k = rope_mlir.compile(dtype="f32", rank=4, head_dim=8,
+                              positions="row_offset", cache="gathered")
+        cos = np.ones((8, 4), F32)
+        x = np.zeros((2, 3, 2, 8), F32)
+        with pytest.raises(IndexError, match=_names("[0, 8]", "8 rows")):
+            k(x, offset=np.array([0, 6]), cos_cache=cos, sin_cache=cos)
+        with pytest.raises(IndexError, match=_names("[-1, 4]", "8 rows")):
+            k(x, offset=np.array([2, -1]), cos_cache=cos, sin_cache=cos)
+        with pytest.raises(IndexError, match=_names("0 rows")):
+            k(x, offset=np.array([0, 0]), cos_cache=cos[:0],
+              sin_cache=cos[:0])
+        k(x, offset=np.array([0, 6]), cos_cache=np.ones((9, 4), F32),
+          sin_cache=np.ones((9, 4), F32))
+
+    def test_pregathered_shape(self):
+        k = rope_mlir.compile(dtype="f32", rank=3, head_dim=8,
+                              positions="none", cache="pregathered")
+        cos = np.ones((2, 4), F32)
+        with pytest.raises(ValueError, match=_names(
+                "cos_cache has shape (2, 4)", "expected both (3, 4)")):
+            k(np.zeros((3, 2, 8), F32), cos_cache=cos, sin_cache=cos)
+        with pytest.raises(ValueError, match="offset must be 0"):
+            k(np.zeros((3, 2, 8), F32), offset=2,
+              cos_cache=np.ones((3, 4), F32), sin_cache=np.ones((3, 4), F32))
+
+
+class TestKernelOut:
+    @pytest.mark.parametrize("out,error,message", [
+        (np.empty(1, F32), ValueError, _names("out has shape (1,)",
+                                              "expected (3, 2, 8)")),
+        (np.empty((3, 2, 8)), TypeError, _names("out has dtype float64",
+                                                "expected float32")),
+        ([[0.0]], TypeError, "out must be a numpy array, got list"),
+        (np.empty((3, 2, 16), F32)[..., ::2], ValueError, "C-contiguous"),
+    ], ids=_id)
+    def test_out(self, explicit_kernel, out, error, message):
+        with pytest.raises(error, match=message):
+            explicit_kernel(np.zeros((3, 2, 8), F32), np.arange(3), out=out)
+
+    def test_out_read_only(self, explicit_kernel):
+        out = np.empty((3, 2, 8), F32)
+        out.flags.writeable = False
+        with pytest.raises(ValueError, match="out is read-only"):
+            explicit_kernel(np.zeros((3, 2, 8), F32), np.arange(3), out=out)
+
+    def test_out_overlaps_x(self, explicit_kernel):
+        buffer = np.zeros((4, 2, 8), F32)
+        with pytest.raises(ValueError, match="out overlaps x"):
+            explicit_kernel(buffer[:3], np.arange(3), out=buffer[1:])
+        with pytest.raises(ValueError, match="inplace=True"):
+            explicit_kernel(buffer, np.arange(4), out=buffer)
+
+    def test_destination_overlaps_cache_indices(self, gathered_kernel):
+        """The kernel would overwrite the positions it gathers by."""
+        buffer = np.zeros(3 * 2 * 8 + 3, F32)
+        out = buffer[:48].reshape(3, 2, 8)
+        positions = buffer[45:48].view(np.int32)  # out's last 3 floats
+        k = rope_mlir.compile(dtype="f32", rank=3, head_dim=8,
+                              positions="explicit", positions_dtype="i32",
+                              cache="gathered")
+        cos = np.ones((9, 4), F32)
+        with pytest.raises(ValueError, match="overlaps"):
+            k(np.zeros((3, 2, 8), F32), positions, cos_cache=cos,
+              sin_cache=cos, out=out)
+
+
+class TestKernelInPlace:
+    def test_needs_out_x(self, inplace_kernel):
+        x = np.zeros((3, 2, 8), F32)
+        with pytest.raises(ValueError, match="pass out=x"):
+            inplace_kernel(x, np.arange(3))
+        with pytest.raises(ValueError, match="pass out=x"):
+            inplace_kernel(x, np.arange(3), out=x.copy())
+
+    def test_read_only(self, inplace_kernel):
+        x = np.zeros((3, 2, 8), F32)
+        x.flags.writeable = False
+        with pytest.raises(ValueError, match="x is read-only"):
+            inplace_kernel(x, np.arange(3), out=x)
+
+    def test_non_contiguous(self, inplace_kernel):
+        x = np.zeros((3, 2, 16), F32)[..., ::2]
+        with pytest.raises(ValueError, match="C-contiguous"):
+            inplace_kernel(x, np.arange(3), out=x)
+
+
+# ---------------------------------------------------------------------------
+# rope_mlir.apply
+# ---------------------------------------------------------------------------
+
+class TestApplyInPlace:
+    """Issue 12, case 4: out=x must be writeable."""
+
+    def test_read_only_bytes(self):
+        data = _random((2, 3, 2, 8))
+        x = np.frombuffer(data.tobytes(), F32).reshape(data.shape)
+        assert not x.flags.writeable
+        before = x.copy()
+        with pytest.raises(ValueError, match="x is read-only"):
+            rope_mlir.apply(x, np.ones((2, 3), np.int64), out=x)
+        np.testing.assert_array_equal(x, before)
+
+    @pytest.mark.parametrize("wrap", ["", "np.asarray"])
+    def test_memory_map_read_only(self, tmp_path, wrap):
+        # Rotating a read-only mapping in place wrote into it: SIGSEGV (the
+        # np.memmap object itself was taken for another array, not x).
+        path = tmp_path / "x.npy"
+        np.save(path, _random((2, 3, 2, 8)))
+        out = _in_subprocess(f"""
+            x = {wrap}(np.load({str(path)!r}, mmap_mode="r"))
+            try:
+                rope_mlir.apply(x, np.ones((2, 3), np.int64), out=x)
+            except ValueError as error:
+                print("ValueError:", error)
+        """)
+        assert "ValueError: x is read-only" in out, out
+
+    def test_writeable_memory_map_in_place(self, tmp_path):
+        path = tmp_path / "x.npy"
+        data = _random((2, 3, 2, 8))
+        np.save(path, data)
+        x = np.load(path, mmap_mode="r+")
+        assert rope_mlir.apply(x, np.ones((2, 3), np.int64), out=x) is x
+        x.flush()
+        np.testing.assert_allclose(
+            np.load(path), reference.apply(data, np.ones((2, 3), np.int64)),
+            atol=1e-5)
+
+    def test_writeable_in_place(self):
+        x = _random((2, 3, 2, 8))
+        expected = reference.apply(x, np.ones((2, 3), np.int64))
+        assert rope_mlir.apply(x, np.ones((2, 3), np.int64), out=x) is x
+        np.testing.assert_allclose(x, expected, atol=1e-5)
+
+
+class TestApplyPositionsAndOffset:
+    x = _random((2, 3, 2, 8))
+
+    @pytest.mark.parametrize("offset", [5, np.int64(-2), np.array([1, 2]),
+                                        [0, 0]])
+    def test_positions_with_offset(self, offset):
+        """Issue 12, case 5: the offset was silently ignored."""
+        with pytest.raises(ValueError, match=_names("positions", "offset=",
+                                                    "both given")):
+            rope_mlir.apply(self.x, np.zeros((2, 3), np.int64), offset=offset)
+
+    def test_positions_with_zero_offset(self):
+        pos = np.ones((2, 3), np.int64)
+        np.testing.assert_array_equal(
+            rope_mlir.apply(self.x, pos, offset=0), rope_mlir.apply(self.x,
+                                                                    pos))
+
+    @pytest.mark.parametrize("offset,error,message", [
+        (5.0, TypeError, "offset must be an integer, got 5.0"),
+        (5.5, TypeError, "offset must be an integer, got 5.5"),
+        (False, TypeError, "offset must be an integer, got False"),
+        (np.float64(3), TypeError, "offset must be an integer"),
+        (np.array([1.0, 2.0]), TypeError, "offset must be an integer array"),
+        ([1.5, 2], TypeError, "offset must be an integer array"),
+        (np.array([1, 2, 3]), ValueError, _names(
+            "per-row offset has shape (3,)", "expected (2,)")),
+        (2 ** 63, ValueError, "does not fit int64"),
+    ], ids=_id)
+    def test_offset(self, offset, error, message):
+        with pytest.raises(error, match=message):
+            rope_mlir.apply(self.x, offset=offset)
+
+    @pytest.mark.parametrize("positions,error,message", [
+        (np.zeros((2, 3)), TypeError, "positions must be integers, got "
+                                      "dtype float64"),
+        (np.zeros((2, 3), bool), TypeError, "positions must be integers, "
+                                            "got dtype bool"),
+        ([[0.5, 1, 2], [0, 1, 2]], TypeError, "positions must be integers"),
+        (np.full((2, 3), 2 ** 63, np.uint64), ValueError,
+         _names("positions span", "int64")),
+        (np.zeros((2, 4), np.int64), ValueError,
+         _names("positions have shape (2, 4)", "expected (2, 3)")),
+    ], ids=_id)
+    def test_positions(self, positions, error, message):
+        with pytest.raises(error, match=message):
+            rope_mlir.apply(self.x, positions)
+
+    def test_integer_position_types(self):
+        pos = np.array([[0, 7, -3], [1, 2, 100]])
+        expected = reference.apply(self.x, pos)
+        for dtype in (np.int8, np.int16, np.int32, np.int64, np.uint16):
+            p = pos.astype(dtype) if dtype != np.uint16 else np.abs(pos)
+            want = expected if dtype != np.uint16 else reference.apply(
+                self.x, np.abs(pos))
+            np.testing.assert_allclose(rope_mlir.apply(self.x, p), want,
+                                       atol=1e-5, err_msg=str(dtype))
+
+
+class TestApplyOptions:
+    x = _random((2, 3, 2, 8))
+
+    @pytest.mark.parametrize("kwargs,error,message", [
+        (dict(rotary_dim=4.5), TypeError, "rotary_dim must be an integer"),
+        (dict(rotary_dim=0), ValueError, "rotary_dim must be even"),
+        (dict(rotary_dim=9), ValueError, "rotary_dim must be even"),
+        (dict(rotary_dim=16), ValueError, "at most the head dim (8)"),
+        (dict(threads=2.5), TypeError, "threads must be an integer"),
+        (dict(threads=True), TypeError, "threads must be an integer"),
+        (dict(threads=-2), ValueError, "threads must be an int >= 0"),
+        (dict(inverse="false"), TypeError, "inverse must be a bool"),
+        (dict(mrope_interleaved="false"), TypeError,
+         "mrope_interleaved must be a bool"),
+        (dict(base=True), TypeError, "base must be a real number"),
+        (dict(base="500000"), TypeError, "base must be a real number"),
+        (dict(magnitude="2"), TypeError, "magnitude must be a real number"),
+        (dict(layout="neox"), ValueError, "layout must be"),
+        (dict(token_dims=(0, 3)), ValueError, "out of range [0, 3)"),
+        (dict(token_dims=(1, 1)), ValueError, "strictly increasing"),
+        (dict(token_dims=(0.0,)), TypeError, "must be an integer"),
+    ], ids=_id)
+    def test_options(self, kwargs, error, message):
+        with pytest.raises(error, match=re.escape(message)):
+            rope_mlir.apply(self.x, **kwargs)
+
+    def test_x(self):
+        with pytest.raises(TypeError, match="int32"):
+            rope_mlir.apply(np.zeros((2, 8), np.int32))
+        with pytest.raises(ValueError, match=_names("rank >= 2", "(8,)")):
+            rope_mlir.apply(np.zeros(8, F32))
+
+    def test_caches(self):
+        cos = np.ones((9, 4), F32)
+        pos = np.zeros((2, 3), np.int64)
+        with pytest.raises(TypeError, match=_names(
+                "cos_cache has dtype float32", "sin_cache float64")):
+            rope_mlir.apply(self.x, pos, cos_cache=cos,
+                            sin_cache=cos.astype(np.float64))
+        with pytest.raises(ValueError, match="both cos_cache and sin_cache"):
+            rope_mlir.apply(self.x, pos, cos_cache=cos)
+        with pytest.raises(TypeError, match="unsupported data type int64"):
+            rope_mlir.apply(self.x, pos, cos_cache=np.ones((9, 4), int),
+                            sin_cache=np.ones((9, 4), int))
+        with pytest.raises(ValueError, match=_names(
+                "cos_cache has shape (9, 4)", "sin_cache (9, 2)")):
+            rope_mlir.apply(self.x, pos, cos_cache=cos, sin_cache=cos[:, :2])
+        empty = cos[:0]
+        with pytest.raises(IndexError, match="0 rows"):
+            rope_mlir.apply(self.x, pos, cos_cache=empty, sin_cache=empty)
+        with pytest.raises(IndexError, match="0 rows"):
+            rope_mlir.apply(self.x, offset=np.array([0, 0]), cos_cache=empty,
+                            sin_cache=empty)
+
+    def test_out(self):
+        pos = np.zeros((2, 3), np.int64)
+        with pytest.raises(TypeError, match="out must be a numpy array"):
+            rope_mlir.apply(self.x, pos, out=self.x.tolist())
+        out = np.empty_like(self.x)
+        out.flags.writeable = False
+        with pytest.raises(ValueError, match="out is read-only"):
+            rope_mlir.apply(self.x, pos, out=out)
+
+
+# ---------------------------------------------------------------------------
+# scaling_attributes
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kwargs,error,message", [
+    (dict(mrope_section=[16.9, 24, 24]), TypeError,
+     "mrope_section[0] must be an integer, got 16.9"),
+    (dict(mrope_section=[16, True, 24]), TypeError,
+     "mrope_section[1] must be an integer, got True"),
+    (dict(mrope_section="16,24,24"), TypeError,
+     "mrope_section must be a sequence of integers"),
+    (dict(mrope_section=[16, 24, 24], mrope_interleaved="false"), TypeError,
+     "mrope_interleaved must be a bool"),
+    (dict(base=True), TypeError, "base must be a real number"),
+    (dict(head_dim=128.0), TypeError, "head_dim must be an integer"),
+    (dict(rotary_dim=64.5), TypeError, "rotary_dim must be an integer"),
+], ids=_id)
+def test_scaling_attributes_types(kwargs, error, message):
+    kwargs = dict(dict(head_dim=128), **kwargs)
+    with pytest.raises(error, match=re.escape(message)):
+        rope_mlir.scaling_attributes(None, **kwargs)
+
+
+def test_scaling_attributes_mrope_ints():
+    attrs = rope_mlir.scaling_attributes(None, head_dim=128,
+                                         mrope_section=(np.int64(16), 24, 24))
+    assert "16, 24, 24" in attrs.mrope

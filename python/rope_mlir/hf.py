@@ -103,18 +103,47 @@ class RopeSpec:
             mrope_interleaved=self.mrope_interleaved, **kwargs)
 
 
-def _first(config: Mapping[str, Any], keys) -> Any:
+def _first(config: Mapping[str, Any], keys) -> Tuple[Optional[str], Any]:
+    """The first of `keys` the config sets (not null): (key, value), else
+    (None, None)."""
     for key in keys:
         if config.get(key) is not None:
-            return config[key]
-    return None
+            return key, config[key]
+    return None, None
+
+
+# Config values must have the JSON type their key means; nothing is
+# truncated (16.9 -> 16), parsed ("10000") or made truthy ("false" -> True).
+# As in the C++ importer's JSON reader, an integer may be written as an
+# integral float (24.0); bools are never numbers. Errors are ValueError (an
+# invalid config), naming the key.
+
+def _number(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return float(value)
+
+
+def _positive_number(value: Any, name: str) -> float:
+    number = _number(value, name)
+    if number <= 0:
+        raise ValueError(f"{name} must be positive, got {value!r}")
+    return number
+
+
+def _int(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            not math.isfinite(value) or int(value) != value:
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    return int(value)
 
 
 def _positive_int(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-            not math.isfinite(value) or int(value) != value or value <= 0:
+    number = _int(value, name)
+    if number <= 0:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
+    return number
 
 
 def _fraction(value: Any, name: str) -> float:
@@ -124,11 +153,24 @@ def _fraction(value: Any, name: str) -> float:
     return float(value)
 
 
+def _bool(value: Any, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be a bool (true or false), got "
+                         f"{value!r}")
+    return value
+
+
+def _int_list(value: Any, name: str) -> Tuple[int, ...]:
+    if not isinstance(value, (list, tuple)):
+        raise ValueError(f"{name} must be a list of integers, got {value!r}")
+    return tuple(_int(n, f"{name}[{i}]") for i, n in enumerate(value))
+
+
 def _text_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
     """Multimodal configs (Qwen3-VL, Gemma 3, Llava...) keep the language
     model's values in `text_config`."""
     text = config.get("text_config")
-    if isinstance(text, Mapping) and _first(config, _HEADS_KEYS) is None:
+    if isinstance(text, Mapping) and _first(config, _HEADS_KEYS)[1] is None:
         return text
     return config
 
@@ -188,9 +230,16 @@ def from_hf_config(config: Mapping[str, Any], *, layout: Optional[str] = None,
     """
     if not isinstance(config, Mapping):
         raise ValueError(f"config must be a dict, got {type(config).__name__}")
+    if layout is not None and layout not in ("half", "interleaved"):
+        raise ValueError(f"layout must be 'half' or 'interleaved', got "
+                         f"{layout!r}")
+    if layer_type is not None and not isinstance(layer_type, str):
+        raise ValueError(f"layer_type must be a string, got {layer_type!r}")
     outer_type = config.get("model_type")
     config = _text_config(config)
     model_type = config.get("model_type", outer_type)
+    if model_type is not None and not isinstance(model_type, str):
+        raise ValueError(f"model_type must be a string, got {model_type!r}")
 
     # Head dim.
     if config.get("qk_rope_head_dim") is not None:
@@ -199,16 +248,16 @@ def from_hf_config(config: Mapping[str, Any], *, layout: Optional[str] = None,
     elif config.get("head_dim") is not None:
         head_dim = _positive_int(config["head_dim"], "head_dim")
     else:
-        hidden = _first(config, _HIDDEN_KEYS)
-        heads = _first(config, _HEADS_KEYS)
+        hidden_key, hidden = _first(config, _HIDDEN_KEYS)
+        heads_key, heads = _first(config, _HEADS_KEYS)
         if hidden is None or heads is None:
             raise ValueError("config needs head_dim, or hidden_size and "
                              "num_attention_heads")
-        hidden = _positive_int(hidden, "hidden_size")
-        heads = _positive_int(heads, "num_attention_heads")
+        hidden = _positive_int(hidden, hidden_key)
+        heads = _positive_int(heads, heads_key)
         if hidden % heads:
-            raise ValueError(f"hidden_size {hidden} is not a multiple of "
-                             f"num_attention_heads {heads}")
+            raise ValueError(f"{hidden_key} {hidden} is not a multiple of "
+                             f"{heads_key} {heads}")
         head_dim = hidden // heads
 
     scaling = _rope_parameters(config, layer_type)
@@ -218,9 +267,10 @@ def from_hf_config(config: Mapping[str, Any], *, layout: Optional[str] = None,
     bases = {}
     for key in _BASE_KEYS:
         if config.get(key) is not None:
-            bases[key] = float(config[key])
+            bases[key] = _positive_number(config[key], key)
     if scaling is not None and scaling.get("rope_theta") is not None:
-        bases["rope_parameters.rope_theta"] = float(scaling["rope_theta"])
+        bases["rope_parameters.rope_theta"] = _positive_number(
+            scaling["rope_theta"], "rope_parameters.rope_theta")
     if len(set(bases.values())) > 1:
         raise ValueError(f"config gives different RoPE bases: {bases}")
     base = next(iter(bases.values())) if bases else 10000.0
@@ -251,8 +301,11 @@ def from_hf_config(config: Mapping[str, Any], *, layout: Optional[str] = None,
     mrope_interleaved = False
     if scaling is not None:
         if scaling.get("mrope_section") is not None:
-            mrope_section = tuple(int(n) for n in scaling["mrope_section"])
-        mrope_interleaved = bool(scaling.get("mrope_interleaved") or False)
+            mrope_section = _int_list(scaling["mrope_section"],
+                                      "mrope_section")
+        if scaling.get("mrope_interleaved") is not None:
+            mrope_interleaved = _bool(scaling["mrope_interleaved"],
+                                      "mrope_interleaved")
         for key in _MROPE_KEYS:
             scaling.pop(key, None)
         if "rope_type" in scaling or "type" in scaling:
@@ -270,8 +323,11 @@ def from_hf_config(config: Mapping[str, Any], *, layout: Optional[str] = None,
 
     if layout is None:
         layout = "half"
-        if model_type in INTERLEAVED_MODEL_TYPES and \
-                config.get("rope_interleave", True):
+        interleave = config.get("rope_interleave", True)
+        if interleave is not None:
+            interleave = _bool(interleave, "rope_interleave")
+        # null (unset) is falsy to Hugging Face's `if rope_interleave:`.
+        if model_type in INTERLEAVED_MODEL_TYPES and interleave:
             layout = "interleaved"
 
     spec = RopeSpec(head_dim=head_dim, rotary_dim=rotary_dim, base=base,

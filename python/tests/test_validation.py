@@ -738,3 +738,103 @@ def test_scaling_attributes_mrope_ints():
     attrs = rope_mlir.scaling_attributes(None, head_dim=128,
                                          mrope_section=(np.int64(16), 24, 24))
     assert "16, 24, 24" in attrs.mrope
+
+
+# ---------------------------------------------------------------------------
+# from_hf_config (issue 12, case 7)
+# ---------------------------------------------------------------------------
+
+QWEN_VL = {"model_type": "qwen2_vl", "hidden_size": 1536,
+           "num_attention_heads": 12, "rope_theta": 1000000.0,
+           "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]}}
+LLAMA = {"model_type": "llama", "hidden_size": 4096,
+         "num_attention_heads": 32, "rope_theta": 500000.0}
+DEEPSEEK = {"model_type": "deepseek_v3", "hidden_size": 7168,
+            "num_attention_heads": 128, "qk_rope_head_dim": 64}
+
+
+def _with(config, key, value):
+    """config with `key` (a.b for a nested dict) set to `value`."""
+    config = {k: dict(v) if isinstance(v, dict) else v
+              for k, v in config.items()}
+    outer, _, inner = key.partition(".")
+    if inner:
+        config[outer][inner] = value
+    else:
+        config[outer] = value
+    return config
+
+
+@pytest.mark.parametrize("config,key,value,message", [
+    (QWEN_VL, "rope_scaling.mrope_interleaved", "false",
+     "mrope_interleaved must be a bool"),
+    (QWEN_VL, "rope_scaling.mrope_interleaved", 0,
+     "mrope_interleaved must be a bool"),
+    (QWEN_VL, "rope_scaling.mrope_section", [16.9, 24, 24],
+     "mrope_section[0] must be an integer, got 16.9"),
+    (QWEN_VL, "rope_scaling.mrope_section", [16, False, 24],
+     "mrope_section[1] must be an integer, got False"),
+    (QWEN_VL, "rope_scaling.mrope_section", "16,24,24",
+     "mrope_section must be a list of integers"),
+    (LLAMA, "rope_theta", True, "rope_theta must be a finite number, got "
+                                "True"),
+    (LLAMA, "rope_theta", "500000", "rope_theta must be a finite number"),
+    (LLAMA, "rope_theta", -1.0, "rope_theta must be positive"),
+    (LLAMA, "rope_theta", float("inf"), "rope_theta must be a finite number"),
+    (LLAMA, "rope_parameters", {"rope_type": "default", "rope_theta": False},
+     "rope_parameters.rope_theta must be a finite number"),
+    (LLAMA, "rotary_emb_base", [10000], "rotary_emb_base must be a finite "
+                                        "number"),
+    (LLAMA, "head_dim", 128.5, "head_dim must be an integer, got 128.5"),
+    (LLAMA, "head_dim", True, "head_dim must be an integer, got True"),
+    (LLAMA, "head_dim", "128", "head_dim must be an integer"),
+    (LLAMA, "head_dim", -128, "head_dim must be a positive integer"),
+    (LLAMA, "hidden_size", 4096.5, "hidden_size must be an integer"),
+    (LLAMA, "num_attention_heads", False,
+     "num_attention_heads must be an integer"),
+    ({"model_type": "gpt2", "n_embd": 768, "n_head": "12"}, "n_head", "12",
+     "n_head must be an integer"),
+    (LLAMA, "rotary_dim", 64.5, "rotary_dim must be an integer"),
+    (LLAMA, "partial_rotary_factor", "0.5",
+     "partial_rotary_factor must be a number in [0, 1]"),
+    (LLAMA, "partial_rotary_factor", True,
+     "partial_rotary_factor must be a number in [0, 1]"),
+    (LLAMA, "rotary_pct", 1.5, "rotary_pct must be a number in [0, 1]"),
+    (DEEPSEEK, "rope_interleave", "false", "rope_interleave must be a bool"),
+    (DEEPSEEK, "qk_rope_head_dim", 64.25, "qk_rope_head_dim must be an "
+                                          "integer"),
+    (LLAMA, "model_type", 7, "model_type must be a string"),
+    (_with(LLAMA, "rope_scaling", {"rope_type": "linear", "factor": 2.0}),
+     "max_position_embeddings", True,
+     "max_position_embeddings must be an integer"),
+    (_with(LLAMA, "rope_scaling", {"rope_type": "linear", "factor": 2.0}),
+     "rope_scaling.factor", True, "factor must be a real number"),
+], ids=_id)
+def test_hf_config_value_types(config, key, value, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        rope_mlir.from_hf_config(_with(config, key, value))
+
+
+def test_hf_config_accepted_forms():
+    # An integral float is the integer (as the C++ importer's JSON reader
+    # reads it); a real JSON bool is a bool.
+    spec = rope_mlir.from_hf_config(
+        _with(_with(QWEN_VL, "rope_scaling.mrope_section", [16.0, 24, 24.0]),
+              "head_dim", 128.0))
+    assert spec.mrope_section == (16, 24, 24)
+    assert type(spec.head_dim) is int and spec.head_dim == 128
+    spec = rope_mlir.from_hf_config(
+        _with(QWEN_VL, "rope_scaling.mrope_interleaved", False))
+    assert spec.mrope_interleaved is False
+    assert rope_mlir.from_hf_config(
+        _with(LLAMA, "rope_theta", 500000)).base == 500000.0
+    assert rope_mlir.from_hf_config(DEEPSEEK).layout == "interleaved"
+    assert rope_mlir.from_hf_config(
+        _with(DEEPSEEK, "rope_interleave", False)).layout == "half"
+
+
+def test_hf_config_arguments():
+    with pytest.raises(ValueError, match="layout must be"):
+        rope_mlir.from_hf_config(LLAMA, layout="neox")
+    with pytest.raises(ValueError, match="layer_type must be a string"):
+        rope_mlir.from_hf_config(LLAMA, layer_type=1)

@@ -18,6 +18,8 @@ from typing import Optional
 import numpy as np
 
 from . import _jit
+from .kernel import (_check_out, _flag, _float_array, _integer,
+                     _integer_array, _real, _scalar_offset)
 
 __all__ = ["ScoresConfig", "emit_scores", "ScoresKernel", "scores_reference",
            "AttentionConfig", "emit_attention", "AttentionKernel",
@@ -47,6 +49,29 @@ class ScoresConfig:
     form: str = "generic"
 
     def __post_init__(self):
+        for field in ("batch", "q_heads", "kv_heads", "q_len", "kv_len",
+                      "head_dim"):
+            if _integer(getattr(self, field), field) <= 0:
+                raise ValueError(f"{field} must be positive, got "
+                                 f"{getattr(self, field)}")
+        if self.rotary_dim is not None:
+            p = _integer(self.rotary_dim, "rotary_dim")
+            if p <= 0 or p % 2 or p > self.head_dim:
+                raise ValueError(
+                    f"rotary_dim must be even, positive and at most the head "
+                    f"dim ({self.head_dim}), got {p}")
+        if self.pair_layout not in ("half", "interleaved"):
+            raise ValueError(f"pair_layout must be half or interleaved: "
+                             f"{self.pair_layout!r}")
+        if _real(self.base, "base") <= 0:
+            raise ValueError(f"base must be positive, got {self.base}")
+        if self.positions not in ("offset", "explicit"):
+            raise ValueError(f"positions must be offset or explicit: "
+                             f"{self.positions!r}")
+        _flag(self.rotate, "rotate")
+        if self.form not in ("generic", "batch_matmul"):
+            raise ValueError(f"form must be generic or batch_matmul: "
+                             f"{self.form!r}")
         if self.q_heads % self.kv_heads:
             raise ValueError("q_heads must be a multiple of kv_heads")
         if self.layout not in ("bhsd", "bshd"):
@@ -71,6 +96,25 @@ class ScoresConfig:
         if self.form == "batch_matmul":
             return (b * h, s, d)
         return (b, h, s, d) if self.layout == "bhsd" else (b, s, h, d)
+
+    def q_shapes(self) -> tuple:
+        """The shapes a query argument may have: q_shape(), or the usual
+        [B, Hq, Sq, D] ([B, Sq, Hq, D] in bshd; [B, H, S, D] for the
+        batch_matmul form), of which q_shape() is a free reshape."""
+        b, h, s, d = self.batch, self.q_heads, self.q_len, self.head_dim
+        if self.form == "batch_matmul" or self.layout == "bhsd":
+            usual = (b, h, s, d)
+        else:
+            usual = (b, s, h, d)
+        return (self.q_shape(), usual)
+
+    def k_shapes(self) -> tuple:
+        """The shapes a key argument may have: k_shape(), or [B, H, S, D]
+        for the batch_matmul form."""
+        if self.form != "batch_matmul":
+            return (self.k_shape(),)
+        return (self.k_shape(), (self.batch, self.kv_heads, self.kv_len,
+                                 self.head_dim))
 
     def scores_shape(self) -> tuple:
         if self.form == "batch_matmul":
@@ -206,6 +250,13 @@ class AttentionConfig(ScoresConfig):
 
     def __post_init__(self):
         super().__post_init__()
+        if self.scale is not None:
+            _real(self.scale, "scale")
+        _flag(self.mask, "mask")
+        if self.value_dim is not None and \
+                _integer(self.value_dim, "value_dim") <= 0:
+            raise ValueError(f"value_dim must be positive, got "
+                             f"{self.value_dim}")
         if self.form != "generic":
             raise ValueError("whole attention: generic form only")
         if self.softmax not in ("named", "decomposed", "frontend"):
@@ -219,6 +270,9 @@ class AttentionConfig(ScoresConfig):
     def v_shape(self) -> tuple:
         b, h, s, e = self.batch, self.kv_heads, self.kv_len, self.dv
         return (b, h, s, e) if self.layout == "bhsd" else (b, s, h, e)
+
+    def v_shapes(self) -> tuple:
+        return (self.v_shape(),)
 
     def out_shape(self) -> tuple:
         b, h, g, s, e = (self.batch, self.kv_heads, self.group, self.q_len,
@@ -376,10 +430,84 @@ def pipeline(fuse: bool, query_tile: int = 32, key_tile: int = 64,
             f"vectorize=true num-threads={threads}}})")
 
 
+def _tensor(value, name: str, shapes: tuple) -> np.ndarray:
+    """A float32 input of one of `shapes` (the kernel's own first), as a
+    C-contiguous array of the first: the others are free reshapes of it.
+    Any other shape is refused, even one with as many elements."""
+    array = _float_array(value, name, np.dtype(np.float32))
+    if array.shape not in shapes:
+        also = "".join(f" or {s}" for s in shapes[1:] if s != shapes[0])
+        raise ValueError(f"{name} has shape {array.shape}, expected "
+                         f"{shapes[0]}{also}")
+    return array.reshape(shapes[0])
+
+
+def _positions(c: ScoresConfig, offsets, q_positions, k_positions) -> list:
+    """The checked position arguments of the compiled function, in order:
+    per-row offsets [B] (a scalar offset for the batch_matmul form), or the
+    query and key positions [rows, Sq] and [rows, Sk] (rows = B, or B·H in
+    the batch_matmul form), as int64."""
+    i64 = np.dtype(np.int64)
+    if c.positions == "offset":
+        if q_positions is not None or k_positions is not None:
+            raise ValueError("the kernel was compiled for offsets "
+                             "(positions='offset'): q_positions and "
+                             "k_positions must be None")
+        if offsets is None:
+            raise ValueError("the kernel was compiled for offsets: pass "
+                             "offsets")
+        if c.form == "batch_matmul":
+            if isinstance(offsets, np.ndarray) and offsets.ndim:
+                raise ValueError(f"the batch_matmul form takes one scalar "
+                                 f"offset, got offsets of shape "
+                                 f"{offsets.shape}")
+            return [_scalar_offset(offsets, "offsets")]
+        array = _integer_array(offsets, "offsets", i64)
+        if array.shape != (c.batch,):
+            raise ValueError(f"offsets have shape {array.shape}, expected "
+                             f"({c.batch},) (one per batch row)")
+        return [array]
+    if offsets is not None:
+        raise ValueError("the kernel was compiled for explicit positions: "
+                         "offsets must be None (add them to the positions)")
+    rows = c.batch * c.kv_heads if c.form == "batch_matmul" else c.batch
+    arrays = []
+    for name, value, seq in (("q_positions", q_positions, c.q_len),
+                             ("k_positions", k_positions, c.kv_len)):
+        if value is None:
+            raise ValueError(f"the kernel was compiled for explicit "
+                             f"positions: pass {name}")
+        array = _integer_array(value, name, i64)
+        if array.shape != (rows, seq):
+            raise ValueError(f"{name} have shape {array.shape}, expected "
+                             f"{(rows, seq)}")
+        arrays.append(array)
+    return arrays
+
+
+def _call(function, arrays: list, scalars: dict):
+    """Calls `function` with a memref descriptor per array (an int in
+    `scalars`, keyed by argument index, goes by value)."""
+    descs = []
+    args = []
+    for i, array in enumerate(arrays):
+        if i in scalars:
+            args.append(scalars[i])
+            continue
+        descs.append(_jit.memref_descriptor(array))
+        args.append(ctypes.addressof(descs[-1]))
+    function(*args)
+
+
 class ScoresKernel:
-    """The compiled scores function. Call with q, k (C-contiguous f32 of
-    q_shape()/k_shape()) and the offsets or positions. `options`: those of
-    pipeline() (tiles, fuse_key, threads, parallel_loops)."""
+    """The compiled scores function. Call with q, k (float32 of
+    q_shapes()/k_shapes(): q_shape() or the usual [B, Hq, Sq, D]) and the
+    offsets ([B] integers; one integer for the batch_matmul form) or the
+    positions ([B, Sq] and [B, Sk] integers). `out`, when given, must be a
+    writeable C-contiguous float32 array of scores_shape() that overlaps no
+    input. Every argument is checked before the compiled code runs (a
+    mismatch raises TypeError or ValueError naming it). `options`: those
+    of pipeline() (tiles, fuse_key, threads, parallel_loops)."""
 
     def __init__(self, config: ScoresConfig, fuse: bool, **options):
         self.config = config
@@ -397,37 +525,29 @@ class ScoresKernel:
     def __call__(self, q, k, offsets=None, *, q_positions=None,
                  k_positions=None, out=None):
         c = self.config
-        q = np.ascontiguousarray(q, dtype=np.float32).reshape(c.q_shape())
-        k = np.ascontiguousarray(k, dtype=np.float32).reshape(c.k_shape())
+        arrays = [_tensor(q, "q", c.q_shapes()), _tensor(k, "k", c.k_shapes())]
+        arrays += _positions(c, offsets, q_positions, k_positions)
+        names = ["q", "k"] + (["offsets"] if c.positions == "offset" else
+                              ["q_positions", "k_positions"])
+        scalars = {2: arrays[2]} if isinstance(arrays[2], int) else {}
         if out is None:
             out = np.empty(c.scores_shape(), np.float32)
-        keep = [q, k, out]
-        descs = [_jit.memref_descriptor(a) for a in (q, k)]
-        args = [ctypes.addressof(d) for d in descs]
-        if c.positions == "offset" and c.form == "batch_matmul":
-            args.append(int(offsets))
-        elif c.positions == "offset":
-            off = np.ascontiguousarray(offsets, dtype=np.int64)
-            keep.append(off)
-            descs.append(_jit.memref_descriptor(off))
-            args.append(ctypes.addressof(descs[-1]))
         else:
-            for p in (q_positions, k_positions):
-                p = np.ascontiguousarray(p, dtype=np.int64)
-                keep.append(p)
-                descs.append(_jit.memref_descriptor(p))
-                args.append(ctypes.addressof(descs[-1]))
-        descs.append(_jit.memref_descriptor(out))
-        args.append(ctypes.addressof(descs[-1]))
-        self._function(*args)
+            _check_out(out, "out", c.scores_shape(), np.dtype(np.float32),
+                       [(n, a) for i, (n, a) in enumerate(zip(names, arrays))
+                        if i not in scalars])
+        _call(self._function, arrays + [out], scalars)
         return out
 
 
 class AttentionKernel:
-    """The compiled whole attention. Call with q, k, v (C-contiguous f32 of
-    q_shape()/k_shape()/v_shape()), the offsets or positions, and the
-    [Sq, Sk] mask when the config has one. `options`: those of pipeline()
-    (tiles, fuse_key, threads, parallel_loops)."""
+    """The compiled whole attention. Call with q, k, v (float32 of
+    q_shapes()/k_shapes()/v_shape()), the offsets or positions (as
+    ScoresKernel), and the [Sq, Sk] float32 mask when the config has one
+    (refused when it has none). `out`, when given, must be a writeable
+    C-contiguous float32 array of out_shape() that overlaps no input. Every
+    argument is checked before the compiled code runs. `options`: those of
+    pipeline() (tiles, fuse_key, threads, parallel_loops)."""
 
     def __init__(self, config: AttentionConfig, fuse: bool, **options):
         self.config = config
@@ -440,23 +560,32 @@ class AttentionKernel:
     def __call__(self, q, k, v, offsets=None, *, q_positions=None,
                  k_positions=None, mask=None, out=None):
         c = self.config
-        arrays = [np.ascontiguousarray(q, dtype=np.float32).reshape(
-            c.q_shape()), np.ascontiguousarray(k, dtype=np.float32).reshape(
-            c.k_shape())]
-        if c.positions == "offset":
-            arrays.append(np.ascontiguousarray(offsets, dtype=np.int64))
-        else:
-            arrays += [np.ascontiguousarray(p, dtype=np.int64)
-                       for p in (q_positions, k_positions)]
+        arrays = [_tensor(q, "q", c.q_shapes()), _tensor(k, "k", c.k_shapes())]
+        names = ["q", "k"]
+        arrays += _positions(c, offsets, q_positions, k_positions)
+        names += (["offsets"] if c.positions == "offset" else
+                  ["q_positions", "k_positions"])
         if c.mask:
-            arrays.append(np.ascontiguousarray(mask, dtype=np.float32))
-        arrays.append(np.ascontiguousarray(v, dtype=np.float32).reshape(
-            c.v_shape()))
+            if mask is None:
+                raise ValueError(f"the kernel was compiled with a mask: pass "
+                                 f"mask ({c.q_len}, {c.kv_len}) float32")
+            mask = _float_array(mask, "mask", np.dtype(np.float32))
+            if mask.shape != (c.q_len, c.kv_len):
+                raise ValueError(f"mask has shape {mask.shape}, expected "
+                                 f"({c.q_len}, {c.kv_len}) ([Sq, Sk])")
+            arrays.append(mask)
+            names.append("mask")
+        elif mask is not None:
+            raise ValueError("the kernel was compiled without a mask "
+                             "(AttentionConfig.mask=False): mask must be None")
+        arrays.append(_tensor(v, "v", c.v_shapes()))
+        names.append("v")
         if out is None:
             out = np.empty(c.out_shape(), np.float32)
-        arrays.append(out)
-        descs = [_jit.memref_descriptor(a) for a in arrays]
-        self._function(*[ctypes.addressof(d) for d in descs])
+        else:
+            _check_out(out, "out", c.out_shape(), np.dtype(np.float32),
+                       list(zip(names, arrays)))
+        _call(self._function, arrays + [out], {})
         return out
 
 

@@ -838,3 +838,305 @@ def test_hf_config_arguments():
         rope_mlir.from_hf_config(LLAMA, layout="neox")
     with pytest.raises(ValueError, match="layer_type must be a string"):
         rope_mlir.from_hf_config(LLAMA, layer_type=1)
+
+
+# ---------------------------------------------------------------------------
+# ScoresKernel / AttentionKernel (issue 12, case 2)
+# ---------------------------------------------------------------------------
+
+SCORES = ScoresConfig(batch=2, q_heads=4, kv_heads=2, q_len=3, kv_len=5,
+                      head_dim=8)
+ATTENTION = AttentionConfig(batch=2, q_heads=4, kv_heads=2, q_len=3,
+                            kv_len=5, head_dim=8, scale=0.3, mask=True)
+NOMASK = AttentionConfig(batch=2, q_heads=4, kv_heads=2, q_len=3, kv_len=5,
+                         head_dim=8, positions="explicit")
+
+
+@pytest.fixture(scope="module")
+def scores_kernel():
+    return ScoresKernel(SCORES, False)
+
+
+@pytest.fixture(scope="module")
+def attention_kernel():
+    return AttentionKernel(ATTENTION, False)
+
+
+@pytest.fixture(scope="module")
+def nomask_kernel():
+    return AttentionKernel(NOMASK, False)
+
+
+def _qkv(c, seed=0):
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal(c.q_shape()).astype(F32)
+    k = rng.standard_normal(c.k_shape()).astype(F32)
+    v = (rng.standard_normal(c.v_shape()).astype(F32)
+         if isinstance(c, AttentionConfig) else None)
+    return q, k, v
+
+
+def _mask(c):
+    m = np.arange(c.q_len)[:, None] + (c.kv_len - c.q_len)
+    return np.where(np.arange(c.kv_len)[None, :] <= m, 0.0,
+                    -np.inf).astype(F32)
+
+
+class TestScoresKernel:
+    q, k, _ = _qkv(SCORES)
+    offsets = np.array([3, 9])
+
+    def test_valid_shapes(self, scores_kernel):
+        expected = scores_kernel(self.q, self.k, self.offsets)
+        np.testing.assert_allclose(
+            expected, rope_mlir.attention.scores_reference(
+                SCORES, self.q, self.k, self.offsets), atol=1e-4)
+        # [B, Hq, Sq, D] is the documented free reshape of q_shape().
+        usual = self.q.reshape(2, 4, 3, 8)
+        np.testing.assert_array_equal(scores_kernel(usual, self.k,
+                                                    self.offsets), expected)
+        # int32 offsets are widened exactly.
+        np.testing.assert_array_equal(
+            scores_kernel(self.q, self.k, self.offsets.astype(np.int32)),
+            expected)
+
+    @pytest.mark.parametrize("which,shape", [
+        ("q", (2, 2, 2, 3, 7)),     # wrong size (was numpy's reshape error)
+        ("q", (2, 3, 4, 8)),        # same size, bshd order into bhsd
+        ("q", (192,)),              # same size, flat
+        ("k", (2, 5, 2, 8)),        # same size, bshd order into bhsd
+        ("k", (2, 2, 6, 8)),
+    ])
+    def test_q_k_shape(self, scores_kernel, which, shape):
+        args = dict(q=self.q, k=self.k)
+        args[which] = np.zeros(shape, F32)
+        expected = SCORES.q_shape() if which == "q" else SCORES.k_shape()
+        with pytest.raises(ValueError, match=_names(
+                f"{which} has shape {shape}", f"expected {expected}")):
+            scores_kernel(args["q"], args["k"], self.offsets)
+
+    def test_q_dtype(self, scores_kernel):
+        with pytest.raises(TypeError, match=_names("q has dtype float64",
+                                                   "expected float32")):
+            scores_kernel(self.q.astype(np.float64), self.k, self.offsets)
+
+    @pytest.mark.parametrize("offsets,error,message", [
+        (None, ValueError, "pass offsets"),
+        (np.array([3]), ValueError, _names("offsets have shape (1,)",
+                                           "expected (2,)")),
+        (3, ValueError, _names("offsets have shape ()", "expected (2,)")),
+        (np.array([3, 4, 5]), ValueError, _names("offsets have shape (3,)")),
+        (np.array([3.0, 9.0]), TypeError, "offsets must be an integer array"),
+        (np.array([True, False]), TypeError, "offsets must be an integer "
+                                             "array"),
+        (np.array([0, 2 ** 64 - 1], np.uint64), ValueError, "offsets span"),
+    ], ids=_id)
+    def test_offsets(self, scores_kernel, offsets, error, message):
+        with pytest.raises(error, match=message):
+            scores_kernel(self.q, self.k, offsets)
+
+    def test_positions_to_an_offset_kernel(self, scores_kernel):
+        with pytest.raises(ValueError, match="q_positions and k_positions "
+                                             "must be None"):
+            scores_kernel(self.q, self.k, self.offsets,
+                          q_positions=np.zeros((2, 3), np.int64))
+
+    @pytest.mark.parametrize("out,error,message", [
+        (np.empty(1, F32), ValueError, _names("out has shape (1,)",
+                                              "expected (2, 2, 2, 3, 5)")),
+        (np.empty((2, 2, 2, 3, 5)), TypeError, "out has dtype float64"),
+        (np.empty((2, 4, 3, 5), F32), ValueError,
+         _names("out has shape (2, 4, 3, 5)")),
+        (np.empty((2, 2, 2, 3, 10), F32)[..., ::2], ValueError,
+         "C-contiguous"),
+        ("out", TypeError, "out must be a numpy array"),
+    ], ids=_id)
+    def test_out(self, scores_kernel, out, error, message):
+        with pytest.raises(error, match=message):
+            scores_kernel(self.q, self.k, self.offsets, out=out)
+
+    def test_out_read_only_or_overlapping(self, scores_kernel):
+        out = np.empty(SCORES.scores_shape(), F32)
+        out.flags.writeable = False
+        with pytest.raises(ValueError, match="out is read-only"):
+            scores_kernel(self.q, self.k, self.offsets, out=out)
+        buffer = np.zeros(max(self.q.size, out.size), F32)
+        with pytest.raises(ValueError, match="out overlaps q"):
+            scores_kernel(buffer[:self.q.size].reshape(self.q.shape), self.k,
+                          self.offsets,
+                          out=buffer[:out.size].reshape(out.shape))
+
+    def test_out_too_small_segfault_case(self):
+        """out=np.empty(1) was written Sq·Sk·B·H floats past its end."""
+        out = _in_subprocess("""
+            from rope_mlir.attention import ScoresConfig, ScoresKernel
+            c = ScoresConfig(batch=4, q_heads=16, kv_heads=16, q_len=256,
+                             kv_len=256, head_dim=64)
+            k = ScoresKernel(c, False)
+            q = np.zeros(c.q_shape(), np.float32)
+            kk = np.zeros(c.k_shape(), np.float32)
+            try:
+                k(q, kk, np.zeros(4, np.int64), out=np.empty(1, np.float32))
+            except ValueError as error:
+                print("ValueError:", error)
+        """)
+        assert "ValueError: out has shape (1,)" in out, out
+
+
+class TestScoresKernelForms:
+    def test_explicit(self):
+        c = ScoresConfig(batch=1, q_heads=2, kv_heads=2, q_len=3, kv_len=4,
+                         head_dim=8, layout="bshd", positions="explicit")
+        kernel = ScoresKernel(c, False)
+        q, k, _ = _qkv(c)
+        qp, kp = np.array([[1, 2, 3]]), np.array([[0, 1, 2, 3]])
+        got = kernel(q, k, q_positions=qp, k_positions=kp)
+        np.testing.assert_allclose(got, rope_mlir.attention.scores_reference(
+            c, q, k, q_positions=qp, k_positions=kp), atol=1e-4)
+        for kwargs, error, message in [
+                (dict(q_positions=qp), ValueError, "pass k_positions"),
+                (dict(q_positions=qp, k_positions=kp[:, :3]), ValueError,
+                 _names("k_positions have shape (1, 3)", "expected (1, 4)")),
+                (dict(q_positions=qp.T, k_positions=kp), ValueError,
+                 _names("q_positions have shape (3, 1)", "expected (1, 3)")),
+                (dict(q_positions=qp * 1.0, k_positions=kp), TypeError,
+                 "q_positions must be an integer array"),
+        ]:
+            with pytest.raises(error, match=message):
+                kernel(q, k, **kwargs)
+        with pytest.raises(ValueError, match="offsets must be None"):
+            kernel(q, k, np.array([2]), q_positions=qp, k_positions=kp)
+
+    def test_batch_matmul_scalar_offset(self):
+        c = ScoresConfig(batch=2, q_heads=2, kv_heads=2, q_len=3, kv_len=4,
+                         head_dim=8, form="batch_matmul")
+        kernel = ScoresKernel(c, False)
+        q, k, _ = _qkv(c)
+        got = kernel(q, k, 5)
+        np.testing.assert_array_equal(got, kernel(q.reshape(2, 2, 3, 8),
+                                                  k.reshape(2, 2, 4, 8),
+                                                  np.int64(5)))
+        with pytest.raises(TypeError, match="offsets must be an integer, "
+                                            "got 5.0"):
+            kernel(q, k, 5.0)
+        with pytest.raises(ValueError, match="one scalar offset"):
+            kernel(q, k, np.array([5, 5]))
+
+
+class TestAttentionKernel:
+    q, k, v = _qkv(ATTENTION)
+    offsets = np.array([2, 0])
+    mask = _mask(ATTENTION)
+
+    def test_valid(self, attention_kernel):
+        got = attention_kernel(self.q, self.k, self.v, self.offsets,
+                               mask=self.mask)
+        np.testing.assert_allclose(got, rope_mlir.attention.attention_reference(
+            ATTENTION, self.q, self.k, self.v, self.offsets, mask=self.mask),
+            atol=1e-5)
+        out = np.empty(ATTENTION.out_shape(), F32)
+        assert attention_kernel(self.q.reshape(2, 4, 3, 8), self.k, self.v,
+                                self.offsets, mask=self.mask, out=out) is out
+        np.testing.assert_array_equal(out, got)
+
+    def test_mask_missing_segfault_case(self):
+        """A missing mask= read Sq·Sk floats from a 1-element array."""
+        out = _in_subprocess("""
+            from rope_mlir.attention import AttentionConfig, AttentionKernel
+            c = AttentionConfig(batch=1, q_heads=2, kv_heads=2, q_len=512,
+                                kv_len=2048, head_dim=32, mask=True)
+            k = AttentionKernel(c, False)
+            q = np.zeros(c.q_shape(), np.float32)
+            kk = np.zeros(c.k_shape(), np.float32)
+            v = np.zeros(c.v_shape(), np.float32)
+            try:
+                k(q, kk, v, np.zeros(1, np.int64))
+            except ValueError as error:
+                print("ValueError:", error)
+        """)
+        assert "ValueError: the kernel was compiled with a mask: pass mask " \
+               "(512, 2048)" in out, out
+
+    @pytest.mark.parametrize("mask,error,message", [
+        (None, ValueError, "pass mask (3, 5) float32"),
+        (np.zeros((5, 3), F32), ValueError,
+         "mask has shape (5, 3), expected (3, 5)"),
+        (np.zeros(1, F32), ValueError, "mask has shape (1,), expected (3, 5)"),
+        (np.zeros((3, 5)), TypeError, "mask has dtype float64, expected "
+                                      "float32"),
+    ], ids=_id)
+    def test_mask(self, attention_kernel, mask, error, message):
+        with pytest.raises(error, match=re.escape(message)):
+            attention_kernel(self.q, self.k, self.v, self.offsets, mask=mask)
+
+    def test_mask_refused_without_config_mask(self, nomask_kernel):
+        q, k, v = _qkv(NOMASK)
+        qp, kp = np.zeros((2, 3), np.int64), np.zeros((2, 5), np.int64)
+        nomask_kernel(q, k, v, q_positions=qp, k_positions=kp)
+        with pytest.raises(ValueError, match="without a mask"):
+            nomask_kernel(q, k, v, q_positions=qp, k_positions=kp,
+                          mask=np.zeros((3, 5), F32))
+        with pytest.raises(ValueError, match=_names(
+                "q_positions have shape (1, 3)", "expected (2, 3)")):
+            nomask_kernel(q, k, v, q_positions=qp[:1], k_positions=kp)
+        with pytest.raises(ValueError, match="offsets must be None"):
+            nomask_kernel(q, k, v, np.zeros(2, np.int64), q_positions=qp,
+                          k_positions=kp)
+
+    @pytest.mark.parametrize("v_shape", [(2, 2, 5, 7), (2, 5, 2, 8), (80,)])
+    def test_v_shape(self, attention_kernel, v_shape):
+        with pytest.raises(ValueError, match=_names(
+                f"v has shape {v_shape}", "expected (2, 2, 5, 8)")):
+            attention_kernel(self.q, self.k, np.zeros(v_shape, F32),
+                             self.offsets, mask=self.mask)
+
+    @pytest.mark.parametrize("offsets,error,message", [
+        (np.array([2]), ValueError, "offsets have shape (1,), expected (2,)"),
+        (np.array([2.0, 0.0]), TypeError, "offsets must be an integer array"),
+        (None, ValueError, "pass offsets"),
+    ], ids=_id)
+    def test_offsets(self, attention_kernel, offsets, error, message):
+        with pytest.raises(error, match=re.escape(message)):
+            attention_kernel(self.q, self.k, self.v, offsets, mask=self.mask)
+
+    @pytest.mark.parametrize("out,error,message", [
+        (np.empty(1, F32), ValueError, _names("out has shape (1,)",
+                                              "expected (2, 2, 2, 3, 8)")),
+        (np.empty((2, 2, 2, 3, 8), np.float16), TypeError,
+         "out has dtype float16"),
+    ], ids=_id)
+    def test_out(self, attention_kernel, out, error, message):
+        with pytest.raises(error, match=message):
+            attention_kernel(self.q, self.k, self.v, self.offsets,
+                             mask=self.mask, out=out)
+
+    def test_out_overlaps_inputs(self, attention_kernel):
+        out = np.empty(ATTENTION.out_shape(), F32)
+        for name in ("v", "mask"):
+            args = dict(v=self.v, mask=self.mask)
+            args[name] = out.reshape(-1)[:args[name].size].reshape(
+                args[name].shape)
+            with pytest.raises(ValueError, match=f"out overlaps {name}"):
+                attention_kernel(self.q, self.k, args["v"], self.offsets,
+                                 mask=args["mask"], out=out)
+
+
+@pytest.mark.parametrize("fields,error,message", [
+    (dict(kv_heads=0), ValueError, "kv_heads must be positive"),
+    (dict(batch=2.0), TypeError, "batch must be an integer"),
+    (dict(rotary_dim=5), ValueError, "rotary_dim must be even"),
+    (dict(pair_layout="neox"), ValueError, "pair_layout"),
+    (dict(positions="implicit"), ValueError, "positions must be offset or "
+                                             "explicit"),
+    (dict(form="matmul"), ValueError, "form must be"),
+    (dict(rotate="yes"), TypeError, "rotate must be a bool"),
+    (dict(base=True), TypeError, "base must be a real number"),
+    (dict(scale="0.1"), TypeError, "scale must be a real number"),
+    (dict(mask=1), TypeError, "mask must be a bool"),
+    (dict(value_dim=0), ValueError, "value_dim must be positive"),
+], ids=_id)
+def test_attention_config_rejects(fields, error, message):
+    base = dict(batch=1, q_heads=2, kv_heads=2, q_len=3, kv_len=4,
+                head_dim=8)
+    with pytest.raises(error, match=re.escape(message)):
+        AttentionConfig(**dict(base, **fields))

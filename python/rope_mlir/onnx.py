@@ -866,7 +866,11 @@ def _check_feeds(g: _Graph, feeds: dict) -> Dict[str, np.ndarray]:
                                        in zip(t.shape, array.shape)):
             raise ValueError(f"input {name!r} has shape {array.shape}, the "
                              f"model declares {_fmt(t.shape)}")
-        arrays[name] = np.ascontiguousarray(array)
+        if not (array.flags.c_contiguous and array.flags.aligned):
+            # A copy is C-contiguous and aligned (np.ascontiguousarray
+            # would also make a 0-d offset 1-d).
+            array = array.copy(order="C")
+        arrays[name] = array
     return arrays
 
 

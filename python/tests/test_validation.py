@@ -1140,3 +1140,118 @@ def test_attention_config_rejects(fields, error, message):
                 head_dim=8)
     with pytest.raises(error, match=re.escape(message)):
         AttentionConfig(**dict(base, **fields))
+
+
+# ---------------------------------------------------------------------------
+# rope_mlir.onnx.run
+# ---------------------------------------------------------------------------
+
+class TestOnnxRun:
+    @pytest.fixture(scope="class")
+    @classmethod
+    def model(cls):
+        pytest.importorskip("onnx")
+        from onnx import TensorProto, helper
+        node = helper.make_node("RotaryEmbedding", ["X", "cos", "sin", "pos"],
+                                ["Y"], name="rope")
+        vi = helper.make_tensor_value_info
+        graph = helper.make_graph(
+            [node], "g",
+            [vi("X", TensorProto.FLOAT, ["B", 2, "S", 8]),
+             vi("cos", TensorProto.FLOAT, ["M", 4]),
+             vi("sin", TensorProto.FLOAT, ["M", 4]),
+             vi("pos", TensorProto.INT64, ["B", "S"])],
+            [vi("Y", TensorProto.FLOAT, ["B", 2, "S", 8])])
+        return helper.make_model(graph, ir_version=10, opset_imports=[
+            helper.make_opsetid("", 23)])
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def ms_model(cls):
+        pytest.importorskip("onnx")
+        from onnx import TensorProto, helper
+        node = helper.make_node("RotaryEmbedding", ["X", "pos", "cos", "sin"],
+                                ["Y"], domain="com.microsoft", name="ms",
+                                num_heads=2)
+        vi = helper.make_tensor_value_info
+        graph = helper.make_graph(
+            [node], "g",
+            [vi("X", TensorProto.FLOAT, ["B", "S", 16]),
+             vi("pos", TensorProto.INT64, []),
+             vi("cos", TensorProto.FLOAT, ["M", 4]),
+             vi("sin", TensorProto.FLOAT, ["M", 4])],
+            [vi("Y", TensorProto.FLOAT, ["B", "S", 16])])
+        return helper.make_model(graph, ir_version=10, opset_imports=[
+            helper.make_opsetid("", 23), helper.make_opsetid(
+                "com.microsoft", 1)])
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def feeds(cls):
+        angle = np.random.default_rng(1).uniform(-3, 3, (10, 4))
+        return {"X": _random((2, 2, 3, 8)),
+                "cos": np.cos(angle).astype(F32),
+                "sin": np.sin(angle).astype(F32),
+                "pos": np.array([[0, 1, 2], [7, 8, 9]])}
+
+    def _run(self, model, feeds, **changes):
+        import rope_mlir.onnx as rope_onnx
+        return rope_onnx.run(model, dict(feeds, **changes))
+
+    @pytest.mark.parametrize("changes,error,message", [
+        (dict(pos=np.array([[0, 1, 2], [7, 8, 10]])), IndexError,
+         _names("positions span [0, 10]", "10 rows")),
+        (dict(pos=np.array([[0, -1, 2], [7, 8, 9]])), IndexError,
+         _names("positions span [-1, 9]", "10 rows")),
+        (dict(cos=np.ones((0, 4), F32), sin=np.ones((0, 4), F32)),
+         IndexError, "0 rows"),
+        (dict(pos=np.zeros((2, 3), np.int32)), TypeError,
+         _names("'pos' has dtype int32", "int64")),
+        (dict(pos=np.zeros((2, 3))), TypeError, "'pos' has dtype float64"),
+        (dict(pos=np.zeros((2, 3), bool)), TypeError, "'pos' has dtype bool"),
+        (dict(X=np.zeros((2, 2, 3, 8))), TypeError, "'X' has dtype float64"),
+        (dict(X=np.zeros((2, 3, 3, 8), F32)), ValueError,
+         _names("'X' has shape (2, 3, 3, 8)", "(?, 2, ?, 8)")),
+        (dict(pos=np.zeros((2, 4), np.int64)), ValueError,
+         _names("position_ids has shape (2, 4)", "expected (2, 3)")),
+        (dict(sin=np.ones((9, 4), F32)), ValueError, "cos_cache/sin_cache"),
+        (dict(extra=np.zeros(1)), ValueError,
+         _names("unknown input(s) extra")),
+    ], ids=_id)
+    def test_feed_errors(self, model, feeds, changes, error, message):
+        with pytest.raises(error, match=message):
+            self._run(model, feeds, **changes)
+
+    def test_missing_feed(self, model, feeds):
+        import rope_mlir.onnx as rope_onnx
+        with pytest.raises(ValueError, match="missing feed for input 'pos'"):
+            rope_onnx.run(model, {k: v for k, v in feeds.items()
+                                  if k != "pos"})
+
+    def test_odd_layouts_are_copied(self, model, feeds):
+        (expected,) = self._run(model, feeds)
+        x = _unaligned(feeds["X"].shape)
+        x[...] = feeds["X"]
+        wide = np.zeros((2, 2, 3, 16), F32)
+        wide[..., ::2] = feeds["X"]
+        read_only = feeds["X"].copy()
+        read_only.flags.writeable = False
+        for variant in (x, wide[..., ::2], read_only):
+            (got,) = self._run(model, feeds, X=variant)
+            np.testing.assert_array_equal(got, expected)
+        assert got.flags.writeable and got.flags.c_contiguous
+
+    def test_scalar_offset(self, ms_model, feeds):
+        x = _random((2, 3, 16))
+        cos, sin = feeds["cos"], feeds["sin"]
+        (got,) = self._run(ms_model, {}, X=x, pos=np.array(4), cos=cos,
+                           sin=sin)
+        rotated = reference.apply(x.reshape(2, 3, 2, 8), offset=4,
+                                  cos_cache=cos, sin_cache=sin)
+        np.testing.assert_allclose(got, rotated.reshape(2, 3, 16), atol=1e-5)
+        with pytest.raises(IndexError, match=_names("[8, 10]", "10 rows")):
+            self._run(ms_model, {}, X=x, pos=np.array(8), cos=cos, sin=sin)
+        with pytest.raises(TypeError, match="'pos' has dtype float64"):
+            self._run(ms_model, {}, X=x, pos=np.array(4.0), cos=cos, sin=sin)
+        with pytest.raises(TypeError, match="'pos' has dtype float64"):
+            self._run(ms_model, {}, X=x, pos=4.0, cos=cos, sin=sin)

@@ -226,7 +226,9 @@ def from_hf_config(config: Mapping[str, Any], *, layout: Optional[str] = None,
     rope_parameters need `layer_type` (default "full_attention").
 
     Raises ValueError for configs the importer rejects (unknown scaling keys,
-    invalid values: the attribute verifier's message).
+    invalid values: the attribute verifier's message), and for a value of
+    the wrong JSON type, naming the key (an integral float such as 24.0
+    counts as an integer; a bool is never a number, a string never a bool).
     """
     if not isinstance(config, Mapping):
         raise ValueError(f"config must be a dict, got {type(config).__name__}")

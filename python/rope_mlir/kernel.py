@@ -567,7 +567,9 @@ class Kernel:
             if positions is None:
                 raise ValueError("the kernel was compiled for explicit "
                                  "positions: pass positions")
-            if not _is_zero(offset):
+            # (The default, a plain 0, is recognized without a call.)
+            if not (offset.__class__ is int and offset == 0) and \
+                    not _is_zero(offset):
                 raise ValueError(f"positions and offset={offset!r} were both "
                                  "given: explicit positions take no offset "
                                  "(add it to the positions)")

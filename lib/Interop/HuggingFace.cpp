@@ -311,9 +311,9 @@ FailureOr<HuggingFaceRope> mlir::rope::buildFrequencyAttrFromHF(
                        "'max_position_embeddings')");
   };
 
-  if (headDim <= 0)
-    return reader.fail("head_dim must be positive, got " +
-                       llvm::Twine(headDim));
+  if (headDim <= 0 || headDim > kMaxHeadDim)
+    return reader.fail("head_dim must be in [1, " + llvm::Twine(kMaxHeadDim) +
+                       "], got " + llvm::Twine(headDim));
   if (std::optional<double> theta = floats["rope_theta"];
       theta && *theta != base) {
     // New-style rope_parameters carry the base; silently preferring either

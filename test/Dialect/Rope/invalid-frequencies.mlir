@@ -336,7 +336,7 @@ func.func @mrope_section_size(%x: tensor<8x64xf32>, %p: tensor<3x8xi64>) -> tens
 // -----
 
 func.func @mrope_section_negative(%x: tensor<8x64xf32>, %p: tensor<3x8xi64>) -> tensor<8x64xf32> {
-  // expected-error @+1 {{M-RoPE section entries must be non-negative, got -8}}
+  // expected-error @+1 {{M-RoPE section entries must be in [0, 32768] (pairs of a head), got -8}}
   %y = rope.apply ins(%x : tensor<8x64xf32>) positions(%p : tensor<3x8xi64>) outs(%x : tensor<8x64xf32>) {mrope = #rope.mrope<section = [24, -8, 16]>} -> tensor<8x64xf32>
   return %y : tensor<8x64xf32>
 }

@@ -246,3 +246,31 @@ func.func @base_not_positive(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
   %y = rope.apply ins(%x : tensor<8x64xf32>) outs(%x : tensor<8x64xf32>) {freqs = #rope.default<base = 0.0>} -> tensor<8x64xf32>
   return %y : tensor<8x64xf32>
 }
+
+// -----
+
+// The head dimension is bounded (kMaxHeadDim): lowerings materialize P/2
+// frequencies, and a 2^31-channel head once reserved an 8 GiB table.
+func.func @head_dim_too_large(%x: tensor<1x2147483648xf32>, %c: i64) -> tensor<1x2147483648xf32> {
+  // expected-error @+1 {{'rope.apply' op head dimension 2147483648 exceeds the supported maximum 65536}}
+  %y = rope.apply ins(%x : tensor<1x2147483648xf32>) offset(%c : i64) outs(%x : tensor<1x2147483648xf32>) -> tensor<1x2147483648xf32>
+  return %y : tensor<1x2147483648xf32>
+}
+
+// -----
+
+// Section entries are bounded, so their sum cannot overflow (it was signed
+// overflow, undefined behaviour, in the verifier).
+func.func @mrope_section_overflow(%x: tensor<8x4x64xf32>, %p: tensor<3x8xi64>) -> tensor<8x4x64xf32> {
+  // expected-error @+1 {{M-RoPE section entries must be in [0, 32768] (pairs of a head), got 9223372036854775807}}
+  %y = rope.apply ins(%x : tensor<8x4x64xf32>) positions(%p : tensor<3x8xi64>) outs(%x : tensor<8x4x64xf32>) {mrope = #rope.mrope<section = [9223372036854775807, 1, 0]>} -> tensor<8x4x64xf32>
+  return %y : tensor<8x4x64xf32>
+}
+
+// -----
+
+func.func @empty_gathered_cache(%x: tensor<8x4x64xf32>, %p: tensor<8xi64>, %c: tensor<0x32xf32>) -> tensor<8x4x64xf32> {
+  // expected-error @+1 {{'rope.apply' op a cache gathered by position must have at least one row}}
+  %y = rope.apply ins(%x : tensor<8x4x64xf32>) positions(%p : tensor<8xi64>) cache(%c, %c : tensor<0x32xf32>, tensor<0x32xf32>) outs(%x : tensor<8x4x64xf32>) -> tensor<8x4x64xf32>
+  return %y : tensor<8x4x64xf32>
+}

@@ -122,9 +122,9 @@ LogicalResult MRopeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (!section || section.size() != 3)
     return emitError() << "M-RoPE section must have three entries [t, h, w]";
   for (int64_t n : section.asArrayRef())
-    if (n < 0)
-      return emitError() << "M-RoPE section entries must be non-negative, got "
-                         << n;
+    if (n < 0 || n > kMaxHeadDim / 2)
+      return emitError() << "M-RoPE section entries must be in [0, "
+                         << kMaxHeadDim / 2 << "] (pairs of a head), got " << n;
   return success();
 }
 

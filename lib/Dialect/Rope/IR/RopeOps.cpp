@@ -150,6 +150,9 @@ LogicalResult ApplyOp::verify() {
   int64_t headDim = inputType.getShape().back();
   if (ShapedType::isDynamic(headDim))
     return emitOpError("head dimension (the last dimension) must be static");
+  if (headDim > kMaxHeadDim)
+    return emitOpError("head dimension ")
+           << headDim << " exceeds the supported maximum " << kMaxHeadDim;
 
   // Rotary dimension P.
   int64_t rotaryDim = getRotaryDimOrDefault();
@@ -287,6 +290,11 @@ LogicalResult ApplyOp::verify() {
         return emitOpError("a cache gathered by position must have shape "
                            "[max_positions, rotary_dim / 2], got rank ")
                << cacheType.getRank();
+      // No position has a row in an empty cache (a dynamic one that turns
+      // out empty yields NaN at run time, like any position out of range).
+      if (cacheType.getDimSize(0) == 0)
+        return emitOpError("a cache gathered by position must have at least "
+                           "one row");
     } else {
       if (cacheType.getRank() != static_cast<int64_t>(tokenDims.size()) + 1)
         return emitOpError("a pre-gathered cache (no positions or offset) must "

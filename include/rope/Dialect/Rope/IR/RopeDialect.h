@@ -15,4 +15,12 @@
 
 #include "rope/Dialect/Rope/IR/RopeOpsDialect.h.inc"
 
+namespace mlir::rope {
+/// The largest head dimension `rope.apply` accepts (and so the largest rotary
+/// dimension and M-RoPE section entry). Real models use at most a few hundred
+/// channels; the bound keeps frequency tables small (a lowering materializes
+/// P/2 entries) and every sum or product of dimensions far from overflow.
+constexpr int64_t kMaxHeadDim = int64_t(1) << 16;
+} // namespace mlir::rope
+
 #endif // ROPE_DIALECT_ROPE_IR_ROPEDIALECT_H

@@ -41,7 +41,8 @@ def Rope_ApplyOp : Rope_Op<"apply", [
     - `layout`: which channels form pair `i`: `half` = `(i, i + P/2)`,
       `interleaved` = `(2i, 2i + 1)`.
     - `rotary_dim` (`P`, default `D`): the first `P` channels are rotated,
-      channels `[P, D)` pass through unchanged. Even, `0 < P <= D`.
+      channels `[P, D)` pass through unchanged. Even, `0 < P <= D`. The head
+      dimension `D` is static and at most 65536 (`kMaxHeadDim`).
     - `token_dims`: the dimensions that positions index (token dims); the
       others except the last are broadcast (heads). Default: every dimension
       but the last two (`[*tokens, H, D]`), or `[0]` for rank 2 (`[T, D]`).

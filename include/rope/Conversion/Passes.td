@@ -33,6 +33,7 @@ def ConvertRopeToLinalgPass : Pass<"convert-rope-to-linalg"> {
     "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect"
   ];
 }

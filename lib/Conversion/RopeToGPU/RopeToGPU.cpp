@@ -306,8 +306,9 @@ RopeKernelBuilder::cosSinOf(OpBuilder &kb, ValueRange tokenIvs, Value j) {
   case ApplyOp::CosSinSource::GatheredCache:
     break;
   }
-  // Gathered cache: a position outside [0, M) reads row 0 and yields NaN,
-  // never an out-of-bounds access (as on the CPU).
+  // Gathered cache: a position outside [0, M) yields NaN and reads nothing
+  // (the cache may even be empty): never an out-of-bounds access (as on the
+  // CPU).
   Value pos = positionOf(kb, tokenIvs, j);
   Value zero = arith::ConstantOp::create(kb, loc, kb.getI64IntegerAttr(0));
   Value inRange = arith::AndIOp::create(
@@ -315,20 +316,28 @@ RopeKernelBuilder::cosSinOf(OpBuilder &kb, ValueRange tokenIvs, Value j) {
       arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::sge, pos, zero),
       arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::slt, pos,
                             cacheRows));
-  Value row = arith::IndexCastOp::create(
-      kb, loc, kb.getIndexType(),
-      arith::SelectOp::create(kb, loc, inRange, pos, zero));
-  Value c = convertFloat(kb, loc,
-                         loadLanes(kb, cosCache, {row, j}, width, cacheAlign()),
-                         computeType);
-  Value s = convertFloat(kb, loc,
-                         loadLanes(kb, sinCache, {row, j}, width, cacheAlign()),
-                         computeType);
-  Value nan = buildFloatConstant(kb, loc, c.getType(),
-                                 std::numeric_limits<double>::quiet_NaN());
-  c = arith::SelectOp::create(kb, loc, inRange, c, nan);
-  s = arith::SelectOp::create(kb, loc, inRange, s, nan);
-  return applyMagnitudeAndDirection(kb, loc, op, c, s);
+  auto gathered = scf::IfOp::create(
+      kb, loc, inRange,
+      [&](OpBuilder &tb, Location tloc) {
+        Value row =
+            arith::IndexCastOp::create(tb, tloc, tb.getIndexType(), pos);
+        Value c = convertFloat(
+            tb, tloc, loadLanes(tb, cosCache, {row, j}, width, cacheAlign()),
+            computeType);
+        Value s = convertFloat(
+            tb, tloc, loadLanes(tb, sinCache, {row, j}, width, cacheAlign()),
+            computeType);
+        scf::YieldOp::create(tb, tloc, ValueRange{c, s});
+      },
+      [&](OpBuilder &eb, Location eloc) {
+        Type type = width == 1 ? computeType
+                               : Type(VectorType::get({width}, computeType));
+        Value nan = buildFloatConstant(
+            eb, eloc, type, std::numeric_limits<double>::quiet_NaN());
+        scf::YieldOp::create(eb, eloc, ValueRange{nan, nan});
+      });
+  return applyMagnitudeAndDirection(kb, loc, op, gathered.getResult(0),
+                                    gathered.getResult(1));
 }
 
 SmallVector<Value> RopeKernelBuilder::rowIndex(ValueRange tokenIvs,

@@ -242,8 +242,9 @@ std::pair<Value, Value> RopeVectorizer::cosSinOf(OpBuilder &nb, Location nloc,
                                       convertFloat(nb, nloc, s, computeType));
   }
 
-  // Gathered cache: one row per token. A position outside [0, M) reads row
-  // 0 and yields NaN, never an out-of-bounds access (as in the linalg form).
+  // Gathered cache: one row per token. A position outside [0, M) yields NaN
+  // and reads nothing (the cache may even be empty): never an out-of-bounds
+  // access. One branch per token, shared by all its heads.
   Value pos = positionOf(nb, nloc, tokenIvs, hoisted);
   Value zeroI64 = arith::ConstantOp::create(nb, nloc, nb.getI64IntegerAttr(0));
   Value inRange = arith::AndIOp::create(
@@ -251,20 +252,26 @@ std::pair<Value, Value> RopeVectorizer::cosSinOf(OpBuilder &nb, Location nloc,
       arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::sge, pos, zeroI64),
       arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::slt, pos,
                             hoisted.cacheRows));
-  Value row = arith::IndexCastOp::create(
-      nb, nloc, nb.getIndexType(),
-      arith::SelectOp::create(nb, nloc, inRange, pos, zeroI64));
-  Value c = convertFloat(
-      nb, nloc, readVector(nb, nloc, op.getCos(), {row, zero}, numPairs),
-      computeType);
-  Value s = convertFloat(
-      nb, nloc, readVector(nb, nloc, op.getSin(), {row, zero}, numPairs),
-      computeType);
-  Value nan = buildFloatConstant(nb, nloc, computeVector,
-                                 std::numeric_limits<double>::quiet_NaN());
-  c = arith::SelectOp::create(nb, nloc, inRange, c, nan);
-  s = arith::SelectOp::create(nb, nloc, inRange, s, nan);
-  return applyMagnitudeAndDirection(nb, nloc, op, c, s);
+  auto gathered = scf::IfOp::create(
+      nb, nloc, inRange,
+      [&](OpBuilder &tb, Location tloc) {
+        Value row =
+            arith::IndexCastOp::create(tb, tloc, tb.getIndexType(), pos);
+        Value c = convertFloat(
+            tb, tloc, readVector(tb, tloc, op.getCos(), {row, zero}, numPairs),
+            computeType);
+        Value s = convertFloat(
+            tb, tloc, readVector(tb, tloc, op.getSin(), {row, zero}, numPairs),
+            computeType);
+        scf::YieldOp::create(tb, tloc, ValueRange{c, s});
+      },
+      [&](OpBuilder &eb, Location eloc) {
+        Value nan = buildFloatConstant(
+            eb, eloc, computeVector, std::numeric_limits<double>::quiet_NaN());
+        scf::YieldOp::create(eb, eloc, ValueRange{nan, nan});
+      });
+  return applyMagnitudeAndDirection(nb, nloc, op, gathered.getResult(0),
+                                    gathered.getResult(1));
 }
 
 Value RopeVectorizer::rotateRow(OpBuilder &nb, Location nloc, Value source,

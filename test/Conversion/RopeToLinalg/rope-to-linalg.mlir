@@ -126,8 +126,9 @@ func.func @interleaved_partial_f16(%x: tensor<8x4x64xf16>, %init: tensor<8x4x64x
 
 // -----
 
-// Cache [M, P/2] gathered by position, bf16 data and f16 cache: the row index
-// is clamped into [0, M) and an out-of-range position yields NaN; no trig.
+// Cache [M, P/2] gathered by position, bf16 data and f16 cache: a position
+// in [0, M) reads its row, an out-of-range one reads nothing and yields NaN;
+// no trig.
 
 // CHECK-DAG: #[[$POS:.+]] = affine_map<(d0, d1) -> (d0)>
 // CHECK-DAG: #[[$TBL:.+]] = affine_map<(d0, d1) -> (d0, d1)>
@@ -144,16 +145,18 @@ func.func @interleaved_partial_f16(%x: tensor<8x4x64xf16>, %init: tensor<8x4x64x
 //       CHECK:     %[[GE:.*]] = arith.cmpi sge, %[[POSV]], %[[ZERO]] : i64
 //       CHECK:     %[[LT:.*]] = arith.cmpi slt, %[[POSV]], %[[M64]] : i64
 //       CHECK:     %[[OK:.*]] = arith.andi %[[GE]], %[[LT]] : i1
-//       CHECK:     %[[SAFE:.*]] = arith.select %[[OK]], %[[POSV]], %[[ZERO]] : i64
-//       CHECK:     %[[ROW:.*]] = arith.index_cast %[[SAFE]] : i64 to index
-//       CHECK:     %[[CH:.*]] = tensor.extract %[[COS]][%[[ROW]], %[[J]]] : tensor<128x32xf16>
-//       CHECK:     %[[SH:.*]] = tensor.extract %[[SIN]][%[[ROW]], %[[J]]] : tensor<128x32xf16>
-//       CHECK:     %[[CF:.*]] = arith.extf %[[CH]] : f16 to f32
-//       CHECK:     %[[SF:.*]] = arith.extf %[[SH]] : f16 to f32
-//       CHECK:     %[[NAN:.*]] = arith.constant 0x7FC00000 : f32
-//       CHECK:     %[[CV:.*]] = arith.select %[[OK]], %[[CF]], %[[NAN]] : f32
-//       CHECK:     %[[SV:.*]] = arith.select %[[OK]], %[[SF]], %[[NAN]] : f32
-//       CHECK:     linalg.yield %[[CV]], %[[SV]] : f32, f32
+//       CHECK:     %[[CS:.*]]:2 = scf.if %[[OK]] -> (f32, f32) {
+//       CHECK:       %[[ROW:.*]] = arith.index_cast %[[POSV]] : i64 to index
+//       CHECK:       %[[CH:.*]] = tensor.extract %[[COS]][%[[ROW]], %[[J]]] : tensor<128x32xf16>
+//       CHECK:       %[[SH:.*]] = tensor.extract %[[SIN]][%[[ROW]], %[[J]]] : tensor<128x32xf16>
+//       CHECK:       %[[CF:.*]] = arith.extf %[[CH]] : f16 to f32
+//       CHECK:       %[[SF:.*]] = arith.extf %[[SH]] : f16 to f32
+//       CHECK:       scf.yield %[[CF]], %[[SF]] : f32, f32
+//       CHECK:     } else {
+//       CHECK:       %[[NAN:.*]] = arith.constant 0x7FC00000 : f32
+//       CHECK:       scf.yield %[[NAN]], %[[NAN]] : f32, f32
+//       CHECK:     }
+//       CHECK:     linalg.yield %[[CS]]#0, %[[CS]]#1 : f32, f32
 //   CHECK-NOT:   math.cos
 //       CHECK:   linalg.generic
 //  CHECK-SAME:       ins(%{{.*}}, %{{.*}}, %[[T]]#0, %[[T]]#1 : tensor<8x4x2x32xbf16>, tensor<8x4x2x32xbf16>, tensor<8x32xf32>, tensor<8x32xf32>)
@@ -320,11 +323,12 @@ func.func @dynamic_offset_index(%x: tensor<?x?x4x64xf32>, %o: index, %init: tens
 
 // -----
 
-// Dynamic positions and a dynamic cache length: the clamp bound is the
-// runtime size of the cache.
+// Dynamic positions and a dynamic cache length: the bound is the runtime
+// size of the cache, and an out-of-range position reads nothing (the cache
+// may be empty at run time): the gather is inside a branch.
 
 // CHECK-LABEL: func.func @dynamic_gathered_cache(
-//  CHECK-SAME:     %[[X:[^:]*]]: tensor<?x4x64xf32>, %[[P:[^:]*]]: tensor<?xi64>, %[[COS:[^:]*]]: tensor<?x32xf32>
+//  CHECK-SAME:     %[[X:[^:]*]]: tensor<?x4x64xf32>, %[[P:[^:]*]]: tensor<?xi64>, %[[COS:[^:]*]]: tensor<?x32xf32>, %[[SIN:[^:]*]]: tensor<?x32xf32>
 //       CHECK:   %[[M:.*]] = tensor.dim %[[COS]], %{{.*}} : tensor<?x32xf32>
 //       CHECK:   %[[M64:.*]] = arith.index_cast %[[M]] : index to i64
 //       CHECK:   %[[T:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x4x64xf32>
@@ -332,7 +336,14 @@ func.func @dynamic_offset_index(%x: tensor<?x?x4x64xf32>, %o: index, %init: tens
 //       CHECK:   linalg.generic
 //  CHECK-SAME:       ins(%[[P]] : tensor<?xi64>)
 //       CHECK:     arith.cmpi slt, %{{.*}}, %[[M64]] : i64
-//       CHECK:     tensor.extract %[[COS]]
+//       CHECK:     %[[OK:.*]] = arith.andi
+//       CHECK:     scf.if %[[OK]] -> (f32, f32) {
+//       CHECK:       tensor.extract %[[COS]]
+//       CHECK:       tensor.extract %[[SIN]]
+//       CHECK:     } else {
+//   CHECK-NOT:       tensor.extract
+//       CHECK:       arith.constant 0x7FC00000 : f32
+//       CHECK:     }
 func.func @dynamic_gathered_cache(%x: tensor<?x4x64xf32>, %p: tensor<?xi64>, %cos: tensor<?x32xf32>, %sin: tensor<?x32xf32>, %init: tensor<?x4x64xf32>) -> tensor<?x4x64xf32> {
   %y = rope.apply ins(%x : tensor<?x4x64xf32>) positions(%p : tensor<?xi64>) cache(%cos, %sin : tensor<?x32xf32>, tensor<?x32xf32>) outs(%init : tensor<?x4x64xf32>) -> tensor<?x4x64xf32>
   return %y : tensor<?x4x64xf32>

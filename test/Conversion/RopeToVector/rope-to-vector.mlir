@@ -242,8 +242,9 @@ func.func @per_row_offset(%x: tensor<2x8x4x8xf32>, %o: tensor<2xi64>, %init: ten
 
 // Gathered cache [M, P/2]: the number of rows is read once; per token the
 // position is checked against [0, M), the row index clamped to 0 when out of
-// range, one P/2-lane read of each cache at that row, and NaN selected for an
-// out-of-range position. No trig.
+// range, one P/2-lane read of each cache at that row, and NaN for an
+// out-of-range position, which reads nothing (the cache may be empty). No
+// trig.
 
 // CHECK-LABEL: func.func @gathered_cache(
 //  CHECK-SAME:     %[[X:[^:]*]]: tensor<8x4x8xf32>, %[[P:[^:]*]]: tensor<8xi64>, %[[COS:[^:]*]]: tensor<128x4xf32>, %[[SIN:[^:]*]]: tensor<128x4xf32>, %[[INIT:[^:]*]]: tensor<8x4x8xf32>)
@@ -257,16 +258,19 @@ func.func @per_row_offset(%x: tensor<2x8x4x8xf32>, %o: tensor<2xi64>, %init: ten
 //       CHECK:     %[[GE:.*]] = arith.cmpi sge, %[[POS]], %[[ZERO]] : i64
 //       CHECK:     %[[LT:.*]] = arith.cmpi slt, %[[POS]], %[[M64]] : i64
 //       CHECK:     %[[OK:.*]] = arith.andi %[[GE]], %[[LT]] : i1
-//       CHECK:     %[[SAFE:.*]] = arith.select %[[OK]], %[[POS]], %[[ZERO]] : i64
-//       CHECK:     %[[ROW:.*]] = arith.index_cast %[[SAFE]] : i64 to index
-//       CHECK:     %[[CR:.*]] = vector.transfer_read %[[COS]][%[[ROW]], %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<128x4xf32>, vector<4xf32>
-//       CHECK:     %[[SR:.*]] = vector.transfer_read %[[SIN]][%[[ROW]], %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<128x4xf32>, vector<4xf32>
-//       CHECK:     %[[NAN:.*]] = arith.constant dense<0x7FC00000> : vector<4xf32>
-//       CHECK:     %[[C:.*]] = arith.select %[[OK]], %[[CR]], %[[NAN]] : vector<4xf32>
-//       CHECK:     %[[SN:.*]] = arith.select %[[OK]], %[[SR]], %[[NAN]] : vector<4xf32>
+//       CHECK:     %[[CS:.*]]:2 = scf.if %[[OK]] -> (vector<4xf32>, vector<4xf32>) {
+//       CHECK:       %[[ROW:.*]] = arith.index_cast %[[POS]] : i64 to index
+//       CHECK:       %[[CR:.*]] = vector.transfer_read %[[COS]][%[[ROW]], %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<128x4xf32>, vector<4xf32>
+//       CHECK:       %[[SR:.*]] = vector.transfer_read %[[SIN]][%[[ROW]], %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<128x4xf32>, vector<4xf32>
+//       CHECK:       scf.yield %[[CR]], %[[SR]] : vector<4xf32>, vector<4xf32>
+//       CHECK:     } else {
+//   CHECK-NOT:       vector.transfer_read
+//       CHECK:       %[[NAN:.*]] = arith.constant dense<0x7FC00000> : vector<4xf32>
+//       CHECK:       scf.yield %[[NAN]], %[[NAN]] : vector<4xf32>, vector<4xf32>
+//       CHECK:     }
 //       CHECK:     scf.for
-//       CHECK:       arith.mulf %{{.*}}, %[[C]] : vector<4xf32>
-//       CHECK:       arith.mulf %{{.*}}, %[[SN]] : vector<4xf32>
+//       CHECK:       arith.mulf %{{.*}}, %[[CS]]#0 : vector<4xf32>
+//       CHECK:       arith.mulf %{{.*}}, %[[CS]]#1 : vector<4xf32>
 //   CHECK-NOT:   math.{{cos|sin}}
 //       CHECK:   return
 func.func @gathered_cache(%x: tensor<8x4x8xf32>, %p: tensor<8xi64>, %cos: tensor<128x4xf32>, %sin: tensor<128x4xf32>, %init: tensor<8x4x8xf32>) -> tensor<8x4x8xf32> {
@@ -306,6 +310,7 @@ func.func @pregathered_cache(%x: tensor<2x8x4x8xf32>, %cos: tensor<2x8x4xf32>, %
 // CHECK-LABEL: func.func @bf16_cache(
 //  CHECK-SAME:     %[[X:[^:]*]]: tensor<8x4x8xbf16>, %[[P:[^:]*]]: tensor<8xi64>, %[[COS:[^:]*]]: tensor<128x4xbf16>, %[[SIN:[^:]*]]: tensor<128x4xbf16>, %[[INIT:[^:]*]]: tensor<8x4x8xbf16>)
 //       CHECK:   scf.forall
+//       CHECK:     %[[CSIF:.*]]:2 = scf.if
 //       CHECK:     %[[CR:.*]] = vector.transfer_read %[[COS]][%{{.*}}, %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<128x4xbf16>, vector<4xbf16>
 //       CHECK:     %[[CI:.*]] = arith.bitcast %[[CR]] : vector<4xbf16> to vector<4xi16>
 //       CHECK:     %[[CE:.*]] = arith.extui %[[CI]] : vector<4xi16> to vector<4xi32>
@@ -315,8 +320,7 @@ func.func @pregathered_cache(%x: tensor<2x8x4x8xf32>, %cos: tensor<2x8x4xf32>, %
 //       CHECK:     %[[SR:.*]] = vector.transfer_read %[[SIN]]{{.*}} : tensor<128x4xbf16>, vector<4xbf16>
 //       CHECK:     arith.bitcast %[[SR]] : vector<4xbf16> to vector<4xi16>
 //       CHECK:     %[[SF:.*]] = arith.bitcast %{{.*}} : vector<4xi32> to vector<4xf32>
-//       CHECK:     %[[C:.*]] = arith.select %{{.*}}, %[[CF]], %{{.*}} : vector<4xf32>
-//       CHECK:     %[[SN:.*]] = arith.select %{{.*}}, %[[SF]], %{{.*}} : vector<4xf32>
+//       CHECK:     scf.yield %[[CF]], %[[SF]] : vector<4xf32>, vector<4xf32>
 //       CHECK:     scf.for %[[H:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<4x8xbf16>) {
 //       CHECK:       %[[X1R:.*]] = vector.transfer_read %{{.*}}[%[[H]], %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<4x8xbf16>, vector<4xbf16>
 //       CHECK:       %[[X1I:.*]] = arith.bitcast %[[X1R]] : vector<4xbf16> to vector<4xi16>
@@ -325,9 +329,9 @@ func.func @pregathered_cache(%x: tensor<2x8x4x8xf32>, %cos: tensor<2x8x4xf32>, %
 //       CHECK:       %[[X1:.*]] = arith.bitcast %[[X1S]] : vector<4xi32> to vector<4xf32>
 //       CHECK:       %[[X2R:.*]] = vector.transfer_read %{{.*}}[%[[H]], %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<4x8xbf16>, vector<4xbf16>
 //       CHECK:       %[[X2:.*]] = arith.bitcast %{{.*}} : vector<4xi32> to vector<4xf32>
-//       CHECK:       %[[X1C:.*]] = arith.mulf %[[X1]], %[[C]] : vector<4xf32>
+//       CHECK:       %[[X1C:.*]] = arith.mulf %[[X1]], %[[CSIF]]#0 : vector<4xf32>
 //       CHECK:       %[[Y1:.*]] = arith.subf %{{.*}} : vector<4xf32>
-//       CHECK:       %[[Y2:.*]] = math.fma %[[X2]], %[[C]], %{{.*}} : vector<4xf32>
+//       CHECK:       %[[Y2:.*]] = math.fma %[[X2]], %[[CSIF]]#0, %{{.*}} : vector<4xf32>
 //       CHECK:       %[[Y1B:.*]] = arith.truncf %[[Y1]] : vector<4xf32> to vector<4xbf16>
 //       CHECK:       %[[W1:.*]] = vector.transfer_write %[[Y1B]], %[[ACC]]{{.*}} : vector<4xbf16>, tensor<4x8xbf16>
 //       CHECK:       %[[Y2B:.*]] = arith.truncf %[[Y2]] : vector<4xf32> to vector<4xbf16>

@@ -26,6 +26,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -106,10 +107,11 @@ std::pair<Value, Value> RopeDecomposer::cosSinAt(OpBuilder &nb, Location nloc,
     return applyMagnitudeAndDirection(nb, nloc, op, c, s);
   }
 
-  // Gather from a [M, P/2] cache. Out-of-range positions must not read out of
-  // bounds: the index is clamped to a valid row and the value replaced by
-  // NaN, so a bad position is visible in the output instead of silently
-  // rotating by a wrong angle.
+  // Gather from a [M, P/2] cache. An out-of-range position reads nothing
+  // (the cache may even be empty) and yields NaN, so a bad position is
+  // visible in the output instead of silently rotating by a wrong angle, and
+  // never an out-of-bounds access. A branch, not a select between a clamped
+  // read and NaN: there is no row to clamp to in an empty cache.
   Type i64 = nb.getI64Type();
   Value zero =
       arith::ConstantOp::create(nb, nloc, i64, nb.getI64IntegerAttr(0));
@@ -118,19 +120,28 @@ std::pair<Value, Value> RopeDecomposer::cosSinAt(OpBuilder &nb, Location nloc,
   Value ltSize = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::slt, pos,
                                        cacheSize);
   Value inRange = arith::AndIOp::create(nb, nloc, geZero, ltSize);
-  Value safePos = arith::SelectOp::create(nb, nloc, inRange, pos, zero);
-  Value row = arith::IndexCastOp::create(nb, nloc, nb.getIndexType(), safePos);
-  Value c =
-      tensor::ExtractOp::create(nb, nloc, op.getCos(), ValueRange{row, freq});
-  Value s =
-      tensor::ExtractOp::create(nb, nloc, op.getSin(), ValueRange{row, freq});
-  c = convertFloat(nb, nloc, c, computeType);
-  s = convertFloat(nb, nloc, s, computeType);
-  Value nan = arith::ConstantOp::create(
-      nb, nloc, computeType,
-      nb.getFloatAttr(computeType, std::numeric_limits<double>::quiet_NaN()));
-  c = arith::SelectOp::create(nb, nloc, inRange, c, nan);
-  s = arith::SelectOp::create(nb, nloc, inRange, s, nan);
+  auto gathered = scf::IfOp::create(
+      nb, nloc, inRange,
+      [&](OpBuilder &tb, Location tloc) {
+        Value row =
+            arith::IndexCastOp::create(tb, tloc, tb.getIndexType(), pos);
+        Value c = tensor::ExtractOp::create(tb, tloc, op.getCos(),
+                                            ValueRange{row, freq});
+        Value s = tensor::ExtractOp::create(tb, tloc, op.getSin(),
+                                            ValueRange{row, freq});
+        scf::YieldOp::create(
+            tb, tloc,
+            ValueRange{convertFloat(tb, tloc, c, computeType),
+                       convertFloat(tb, tloc, s, computeType)});
+      },
+      [&](OpBuilder &eb, Location eloc) {
+        Value nan = arith::ConstantOp::create(
+            eb, eloc, computeType,
+            eb.getFloatAttr(computeType,
+                            std::numeric_limits<double>::quiet_NaN()));
+        scf::YieldOp::create(eb, eloc, ValueRange{nan, nan});
+      });
+  Value c = gathered.getResult(0), s = gathered.getResult(1);
   return applyMagnitudeAndDirection(nb, nloc, op, c, s);
 }
 

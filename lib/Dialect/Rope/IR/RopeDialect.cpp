@@ -8,6 +8,7 @@
 #include "rope/Dialect/Rope/IR/RopeAttrs.h"
 #include "rope/Dialect/Rope/IR/RopeOps.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"

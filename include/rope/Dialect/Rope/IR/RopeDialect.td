@@ -31,6 +31,7 @@ def Rope_Dialect : Dialect {
     "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect"
   ];
 }

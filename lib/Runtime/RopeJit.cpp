@@ -8,7 +8,10 @@
 #include "rope/Dialect/Rope/IR/RopeDialect.h"
 #include "rope/InitAllRope.h"
 #include "rope/Interop/HuggingFace.h"
+#include "rope/Runtime/InputGuards.h"
+#include "rope/Runtime/RuntimeSymbols.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -22,15 +25,21 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/ExecutionEngine/Orc/Core.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
+#include "llvm/IR/Module.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
+#include <vector>
 
 using namespace mlir;
 
@@ -67,8 +76,32 @@ std::unique_ptr<MLIRContext> makeContext() {
 
 char *copyString(const std::string &s) {
   char *out = static_cast<char *>(std::malloc(s.size() + 1));
-  std::memcpy(out, s.c_str(), s.size() + 1);
+  if (out)
+    std::memcpy(out, s.c_str(), s.size() + 1);
   return out;
+}
+
+void setError(char **error, const std::string &message) {
+  if (error)
+    *error = copyString(message);
+}
+
+/// Runs the body of a C API function: no C++ exception may cross the C
+/// boundary (the caller is C or ctypes). MLIR and LLVM do not throw, but the
+/// standard library under them can (std::bad_alloc, std::length_error);
+/// such a failure becomes the function's error result instead of an abort.
+template <typename Result, typename Body>
+Result guarded(char **error, Result failed, Body body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc &) {
+    setError(error, "out of memory");
+  } catch (const std::exception &e) {
+    setError(error, std::string("internal error: ") + e.what());
+  } catch (...) {
+    setError(error, "internal error: unknown exception");
+  }
+  return failed;
 }
 
 /// Collects every diagnostic reported while it is alive, with locations.
@@ -100,6 +133,15 @@ private:
 /// Parses and lowers `source`; returns the module or null with `error` set.
 OwningOpRef<ModuleOp> parseAndLower(MLIRContext *context, const char *source,
                                     const char *pipeline, std::string &error) {
+  if (!source) {
+    error = "source is NULL";
+    return nullptr;
+  }
+  // Text that crashes MLIR's parser (stack overflow on deep nesting, and a
+  // few upstream bugs) must never reach it: we run inside the caller's
+  // process.
+  if (failed(rope::checkParserSafety(source, error)))
+    return nullptr;
   DiagnosticCollector diagnostics(context);
   OwningOpRef<ModuleOp> module =
       parseSourceString<ModuleOp>(source, ParserConfig(context), "rope-input");
@@ -128,125 +170,165 @@ OwningOpRef<ModuleOp> parseAndLower(MLIRContext *context, const char *source,
 extern "C" RopeJitModule *ropeJitCompile(const char *source,
                                          const char *pipeline, int optLevel,
                                          char **error) {
-  initializeOnce();
-  auto result = std::make_unique<RopeJitModule>();
-  result->context = makeContext();
-  std::string message;
-  OwningOpRef<ModuleOp> module =
-      parseAndLower(result->context.get(), source, pipeline, message);
-  if (!module) {
-    if (error)
-      *error = copyString(message);
-    return nullptr;
-  }
-  unsigned level = optLevel < 0 ? 0 : (optLevel > 3 ? 3 : optLevel);
-  auto transformer = makeOptimizingTransformer(level, /*sizeLevel=*/0,
-                                               /*targetMachine=*/nullptr);
-  ExecutionEngineOptions options;
-  options.transformer = transformer;
-  options.jitCodeGenOptLevel = static_cast<llvm::CodeGenOptLevel>(level);
-  options.enableGDBNotificationListener = false;
-  options.enablePerfNotificationListener = false;
-  // memref.copy of strided buffers lowers to a call into the C runner utils;
-  // multi-threaded kernels (num-threads != 1) call the OpenMP runtime.
-  llvm::StringRef runtimeLibraries[] = {ROPE_MLIR_C_RUNNER_UTILS,
-                                        ROPE_MLIR_OPENMP_RUNTIME};
-  options.sharedLibPaths = runtimeLibraries;
-  DiagnosticCollector diagnostics(result->context.get());
-  auto engine = ExecutionEngine::create(*module, options);
-  if (!engine) {
-    std::string text = llvm::toString(engine.takeError());
-    if (error)
-      *error = copyString(diagnostics.take("") + text);
-    return nullptr;
-  }
-  result->engine = std::move(*engine);
-  return result.release();
+  return guarded<RopeJitModule *>(error, nullptr, [&]() -> RopeJitModule * {
+    initializeOnce();
+    auto result = std::make_unique<RopeJitModule>();
+    result->context = makeContext();
+    std::string message;
+    OwningOpRef<ModuleOp> module =
+        parseAndLower(result->context.get(), source, pipeline, message);
+    if (!module) {
+      setError(error, message);
+      return nullptr;
+    }
+    unsigned level = optLevel < 0 ? 0 : (optLevel > 3 ? 3 : optLevel);
+    auto optimize = makeOptimizingTransformer(level, /*sizeLevel=*/0,
+                                              /*targetMachine=*/nullptr);
+    // The functions the optimized LLVM module declares: what it will call at
+    // run time (OpenMP entry points only appear in the translation to LLVM IR).
+    std::vector<std::string> declared;
+    auto transformer = [&](llvm::Module *llvmModule) -> llvm::Error {
+      if (llvm::Error failure = optimize(llvmModule))
+        return failure;
+      for (llvm::Function &function : *llvmModule)
+        if (function.isDeclaration() && !function.isIntrinsic())
+          declared.push_back(function.getName().str());
+      return llvm::Error::success();
+    };
+    ExecutionEngineOptions options;
+    options.transformer = transformer;
+    options.jitCodeGenOptLevel = static_cast<llvm::CodeGenOptLevel>(level);
+    options.enableGDBNotificationListener = false;
+    options.enablePerfNotificationListener = false;
+    DiagnosticCollector diagnostics(result->context.get());
+    auto engine = ExecutionEngine::create(*module, options);
+    if (!engine) {
+      std::string text = llvm::toString(engine.takeError());
+      setError(error, diagnostics.take("") + text);
+      return nullptr;
+    }
+    // Runtime functions are resolved one by one, before any code is
+    // materialized (RuntimeSymbols.h says why no library is loaded into the
+    // global scope for them).
+    llvm::StringMap<void *> runtimeSymbols;
+    if (failed(rope::resolveRuntimeSymbols(declared, ROPE_MLIR_OPENMP_RUNTIME,
+                                           runtimeSymbols, message))) {
+      setError(error, message);
+      return nullptr;
+    }
+    (*engine)->registerSymbols([&](llvm::orc::MangleAndInterner interner) {
+      llvm::orc::SymbolMap map;
+      for (const auto &entry : runtimeSymbols)
+        map[interner(entry.getKey())] = {
+            llvm::orc::ExecutorAddr::fromPtr(entry.getValue()),
+            llvm::JITSymbolFlags::Exported};
+      return map;
+    });
+    (*engine)->initialize();
+    // Materialize now, so that a symbol nobody provides is this call's error
+    // rather than a missing function at lookup.
+    for (auto function : module->getOps<LLVM::LLVMFuncOp>()) {
+      if (function.isExternal() || function.isPrivate())
+        continue;
+      auto address = (*engine)->lookup(function.getSymName());
+      if (!address) {
+        setError(error, "cannot link @" + function.getSymName().str() + ": " +
+                            llvm::toString(address.takeError()));
+        return nullptr;
+      }
+    }
+    result->engine = std::move(*engine);
+    return result.release();
+  });
 }
 
 extern "C" void *ropeJitLookup(RopeJitModule *module, const char *name,
                                int raw) {
-  if (!module || !module->engine)
+  if (!module || !module->engine || !name)
     return nullptr;
-  std::string symbol =
-      raw ? std::string(name) : std::string("_mlir_ciface_") + name;
-  auto address = module->engine->lookup(symbol);
-  if (!address) {
-    llvm::consumeError(address.takeError());
-    return nullptr;
-  }
-  return *address;
+  return guarded<void *>(nullptr, nullptr, [&]() -> void * {
+    std::string symbol =
+        raw ? std::string(name) : std::string("_mlir_ciface_") + name;
+    auto address = module->engine->lookup(symbol);
+    if (!address) {
+      llvm::consumeError(address.takeError());
+      return nullptr;
+    }
+    return *address;
+  });
 }
 
 extern "C" char *ropeJitLower(const char *source, const char *pipeline,
                               char **error) {
-  initializeOnce();
-  std::unique_ptr<MLIRContext> context = makeContext();
-  std::string message;
-  OwningOpRef<ModuleOp> module =
-      parseAndLower(context.get(), source, pipeline, message);
-  if (!module) {
-    if (error)
-      *error = copyString(message);
-    return nullptr;
-  }
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  module->print(os);
-  return copyString(text);
+  return guarded<char *>(error, nullptr, [&]() -> char * {
+    initializeOnce();
+    std::unique_ptr<MLIRContext> context = makeContext();
+    std::string message;
+    OwningOpRef<ModuleOp> module =
+        parseAndLower(context.get(), source, pipeline, message);
+    if (!module) {
+      setError(error, message);
+      return nullptr;
+    }
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os);
+    return copyString(text);
+  });
 }
 
 extern "C" char *ropeJitScalingAttributes(const char *scalingJson, double base,
                                           int64_t headDim, int64_t *rotaryDim,
                                           double *magnitude, char **mrope,
                                           char **error) {
-  auto fail = [&](const std::string &message) -> char * {
-    if (error)
-      *error = copyString(message);
-    return nullptr;
-  };
-  if (mrope)
-    *mrope = nullptr;
-  llvm::json::Object empty;
-  llvm::json::Value parsed = nullptr;
-  const llvm::json::Object *scaling = &empty;
-  if (scalingJson) {
-    llvm::Expected<llvm::json::Value> value = llvm::json::parse(scalingJson);
-    if (!value)
-      return fail("rope_scaling is not valid JSON: " +
-                  llvm::toString(value.takeError()));
-    parsed = std::move(*value);
-    if (const llvm::json::Object *object = parsed.getAsObject())
-      scaling = object;
-    else if (parsed.kind() != llvm::json::Value::Null)
-      return fail("rope_scaling must be a JSON object or null");
-  }
-  // Only attributes are built: the rope dialect alone suffices.
-  DialectRegistry registry;
-  rope::registerAllRopeDialects(registry);
-  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
-  context.getOrLoadDialect<rope::RopeDialect>();
-  std::string message;
-  FailureOr<rope::HuggingFaceRope> result = rope::buildFrequencyAttrFromHF(
-      &context, *scaling, base, headDim, rotaryDim ? *rotaryDim : 0, message);
-  if (failed(result))
-    return fail(message);
-  if (rotaryDim)
-    *rotaryDim = result->rotaryDim;
-  if (magnitude)
-    *magnitude = result->magnitude;
-  FailureOr<std::string> freqs = rope::printAttributeExactly(result->freqs);
-  if (failed(freqs))
-    return fail("the frequency attribute does not print in a form that "
-                "parses back exactly");
-  if (mrope && result->mrope) {
-    FailureOr<std::string> text = rope::printAttributeExactly(result->mrope);
-    if (failed(text))
-      return fail("the M-RoPE attribute does not print in a form that "
+  return guarded<char *>(error, nullptr, [&]() -> char * {
+    auto fail = [&](const std::string &message) -> char * {
+      setError(error, message);
+      return nullptr;
+    };
+    if (mrope)
+      *mrope = nullptr;
+    llvm::json::Object empty;
+    llvm::json::Value parsed = nullptr;
+    const llvm::json::Object *scaling = &empty;
+    if (scalingJson) {
+      llvm::Expected<llvm::json::Value> value = llvm::json::parse(scalingJson);
+      if (!value)
+        return fail("rope_scaling is not valid JSON: " +
+                    llvm::toString(value.takeError()));
+      parsed = std::move(*value);
+      if (const llvm::json::Object *object = parsed.getAsObject())
+        scaling = object;
+      else if (parsed.kind() != llvm::json::Value::Null)
+        return fail("rope_scaling must be a JSON object or null");
+    }
+    // Only attributes are built: the rope dialect alone suffices.
+    DialectRegistry registry;
+    rope::registerAllRopeDialects(registry);
+    MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+    context.getOrLoadDialect<rope::RopeDialect>();
+    std::string message;
+    FailureOr<rope::HuggingFaceRope> result = rope::buildFrequencyAttrFromHF(
+        &context, *scaling, base, headDim, rotaryDim ? *rotaryDim : 0, message);
+    if (failed(result))
+      return fail(message);
+    if (rotaryDim)
+      *rotaryDim = result->rotaryDim;
+    if (magnitude)
+      *magnitude = result->magnitude;
+    FailureOr<std::string> freqs = rope::printAttributeExactly(result->freqs);
+    if (failed(freqs))
+      return fail("the frequency attribute does not print in a form that "
                   "parses back exactly");
-    *mrope = copyString(*text);
-  }
-  return copyString(*freqs);
+    if (mrope && result->mrope) {
+      FailureOr<std::string> text = rope::printAttributeExactly(result->mrope);
+      if (failed(text))
+        return fail("the M-RoPE attribute does not print in a form that "
+                    "parses back exactly");
+      *mrope = copyString(*text);
+    }
+    return copyString(*freqs);
+  });
 }
 
 extern "C" void ropeJitDestroy(RopeJitModule *module) { delete module; }

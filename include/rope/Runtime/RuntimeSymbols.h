@@ -1,0 +1,43 @@
+//===- RuntimeSymbols.h - What JIT-ed rope code calls at run time -*- C++
+//-*-===//
+//
+// Part of the rope-mlir project.
+//
+// Lowered code calls a few functions outside itself: `memrefCopy` (strided
+// memref.copy), the OpenMP runtime (`__kmpc_*`, when num-threads != 1) and the
+// C library. The upstream way to provide them, ExecutionEngine's
+// `sharedLibPaths`, dlopens each library with RTLD_GLOBAL; Debian's
+// libmlir_c_runner_utils.so depends on libMLIR.so and libLLVM.so, so the
+// first kernel would put a whole LLVM into the host process's global symbol
+// scope, where another LLVM (triton's, loaded later) binds to it and crashes.
+// Here each symbol a module needs is resolved explicitly instead: our own
+// implementations, and the OpenMP runtime loaded with RTLD_LOCAL.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ROPE_RUNTIME_RUNTIMESYMBOLS_H
+#define ROPE_RUNTIME_RUNTIMESYMBOLS_H
+
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/LogicalResult.h"
+
+#include <string>
+
+namespace mlir::rope {
+
+/// Addresses of the functions among `declared` (the function declarations
+/// of a module translated to LLVM IR) that this library provides:
+/// `memrefCopy`, and the OpenMP runtime's entry points, loaded on first use
+/// from `openmpRuntimePath` with RTLD_LOCAL. Other externals (the C library:
+/// malloc, memcpy, sinf, ...) are left to the process. Fails with `error` set
+/// when the OpenMP runtime is needed but cannot be loaded or lacks a symbol.
+LogicalResult resolveRuntimeSymbols(ArrayRef<std::string> declared,
+                                    const char *openmpRuntimePath,
+                                    llvm::StringMap<void *> &symbols,
+                                    std::string &error);
+
+} // namespace mlir::rope
+
+#endif // ROPE_RUNTIME_RUNTIMESYMBOLS_H

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Builds rope-fuzz's seed corpus from the lit suite and the Hugging Face fixtures.
+
+Every test/**/*.mlir is split at `// -----`, full-line comments (RUN, CHECK,
+expected-error) are dropped, and each piece is written once per rope-fuzz
+target that the file's RUN lines name (all variants of the pass), prefixed
+with that target's selector byte. Pieces of files that name no target go to
+the plain lowerings and canonicalize. The targets come from the harness itself
+(ROPE_FUZZ_LIST_TARGETS=1), so the two cannot drift apart. Files are named by
+content hash, as libFuzzer names its corpus. Each Hugging Face config in
+python/tests/fixtures/hf becomes a seed of the importer target, in the JSON
+form rope-fuzz.cpp describes.
+
+usage: make_corpus.py ROPE_FUZZ REPO_ROOT OUT_DIR
+"""
+
+import json
+
+import hashlib
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+DEFAULT_TARGETS = ("convert-rope-to-linalg", "convert-rope-to-vector", "canonicalize")
+
+
+def targets(rope_fuzz):
+    env = dict(os.environ, ROPE_FUZZ_LIST_TARGETS="1")
+    out = subprocess.run([rope_fuzz], env=env, check=True, capture_output=True, text=True)
+    return [line for line in out.stdout.splitlines() if line]
+
+
+def pieces(path):
+    text = path.read_text(errors="replace")
+    for piece in re.split(r"^// -----\s*$", text, flags=re.M):
+        kept = [line for line in piece.splitlines() if not line.lstrip().startswith("//")]
+        body = "\n".join(kept).strip()
+        if body:
+            yield body + "\n"
+
+
+def huggingface_seed(config):
+    """The importer's arguments for a config.json, roughly as rope_mlir.hf
+    derives them (a seed need only be close)."""
+    config = config.get("text_config", config)
+    scaling = dict(config.get("rope_scaling") or config.get("rope_parameters") or {})
+    for key in ("max_position_embeddings", "original_max_position_embeddings"):
+        if key in config and scaling.get("rope_type", scaling.get("type")) not in (None, "default"):
+            scaling.setdefault(key, config[key])
+    scaling.pop("rope_theta", None)
+    head_dim = (config.get("qk_rope_head_dim") or config.get("head_dim") or
+                config.get("hidden_size", 4096) // config.get("num_attention_heads", 32))
+    base = config.get("rope_theta") or (config.get("rope_parameters") or {}).get("rope_theta") or 10000
+    return {"rope_scaling": scaling or None, "base": base, "head_dim": head_dim, "rotary_dim": 0}
+
+
+def write(out, index, body):
+    data = bytes([index]) + body.encode()
+    (out / hashlib.sha1(data).hexdigest()).write_bytes(data)
+
+
+def main():
+    rope_fuzz, root, out_dir = sys.argv[1:4]
+    names = targets(rope_fuzz)
+    out = pathlib.Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    count = 0
+    hf = names.index("huggingface-rope-scaling")
+    for path in sorted((pathlib.Path(root) / "python/tests/fixtures/hf").glob("*.json")):
+        write(out, hf, json.dumps(huggingface_seed(json.loads(path.read_text()))))
+        count += 1
+    for path in sorted((pathlib.Path(root) / "test").rglob("*.mlir")):
+        if "downstream" in path.parts or "fuzz" in path.parts:
+            continue
+        runs = " ".join(l for l in path.read_text(errors="replace").splitlines() if "RUN:" in l)
+        chosen = [i for i, t in enumerate(names)
+                  if re.search(r"[-(,\s]" + re.escape(t.split("{")[0]) + r"\b", runs)]
+        if not chosen:
+            chosen = [names.index(t) for t in DEFAULT_TARGETS]
+        for body in pieces(path):
+            for index in chosen:
+                write(out, index, body)
+                count += 1
+    print(f"make_corpus: {count} seeds in {out_dir}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,233 @@
+//===- rope-fuzz.cpp - libFuzzer harness for rope IR and its passes -------===//
+//
+// Part of the rope-mlir project.
+//
+// An input is one byte that chooses a pass or pipeline (kTargets) followed by
+// MLIR text. The text is checked for the known MLIR parser crashes
+// (rope::checkParserSafety), parsed and verified with every dialect rope-opt
+// registers, printed and parsed back when it holds rope IR, and run through
+// the chosen pass. One more selector value makes the text a Hugging Face
+// configuration for the importer (buildFrequencyAttrFromHF), as JSON:
+//   {"rope_scaling": {...}, "base": 10000, "head_dim": 128, "rotary_dim": 0}
+// Diagnostics and errors are swallowed: invalid input is fine. A crash, a
+// sanitizer report, a pass that succeeds but leaves invalid IR, or a printout
+// that does not parse back is a finding (docs/RELIABILITY.md).
+//
+// ROPE_FUZZ_VERBOSE=1 prints the target and the diagnostics of each input
+// (for triage); ROPE_FUZZ_LIST_TARGETS=1 prints the targets, one per line in
+// selector order, and exits (test/fuzz/make_corpus.py reads them).
+//
+//===----------------------------------------------------------------------===//
+
+#include "rope/InitAllRope.h"
+#include "rope/Interop/HuggingFace.h"
+#include "rope/Runtime/InputGuards.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <iterator>
+#include <string>
+#include <vector>
+
+using namespace mlir;
+
+namespace {
+
+/// What the first byte selects (modulo the count), as the inside of
+/// `builtin.module(...)`: `rope-opt --pass-pipeline='builtin.module(<target>)'`
+/// reproduces a run. Append new targets at the end: the seed corpus records
+/// these indices.
+constexpr StringLiteral kTargets[] = {
+    "convert-rope-to-linalg",
+    "convert-rope-to-vector",
+    "convert-rope-to-gpu",
+    "convert-rope-to-gpu{vectorize=false}",
+    "rope-fuse-into-attention",
+    "rope-fuse-into-attention{whole-attention=false fuse-key=always}",
+    "rope-raise-softmax",
+    "rope-decompose-aggregates",
+    "rope-vectorize-contractions",
+    "rope-vectorize-contractions{vector-bits=256 rows=2 vectors-per-row=1 "
+    "columns=2}",
+    "rope-vectorize-elementwise",
+    "rope-vectorize-elementwise{max-lanes=2}",
+    "rope-approximate-trig",
+    "canonicalize",
+    "rope-to-llvm-cpu",
+    "rope-to-llvm-cpu{vectorize=false num-threads=2}",
+    // No CUDA toolkit: PTX text only, libdevice not linked.
+    "rope-to-nvvm{format=isa toolkit=/nonexistent}",
+};
+/// The selector value after the pipelines.
+constexpr StringLiteral kHuggingFaceTarget = "huggingface-rope-scaling";
+constexpr size_t kNumTargets = std::size(kTargets) + 1;
+
+struct Harness {
+  DialectRegistry registry;
+  std::vector<OpPassManager> pipelines;
+  bool verbose = false;
+};
+
+Harness *harness = nullptr;
+
+[[noreturn]] void finding(StringRef target, const Twine &what) {
+  llvm::errs() << "rope-fuzz: finding with " << target << ": " << what << "\n";
+  std::abort();
+}
+
+/// Whether `module` prints to text that parses back (the custom printers and
+/// parsers of the rope dialect agree). Only checked for IR with rope in it:
+/// upstream printers are not ours to fuzz.
+void checkRoundTrip(ModuleOp module, StringRef target) {
+  std::string printed;
+  llvm::raw_string_ostream os(printed);
+  module.print(os);
+  if (!StringRef(printed).contains("rope."))
+    return;
+  OwningOpRef<ModuleOp> reparsed = parseSourceString<ModuleOp>(
+      printed, ParserConfig(module.getContext()), "printed");
+  if (!reparsed)
+    finding(target, "the verified input prints to IR that does not parse "
+                    "back:\n" +
+                        printed);
+}
+
+/// Runs the Hugging Face importer on the configuration in `text`.
+void runHuggingFace(StringRef text, MLIRContext &context) {
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
+  if (!parsed) {
+    llvm::consumeError(parsed.takeError());
+    return;
+  }
+  const llvm::json::Object *config = parsed->getAsObject();
+  if (!config)
+    return;
+  llvm::json::Object none;
+  const llvm::json::Object *scaling = config->getObject("rope_scaling");
+  std::string error;
+  FailureOr<rope::HuggingFaceRope> rope = rope::buildFrequencyAttrFromHF(
+      &context, scaling ? *scaling : none,
+      config->getNumber("base").value_or(10000.0),
+      config->getInteger("head_dim").value_or(128),
+      config->getInteger("rotary_dim").value_or(0), error);
+  if (failed(rope)) {
+    if (harness->verbose)
+      llvm::errs() << "rope-fuzz: " << error << "\n";
+    return;
+  }
+  // What the C API returns: the attributes' text, checked to parse back.
+  (void)rope::printAttributeExactly(rope->freqs);
+  if (rope->mrope)
+    (void)rope::printAttributeExactly(rope->mrope);
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  (void)argc;
+  (void)argv;
+  registerAllPasses();
+  rope::registerAllRopePasses();
+
+  harness = new Harness;
+  registerAllDialects(harness->registry);
+  registerAllExtensions(harness->registry);
+  registerAllToLLVMIRTranslations(harness->registry);
+  rope::registerAllRopeDialects(harness->registry);
+  const char *verbose = std::getenv("ROPE_FUZZ_VERBOSE");
+  harness->verbose = verbose && StringRef(verbose) != "0";
+
+  const char *list = std::getenv("ROPE_FUZZ_LIST_TARGETS");
+  for (StringRef target : kTargets) {
+    if (list)
+      llvm::outs() << target << "\n";
+    std::string error;
+    llvm::raw_string_ostream os(error);
+    FailureOr<OpPassManager> pipeline =
+        parsePassPipeline(("builtin.module(" + target + ")").str(), os);
+    if (failed(pipeline)) {
+      llvm::errs() << "rope-fuzz: cannot build " << target << ": " << error
+                   << "\n";
+      std::exit(1);
+    }
+    harness->pipelines.push_back(std::move(*pipeline));
+  }
+  if (list) {
+    llvm::outs() << kHuggingFaceTarget << "\n";
+    llvm::outs().flush();
+    std::exit(0);
+  }
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size == 0)
+    return -1;
+  size_t index = data[0] % kNumTargets;
+  StringRef target =
+      index < std::size(kTargets) ? kTargets[index] : kHuggingFaceTarget;
+  // A NUL-terminated copy: the MLIR lexer reads the byte past the end.
+  std::string text(reinterpret_cast<const char *>(data) + 1, size - 1);
+  if (harness->verbose && target == kHuggingFaceTarget)
+    llvm::errs() << "rope-fuzz: target " << index << ": " << target << "\n";
+  else if (harness->verbose)
+    llvm::errs() << "rope-fuzz: target " << index << ": rope-opt "
+                 << "--pass-pipeline='builtin.module(" << target << ")'\n";
+
+  if (target == kHuggingFaceTarget) {
+    MLIRContext context(harness->registry, MLIRContext::Threading::DISABLED);
+    ScopedDiagnosticHandler swallow(&context,
+                                    [](Diagnostic &) { return success(); });
+    runHuggingFace(text, context);
+    return 0;
+  }
+
+  std::string reason;
+  if (failed(rope::checkParserSafety(text, reason))) {
+    if (harness->verbose)
+      llvm::errs() << "rope-fuzz: rejected: " << reason << "\n";
+    return -1;
+  }
+
+  MLIRContext context(harness->registry, MLIRContext::Threading::DISABLED);
+  context.printOpOnDiagnostic(false);
+  ScopedDiagnosticHandler swallow(&context, [](Diagnostic &diag) {
+    if (harness->verbose)
+      llvm::errs() << diag.getLocation() << ": " << diag << "\n";
+    return success();
+  });
+
+  // Parsing verifies.
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(text, ParserConfig(&context), "input");
+  if (!module)
+    return 0;
+  checkRoundTrip(*module, target);
+
+  PassManager pm(&context);
+  static_cast<OpPassManager &>(pm) = harness->pipelines[index];
+  // The verifier runs once, below, so that a pass that reports success on
+  // invalid IR is told apart from one that fails.
+  pm.enableVerifier(false);
+  if (failed(pm.run(*module)))
+    return 0;
+  if (failed(verify(*module)))
+    finding(target, "the pass succeeded but left invalid IR");
+  return 0;
+}

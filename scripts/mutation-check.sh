@@ -17,12 +17,15 @@
 #
 # usage: scripts/mutation-check.sh [NAME...]        (default: every mutant)
 # env:   MUTATION_WORKTREE  the worktree (default /tmp/rope-mutation-check)
+#        MUTATION_LOGS      build and test logs (default /tmp/rope-mutation-logs)
 #        JOBS               ninja jobs (default 2)
 #        KEEP_WORKTREE=1    keep the worktree and its build for a rerun
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 WORKTREE="${MUTATION_WORKTREE:-/tmp/rope-mutation-check}"
 BUILD="$WORKTREE/build"
+LOGS="${MUTATION_LOGS:-/tmp/rope-mutation-logs}"
+mkdir -p "$LOGS"
 LLVM=/usr/lib/llvm-22
 PYTHON="${PYTHON:-python3}"
 NEG=python/tests/test_negative_positions.py
@@ -69,12 +72,12 @@ if [ ! -f "$BUILD/build.ninja" ]; then
   cmake -G Ninja -S "$WORKTREE" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
     -DMLIR_DIR="$LLVM/lib/cmake/mlir" \
-    -DLLVM_EXTERNAL_LIT="$LLVM/bin/lit" > "$BUILD.cmake.log" 2>&1 ||
-    { cat "$BUILD.cmake.log"; exit 1; }
+    -DLLVM_EXTERNAL_LIT="$LLVM/bin/lit" > "$LOGS/cmake.log" 2>&1 ||
+    { cat "$LOGS/cmake.log"; exit 1; }
 fi
 build() {
-  nice -n 10 ninja -C "$BUILD" -j "${JOBS:-2}" RopeJit > "$BUILD.ninja.log" 2>&1 ||
-    { tail -n 30 "$BUILD.ninja.log"; return 1; }
+  nice -n 10 ninja -C "$BUILD" -j "${JOBS:-2}" RopeJit > "$LOGS/ninja.log" 2>&1 ||
+    { tail -n 30 "$LOGS/ninja.log"; return 1; }
 }
 run_tests() {  # log pytest-args...
   local log="$1"
@@ -93,8 +96,8 @@ split_tests() {  # "files... -k expr" -> args array
 log "building the unmutated library (HEAD $head)"
 build || { echo "baseline build failed"; exit 1; }
 log "baseline: the tests pass unmutated"
-run_tests "$BUILD.pytest-baseline.log" "$NEG" "$GPU" ||
-  { tail -n 30 "$BUILD.pytest-baseline.log"; echo "baseline tests fail"; exit 1; }
+run_tests "$LOGS/pytest-baseline.log" "$NEG" "$GPU" ||
+  { tail -n 30 "$LOGS/pytest-baseline.log"; echo "baseline tests fail"; exit 1; }
 
 caught=0 survived=0 broken=0
 summary=()
@@ -117,7 +120,7 @@ for entry in "${MUTANTS[@]}"; do
     broken=$((broken + 1))
   else
     split_tests "$tests"
-    log="$BUILD.pytest-$name.log"
+    log="$LOGS/pytest-$name.log"
     run_tests "$log" "${args[@]}"
     rc=$?
     failed="$(grep -c '^FAILED' "$log")"

@@ -32,6 +32,7 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
+#include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Debug.h"
 
 #define DEBUG_TYPE "rope-fuse-into-attention"
@@ -494,17 +495,27 @@ bool hoistOutOf(RewriterBase &rewriter, Operation *op, Operation *loop) {
   return true;
 }
 
-/// Erases `op` if dead, then its operands' producers that die with it.
-void eraseDead(RewriterBase &rewriter, Operation *op) {
-  if (!op || !isOpTriviallyDead(op))
-    return;
-  SmallVector<Operation *> producers;
-  for (Value operand : op->getOperands())
-    if (Operation *producer = operand.getDefiningOp())
-      producers.push_back(producer);
-  rewriter.eraseOp(op);
-  for (Operation *producer : producers)
-    eraseDead(rewriter, producer);
+/// Erases the ops of `roots` (null entries allowed) that are dead, then the
+/// producers of their operands that die with them. An op is looked at only
+/// while it exists: one root may produce another's operand, one producer may
+/// feed several operands, and a root may repeat.
+void eraseDead(RewriterBase &rewriter, ArrayRef<Operation *> roots) {
+  llvm::SetVector<Operation *> worklist;
+  for (Operation *root : roots)
+    if (root)
+      worklist.insert(root);
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    if (!isOpTriviallyDead(op))
+      continue;
+    for (Value operand : op->getOperands())
+      if (Operation *producer = operand.getDefiningOp())
+        worklist.insert(producer);
+    // Erasing `op` erases what it nests.
+    if (op->getNumRegions() != 0)
+      op->walk([&](Operation *nested) { worklist.remove(nested); });
+    rewriter.eraseOp(op);
+  }
 }
 
 } // namespace
@@ -928,8 +939,7 @@ FailureOr<RopeAttentionFusionResult> mlir::rope::fuseRopeIntoWholeAttention(
         }
         buildKeyTile(b, loc, key, size, tileOffsets, tileSizes, args);
       });
-  for (Operation *slice : deadSlices)
-    eraseDead(rewriter, slice);
+  eraseDead(rewriter, deadSlices);
   if (failedTiling) {
     // Not expected (the ops were matched as tileable); the loop yields its
     // inputs and is dropped, leaving the query-tiled form.
@@ -946,8 +956,8 @@ FailureOr<RopeAttentionFusionResult> mlir::rope::fuseRopeIntoWholeAttention(
                         return arith::DivFOp::create(b, loc, a[1], a[0]);
                       });
   rewriter.replaceOp(valuesTile, out);
-  eraseDead(rewriter, probsSlice);
-  eraseDead(rewriter, match.softmax);
+  // The softmax may die with the slice of it.
+  eraseDead(rewriter, {probsSlice, match.softmax});
 
   // Hoist what the key loop does not change (Q's slice, also out of the
   // masked-tile scf.if), then rotate Q per query tile and K per key tile.

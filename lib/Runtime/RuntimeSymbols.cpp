@@ -6,12 +6,18 @@
 
 #include "rope/Runtime/RuntimeSymbols.h"
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <dlfcn.h>
 #include <mutex>
 
 using namespace mlir;
+
+// libgcc's half-precision conversions (GCC 12 and later).
+extern "C" _Float16 __truncsfhf2(float);
+extern "C" _Float16 __truncdfhf2(double);
+extern "C" float __extendhfsf2(_Float16);
 
 namespace {
 /// The memref descriptor `{allocated, aligned, offset, sizes[r], strides[r]}`
@@ -82,6 +88,54 @@ extern "C" void ropeRuntimeMemrefCopy(int64_t elemSize, UnrankedMemRef *src,
       return;
   }
 }
+/// f32 -> bf16, rounding to nearest even; NaN stays a (quiet) NaN.
+uint16_t roundToBF16Bits(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  if ((bits & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((bits >> 16) | 0x40u);
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+__bf16 fromBits(uint16_t bits) {
+  __bf16 out;
+  std::memcpy(&out, &bits, sizeof(out));
+  return out;
+}
+
+/// The bf16 truncations LLVM calls where the target has no instruction for
+/// them (compiler-rt's names; Debian 12's libgcc predates them, and upstream
+/// gets them from libmlir_float16_utils.so, which we do not load).
+extern "C" __bf16 ropeRuntimeTruncSFBF2(float value) {
+  return fromBits(roundToBF16Bits(value));
+}
+
+/// f64 -> bf16 bits: round to float by rounding to odd, then to bf16 by
+/// rounding to nearest even. That is the correctly rounded double, with no
+/// double-rounding error (the float keeps 16 bits more than bf16).
+uint16_t roundToBF16Bits(double value) {
+  if (std::isnan(value))
+    return std::signbit(value) ? 0xffc0u : 0x7fc0u;
+  float rounded = static_cast<float>(value);
+  if (static_cast<double>(rounded) != value) {
+    float truncated = std::fabs(static_cast<double>(rounded)) > std::fabs(value)
+                          ? std::nextafter(rounded, 0.0f)
+                          : rounded;
+    uint32_t bits;
+    std::memcpy(&bits, &truncated, sizeof(bits));
+    bits |= 1u;
+    std::memcpy(&rounded, &bits, sizeof(bits));
+  }
+  return roundToBF16Bits(rounded);
+}
+
+// A __bf16 value is only ever made from its bits here, once, at the return:
+// a bf16 phi or select would itself be legalized through a call to
+// __truncsfbf2 on targets without bf16 instructions.
+extern "C" __bf16 ropeRuntimeTruncDFBF2(double value) {
+  return fromBits(roundToBF16Bits(value));
+}
 } // namespace
 
 LogicalResult mlir::rope::resolveRuntimeSymbols(
@@ -94,6 +148,15 @@ LogicalResult mlir::rope::resolveRuntimeSymbols(
   static void *openmp = nullptr;
   static std::string openmpError;
 
+  // Conversions LLVM's code generator calls where the target has no
+  // instruction for them. They appear in no declaration (instruction
+  // selection introduces them), so they are always provided: f16 from the
+  // libgcc this library links, bf16 from here.
+  symbols["__truncsfbf2"] = reinterpret_cast<void *>(&ropeRuntimeTruncSFBF2);
+  symbols["__truncdfbf2"] = reinterpret_cast<void *>(&ropeRuntimeTruncDFBF2);
+  symbols["__truncsfhf2"] = reinterpret_cast<void *>(&__truncsfhf2);
+  symbols["__truncdfhf2"] = reinterpret_cast<void *>(&__truncdfhf2);
+  symbols["__extendhfsf2"] = reinterpret_cast<void *>(&__extendhfsf2);
   for (StringRef name : declared) {
     if (name == "memrefCopy") {
       symbols[name] = reinterpret_cast<void *>(&ropeRuntimeMemrefCopy);

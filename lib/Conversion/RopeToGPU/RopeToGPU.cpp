@@ -307,37 +307,22 @@ RopeKernelBuilder::cosSinOf(OpBuilder &kb, ValueRange tokenIvs, Value j) {
     break;
   }
   // Gathered cache: a position outside [0, M) yields NaN and reads nothing
-  // (the cache may even be empty): never an out-of-bounds access (as on the
-  // CPU).
+  // (as on the CPU).
   Value pos = positionOf(kb, tokenIvs, j);
-  Value zero = arith::ConstantOp::create(kb, loc, kb.getI64IntegerAttr(0));
-  Value inRange = arith::AndIOp::create(
-      kb, loc,
-      arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::sge, pos, zero),
-      arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::slt, pos,
-                            cacheRows));
-  auto gathered = scf::IfOp::create(
-      kb, loc, inRange,
-      [&](OpBuilder &tb, Location tloc) {
-        Value row =
-            arith::IndexCastOp::create(tb, tloc, tb.getIndexType(), pos);
-        Value c = convertFloat(
-            tb, tloc, loadLanes(tb, cosCache, {row, j}, width, cacheAlign()),
-            computeType);
-        Value s = convertFloat(
-            tb, tloc, loadLanes(tb, sinCache, {row, j}, width, cacheAlign()),
-            computeType);
-        scf::YieldOp::create(tb, tloc, ValueRange{c, s});
-      },
-      [&](OpBuilder &eb, Location eloc) {
-        Type type = width == 1 ? computeType
-                               : Type(VectorType::get({width}, computeType));
-        Value nan = buildFloatConstant(
-            eb, eloc, type, std::numeric_limits<double>::quiet_NaN());
-        scf::YieldOp::create(eb, eloc, ValueRange{nan, nan});
+  Type type =
+      width == 1 ? computeType : Type(VectorType::get({width}, computeType));
+  auto [c, s] = buildGatherOrNaN(
+      kb, loc, pos, cacheRows, type,
+      [&](OpBuilder &rb, Location rloc, Value row) -> std::pair<Value, Value> {
+        return {
+            convertFloat(rb, rloc,
+                         loadLanes(rb, cosCache, {row, j}, width, cacheAlign()),
+                         computeType),
+            convertFloat(rb, rloc,
+                         loadLanes(rb, sinCache, {row, j}, width, cacheAlign()),
+                         computeType)};
       });
-  return applyMagnitudeAndDirection(kb, loc, op, gathered.getResult(0),
-                                    gathered.getResult(1));
+  return applyMagnitudeAndDirection(kb, loc, op, c, s);
 }
 
 SmallVector<Value> RopeKernelBuilder::rowIndex(ValueRange tokenIvs,

@@ -242,36 +242,22 @@ std::pair<Value, Value> RopeVectorizer::cosSinOf(OpBuilder &nb, Location nloc,
                                       convertFloat(nb, nloc, s, computeType));
   }
 
-  // Gathered cache: one row per token. A position outside [0, M) yields NaN
-  // and reads nothing (the cache may even be empty): never an out-of-bounds
-  // access. One branch per token, shared by all its heads.
+  // Gathered cache: one row per token, read in a branch taken once per token
+  // (shared by all its heads); an out-of-range position yields NaN.
   Value pos = positionOf(nb, nloc, tokenIvs, hoisted);
-  Value zeroI64 = arith::ConstantOp::create(nb, nloc, nb.getI64IntegerAttr(0));
-  Value inRange = arith::AndIOp::create(
-      nb, nloc,
-      arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::sge, pos, zeroI64),
-      arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::slt, pos,
-                            hoisted.cacheRows));
-  auto gathered = scf::IfOp::create(
-      nb, nloc, inRange,
-      [&](OpBuilder &tb, Location tloc) {
-        Value row =
-            arith::IndexCastOp::create(tb, tloc, tb.getIndexType(), pos);
-        Value c = convertFloat(
-            tb, tloc, readVector(tb, tloc, op.getCos(), {row, zero}, numPairs),
-            computeType);
-        Value s = convertFloat(
-            tb, tloc, readVector(tb, tloc, op.getSin(), {row, zero}, numPairs),
-            computeType);
-        scf::YieldOp::create(tb, tloc, ValueRange{c, s});
-      },
-      [&](OpBuilder &eb, Location eloc) {
-        Value nan = buildFloatConstant(
-            eb, eloc, computeVector, std::numeric_limits<double>::quiet_NaN());
-        scf::YieldOp::create(eb, eloc, ValueRange{nan, nan});
+  auto [c, s] = buildGatherOrNaN(
+      nb, nloc, pos, hoisted.cacheRows, computeVector,
+      [&](OpBuilder &rb, Location rloc, Value row) -> std::pair<Value, Value> {
+        return {convertFloat(
+                    rb, rloc,
+                    readVector(rb, rloc, op.getCos(), {row, zero}, numPairs),
+                    computeType),
+                convertFloat(
+                    rb, rloc,
+                    readVector(rb, rloc, op.getSin(), {row, zero}, numPairs),
+                    computeType)};
       });
-  return applyMagnitudeAndDirection(nb, nloc, op, gathered.getResult(0),
-                                    gathered.getResult(1));
+  return applyMagnitudeAndDirection(nb, nloc, op, c, s);
 }
 
 Value RopeVectorizer::rotateRow(OpBuilder &nb, Location nloc, Value source,

@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -209,4 +210,29 @@ Value mlir::rope::buildInverseFrequencies(OpBuilder &b, Location loc,
   Value length = freqs.isStatic() ? Value() : buildRuntimeLength(b, loc, op);
   return freqs.materializeInverseFrequencies(b, loc, length,
                                              op.getRotaryDimOrDefault());
+}
+
+std::pair<Value, Value> mlir::rope::buildGatherOrNaN(
+    OpBuilder &b, Location loc, Value position, Value rows, Type type,
+    function_ref<std::pair<Value, Value>(OpBuilder &, Location, Value row)>
+        read) {
+  Value zero = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0));
+  Value inRange = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, position, zero),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, position, rows));
+  auto gathered = scf::IfOp::create(
+      b, loc, inRange,
+      [&](OpBuilder &tb, Location tloc) {
+        Value row =
+            arith::IndexCastOp::create(tb, tloc, tb.getIndexType(), position);
+        auto [c, s] = read(tb, tloc, row);
+        scf::YieldOp::create(tb, tloc, ValueRange{c, s});
+      },
+      [&](OpBuilder &eb, Location eloc) {
+        Value nan = buildFloatConstant(
+            eb, eloc, type, std::numeric_limits<double>::quiet_NaN());
+        scf::YieldOp::create(eb, eloc, ValueRange{nan, nan});
+      });
+  return {gathered.getResult(0), gathered.getResult(1)};
 }

@@ -107,41 +107,19 @@ std::pair<Value, Value> RopeDecomposer::cosSinAt(OpBuilder &nb, Location nloc,
     return applyMagnitudeAndDirection(nb, nloc, op, c, s);
   }
 
-  // Gather from a [M, P/2] cache. An out-of-range position reads nothing
-  // (the cache may even be empty) and yields NaN, so a bad position is
-  // visible in the output instead of silently rotating by a wrong angle, and
-  // never an out-of-bounds access. A branch, not a select between a clamped
-  // read and NaN: there is no row to clamp to in an empty cache.
-  Type i64 = nb.getI64Type();
-  Value zero =
-      arith::ConstantOp::create(nb, nloc, i64, nb.getI64IntegerAttr(0));
-  Value geZero =
-      arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::sge, pos, zero);
-  Value ltSize = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::slt, pos,
-                                       cacheSize);
-  Value inRange = arith::AndIOp::create(nb, nloc, geZero, ltSize);
-  auto gathered = scf::IfOp::create(
-      nb, nloc, inRange,
-      [&](OpBuilder &tb, Location tloc) {
-        Value row =
-            arith::IndexCastOp::create(tb, tloc, tb.getIndexType(), pos);
-        Value c = tensor::ExtractOp::create(tb, tloc, op.getCos(),
+  // Gather from a [M, P/2] cache; an out-of-range position yields NaN, so a
+  // bad position is visible in the output instead of silently rotating by a
+  // wrong angle, and reads nothing.
+  auto [c, s] = buildGatherOrNaN(
+      nb, nloc, pos, cacheSize, computeType,
+      [&](OpBuilder &rb, Location rloc, Value row) -> std::pair<Value, Value> {
+        Value c = tensor::ExtractOp::create(rb, rloc, op.getCos(),
                                             ValueRange{row, freq});
-        Value s = tensor::ExtractOp::create(tb, tloc, op.getSin(),
+        Value s = tensor::ExtractOp::create(rb, rloc, op.getSin(),
                                             ValueRange{row, freq});
-        scf::YieldOp::create(
-            tb, tloc,
-            ValueRange{convertFloat(tb, tloc, c, computeType),
-                       convertFloat(tb, tloc, s, computeType)});
-      },
-      [&](OpBuilder &eb, Location eloc) {
-        Value nan = arith::ConstantOp::create(
-            eb, eloc, computeType,
-            eb.getFloatAttr(computeType,
-                            std::numeric_limits<double>::quiet_NaN()));
-        scf::YieldOp::create(eb, eloc, ValueRange{nan, nan});
+        return {convertFloat(rb, rloc, c, computeType),
+                convertFloat(rb, rloc, s, computeType)};
       });
-  Value c = gathered.getResult(0), s = gathered.getResult(1);
   return applyMagnitudeAndDirection(nb, nloc, op, c, s);
 }
 

@@ -44,6 +44,16 @@ std::pair<Value, Value> buildCosSinOfAngle(OpBuilder &b, Location loc,
                                            Value position, Value theta,
                                            Type computeType);
 
+/// (cos, sin) of a cache row gathered by position (ROPE.md §3): `read` builds
+/// the two reads of row `row` (an index) in `type` (a float type, or a vector
+/// of one), and runs only when 0 <= `position` < `rows` (i64 values); any
+/// other position reads nothing and yields NaN. A branch, not a select of a
+/// clamped read: an empty cache has no row to clamp to.
+std::pair<Value, Value> buildGatherOrNaN(
+    OpBuilder &b, Location loc, Value position, Value rows, Type type,
+    function_ref<std::pair<Value, Value>(OpBuilder &, Location, Value row)>
+        read);
+
 /// Applies `op`'s magnitude (c, s -> a c, a s) and direction (s -> -s).
 std::pair<Value, Value> applyMagnitudeAndDirection(OpBuilder &b, Location loc,
                                                    ApplyOp op, Value cos,

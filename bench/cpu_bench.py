@@ -17,7 +17,9 @@ excluded, `time.perf_counter_ns`), ours three ways:
   apply   `rope_mlir.apply(x, positions, out=..., threads=...)` (public API: the above plus building the
           configuration and looking the compiled kernel up);
 and, in the same run:
-  copy    a STREAM-style copy of the same bytes (read x, write y) by the C++ helper: the bandwidth ceiling,
+  copy    a STREAM-style copy of the same bytes (read x, write y; a vector loop with ordinary stores, so
+          it pays the write-allocate read of y as an out-of-place kernel does) by the C++ helper: the
+          bandwidth ceiling,
           used only where the copy takes >= CEILING_MIN_COPY_US more than an empty call (below that the
           call overhead, not the bytes, sets its time and it is no ceiling);
   ORT     onnxruntime CPU `RotaryEmbedding`, opset 23 and com.microsoft, `run_with_iobinding` into a
@@ -463,6 +465,11 @@ def run_config(shape: Shape, dtype: str, layout: str, thread_counts: List[int], 
 
         # Addresses as plain ints: `array.ctypes.data` in the timed call would cost microseconds.
         xp, yp, pp, cp, sp = (a.ctypes.data for a in (x, out, pos_flat, cos, sin))
+        out.fill(0)
+        lib.copy_baseline(xp, yp, x.nbytes, threads)
+        if not np.array_equal(out.view(np.uint8), x.view(np.uint8)):
+            print(f"\nWRONG OUTPUT: copy_baseline on {where} threads={threads}; aborting.", file=sys.stderr)
+            raise SystemExit(2)
         t_copy = measure(lambda: lib.copy_baseline(xp, yp, x.nbytes, threads), timing)
         # The same call copying nothing: ctypes plus (threads > 1) an OpenMP fork/join.
         t_empty = measure(lambda: lib.copy_baseline(xp, yp, 0, threads), timing)
@@ -588,7 +595,7 @@ def overhead_cell(r: Row) -> Cell:
     bound = r.raw.median * 1e6
     spread = r.raw.spread * 1e6
     verdict = "PASS" if judge and bound + spread < target else None
-    return Cell(f"≤{bound:.2f}", target=True, verdict=verdict)
+    return Cell(f"≤{_us(r.raw.median)}", target=True, verdict=verdict)
 
 
 KEY_COLUMNS = ["shape", "dtype", "layout", "cos/sin", "thr"]
@@ -758,6 +765,23 @@ def machine_line() -> str:
     return "; ".join(parts)
 
 
+def source_line() -> str:
+    """The commit measured, and whether the working tree differed from it (the package and the compiler
+    are loaded from the working tree and its build)."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                              timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "lib", "include",
+                                "python/rope_mlir", "tools"], cwd=ROOT, capture_output=True, text=True,
+                               timeout=10).stdout.splitlines()
+    except (OSError, subprocess.SubprocessError):
+        return "source: unknown (no git)"
+    if not head:
+        return "source: unknown (no git)"
+    return f"source: commit {head}" + (f", with uncommitted changes to {len(dirty)} files of lib/, include/, "
+                                       "python/rope_mlir/ or tools/" if dirty else "")
+
+
 def replace_region(path: pathlib.Path, lines: List[str]):
     text = path.read_text()
     if text.count(BEGIN_MARK) != 1 or text.count(END_MARK) != 1 or text.index(BEGIN_MARK) > text.index(END_MARK):
@@ -827,17 +851,21 @@ def main(argv=None) -> int:
     command = "python3 bench/cpu_bench.py" + (" --smoke" if args.smoke else " --quick" if args.quick else "")
     lowering = ("lowering=" + (args.lowering or str(getattr(rope_mlir.KernelConfig, "lowering", "?")))
                 if "lowering" in fields else "lowering: linalg loops (KernelConfig has no 'lowering')")
+    if args.lowering is not None:
+        lowering += " (raw and call; apply takes no lowering and runs the package's default)"
     load_text = (f"1-minute load average {load.start:.2f} at the start, at most {load.peak:.2f} during the run, "
                  f"{load_end:.2f} at the end (this run itself keeps up to {max(thread_counts)} CPUs busy)")
     if load.start > 0.5:
         load_text += "; WARNING: other processes were running when it started, so the numbers are noisy"
     meta = [
         f"machine: {machine_line()}",
+        source_line(),
         f"software: onnxruntime {ort_version}, numpy {np.__version__}, ml_dtypes {ml_dtypes.__version__}, "
         f"C++ peer: {CXX} {' '.join(CXX_FLAGS)}; ours: rope_mlir {rope_mlir.__version__}, {lowering}, " +
         ("threads passed as KernelConfig.threads" if threads_supported else
          "KernelConfig has no 'threads': ours runs single-threaded in the all-threads table"),
         f"load: {load_text}",
+    ] + ([f"environment: LD_PRELOAD={os.environ['LD_PRELOAD']}"] if os.environ.get("LD_PRELOAD") else []) + [
         f"timing: median of up to {timing.samples} samples (copy and floor: best sample), each >= "
         f"{timing.min_seconds / timing.samples * 1e3:.2g} ms of back-to-back calls (slow peers: >= 3 "
         f"samples); warm-up excluded; total run time {elapsed:.0f} s",

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Fuzzes rope IR and the rope passes with tools/rope-fuzz (libFuzzer, ASan,
+# UBSan) from the sanitized build of scripts/test-sanitizers.sh, which it
+# builds when missing. docs/RELIABILITY.md says what the harness covers.
+#
+# usage: scripts/fuzz.sh [--time SECONDS] [--seed N] [--ci] [-- LIBFUZZER_ARGS...]
+#   --time S  run for S seconds (default 600), growing the corpus kept in
+#             <build>/fuzz/corpus between runs
+#   --ci      the suite's short deterministic run: seed 1, a fixed number of
+#             inputs (ROPE_FUZZ_CI_RUNS, default 12000, about 2 min; capped at 300 s), from
+#             the seeds alone, nothing kept
+#   ROPE_ASAN_BUILD_DIR  the sanitized build (default: build-asan)
+# Seeds are rebuilt from test/**/*.mlir and the HF fixtures at every run (test/fuzz/make_corpus.py).
+# Crashing inputs land in <build>/fuzz/artifacts; each is one selector byte
+# and MLIR text: `ROPE_FUZZ_VERBOSE=1 <build>/bin/rope-fuzz FILE` replays it
+# and prints the rope-opt command; `tail -c +2 FILE` is the MLIR.
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${ROPE_ASAN_BUILD_DIR:-$ROOT/build-asan}"
+PYTHON="${PYTHON:-python3}"
+
+time=600
+seed=""
+ci=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --time) time="$2"; shift 2 ;;
+    --seed) seed="$2"; shift 2 ;;
+    --ci) ci=1; shift ;;
+    --) shift; break ;;
+    *) echo "fuzz.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+
+FUZZ="$BUILD/bin/rope-fuzz"
+if [ ! -f "$BUILD/build.ninja" ]; then
+  ROPE_ASAN_BUILD_DIR="$BUILD" bash "$ROOT/scripts/test-sanitizers.sh" --build-only || exit 1
+fi
+ninja -C "$BUILD" rope-fuzz > /dev/null || exit 1
+
+WORK="$BUILD/fuzz"
+rm -rf "$WORK/seeds"
+mkdir -p "$WORK/seeds" "$WORK/corpus" "$WORK/artifacts"
+"$PYTHON" "$ROOT/test/fuzz/make_corpus.py" "$FUZZ" "$ROOT" "$WORK/seeds" || exit 1
+
+export ASAN_SYMBOLIZER_PATH=/usr/lib/llvm-22/bin/llvm-symbolizer
+# See scripts/test-sanitizers.sh for allow_user_poisoning=0.
+export ASAN_OPTIONS="allow_user_poisoning=0:halt_on_error=1"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+
+# -timeout: a pipeline on one small input takes well under a second, even
+# sanitized. -rss_limit_mb also limits single allocations: a 2 GiB table
+# from a small input is a finding.
+args=(-dict="$ROOT/test/fuzz/rope.dict" -timeout=30 -rss_limit_mb=2048
+      -max_len=8192 -print_final_stats=1 -artifact_prefix="$WORK/artifacts/")
+if [ $ci -eq 1 ]; then
+  corpus="$(mktemp -d)"
+  trap 'rm -rf "$corpus"' EXIT
+  args+=(-seed="${seed:-1}" -runs="${ROPE_FUZZ_CI_RUNS:-12000}" -max_total_time=300)
+else
+  corpus="$WORK/corpus"
+  args+=(-max_total_time="$time")
+  [ -n "$seed" ] && args+=(-seed="$seed")
+fi
+
+echo "fuzz.sh: $FUZZ ${args[*]} $* $corpus $WORK/seeds"
+start=$SECONDS
+"$FUZZ" "${args[@]}" "$@" "$corpus" "$WORK/seeds"
+rc=$?
+echo "fuzz.sh: exit $rc after $((SECONDS - start)) s; corpus $(find "$corpus" -type f | wc -l) inputs"
+exit $rc

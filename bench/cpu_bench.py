@@ -32,6 +32,10 @@ Ratios are named numerator/denominator: `numpy/apply` compares two whole Python 
 a prepared ORT session with a compiled kernel (both public calls), `…/raw` the peer's public call with
 our bare kernel. > 1: ours is faster.
 
+Single-threaded, all functions of a configuration are timed in interleaved rounds (one batch of each per
+round), so that another process taking a core slows them alike; multi-threaded ones one at a time with a
+pause between them (their runtimes' workers spin after a parallel region).
+
 Every output is checked against the float64 reference (`rope_mlir.reference.apply`) on the benchmarked
 inputs before it is timed; a wrong output aborts the run (exit status 2). The PASS/MISS counts printed
 at the end are counted from the table cells themselves.
@@ -160,9 +164,9 @@ class Stat:
     spread: float         # half the interquartile range of the samples: the noise of this measurement
 
 
-def measure(fn: Callable[[], object], timing: Timing) -> Stat:
-    """Per-call time of fn: calibration doubles the calls per sample until a batch takes >= 0.2 ms (these
-    calls are the warm-up), then `samples` batches are timed."""
+def _calibrate(fn: Callable[[], object]) -> float:
+    """Nanoseconds per call of fn: doubles the calls per batch until a batch takes >= 0.2 ms (these calls
+    are the warm-up)."""
     fn()
     calls = 1
     while True:
@@ -171,9 +175,18 @@ def measure(fn: Callable[[], object], timing: Timing) -> Stat:
             fn()
         elapsed = time.perf_counter_ns() - start
         if elapsed >= 200_000 or calls >= 1 << 16:
-            break
+            return max(elapsed / calls, 1.0)
         calls *= 2
-    per_call = max(elapsed / calls, 1.0)
+
+
+def _stat(times: List[float]) -> Stat:
+    q1, _, q3 = statistics.quantiles(times, n=4, method="inclusive")
+    return Stat(statistics.median(times), min(times), (q3 - q1) / 2)
+
+
+def measure(fn: Callable[[], object], timing: Timing) -> Stat:
+    """Per-call time of fn over `samples` batches of back-to-back calls (fewer, >= 3, for slow fns)."""
+    per_call = _calibrate(fn)
     samples = timing.samples
     if per_call * samples > timing.max_seconds * 1e9:
         samples = max(3, int(timing.max_seconds * 1e9 // per_call))
@@ -184,8 +197,29 @@ def measure(fn: Callable[[], object], timing: Timing) -> Stat:
         for _ in range(inner):
             fn()
         times.append((time.perf_counter_ns() - start) / inner * 1e-9)
-    q1, _, q3 = statistics.quantiles(times, n=4, method="inclusive")
-    return Stat(statistics.median(times), min(times), (q3 - q1) / 2)
+    return _stat(times)
+
+
+def measure_interleaved(fns: Dict[str, Callable[[], object]], timing: Timing) -> Dict[str, Stat]:
+    """measure() for several single-threaded fns at once, their batches interleaved: each round times one
+    batch of every fn (the order rotating from round to round), so another process that takes a core for
+    a while slows them all alike and the ratios between them stay meaningful on a shared machine."""
+    per_call = {name: _calibrate(fn) for name, fn in fns.items()}
+    inner = {name: max(1, math.ceil(timing.min_seconds * 1e9 / timing.samples / t)) for name, t in per_call.items()}
+    round_ns = sum(per_call[name] * inner[name] for name in fns)
+    budget_ns = timing.max_seconds * 1e9 * len(fns)
+    rounds = timing.samples if round_ns * timing.samples <= budget_ns else max(3, int(budget_ns // round_ns))
+    names = list(fns)
+    times: Dict[str, List[float]] = {name: [] for name in names}
+    for i in range(rounds):
+        k = i % len(names)
+        for name in names[k:] + names[:k]:
+            fn, n = fns[name], inner[name]
+            start = time.perf_counter_ns()
+            for _ in range(n):
+                fn()
+            times[name].append((time.perf_counter_ns() - start) / n * 1e-9)
+    return {name: _stat(values) for name, values in times.items()}
 
 
 # -- the C++ peers ------------------------------------------------------------------------------------
@@ -423,36 +457,31 @@ def run_config(shape: Shape, dtype: str, layout: str, thread_counts: List[int], 
     def check(who, kind, actual, form="cache", threads=1):
         checker.check(who, kind, dtype, actual, refs[form], scales[form], f"{where} threads={threads}")
 
-    # numpy: single-threaded by nature, measured once for both thread counts.
+    # numpy: single-threaded by nature, timed with the 1-thread group and reused for the others.
     check("numpy HF", "peer", numpy_hf(x, positions, cos, sin, interleaved))
-    t_numpy = measure(lambda: numpy_hf(x, positions, cos, sin, interleaved), timing)
+    t_numpy = None
 
+    # Addresses as plain ints: `array.ctypes.data` in the timed call would cost microseconds.
+    xp, yp, pp, cp, sp = (a.ctypes.data for a in (x, out, pos_flat, cos, sin))
     rows = []
     for threads in thread_counts:
-        times = {}
+        # Every timed function, each output checked first.
+        fns: Dict[str, Callable[[], object]] = {}
         for form in ("computed", "cache"):
             kernel = our_kernel(dtype, layout, form == "cache", threads, args.lowering)
             extra = dict(cos_cache=cos, sin_cache=sin) if form == "cache" else {}
-            out.fill(0)
-            kernel(x, positions, out=out, **extra)
-            check(f"ours {form}", "ours", out, form, threads)
-            call = measure(lambda: kernel(x, positions, out=out, **extra), timing)
-            quiesce(timing, threads)
 
-            def apply():
+            def call(kernel=kernel, extra=extra):
+                kernel(x, positions, out=out, **extra)
+
+            def apply(extra=extra, threads=threads):
                 rope_mlir.apply(x, positions, layout=layout, base=BASE, out=out, threads=threads, **extra)
-            out.fill(0)
-            apply()
-            check(f"ours {form} (apply)", "ours", out, form, threads)
-            t_apply = measure(apply, timing)
-            quiesce(timing, threads)
-
             raw = raw_call(kernel, [x, positions] + ([cos, sin] if form == "cache" else []) + [out])
-            out.fill(0)
-            raw()
-            check(f"ours {form}", "ours", out, form, threads)
-            times[form] = (measure(raw, timing), call, t_apply)
-            quiesce(timing, threads)
+            for how, fn in (("call", call), ("apply", apply), ("raw", raw)):
+                out.fill(0)
+                fn()
+                check(f"ours {form}" + ("" if how == "raw" else f" ({how})"), "ours", out, form, threads)
+                fns[f"{how} {form}"] = fn
 
         # In place (out = x, how serving stacks rotate q/k): the same bytes, but every line written was
         # just read, so there is no write-allocate read of a separate output.
@@ -460,48 +489,53 @@ def run_config(shape: Shape, dtype: str, layout: str, thread_counts: List[int], 
         kernel = our_kernel(dtype, layout, False, threads, args.lowering, inplace=True)
         kernel(scratch, positions, out=scratch)
         check("ours computed in place", "ours", scratch, "computed", threads)
-        t_inplace = measure(raw_call(kernel, [scratch, positions]), timing)
-        quiesce(timing, threads)
+        fns["in place"] = raw_call(kernel, [scratch, positions])
 
-        # Addresses as plain ints: `array.ctypes.data` in the timed call would cost microseconds.
-        xp, yp, pp, cp, sp = (a.ctypes.data for a in (x, out, pos_flat, cos, sin))
         out.fill(0)
         lib.copy_baseline(xp, yp, x.nbytes, threads)
         if not np.array_equal(out.view(np.uint8), x.view(np.uint8)):
             print(f"\nWRONG OUTPUT: copy_baseline on {where} threads={threads}; aborting.", file=sys.stderr)
             raise SystemExit(2)
-        t_copy = measure(lambda: lib.copy_baseline(xp, yp, x.nbytes, threads), timing)
+        fns["copy"] = lambda threads=threads: lib.copy_baseline(xp, yp, x.nbytes, threads)
         # The same call copying nothing: ctypes plus (threads > 1) an OpenMP fork/join.
-        t_empty = measure(lambda: lib.copy_baseline(xp, yp, 0, threads), timing)
-        quiesce(timing, threads)
+        fns["empty"] = lambda threads=threads: lib.copy_baseline(xp, yp, 0, threads)
 
-        def cxx_fn():
+        def cxx_fn(threads=threads):
             lib.rope_baseline(xp, yp, pp, cp, sp, shape.tokens, shape.heads, HEAD_DIM, int(interleaved),
                               int(dtype == "bf16"), threads)
         out.fill(0)
         cxx_fn()
         check("C++ loop", "peer", out, "cache", threads)
-        t_cxx = measure(cxx_fn, timing)
-        quiesce(timing, threads)
+        fns["cxx"] = cxx_fn
 
-        t_ort = {}
+        keep = []
         for domain, label in (("", "ORT opset 23"), ("com.microsoft", "ORT com.microsoft")):
             peer = OrtPeer(domain, dtype, shape.heads, interleaved, threads)
             ort_out = np.zeros_like(x)
             fn = peer.bind(x, positions, cos.astype(x.dtype), sin.astype(x.dtype), ort_out)
             if fn is None:
                 ort_notes.setdefault(f"{label} {dtype}", peer.error or "unavailable")
-                t_ort[domain] = None
                 continue
             check(label, "peer", ort_out, "cache", threads)
-            t_ort[domain] = measure(fn, timing)
-            quiesce(timing, threads)
+            keep.append((peer, ort_out))
+            fns[f"ORT {domain}"] = fn
+
+        if threads == 1:
+            fns["numpy"] = lambda: numpy_hf(x, positions, cos, sin, interleaved)
+            t = measure_interleaved(fns, timing)
+            t_numpy = t["numpy"]
+        else:
+            # Multi-threaded runtimes (ours and the C++ loop on OpenMP, ORT on its own pool) spin after
+            # a parallel region: one at a time, with a pause between them.
+            t = {}
+            for name, fn in fns.items():
+                t[name] = measure(fn, timing)
+                quiesce(timing, threads)
 
         for form, other in (("computed", "cache"), ("cache", "computed")):
-            raw, call, t_apply = times[form]
-            rows.append(Row(shape, dtype, layout, form, threads, nbytes, raw, call, t_apply, t_copy, t_empty,
-                            t_ort[""], t_ort["com.microsoft"], t_numpy, t_cxx, times[other][0],
-                            t_inplace if form == "computed" else None))
+            rows.append(Row(shape, dtype, layout, form, threads, nbytes, t[f"raw {form}"], t[f"call {form}"],
+                            t[f"apply {form}"], t["copy"], t["empty"], t.get("ORT "), t.get("ORT com.microsoft"),
+                            t_numpy, t["cxx"], t[f"raw {other}"], t["in place"] if form == "computed" else None))
     return rows
 
 
@@ -867,8 +901,9 @@ def main(argv=None) -> int:
         f"load: {load_text}",
     ] + ([f"environment: LD_PRELOAD={os.environ['LD_PRELOAD']}"] if os.environ.get("LD_PRELOAD") else []) + [
         f"timing: median of up to {timing.samples} samples (copy and floor: best sample), each >= "
-        f"{timing.min_seconds / timing.samples * 1e3:.2g} ms of back-to-back calls (slow peers: >= 3 "
-        f"samples); warm-up excluded; total run time {elapsed:.0f} s",
+        f"{timing.min_seconds / timing.samples * 1e3:.2g} ms of back-to-back calls (slow ones: >= 3 "
+        f"samples); warm-up excluded; single thread: the samples of all functions of a configuration "
+        f"interleaved round by round; more threads: one function at a time; total run time {elapsed:.0f} s",
     ]
 
     report: List[str] = []

@@ -2,9 +2,9 @@
 """Attention scores with RoPE, S = R(q)·R(k)ᵀ: the rotations fused into the
 contraction's tile loops (`--rope-fuse-into-attention`) against rotating Q
 and K whole first, and whole attention against onnxruntime, all measured in
-the same run (f32; ours on one thread).
+the same run (f32; one thread, and all cores where a column says so).
 
-    python3 bench/attention_bench.py            # the tables (a few minutes)
+    python3 bench/attention_bench.py            # the tables (minutes)
     python3 bench/attention_bench.py --quick    # small shapes, few samples
     python3 bench/attention_bench.py --smoke    # tiny shapes (the pytest)
 

@@ -1,7 +1,8 @@
 """bench/cpu_bench.py and bench/attention_bench.py run end to end in their smoke modes, every peer agrees
 with the float64 reference, and the cpu bench's report keeps its own rules: public-API and raw columns side
 by side, no verdict where the copy is no ceiling, and PASS/MISS counts that are the counts of the table's
-cells. No timing assertions: the numbers of a smoke run mean nothing."""
+cells. No timing assertions: the numbers of a smoke run mean nothing. Also: the measured numbers of
+docs/PERFORMANCE.md's CPU part and of docs/PRECISION.md are the regions those scripts write."""
 
 import importlib.util
 import pathlib
@@ -49,14 +50,15 @@ def _verdict(cell):
 
 def test_cpu_bench_smoke(tmp_path):
     doc = tmp_path / "doc.md"
-    doc.write_text(f"before\n{BEGIN}\nold\n{END}\nafter\n")
+    doc.write_text(f"before\n{BEGIN}\nSTALE-REGION-TEXT\n{END}\nafter\n")
     result = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "cpu_bench.py"), "--smoke", "--threads", "2",
          "--write-docs", str(doc)],
         cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
     text = doc.read_text()
-    assert text.startswith(f"before\n{BEGIN}\n") and text.endswith(f"\n{END}\nafter\n") and "old" not in text
+    assert text.startswith(f"before\n{BEGIN}\n") and text.endswith(f"\n{END}\nafter\n")
+    assert "STALE-REGION-TEXT" not in text
     region = _region(text)
     assert "(smoke mode)" in region and "correctness: max relative error" in region
     assert "all within tolerance" in region
@@ -122,6 +124,43 @@ def test_cpu_bench_smoke(tmp_path):
     assert f"- all tables: {totals[0]} PASS, {totals[1]} MISS," in region
     # The same report went to stdout.
     assert "single thread: vs peers" in result.stdout
+
+
+def test_performance_doc_quotes_only_the_generated_tables():
+    """docs/PERFORMANCE.md's CPU part: the numbers are in the region cpu_bench.py writes (from a full run);
+    the prose around it states the method and quotes no measured time, rate or ratio (the rule parameters
+    it names are the script's constants)."""
+    text = (ROOT / "docs" / "PERFORMANCE.md").read_text()
+    assert text.count(BEGIN) == 1 and text.count(END) == 1
+    assert "(full mode)" in _region(text)
+    cpu_part = text.split("\n## GPU", 1)[0]
+    prose = cpu_part.split(BEGIN, 1)[0] + cpu_part.split(END, 1)[1]
+    for parameter in (cpu_bench.CEILING_MIN_COPY_US, cpu_bench.TARGET_DECODE_OVERHEAD_US):
+        assert f"{parameter:g} µs" in prose
+        prose = prose.replace(f"{parameter:g} µs", "")
+    measured = re.compile(r"\d(?:[.,]\d+)?\s*(?:×|µs|GB/s|ms\b|%)|\d\.\d+\s*[–-]\s*\d")
+    assert not measured.findall(prose), measured.findall(prose)
+
+
+def test_precision_sweep_writes_its_region(tmp_path):
+    """precision_sweep.py --write-docs replaces only its region; docs/PRECISION.md holds a full sweep."""
+    sweep = ROOT / "bench" / "precision_sweep.py"
+    begin, end = "<!-- BEGIN precision_sweep -->", "<!-- END precision_sweep -->"
+    doc = tmp_path / "doc.md"
+    doc.write_text(f"before\n{begin}\nSTALE-REGION-TEXT\n{end}\nafter\n")
+    result = subprocess.run([sys.executable, str(sweep), "--quick", "--scheme", "default", "--write-docs", str(doc)],
+                            cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    text = doc.read_text()
+    assert text.startswith(f"before\n{begin}\n") and text.endswith(f"\n{end}\nafter\n")
+    assert "STALE-REGION-TEXT" not in text
+    region = text.split(begin, 1)[1].split(end, 1)[0]
+    for part in ("(quick sweep)", "| default | f32 |", "**Summary**", "- f32: max pair-relative error",
+                 "**Beyond 2^24**", "all bounds hold"):
+        assert part in region, part
+    committed = (ROOT / "docs" / "PRECISION.md").read_text()
+    assert committed.count(begin) == 1 and committed.count(end) == 1
+    assert "(full sweep)" in committed.split(begin, 1)[1].split(end, 1)[0]
 
 
 def test_attention_bench_smoke():

@@ -806,14 +806,14 @@ def source_line() -> str:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
                               timeout=10).stdout.strip()
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "lib", "include",
-                                "python/rope_mlir", "tools"], cwd=ROOT, capture_output=True, text=True,
+                                "python/rope_mlir", "tools", "bench"], cwd=ROOT, capture_output=True, text=True,
                                timeout=10).stdout.splitlines()
     except (OSError, subprocess.SubprocessError):
         return "source: unknown (no git)"
     if not head:
         return "source: unknown (no git)"
     return f"source: commit {head}" + (f", with uncommitted changes to {len(dirty)} files of lib/, include/, "
-                                       "python/rope_mlir/ or tools/" if dirty else "")
+                                       "python/rope_mlir/, tools/ or bench/" if dirty else "")
 
 
 def replace_region(path: pathlib.Path, lines: List[str]):

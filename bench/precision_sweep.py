@@ -558,14 +558,14 @@ def _source_line() -> str:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
                               timeout=10).stdout.strip()
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "lib", "include",
-                                "python/rope_mlir", "tools"], cwd=root, capture_output=True, text=True,
+                                "python/rope_mlir", "tools", "bench"], cwd=root, capture_output=True, text=True,
                                timeout=10).stdout.splitlines()
     except (OSError, subprocess.SubprocessError):
         return "source: unknown (no git)"
     if not head:
         return "source: unknown (no git)"
     return "source: commit %s%s" % (head, ", with uncommitted changes to %d files of lib/, include/, "
-                                    "python/rope_mlir/ or tools/" % len(dirty) if dirty else "")
+                                    "python/rope_mlir/, tools/ or bench/" % len(dirty) if dirty else "")
 
 
 def replace_region(path: pathlib.Path, lines: List[str]):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import os
 import pathlib
 import shutil
 import subprocess
@@ -31,9 +32,19 @@ LLVM_SYMBOLS = ["LLVMContextCreate", "mlirContextCreate",
                 "_ZN4llvm11LLVMContextC1Ev", "_ZN4mlir11MLIRContextC1Ev"]
 
 
-def run_python(code: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)],
-                          capture_output=True, text=True, timeout=timeout)
+PACKAGE_DIR = pathlib.Path(__file__).resolve().parents[1]
+
+
+def run_python(code: str, *args: str,
+               timeout: float = 300) -> subprocess.CompletedProcess:
+    """`code` in a fresh interpreter on this checkout's package."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(PACKAGE_DIR)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH")
+                              else []))
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args],
+                          capture_output=True, text=True, timeout=timeout,
+                          env=env)
 
 
 SYMBOL_SCOPE_PROBE = """
@@ -253,8 +264,6 @@ def test_empty_gathered_cache_reads_nothing(lowering):
     # The Python API refuses an empty cache before any kernel runs; rope-opt
     # and C API users call the kernel directly, so the kernel itself must not
     # read row 0 of an empty cache (it segfaulted with a NULL data pointer).
-    result = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(EMPTY_CACHE_PROBE), lowering],
-        capture_output=True, text=True, timeout=300)
+    result = run_python(EMPTY_CACHE_PROBE, lowering)
     assert result.returncode == 0, (result.returncode, result.stderr[-2000:])
     assert result.stdout.strip().endswith("ok")

@@ -502,10 +502,23 @@ struct RopeVectorizeContractionsPass
     : rope::impl::RopeVectorizeContractionsPassBase<
           RopeVectorizeContractionsPass> {
   using Base::Base;
+  static constexpr int64_t kMaxVectorBits = 4096;
+  static constexpr int64_t kMaxTileSize = 64;
   void runOnOperation() override {
     if (vectorBits < 1 || rows < 1 || vectorsPerRow < 1 || columns < 1) {
       getOperation()->emitError("rope-vectorize-contractions: tile sizes "
                                 "must be positive");
+      return signalPassFailure();
+    }
+    // Every accumulator of a tile is unrolled: bounds far above any register
+    // file (SVE vectors have at most 2048 bits) keep the IR small and
+    // lanes × vectors-per-row far from overflowing.
+    if (vectorBits > kMaxVectorBits || rows > kMaxTileSize ||
+        vectorsPerRow > kMaxTileSize || columns > kMaxTileSize) {
+      getOperation()->emitError()
+          << "rope-vectorize-contractions: vector-bits must be at most "
+          << kMaxVectorBits << " and rows, vectors-per-row and columns at most "
+          << kMaxTileSize;
       return signalPassFailure();
     }
     rope::ContractionRegisterTile tile;

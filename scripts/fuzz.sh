@@ -53,9 +53,14 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 # from a small input is a finding.
 args=(-dict="$ROOT/test/fuzz/rope.dict" -timeout=30 -rss_limit_mb=2048
       -max_len=8192 -print_final_stats=1 -artifact_prefix="$WORK/artifacts/")
+# A private copy of the harness: a rebuild during a long run must not swap
+# the binary under libFuzzer's -fork workers.
+binary="$(mktemp "$WORK/rope-fuzz.XXXXXX")"
+cp "$FUZZ" "$binary"
+trap 'rm -f "$binary"' EXIT
 if [ $ci -eq 1 ]; then
   corpus="$(mktemp -d)"
-  trap 'rm -rf "$corpus"' EXIT
+  trap 'rm -rf "$corpus" "$binary"' EXIT
   args+=(-seed="${seed:-1}" -runs="${ROPE_FUZZ_CI_RUNS:-12000}" -max_total_time=300)
 else
   corpus="$WORK/corpus"
@@ -65,7 +70,7 @@ fi
 
 echo "fuzz.sh: $FUZZ ${args[*]} $* $corpus $WORK/seeds"
 start=$SECONDS
-"$FUZZ" "${args[@]}" "$@" "$corpus" "$WORK/seeds"
+"$binary" "${args[@]}" "$@" "$corpus" "$WORK/seeds"
 rc=$?
 echo "fuzz.sh: exit $rc after $((SECONDS - start)) s; corpus $(find "$corpus" -type f | wc -l) inputs"
 exit $rc

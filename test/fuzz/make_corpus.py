@@ -7,7 +7,8 @@ target that the file's RUN lines name (all variants of the pass), prefixed
 with that target's selector byte. Pieces of files that name no target go to
 the plain lowerings and canonicalize. The targets come from the harness itself
 (ROPE_FUZZ_LIST_TARGETS=1), so the two cannot drift apart. Files are named by
-content hash, as libFuzzer names its corpus. Each Hugging Face config in
+content hash, as libFuzzer names its corpus. Options a RUN line gives a pass
+also make seeds with a `//! <options>` first line. Each Hugging Face config in
 python/tests/fixtures/hf becomes a seed of the importer target, in the JSON
 form rope-fuzz.cpp describes.
 
@@ -79,9 +80,16 @@ def main():
                   if re.search(r"[-(,\s]" + re.escape(t.split("{")[0]) + r"\b", runs)]
         if not chosen:
             chosen = [names.index(t) for t in DEFAULT_TARGETS]
+        # Options the RUN lines give a pass: seeds with a `//!` options line.
+        options = [(names.index(next(t for t in names if t.split("{")[0] == m[0])), m[1] or m[2])
+                   for m in re.findall(r"--([a-z0-9-]+)=(?:\"([^\"]*)\"|([^\s\"]+))", runs)
+                   if any(t.split("{")[0] == m[0] for t in names)]
         for body in pieces(path):
             for index in chosen:
                 write(out, index, body)
+                count += 1
+            for index, option in options:
+                write(out, index, f"//! {option}\n{body}")
                 count += 1
     print(f"make_corpus: {count} seeds in {out_dir}")
 

@@ -6,7 +6,9 @@
 // MLIR text. The text is checked for the known MLIR parser crashes
 // (rope::checkParserSafety), parsed and verified with every dialect rope-opt
 // registers, printed and parsed back when it holds rope IR, and run through
-// the chosen pass. One more selector value makes the text a Hugging Face
+// the chosen pass. A first line `//! <options>` replaces the pass's options
+// (the options are user input too). One more selector value makes the text a
+// Hugging Face
 // configuration for the importer (buildFrequencyAttrFromHF), as JSON:
 //   {"rope_scaling": {...}, "base": 10000, "head_dim": 128, "rotary_dim": 0}
 // Diagnostics and errors are swallowed: invalid input is fine. A crash, a
@@ -221,7 +223,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   checkRoundTrip(*module, target);
 
   PassManager pm(&context);
-  static_cast<OpPassManager &>(pm) = harness->pipelines[index];
+  if (StringRef(text).starts_with("//!")) {
+    StringRef options = StringRef(text).drop_front(3).split('\n').first;
+    StringRef pass = target.split('{').first;
+    // Never a CUDA toolkit: no ptxas runs, libdevice is not linked.
+    StringRef last = pass == "rope-to-nvvm" ? " toolkit=/nonexistent" : "";
+    std::string pipeline =
+        ("builtin.module(" + pass + "{" + options + last + "})").str();
+    if (harness->verbose)
+      llvm::errs() << "rope-fuzz: with its options: rope-opt --pass-pipeline='"
+                   << pipeline << "'\n";
+    if (failed(parsePassPipeline(pipeline, pm, llvm::nulls())))
+      return 0;
+  } else {
+    static_cast<OpPassManager &>(pm) = harness->pipelines[index];
+  }
   // The verifier runs once, below, so that a pass that reports success on
   // invalid IR is told apart from one that fails.
   pm.enableVerifier(false);

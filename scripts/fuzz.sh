@@ -57,6 +57,7 @@ args=(-dict="$ROOT/test/fuzz/rope.dict" -timeout=30 -rss_limit_mb=2048
 # the binary under libFuzzer's -fork workers.
 binary="$(mktemp "$WORK/rope-fuzz.XXXXXX")"
 cp "$FUZZ" "$binary"
+chmod +x "$binary"
 trap 'rm -f "$binary"' EXIT
 if [ $ci -eq 1 ]; then
   corpus="$(mktemp -d)"

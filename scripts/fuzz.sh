@@ -3,17 +3,21 @@
 # UBSan) from the sanitized build of scripts/test-sanitizers.sh, which it
 # builds when missing. docs/RELIABILITY.md says what the harness covers.
 #
-# usage: scripts/fuzz.sh [--time SECONDS] [--seed N] [--ci] [-- LIBFUZZER_ARGS...]
-#   --time S  run for S seconds (default 600), growing the corpus kept in
-#             <build>/fuzz/corpus between runs
-#   --ci      the suite's short deterministic run: seed 1, a fixed number of
-#             inputs (ROPE_FUZZ_CI_RUNS, default 12000, about 2 min; capped at 300 s), from
-#             the seeds alone, nothing kept
+# usage: scripts/fuzz.sh [--time SECONDS] [--seed N] [--keep-going] [--ci]
+#                        [-- LIBFUZZER_ARGS...]
+#   --time S      run for S seconds (default 600), growing the corpus kept in
+#                 <build>/fuzz/corpus between runs
+#   --keep-going  record crashes, timeouts and OOMs and go on (libFuzzer's
+#                 -fork=1 -ignore_*), for long runs
+#   --ci          the suite's short deterministic run: seed 1, a fixed number
+#                 of inputs (ROPE_FUZZ_CI_RUNS, default 12000: about 2 min;
+#                 capped at 300 s), from the seeds alone, nothing kept
 #   ROPE_ASAN_BUILD_DIR  the sanitized build (default: build-asan)
-# Seeds are rebuilt from test/**/*.mlir and the HF fixtures at every run (test/fuzz/make_corpus.py).
-# Crashing inputs land in <build>/fuzz/artifacts; each is one selector byte
-# and MLIR text: `ROPE_FUZZ_VERBOSE=1 <build>/bin/rope-fuzz FILE` replays it
-# and prints the rope-opt command; `tail -c +2 FILE` is the MLIR.
+# Seeds are rebuilt at every run from test/**/*.mlir and the Hugging Face
+# fixtures (test/fuzz/make_corpus.py). Crashing inputs land in
+# <build>/fuzz/artifacts; each is one selector byte and the text:
+# `ROPE_FUZZ_VERBOSE=1 <build>/bin/rope-fuzz FILE` replays it and prints the
+# rope-opt command; `tail -c +2 FILE` is the MLIR.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${ROPE_ASAN_BUILD_DIR:-$ROOT/build-asan}"
@@ -22,11 +26,13 @@ PYTHON="${PYTHON:-python3}"
 time=600
 seed=""
 ci=0
+keep_going=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --time) time="$2"; shift 2 ;;
     --seed) seed="$2"; shift 2 ;;
     --ci) ci=1; shift ;;
+    --keep-going) keep_going=1; shift ;;
     --) shift; break ;;
     *) echo "fuzz.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -67,11 +73,17 @@ else
   corpus="$WORK/corpus"
   args+=(-max_total_time="$time")
   [ -n "$seed" ] && args+=(-seed="$seed")
+  [ $keep_going -eq 1 ] && args+=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1
+                                  -ignore_ooms=1)
 fi
 
 echo "fuzz.sh: $FUZZ ${args[*]} $* $corpus $WORK/seeds"
 start=$SECONDS
+before=$(find "$WORK/artifacts" -type f | wc -l)
 "$binary" "${args[@]}" "$@" "$corpus" "$WORK/seeds"
 rc=$?
-echo "fuzz.sh: exit $rc after $((SECONDS - start)) s; corpus $(find "$corpus" -type f | wc -l) inputs"
+found=$(( $(find "$WORK/artifacts" -type f | wc -l) - before ))
+echo "fuzz.sh: exit $rc after $((SECONDS - start)) s; corpus" \
+  "$(find "$corpus" -type f | wc -l) inputs; $found new findings in $WORK/artifacts"
+[ $found -eq 0 ] || rc=1
 exit $rc

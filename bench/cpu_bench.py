@@ -930,7 +930,7 @@ def main(argv=None) -> int:
     bullet = "- " if markdown else ""
     report.append(("**Verdicts**" if markdown else "verdicts") +
                   " (counted from the table cells; 'no verdict': the target applies but the row is below the "
-                  f"ceiling rule, within its own noise, or contended):")
+                  f"ceiling rule, within its own noise or contended, or the peer is n/a):")
     if markdown:
         report.append("")
     totals = [0, 0, 0]

@@ -10,6 +10,8 @@
 
 #include "rope/Runtime/InputGuards.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/Twine.h"
@@ -49,8 +51,10 @@ private:
   /// Whether type alias `!name` is defined (possibly through other aliases)
   /// as `index`.
   bool aliasIsIndex(StringRef name, unsigned depth) const;
-  /// Whether `pos` starts `[` integer, ... `]` with every integer in int64.
-  bool isIntegerList(size_t pos) const;
+  /// Whether `pos` starts `[` integer, ... `]` with every integer in int64;
+  /// `values` gets them.
+  bool isIntegerList(size_t pos,
+                     SmallVectorImpl<int64_t> *values = nullptr) const;
   LogicalResult fail(size_t pos, const Twine &what);
 
   /// Checks the bare identifier `id` that ends at `end`.
@@ -65,6 +69,8 @@ private:
   size_t minusRun = 0;
   /// The linalg op whose custom form's dimension list is still to come.
   StringRef pendingLinalgOp;
+  /// Whether the tile sizes of a tile_using_forall are still to come.
+  bool pendingForall = false;
 };
 
 size_t Scanner::skipSpace(size_t pos) const {
@@ -122,7 +128,8 @@ bool Scanner::aliasIsIndex(StringRef name, unsigned depth) const {
   return false;
 }
 
-bool Scanner::isIntegerList(size_t pos) const {
+bool Scanner::isIntegerList(size_t pos,
+                            SmallVectorImpl<int64_t> *values) const {
   if (at(pos) != '[')
     return false;
   pos = skipSpace(pos + 1);
@@ -137,6 +144,8 @@ bool Scanner::isIntegerList(size_t pos) const {
     if (digits.empty() || !llvm::all_of(digits, llvm::isDigit) ||
         source.slice(start, pos + digits.size()).getAsInteger(10, value))
       return false;
+    if (values)
+      values->push_back(value);
     pos = skipSpace(pos + digits.size());
     if (at(pos) == ']')
       return true;
@@ -180,6 +189,18 @@ LogicalResult Scanner::checkIdentifier(StringRef id, size_t end) {
                            .Default("");
   if (!linalgOp.empty()) {
     pendingLinalgOp = id;
+    return success();
+  }
+  if (id == "transform.structured.tile_using_forall") {
+    pendingForall = true;
+    return success();
+  }
+  if (pendingForall && id == "tile_sizes") {
+    pendingForall = false;
+    SmallVector<int64_t> sizes;
+    if (isIntegerList(skipSpace(end), &sizes) && !sizes.empty() &&
+        llvm::all_of(sizes, [](int64_t size) { return size == 0; }))
+      return fail(end, "tile_using_forall with every tile size 0");
     return success();
   }
   if (!pendingLinalgOp.empty() && (id == "dimensions" || id == "permutation")) {

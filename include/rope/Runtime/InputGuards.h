@@ -3,10 +3,11 @@
 // Part of the rope-mlir project.
 //
 // MLIR 22's parser crashes, instead of reporting a diagnostic, on a few kinds
-// of malformed text (upstream bugs, listed with reproducers in
-// docs/RELIABILITY.md). Callers that parse text they did not write (the C API
-// in lib/Runtime/RopeJit.cpp, the fuzzer in tools/rope-fuzz) check it here
-// first and turn a would-be crash into an error message.
+// of malformed text, and its transform interpreter on one script (upstream
+// bugs, listed with reproducers in docs/RELIABILITY.md). Callers that parse
+// text they did not write (the C API in lib/Runtime/RopeJit.cpp, the fuzzer in
+// tools/rope-fuzz) check it here first and turn a would-be crash into an error
+// message.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,14 +29,17 @@ namespace mlir::rope {
 constexpr unsigned kMaxParserNesting = 256;
 
 /// Checks `source`, MLIR text about to be parsed, for the inputs known to
-/// crash MLIR 22's parser:
+/// crash MLIR 22:
 ///  - nesting deeper than `maxNesting`: brackets `( [ { <` together with runs
 ///    of unary minus (the parser recurses on each and overflows the stack);
 ///  - a dense array of `index` elements, `array<index: ...>` (also through a
 ///    type alias): Parser::parseDenseArrayAttr asks index for a bit width;
 ///  - a malformed `dimensions = [...]` / `permutation = [...]` in the custom
 ///    form of linalg.broadcast, linalg.transpose and linalg.reduce: their
-///    parser stores the null attribute of a failed parse.
+///    parser stores the null attribute of a failed parse;
+///  - `transform.structured.tile_using_forall` with every tile size 0 (not a
+///    parser crash: the transform interpreter dereferences the loop it did
+///    not create).
 /// Comments and string literals are skipped. On failure, `reason` says what
 /// was found and where (line:column). The check is conservative: it may
 /// reject valid but unusual text (a dimension list written in hex), never a

@@ -5,7 +5,9 @@ Generates COUNT functions of one random `rope.apply` each (every operand form,
 every frequency scheme with random parameters, M-RoPE, token dims, layouts,
 static and dynamic shapes; a few values out of range on purpose), then runs
 them with ROPE_OPT (the sanitized build's rope-opt) through every lowering and
-pipeline, and reports each run that crashed or printed a sanitizer report.
+pipeline, and tiles them with random tile sizes through the transform dialect
+(rope.apply's TilingInterface); reports each run that crashed or printed a
+sanitizer report.
 Invalid ops are fine: they must get a diagnostic. Exit status 1 on a finding.
 
 usage: random_apply.py ROPE_OPT [SEED [COUNT]]   (docs/RELIABILITY.md)
@@ -127,7 +129,34 @@ def case(r, i):
     attr = (" {" + ", ".join(attrs) + "}") if attrs else ""
     return (f"func.func @f{i}({', '.join(args)}) -> {xt} {{\n"
             f"  %y = rope.apply {operands}{attr} -> {xt}\n"
-            f"  return %y : {xt}\n}}\n")
+            f"  return %y : {xt}\n}}\n"), rank
+
+
+def tiled(r, i):
+    """A case and a transform script tiling its rope.apply (TilingInterface)."""
+    text, rank = case(r, i)
+    sizes = [pick(r, ["0", "1", "2", "4", "3"], ["16", "100"]) for _ in range(rank - 1)]
+    sizes.append(pick(r, ["0"], ["2", "64"]))
+    if r.random() < 0.5:
+        op = f"transform.structured.tile_using_for %ops tile_sizes [{', '.join(sizes)}]"
+        loops = sum(s != "0" for s in sizes)
+        results = "%t" + "".join(f", %l{k}" for k in range(loops))
+        types = ", ".join(["!transform.any_op"] * (loops + 1))
+    else:
+        # All-zero sizes crash MLIR 22's tile_using_forall (docs/RELIABILITY.md).
+        if all(size == "0" for size in sizes):
+            sizes[0] = "1"
+        op = f"transform.structured.tile_using_forall %ops tile_sizes [{', '.join(sizes)}]"
+        results, types = "%t, %l", "!transform.any_op, !transform.any_op"
+    return text + f"""
+module attributes {{transform.with_named_sequence}} {{
+  transform.named_sequence @__transform_main(%root: !transform.any_op {{transform.readonly}}) {{
+    %ops = transform.structured.match ops{{["rope.apply"]}} in %root : (!transform.any_op) -> !transform.any_op
+    {results} = {op} : (!transform.any_op) -> ({types})
+    transform.yield
+  }}
+}}
+"""
 
 PASSES = ("convert-rope-to-linalg", "convert-rope-to-vector", "convert-rope-to-gpu",
           "convert-rope-to-gpu{vectorize=false}", "canonicalize", "rope-to-llvm-cpu",
@@ -140,17 +169,22 @@ def main():
     seed = int(sys.argv[2]) if len(sys.argv) > 2 else 1
     count = int(sys.argv[3]) if len(sys.argv) > 3 else 300
     r = random.Random(seed)
-    cases = "\n// -----\n\n".join(case(r, i) for i in range(count))
+    cases = "\n// -----\n\n".join(case(r, i)[0] for i in range(count))
+    tiles = "\n// -----\n\n".join(tiled(r, i) for i in range(count))
     env = dict(os.environ)
     env.setdefault("ASAN_OPTIONS", "allow_user_poisoning=0:halt_on_error=1:abort_on_error=1")
     env.setdefault("UBSAN_OPTIONS", "halt_on_error=1:abort_on_error=1:print_stacktrace=1")
     findings = 0
-    with tempfile.NamedTemporaryFile("w", suffix=".mlir") as f:
+    with tempfile.NamedTemporaryFile("w", suffix=".mlir") as f, \
+            tempfile.NamedTemporaryFile("w", suffix=".mlir") as t:
         f.write(cases)
         f.flush()
-        for name in ("(verify only)",) + PASSES:
-            args = [rope_opt, f.name, "--split-input-file"]
-            if name in PASSES:
+        t.write(tiles)
+        t.flush()
+        for name in ("(verify only)",) + PASSES + ("transform-interpreter",):
+            args = [rope_opt, t.name if name == "transform-interpreter" else f.name,
+                    "--split-input-file"]
+            if name != "(verify only)":
                 args.append(f"--pass-pipeline=builtin.module({name})")
             try:
                 run = subprocess.run(args, env=env, capture_output=True, text=True, timeout=900)
@@ -163,7 +197,8 @@ def main():
             if crashed:
                 findings += 1
                 print(f"random_apply: seed {seed}: {name} crashed:\n{detail[-4000:]}")
-    print(f"random_apply: seed {seed}: {count} ops ({valid} valid), {len(PASSES)} lowerings, {findings} crashes")
+    print(f"random_apply: seed {seed}: {count} ops ({valid} valid), {len(PASSES)} lowerings "
+          f"and tiling, {findings} crashes")
     return 1 if findings else 0
 
 

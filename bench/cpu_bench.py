@@ -69,6 +69,8 @@ sys.path.insert(0, str(ROOT / "python"))
 import rope_mlir  # noqa: E402
 from rope_mlir import reference  # noqa: E402
 
+from _source import source_line  # noqa: E402  (bench/ is the script's dir)
+
 CXX = "/usr/bin/clang++-22"
 CXX_FLAGS = ["-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=c++17"]
 BASELINE_SRC = ROOT / "bench" / "cpp" / "rope_baseline.cpp"
@@ -797,23 +799,6 @@ def machine_line() -> str:
         parts.append(caches)
     parts.append(platform.machine())
     return "; ".join(parts)
-
-
-def source_line() -> str:
-    """The commit measured, and whether the working tree differed from it (the package and the compiler
-    are loaded from the working tree and its build)."""
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                              timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "lib", "include",
-                                "python/rope_mlir", "tools", "bench"], cwd=ROOT, capture_output=True, text=True,
-                               timeout=10).stdout.splitlines()
-    except (OSError, subprocess.SubprocessError):
-        return "source: unknown (no git)"
-    if not head:
-        return "source: unknown (no git)"
-    return f"source: commit {head}" + (f", with uncommitted changes to {len(dirty)} files of lib/, include/, "
-                                       "python/rope_mlir/, tools/ or bench/" if dirty else "")
 
 
 def replace_region(path: pathlib.Path, lines: List[str]):

@@ -42,6 +42,8 @@ import numpy as np
 import rope_mlir
 from rope_mlir import reference
 
+from _source import source_line  # bench/ is the script's directory
+
 TWO_24 = 1 << 24
 # 2*pi to 80 digits, for the exact continued-fraction search of near-multiples of 2*pi/theta.
 _TWO_PI = Fraction("6.2831853071795864769252867665590057683943387987502116419498891846156328125724179972560696")
@@ -552,22 +554,6 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown CPU"
 
 
-def _source_line() -> str:
-    root = pathlib.Path(__file__).resolve().parents[1]
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
-                              timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "lib", "include",
-                                "python/rope_mlir", "tools", "bench"], cwd=root, capture_output=True, text=True,
-                               timeout=10).stdout.splitlines()
-    except (OSError, subprocess.SubprocessError):
-        return "source: unknown (no git)"
-    if not head:
-        return "source: unknown (no git)"
-    return "source: commit %s%s" % (head, ", with uncommitted changes to %d files of lib/, include/, "
-                                    "python/rope_mlir/, tools/ or bench/" % len(dirty) if dirty else "")
-
-
 def replace_region(path: pathlib.Path, lines: List[str]):
     text = path.read_text()
     if text.count(BEGIN_MARK) != 1 or text.count(END_MARK) != 1 or text.index(BEGIN_MARK) > text.index(END_MARK):
@@ -614,7 +600,7 @@ def main(argv=None) -> int:
     out.append("- machine: %s, %d logical CPUs, %s; numpy %s, ml_dtypes %s; rope_mlir %s" % (
         _cpu_model(), os.cpu_count() or 0, platform.machine(), np.__version__, ml_dtypes.__version__,
         rope_mlir.__version__))
-    out.append("- %s" % _source_line())
+    out.append("- %s" % source_line())
     if os.environ.get("LD_PRELOAD"):
         out.append("- environment: LD_PRELOAD=%s" % os.environ["LD_PRELOAD"])
     out.append("- run time %.0f s; 1-minute load average %.2f at the start, %.2f at the end (the errors do not "

@@ -10,7 +10,7 @@
 #   --keep-going  record crashes, timeouts and OOMs and go on (libFuzzer's
 #                 -fork=1 -ignore_*), for long runs
 #   --ci          the suite's short deterministic run: seed 1, a fixed number
-#                 of inputs (ROPE_FUZZ_CI_RUNS, default 25000: about 2 min;
+#                 of inputs (ROPE_FUZZ_CI_RUNS, default 25000: about 2 min,
 #                 capped at 300 s), from the seeds alone, nothing kept
 #   ROPE_ASAN_BUILD_DIR  the sanitized build (default: build-asan)
 # Seeds are rebuilt at every run from test/**/*.mlir and the Hugging Face

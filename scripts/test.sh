@@ -29,7 +29,8 @@ echo "== python tests"
 (cd "$ROOT" && "$PYTHON" -m pytest -q -p no:cacheprovider python/tests \
   --junitxml="$BUILD/test-results/pytest.xml") || status=1
 
-# The sanitizer stage: about 40 minutes on 2 cores with a build from scratch.
+# The sanitizer stage: 16 to 40 minutes on 2 cores with a build from scratch
+# (docs/RELIABILITY.md).
 sanitizers=()
 if [ "${ROPE_TEST_SANITIZERS:-1}" != 0 ]; then
   ASAN_BUILD="${ROPE_ASAN_BUILD_DIR:-$ROOT/build-asan}"

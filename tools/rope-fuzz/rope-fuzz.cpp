@@ -2,14 +2,15 @@
 //
 // Part of the rope-mlir project.
 //
-// An input is one byte that chooses a pass or pipeline (kTargets) followed by
-// MLIR text. The text is checked for the known MLIR parser crashes
-// (rope::checkParserSafety), parsed and verified with every dialect rope-opt
-// registers, printed and parsed back when it holds rope IR, and run through
-// the chosen pass. A first line `//! <options>` replaces the pass's options
-// (the options are user input too). One more selector value makes the text a
-// Hugging Face
-// configuration for the importer (buildFrequencyAttrFromHF), as JSON:
+// An input is one byte that chooses a target (kTargets) followed by text.
+// For a pass or pipeline, the text is MLIR: checked for the known MLIR
+// crashes (rope::checkParserSafety), parsed and verified with every dialect
+// rope-opt registers, printed and parsed back when it holds rope IR, and run
+// through the pass. A first line `//! <options>` replaces the pass's options
+// (the options are user input too). The `transform-interpreter` target runs
+// the input's own transform script (rope.apply's TilingInterface). For the
+// Hugging Face target, the text is a configuration for the importer
+// (buildFrequencyAttrFromHF), as JSON:
 //   {"rope_scaling": {...}, "base": 10000, "head_dim": 128, "rotary_dim": 0}
 // Diagnostics and errors are swallowed: invalid input is fine. A crash, a
 // sanitizer report, a pass that succeeds but leaves invalid IR, or a printout

@@ -18,13 +18,15 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.rope_obj_root, "test")
 
 # test/downstream (an out-of-tree consumer project) is built and run by its
-# own script, not by lit.
+# own script, not by lit. Inputs/ directories hold data that tests read
+# (test/Frontends/Inputs: frontend IR fixtures), not tests.
 config.excludes = [
     "CMakeLists.txt",
     "lit.cfg.py",
     "lit.site.cfg.py",
     "lit.site.cfg.py.in",
     "downstream",
+    "Inputs",
 ]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))

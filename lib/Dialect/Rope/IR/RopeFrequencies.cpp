@@ -494,3 +494,36 @@ ProportionalFrequenciesAttr::getInverseFrequencies(int64_t rotaryDim) const {
         static_cast<int64_t>(i) < rotated ? theta / toDouble(getFactor()) : 0.0;
   return thetas;
 }
+
+//===----------------------------------------------------------------------===//
+// table
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+TableFrequenciesAttr::verify(EmitErrorFn emitError,
+                             DenseF64ArrayAttr invFreq) {
+  if (!invFreq || invFreq.empty())
+    return emitError() << "table: inv_freq must not be empty";
+  for (auto [i, theta] : llvm::enumerate(invFreq.asArrayRef()))
+    if (!(theta >= 0.0) || !std::isfinite(theta))
+      return emitError() << "table: inv_freq[" << i
+                         << "] must be finite and non-negative, got " << theta;
+  return success();
+}
+
+LogicalResult
+TableFrequenciesAttr::verifyForRotaryDim(EmitErrorFn emitError,
+                                         int64_t rotaryDim) const {
+  int64_t pairs = rotaryDim / 2;
+  if (static_cast<int64_t>(getInvFreq().size()) != pairs)
+    return emitError() << "table: inv_freq must have rotary_dim / "
+                          "2 = "
+                       << pairs << " entries, got "
+                       << getInvFreq().size();
+  return success();
+}
+
+SmallVector<double>
+TableFrequenciesAttr::getInverseFrequencies(int64_t rotaryDim) const {
+  return SmallVector<double>(getInvFreq().asArrayRef());
+}

@@ -339,6 +339,27 @@ def Rope_ProportionalFrequenciesAttr
   );
 }
 
+def Rope_TableFrequenciesAttr
+    : Rope_FrequencyAttr<"TableFrequencies", "table",
+                         ["verifyForRotaryDim"]> {
+  let summary = "explicit inverse frequencies, one per rotated pair";
+  let description = [{
+    The `P/2` frequencies `theta_i` given entry by entry, for tables that no
+    named scheme reproduces to their rounding: what `--rope-raise` finds in
+    frontend IR (an `inv_freq` constant folded by the exporter from a
+    Llama-3, YaRN or LongRoPE computation in f32, or one of a model's own
+    making). Entries are finite and non-negative (a zero frequency is an
+    identity pair); there must be exactly `rotary_dim / 2` of them. Static:
+    lowerings fold the table as it is.
+
+    ```mlir
+    #rope.table<inv_freq = [1.0, 0.1, 0.01, 0.001]>
+    ```
+  }];
+  let parameters = (ins
+    Rope_F64ArrayParameter<"theta_i for i in [0, P/2)">:$inv_freq);
+}
+
 //===----------------------------------------------------------------------===//
 // Multimodal RoPE
 //===----------------------------------------------------------------------===//

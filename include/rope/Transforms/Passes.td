@@ -87,6 +87,73 @@ def RopeRaiseSoftmaxPass : Pass<"rope-raise-softmax"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def RopeRaisePass : Pass<"rope-raise"> {
+  let summary = "Raise rotary position embeddings written out by frontends "
+                "to rope.apply";
+  let description = [{
+    Recognizes RoPE in linalg-on-tensors IR as torch-mlir, StableHLO → linalg
+    and ONNX → linalg emit it and replaces it by `rope.apply`, so that the
+    rotation reaches rope-mlir's lowerings and fusions and its angle is
+    computed in f64 (`ROPE.md` §5) instead of the frontend's f32.
+
+    Every channel of a candidate result (the last op of the rotation: an
+    elementwise linalg op, `tensor.concat`, `insert_slice` or
+    `collapse_shape`) is read as a polynomial over the tensors it is
+    computed from, looking through elementwise linalg ops (named or generic,
+    broadcasts in their indexing maps), `extract_slice` (also strided),
+    `concat`, `insert_slice` into an empty tensor, `expand_shape` /
+    `collapse_shape`, float casts, size-1 contractions (an outer product
+    written as `batch_matmul`) and the `complex` ops of a payload. The
+    rotation is raised when every channel is exactly
+
+        a * (x[k] * cos(p * theta_i) - x[k'] * sin(p * theta_i))   (first of a pair)
+        a * (x[k'] * cos(p * theta_i) + x[k] * sin(p * theta_i))   (second)
+
+    (or with the signs swapped: `inverse`) for one input `x`, pairs that are
+    one layout (`half`: `k' = k + P/2`; `interleaved`: `k' = k + 1`) over the
+    first `P` channels, the rest passed through (`rotary_dim`), one positive
+    magnitude `a` (YaRN's attention factor → `magnitude`), and cos/sin from
+    a source rope.apply can state:
+    - computed: `cos`/`sin` of integer positions (`sitofp`) times a constant
+      frequency table (`dense`, `dense_resource`, or computed from constants
+      in the IR) → `positions(...)` (or none for an arange) with
+      `#rope.default<base>` when the table is `base^(-2i/P)` to f32 rounding,
+      else `#rope.table<...>`; three position streams of one `[3, ...]`
+      tensor split into sections → `#rope.mrope`;
+    - gathered: `tensor.extract` of tables by position → `cache(...)`, when
+      the two channels of each pair read the same column (or columns of a
+      constant table proven equal).
+    An output in de-interleaved order (DeepSeek's interleaved variant) is
+    raised to `rope.apply` followed by the channel permutation.
+
+    Nothing else is raised; `remarks` says, on the last op of a computation
+    that multiplies by a cos or sin, which check failed. The numerics change
+    only where rope.apply is more exact: the angle in f64 and no rounding of
+    intermediate products to the frontend's type (docs/DESIGN.md).
+    C++: `populateRopeRaisePatterns`, `raiseRope` (`rope/Transforms/RopeRaise.h`).
+
+    ```mlir
+    // q * cos + cat(-q[..., 64:], q[..., :64]) * sin, cos/sin computed from
+    // %pos and inv_freq = 500000^(-2i/128)
+    // becomes
+    %r = rope.apply ins(%q : tensor<1x32x16x128xf32>)
+           positions(%pos : tensor<1x16xi64>) outs(%e : tensor<1x32x16x128xf32>)
+           {freqs = #rope.default<base = 500000.0>,
+            token_dims = array<i64: 0, 2>} -> tensor<1x32x16x128xf32>
+    ```
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Say why a rotation-shaped computation is not raised, as a remark">
+  ];
+  let dependentDialects = [
+    "::mlir::rope::RopeDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def RopeFuseIntoAttentionPass : Pass<"rope-fuse-into-attention"> {
   let summary = "Fuse rope.apply into the tiles of attention's Q·Kᵀ contraction";
   let description = [{

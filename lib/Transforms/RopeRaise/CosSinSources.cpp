@@ -1,0 +1,575 @@
+//===- CosSinSources.cpp - Where a frontend's cos/sin come from -----------===//
+//
+// Part of the rope-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CosSinSources.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Matchers.h"
+
+#include <cmath>
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::rope::raise;
+
+//===----------------------------------------------------------------------===//
+// Constant evaluation
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// `value` rounded to `type` as the frontend's arithmetic rounds it.
+double roundTo(Type type, double value) {
+  auto floatType = dyn_cast<FloatType>(type);
+  if (!floatType || floatType.isF64())
+    return value;
+  llvm::APFloat f(value);
+  bool lost = false;
+  f.convert(floatType.getFloatSemantics(), llvm::APFloat::rmNearestTiesToEven,
+            &lost);
+  return f.convertToDouble();
+}
+
+int64_t linearIndex(ShapedType type, ArrayRef<int64_t> coords) {
+  int64_t flat = 0;
+  for (auto [c, size] : llvm::zip_equal(coords, type.getShape()))
+    flat = flat * size + c;
+  return flat;
+}
+
+std::optional<double> readBlob(DenseResourceElementsAttr attr,
+                               ArrayRef<int64_t> coords) {
+  const AsmResourceBlob *blob = attr.getRawHandle().getBlob();
+  if (!blob)
+    return std::nullopt;
+  ArrayRef<char> data = blob->getData();
+  ShapedType type = attr.getType();
+  if (!type.hasStaticShape())
+    return std::nullopt;
+  Type element = type.getElementType();
+  int64_t index = linearIndex(type, coords);
+  unsigned bits = element.getIntOrFloatBitWidth();
+  if (bits % 8)
+    return std::nullopt;
+  size_t bytes = bits / 8;
+  if (static_cast<size_t>(index + 1) * bytes > data.size())
+    return std::nullopt;
+  const char *at = data.data() + index * bytes;
+  if (auto floatType = dyn_cast<FloatType>(element)) {
+    llvm::APInt raw(bits, 0);
+    uint64_t word = 0;
+    std::memcpy(&word, at, bytes);
+    raw = llvm::APInt(bits, word);
+    return llvm::APFloat(floatType.getFloatSemantics(), raw).convertToDouble();
+  }
+  if (auto intType = dyn_cast<IntegerType>(element)) {
+    uint64_t word = 0;
+    std::memcpy(&word, at, bytes);
+    return static_cast<double>(llvm::APInt(bits, word).getSExtValue());
+  }
+  return std::nullopt;
+}
+
+/// Evaluates a payload value at loop coordinates `loops`.
+std::optional<double> payloadValue(linalg::LinalgOp op, Value v,
+                                   ArrayRef<int64_t> loops, int depth) {
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    if (arg.getOwner() != op.getBlock())
+      return std::nullopt;
+    OpOperand *operand = op.getMatchingOpOperand(arg);
+    if (op.isDpsInit(operand))
+      return std::nullopt;
+    Value input = operand->get();
+    if (!isa<RankedTensorType>(input.getType()))
+      return constantElement(input, {}, depth + 1);
+    AffineMap map = op.getMatchingIndexingMap(operand);
+    SmallVector<int64_t> coords = map.compose(loops);
+    return constantElement(input, coords, depth + 1);
+  }
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return std::nullopt;
+  if (def->getBlock() != op.getBlock())
+    return constantElement(v, {}, depth + 1);
+  if (auto index = dyn_cast<linalg::IndexOp>(def))
+    return static_cast<double>(loops[index.getDim()]);
+  auto operand = [&](unsigned i) {
+    return payloadValue(op, def->getOperand(i), loops, depth);
+  };
+  Type type = v.getType();
+  if (auto c = dyn_cast<arith::ConstantOp>(def)) {
+    if (auto f = dyn_cast<FloatAttr>(c.getValue()))
+      return f.getValueAsDouble();
+    if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
+      return static_cast<double>(i.getInt());
+    return std::nullopt;
+  }
+  if (isa<arith::IndexCastOp, arith::ExtSIOp, arith::TruncIOp>(def))
+    return operand(0);
+  if (isa<arith::SIToFPOp, arith::UIToFPOp, arith::ExtFOp, arith::TruncFOp>(
+          def)) {
+    std::optional<double> a = operand(0);
+    return a ? std::optional<double>(roundTo(type, *a)) : std::nullopt;
+  }
+  if (def->getNumOperands() == 2) {
+    std::optional<double> a = operand(0), b = operand(1);
+    if (!a || !b)
+      return std::nullopt;
+    double r;
+    if (isa<arith::AddFOp, arith::AddIOp>(def))
+      r = *a + *b;
+    else if (isa<arith::SubFOp, arith::SubIOp>(def))
+      r = *a - *b;
+    else if (isa<arith::MulFOp, arith::MulIOp>(def))
+      r = *a * *b;
+    else if (isa<arith::DivFOp>(def))
+      r = *a / *b;
+    else if (isa<math::PowFOp>(def))
+      r = std::pow(*a, *b);
+    else
+      return std::nullopt;
+    return roundTo(type, r);
+  }
+  if (def->getNumOperands() == 1) {
+    std::optional<double> a = operand(0);
+    if (!a)
+      return std::nullopt;
+    double r;
+    if (isa<arith::NegFOp>(def))
+      r = -*a;
+    else if (isa<math::ExpOp>(def))
+      r = std::exp(*a);
+    else if (isa<math::LogOp>(def))
+      r = std::log(*a);
+    else if (isa<math::SqrtOp>(def))
+      r = std::sqrt(*a);
+    else if (isa<math::RsqrtOp>(def))
+      r = 1.0 / std::sqrt(*a);
+    else
+      return std::nullopt;
+    return roundTo(type, r);
+  }
+  return std::nullopt;
+}
+} // namespace
+
+std::optional<double> mlir::rope::raise::constantElement(
+    Value value, ArrayRef<int64_t> coords, int depth) {
+  if (depth > 32)
+    return std::nullopt;
+  Operation *def = value.getDefiningOp();
+  if (!def)
+    return std::nullopt;
+  if (auto constant = dyn_cast<arith::ConstantOp>(def)) {
+    Attribute attr = constant.getValue();
+    if (auto f = dyn_cast<FloatAttr>(attr))
+      return f.getValueAsDouble();
+    if (auto i = dyn_cast<IntegerAttr>(attr))
+      return static_cast<double>(i.getInt());
+    if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+      if (!dense.getType().hasStaticShape())
+        return std::nullopt;
+      int64_t index = dense.isSplat() ? 0 : linearIndex(dense.getType(), coords);
+      if (isa<FloatType>(dense.getElementType()))
+        return (*(dense.value_begin<llvm::APFloat>() + index))
+            .convertToDouble();
+      if (isa<IntegerType, IndexType>(dense.getElementType()))
+        return static_cast<double>(
+            (*(dense.value_begin<llvm::APInt>() + index)).getSExtValue());
+      return std::nullopt;
+    }
+    if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr))
+      return readBlob(resource, coords);
+    return std::nullopt;
+  }
+  if (auto cast = dyn_cast<tensor::CastOp>(def))
+    return constantElement(cast.getSource(), coords, depth + 1);
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
+    if (!slice.getDroppedDims().none())
+      return std::nullopt;
+    SmallVector<int64_t> src;
+    for (auto [c, off, stride] :
+         llvm::zip_equal(coords, slice.getStaticOffsets(),
+                         slice.getStaticStrides())) {
+      if (ShapedType::isDynamic(off) || ShapedType::isDynamic(stride))
+        return std::nullopt;
+      src.push_back(off + c * stride);
+    }
+    return constantElement(slice.getSource(), src, depth + 1);
+  }
+  if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def)) {
+    auto resultType = cast<RankedTensorType>(value.getType());
+    auto srcType = cast<RankedTensorType>(def->getOperand(0).getType());
+    if (!resultType.hasStaticShape() || !srcType.hasStaticShape())
+      return std::nullopt;
+    int64_t flat = linearIndex(resultType, coords);
+    SmallVector<int64_t> src = unflatten(flat, srcType.getShape());
+    return constantElement(def->getOperand(0), src, depth + 1);
+  }
+  if (auto op = dyn_cast<linalg::LinalgOp>(def)) {
+    if (!op.hasPureTensorSemantics() || op->getNumResults() != 1 ||
+        !op.isAllParallelLoops())
+      return std::nullopt;
+    AffineMap outMap = op.getIndexingMapMatchingResult(op->getResult(0));
+    if (!outMap.isPermutation())
+      return std::nullopt;
+    // Loop coordinates from result coordinates.
+    SmallVector<int64_t> loops(op.getNumLoops());
+    for (auto [k, expr] : llvm::enumerate(outMap.getResults()))
+      loops[cast<AffineDimExpr>(expr).getPosition()] = coords[k];
+    Value yielded = op.getBlock()->getTerminator()->getOperand(0);
+    return payloadValue(op, yielded, loops, depth);
+  }
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// cos/sin leaves
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The coordinates of a leaf's root for one of its channels (Frame dims are
+/// not allowed: the value is read as a table).
+std::optional<SmallVector<int64_t>> tableCoords(const Leaf &leaf,
+                                                int64_t channel) {
+  SmallVector<int64_t> axes = unflatten(channel, leaf.channelShape);
+  SmallVector<int64_t> coords;
+  for (const DimRole &role : leaf.view) {
+    switch (role.kind) {
+    case DimRole::Frame:
+      return std::nullopt;
+    case DimRole::Channel:
+      coords.push_back(axes[role.index]);
+      break;
+    case DimRole::Unit:
+      coords.push_back(0);
+      break;
+    case DimRole::Fixed:
+      coords.push_back(role.index);
+      break;
+    }
+  }
+  return coords;
+}
+
+bool hasFrames(const Leaf &leaf) {
+  return llvm::any_of(leaf.view, [](const DimRole &r) {
+    return r.kind == DimRole::Frame;
+  });
+}
+
+/// A leaf whose value is an arange along exactly one frame dim: the index
+/// along that frame (implicit positions). Returns the frame.
+std::optional<int64_t> arangeFrame(const Leaf &leaf) {
+  auto type = cast<RankedTensorType>(leaf.root.getType());
+  if (!type.hasStaticShape())
+    return std::nullopt;
+  std::optional<int64_t> frame, frameDim;
+  for (auto [d, role] : llvm::enumerate(leaf.view)) {
+    if (role.kind == DimRole::Frame && type.getDimSize(d) > 1) {
+      if (frame)
+        return std::nullopt;
+      frame = role.index;
+      frameDim = d;
+    }
+  }
+  if (!frame)
+    return std::nullopt;
+  SmallVector<int64_t> coords;
+  for (const DimRole &role : leaf.view)
+    coords.push_back(role.kind == DimRole::Fixed ? role.index : 0);
+  for (int64_t i = 0; i < type.getDimSize(*frameDim); ++i) {
+    coords[*frameDim] = i;
+    std::optional<double> v = constantElement(leaf.root, coords);
+    if (!v || *v != static_cast<double>(i))
+      return std::nullopt;
+  }
+  return frame;
+}
+
+/// The single-factor leaf `poly` is (coefficient 1), if it is one.
+std::optional<unsigned> singleLeaf(const Poly &poly) {
+  if (poly.undef || poly.terms.size() != 1 || poly.terms[0].coef != 1.0 ||
+      poly.terms[0].factors.size() != 1)
+    return std::nullopt;
+  return poly.terms[0].factors[0].first;
+}
+
+/// Integer position streams: a float leaf converted from integers
+/// (`sitofp` in a linalg op) or an arange constant.
+struct PositionFactor {
+  int64_t positions = -1;
+  int64_t implicitFrame = -1;
+};
+
+std::optional<PositionFactor> positionFactor(ElementAlgebra &algebra,
+                                             unsigned leafId,
+                                             std::string &why) {
+  Leaf leaf = algebra.leaf(leafId);
+  if (!leaf.channelShape.empty()) {
+    why = "the angle's position factor varies over channels";
+    return std::nullopt;
+  }
+  if (std::optional<int64_t> frame = arangeFrame(leaf))
+    return PositionFactor{-1, *frame};
+  auto op = leaf.root.getDefiningOp<linalg::LinalgOp>();
+  if (!op || op->getNumResults() != 1) {
+    why = "the angle's positions are not converted from integers";
+    return std::nullopt;
+  }
+  Value v = op.getBlock()->getTerminator()->getOperand(0);
+  while (auto ext = v.getDefiningOp<arith::ExtFOp>())
+    v = ext.getIn();
+  Operation *conv = v.getDefiningOp();
+  if (!isa_and_present<arith::SIToFPOp, arith::UIToFPOp>(conv)) {
+    why = "the angle's positions are not converted from integers";
+    return std::nullopt;
+  }
+  auto arg = dyn_cast<BlockArgument>(conv->getOperand(0));
+  if (!arg || arg.getOwner() != op.getBlock()) {
+    why = "the angle's positions are not converted from integers";
+    return std::nullopt;
+  }
+  FailureOr<SmallVector<OperandRequest>> requests = algebra.linalgInputRequests(
+      op, cast<OpResult>(leaf.root), leaf.view, leaf.channelShape);
+  if (failed(requests) || arg.getArgNumber() >= requests->size()) {
+    why = "the positions' conversion reads them through unsupported maps";
+    return std::nullopt;
+  }
+  const OperandRequest &request = (*requests)[arg.getArgNumber()];
+  FailureOr<ArrayRef<Element>> ints =
+      algebra.evaluate(request.value, request.view, request.channelShape);
+  if (failed(ints) || ints->size() != 1) {
+    why = "the positions could not be followed";
+    return std::nullopt;
+  }
+  std::optional<unsigned> stream = singleLeaf((*ints)[0].re);
+  if (!stream) {
+    why = "the positions are computed, not a tensor of integers";
+    return std::nullopt;
+  }
+  const Leaf &streamLeaf = algebra.leaf(*stream);
+  auto type = cast<RankedTensorType>(streamLeaf.root.getType());
+  if (!type.getElementType().isInteger(64) &&
+      !type.getElementType().isInteger(32)) {
+    why = "positions must be i32 or i64";
+    return std::nullopt;
+  }
+  if (std::optional<int64_t> frame = arangeFrame(streamLeaf))
+    return PositionFactor{-1, *frame};
+  return PositionFactor{static_cast<int64_t>(*stream), -1};
+}
+
+/// Peels `mulf` by constants and float casts off a payload value; returns
+/// the value reached and multiplies `scale`.
+Value peelScale(Value v, double &scale) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (isa<arith::ExtFOp, arith::TruncFOp>(def)) {
+      v = def->getOperand(0);
+      continue;
+    }
+    if (isa<arith::MulFOp, arith::DivFOp>(def)) {
+      std::optional<double> rhs = getScalarConstant(def->getOperand(1));
+      std::optional<double> lhs = getScalarConstant(def->getOperand(0));
+      if (rhs && *rhs != 0.0) {
+        scale *= isa<arith::MulFOp>(def) ? *rhs : 1.0 / *rhs;
+        v = def->getOperand(0);
+        continue;
+      }
+      if (lhs && isa<arith::MulFOp>(def)) {
+        scale *= *lhs;
+        v = def->getOperand(1);
+        continue;
+      }
+    }
+    break;
+  }
+  return v;
+}
+
+/// cos/sin gathered from a table: `tensor.extract %table[row, column]` in
+/// the payload, row an integer input, column the channel's index.
+FailureOr<CosSinLeaf> analyzeGather(ElementAlgebra &algebra,
+                                    linalg::LinalgOp op, const Leaf &leaf,
+                                    tensor::ExtractOp extract, CosSinLeaf info,
+                                    std::string &why) {
+  Value table = extract.getTensor();
+  if (table.getParentBlock() == op.getBlock() ||
+      extract.getIndices().size() != 2) {
+    why = "cos/sin are gathered from a table that is not a captured 2-D "
+          "tensor";
+    return failure();
+  }
+  info.table = table;
+  Value rowIndex = extract.getIndices()[0];
+  Value colIndex = extract.getIndices()[1];
+  // The row: an integer input of the op (index_cast of it).
+  if (auto cast = rowIndex.getDefiningOp<arith::IndexCastOp>())
+    rowIndex = cast.getIn();
+  auto rowArg = dyn_cast<BlockArgument>(rowIndex);
+  if (!rowArg || rowArg.getOwner() != op.getBlock() ||
+      op.isDpsInit(op.getMatchingOpOperand(rowArg))) {
+    why = "the gathered row is not a position input of the gather (a "
+          "wrapped or clamped index is not raised)";
+    return failure();
+  }
+  // The column: linalg.index of the channel loop (+ a constant).
+  int64_t colOffset = 0;
+  if (auto add = colIndex.getDefiningOp<arith::AddIOp>()) {
+    APInt c;
+    if (matchPattern(add.getRhs(), m_ConstantInt(&c))) {
+      colOffset = c.getSExtValue();
+      colIndex = add.getLhs();
+    }
+  }
+  auto index = colIndex.getDefiningOp<linalg::IndexOp>();
+  if (!index) {
+    why = "the gathered column is not the channel index";
+    return failure();
+  }
+  FailureOr<SmallVector<OperandRequest>> requests = algebra.linalgInputRequests(
+      op, cast<OpResult>(leaf.root), leaf.view, leaf.channelShape);
+  if (failed(requests)) {
+    why = "the gather's indexing maps are not followed";
+    return failure();
+  }
+  // Which channel axis the column loop is: from the result map.
+  AffineMap outMap =
+      op.getIndexingMapMatchingResult(cast<OpResult>(leaf.root));
+  std::optional<DimRole> colRole;
+  for (auto [k, expr] : llvm::enumerate(outMap.getResults()))
+    if (cast<AffineDimExpr>(expr).getPosition() == index.getDim())
+      colRole = leaf.view[k];
+  if (!colRole || (colRole->kind != DimRole::Channel &&
+                   colRole->kind != DimRole::Fixed &&
+                   colRole->kind != DimRole::Unit)) {
+    why = "the gathered column is not the channel index";
+    return failure();
+  }
+  const OperandRequest &rowRequest = (*requests)[rowArg.getArgNumber()];
+  FailureOr<ArrayRef<Element>> rows = algebra.evaluate(
+      rowRequest.value, rowRequest.view, rowRequest.channelShape);
+  if (failed(rows) || rows->size() != 1) {
+    why = "the gathered row varies over channels";
+    return failure();
+  }
+  std::optional<unsigned> stream = singleLeaf((*rows)[0].re);
+  if (!stream) {
+    why = "the gathered row is computed, not a tensor of positions";
+    return failure();
+  }
+  PositionFactor positions{static_cast<int64_t>(*stream), -1};
+  if (std::optional<int64_t> frame = arangeFrame(algebra.leaf(*stream)))
+    positions = PositionFactor{-1, *frame};
+  for (int64_t c = 0, e = numChannels(leaf.channelShape); c < e; ++c) {
+    SmallVector<int64_t> axes = unflatten(c, leaf.channelShape);
+    int64_t column = colOffset + (colRole->kind == DimRole::Channel
+                                      ? axes[colRole->index]
+                                      : colRole->index);
+    AngleOfChannel angle;
+    angle.positions = positions.positions;
+    angle.implicitFrame = positions.implicitFrame;
+    angle.column = column;
+    info.channels.push_back(angle);
+  }
+  return info;
+}
+} // namespace
+
+FailureOr<CosSinLeaf>
+mlir::rope::raise::analyzeCosSinLeaf(ElementAlgebra &algebra, unsigned leafId,
+                                     std::string &why) {
+  Leaf leaf = algebra.leaf(leafId);
+  if (leaf.component != 0) {
+    why = "cos/sin from the parts of a complex table are not raised";
+    return failure();
+  }
+  auto op = leaf.root.getDefiningOp<linalg::LinalgOp>();
+  if (!op || !op.hasPureTensorSemantics()) {
+    why = "not computed by cos/sin or gathered from a table (a function "
+          "argument or an unknown op)";
+    return failure();
+  }
+  auto result = cast<OpResult>(leaf.root);
+  CosSinLeaf info;
+  Value v = op.getBlock()->getTerminator()->getOperand(result.getResultNumber());
+  v = peelScale(v, info.scale);
+  if (auto extract = v.getDefiningOp<tensor::ExtractOp>()) {
+    // A gathered table: cos or sin is decided by the rotation's signs.
+    return analyzeGather(algebra, op, leaf, extract, info, why);
+  }
+  Operation *trig = v.getDefiningOp();
+  if (!isa_and_present<math::CosOp, math::SinOp>(trig)) {
+    why = "not computed by cos/sin or gathered from a table";
+    return failure();
+  }
+  info.isSin = isa<math::SinOp>(trig);
+  auto arg = dyn_cast<BlockArgument>(trig->getOperand(0));
+  if (!arg || arg.getOwner() != op.getBlock() ||
+      op.isDpsInit(op.getMatchingOpOperand(arg))) {
+    why = "the angle is computed inside the cos/sin op";
+    return failure();
+  }
+  FailureOr<SmallVector<OperandRequest>> requests =
+      algebra.linalgInputRequests(op, result, leaf.view, leaf.channelShape);
+  if (failed(requests)) {
+    why = "the cos/sin op's indexing maps are not followed";
+    return failure();
+  }
+  const OperandRequest &request = (*requests)[arg.getArgNumber()];
+  FailureOr<ArrayRef<Element>> angles =
+      algebra.evaluate(request.value, request.view, request.channelShape);
+  if (failed(angles)) {
+    why = "the angle could not be followed";
+    return failure();
+  }
+  for (int64_t c : request.channelOf) {
+    const Poly &angle = (*angles)[c].re;
+    if (angle.undef || angle.terms.size() != 1) {
+      why = "the angle is not a product of positions and frequencies";
+      return failure();
+    }
+    const Monomial &m = angle.terms[0];
+    std::optional<PositionFactor> positions;
+    std::optional<double> table;
+    for (auto [id, channel] : m.factors) {
+      const Leaf &factor = algebra.leaf(id);
+      if (!hasFrames(factor)) {
+        std::optional<SmallVector<int64_t>> coords =
+            tableCoords(factor, channel);
+        std::optional<double> value =
+            coords ? constantElement(factor.root, *coords) : std::nullopt;
+        if (!value || table) {
+          why = "the frequency table is not a constant";
+          return failure();
+        }
+        table = value;
+        continue;
+      }
+      if (positions) {
+        why = "the angle multiplies two position-dependent values";
+        return failure();
+      }
+      positions = positionFactor(algebra, id, why);
+      if (!positions)
+        return failure();
+    }
+    if (!table || !positions) {
+      why = "the angle is not positions times a frequency table";
+      return failure();
+    }
+    AngleOfChannel a;
+    a.positions = positions->positions;
+    a.implicitFrame = positions->implicitFrame;
+    a.theta = m.coef * *table;
+    info.channels.push_back(a);
+  }
+  return info;
+}

@@ -1,0 +1,60 @@
+//===- CosSinSources.h - Where a frontend's cos/sin come from ----*- C++ -*-===//
+//
+// Part of the rope-mlir project.
+//
+// A rotation's cos and sin factors are leaves of the element algebra. This
+// reads each back to what rope.apply can say: computed from integer
+// positions times a constant frequency table (`positions(...)` with a
+// frequency attribute), or gathered from a table by positions
+// (`cache(...)`), and the constant the frontend scales them by (a
+// magnitude). Anything else is not a source, with the reason.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ROPE_LIB_TRANSFORMS_ROPERAISE_COSSINSOURCES_H
+#define ROPE_LIB_TRANSFORMS_ROPERAISE_COSSINSOURCES_H
+
+#include "ElementAlgebra.h"
+
+#include <string>
+
+namespace mlir::rope::raise {
+
+/// The angle of one channel of a cos/sin leaf.
+struct AngleOfChannel {
+  /// The position stream: a leaf of the algebra (an integer tensor read
+  /// through a view, no channels), or -1 for the index along one frame dim
+  /// (`implicitFrame`).
+  int64_t positions = -1;
+  int64_t implicitFrame = -1;
+  /// Computed: the frequency theta (the frontend's inv_freq entry times the
+  /// constant factors of the angle), in f64.
+  double theta = 0.0;
+  /// Gathered: the column of the table.
+  int64_t column = -1;
+};
+
+struct CosSinLeaf {
+  bool isSin = false;
+  /// The constant the frontend multiplies cos/sin by inside the op.
+  double scale = 1.0;
+  /// Gathered: the table read by position (a captured tensor), else null.
+  Value table;
+  /// One per channel of the leaf.
+  SmallVector<AngleOfChannel> channels;
+};
+
+/// Reads leaf `leafId` as cos or sin of an angle; failure with `why` set
+/// when it is not one rope.apply can state.
+FailureOr<CosSinLeaf> analyzeCosSinLeaf(ElementAlgebra &algebra,
+                                        unsigned leafId, std::string &why);
+
+/// The value of constant `value` (a dense or dense_resource constant, or
+/// linalg ops computing one from constants and indices, as JAX emits
+/// inv_freq) at `coords`, rounded as the frontend rounds it.
+std::optional<double> constantElement(Value value, ArrayRef<int64_t> coords,
+                                      int depth = 0);
+
+} // namespace mlir::rope::raise
+
+#endif // ROPE_LIB_TRANSFORMS_ROPERAISE_COSSINSOURCES_H

@@ -1,0 +1,912 @@
+//===- ElementAlgebra.cpp - Tensor values as polynomials per channel ------===//
+//
+// Part of the rope-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ElementAlgebra.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Complex/IR/Complex.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::rope::raise;
+
+//===----------------------------------------------------------------------===//
+// Polynomials
+//===----------------------------------------------------------------------===//
+
+namespace {
+bool factorsLess(const Monomial &a, const Monomial &b) {
+  return a.factors < b.factors;
+}
+
+Poly normalized(SmallVector<Monomial, 2> terms, bool undef) {
+  for (Monomial &m : terms)
+    llvm::sort(m.factors);
+  llvm::stable_sort(terms, factorsLess);
+  Poly out;
+  out.undef = undef;
+  for (Monomial &m : terms) {
+    if (!out.terms.empty() && out.terms.back().factors == m.factors)
+      out.terms.back().coef += m.coef;
+    else
+      out.terms.push_back(std::move(m));
+  }
+  llvm::erase_if(out.terms, [](const Monomial &m) { return m.coef == 0.0; });
+  return out;
+}
+} // namespace
+
+Poly Poly::constant(double c) {
+  Poly p;
+  if (c != 0.0)
+    p.terms.push_back(Monomial{c, {}});
+  return p;
+}
+
+Poly Poly::leaf(unsigned id, int64_t channel) {
+  Poly p;
+  p.terms.push_back(Monomial{1.0, {{id, channel}}});
+  return p;
+}
+
+Poly Poly::operator+(const Poly &o) const {
+  SmallVector<Monomial, 2> terms(this->terms);
+  terms.append(o.terms.begin(), o.terms.end());
+  return normalized(std::move(terms), undef || o.undef);
+}
+
+Poly Poly::scaled(double c) const {
+  SmallVector<Monomial, 2> terms(this->terms);
+  for (Monomial &m : terms)
+    m.coef *= c;
+  return normalized(std::move(terms), undef);
+}
+
+Poly Poly::operator-(const Poly &o) const { return *this + o.scaled(-1.0); }
+
+Poly Poly::operator*(const Poly &o) const {
+  SmallVector<Monomial, 2> terms;
+  for (const Monomial &a : this->terms)
+    for (const Monomial &b : o.terms) {
+      Monomial m{a.coef * b.coef, a.factors};
+      m.factors.append(b.factors.begin(), b.factors.end());
+      terms.push_back(std::move(m));
+    }
+  return normalized(std::move(terms), undef || o.undef);
+}
+
+std::optional<double> Poly::asConstant() const {
+  if (undef)
+    return std::nullopt;
+  if (terms.empty())
+    return 0.0;
+  if (terms.size() == 1 && terms[0].factors.empty())
+    return terms[0].coef;
+  return std::nullopt;
+}
+
+bool Poly::operator==(const Poly &o) const {
+  if (undef != o.undef || terms.size() != o.terms.size())
+    return false;
+  for (auto [a, b] : llvm::zip_equal(terms, o.terms))
+    if (a.coef != b.coef || a.factors != b.factors)
+      return false;
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+int64_t mlir::rope::raise::numChannels(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t s : shape)
+    n *= s;
+  return n;
+}
+
+SmallVector<int64_t> mlir::rope::raise::unflatten(int64_t flat,
+                                                  ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> coords(shape.size());
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 1; i >= 0; --i) {
+    coords[i] = flat % shape[i];
+    flat /= shape[i];
+  }
+  return coords;
+}
+
+static int64_t flatten(ArrayRef<int64_t> coords, ArrayRef<int64_t> shape) {
+  int64_t flat = 0;
+  for (auto [c, s] : llvm::zip_equal(coords, shape))
+    flat = flat * s + c;
+  return flat;
+}
+
+std::optional<double> mlir::rope::raise::getScalarConstant(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (isa<arith::TruncFOp, arith::ExtFOp>(def)) {
+      // The value the op produces: round through its result type.
+      std::optional<double> inner = getScalarConstant(def->getOperand(0));
+      if (!inner)
+        return std::nullopt;
+      auto type = dyn_cast<FloatType>(def->getResult(0).getType());
+      if (!type)
+        return std::nullopt;
+      llvm::APFloat f(*inner);
+      bool lost = false;
+      f.convert(type.getFloatSemantics(), llvm::APFloat::rmNearestTiesToEven,
+                &lost);
+      return f.convertToDouble();
+    }
+    FloatAttr attr;
+    if (matchPattern(value, m_Constant(&attr)))
+      return attr.getValueAsDouble();
+    DenseElementsAttr dense;
+    if (matchPattern(value, m_Constant(&dense)) && dense.isSplat() &&
+        isa<FloatType>(dense.getElementType()))
+      return dense.getSplatValue<llvm::APFloat>().convertToDouble();
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+/// A size of `type`'s dim, or kDynamic.
+static int64_t dimSize(Value value, int64_t dim) {
+  return cast<RankedTensorType>(value.getType()).getDimSize(dim);
+}
+
+/// The role `Fixed(i)` as `Unit` when the dim has size 1.
+static DimRole fixedRole(Value value, int64_t dim, int64_t index) {
+  if (dimSize(value, dim) == 1 && index == 0)
+    return DimRole::unit();
+  return DimRole::fixed(index);
+}
+
+bool ElementAlgebra::KeyLess::operator()(const Key &a, const Key &b) const {
+  const auto &[va, viewA, shapeA] = a;
+  const auto &[vb, viewB, shapeB] = b;
+  if (va != vb)
+    return va.getAsOpaquePointer() < vb.getAsOpaquePointer();
+  if (viewA != viewB)
+    return std::lexicographical_compare(viewA.begin(), viewA.end(),
+                                        viewB.begin(), viewB.end());
+  return std::lexicographical_compare(shapeA.begin(), shapeA.end(),
+                                      shapeB.begin(), shapeB.end());
+}
+
+unsigned ElementAlgebra::internLeaf(Value root, const View &view,
+                                    ArrayRef<int64_t> channelShape,
+                                    unsigned component) {
+  for (auto [i, leaf] : llvm::enumerate(leaves))
+    if (leaf.root == root && leaf.view == view &&
+        ArrayRef<int64_t>(leaf.channelShape) == channelShape &&
+        leaf.component == component)
+      return i;
+  leaves.push_back(
+      Leaf{root, view, SmallVector<int64_t>(channelShape), component});
+  return leaves.size() - 1;
+}
+
+Elements ElementAlgebra::asLeaves(Value value, const View &view,
+                                              ArrayRef<int64_t> channelShape) {
+  Type elementType = value.getType();
+  if (auto shaped = dyn_cast<ShapedType>(elementType))
+    elementType = shaped.getElementType();
+  bool complex = isa<ComplexType>(elementType);
+  unsigned re = internLeaf(value, view, channelShape, 0);
+  std::optional<unsigned> im;
+  if (complex)
+    im = internLeaf(value, view, channelShape, 1);
+  Elements out;
+  for (int64_t c = 0, e = numChannels(channelShape); c < e; ++c) {
+    Element element{Poly::leaf(re, c), std::nullopt};
+    if (im)
+      element.im = Poly::leaf(*im, c);
+    out.push_back(std::move(element));
+  }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Evaluation
+//===----------------------------------------------------------------------===//
+
+FailureOr<ArrayRef<Element>>
+ElementAlgebra::evaluate(Value value, const View &view,
+                         ArrayRef<int64_t> channelShape) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || static_cast<int64_t>(view.size()) != type.getRank())
+    return failure();
+  Key key{value, view, SmallVector<int64_t>(channelShape)};
+  auto it = memo.find(key);
+  if (it != memo.end())
+    return ArrayRef<Element>(it->second);
+  budget -= numChannels(channelShape);
+  if (budget < 0)
+    return failure();
+  std::optional<Elements> elements =
+      evaluateOp(value, view, channelShape);
+  if (budget < 0)
+    return failure();
+  if (!elements)
+    elements = asLeaves(value, view, channelShape);
+  auto inserted = memo.emplace(std::move(key), std::move(*elements));
+  return ArrayRef<Element>(inserted.first->second);
+}
+
+std::optional<Elements>
+ElementAlgebra::gather(const OperandRequest &request) {
+  FailureOr<ArrayRef<Element>> elements =
+      evaluate(request.value, request.view, request.channelShape);
+  if (failed(elements))
+    return std::nullopt;
+  Elements out;
+  for (int64_t c : request.channelOf) {
+    if (c < 0)
+      out.push_back(Element{});
+    else
+      out.push_back((*elements)[c]);
+  }
+  return out;
+}
+
+namespace {
+/// The channel axes of a view in dim order, with their request axis.
+SmallVector<int64_t> channelAxesOf(const View &view) {
+  SmallVector<int64_t> axes;
+  for (const DimRole &role : view)
+    if (role.kind == DimRole::Channel)
+      axes.push_back(role.index);
+  return axes;
+}
+} // namespace
+
+FailureOr<SmallVector<OperandRequest>>
+ElementAlgebra::linalgInputRequests(linalg::LinalgOp op, OpResult result,
+                                    const View &view,
+                                    ArrayRef<int64_t> channelShape) {
+  unsigned numLoops = op.getNumLoops();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  AffineMap outMap = op.getIndexingMapMatchingResult(result);
+  SmallVector<std::optional<DimRole>> loopRole(numLoops);
+  for (auto [k, expr] : llvm::enumerate(outMap.getResults())) {
+    auto dim = dyn_cast<AffineDimExpr>(expr);
+    if (!dim || loopRole[dim.getPosition()])
+      return failure();
+    loopRole[dim.getPosition()] = view[k];
+  }
+  for (unsigned l = 0; l < numLoops; ++l)
+    if (!loopRole[l]) {
+      // A loop the result does not index: a reduction, followed only when
+      // it has one iteration (a K = 1 contraction is an outer product).
+      if (ranges[l] != 1)
+        return failure();
+      loopRole[l] = DimRole::fixed(0);
+    }
+
+  SmallVector<OperandRequest> requests;
+  for (OpOperand *operand : op.getDpsInputOperands()) {
+    OperandRequest request;
+    request.value = operand->get();
+    auto type = dyn_cast<RankedTensorType>(request.value.getType());
+    if (!type) {
+      requests.push_back(std::move(request));
+      continue;
+    }
+    AffineMap map = op.getMatchingIndexingMap(operand);
+    SmallVector<int64_t> requestAxis;
+    for (auto [k, expr] : llvm::enumerate(map.getResults())) {
+      DimRole role;
+      if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
+        role = *loopRole[dim.getPosition()];
+        if (role.kind == DimRole::Fixed)
+          role = fixedRole(request.value, k, role.index);
+      } else if (auto constant = dyn_cast<AffineConstantExpr>(expr)) {
+        role = fixedRole(request.value, k, constant.getValue());
+      } else {
+        return failure();
+      }
+      if (role.kind == DimRole::Channel) {
+        if (llvm::is_contained(requestAxis, role.index))
+          return failure();
+        requestAxis.push_back(role.index);
+        request.channelShape.push_back(channelShape[role.index]);
+        role.index = requestAxis.size() - 1;
+      }
+      request.view.push_back(role);
+    }
+    for (int64_t c = 0, e = numChannels(channelShape); c < e; ++c) {
+      SmallVector<int64_t> coords = unflatten(c, channelShape);
+      SmallVector<int64_t> operandCoords;
+      for (int64_t axis : requestAxis)
+        operandCoords.push_back(coords[axis]);
+      request.channelOf.push_back(
+          flatten(operandCoords, request.channelShape));
+    }
+    requests.push_back(std::move(request));
+  }
+  return requests;
+}
+
+namespace {
+/// Interprets a linalg payload for one channel.
+class Payload {
+public:
+  Payload(DenseMap<Value, Element> &env,
+          function_ref<Element(Value)> captured)
+      : env(env), captured(captured) {}
+
+  std::optional<Element> operator()(Block &body, unsigned resultIndex) {
+    for (Operation &op : body.without_terminator())
+      if (!step(op))
+        return std::nullopt;
+    Value yielded = body.getTerminator()->getOperand(resultIndex);
+    return get(yielded);
+  }
+
+private:
+  std::optional<Element> get(Value v) {
+    auto it = env.find(v);
+    if (it != env.end())
+      return it->second;
+    if (std::optional<double> c = getScalarConstant(v))
+      return Element{Poly::constant(*c), std::nullopt};
+    return captured(v);
+  }
+
+  bool step(Operation &op) {
+    auto real = [&](unsigned i) -> std::optional<Poly> {
+      std::optional<Element> e = get(op.getOperand(i));
+      if (!e || e->im)
+        return std::nullopt;
+      return e->re;
+    };
+    auto complexOf = [&](unsigned i) -> std::optional<Element> {
+      std::optional<Element> e = get(op.getOperand(i));
+      if (!e || !e->im)
+        return std::nullopt;
+      return e;
+    };
+    auto setReal = [&](std::optional<Poly> p) {
+      if (!p)
+        return false;
+      env[op.getResult(0)] = Element{*p, std::nullopt};
+      return true;
+    };
+    if (auto c = dyn_cast<arith::ConstantOp>(op)) {
+      std::optional<double> v = getScalarConstant(c);
+      if (!v)
+        return false;
+      return setReal(Poly::constant(*v));
+    }
+    if (isa<arith::AddFOp, arith::SubFOp, arith::MulFOp>(op)) {
+      std::optional<Poly> a = real(0), b = real(1);
+      if (!a || !b)
+        return false;
+      if (isa<arith::AddFOp>(op))
+        return setReal(*a + *b);
+      if (isa<arith::SubFOp>(op))
+        return setReal(*a - *b);
+      return setReal(*a * *b);
+    }
+    if (isa<arith::NegFOp>(op)) {
+      std::optional<Poly> a = real(0);
+      return a && setReal(a->scaled(-1.0));
+    }
+    if (isa<arith::DivFOp>(op)) {
+      std::optional<Poly> a = real(0), b = real(1);
+      if (!a || !b)
+        return false;
+      std::optional<double> d = b->asConstant();
+      if (!d || *d == 0.0)
+        return false;
+      return setReal(a->scaled(1.0 / *d));
+    }
+    // Casts between float types: the algebra is exact; the rounding a
+    // narrower type adds is what raising removes (docs/DESIGN.md).
+    if (isa<arith::ExtFOp, arith::TruncFOp>(op)) {
+      std::optional<Element> e = get(op.getOperand(0));
+      if (!e)
+        return false;
+      env[op.getResult(0)] = *e;
+      return true;
+    }
+    if (isa<complex::CreateOp>(op)) {
+      std::optional<Poly> re = real(0), im = real(1);
+      if (!re || !im)
+        return false;
+      env[op.getResult(0)] = Element{*re, *im};
+      return true;
+    }
+    if (isa<complex::ReOp, complex::ImOp>(op)) {
+      std::optional<Element> z = complexOf(0);
+      if (!z)
+        return false;
+      return setReal(isa<complex::ReOp>(op) ? z->re : *z->im);
+    }
+    if (isa<complex::AddOp, complex::SubOp, complex::MulOp>(op)) {
+      std::optional<Element> a = complexOf(0), b = complexOf(1);
+      if (!a || !b)
+        return false;
+      Element r;
+      if (isa<complex::AddOp>(op))
+        r = Element{a->re + b->re, *a->im + *b->im};
+      else if (isa<complex::SubOp>(op))
+        r = Element{a->re - b->re, *a->im - *b->im};
+      else
+        r = Element{a->re * b->re - *a->im * *b->im,
+                    a->re * *b->im + *a->im * b->re};
+      env[op.getResult(0)] = r;
+      return true;
+    }
+    if (isa<complex::NegOp>(op)) {
+      std::optional<Element> a = complexOf(0);
+      if (!a)
+        return false;
+      env[op.getResult(0)] =
+          Element{a->re.scaled(-1.0), a->im->scaled(-1.0)};
+      return true;
+    }
+    return false;
+  }
+
+  DenseMap<Value, Element> &env;
+  function_ref<Element(Value)> captured;
+};
+} // namespace
+
+std::optional<Elements>
+ElementAlgebra::evaluateLinalg(linalg::LinalgOp op, OpResult result,
+                               const View &view,
+                               ArrayRef<int64_t> channelShape) {
+  if (!op.hasPureTensorSemantics())
+    return std::nullopt;
+  FailureOr<SmallVector<OperandRequest>> requests =
+      linalgInputRequests(op, result, view, channelShape);
+  if (failed(requests))
+    return std::nullopt;
+  Block *body = op.getBlock();
+  int64_t n = numChannels(channelShape);
+
+  // Inputs the payload reads, channel by channel.
+  SmallVector<std::optional<Elements>> inputs;
+  for (auto [i, operand] : llvm::enumerate(op.getDpsInputOperands())) {
+    if (!op.payloadUsesValueFromOperand(operand)) {
+      inputs.push_back(Elements());
+      continue;
+    }
+    const OperandRequest &request = (*requests)[i];
+    if (request.view.empty() &&
+        !isa<RankedTensorType>(request.value.getType())) {
+      // A scalar operand: a constant, or a leaf without channels.
+      Element e;
+      if (std::optional<double> c = getScalarConstant(request.value))
+        e = Element{Poly::constant(*c), std::nullopt};
+      else
+        e = asLeaves(request.value, {}, {}).front();
+      inputs.push_back(Elements(n, e));
+      continue;
+    }
+    inputs.push_back(gather(request));
+    if (!inputs.back())
+      return std::nullopt;
+  }
+  // The destination, when the payload reads it (an accumulator).
+  std::optional<Elements> init;
+  OpOperand *initOperand = op.getDpsInitOperand(result.getResultNumber());
+  if (op.payloadUsesValueFromOperand(initOperand)) {
+    // Read through the result's own view (the destination map equals the
+    // result's).
+    FailureOr<ArrayRef<Element>> e =
+        evaluate(initOperand->get(), view, channelShape);
+    if (failed(e))
+      return std::nullopt;
+    init = Elements(*e);
+  }
+
+  Elements out;
+  for (int64_t c = 0; c < n; ++c) {
+    DenseMap<Value, Element> env;
+    for (auto [i, operand] : llvm::enumerate(op.getDpsInputOperands())) {
+      if (!op.payloadUsesValueFromOperand(operand))
+        continue;
+      env[body->getArgument(operand->getOperandNumber())] = (*inputs[i])[c];
+    }
+    if (init)
+      env[body->getArgument(initOperand->getOperandNumber())] = (*init)[c];
+    if (env.empty()) {
+      // A payload that reads nothing: only constants.
+      Operation *yield = body->getTerminator();
+      std::optional<double> v =
+          getScalarConstant(yield->getOperand(result.getResultNumber()));
+      if (!v)
+        return std::nullopt;
+      out.push_back(Element{Poly::constant(*v), std::nullopt});
+      continue;
+    }
+    bool unknownCapture = false;
+    auto captured = [&](Value v) -> Element {
+      if (std::optional<double> k = getScalarConstant(v))
+        return Element{Poly::constant(*k), std::nullopt};
+      if (isa<RankedTensorType>(v.getType()) ||
+          v.getParentBlock() == body) {
+        unknownCapture = true;
+        return Element{};
+      }
+      return asLeaves(v, {}, {}).front();
+    };
+    std::optional<Element> e =
+        Payload(env, captured)(*body, result.getResultNumber());
+    if (!e || unknownCapture)
+      return std::nullopt;
+    out.push_back(std::move(*e));
+  }
+  return out;
+}
+
+std::optional<Elements>
+ElementAlgebra::evaluateOp(Value value, const View &view,
+                           ArrayRef<int64_t> channelShape) {
+  Operation *def = value.getDefiningOp();
+  if (!def)
+    return std::nullopt;
+  int64_t n = numChannels(channelShape);
+
+  if (isa<tensor::EmptyOp>(def)) {
+    Poly undef;
+    undef.undef = true;
+    return Elements(n, Element{undef, std::nullopt});
+  }
+  if (auto constant = dyn_cast<arith::ConstantOp>(def)) {
+    auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+    if (dense && dense.isSplat() && isa<FloatType>(dense.getElementType()))
+      return Elements(
+          n, Element{Poly::constant(
+                         dense.getSplatValue<llvm::APFloat>().convertToDouble()),
+                     std::nullopt});
+    return std::nullopt;
+  }
+  if (auto castOp = dyn_cast<tensor::CastOp>(def)) {
+    auto from = cast<RankedTensorType>(castOp.getSource().getType());
+    if (from.getRank() != static_cast<int64_t>(view.size()))
+      return std::nullopt;
+    FailureOr<ArrayRef<Element>> e =
+        evaluate(castOp.getSource(), view, channelShape);
+    if (failed(e))
+      return std::nullopt;
+    return Elements(*e);
+  }
+  if (auto op = dyn_cast<linalg::LinalgOp>(def))
+    return evaluateLinalg(op, cast<OpResult>(value), view, channelShape);
+
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
+    Value source = slice.getSource();
+    llvm::SmallBitVector dropped = slice.getDroppedDims();
+    ArrayRef<int64_t> offsets = slice.getStaticOffsets();
+    ArrayRef<int64_t> sizes = slice.getStaticSizes();
+    ArrayRef<int64_t> strides = slice.getStaticStrides();
+    OperandRequest request{source, {}, {}, {}};
+    // For each request channel axis: (source axis, offset, stride).
+    SmallVector<std::tuple<int64_t, int64_t, int64_t>> axisMap(
+        channelShape.size(), {-1, 0, 1});
+    unsigned resultDim = 0;
+    int64_t rank = cast<RankedTensorType>(source.getType()).getRank();
+    for (int64_t s = 0; s < rank; ++s) {
+      int64_t off = offsets[s], stride = strides[s];
+      if (dropped.test(s)) {
+        if (ShapedType::isDynamic(off))
+          return std::nullopt;
+        request.view.push_back(fixedRole(source, s, off));
+        continue;
+      }
+      DimRole role = view[resultDim++];
+      switch (role.kind) {
+      case DimRole::Frame:
+        if (off != 0 || stride != 1 || ShapedType::isDynamic(sizes[s]) ||
+            sizes[s] != dimSize(source, s))
+          return std::nullopt;
+        request.view.push_back(role);
+        break;
+      case DimRole::Unit:
+      case DimRole::Fixed:
+        if (ShapedType::isDynamic(off) || ShapedType::isDynamic(stride))
+          return std::nullopt;
+        request.view.push_back(fixedRole(source, s, off + role.index * stride));
+        break;
+      case DimRole::Channel:
+        if (ShapedType::isDynamic(off) || ShapedType::isDynamic(stride) ||
+            ShapedType::isDynamic(dimSize(source, s)))
+          return std::nullopt;
+        axisMap[role.index] = {
+            static_cast<int64_t>(request.channelShape.size()), off, stride};
+        request.view.push_back(
+            DimRole::channel(request.channelShape.size()));
+        request.channelShape.push_back(dimSize(source, s));
+        break;
+      }
+    }
+    for (int64_t c = 0; c < n; ++c) {
+      SmallVector<int64_t> coords = unflatten(c, channelShape);
+      SmallVector<int64_t> src(request.channelShape.size());
+      for (auto [axis, m] : llvm::enumerate(axisMap)) {
+        auto [srcAxis, off, stride] = m;
+        if (srcAxis < 0)
+          return std::nullopt;
+        src[srcAxis] = off + coords[axis] * stride;
+      }
+      request.channelOf.push_back(flatten(src, request.channelShape));
+    }
+    return gather(request);
+  }
+
+  if (auto concat = dyn_cast<tensor::ConcatOp>(def)) {
+    int64_t dim = concat.getDim();
+    DimRole role = view[dim];
+    if (role.kind == DimRole::Frame)
+      return std::nullopt;
+    Elements out(n);
+    SmallVector<bool> filled(n, false);
+    int64_t start = 0;
+    for (Value input : concat.getInputs()) {
+      int64_t size = dimSize(input, dim);
+      if (ShapedType::isDynamic(size))
+        return std::nullopt;
+      OperandRequest request{input, view, SmallVector<int64_t>(channelShape),
+                             {}};
+      if (role.kind == DimRole::Channel) {
+        request.channelShape[role.index] = size;
+        for (int64_t c = 0; c < n; ++c) {
+          SmallVector<int64_t> coords = unflatten(c, channelShape);
+          int64_t local = coords[role.index] - start;
+          if (local < 0 || local >= size) {
+            request.channelOf.push_back(-1);
+            continue;
+          }
+          coords[role.index] = local;
+          request.channelOf.push_back(flatten(coords, request.channelShape));
+        }
+      } else {
+        int64_t index = role.kind == DimRole::Fixed ? role.index : 0;
+        if (index < start || index >= start + size) {
+          start += size;
+          continue;
+        }
+        request.view[dim] = fixedRole(input, dim, index - start);
+        for (int64_t c = 0; c < n; ++c)
+          request.channelOf.push_back(c);
+      }
+      std::optional<Elements> part = gather(request);
+      if (!part)
+        return std::nullopt;
+      for (int64_t c = 0; c < n; ++c)
+        if (request.channelOf[c] >= 0) {
+          out[c] = (*part)[c];
+          filled[c] = true;
+        }
+      start += size;
+    }
+    if (!llvm::all_of(filled, [](bool b) { return b; }))
+      return std::nullopt;
+    return out;
+  }
+
+  if (auto insert = dyn_cast<tensor::InsertSliceOp>(def)) {
+    Value source = insert.getSource(), dest = insert.getDest();
+    llvm::SmallBitVector dropped = insert.getDroppedDims();
+    ArrayRef<int64_t> offsets = insert.getStaticOffsets();
+    ArrayRef<int64_t> sizes = insert.getStaticSizes();
+    ArrayRef<int64_t> strides = insert.getStaticStrides();
+    int64_t rank = static_cast<int64_t>(view.size());
+    // Which request elements the source covers, and where in the source.
+    OperandRequest request{source, {}, {}, {}};
+    SmallVector<std::tuple<int64_t, int64_t, int64_t, int64_t>> axisMap(
+        channelShape.size(), {-1, 0, 1, 0});
+    SmallVector<std::tuple<int64_t, int64_t, int64_t>> fixedChecks;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t off = offsets[d], size = sizes[d], stride = strides[d];
+      if (ShapedType::isDynamic(off) || ShapedType::isDynamic(size) ||
+          ShapedType::isDynamic(stride))
+        return std::nullopt;
+      DimRole role = view[d];
+      if (role.kind == DimRole::Frame) {
+        if (off != 0 || stride != 1 || size != dimSize(dest, d) ||
+            dropped.test(d))
+          return std::nullopt;
+        request.view.push_back(role);
+        continue;
+      }
+      if (role.kind == DimRole::Channel) {
+        if (dropped.test(d))
+          return std::nullopt;
+        axisMap[role.index] = {static_cast<int64_t>(request.channelShape.size()),
+                               off, stride, size};
+        request.view.push_back(DimRole::channel(request.channelShape.size()));
+        request.channelShape.push_back(size);
+        continue;
+      }
+      int64_t index = role.kind == DimRole::Fixed ? role.index : 0;
+      int64_t local = index - off;
+      if (local < 0 || local % stride != 0 || local / stride >= size)
+        return std::nullopt; // the fixed element is not from the source
+      if (!dropped.test(d))
+        request.view.push_back(
+            fixedRole(source, request.view.size(), local / stride));
+    }
+    OperandRequest destRequest{dest, view, SmallVector<int64_t>(channelShape),
+                               {}};
+    for (int64_t c = 0; c < n; ++c) {
+      SmallVector<int64_t> coords = unflatten(c, channelShape);
+      SmallVector<int64_t> src(request.channelShape.size());
+      bool covered = true;
+      for (auto [axis, m] : llvm::enumerate(axisMap)) {
+        auto [srcAxis, off, stride, size] = m;
+        if (srcAxis < 0)
+          return std::nullopt;
+        int64_t local = coords[axis] - off;
+        if (local < 0 || local % stride != 0 || local / stride >= size) {
+          covered = false;
+          break;
+        }
+        src[srcAxis] = local / stride;
+      }
+      request.channelOf.push_back(covered ? flatten(src, request.channelShape)
+                                          : -1);
+      destRequest.channelOf.push_back(covered ? -1 : c);
+    }
+    std::optional<Elements> fromSource = gather(request);
+    std::optional<Elements> fromDest = gather(destRequest);
+    if (!fromSource || !fromDest)
+      return std::nullopt;
+    Elements out;
+    for (int64_t c = 0; c < n; ++c)
+      out.push_back(request.channelOf[c] >= 0 ? (*fromSource)[c]
+                                              : (*fromDest)[c]);
+    return out;
+  }
+
+  // Reshapes: the channels of a group of dims are the row-major flattening
+  // of its channel coordinates, on both sides.
+  auto reshape = [&](Value source, ArrayRef<ReassociationIndices> groups,
+                     bool expanding) -> std::optional<Elements> {
+    // expanding: `value` has more dims (each source dim is a group of value
+    // dims); otherwise each value dim is a group of source dims.
+    auto srcType = cast<RankedTensorType>(source.getType());
+    auto valType = cast<RankedTensorType>(value.getType());
+    OperandRequest request{source, View(srcType.getRank()), {}, {}};
+    // Per request channel: a function of the coordinates computed below.
+    // For each source dim that carries channels: its coordinate is computed
+    // from value coordinates (expanding: combine a group; collapsing: split
+    // one value dim into a group).
+    struct SourceChannel {
+      int64_t srcDim;
+      SmallVector<int64_t> valueDims; // expanding: the group; else one dim
+    };
+    SmallVector<SourceChannel> srcChannels;
+    for (auto [g, group] : llvm::enumerate(groups)) {
+      if (expanding) {
+        // Source dim g = value dims `group`.
+        int64_t frames = 0, channels = 0;
+        DimRole frame;
+        for (int64_t d : group) {
+          if (view[d].kind == DimRole::Frame) {
+            ++frames;
+            frame = view[d];
+          } else if (view[d].kind == DimRole::Channel) {
+            ++channels;
+          } else if (view[d].kind == DimRole::Fixed &&
+                     valType.getDimSize(d) != 1) {
+            ++channels; // a coordinate held fixed: computed like a channel
+          }
+        }
+        if (frames > 1 || (frames == 1 && channels > 0))
+          return std::nullopt;
+        if (frames == 1) {
+          for (int64_t d : group)
+            if (view[d].kind != DimRole::Frame && valType.getDimSize(d) != 1)
+              return std::nullopt;
+          request.view[g] = frame;
+          continue;
+        }
+        bool anyChannel = llvm::any_of(group, [&](int64_t d) {
+          return view[d].kind == DimRole::Channel;
+        });
+        for (int64_t d : group)
+          if (valType.isDynamicDim(d))
+            return std::nullopt;
+        if (!anyChannel) {
+          // Fixed and unit dims only: a fixed source coordinate.
+          int64_t flat = 0;
+          for (int64_t d : group)
+            flat = flat * valType.getDimSize(d) +
+                   (view[d].kind == DimRole::Fixed ? view[d].index : 0);
+          request.view[g] = fixedRole(source, g, flat);
+          continue;
+        }
+        request.view[g] = DimRole::channel(request.channelShape.size());
+        request.channelShape.push_back(srcType.getDimSize(g));
+        srcChannels.push_back({static_cast<int64_t>(g),
+                               SmallVector<int64_t>(group.begin(), group.end())});
+      } else {
+        // Value dim g = source dims `group`.
+        DimRole role = view[g];
+        if (role.kind == DimRole::Frame) {
+          // One source dim of the group carries the frame, the rest are 1.
+          SmallVector<int64_t> nonUnit;
+          for (int64_t s : group)
+            if (srcType.getDimSize(s) != 1)
+              nonUnit.push_back(s);
+          if (nonUnit.size() > 1)
+            return std::nullopt;
+          int64_t carrier = nonUnit.empty() ? group.front() : nonUnit.front();
+          for (int64_t s : group)
+            request.view[s] = s == carrier ? role : DimRole::unit();
+          continue;
+        }
+        for (int64_t s : group)
+          if (srcType.isDynamicDim(s))
+            return std::nullopt;
+        if (role.kind != DimRole::Channel) {
+          int64_t index = role.kind == DimRole::Fixed ? role.index : 0;
+          SmallVector<int64_t> sizes;
+          for (int64_t s : group)
+            sizes.push_back(srcType.getDimSize(s));
+          SmallVector<int64_t> coords = unflatten(index, sizes);
+          for (auto [s, c] : llvm::zip_equal(group, coords))
+            request.view[s] = fixedRole(source, s, c);
+          continue;
+        }
+        for (int64_t s : group) {
+          request.view[s] = DimRole::channel(request.channelShape.size());
+          request.channelShape.push_back(srcType.getDimSize(s));
+          srcChannels.push_back({s, {static_cast<int64_t>(g)}});
+        }
+      }
+    }
+    // Request dims' channel coordinates -> source channel coordinates.
+    for (int64_t c = 0; c < n; ++c) {
+      SmallVector<int64_t> coords = unflatten(c, channelShape);
+      auto valueCoord = [&](int64_t d) -> int64_t {
+        if (view[d].kind == DimRole::Channel)
+          return coords[view[d].index];
+        if (view[d].kind == DimRole::Fixed)
+          return view[d].index;
+        return 0;
+      };
+      SmallVector<int64_t> src;
+      if (expanding) {
+        for (const SourceChannel &sc : srcChannels) {
+          int64_t flat = 0;
+          for (int64_t d : sc.valueDims)
+            flat = flat * valType.getDimSize(d) + valueCoord(d);
+          src.push_back(flat);
+        }
+      } else {
+        // Split each channel value dim over its group.
+        for (auto [g, group] : llvm::enumerate(groups)) {
+          if (view[g].kind != DimRole::Channel)
+            continue;
+          SmallVector<int64_t> sizes;
+          for (int64_t s : group)
+            sizes.push_back(srcType.getDimSize(s));
+          SmallVector<int64_t> split = unflatten(valueCoord(g), sizes);
+          src.append(split.begin(), split.end());
+        }
+      }
+      request.channelOf.push_back(flatten(src, request.channelShape));
+    }
+    return gather(request);
+  };
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def))
+    return reshape(expand.getSrc(), expand.getReassociationIndices(),
+                   /*expanding=*/true);
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def))
+    return reshape(collapse.getSrc(), collapse.getReassociationIndices(),
+                   /*expanding=*/false);
+  return std::nullopt;
+}

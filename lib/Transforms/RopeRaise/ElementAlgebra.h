@@ -1,0 +1,165 @@
+//===- ElementAlgebra.h - Tensor values as polynomials per channel -*- C++ -*-//
+//
+// Part of the rope-mlir project.
+//
+// rope-raise decides whether a tensor is a rotation of another by reading
+// every channel of it as a polynomial over "leaves": values the algebra does
+// not look through (the input, cos/sin tables, positions). Elementwise linalg
+// ops (named or generic, with broadcasts in their indexing maps),
+// extract_slice (also strided), concat, insert_slice into an empty tensor,
+// expand/collapse_shape and casts are looked through, so one check covers
+// every way a frontend spells the same arithmetic: rotate_half, the expanded
+// half-split, GPT-J's stack-and-flatten, complex multiplication.
+//
+// A request reads a value through a *view*: one role per dim. The frame is
+// the dims of the candidate result (batch, heads, sequence); a dim is either
+// one of them, a channel axis (the channels are the row-major flattening of
+// the channel axes), a unit dim broadcast over the frame, or held at a fixed
+// index (a slice of a dim the frame does not have, as M-RoPE's stream axis).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ROPE_LIB_TRANSFORMS_ROPERAISE_ELEMENTALGEBRA_H
+#define ROPE_LIB_TRANSFORMS_ROPERAISE_ELEMENTALGEBRA_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <map>
+#include <optional>
+#include <string>
+
+namespace mlir::rope::raise {
+
+/// What one dim of a viewed value stands for.
+struct DimRole {
+  enum Kind : uint8_t { Frame, Channel, Unit, Fixed };
+  Kind kind;
+  /// Frame: the frame dim; Channel: the channel axis; Fixed: the index.
+  int64_t index = 0;
+
+  static DimRole frame(int64_t d) { return {Frame, d}; }
+  static DimRole channel(int64_t a) { return {Channel, a}; }
+  static DimRole unit() { return {Unit, 0}; }
+  static DimRole fixed(int64_t i) { return {Fixed, i}; }
+  bool operator==(const DimRole &o) const {
+    return kind == o.kind && index == o.index;
+  }
+  bool operator<(const DimRole &o) const {
+    return kind != o.kind ? kind < o.kind : index < o.index;
+  }
+};
+using View = SmallVector<DimRole, 6>;
+
+/// One product `coef * leaf_1[c_1] * leaf_2[c_2] ...` (factors sorted).
+struct Monomial {
+  double coef = 1.0;
+  SmallVector<std::pair<unsigned, int64_t>, 2> factors;
+};
+
+/// A sum of monomials in canonical form (like terms merged, zeros dropped).
+/// `undef` marks an element read from a `tensor.empty`.
+struct Poly {
+  SmallVector<Monomial, 2> terms;
+  bool undef = false;
+
+  static Poly constant(double c);
+  static Poly leaf(unsigned id, int64_t channel);
+  Poly operator+(const Poly &o) const;
+  Poly operator-(const Poly &o) const;
+  Poly operator*(const Poly &o) const;
+  Poly scaled(double c) const;
+  /// The constant value, when the polynomial has no leaves.
+  std::optional<double> asConstant() const;
+  bool operator==(const Poly &o) const;
+};
+
+/// An element: real, or complex (`im` set).
+struct Element {
+  Poly re;
+  std::optional<Poly> im;
+};
+
+using Elements = SmallVector<Element, 0>;
+
+/// A value the algebra does not look through, read through a view.
+struct Leaf {
+  Value root;
+  View view;
+  SmallVector<int64_t> channelShape;
+  /// 0: the value (or the real part of a complex one), 1: the imaginary part.
+  unsigned component = 0;
+};
+
+/// How an operand of an op is read for a request on the op's result: its
+/// view and channel shape, and for each channel of the request the operand's
+/// channel (-1: not read, e.g. the part of an insert_slice destination that
+/// is overwritten).
+struct OperandRequest {
+  Value value;
+  View view;
+  SmallVector<int64_t> channelShape;
+  SmallVector<int64_t> channelOf;
+};
+
+class ElementAlgebra {
+public:
+  explicit ElementAlgebra(int64_t budget = 20000) : budget(budget) {}
+
+  /// The elements of `value` (one per channel, row-major over
+  /// `channelShape`) read through `view` (one role per dim of `value`).
+  /// Values the algebra cannot look through become leaves. Fails only when
+  /// the work budget is exhausted or the view is inconsistent with the type.
+  FailureOr<ArrayRef<Element>> evaluate(Value value, const View &view,
+                                        ArrayRef<int64_t> channelShape);
+
+  /// The requests of `op`'s inputs when its result `result` is read through
+  /// `view`, or failure when the indexing maps are not ones the algebra
+  /// follows (only projected permutations, constants and size-1 reductions).
+  /// Entry i is for input i; inputs that are not ranked tensors get no view.
+  FailureOr<SmallVector<OperandRequest>>
+  linalgInputRequests(linalg::LinalgOp op, OpResult result, const View &view,
+                      ArrayRef<int64_t> channelShape);
+
+  const Leaf &leaf(unsigned id) const { return leaves[id]; }
+  unsigned numLeaves() const { return leaves.size(); }
+  /// The leaf id of `value` read through a view (interned).
+  unsigned internLeaf(Value root, const View &view,
+                      ArrayRef<int64_t> channelShape, unsigned component);
+
+private:
+  using Key = std::tuple<Value, View, SmallVector<int64_t>>;
+  struct KeyLess {
+    bool operator()(const Key &a, const Key &b) const;
+  };
+
+  Elements asLeaves(Value value, const View &view,
+                                ArrayRef<int64_t> channelShape);
+  std::optional<Elements>
+  evaluateOp(Value value, const View &view, ArrayRef<int64_t> channelShape);
+  std::optional<Elements>
+  evaluateLinalg(linalg::LinalgOp op, OpResult result, const View &view,
+                 ArrayRef<int64_t> channelShape);
+  std::optional<Elements>
+  gather(const OperandRequest &request);
+
+  int64_t budget;
+  std::map<Key, Elements, KeyLess> memo;
+  SmallVector<Leaf> leaves;
+};
+
+/// The product of `shape`.
+int64_t numChannels(ArrayRef<int64_t> shape);
+
+/// Row-major coordinates of flat index `flat` in `shape`.
+SmallVector<int64_t> unflatten(int64_t flat, ArrayRef<int64_t> shape);
+
+/// A float constant: `arith.constant`, possibly through `arith.truncf` /
+/// `arith.extf` (a frontend's f64 factor truncated to f32 is the f32 value).
+std::optional<double> getScalarConstant(Value value);
+
+} // namespace mlir::rope::raise
+
+#endif // ROPE_LIB_TRANSFORMS_ROPERAISE_ELEMENTALGEBRA_H

@@ -1,0 +1,835 @@
+//===- RaiseRotation.cpp - Decomposed RoPE back to rope.apply -------------===//
+//
+// Part of the rope-mlir project.
+//
+// A tensor is raised to `rope.apply` when, read channel by channel through
+// the element algebra, every channel is exactly
+//
+//     a * (x[k] * cos(pos * theta_i) -/+ x[partner(k)] * sin(pos * theta_i))
+//
+// for one input x, one pair layout, one positive magnitude a and a position
+// stream and frequency table that rope.apply can state (or a pass-through
+// channel x[k] past the rotary dim), possibly in a fixed channel order that
+// rope.apply's output is permuted to (DeepSeek's de-interleaving). Anything
+// else is left alone, and with `remarks` the last op of a rotation-shaped
+// computation says which check failed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CosSinSources.h"
+#include "ElementAlgebra.h"
+
+#include "rope/Dialect/Rope/IR/RopeDialect.h"
+#include "rope/Dialect/Rope/IR/RopeOps.h"
+#include "rope/Transforms/Passes.h"
+#include "rope/Transforms/RopeRaise.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Complex/IR/Complex.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cmath>
+
+namespace mlir::rope {
+#define GEN_PASS_DEF_ROPERAISEPASS
+#include "rope/Transforms/Passes.h.inc"
+} // namespace mlir::rope
+
+using namespace mlir;
+using namespace mlir::rope;
+using namespace mlir::rope::raise;
+
+namespace {
+
+/// What a matched rotation becomes.
+struct RaisePlan {
+  Value input;
+  Layout layout = Layout::half;
+  int64_t rotaryDim = 0;
+  /// y channel -> rope.apply output channel; empty for the identity.
+  SmallVector<int64_t> permutation;
+  double magnitude = 1.0;
+  bool inverse = false;
+  // Positions: a stream leaf, or the index along one frame.
+  int64_t positionsLeaf = -1;
+  int64_t implicitFrame = -1;
+  /// M-RoPE: the axis of each pair (empty otherwise).
+  SmallVector<int64_t> mropeAxes;
+  // Computed cos/sin: one theta per pair.
+  SmallVector<double> thetas;
+  // Gathered cos/sin: the tables and the first column of each.
+  Value cosTable, sinTable;
+  int64_t cosColumn = 0, sinColumn = 0;
+};
+
+bool close(double a, double b) {
+  return a == b || std::fabs(a - b) <= 1e-12 * std::max(std::fabs(a),
+                                                         std::fabs(b));
+}
+
+/// One term `coef * x[xChannel] * t[tChannel]` of a rotated channel.
+struct Term {
+  double coef;
+  int64_t xChannel;
+  unsigned trigLeaf;
+  int64_t trigChannel;
+};
+
+class RotationMatcher {
+public:
+  explicit RotationMatcher(Value y) : y(y) {}
+
+  /// Whether a cos/sin leaf was found (the computation looks like RoPE).
+  bool looksLikeRope = false;
+  std::string why;
+
+  FailureOr<RaisePlan> match() {
+    auto type = cast<RankedTensorType>(y.getType());
+    int64_t rank = type.getRank();
+    int64_t d = type.getShape().back();
+    View view;
+    for (int64_t i = 0; i + 1 < rank; ++i)
+      view.push_back(DimRole::frame(i));
+    view.push_back(DimRole::channel(0));
+    FailureOr<ArrayRef<Element>> elements = algebra.evaluate(y, view, {d});
+    if (failed(elements))
+      return fail("the computation is too large to follow");
+
+    // Classify the leaves: cos/sin sources, and the data leaves.
+    DenseSet<unsigned> seen;
+    for (const Element &e : *elements) {
+      if (e.im)
+        return fail("the result is complex");
+      for (const Monomial &m : e.re.terms)
+        for (auto [id, channel] : m.factors)
+          seen.insert(id);
+    }
+    SmallVector<unsigned> dataLeaves;
+    std::string trigWhy;
+    for (unsigned id : seen) {
+      std::string leafWhy;
+      FailureOr<CosSinLeaf> info = analyzeCosSinLeaf(algebra, id, leafWhy);
+      if (succeeded(info)) {
+        trig[id] = *info;
+        continue;
+      }
+      dataLeaves.push_back(id);
+      if (!isIdentityView(algebra.leaf(id)))
+        trigWhy = leafWhy;
+    }
+    looksLikeRope = !trig.empty();
+    if (dataLeaves.empty())
+      return fail("no input tensor is rotated");
+    if (trig.empty())
+      return fail("no factor is a cos or sin");
+    std::optional<unsigned> xLeaf;
+    for (unsigned id : dataLeaves)
+      if (isIdentityView(algebra.leaf(id)))
+        xLeaf = xLeaf ? std::optional<unsigned>(-1u) : id;
+    if (dataLeaves.size() > 1) {
+      looksLikeRope = true;
+      return fail("cos/sin are not proven: " +
+                  (trigWhy.empty() ? std::string("two tensors are rotated")
+                                   : trigWhy));
+    }
+    if (!xLeaf || *xLeaf == -1u)
+      xLeaf = dataLeaves.front();
+    const Leaf &x = algebra.leaf(*xLeaf);
+    if (!isIdentityView(x) || x.channelShape[0] != d)
+      return fail("the rotated tensor is not read whole, element for element");
+    if (cast<RankedTensorType>(x.root.getType()).getElementType() !=
+        type.getElementType())
+      return fail("the input and result element types differ");
+    x0 = *xLeaf;
+
+    // Each channel: pass-through x[k], or two terms x[k]*cos + x[p]*sin.
+    SmallVector<std::optional<std::pair<Term, Term>>> rotated(d);
+    SmallVector<int64_t> passThrough(d, -1);
+    for (auto [j, e] : llvm::enumerate(*elements)) {
+      const Poly &p = e.re;
+      if (p.undef)
+        return fail("channel " + std::to_string(j) + " is never written");
+      if (p.terms.size() == 1 && p.terms[0].factors.size() == 1 &&
+          p.terms[0].factors[0].first == x0 && p.terms[0].coef == 1.0) {
+        passThrough[j] = p.terms[0].factors[0].second;
+        continue;
+      }
+      if (p.terms.size() != 2)
+        return fail("channel " + std::to_string(j) +
+                    " is not x * cos +/- x' * sin");
+      SmallVector<Term, 2> terms;
+      for (const Monomial &m : p.terms) {
+        if (m.factors.size() != 2)
+          return fail("channel " + std::to_string(j) +
+                      " is not x * cos +/- x' * sin");
+        auto [a, b] = std::make_pair(m.factors[0], m.factors[1]);
+        if (b.first == x0)
+          std::swap(a, b);
+        if (a.first != x0 || !trig.count(b.first))
+          return fail("channel " + std::to_string(j) +
+                      " is not x * cos +/- x' * sin");
+        terms.push_back(Term{m.coef, a.second, b.first, b.second});
+      }
+      // The cos term: computed cos, or (gathered) the one reading x[j].
+      int cosIndex = -1;
+      for (int t = 0; t < 2; ++t) {
+        const CosSinLeaf &info = trig[terms[t].trigLeaf];
+        if (!info.table && !info.isSin)
+          cosIndex = cosIndex == -1 ? t : -2;
+      }
+      bool gathered = trig[terms[0].trigLeaf].table ||
+                      trig[terms[1].trigLeaf].table;
+      if (gathered) {
+        cosIndex = -1;
+        for (int t = 0; t < 2; ++t)
+          if (terms[t].xChannel == static_cast<int64_t>(j))
+            cosIndex = cosIndex == -1 ? t : -2;
+      }
+      if (cosIndex < 0)
+        return fail("channel " + std::to_string(j) +
+                    " does not multiply one cos and one sin");
+      rotated[j] = std::make_pair(terms[cosIndex], terms[1 - cosIndex]);
+    }
+
+    // The rotated channels are a prefix [0, P), each a rope channel.
+    int64_t numRotated = 0;
+    for (int64_t j = 0; j < d; ++j)
+      if (rotated[j])
+        ++numRotated;
+    if (numRotated == 0 || numRotated % 2)
+      return fail("no even number of channels is rotated");
+    plan.rotaryDim = numRotated;
+    int64_t p = numRotated;
+    SmallVector<int64_t> ropeChannel(d, -1);
+    SmallVector<bool> used(d, false);
+    for (int64_t j = 0; j < d; ++j) {
+      if (j < p && !rotated[j])
+        return fail("the rotated channels are not the first " +
+                    std::to_string(p));
+      if (j >= p && passThrough[j] != j)
+        return fail("channel " + std::to_string(j) +
+                    " past the rotary dim is not passed through");
+      int64_t k = j < p ? rotated[j]->first.xChannel : j;
+      if (k < 0 || k >= d || used[k] || (j < p && k >= p))
+        return fail("the rotated channels are not a permutation of x's");
+      used[k] = true;
+      ropeChannel[j] = k;
+    }
+
+    // The layout from the partner of rope channel 0.
+    int64_t j0 = llvm::find(ropeChannel, 0) - ropeChannel.begin();
+    int64_t partner0 = rotated[j0]->second.xChannel;
+    if (p == 2 || partner0 == p / 2)
+      plan.layout = Layout::half;
+    else if (partner0 == 1)
+      plan.layout = Layout::interleaved;
+    else
+      return fail("channel 0 is paired with channel " +
+                  std::to_string(partner0) + ", neither P/2 nor 1");
+    auto partnerOf = [&](int64_t k) {
+      if (plan.layout == Layout::half)
+        return k < p / 2 ? k + p / 2 : k - p / 2;
+      return k ^ 1;
+    };
+    auto isFirst = [&](int64_t k) {
+      return plan.layout == Layout::half ? k < p / 2 : k % 2 == 0;
+    };
+    auto pairOf = [&](int64_t k) {
+      return plan.layout == Layout::half ? k % (p / 2) : k / 2;
+    };
+
+    // Signs and magnitude.
+    std::optional<double> magnitude;
+    std::optional<bool> inverse;
+    for (int64_t j = 0; j < p; ++j) {
+      auto [cosTerm, sinTerm] = *rotated[j];
+      int64_t k = ropeChannel[j];
+      if (sinTerm.xChannel != partnerOf(k))
+        return fail("channel " + std::to_string(j) + " pairs x[" +
+                    std::to_string(k) + "] with x[" +
+                    std::to_string(sinTerm.xChannel) + "], not x[" +
+                    std::to_string(partnerOf(k)) + "]");
+      double a = cosTerm.coef * trig[cosTerm.trigLeaf].scale;
+      double s = sinTerm.coef * trig[sinTerm.trigLeaf].scale;
+      if (!(a > 0.0))
+        return fail("cos is scaled by a non-positive factor");
+      if (magnitude && !close(*magnitude, a))
+        return fail("cos is scaled by different factors in different "
+                    "channels");
+      magnitude = a;
+      if (!close(std::fabs(s), a))
+        return fail("cos and sin are scaled differently in channel " +
+                    std::to_string(j));
+      // Forward rotation: first member -sin, second +sin.
+      bool forward = (s < 0) == isFirst(k);
+      if (inverse && *inverse == forward)
+        return fail("the sign of sin is not the same rotation in every "
+                    "channel");
+      inverse = !forward;
+    }
+    plan.magnitude = *magnitude;
+    plan.inverse = *inverse;
+
+    // cos and sin of each pair come from one angle.
+    if (failed(matchAngles(rotated, ropeChannel, pairOf)))
+      return failure();
+
+    plan.input = x.root;
+    bool identity = true;
+    for (int64_t j = 0; j < d; ++j)
+      identity &= ropeChannel[j] == j;
+    if (!identity) {
+      // Only the de-interleaving permutation is spelled (DeepSeek).
+      for (int64_t j = 0; j < p; ++j) {
+        int64_t expected = j < p / 2 ? 2 * j : 2 * (j - p / 2) + 1;
+        if (ropeChannel[j] != expected)
+          return fail("the output channels are permuted in an order other "
+                      "than de-interleaving");
+      }
+      if (plan.layout != Layout::interleaved || p != d)
+        return fail("a permuted output is only raised for a whole-head "
+                    "interleaved rotation");
+      plan.permutation = ropeChannel;
+    }
+    return plan;
+  }
+
+  ElementAlgebra &getAlgebra() { return algebra; }
+
+private:
+  FailureOr<RaisePlan> fail(const std::string &reason) {
+    why = reason;
+    return failure();
+  }
+  LogicalResult failWith(const std::string &reason) {
+    why = reason;
+    return failure();
+  }
+
+  static bool isIdentityView(const Leaf &leaf) {
+    int64_t rank = leaf.view.size();
+    for (int64_t i = 0; i + 1 < rank; ++i)
+      if (!(leaf.view[i] == DimRole::frame(i)))
+        return false;
+    return rank >= 1 && leaf.view.back() == DimRole::channel(0) &&
+           leaf.channelShape.size() == 1;
+  }
+
+  template <typename PairOf>
+  LogicalResult
+  matchAngles(ArrayRef<std::optional<std::pair<Term, Term>>> rotated,
+              ArrayRef<int64_t> ropeChannel, PairOf pairOf) {
+    int64_t p = plan.rotaryDim;
+    bool gathered = false;
+    for (int64_t j = 0; j < p; ++j)
+      gathered |= static_cast<bool>(trig[rotated[j]->first.trigLeaf].table);
+    struct PairAngle {
+      std::optional<AngleOfChannel> cos, sin;
+    };
+    SmallVector<PairAngle> pairs(p / 2);
+    for (int64_t j = 0; j < p; ++j) {
+      auto [cosTerm, sinTerm] = *rotated[j];
+      const CosSinLeaf &c = trig[cosTerm.trigLeaf];
+      const CosSinLeaf &s = trig[sinTerm.trigLeaf];
+      if (static_cast<bool>(c.table) != gathered ||
+          static_cast<bool>(s.table) != gathered)
+        return failWith("cos/sin are computed for some channels and gathered "
+                    "for others");
+      if (!gathered && (c.isSin || !s.isSin))
+        return failWith("the term of x[k] is not its cos");
+      if (gathered) {
+        if (plan.cosTable && (plan.cosTable != c.table ||
+                              plan.sinTable != s.table))
+          return failWith("cos/sin are gathered from several tables");
+        plan.cosTable = c.table;
+        plan.sinTable = s.table;
+      }
+      int64_t pair = pairOf(ropeChannel[j]);
+      AngleOfChannel ca = c.channels[cosTerm.trigChannel];
+      AngleOfChannel sa = s.channels[sinTerm.trigChannel];
+      for (AngleOfChannel *angle : {&ca, &sa}) {
+        PairAngle &slot = pairs[pair];
+        std::optional<AngleOfChannel> &seen = angle == &ca ? slot.cos : slot.sin;
+        if (!seen) {
+          seen = *angle;
+          continue;
+        }
+        if (seen->positions != angle->positions ||
+            seen->implicitFrame != angle->implicitFrame)
+          return failWith("the two channels of pair " + std::to_string(pair) +
+                      " take different positions");
+        if (!gathered && seen->theta != angle->theta)
+          return failWith("the two channels of pair " + std::to_string(pair) +
+                      " rotate by different frequencies");
+        if (gathered && seen->column != angle->column &&
+            !sameColumns(angle == &ca ? plan.cosTable : plan.sinTable,
+                         seen->column, angle->column))
+          return failWith("the two channels of pair " + std::to_string(pair) +
+                      " read different table columns that are not proven "
+                      "equal");
+      }
+      if (ca.positions != sa.positions || ca.implicitFrame != sa.implicitFrame)
+        return failWith("cos and sin of pair " + std::to_string(pair) +
+                    " take different positions");
+      if (!gathered && ca.theta != sa.theta)
+        return failWith("cos and sin of pair " + std::to_string(pair) +
+                    " have different frequencies");
+    }
+
+    // One position stream, or M-RoPE's three.
+    SmallVector<int64_t> streams;
+    for (const PairAngle &pair : pairs)
+      streams.push_back(pair.cos->positions);
+    bool oneStream = llvm::all_of(pairs, [&](const PairAngle &pa) {
+      return pa.cos->positions == pairs[0].cos->positions &&
+             pa.cos->implicitFrame == pairs[0].cos->implicitFrame;
+    });
+    if (oneStream) {
+      plan.positionsLeaf = pairs[0].cos->positions;
+      plan.implicitFrame = pairs[0].cos->implicitFrame;
+    } else if (failed(matchMRope(streams))) {
+      return failure();
+    }
+
+    if (gathered) {
+      // Columns are contiguous from the first pair's.
+      plan.cosColumn = pairs[0].cos->column;
+      plan.sinColumn = pairs[0].sin->column;
+      for (auto [i, pair] : llvm::enumerate(pairs)) {
+        int64_t ci = static_cast<int64_t>(i);
+        if (!(pair.cos->column == plan.cosColumn + ci ||
+              sameColumns(plan.cosTable, pair.cos->column,
+                          plan.cosColumn + ci)) ||
+            !(pair.sin->column == plan.sinColumn + ci ||
+              sameColumns(plan.sinTable, pair.sin->column,
+                          plan.sinColumn + ci)))
+          return failWith("the table columns of the pairs are not contiguous");
+      }
+      auto tableType = cast<RankedTensorType>(plan.cosTable.getType());
+      if (!isa<FloatType>(tableType.getElementType()) ||
+          plan.cosTable.getType() != plan.sinTable.getType())
+        return failWith("the cos and sin tables differ in type");
+      int64_t width = tableType.getDimSize(1);
+      if (ShapedType::isDynamic(width) || plan.cosColumn + p / 2 > width ||
+          plan.sinColumn + p / 2 > width)
+        return failWith("the table columns are out of the table");
+      if (!plan.mropeAxes.empty())
+        return failWith("M-RoPE with gathered cos/sin is not raised");
+      return success();
+    }
+    for (const PairAngle &pair : pairs) {
+      if (!(pair.cos->theta >= 0.0) || !std::isfinite(pair.cos->theta))
+        return failWith("a frequency is negative or not finite");
+      plan.thetas.push_back(pair.cos->theta);
+    }
+    return success();
+  }
+
+  /// Two columns of a constant table hold the same values.
+  bool sameColumns(Value table, int64_t a, int64_t b) {
+    auto type = cast<RankedTensorType>(table.getType());
+    if (!type.hasStaticShape() || type.getRank() != 2 ||
+        type.getNumElements() > (1 << 22))
+      return false;
+    for (int64_t r = 0; r < type.getDimSize(0); ++r) {
+      std::optional<double> va = constantElement(table, {r, a});
+      std::optional<double> vb = constantElement(table, {r, b});
+      if (!va || !vb || *va != *vb)
+        return false;
+    }
+    return true;
+  }
+
+  /// M-RoPE: the pairs' streams are one integer tensor read at three
+  /// indices of its leading dim.
+  LogicalResult matchMRope(ArrayRef<int64_t> streams) {
+    std::optional<Value> root;
+    for (int64_t s : streams) {
+      if (s < 0)
+        return failWith("pairs take their positions from different streams");
+      const Leaf &leaf = algebra.leaf(s);
+      const Leaf &first = algebra.leaf(streams[0]);
+      if (leaf.root != first.root || leaf.view.size() != first.view.size())
+        return failWith("pairs take their positions from different tensors");
+      for (size_t d = 1; d < leaf.view.size(); ++d)
+        if (!(leaf.view[d] == first.view[d]))
+          return failWith("pairs take their positions from different streams");
+      auto type = cast<RankedTensorType>(leaf.root.getType());
+      DimRole axis = leaf.view[0];
+      if (type.getDimSize(0) != 3 ||
+          !(axis.kind == DimRole::Fixed ||
+            (axis.kind == DimRole::Unit && false)))
+        return failWith("pairs take their positions from different streams, not "
+                    "the three axes of an M-RoPE position tensor");
+      plan.mropeAxes.push_back(axis.index);
+    }
+    // Fixed(0) on a dim of size 3 stays Fixed: the leaf of axis 0.
+    plan.positionsLeaf = streams[0];
+    return success();
+  }
+
+  Value y;
+  ElementAlgebra algebra;
+  DenseMap<unsigned, CosSinLeaf> trig;
+  unsigned x0 = 0;
+  RaisePlan plan;
+};
+
+/// Ops whose result a rotation may end in.
+bool isCandidate(Operation *op) {
+  if (op->getNumResults() != 1)
+    return false;
+  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!type || type.getRank() < 2 || !isa<FloatType>(type.getElementType()) ||
+      type.isDynamicDim(type.getRank() - 1) || type.getShape().back() < 2 ||
+      type.getShape().back() % 2)
+    return false;
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+    return linalgOp.hasPureTensorSemantics() &&
+           linalgOp.isAllParallelLoops();
+  return isa<tensor::ConcatOp, tensor::InsertSliceOp,
+             tensor::CollapseShapeOp>(op);
+}
+
+/// A candidate whose users do not go on computing channels from it (so a
+/// remark names the whole rotation, not each of its steps).
+bool isLastStep(Operation *op) {
+  for (Operation *user : op->getUsers()) {
+    if (isa<tensor::ConcatOp, tensor::InsertSliceOp, tensor::CollapseShapeOp,
+            tensor::ExpandShapeOp>(user))
+      return false;
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(user);
+    if (!linalgOp || !linalgOp.isAllParallelLoops())
+      continue;
+    bool computes = llvm::any_of(
+        linalgOp.getBlock()->without_terminator(), [](Operation &inner) {
+          return isa<arith::AddFOp, arith::SubFOp, arith::MulFOp,
+                     arith::NegFOp, complex::MulOp>(inner);
+        });
+    if (computes)
+      return false;
+  }
+  return true;
+}
+
+/// The frequency attribute saying `thetas`: `#rope.default` when they are
+/// base^(-2i/P) for one base to f32 rounding, else `#rope.table`.
+Attribute frequencyAttr(MLIRContext *ctx, ArrayRef<double> thetas,
+                        int64_t rotaryDim) {
+  int64_t pairs = thetas.size();
+  auto matchesBase = [&](double base) {
+    for (int64_t i = 0; i < pairs; ++i) {
+      double exact = std::pow(base, -2.0 * i / static_cast<double>(rotaryDim));
+      // A few f32 ulps: the frontend computed its table in f32.
+      if (std::fabs(thetas[i] - exact) > 4.0 * 0x1p-24 * exact)
+        return false;
+    }
+    return true;
+  };
+  if (pairs >= 2 && thetas[0] > 0.0 && thetas[1] > 0.0) {
+    double estimate = std::pow(thetas[1], -static_cast<double>(rotaryDim) / 2);
+    // The base as a model states it: an integer, or a few significant
+    // digits.
+    SmallVector<double> candidates{std::round(estimate)};
+    for (int digits = 1; digits <= 6; ++digits) {
+      double scale = std::pow(
+          10.0, digits - 1 - std::floor(std::log10(std::fabs(estimate))));
+      candidates.push_back(std::round(estimate * scale) / scale);
+    }
+    for (double base : candidates)
+      if (base > 1.0 && matchesBase(base))
+        return DefaultFrequenciesAttr::get(ctx, llvm::APFloat(base));
+  }
+  return TableFrequenciesAttr::get(ctx, DenseF64ArrayAttr::get(ctx, thetas));
+}
+
+/// `value` with its unit dims (`drop`) collapsed away.
+Value dropUnitDims(OpBuilder &b, Location loc, Value value,
+                   ArrayRef<bool> drop) {
+  if (llvm::none_of(drop, [](bool d) { return d; }))
+    return value;
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<ReassociationIndices> groups;
+  ReassociationIndices pending;
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    pending.push_back(d);
+    if (!drop[d]) {
+      groups.push_back(pending);
+      pending.clear();
+      shape.push_back(type.getDimSize(d));
+    }
+  }
+  if (groups.empty())
+    return {};
+  groups.back().append(pending.begin(), pending.end());
+  return tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), value,
+      groups);
+}
+
+/// Builds rope.apply (and the output permutation) for a plan.
+class RaisedBuilder {
+public:
+  std::string buildWhy;
+
+  FailureOr<Value> build(RewriterBase &rewriter, Location loc,
+                         const RaisePlan &plan, ElementAlgebra &algebra,
+                         Value y) {
+    MLIRContext *ctx = rewriter.getContext();
+    auto type = cast<RankedTensorType>(y.getType());
+    int64_t rank = type.getRank();
+    Value positions, offset, cosCache, sinCache;
+    SmallVector<int64_t> tokenDims;
+    if (plan.positionsLeaf >= 0) {
+      const Leaf &stream = algebra.leaf(plan.positionsLeaf);
+      SmallVector<bool> drop;
+      for (auto [d, role] : llvm::enumerate(stream.view)) {
+        bool mropeAxis = !plan.mropeAxes.empty() && d == 0;
+        if (role.kind == DimRole::Frame) {
+          if (!tokenDims.empty() && role.index <= tokenDims.back()) {
+            buildWhy = "the positions' dims are not in the input's order";
+            return failure();
+          }
+          tokenDims.push_back(role.index);
+          drop.push_back(false);
+        } else if (mropeAxis) {
+          drop.push_back(false);
+        } else if (role.kind == DimRole::Unit) {
+          drop.push_back(true);
+        } else {
+          buildWhy = "the positions are a slice of a larger tensor";
+          return failure();
+        }
+      }
+      if (tokenDims.empty()) {
+        buildWhy = "the positions do not vary over any token dim";
+        return failure();
+      }
+      positions = dropUnitDims(rewriter, loc, stream.root, drop);
+      if (!positions) {
+        buildWhy = "the positions have no token dims";
+        return failure();
+      }
+    } else {
+      tokenDims.push_back(plan.implicitFrame);
+    }
+    if (plan.cosTable) {
+      // Gathered: the columns [c, c + P/2) of each table.
+      auto tableType = cast<RankedTensorType>(plan.cosTable.getType());
+      int64_t half = plan.rotaryDim / 2;
+      auto slice = [&](Value table, int64_t column) -> Value {
+        if (column == 0 && tableType.getDimSize(1) == half)
+          return table;
+        SmallVector<OpFoldResult> offsets{rewriter.getIndexAttr(0),
+                                          rewriter.getIndexAttr(column)};
+        SmallVector<OpFoldResult> sizes{
+            tensor::getMixedSize(rewriter, loc, table, 0),
+            rewriter.getIndexAttr(half)};
+        SmallVector<OpFoldResult> strides(2, rewriter.getIndexAttr(1));
+        return tensor::ExtractSliceOp::create(rewriter, loc, table, offsets,
+                                              sizes, strides);
+      };
+      cosCache = slice(plan.cosTable, plan.cosColumn);
+      sinCache = slice(plan.sinTable, plan.sinColumn);
+      if (!positions)
+        offset = arith::ConstantOp::create(rewriter, loc,
+                                           rewriter.getI64IntegerAttr(0));
+    }
+
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, loc, plan.input);
+    Value init =
+        tensor::EmptyOp::create(rewriter, loc, sizes, type.getElementType());
+    int64_t d = type.getShape().back();
+    SmallVector<int64_t> defaultTokens;
+    if (rank == 2)
+      defaultTokens = {0};
+    else
+      for (int64_t i = 0; i + 2 < rank; ++i)
+        defaultTokens.push_back(i);
+    Attribute freqs;
+    if (!plan.cosTable)
+      freqs = frequencyAttr(ctx, plan.thetas, plan.rotaryDim);
+    MRopeAttr mrope;
+    if (!plan.mropeAxes.empty()) {
+      SmallVector<int64_t> counts(3, 0);
+      for (int64_t a : plan.mropeAxes)
+        counts[a]++;
+      bool chunked = llvm::is_sorted(plan.mropeAxes);
+      for (bool interleaved : {false, true}) {
+        if (!interleaved && !chunked)
+          continue;
+        MRopeAttr candidate =
+            MRopeAttr::get(ctx, DenseI64ArrayAttr::get(ctx, counts),
+                           interleaved);
+        if (ArrayRef<int64_t>(candidate.getPairAxes(plan.rotaryDim / 2)) ==
+            ArrayRef<int64_t>(plan.mropeAxes)) {
+          mrope = candidate;
+          break;
+        }
+      }
+      if (!mrope) {
+        buildWhy = "the pairs' position axes follow no M-RoPE section rule";
+        return failure();
+      }
+    }
+    auto apply = ApplyOp::create(
+        rewriter, loc, init.getType(), plan.input, positions, offset,
+        /*length=*/Value(), cosCache, sinCache, init,
+        LayoutAttr::get(ctx, plan.layout),
+        plan.rotaryDim == d ? IntegerAttr()
+                            : rewriter.getI64IntegerAttr(plan.rotaryDim),
+        tokenDims == defaultTokens ? DenseI64ArrayAttr()
+                                   : rewriter.getDenseI64ArrayAttr(tokenDims),
+        freqs ? cast<FrequencyAttrInterface>(freqs) : FrequencyAttrInterface(),
+        mrope, rewriter.getF64FloatAttr(plan.magnitude),
+        plan.inverse ? rewriter.getUnitAttr() : UnitAttr());
+    if (failed(mlir::verify(apply, /*verifyRecursively=*/false))) {
+      buildWhy = "the raised op does not verify";
+      rewriter.eraseOp(apply);
+      return failure();
+    }
+    Value result = apply.getResult();
+    if (!plan.permutation.empty()) {
+      // De-interleave: [.., P/2, 2] -> [.., 2, P/2] -> [.., P].
+      SmallVector<int64_t> pairShape(type.getShape().drop_back());
+      pairShape.append({d / 2, 2});
+      SmallVector<ReassociationIndices> groups;
+      for (int64_t i = 0; i + 1 < rank; ++i)
+        groups.push_back({i});
+      groups.push_back({rank - 1, rank});
+      SmallVector<OpFoldResult> pairSizes(sizes.begin(), sizes.end() - 1);
+      pairSizes.append({rewriter.getIndexAttr(d / 2), rewriter.getIndexAttr(2)});
+      Value pairsValue = tensor::ExpandShapeOp::create(
+          rewriter, loc,
+          RankedTensorType::get(pairShape, type.getElementType()), result,
+          groups, pairSizes);
+      SmallVector<OpFoldResult> swappedSizes(sizes.begin(), sizes.end() - 1);
+      swappedSizes.append(
+          {rewriter.getIndexAttr(2), rewriter.getIndexAttr(d / 2)});
+      Value swappedInit = tensor::EmptyOp::create(rewriter, loc, swappedSizes,
+                                                  type.getElementType());
+      SmallVector<int64_t> perm;
+      for (int64_t i = 0; i + 1 < rank; ++i)
+        perm.push_back(i);
+      perm.append({rank, rank - 1});
+      Value swapped =
+          linalg::TransposeOp::create(rewriter, loc, pairsValue, swappedInit,
+                                      perm)
+              .getResult()[0];
+      result = tensor::CollapseShapeOp::create(rewriter, loc, type, swapped,
+                                               groups);
+    }
+    return result;
+  }
+};
+
+/// Raises the rotation `op` ends, if it is one: replaces `op` and returns
+/// success; otherwise leaves the IR unchanged, sets `why`, and says so in a
+/// remark (with `remarks`, on the last op of a rotation-shaped computation).
+LogicalResult raiseRotation(Operation *op, RewriterBase &rewriter,
+                            bool remarks, std::string &why) {
+  if (!isCandidate(op)) {
+    why = "not a candidate";
+    return failure();
+  }
+  RotationMatcher matcher(op->getResult(0));
+  FailureOr<RaisePlan> plan = matcher.match();
+  if (failed(plan)) {
+    why = matcher.why;
+    if (remarks && matcher.looksLikeRope && isLastStep(op))
+      op->emitRemark("rope-raise: not raised: ") << why;
+    return failure();
+  }
+  rewriter.setInsertionPoint(op);
+  RaisedBuilder builder;
+  FailureOr<Value> raised = builder.build(rewriter, op->getLoc(), *plan,
+                                          matcher.getAlgebra(),
+                                          op->getResult(0));
+  if (failed(raised)) {
+    why = builder.buildWhy;
+    if (remarks)
+      op->emitRemark("rope-raise: not raised: ") << why;
+    return failure();
+  }
+  rewriter.replaceOp(op, *raised);
+  return success();
+}
+
+struct RaiseRotationPattern : public RewritePattern {
+  RaiseRotationPattern(MLIRContext *ctx, bool remarks)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, ctx),
+        remarks(remarks) {}
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    std::string why;
+    if (failed(raiseRotation(op, rewriter, remarks, why)))
+      return rewriter.notifyMatchFailure(op, why);
+    return success();
+  }
+
+  bool remarks;
+};
+
+struct RopeRaisePass : rope::impl::RopeRaisePassBase<RopeRaisePass> {
+  using Base::Base;
+
+  void runOnOperation() override { raiseRope(getOperation(), remarks); }
+};
+
+} // namespace
+
+void mlir::rope::populateRopeRaisePatterns(RewritePatternSet &patterns,
+                                           bool remarks) {
+  patterns.add<RaiseRotationPattern>(patterns.getContext(), remarks);
+}
+
+void mlir::rope::raiseRope(Operation *root, bool remarks) {
+  // Last ops first: a rotation is raised from the op that ends it, before
+  // the ops it reads are tried (so a partial rotation is raised whole, not
+  // its rotated slice alone). Each op is tried once (a remark is said
+  // once); ops that only fed a raised rotation are erased as they die.
+  SmallVector<Operation *> ops;
+  root->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (op != root)
+      ops.push_back(op);
+    return isa<linalg::LinalgOp>(op) ? WalkResult::skip()
+                                     : WalkResult::advance();
+  });
+  IRRewriter rewriter(root->getContext());
+  DenseSet<Operation *> mayDie, erased;
+  auto feedersOf = [&](Operation *op) {
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        mayDie.insert(def);
+    op->walk([&](Operation *nested) {
+      for (Value operand : nested->getOperands())
+        if (Operation *def = operand.getDefiningOp())
+          mayDie.insert(def);
+    });
+  };
+  for (Operation *op : llvm::reverse(ops)) {
+    if (erased.contains(op))
+      continue;
+    if (mayDie.contains(op) && isOpTriviallyDead(op)) {
+      feedersOf(op);
+      op->walk([&](Operation *nested) { erased.insert(nested); });
+      rewriter.eraseOp(op);
+      continue;
+    }
+    std::string why;
+    SmallVector<Operation *> feeders;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        feeders.push_back(def);
+    if (succeeded(raiseRotation(op, rewriter, remarks, why))) {
+      erased.insert(op);
+      mayDie.insert(feeders.begin(), feeders.end());
+    }
+  }
+}

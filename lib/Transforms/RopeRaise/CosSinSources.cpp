@@ -160,8 +160,9 @@ std::optional<double> payloadValue(linalg::LinalgOp op, Value v,
 }
 } // namespace
 
-std::optional<double> mlir::rope::raise::constantElement(
-    Value value, ArrayRef<int64_t> coords, int depth) {
+std::optional<double>
+mlir::rope::raise::constantElement(Value value, ArrayRef<int64_t> coords,
+                                   int depth) {
   if (depth > 32)
     return std::nullopt;
   Operation *def = value.getDefiningOp();
@@ -176,7 +177,8 @@ std::optional<double> mlir::rope::raise::constantElement(
     if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
       if (!dense.getType().hasStaticShape())
         return std::nullopt;
-      int64_t index = dense.isSplat() ? 0 : linearIndex(dense.getType(), coords);
+      int64_t index =
+          dense.isSplat() ? 0 : linearIndex(dense.getType(), coords);
       if (isa<FloatType>(dense.getElementType()))
         return (*(dense.value_begin<llvm::APFloat>() + index))
             .convertToDouble();
@@ -195,9 +197,8 @@ std::optional<double> mlir::rope::raise::constantElement(
     if (!slice.getDroppedDims().none())
       return std::nullopt;
     SmallVector<int64_t> src;
-    for (auto [c, off, stride] :
-         llvm::zip_equal(coords, slice.getStaticOffsets(),
-                         slice.getStaticStrides())) {
+    for (auto [c, off, stride] : llvm::zip_equal(
+             coords, slice.getStaticOffsets(), slice.getStaticStrides())) {
       if (ShapedType::isDynamic(off) || ShapedType::isDynamic(stride))
         return std::nullopt;
       src.push_back(off + c * stride);
@@ -244,6 +245,7 @@ std::optional<SmallVector<int64_t>> tableCoords(const Leaf &leaf,
   for (const DimRole &role : leaf.view) {
     switch (role.kind) {
     case DimRole::Frame:
+    case DimRole::FrameSet:
       return std::nullopt;
     case DimRole::Channel:
       coords.push_back(axes[role.index]);
@@ -260,9 +262,8 @@ std::optional<SmallVector<int64_t>> tableCoords(const Leaf &leaf,
 }
 
 bool hasFrames(const Leaf &leaf) {
-  return llvm::any_of(leaf.view, [](const DimRole &r) {
-    return r.kind == DimRole::Frame;
-  });
+  return llvm::any_of(leaf.view,
+                      [](const DimRole &r) { return r.isFrameLike(); });
 }
 
 /// A leaf whose value is an arange along exactly one frame dim: the index
@@ -273,6 +274,8 @@ std::optional<int64_t> arangeFrame(const Leaf &leaf) {
     return std::nullopt;
   std::optional<int64_t> frame, frameDim;
   for (auto [d, role] : llvm::enumerate(leaf.view)) {
+    if (role.kind == DimRole::FrameSet)
+      return std::nullopt;
     if (role.kind == DimRole::Frame && type.getDimSize(d) > 1) {
       if (frame)
         return std::nullopt;
@@ -309,9 +312,8 @@ struct PositionFactor {
   int64_t implicitFrame = -1;
 };
 
-std::optional<PositionFactor> positionFactor(ElementAlgebra &algebra,
-                                             unsigned leafId,
-                                             std::string &why) {
+std::optional<PositionFactor>
+positionFactor(ElementAlgebra &algebra, unsigned leafId, std::string &why) {
   Leaf leaf = algebra.leaf(leafId);
   if (!leaf.channelShape.empty()) {
     why = "the angle's position factor varies over channels";
@@ -410,9 +412,25 @@ FailureOr<CosSinLeaf> analyzeGather(ElementAlgebra &algebra,
   info.table = table;
   Value rowIndex = extract.getIndices()[0];
   Value colIndex = extract.getIndices()[1];
-  // The row: an integer input of the op (index_cast of it).
+  // The row: an integer input of the op (index_cast of it), possibly with
+  // negative indices wrapped (select(p < 0, p + rows, p)).
   if (auto cast = rowIndex.getDefiningOp<arith::IndexCastOp>())
     rowIndex = cast.getIn();
+  if (auto select = rowIndex.getDefiningOp<arith::SelectOp>()) {
+    auto cmp = select.getCondition().getDefiningOp<arith::CmpIOp>();
+    auto add = select.getTrueValue().getDefiningOp<arith::AddIOp>();
+    Value p = select.getFalseValue();
+    APInt zero, rows;
+    int64_t tableRows = cast<RankedTensorType>(table.getType()).getDimSize(0);
+    if (cmp && add && cmp.getPredicate() == arith::CmpIPredicate::slt &&
+        cmp.getLhs() == p && matchPattern(cmp.getRhs(), m_ConstantInt(&zero)) &&
+        zero.isZero() && add.getLhs() == p &&
+        matchPattern(add.getRhs(), m_ConstantInt(&rows)) &&
+        rows.getSExtValue() == tableRows && !ShapedType::isDynamic(tableRows)) {
+      info.wrapRows = tableRows;
+      rowIndex = p;
+    }
+  }
   auto rowArg = dyn_cast<BlockArgument>(rowIndex);
   if (!rowArg || rowArg.getOwner() != op.getBlock() ||
       op.isDpsInit(op.getMatchingOpOperand(rowArg))) {
@@ -441,15 +459,14 @@ FailureOr<CosSinLeaf> analyzeGather(ElementAlgebra &algebra,
     return failure();
   }
   // Which channel axis the column loop is: from the result map.
-  AffineMap outMap =
-      op.getIndexingMapMatchingResult(cast<OpResult>(leaf.root));
+  AffineMap outMap = op.getIndexingMapMatchingResult(cast<OpResult>(leaf.root));
   std::optional<DimRole> colRole;
   for (auto [k, expr] : llvm::enumerate(outMap.getResults()))
     if (cast<AffineDimExpr>(expr).getPosition() == index.getDim())
       colRole = leaf.view[k];
-  if (!colRole || (colRole->kind != DimRole::Channel &&
-                   colRole->kind != DimRole::Fixed &&
-                   colRole->kind != DimRole::Unit)) {
+  if (!colRole ||
+      (colRole->kind != DimRole::Channel && colRole->kind != DimRole::Fixed &&
+       colRole->kind != DimRole::Unit)) {
     why = "the gathered column is not the channel index";
     return failure();
   }
@@ -470,9 +487,9 @@ FailureOr<CosSinLeaf> analyzeGather(ElementAlgebra &algebra,
     positions = PositionFactor{-1, *frame};
   for (int64_t c = 0, e = numChannels(leaf.channelShape); c < e; ++c) {
     SmallVector<int64_t> axes = unflatten(c, leaf.channelShape);
-    int64_t column = colOffset + (colRole->kind == DimRole::Channel
-                                      ? axes[colRole->index]
-                                      : colRole->index);
+    int64_t column =
+        colOffset + (colRole->kind == DimRole::Channel ? axes[colRole->index]
+                                                       : colRole->index);
     AngleOfChannel angle;
     angle.positions = positions.positions;
     angle.implicitFrame = positions.implicitFrame;
@@ -499,7 +516,8 @@ mlir::rope::raise::analyzeCosSinLeaf(ElementAlgebra &algebra, unsigned leafId,
   }
   auto result = cast<OpResult>(leaf.root);
   CosSinLeaf info;
-  Value v = op.getBlock()->getTerminator()->getOperand(result.getResultNumber());
+  Value v =
+      op.getBlock()->getTerminator()->getOperand(result.getResultNumber());
   v = peelScale(v, info.scale);
   if (auto extract = v.getDefiningOp<tensor::ExtractOp>()) {
     // A gathered table: cos or sin is decided by the rotation's signs.

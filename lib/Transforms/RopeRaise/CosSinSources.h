@@ -1,4 +1,5 @@
-//===- CosSinSources.h - Where a frontend's cos/sin come from ----*- C++ -*-===//
+//===- CosSinSources.h - Where a frontend's cos/sin come from ----*- C++
+//-*-===//
 //
 // Part of the rope-mlir project.
 //
@@ -40,6 +41,9 @@ struct CosSinLeaf {
   double scale = 1.0;
   /// Gathered: the table read by position (a captured tensor), else null.
   Value table;
+  /// Gathered with Python's negative-index rule (`p < 0` reads row
+  /// `p + rows`, as torch-mlir lowers `index_select`): the table's rows.
+  int64_t wrapRows = 0;
   /// One per channel of the leaf.
   SmallVector<AngleOfChannel> channels;
 };

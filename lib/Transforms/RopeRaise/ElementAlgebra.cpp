@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Complex/IR/Complex.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
 
 #include <algorithm>
@@ -156,6 +157,15 @@ std::optional<double> mlir::rope::raise::getScalarConstant(Value value) {
   return std::nullopt;
 }
 
+/// Static values, and SSA values that are constants (JAX spells offsets
+/// as `arith.constant` indices); kDynamic for the rest.
+static SmallVector<int64_t> constantsOf(ArrayRef<OpFoldResult> values) {
+  SmallVector<int64_t> out;
+  for (OpFoldResult v : values)
+    out.push_back(getConstantIntValue(v).value_or(ShapedType::kDynamic));
+  return out;
+}
+
 /// A size of `type`'s dim, or kDynamic.
 static int64_t dimSize(Value value, int64_t dim) {
   return cast<RankedTensorType>(value.getType()).getDimSize(dim);
@@ -194,7 +204,7 @@ unsigned ElementAlgebra::internLeaf(Value root, const View &view,
 }
 
 Elements ElementAlgebra::asLeaves(Value value, const View &view,
-                                              ArrayRef<int64_t> channelShape) {
+                                  ArrayRef<int64_t> channelShape) {
   Type elementType = value.getType();
   if (auto shaped = dyn_cast<ShapedType>(elementType))
     elementType = shaped.getElementType();
@@ -230,8 +240,7 @@ ElementAlgebra::evaluate(Value value, const View &view,
   budget -= numChannels(channelShape);
   if (budget < 0)
     return failure();
-  std::optional<Elements> elements =
-      evaluateOp(value, view, channelShape);
+  std::optional<Elements> elements = evaluateOp(value, view, channelShape);
   if (budget < 0)
     return failure();
   if (!elements)
@@ -240,8 +249,7 @@ ElementAlgebra::evaluate(Value value, const View &view,
   return ArrayRef<Element>(inserted.first->second);
 }
 
-std::optional<Elements>
-ElementAlgebra::gather(const OperandRequest &request) {
+std::optional<Elements> ElementAlgebra::gather(const OperandRequest &request) {
   FailureOr<ArrayRef<Element>> elements =
       evaluate(request.value, request.view, request.channelShape);
   if (failed(elements))
@@ -326,8 +334,7 @@ ElementAlgebra::linalgInputRequests(linalg::LinalgOp op, OpResult result,
       SmallVector<int64_t> operandCoords;
       for (int64_t axis : requestAxis)
         operandCoords.push_back(coords[axis]);
-      request.channelOf.push_back(
-          flatten(operandCoords, request.channelShape));
+      request.channelOf.push_back(flatten(operandCoords, request.channelShape));
     }
     requests.push_back(std::move(request));
   }
@@ -338,8 +345,7 @@ namespace {
 /// Interprets a linalg payload for one channel.
 class Payload {
 public:
-  Payload(DenseMap<Value, Element> &env,
-          function_ref<Element(Value)> captured)
+  Payload(DenseMap<Value, Element> &env, function_ref<Element(Value)> captured)
       : env(env), captured(captured) {}
 
   std::optional<Element> operator()(Block &body, unsigned resultIndex) {
@@ -449,8 +455,7 @@ private:
       std::optional<Element> a = complexOf(0);
       if (!a)
         return false;
-      env[op.getResult(0)] =
-          Element{a->re.scaled(-1.0), a->im->scaled(-1.0)};
+      env[op.getResult(0)] = Element{a->re.scaled(-1.0), a->im->scaled(-1.0)};
       return true;
     }
     return false;
@@ -534,8 +539,7 @@ ElementAlgebra::evaluateLinalg(linalg::LinalgOp op, OpResult result,
     auto captured = [&](Value v) -> Element {
       if (std::optional<double> k = getScalarConstant(v))
         return Element{Poly::constant(*k), std::nullopt};
-      if (isa<RankedTensorType>(v.getType()) ||
-          v.getParentBlock() == body) {
+      if (isa<RankedTensorType>(v.getType()) || v.getParentBlock() == body) {
         unknownCapture = true;
         return Element{};
       }
@@ -567,9 +571,10 @@ ElementAlgebra::evaluateOp(Value value, const View &view,
     auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
     if (dense && dense.isSplat() && isa<FloatType>(dense.getElementType()))
       return Elements(
-          n, Element{Poly::constant(
-                         dense.getSplatValue<llvm::APFloat>().convertToDouble()),
-                     std::nullopt});
+          n,
+          Element{Poly::constant(
+                      dense.getSplatValue<llvm::APFloat>().convertToDouble()),
+                  std::nullopt});
     return std::nullopt;
   }
   if (auto castOp = dyn_cast<tensor::CastOp>(def)) {
@@ -588,9 +593,9 @@ ElementAlgebra::evaluateOp(Value value, const View &view,
   if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
     Value source = slice.getSource();
     llvm::SmallBitVector dropped = slice.getDroppedDims();
-    ArrayRef<int64_t> offsets = slice.getStaticOffsets();
-    ArrayRef<int64_t> sizes = slice.getStaticSizes();
-    ArrayRef<int64_t> strides = slice.getStaticStrides();
+    SmallVector<int64_t> offsets = constantsOf(slice.getMixedOffsets());
+    SmallVector<int64_t> sizes = constantsOf(slice.getMixedSizes());
+    SmallVector<int64_t> strides = constantsOf(slice.getMixedStrides());
     OperandRequest request{source, {}, {}, {}};
     // For each request channel axis: (source axis, offset, stride).
     SmallVector<std::tuple<int64_t, int64_t, int64_t>> axisMap(
@@ -608,6 +613,7 @@ ElementAlgebra::evaluateOp(Value value, const View &view,
       DimRole role = view[resultDim++];
       switch (role.kind) {
       case DimRole::Frame:
+      case DimRole::FrameSet:
         if (off != 0 || stride != 1 || ShapedType::isDynamic(sizes[s]) ||
             sizes[s] != dimSize(source, s))
           return std::nullopt;
@@ -625,8 +631,7 @@ ElementAlgebra::evaluateOp(Value value, const View &view,
           return std::nullopt;
         axisMap[role.index] = {
             static_cast<int64_t>(request.channelShape.size()), off, stride};
-        request.view.push_back(
-            DimRole::channel(request.channelShape.size()));
+        request.view.push_back(DimRole::channel(request.channelShape.size()));
         request.channelShape.push_back(dimSize(source, s));
         break;
       }
@@ -648,7 +653,7 @@ ElementAlgebra::evaluateOp(Value value, const View &view,
   if (auto concat = dyn_cast<tensor::ConcatOp>(def)) {
     int64_t dim = concat.getDim();
     DimRole role = view[dim];
-    if (role.kind == DimRole::Frame)
+    if (role.isFrameLike())
       return std::nullopt;
     Elements out(n);
     SmallVector<bool> filled(n, false);
@@ -657,8 +662,8 @@ ElementAlgebra::evaluateOp(Value value, const View &view,
       int64_t size = dimSize(input, dim);
       if (ShapedType::isDynamic(size))
         return std::nullopt;
-      OperandRequest request{input, view, SmallVector<int64_t>(channelShape),
-                             {}};
+      OperandRequest request{
+          input, view, SmallVector<int64_t>(channelShape), {}};
       if (role.kind == DimRole::Channel) {
         request.channelShape[role.index] = size;
         for (int64_t c = 0; c < n; ++c) {
@@ -699,9 +704,9 @@ ElementAlgebra::evaluateOp(Value value, const View &view,
   if (auto insert = dyn_cast<tensor::InsertSliceOp>(def)) {
     Value source = insert.getSource(), dest = insert.getDest();
     llvm::SmallBitVector dropped = insert.getDroppedDims();
-    ArrayRef<int64_t> offsets = insert.getStaticOffsets();
-    ArrayRef<int64_t> sizes = insert.getStaticSizes();
-    ArrayRef<int64_t> strides = insert.getStaticStrides();
+    SmallVector<int64_t> offsets = constantsOf(insert.getMixedOffsets());
+    SmallVector<int64_t> sizes = constantsOf(insert.getMixedSizes());
+    SmallVector<int64_t> strides = constantsOf(insert.getMixedStrides());
     int64_t rank = static_cast<int64_t>(view.size());
     // Which request elements the source covers, and where in the source.
     OperandRequest request{source, {}, {}, {}};
@@ -714,7 +719,7 @@ ElementAlgebra::evaluateOp(Value value, const View &view,
           ShapedType::isDynamic(stride))
         return std::nullopt;
       DimRole role = view[d];
-      if (role.kind == DimRole::Frame) {
+      if (role.isFrameLike()) {
         if (off != 0 || stride != 1 || size != dimSize(dest, d) ||
             dropped.test(d))
           return std::nullopt;
@@ -724,8 +729,9 @@ ElementAlgebra::evaluateOp(Value value, const View &view,
       if (role.kind == DimRole::Channel) {
         if (dropped.test(d))
           return std::nullopt;
-        axisMap[role.index] = {static_cast<int64_t>(request.channelShape.size()),
-                               off, stride, size};
+        axisMap[role.index] = {
+            static_cast<int64_t>(request.channelShape.size()), off, stride,
+            size};
         request.view.push_back(DimRole::channel(request.channelShape.size()));
         request.channelShape.push_back(size);
         continue;
@@ -738,8 +744,8 @@ ElementAlgebra::evaluateOp(Value value, const View &view,
         request.view.push_back(
             fixedRole(source, request.view.size(), local / stride));
     }
-    OperandRequest destRequest{dest, view, SmallVector<int64_t>(channelShape),
-                               {}};
+    OperandRequest destRequest{
+        dest, view, SmallVector<int64_t>(channelShape), {}};
     for (int64_t c = 0; c < n; ++c) {
       SmallVector<int64_t> coords = unflatten(c, channelShape);
       SmallVector<int64_t> src(request.channelShape.size());
@@ -790,32 +796,46 @@ ElementAlgebra::evaluateOp(Value value, const View &view,
     SmallVector<SourceChannel> srcChannels;
     for (auto [g, group] : llvm::enumerate(groups)) {
       if (expanding) {
-        // Source dim g = value dims `group`.
-        int64_t frames = 0, channels = 0;
+        // Source dim g = value dims `group`. Dims of size 1 carry nothing
+        // (a frame of size 1 is index 0).
+        if (srcType.getDimSize(g) == 1) {
+          request.view[g] = DimRole::unit();
+          continue;
+        }
+        int64_t frames = 0, channels = 0, mask = 0, last = -1;
+        bool ascending = true;
         DimRole frame;
         for (int64_t d : group) {
+          if (valType.getDimSize(d) == 1)
+            continue;
           if (view[d].kind == DimRole::Frame) {
             ++frames;
             frame = view[d];
-          } else if (view[d].kind == DimRole::Channel) {
+            ascending &= view[d].index > last;
+            last = view[d].index;
+            mask |= int64_t(1) << view[d].index;
+          } else if (view[d].kind == DimRole::FrameSet) {
+            return std::nullopt;
+          } else if (view[d].kind == DimRole::Channel ||
+                     view[d].kind == DimRole::Fixed) {
             ++channels;
-          } else if (view[d].kind == DimRole::Fixed &&
-                     valType.getDimSize(d) != 1) {
-            ++channels; // a coordinate held fixed: computed like a channel
           }
         }
-        if (frames > 1 || (frames == 1 && channels > 0))
+        if (frames > 0 && channels > 0)
           return std::nullopt;
         if (frames == 1) {
-          for (int64_t d : group)
-            if (view[d].kind != DimRole::Frame && valType.getDimSize(d) != 1)
-              return std::nullopt;
           request.view[g] = frame;
           continue;
         }
-        bool anyChannel = llvm::any_of(group, [&](int64_t d) {
-          return view[d].kind == DimRole::Channel;
-        });
+        if (frames > 1) {
+          // Frames flattened into one dim, in row-major order.
+          if (!ascending || last >= 62)
+            return std::nullopt;
+          request.view[g] = DimRole::frameSet(mask);
+          continue;
+        }
+        bool anyChannel = llvm::any_of(
+            group, [&](int64_t d) { return view[d].kind == DimRole::Channel; });
         for (int64_t d : group)
           if (valType.isDynamicDim(d))
             return std::nullopt;
@@ -830,11 +850,30 @@ ElementAlgebra::evaluateOp(Value value, const View &view,
         }
         request.view[g] = DimRole::channel(request.channelShape.size());
         request.channelShape.push_back(srcType.getDimSize(g));
-        srcChannels.push_back({static_cast<int64_t>(g),
-                               SmallVector<int64_t>(group.begin(), group.end())});
+        srcChannels.push_back(
+            {static_cast<int64_t>(g),
+             SmallVector<int64_t>(group.begin(), group.end())});
       } else {
         // Value dim g = source dims `group`.
         DimRole role = view[g];
+        if (role.kind == DimRole::FrameSet) {
+          // The flattened frames, one per non-unit source dim, ascending.
+          SmallVector<int64_t> frames;
+          for (int64_t f = 0; f < 63; ++f)
+            if (role.index & (int64_t(1) << f))
+              frames.push_back(f);
+          SmallVector<int64_t> nonUnit;
+          for (int64_t s : group)
+            if (srcType.getDimSize(s) != 1)
+              nonUnit.push_back(s);
+          if (nonUnit.size() != frames.size())
+            return std::nullopt;
+          for (int64_t s : group)
+            request.view[s] = DimRole::unit();
+          for (auto [s, f] : llvm::zip_equal(nonUnit, frames))
+            request.view[s] = DimRole::frame(f);
+          continue;
+        }
         if (role.kind == DimRole::Frame) {
           // One source dim of the group carries the frame, the rest are 1.
           SmallVector<int64_t> nonUnit;

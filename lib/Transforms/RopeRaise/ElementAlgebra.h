@@ -35,15 +35,20 @@ namespace mlir::rope::raise {
 
 /// What one dim of a viewed value stands for.
 struct DimRole {
-  enum Kind : uint8_t { Frame, Channel, Unit, Fixed };
+  enum Kind : uint8_t { Frame, Channel, Unit, Fixed, FrameSet };
   Kind kind;
-  /// Frame: the frame dim; Channel: the channel axis; Fixed: the index.
+  /// Frame: the frame dim; Channel: the channel axis; Fixed: the index;
+  /// FrameSet: a bit mask of frame dims flattened into this one dim in
+  /// ascending order (ONNX importers flatten [B, S] to gather).
   int64_t index = 0;
 
   static DimRole frame(int64_t d) { return {Frame, d}; }
   static DimRole channel(int64_t a) { return {Channel, a}; }
   static DimRole unit() { return {Unit, 0}; }
   static DimRole fixed(int64_t i) { return {Fixed, i}; }
+  static DimRole frameSet(int64_t mask) { return {FrameSet, mask}; }
+  /// A dim indexed by frame coordinates (one or several).
+  bool isFrameLike() const { return kind == Frame || kind == FrameSet; }
   bool operator==(const DimRole &o) const {
     return kind == o.kind && index == o.index;
   }
@@ -136,14 +141,13 @@ private:
   };
 
   Elements asLeaves(Value value, const View &view,
-                                ArrayRef<int64_t> channelShape);
-  std::optional<Elements>
-  evaluateOp(Value value, const View &view, ArrayRef<int64_t> channelShape);
-  std::optional<Elements>
-  evaluateLinalg(linalg::LinalgOp op, OpResult result, const View &view,
-                 ArrayRef<int64_t> channelShape);
-  std::optional<Elements>
-  gather(const OperandRequest &request);
+                    ArrayRef<int64_t> channelShape);
+  std::optional<Elements> evaluateOp(Value value, const View &view,
+                                     ArrayRef<int64_t> channelShape);
+  std::optional<Elements> evaluateLinalg(linalg::LinalgOp op, OpResult result,
+                                         const View &view,
+                                         ArrayRef<int64_t> channelShape);
+  std::optional<Elements> gather(const OperandRequest &request);
 
   int64_t budget;
   std::map<Key, Elements, KeyLess> memo;

@@ -63,11 +63,13 @@ struct RaisePlan {
   // Gathered cos/sin: the tables and the first column of each.
   Value cosTable, sinTable;
   int64_t cosColumn = 0, sinColumn = 0;
+  /// Negative positions read row p + wrapRows (0: no wrapping).
+  int64_t wrapRows = 0;
 };
 
 bool close(double a, double b) {
-  return a == b || std::fabs(a - b) <= 1e-12 * std::max(std::fabs(a),
-                                                         std::fabs(b));
+  return a == b ||
+         std::fabs(a - b) <= 1e-12 * std::max(std::fabs(a), std::fabs(b));
 }
 
 /// One term `coef * x[xChannel] * t[tChannel]` of a rotated channel.
@@ -131,9 +133,9 @@ public:
         xLeaf = xLeaf ? std::optional<unsigned>(-1u) : id;
     if (dataLeaves.size() > 1) {
       looksLikeRope = true;
-      return fail("cos/sin are not proven: " +
-                  (trigWhy.empty() ? std::string("two tensors are rotated")
-                                   : trigWhy));
+      return fail(
+          "cos/sin are not proven: " +
+          (trigWhy.empty() ? std::string("two tensors are rotated") : trigWhy));
     }
     if (!xLeaf || *xLeaf == -1u)
       xLeaf = dataLeaves.front();
@@ -180,8 +182,8 @@ public:
         if (!info.table && !info.isSin)
           cosIndex = cosIndex == -1 ? t : -2;
       }
-      bool gathered = trig[terms[0].trigLeaf].table ||
-                      trig[terms[1].trigLeaf].table;
+      bool gathered =
+          trig[terms[0].trigLeaf].table || trig[terms[1].trigLeaf].table;
       if (gathered) {
         cosIndex = -1;
         for (int t = 0; t < 2; ++t)
@@ -337,22 +339,31 @@ private:
       if (static_cast<bool>(c.table) != gathered ||
           static_cast<bool>(s.table) != gathered)
         return failWith("cos/sin are computed for some channels and gathered "
-                    "for others");
+                        "for others");
       if (!gathered && (c.isSin || !s.isSin))
         return failWith("the term of x[k] is not its cos");
       if (gathered) {
-        if (plan.cosTable && (plan.cosTable != c.table ||
-                              plan.sinTable != s.table))
+        if (plan.cosTable &&
+            (plan.cosTable != c.table || plan.sinTable != s.table))
           return failWith("cos/sin are gathered from several tables");
+        if (plan.cosTable &&
+            (c.wrapRows != plan.wrapRows || s.wrapRows != plan.wrapRows))
+          return failWith("cos/sin gathers treat negative positions "
+                          "differently");
         plan.cosTable = c.table;
         plan.sinTable = s.table;
+        plan.wrapRows = c.wrapRows;
+        if (s.wrapRows != c.wrapRows)
+          return failWith("cos/sin gathers treat negative positions "
+                          "differently");
       }
       int64_t pair = pairOf(ropeChannel[j]);
       AngleOfChannel ca = c.channels[cosTerm.trigChannel];
       AngleOfChannel sa = s.channels[sinTerm.trigChannel];
       for (AngleOfChannel *angle : {&ca, &sa}) {
         PairAngle &slot = pairs[pair];
-        std::optional<AngleOfChannel> &seen = angle == &ca ? slot.cos : slot.sin;
+        std::optional<AngleOfChannel> &seen =
+            angle == &ca ? slot.cos : slot.sin;
         if (!seen) {
           seen = *angle;
           continue;
@@ -360,23 +371,23 @@ private:
         if (seen->positions != angle->positions ||
             seen->implicitFrame != angle->implicitFrame)
           return failWith("the two channels of pair " + std::to_string(pair) +
-                      " take different positions");
+                          " take different positions");
         if (!gathered && seen->theta != angle->theta)
           return failWith("the two channels of pair " + std::to_string(pair) +
-                      " rotate by different frequencies");
+                          " rotate by different frequencies");
         if (gathered && seen->column != angle->column &&
             !sameColumns(angle == &ca ? plan.cosTable : plan.sinTable,
                          seen->column, angle->column))
           return failWith("the two channels of pair " + std::to_string(pair) +
-                      " read different table columns that are not proven "
-                      "equal");
+                          " read different table columns that are not proven "
+                          "equal");
       }
       if (ca.positions != sa.positions || ca.implicitFrame != sa.implicitFrame)
         return failWith("cos and sin of pair " + std::to_string(pair) +
-                    " take different positions");
+                        " take different positions");
       if (!gathered && ca.theta != sa.theta)
         return failWith("cos and sin of pair " + std::to_string(pair) +
-                    " have different frequencies");
+                        " have different frequencies");
     }
 
     // One position stream, or M-RoPE's three.
@@ -459,11 +470,11 @@ private:
           return failWith("pairs take their positions from different streams");
       auto type = cast<RankedTensorType>(leaf.root.getType());
       DimRole axis = leaf.view[0];
-      if (type.getDimSize(0) != 3 ||
-          !(axis.kind == DimRole::Fixed ||
-            (axis.kind == DimRole::Unit && false)))
-        return failWith("pairs take their positions from different streams, not "
-                    "the three axes of an M-RoPE position tensor");
+      if (type.getDimSize(0) != 3 || !(axis.kind == DimRole::Fixed ||
+                                       (axis.kind == DimRole::Unit && false)))
+        return failWith(
+            "pairs take their positions from different streams, not "
+            "the three axes of an M-RoPE position tensor");
       plan.mropeAxes.push_back(axis.index);
     }
     // Fixed(0) on a dim of size 3 stays Fixed: the leaf of axis 0.
@@ -488,10 +499,9 @@ bool isCandidate(Operation *op) {
       type.getShape().back() % 2)
     return false;
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
-    return linalgOp.hasPureTensorSemantics() &&
-           linalgOp.isAllParallelLoops();
-  return isa<tensor::ConcatOp, tensor::InsertSliceOp,
-             tensor::CollapseShapeOp>(op);
+    return linalgOp.hasPureTensorSemantics() && linalgOp.isAllParallelLoops();
+  return isa<tensor::ConcatOp, tensor::InsertSliceOp, tensor::CollapseShapeOp>(
+      op);
 }
 
 /// A candidate whose users do not go on computing channels from it (so a
@@ -506,8 +516,8 @@ bool isLastStep(Operation *op) {
       continue;
     bool computes = llvm::any_of(
         linalgOp.getBlock()->without_terminator(), [](Operation &inner) {
-          return isa<arith::AddFOp, arith::SubFOp, arith::MulFOp,
-                     arith::NegFOp, complex::MulOp>(inner);
+          return isa<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::NegFOp,
+                     complex::MulOp>(inner);
         });
     if (computes)
       return false;
@@ -572,6 +582,35 @@ Value dropUnitDims(OpBuilder &b, Location loc, Value value,
 }
 
 /// Builds rope.apply (and the output permutation) for a plan.
+/// `p < 0 ? p + rows : p` elementwise: the row a frontend's gather reads
+/// for a negative index (Python's rule), made explicit so that rope.apply
+/// reads the same row.
+Value wrapNegative(OpBuilder &b, Location loc, Value positions, int64_t rows) {
+  auto type = cast<RankedTensorType>(positions.getType());
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, positions);
+  Value init = tensor::EmptyOp::create(b, loc, sizes, type.getElementType());
+  AffineMap id = b.getMultiDimIdentityMap(type.getRank());
+  SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{type}, ValueRange{positions}, ValueRange{init},
+             ArrayRef<AffineMap>{id, id}, iterators,
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               Type t = args[0].getType();
+               Value zero = arith::ConstantOp::create(nb, nloc, t,
+                                                      nb.getIntegerAttr(t, 0));
+               Value m = arith::ConstantOp::create(nb, nloc, t,
+                                                   nb.getIntegerAttr(t, rows));
+               Value negative = arith::CmpIOp::create(
+                   nb, nloc, arith::CmpIPredicate::slt, args[0], zero);
+               Value wrapped = arith::AddIOp::create(nb, nloc, args[0], m);
+               Value row = arith::SelectOp::create(nb, nloc, negative, wrapped,
+                                                   args[0]);
+               linalg::YieldOp::create(nb, nloc, row);
+             })
+      .getResult(0);
+}
+
 class RaisedBuilder {
 public:
   std::string buildWhy;
@@ -614,6 +653,8 @@ public:
         buildWhy = "the positions have no token dims";
         return failure();
       }
+      if (plan.wrapRows)
+        positions = wrapNegative(rewriter, loc, positions, plan.wrapRows);
     } else {
       tokenDims.push_back(plan.implicitFrame);
     }
@@ -663,9 +704,8 @@ public:
       for (bool interleaved : {false, true}) {
         if (!interleaved && !chunked)
           continue;
-        MRopeAttr candidate =
-            MRopeAttr::get(ctx, DenseI64ArrayAttr::get(ctx, counts),
-                           interleaved);
+        MRopeAttr candidate = MRopeAttr::get(
+            ctx, DenseI64ArrayAttr::get(ctx, counts), interleaved);
         if (ArrayRef<int64_t>(candidate.getPairAxes(plan.rotaryDim / 2)) ==
             ArrayRef<int64_t>(plan.mropeAxes)) {
           mrope = candidate;
@@ -703,7 +743,8 @@ public:
         groups.push_back({i});
       groups.push_back({rank - 1, rank});
       SmallVector<OpFoldResult> pairSizes(sizes.begin(), sizes.end() - 1);
-      pairSizes.append({rewriter.getIndexAttr(d / 2), rewriter.getIndexAttr(2)});
+      pairSizes.append(
+          {rewriter.getIndexAttr(d / 2), rewriter.getIndexAttr(2)});
       Value pairsValue = tensor::ExpandShapeOp::create(
           rewriter, loc,
           RankedTensorType::get(pairShape, type.getElementType()), result,
@@ -717,22 +758,23 @@ public:
       for (int64_t i = 0; i + 1 < rank; ++i)
         perm.push_back(i);
       perm.append({rank, rank - 1});
-      Value swapped =
-          linalg::TransposeOp::create(rewriter, loc, pairsValue, swappedInit,
-                                      perm)
-              .getResult()[0];
-      result = tensor::CollapseShapeOp::create(rewriter, loc, type, swapped,
-                                               groups);
+      Value swapped = linalg::TransposeOp::create(rewriter, loc, pairsValue,
+                                                  swappedInit, perm)
+                          .getResult()[0];
+      result =
+          tensor::CollapseShapeOp::create(rewriter, loc, type, swapped, groups);
     }
     return result;
   }
 };
 
 /// Raises the rotation `op` ends, if it is one: replaces `op` and returns
-/// success; otherwise leaves the IR unchanged, sets `why`, and says so in a
-/// remark (with `remarks`, on the last op of a rotation-shaped computation).
+/// success. Otherwise leaves the IR unchanged, sets `why`, and sets
+/// `worthARemark` when `op` ends a computation that multiplies by a cos or
+/// sin (the last op of a rotation-shaped computation).
 LogicalResult raiseRotation(Operation *op, RewriterBase &rewriter,
-                            bool remarks, std::string &why) {
+                            std::string &why, bool &worthARemark) {
+  worthARemark = false;
   if (!isCandidate(op)) {
     why = "not a candidate";
     return failure();
@@ -741,19 +783,16 @@ LogicalResult raiseRotation(Operation *op, RewriterBase &rewriter,
   FailureOr<RaisePlan> plan = matcher.match();
   if (failed(plan)) {
     why = matcher.why;
-    if (remarks && matcher.looksLikeRope && isLastStep(op))
-      op->emitRemark("rope-raise: not raised: ") << why;
+    worthARemark = matcher.looksLikeRope && isLastStep(op);
     return failure();
   }
   rewriter.setInsertionPoint(op);
   RaisedBuilder builder;
-  FailureOr<Value> raised = builder.build(rewriter, op->getLoc(), *plan,
-                                          matcher.getAlgebra(),
-                                          op->getResult(0));
+  FailureOr<Value> raised = builder.build(
+      rewriter, op->getLoc(), *plan, matcher.getAlgebra(), op->getResult(0));
   if (failed(raised)) {
     why = builder.buildWhy;
-    if (remarks)
-      op->emitRemark("rope-raise: not raised: ") << why;
+    worthARemark = true;
     return failure();
   }
   rewriter.replaceOp(op, *raised);
@@ -768,9 +807,12 @@ struct RaiseRotationPattern : public RewritePattern {
   LogicalResult matchAndRewrite(Operation *op,
                                 PatternRewriter &rewriter) const override {
     std::string why;
-    if (failed(raiseRotation(op, rewriter, remarks, why)))
-      return rewriter.notifyMatchFailure(op, why);
-    return success();
+    bool worthARemark = false;
+    if (succeeded(raiseRotation(op, rewriter, why, worthARemark)))
+      return success();
+    if (remarks && worthARemark)
+      op->emitRemark("rope-raise: not raised: ") << why;
+    return rewriter.notifyMatchFailure(op, why);
   }
 
   bool remarks;
@@ -813,6 +855,7 @@ void mlir::rope::raiseRope(Operation *root, bool remarks) {
           mayDie.insert(def);
     });
   };
+  SmallVector<std::pair<Operation *, std::string>> pending;
   for (Operation *op : llvm::reverse(ops)) {
     if (erased.contains(op))
       continue;
@@ -823,13 +866,39 @@ void mlir::rope::raiseRope(Operation *root, bool remarks) {
       continue;
     }
     std::string why;
+    bool worthARemark = false;
     SmallVector<Operation *> feeders;
     for (Value operand : op->getOperands())
       if (Operation *def = operand.getDefiningOp())
         feeders.push_back(def);
-    if (succeeded(raiseRotation(op, rewriter, remarks, why))) {
+    if (succeeded(raiseRotation(op, rewriter, why, worthARemark))) {
       erased.insert(op);
       mayDie.insert(feeders.begin(), feeders.end());
+    } else if (remarks && worthARemark) {
+      pending.emplace_back(op, why);
     }
+  }
+  // A remark for what stays unraised, unless the op only reshapes or
+  // continues a rotation that was raised (vLLM's [T, H*D] view of a raised
+  // [T, H, D] rotation).
+  for (auto &[op, why] : pending) {
+    if (erased.contains(op))
+      continue;
+    bool feedsOnRaised = false;
+    SmallVector<std::pair<Operation *, int>> stack{{op, 0}};
+    while (!stack.empty() && !feedsOnRaised) {
+      auto [current, depth] = stack.pop_back_val();
+      for (Value operand : current->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if (!def)
+          continue;
+        if (isa<ApplyOp>(def))
+          feedsOnRaised = true;
+        else if (depth < 4)
+          stack.push_back({def, depth + 1});
+      }
+    }
+    if (!feedsOnRaised)
+      op->emitRemark("rope-raise: not raised: ") << why;
   }
 }

@@ -74,22 +74,37 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
   }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createRopeApproximateTrigPass());
+  // Frontend IR (torch-mlir, JAX via IREE) computes in complex numbers inside
+  // linalg.generic bodies: complex.mul/div/exp/... become arith and math on
+  // the parts here, complex.create/re/im LLVM structs below.
+  pm.addPass(createConvertComplexToStandardPass());
   pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createConvertVectorToLLVMPass());
+  // Before math-to-libm declares the libm functions it calls: the wrappers
+  // are requested for every func.func, and a libm declaration with one would
+  // be called through a `_mlir_ciface_` symbol nobody defines.
+  if (options.emitCInterface)
+    pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
+  // Math before vector to LLVM: math-to-libm unrolls a vector op that has no
+  // LLVM intrinsic (math.erf of a vectorized generic) into vector.extract,
+  // scalar calls and vector.insert.
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createConvertComplexToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   if (options.numThreads != 1)
     pm.addPass(createConvertOpenMPToLLVMPass());
-  if (options.emitCInterface)
-    pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   pm.addPass(createConvertFuncToLLVMPass());
+  // ub.poison (the padding of vector transfers, vector.from_elements) is
+  // left by the vector lowering; without this the result does not translate
+  // to LLVM IR.
+  pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 

@@ -70,6 +70,15 @@ bool isRowWiseCandidate(linalg::LinalgOp op) {
     if (iterator == utils::IteratorType::reduction &&
         dim + 1 != ranges.size() && ranges[dim] != 1)
       return false;
+  // A vector of i1 is bit-packed in memory (LLVM's <N x i1> store writes
+  // N bits), a memref of i1 holds a byte per element: vector transfers of
+  // such buffers would write the wrong bytes (masks, comparisons).
+  if (llvm::any_of(op->getOperandTypes(), [](Type type) {
+        auto memref = dyn_cast<MemRefType>(type);
+        return memref && memref.getElementType().isIntOrFloat() &&
+               memref.getElementType().getIntOrFloatBitWidth() % 8 != 0;
+      }))
+    return false;
   return llvm::all_of(op.getIndexingMapsArray(), [](AffineMap map) {
     return map.isProjectedPermutation(/*allowZeroInResults=*/true);
   });

@@ -82,3 +82,23 @@ func.func @left_alone(%d: memref<?x?xf32>, %short: memref<8x2xf32>, %cols: memre
   linalg.matmul ins(%a, %a : memref<8x8xf32>, memref<8x8xf32>) outs(%b : memref<8x8xf32>)
   return
 }
+
+// -----
+
+// Left alone: buffers of i1. A vector<Nxi1> is bit-packed in memory while a
+// memref of i1 holds a byte per element; a vector store of the comparison
+// would write N bits instead of N bytes.
+// CHECK-LABEL: func.func @i1_buffers_left_alone(
+//   CHECK-NOT:   vector.
+//       CHECK:   linalg.generic
+//   CHECK-NOT:   vector.
+func.func @i1_buffers_left_alone(%a: memref<4x16xf32>, %b: memref<4x16xf32>, %m: memref<4x16xi1>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%a, %b : memref<4x16xf32>, memref<4x16xf32>) outs(%m : memref<4x16xi1>) {
+  ^bb0(%x: f32, %y: f32, %o: i1):
+    %c = arith.cmpf olt, %x, %y : f32
+    linalg.yield %c : i1
+  }
+  return
+}

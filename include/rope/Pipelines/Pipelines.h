@@ -118,6 +118,26 @@ struct RopeToNVVMPipelineOptions
 void buildRopeToNVVMPipeline(OpPassManager &pm,
                              const RopeToNVVMPipelineOptions &options);
 
+/// Options of the `rope-optimize` pipeline.
+struct RopeOptimizePipelineOptions
+    : public PassPipelineOptions<RopeOptimizePipelineOptions> {
+  PassOptions::Option<bool> remarks{
+      *this, "remarks",
+      llvm::cl::desc("Say why a rotation-shaped computation is not raised "
+                     "and why a contraction fed by rope.apply is not fused, "
+                     "as remarks"),
+      llvm::cl::init(false)};
+};
+
+/// What a compiler inserts ahead of its own lowering: rope-raise (RoPE
+/// written out by a frontend becomes rope.apply), canonicalize and CSE (the
+/// frontend's now dead cos/sin computations go), then
+/// rope-fuse-into-attention (a raised rotation feeding attention is fused
+/// into its tiles). The result is still on tensors; any lowering follows
+/// (rope-to-llvm-cpu, rope-to-nvvm, or another compiler's).
+void buildRopeOptimizePipeline(OpPassManager &pm,
+                               const RopeOptimizePipelineOptions &options);
+
 /// Registers the named pipelines with the global registry.
 void registerRopePipelines();
 

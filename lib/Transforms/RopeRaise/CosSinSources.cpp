@@ -434,8 +434,8 @@ FailureOr<CosSinLeaf> analyzeGather(ElementAlgebra &algebra,
   auto rowArg = dyn_cast<BlockArgument>(rowIndex);
   if (!rowArg || rowArg.getOwner() != op.getBlock() ||
       op.isDpsInit(op.getMatchingOpOperand(rowArg))) {
-    why = "the gathered row is not a position input of the gather (a "
-          "wrapped or clamped index is not raised)";
+    why = "the gathered row is computed from the positions (only "
+          "Python's negative-index wrap is followed)";
     return failure();
   }
   // The column: linalg.index of the channel loop (+ a constant).

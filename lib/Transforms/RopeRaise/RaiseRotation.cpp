@@ -109,6 +109,20 @@ public:
         for (auto [id, channel] : m.factors)
           seen.insert(id);
     }
+    // Rotation-shaped: channels that are sums of two products of two
+    // factors; x is the factor in every product.
+    int64_t shaped = 0;
+    DenseMap<unsigned, int64_t> occurrences;
+    for (const Element &e : *elements) {
+      bool twoProducts = e.re.terms.size() == 2;
+      for (const Monomial &m : e.re.terms) {
+        twoProducts &= m.factors.size() == 2;
+        for (auto [id, channel] : m.factors)
+          occurrences[id]++;
+      }
+      shaped += twoProducts;
+    }
+    bool rotationShaped = shaped >= 2;
     SmallVector<unsigned> dataLeaves;
     std::string trigWhy;
     for (unsigned id : seen) {
@@ -119,33 +133,32 @@ public:
         continue;
       }
       dataLeaves.push_back(id);
-      if (!isIdentityView(algebra.leaf(id)))
-        trigWhy = leafWhy;
     }
-    looksLikeRope = !trig.empty();
+    // A cos/sin table itself is not rotation-shaped (no remark).
+    looksLikeRope = !dataLeaves.empty() && (!trig.empty() || rotationShaped);
     if (dataLeaves.empty())
       return fail("no input tensor is rotated");
+    // x: the data leaf in most products (every one in a rotation).
+    unsigned xLeaf = dataLeaves.front();
+    for (unsigned id : dataLeaves)
+      if (occurrences[id] > occurrences[xLeaf])
+        xLeaf = id;
+    for (unsigned id : dataLeaves) {
+      if (id == xLeaf)
+        continue;
+      std::string leafWhy;
+      (void)analyzeCosSinLeaf(algebra, id, leafWhy);
+      return fail("cos/sin are not proven: " + leafWhy);
+    }
     if (trig.empty())
       return fail("no factor is a cos or sin");
-    std::optional<unsigned> xLeaf;
-    for (unsigned id : dataLeaves)
-      if (isIdentityView(algebra.leaf(id)))
-        xLeaf = xLeaf ? std::optional<unsigned>(-1u) : id;
-    if (dataLeaves.size() > 1) {
-      looksLikeRope = true;
-      return fail(
-          "cos/sin are not proven: " +
-          (trigWhy.empty() ? std::string("two tensors are rotated") : trigWhy));
-    }
-    if (!xLeaf || *xLeaf == -1u)
-      xLeaf = dataLeaves.front();
-    const Leaf &x = algebra.leaf(*xLeaf);
+    const Leaf &x = algebra.leaf(xLeaf);
     if (!isIdentityView(x) || x.channelShape[0] != d)
       return fail("the rotated tensor is not read whole, element for element");
     if (cast<RankedTensorType>(x.root.getType()).getElementType() !=
         type.getElementType())
       return fail("the input and result element types differ");
-    x0 = *xLeaf;
+    x0 = xLeaf;
 
     // Each channel: pass-through x[k], or two terms x[k]*cos + x[p]*sin.
     SmallVector<std::optional<std::pair<Term, Term>>> rotated(d);

@@ -1,0 +1,27 @@
+//===- RopeOptimize.cpp - The rope-optimize pipeline ----------------------===//
+//
+// Part of the rope-mlir project.
+//
+// The pipeline a compiler runs on a frontend's linalg before its own
+// lowering: raise, clean up, fuse. Kept apart from the lowering pipelines
+// because it neither bufferizes nor lowers: its output is still tensors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rope/Pipelines/Pipelines.h"
+#include "rope/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+
+void mlir::rope::buildRopeOptimizePipeline(
+    OpPassManager &pm, const RopeOptimizePipelineOptions &options) {
+  RopeRaisePassOptions raise;
+  raise.remarks = options.remarks;
+  pm.addPass(createRopeRaisePass(raise));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  RopeFuseIntoAttentionPassOptions fuse;
+  fuse.remarks = options.remarks;
+  pm.addPass(createRopeFuseIntoAttentionPass(fuse));
+}

@@ -177,6 +177,11 @@ void mlir::rope::buildRopeToNVVMPipeline(
 }
 
 void mlir::rope::registerRopePipelines() {
+  PassPipelineRegistration<RopeOptimizePipelineOptions>(
+      "rope-optimize",
+      "Raise RoPE written out by a frontend to rope.apply, clean up, and fuse "
+      "it into attention (tensors in, tensors out; ahead of any lowering)",
+      buildRopeOptimizePipeline);
   PassPipelineRegistration<RopeToNVVMPipelineOptions>(
       "rope-to-nvvm",
       "Lower rope IR on tensors to a GPU kernel in a gpu.binary (PTX, cubin "

@@ -11,6 +11,8 @@
 #include "rope/Runtime/InputGuards.h"
 #include "rope/Runtime/RuntimeSymbols.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -35,6 +37,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -46,6 +50,9 @@ using namespace mlir;
 struct RopeJitModule {
   std::unique_ptr<MLIRContext> context;
   std::unique_ptr<ExecutionEngine> engine;
+  /// The public functions' signatures (ropeJitFunctionType), recorded before
+  /// lowering, by name.
+  std::map<std::string, llvm::json::Object> signatures;
 };
 
 namespace {
@@ -131,8 +138,11 @@ private:
 };
 
 /// Parses and lowers `source`; returns the module or null with `error` set.
-OwningOpRef<ModuleOp> parseAndLower(MLIRContext *context, const char *source,
-                                    const char *pipeline, std::string &error) {
+/// `beforeLowering`, when given, sees the parsed and verified module first.
+OwningOpRef<ModuleOp>
+parseAndLower(MLIRContext *context, const char *source, const char *pipeline,
+              std::string &error,
+              const std::function<void(ModuleOp)> &beforeLowering = nullptr) {
   if (!source) {
     error = "source is NULL";
     return nullptr;
@@ -157,6 +167,8 @@ OwningOpRef<ModuleOp> parseAndLower(MLIRContext *context, const char *source,
     error = "invalid pass pipeline: " + pipelineError;
     return nullptr;
   }
+  if (beforeLowering)
+    beforeLowering(*module);
   PassManager pm(context);
   static_cast<OpPassManager &>(pm) = *parsed;
   if (failed(pm.run(*module))) {
@@ -165,80 +177,225 @@ OwningOpRef<ModuleOp> parseAndLower(MLIRContext *context, const char *source,
   }
   return module;
 }
+
+/// One argument or result type of a signature: {"type": its text, "kind":
+/// "tensor" (ranked; "element", "shape" with null for dynamic sizes),
+/// "scalar" (integer, index or float; "element") or "other"}.
+llvm::json::Value describeType(Type type) {
+  auto text = [](auto printable) {
+    std::string out;
+    llvm::raw_string_ostream os(out);
+    printable.print(os);
+    return out;
+  };
+  llvm::json::Object object{{"type", text(type)}};
+  if (auto tensor = dyn_cast<RankedTensorType>(type)) {
+    llvm::json::Array shape;
+    for (int64_t size : tensor.getShape())
+      shape.push_back(ShapedType::isDynamic(size) ? llvm::json::Value(nullptr)
+                                                  : llvm::json::Value(size));
+    object["kind"] = "tensor";
+    object["element"] = text(tensor.getElementType());
+    object["shape"] = std::move(shape);
+  } else if (isa<IntegerType, IndexType, FloatType>(type)) {
+    object["kind"] = "scalar";
+    object["element"] = text(type);
+  } else {
+    object["kind"] = "other";
+  }
+  return object;
+}
+
+/// The signatures of `module`'s public func.func definitions, and with
+/// `readOnlyArguments` their tensor arguments marked
+/// `bufferization.writable = false` (where no such mark is present).
+std::map<std::string, llvm::json::Object>
+recordSignatures(ModuleOp module, bool readOnlyArguments) {
+  std::map<std::string, llvm::json::Object> signatures;
+  for (auto function : module.getOps<func::FuncOp>()) {
+    if (function.isPrivate() || function.isExternal())
+      continue;
+    FunctionType type = function.getFunctionType();
+    llvm::json::Array arguments, results;
+    for (Type input : type.getInputs())
+      arguments.push_back(describeType(input));
+    for (Type output : type.getResults())
+      results.push_back(describeType(output));
+    signatures[function.getSymName().str()] =
+        llvm::json::Object{{"name", function.getSymName().str()},
+                           {"arguments", std::move(arguments)},
+                           {"results", std::move(results)}};
+    if (!readOnlyArguments)
+      continue;
+    StringRef writable = bufferization::BufferizationDialect::kWritableAttrName;
+    for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i)
+      if (isa<TensorType>(function.getArgument(i).getType()) &&
+          !function.getArgAttr(i, writable))
+        function.setArgAttr(i, writable,
+                            BoolAttr::get(module.getContext(), false));
+  }
+  return signatures;
+}
+
+RopeJitModule *compile(const char *source, const char *pipeline, int optLevel,
+                       int flags, char **error) {
+  initializeOnce();
+  auto result = std::make_unique<RopeJitModule>();
+  result->context = makeContext();
+  // The attribute that marks arguments read-only belongs to it.
+  result->context->getOrLoadDialect<bufferization::BufferizationDialect>();
+  std::string message;
+  bool readOnly = flags & ROPE_JIT_READ_ONLY_ARGUMENTS;
+  OwningOpRef<ModuleOp> module = parseAndLower(
+      result->context.get(), source, pipeline, message,
+      [&](ModuleOp m) { result->signatures = recordSignatures(m, readOnly); });
+  if (!module) {
+    setError(error, message);
+    return nullptr;
+  }
+  // What the lowering made of each function's C interface, for callers to
+  // check against the signature: its parameter count and whether it
+  // returns a value (null: no wrapper).
+  for (auto &[name, signature] : result->signatures) {
+    auto wrapper =
+        module->lookupSymbol<LLVM::LLVMFuncOp>("_mlir_ciface_" + name);
+    if (!wrapper) {
+      signature["c_interface"] = nullptr;
+      continue;
+    }
+    LLVM::LLVMFunctionType type = wrapper.getFunctionType();
+    signature["c_interface"] = llvm::json::Object{
+        {"parameters", static_cast<int64_t>(type.getNumParams())},
+        {"returns_value", !isa<LLVM::LLVMVoidType>(type.getReturnType())}};
+  }
+  unsigned level = optLevel < 0 ? 0 : (optLevel > 3 ? 3 : optLevel);
+  auto optimize = makeOptimizingTransformer(level, /*sizeLevel=*/0,
+                                            /*targetMachine=*/nullptr);
+  // The functions the optimized LLVM module declares: what it will call at
+  // run time (OpenMP entry points only appear in the translation to LLVM IR).
+  std::vector<std::string> declared;
+  auto transformer = [&](llvm::Module *llvmModule) -> llvm::Error {
+    if (llvm::Error failure = optimize(llvmModule))
+      return failure;
+    for (llvm::Function &function : *llvmModule)
+      if (function.isDeclaration() && !function.isIntrinsic())
+        declared.push_back(function.getName().str());
+    return llvm::Error::success();
+  };
+  ExecutionEngineOptions options;
+  options.transformer = transformer;
+  options.jitCodeGenOptLevel = static_cast<llvm::CodeGenOptLevel>(level);
+  options.enableGDBNotificationListener = false;
+  options.enablePerfNotificationListener = false;
+  DiagnosticCollector diagnostics(result->context.get());
+  auto engine = ExecutionEngine::create(*module, options);
+  if (!engine) {
+    std::string text = llvm::toString(engine.takeError());
+    setError(error, diagnostics.take("") + text);
+    return nullptr;
+  }
+  // Runtime functions are resolved one by one, before any code is
+  // materialized (RuntimeSymbols.h says why no library is loaded into the
+  // global scope for them).
+  llvm::StringMap<void *> runtimeSymbols;
+  if (failed(rope::resolveRuntimeSymbols(declared, ROPE_MLIR_OPENMP_RUNTIME,
+                                         runtimeSymbols, message))) {
+    setError(error, message);
+    return nullptr;
+  }
+  (*engine)->registerSymbols([&](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap map;
+    for (const auto &entry : runtimeSymbols)
+      map[interner(entry.getKey())] = {
+          llvm::orc::ExecutorAddr::fromPtr(entry.getValue()),
+          llvm::JITSymbolFlags::Exported};
+    return map;
+  });
+  (*engine)->initialize();
+  // Materialize now, so that a symbol nobody provides is this call's error
+  // rather than a missing function at lookup.
+  for (auto function : module->getOps<LLVM::LLVMFuncOp>()) {
+    if (function.isExternal() || function.isPrivate())
+      continue;
+    auto address = (*engine)->lookup(function.getSymName());
+    if (!address) {
+      setError(error, "cannot link @" + function.getSymName().str() + ": " +
+                          llvm::toString(address.takeError()));
+      return nullptr;
+    }
+  }
+  result->engine = std::move(*engine);
+  return result.release();
+}
 } // namespace
 
 extern "C" RopeJitModule *ropeJitCompile(const char *source,
                                          const char *pipeline, int optLevel,
                                          char **error) {
-  return guarded<RopeJitModule *>(error, nullptr, [&]() -> RopeJitModule * {
-    initializeOnce();
-    auto result = std::make_unique<RopeJitModule>();
-    result->context = makeContext();
-    std::string message;
-    OwningOpRef<ModuleOp> module =
-        parseAndLower(result->context.get(), source, pipeline, message);
+  return guarded<RopeJitModule *>(error, nullptr, [&] {
+    return compile(source, pipeline, optLevel, /*flags=*/0, error);
+  });
+}
+
+extern "C" RopeJitModule *ropeJitCompileWithFlags(const char *source,
+                                                  const char *pipeline,
+                                                  int optLevel, int flags,
+                                                  char **error) {
+  return guarded<RopeJitModule *>(error, nullptr, [&] {
+    if (flags & ~ROPE_JIT_READ_ONLY_ARGUMENTS) {
+      setError(error, "unknown flags " + std::to_string(flags));
+      return static_cast<RopeJitModule *>(nullptr);
+    }
+    return compile(source, pipeline, optLevel, flags, error);
+  });
+}
+
+extern "C" char *ropeJitFunctionType(RopeJitModule *module, const char *name,
+                                     char **error) {
+  return guarded<char *>(error, nullptr, [&]() -> char * {
+    if (!module || !name) {
+      setError(error, module ? "name is NULL" : "module is NULL");
+      return nullptr;
+    }
+    auto found = module->signatures.find(name);
+    if (found == module->signatures.end()) {
+      std::string names;
+      for (const auto &entry : module->signatures)
+        names += (names.empty() ? "@" : ", @") + entry.first;
+      setError(error, "no public function @" + std::string(name) +
+                          " in the module; it has " +
+                          (names.empty() ? std::string("none") : names));
+      return nullptr;
+    }
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << llvm::json::Value(llvm::json::Object(found->second));
+    return copyString(text);
+  });
+}
+
+extern "C" char *ropeJitFunctionNames(RopeJitModule *module, char **error) {
+  return guarded<char *>(error, nullptr, [&]() -> char * {
     if (!module) {
-      setError(error, message);
+      setError(error, "module is NULL");
       return nullptr;
     }
-    unsigned level = optLevel < 0 ? 0 : (optLevel > 3 ? 3 : optLevel);
-    auto optimize = makeOptimizingTransformer(level, /*sizeLevel=*/0,
-                                              /*targetMachine=*/nullptr);
-    // The functions the optimized LLVM module declares: what it will call at
-    // run time (OpenMP entry points only appear in the translation to LLVM IR).
-    std::vector<std::string> declared;
-    auto transformer = [&](llvm::Module *llvmModule) -> llvm::Error {
-      if (llvm::Error failure = optimize(llvmModule))
-        return failure;
-      for (llvm::Function &function : *llvmModule)
-        if (function.isDeclaration() && !function.isIntrinsic())
-          declared.push_back(function.getName().str());
-      return llvm::Error::success();
-    };
-    ExecutionEngineOptions options;
-    options.transformer = transformer;
-    options.jitCodeGenOptLevel = static_cast<llvm::CodeGenOptLevel>(level);
-    options.enableGDBNotificationListener = false;
-    options.enablePerfNotificationListener = false;
-    DiagnosticCollector diagnostics(result->context.get());
-    auto engine = ExecutionEngine::create(*module, options);
-    if (!engine) {
-      std::string text = llvm::toString(engine.takeError());
-      setError(error, diagnostics.take("") + text);
-      return nullptr;
-    }
-    // Runtime functions are resolved one by one, before any code is
-    // materialized (RuntimeSymbols.h says why no library is loaded into the
-    // global scope for them).
-    llvm::StringMap<void *> runtimeSymbols;
-    if (failed(rope::resolveRuntimeSymbols(declared, ROPE_MLIR_OPENMP_RUNTIME,
-                                           runtimeSymbols, message))) {
-      setError(error, message);
-      return nullptr;
-    }
-    (*engine)->registerSymbols([&](llvm::orc::MangleAndInterner interner) {
-      llvm::orc::SymbolMap map;
-      for (const auto &entry : runtimeSymbols)
-        map[interner(entry.getKey())] = {
-            llvm::orc::ExecutorAddr::fromPtr(entry.getValue()),
-            llvm::JITSymbolFlags::Exported};
-      return map;
-    });
-    (*engine)->initialize();
-    // Materialize now, so that a symbol nobody provides is this call's error
-    // rather than a missing function at lookup.
-    for (auto function : module->getOps<LLVM::LLVMFuncOp>()) {
-      if (function.isExternal() || function.isPrivate())
-        continue;
-      auto address = (*engine)->lookup(function.getSymName());
-      if (!address) {
-        setError(error, "cannot link @" + function.getSymName().str() + ": " +
-                            llvm::toString(address.takeError()));
-        return nullptr;
-      }
-    }
-    result->engine = std::move(*engine);
-    return result.release();
+    llvm::json::Array names;
+    for (const auto &entry : module->signatures)
+      names.push_back(entry.first);
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << llvm::json::Value(std::move(names));
+    return copyString(text);
+  });
+}
+
+extern "C" int ropeJitIsRegistered(const char *name) {
+  if (!name)
+    return 0;
+  return guarded<int>(nullptr, 0, [&] {
+    initializeOnce();
+    return PassPipelineInfo::lookup(name) || PassInfo::lookup(name) ? 1 : 0;
   });
 }
 

@@ -9,10 +9,13 @@
 `compile` returns the reusable kernel; `emit` returns its IR. The float64
 reference of the semantics is `rope_mlir.reference`. `from_hf_config` reads
 a Hugging Face config.json into a `RopeSpec` (scaling, M-RoPE, partial
-rotary) whose `.apply` runs it.
+rotary) whose `.apply` runs it. `jit` compiles any module of tensor
+functions (rope.apply, linalg, frontend IR) and calls them on numpy arrays.
 """
 
 from ._jit import CompileError
+from .compiled import (CompiledFunction, CompiledModule,
+                       FunctionNotFoundError, jit)
 from .hf import RopeSpec, from_hf_config
 from .kernel import (Kernel, KernelConfig, apply, cache_info, compile,
                      dtype_name, scaling_attributes)
@@ -20,7 +23,8 @@ from .kernel import emit as _emit_config
 
 __all__ = ["apply", "compile", "emit", "Kernel", "KernelConfig",
            "CompileError", "cache_info", "dtype_name", "from_hf_config",
-           "RopeSpec", "scaling_attributes"]
+           "RopeSpec", "scaling_attributes", "jit", "CompiledModule",
+           "CompiledFunction", "FunctionNotFoundError"]
 __version__ = "0.1.0"
 
 

@@ -19,7 +19,11 @@ import numpy as np
 
 __all__ = ["CompileError", "library_path", "compile_module", "lower",
            "scaling_attributes", "ScalingAttributes", "JitModule",
-           "memref_descriptor"]
+           "memref_descriptor", "is_registered", "READ_ONLY_ARGUMENTS"]
+
+#: ropeJitCompileWithFlags: mark the public functions' tensor arguments
+#: `bufferization.writable = false`, so compiled code never writes them.
+READ_ONLY_ARGUMENTS = 1
 
 
 class CompileError(ValueError):
@@ -58,6 +62,19 @@ def _library():
             lib.ropeJitCompile.argtypes = [
                 ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int,
                 ctypes.POINTER(ctypes.c_void_p)]
+            lib.ropeJitCompileWithFlags.restype = ctypes.c_void_p
+            lib.ropeJitCompileWithFlags.argtypes = [
+                ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int,
+                ctypes.POINTER(ctypes.c_void_p)]
+            lib.ropeJitFunctionType.restype = ctypes.c_void_p
+            lib.ropeJitFunctionType.argtypes = [
+                ctypes.c_void_p, ctypes.c_char_p,
+                ctypes.POINTER(ctypes.c_void_p)]
+            lib.ropeJitFunctionNames.restype = ctypes.c_void_p
+            lib.ropeJitFunctionNames.argtypes = [
+                ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
+            lib.ropeJitIsRegistered.restype = ctypes.c_int
+            lib.ropeJitIsRegistered.argtypes = [ctypes.c_char_p]
             lib.ropeJitLookup.restype = ctypes.c_void_p
             lib.ropeJitLookup.argtypes = [ctypes.c_void_p, ctypes.c_char_p,
                                           ctypes.c_int]
@@ -98,6 +115,26 @@ class JitModule:
             raise KeyError(f"no C-interface function named {name!r}")
         return address
 
+    def function_names(self) -> list:
+        """The public functions of the module as parsed (ropeJitFunctionNames)."""
+        error = ctypes.c_void_p()
+        text = self._lib.ropeJitFunctionNames(self._handle,
+                                              ctypes.byref(error))
+        if not text:
+            raise RuntimeError(_take_string(self._lib, error.value))
+        return json.loads(_take_string(self._lib, text))
+
+    def function_type(self, name: str) -> dict:
+        """The signature of public function `name` before lowering, and what
+        the lowering made of its C interface (ropeJitFunctionType); KeyError
+        with the library's message (which names the functions there are)."""
+        error = ctypes.c_void_p()
+        text = self._lib.ropeJitFunctionType(self._handle, name.encode(),
+                                             ctypes.byref(error))
+        if not text:
+            raise KeyError(_take_string(self._lib, error.value))
+        return json.loads(_take_string(self._lib, text))
+
     def __del__(self):
         if getattr(self, "_handle", None):
             self._lib.ropeJitDestroy(self._handle)
@@ -105,16 +142,21 @@ class JitModule:
 
 
 def compile_module(source: str, pipeline: str | None = None,
-                   opt_level: int = 3) -> JitModule:
+                   opt_level: int = 3, flags: int = 0) -> JitModule:
     lib = _library()
     error = ctypes.c_void_p()
-    handle = lib.ropeJitCompile(source.encode(),
-                                pipeline.encode() if pipeline else None,
-                                opt_level, ctypes.byref(error))
+    handle = lib.ropeJitCompileWithFlags(
+        source.encode(), pipeline.encode() if pipeline else None, opt_level,
+        flags, ctypes.byref(error))
     if not handle:
         raise CompileError(_take_string(lib, error.value) or
                            "compilation failed")
     return JitModule(handle, lib)
+
+
+def is_registered(name: str) -> bool:
+    """Whether the library registers a pass or pipeline called `name`."""
+    return bool(_library().ropeJitIsRegistered(name.encode()))
 
 
 def lower(source: str, pipeline: str) -> str:

@@ -29,6 +29,40 @@ typedef struct RopeJitModule RopeJitModule;
 RopeJitModule *ropeJitCompile(const char *source, const char *pipeline,
                               int optLevel, char **error);
 
+/// ropeJitCompileWithFlags: the compiled code never writes the caller's
+/// buffers. Every tensor argument of the module's public functions is marked
+/// `bufferization.writable = false` (unless it has that attribute already)
+/// before lowering, so bufferization copies an argument that the function
+/// would otherwise update in place.
+#define ROPE_JIT_READ_ONLY_ARGUMENTS 1
+
+/// ropeJitCompile with `flags`, a combination of ROPE_JIT_* flags (0 is
+/// ropeJitCompile).
+RopeJitModule *ropeJitCompileWithFlags(const char *source, const char *pipeline,
+                                       int optLevel, int flags, char **error);
+
+/// The signature of the public function `name` (a func.func definition of
+/// the top-level module) as it was before lowering, as malloc'ed JSON text:
+///   {"name": "f",
+///    "arguments": [T...], "results": [T...],
+///    "c_interface": {"parameters": N, "returns_value": true|false} | null}
+/// where each T is {"type": "<MLIR type>", "kind": "tensor" | "scalar" |
+/// "other"}, a ranked tensor adds "element" ("f32", "i1", ...) and "shape"
+/// (sizes, null where dynamic), a scalar (integer, index or float) adds
+/// "element". "c_interface" describes `_mlir_ciface_<name>` after lowering
+/// (null when the pipeline emitted none). NULL with `*error` set (malloc'ed,
+/// naming the functions the module has) when there is no such function.
+char *ropeJitFunctionType(RopeJitModule *module, const char *name,
+                          char **error);
+
+/// The names of the public functions ropeJitFunctionType describes, as a
+/// malloc'ed JSON array of strings; NULL with `*error` set on failure.
+char *ropeJitFunctionNames(RopeJitModule *module, char **error);
+
+/// Non-zero when `name` is a registered pass or pass pipeline (e.g.
+/// "rope-optimize") of this library.
+int ropeJitIsRegistered(const char *name);
+
 /// Address of the C-interface wrapper `_mlir_ciface_<name>` (or of `name`
 /// itself when `raw` is non-zero), NULL if absent.
 void *ropeJitLookup(RopeJitModule *module, const char *name, int raw);

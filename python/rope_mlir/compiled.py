@@ -1,0 +1,414 @@
+"""`rope_mlir.jit`: compile a module of tensor functions, call them on numpy.
+
+    m = rope_mlir.jit(module_text)           # parse, verify, lower, JIT
+    f = m.function("forward")                # a public func.func
+    y = f(x, positions)                      # numpy in, numpy out
+
+The module is any IR the default pipeline lowers: rope.apply, linalg (named
+ops and generics, complex arithmetic in their bodies), tensor, math, cf.assert,
+dense_resource constants, what torch-mlir and JAX/IREE emit. Its public
+functions take ranked tensors (static or dynamic sizes) and scalars and
+return the same; each call checks its arguments against the signature the
+module declares, runs the compiled code and copies every result into a numpy
+array that Python owns.
+
+Memory (docs/DESIGN.md, "rope_mlir.jit"): arguments are lent to the code
+read-only (the module is compiled with every tensor argument marked
+`bufferization.writable = false`, so bufferization copies rather than writes
+them in place); a returned buffer is copied, then freed once if the caller
+owns it. Under the default pipeline's ownership-based deallocation every
+returned buffer is a fresh malloc that the caller owns (an argument, a
+global or an alias of another result is cloned by the callee); freeing is
+still defensive for other pipelines: never an `allocated` pointer that is
+null, memref.get_global's 0xdeadbeef marker, inside an argument's memory, or
+already freed for another result of the same call.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import threading
+from typing import NamedTuple, Optional
+
+import ml_dtypes
+import numpy as np
+
+from . import _jit
+from ._jit import CompileError
+
+__all__ = ["jit", "CompiledModule", "CompiledFunction", "TensorType",
+           "ScalarType", "default_pipeline", "FunctionNotFoundError"]
+
+#: Tensor element types a compiled function may take or return.
+_TENSOR_DTYPES = {
+    "f16": np.dtype(np.float16),
+    "bf16": np.dtype(ml_dtypes.bfloat16),
+    "f32": np.dtype(np.float32),
+    "f64": np.dtype(np.float64),
+    "i1": np.dtype(np.bool_),
+    "i8": np.dtype(np.int8),
+    "i16": np.dtype(np.int16),
+    "i32": np.dtype(np.int32),
+    "i64": np.dtype(np.int64),
+    "index": np.dtype(np.int64),
+}
+#: Scalar types (passed and returned by value). f16/bf16 scalars are not:
+#: ctypes has no half-precision type to pass in a vector register.
+_SCALAR_CTYPES = {
+    "f32": ctypes.c_float,
+    "f64": ctypes.c_double,
+    "i1": ctypes.c_uint8,
+    "i8": ctypes.c_int8,
+    "i16": ctypes.c_int16,
+    "i32": ctypes.c_int32,
+    "i64": ctypes.c_int64,
+    "index": ctypes.c_int64,
+}
+_BOOLS = (bool, np.bool_)
+#: memref.get_global's `allocated` pointer (FinalizeMemRefToLLVM): a constant
+#: that must never be freed.
+_GLOBAL_MARKER = 0xDEADBEEF
+
+_libc = ctypes.CDLL(None)
+_libc.free.argtypes = [ctypes.c_void_p]
+_libc.free.restype = None
+
+
+class FunctionNotFoundError(KeyError):
+    """`CompiledModule.function` of a name the module has no public function
+    for; the message lists the ones it has."""
+
+    def __str__(self):
+        return str(self.args[0]) if self.args else ""
+
+
+class TensorType(NamedTuple):
+    """A ranked tensor of a signature: sizes (None where dynamic), numpy
+    dtype, MLIR element type and the type's text."""
+    shape: tuple
+    dtype: np.dtype
+    element: str
+    text: str
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+
+class ScalarType(NamedTuple):
+    """A scalar (integer, index or float) of a signature."""
+    dtype: np.dtype
+    element: str
+    text: str
+
+
+@functools.lru_cache(maxsize=1)
+def _default_pipeline() -> str:
+    if _jit.is_registered("rope-optimize"):
+        return ("builtin.module(rope-optimize, "
+                "rope-to-llvm-cpu{emit-c-interface=true})")
+    return "builtin.module(rope-to-llvm-cpu{emit-c-interface=true})"
+
+
+def default_pipeline() -> str:
+    """The pipeline `jit` uses when given none: rope-optimize (raising
+    frontend IR to rope ops, when this build of the library registers it)
+    then rope-to-llvm-cpu with C interfaces, single-threaded."""
+    return _default_pipeline()
+
+
+def _parse_type(entry: dict, where: str, function: str):
+    """TensorType/ScalarType of a signature entry, or TypeError naming it."""
+    kind, text = entry.get("kind"), entry.get("type")
+    element = entry.get("element")
+    if kind == "tensor" and element in _TENSOR_DTYPES:
+        return TensorType(tuple(entry["shape"]), _TENSOR_DTYPES[element],
+                          element, text)
+    if kind == "scalar" and element in _SCALAR_CTYPES:
+        return ScalarType(_TENSOR_DTYPES[element], element, text)
+    if kind == "tensor":
+        why = f"tensors of {element} are not supported"
+    elif kind == "scalar":
+        why = f"{element} scalars are not supported"
+    else:
+        why = "only ranked tensors and scalars cross the boundary"
+    raise TypeError(
+        f"@{function} cannot be called from Python: {where} has type {text} "
+        f"({why}); jit functions take and return ranked tensors of "
+        f"{', '.join(_TENSOR_DTYPES)} and scalars of "
+        f"{', '.join(_SCALAR_CTYPES)}")
+
+
+def _descriptor_type(rank: int) -> type:
+    return _jit._descriptor_type(rank)
+
+
+class CompiledFunction:
+    """A public function of a compiled module. Calling it checks each
+    argument against the signature (TypeError: not an array, wrong dtype or
+    argument count; ValueError: wrong rank or a static size that differs),
+    runs the code, and returns a numpy array (one result), a tuple (several)
+    or None (none). Results are fresh arrays owned by Python. Safe to call
+    from several threads at once."""
+
+    def __init__(self, module: "CompiledModule", name: str, signature: dict):
+        self._module = module  # keeps the code alive
+        self.name = name
+        self.arguments = tuple(
+            _parse_type(entry, f"argument {i}", name)
+            for i, entry in enumerate(signature["arguments"]))
+        self.results = tuple(
+            _parse_type(entry, f"result {i}", name)
+            for i, entry in enumerate(signature["results"]))
+        results = self.results
+        # The C interface (FuncToLLVM's _mlir_ciface_ wrapper): memref
+        # arguments by pointer to their descriptor, scalars by value; one
+        # scalar result is returned, a memref result or several results are
+        # written to a struct the first parameter points to.
+        self._returns_scalar = len(results) == 1 and \
+            isinstance(results[0], ScalarType)
+        self._result_struct = None
+        if len(results) == 1 and isinstance(results[0], TensorType):
+            self._result_struct = _descriptor_type(results[0].rank)
+        elif len(results) > 1:
+            fields = [(f"r{i}", _descriptor_type(r.rank)
+                       if isinstance(r, TensorType)
+                       else _SCALAR_CTYPES[r.element])
+                      for i, r in enumerate(results)]
+            self._result_struct = type(f"Results_{name}", (ctypes.Structure,),
+                                       {"_fields_": fields})
+        expected = len(self.arguments) + (self._result_struct is not None)
+        interface = signature.get("c_interface")
+        if interface is None:
+            raise ValueError(
+                f"the pipeline emitted no C interface for @{name} "
+                f"(_mlir_ciface_{name}): pipelines given to rope_mlir.jit "
+                "must request C wrappers, e.g. "
+                "rope-to-llvm-cpu{emit-c-interface=true}")
+        if (interface["parameters"] != expected or
+                interface["returns_value"] != self._returns_scalar):
+            raise ValueError(
+                f"the pipeline lowered @{name} to a C interface with "
+                f"{interface['parameters']} parameters"
+                f"{' returning a value' if interface['returns_value'] else ''}"
+                f", expected {expected}"
+                f"{' returning a value' if self._returns_scalar else ''} "
+                "for its signature: pipelines given to rope_mlir.jit must "
+                "bufferize function boundaries with identity layouts")
+        address = module._handle.lookup(name)
+        argtypes = ([ctypes.c_void_p] if self._result_struct else []) + [
+            ctypes.c_void_p if isinstance(a, TensorType)
+            else _SCALAR_CTYPES[a.element] for a in self.arguments]
+        restype = (_SCALAR_CTYPES[results[0].element]
+                   if self._returns_scalar else None)
+        self._function = ctypes.CFUNCTYPE(restype, *argtypes)(address)
+
+    def __repr__(self):
+        args = ", ".join(t.text for t in self.arguments)
+        res = ", ".join(t.text for t in self.results)
+        return f"<CompiledFunction @{self.name}({args}) -> ({res})>"
+
+    # -- arguments --------------------------------------------------------
+
+    def _tensor(self, i: int, expected: TensorType, value) -> np.ndarray:
+        name = f"@{self.name} argument {i} ({expected.text})"
+        if isinstance(value, np.generic) and expected.rank == 0:
+            value = np.asarray(value)
+        if not isinstance(value, np.ndarray):
+            raise TypeError(f"{name} must be a numpy array, got "
+                            f"{type(value).__name__}")
+        if value.dtype != expected.dtype:
+            raise TypeError(f"{name} has dtype {value.dtype}, expected "
+                            f"{expected.dtype}")
+        if value.ndim != expected.rank:
+            raise ValueError(f"{name} has rank {value.ndim} (shape "
+                             f"{value.shape}), expected rank {expected.rank}")
+        for size, want in zip(value.shape, expected.shape):
+            if want is not None and size != want:
+                shown = tuple("?" if d is None else d for d in expected.shape)
+                raise ValueError(f"{name} has shape {value.shape}, expected "
+                                 f"{shown} ('?' is any size)")
+        flags = value.flags
+        if not (flags.c_contiguous and flags.aligned):
+            value = np.ascontiguousarray(value)  # a copy the code reads
+            if value.ctypes.data % value.itemsize:
+                value = value.copy()
+        return value
+
+    def _scalar(self, i: int, expected: ScalarType, value):
+        name = f"@{self.name} argument {i} ({expected.text})"
+        if isinstance(value, np.ndarray) and value.ndim == 0:
+            value = value[()]
+        kind = expected.dtype.kind
+        if kind == "b":
+            if not isinstance(value, _BOOLS):
+                raise TypeError(f"{name} must be a bool, got {value!r} "
+                                f"({type(value).__name__})")
+            return int(bool(value))
+        if isinstance(value, _BOOLS) or not isinstance(
+                value, (int, np.integer) if kind == "i"
+                else (int, float, np.integer, np.floating)):
+            what = "an integer" if kind == "i" else "a real number"
+            raise TypeError(f"{name} must be {what}, got {value!r} "
+                            f"({type(value).__name__})")
+        if kind == "i":
+            info = np.iinfo(expected.dtype)
+            if not info.min <= int(value) <= info.max:
+                raise ValueError(f"{name} = {value} does not fit "
+                                 f"{expected.element} [{info.min}, "
+                                 f"{info.max}]")
+            return int(value)
+        return float(value)
+
+    # -- results ----------------------------------------------------------
+
+    def _copy_out(self, i: int, expected: TensorType, desc) -> np.ndarray:
+        rank = expected.rank
+        shape = tuple(desc.sizes) if rank else ()
+        strides = tuple(desc.strides) if rank else ()
+        if any(size < 0 for size in shape) or any(
+                want is not None and size != want
+                for size, want in zip(shape, expected.shape)):
+            raise RuntimeError(f"@{self.name} returned result {i} with sizes "
+                               f"{shape}, which do not fit {expected.text}")
+        # i1 is one byte a value; read the bytes, keep bit 0.
+        dtype = np.dtype(np.uint8) if expected.element == "i1" \
+            else expected.dtype
+        out = np.empty(shape, dtype)
+        if out.size:
+            item = dtype.itemsize
+            low = sum(min(0, (n - 1) * s) for n, s in zip(shape, strides))
+            high = sum(max(0, (n - 1) * s) for n, s in zip(shape, strides))
+            base = desc.aligned + (desc.offset + low) * item
+            raw = (ctypes.c_char * ((high - low + 1) * item)).from_address(
+                base)
+            flat = np.frombuffer(raw, dtype=dtype)
+            out[...] = np.lib.stride_tricks.as_strided(
+                flat[-low:], shape, tuple(s * item for s in strides),
+                writeable=False)
+        if expected.element == "i1":
+            out = (out & 1).astype(np.bool_)
+        return out
+
+    def __call__(self, *args):
+        if len(args) != len(self.arguments):
+            listed = ", ".join(t.text for t in self.arguments) or "none"
+            raise TypeError(f"@{self.name} takes {len(self.arguments)} "
+                            f"arguments ({listed}), got {len(args)}")
+        arrays, call_args = [], []
+        for i, (expected, value) in enumerate(zip(self.arguments, args)):
+            if isinstance(expected, TensorType):
+                array = self._tensor(i, expected, value)
+                desc = _jit.memref_descriptor(array)
+                arrays.append((array, desc))
+                call_args.append(ctypes.addressof(desc))
+            else:
+                call_args.append(self._scalar(i, expected, value))
+        struct = self._result_struct() if self._result_struct else None
+        if struct is not None:
+            call_args.insert(0, ctypes.addressof(struct))
+        returned = self._function(*call_args)
+        if self._returns_scalar:
+            return self._scalar_result(self.results[0], returned)
+        if struct is None:
+            return None
+        if len(self.results) == 1:
+            values = [struct]
+        else:
+            values = [getattr(struct, f"r{i}")
+                      for i in range(len(self.results))]
+        try:
+            outputs = tuple(
+                self._copy_out(i, t, v) if isinstance(t, TensorType)
+                else self._scalar_result(t, v)
+                for i, (t, v) in enumerate(zip(self.results, values)))
+        finally:
+            self._free(values, [a for a, _ in arrays])
+        return outputs[0] if len(outputs) == 1 else outputs
+
+    @staticmethod
+    def _scalar_result(expected: ScalarType, value):
+        if expected.element == "i1":
+            return np.bool_(int(value) & 1)
+        return expected.dtype.type(value)
+
+    def _free(self, values, arguments):
+        """Frees each result buffer the caller owns, once (module doc)."""
+        spans = [(a.ctypes.data, a.ctypes.data + a.nbytes)
+                 for a in arguments if a.nbytes]
+        freed = set()
+        for expected, desc in zip(self.results, values):
+            if not isinstance(expected, TensorType):
+                continue
+            pointer = desc.allocated or 0
+            if pointer in (0, _GLOBAL_MARKER) or pointer in freed:
+                continue
+            if any(start <= pointer < end for start, end in spans):
+                continue
+            freed.add(pointer)
+            _libc.free(pointer)
+
+
+class CompiledModule:
+    """A JIT-compiled module (`rope_mlir.jit`). `functions` names its public
+    functions; `function(name)` returns one as a callable. The compiled
+    code lives as long as this object or any function taken from it."""
+
+    def __init__(self, handle: _jit.JitModule, pipeline: str):
+        self._handle = handle
+        self.pipeline = pipeline
+        self.functions = tuple(handle.function_names())
+        self._cache: dict = {}
+        self._lock = threading.Lock()
+
+    def function(self, name: str) -> CompiledFunction:
+        """The public function `name`: FunctionNotFoundError (a KeyError)
+        listing the module's functions when there is none; TypeError when
+        its signature has a type other than a ranked tensor or scalar of a
+        supported element type; ValueError when the pipeline did not give it
+        the expected C interface."""
+        if not isinstance(name, str):
+            raise TypeError(f"function name must be a str, got "
+                            f"{type(name).__name__}")
+        with self._lock:
+            if name not in self._cache:
+                try:
+                    signature = self._handle.function_type(name)
+                except KeyError as error:
+                    raise FunctionNotFoundError(error.args[0]) from None
+                self._cache[name] = CompiledFunction(self, name, signature)
+            return self._cache[name]
+
+    def __repr__(self):
+        names = ", ".join("@" + f for f in self.functions)
+        return f"<CompiledModule ({names})>"
+
+
+def jit(module_text: str, pipeline: Optional[str] = None, *,
+        opt_level: int = 3) -> CompiledModule:
+    """Parses, verifies, lowers and JIT-compiles `module_text` in process.
+
+    `pipeline`: a pass pipeline string; None is `default_pipeline()`
+    (`builtin.module(rope-optimize, rope-to-llvm-cpu{emit-c-interface=true})`,
+    or without rope-optimize where the library does not register it).
+    A custom pipeline must bufferize function boundaries with identity
+    layouts, deallocate with the ownership-based pipeline and emit C
+    interfaces, as rope-to-llvm-cpu{emit-c-interface=true} does.
+    Raises CompileError (a ValueError) with the diagnostics when parsing,
+    verification, lowering or code generation fails."""
+    if not isinstance(module_text, str):
+        raise TypeError(f"module_text must be a str of MLIR, got "
+                        f"{type(module_text).__name__}")
+    if pipeline is not None and not isinstance(pipeline, str):
+        raise TypeError(f"pipeline must be a str or None, got "
+                        f"{type(pipeline).__name__}")
+    if isinstance(opt_level, _BOOLS) or not isinstance(opt_level, int):
+        raise TypeError(f"opt_level must be an int, got {opt_level!r}")
+    if not 0 <= opt_level <= 3:
+        raise ValueError(f"opt_level must be an int in 0..3, got "
+                         f"{opt_level!r}")
+    chosen = pipeline if pipeline is not None else _default_pipeline()
+    handle = _jit.compile_module(module_text, chosen, opt_level,
+                                 flags=_jit.READ_ONLY_ARGUMENTS)
+    return CompiledModule(handle, chosen)

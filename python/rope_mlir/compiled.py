@@ -15,13 +15,13 @@ array that Python owns.
 Memory (docs/DESIGN.md, "rope_mlir.jit"): arguments are lent to the code
 read-only (the module is compiled with every tensor argument marked
 `bufferization.writable = false`, so bufferization copies rather than writes
-them in place); a returned buffer is copied, then freed once if the caller
-owns it. Under the default pipeline's ownership-based deallocation every
-returned buffer is a fresh malloc that the caller owns (an argument, a
-global or an alias of another result is cloned by the callee); freeing is
-still defensive for other pipelines: never an `allocated` pointer that is
-null, memref.get_global's 0xdeadbeef marker, inside an argument's memory, or
-already freed for another result of the same call.
+them in place); a returned buffer is copied into numpy, then freed if the
+caller owns it. Under the default pipeline's ownership-based deallocation
+every returned buffer is a malloc'ed block the caller owns (the callee
+clones an argument or a global it returns), but one block may be returned
+as several results. So each distinct `allocated` pointer is freed once, and
+never one that is null, memref.get_global's 0xdeadbeef marker, or inside an
+argument's memory (what a pipeline without deallocation returns).
 """
 
 from __future__ import annotations

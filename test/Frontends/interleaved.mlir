@@ -22,3 +22,16 @@
 // DEEPSEEK: %[[Y:.*]] = tensor.collapse_shape %[[T]] {{\[\[}}0], [1], [2], [3, 4]] : tensor<2x4x8x2x16xf32> into tensor<2x4x8x32xf32>
 // DEEPSEEK: rope.apply ins(%arg1 : tensor<2x1x8x32xf32>)
 // DEEPSEEK: return %[[Y]],
+
+// Meta's reference Llama: pairs viewed as complex numbers times freqs_cis, a
+// complex constant table sliced at start_pos (3), viewed back as real pairs:
+// interleaved, offset(3), the real and imaginary parts as the cos and sin
+// caches, the token dim the sequence ([B, S, H, D], batch broadcast).
+// RUN: rope-opt --rope-raise %S/Inputs/meta_llama_complex.mlir | FileCheck %s --check-prefix=COMPLEX
+// COMPLEX: %[[COS:.*]] = arith.constant dense<"0x0000803F{{.*}}> : tensor<64x16xf32>
+// COMPLEX: %[[SIN:.*]] = arith.constant dense<"0x00000000{{.*}}> : tensor<64x16xf32>
+// COMPLEX: %[[OFF:.*]] = arith.constant 3 : i64
+// COMPLEX: rope.apply ins(%arg0 : tensor<2x8x4x32xf32>) offset(%[[OFF]] : i64) cache(%[[COS]], %[[SIN]] : tensor<64x16xf32>, tensor<64x16xf32>)
+// COMPLEX-SAME: {layout = #rope.layout<interleaved>, token_dims = array<i64: 1>}
+// COMPLEX: rope.apply ins(%arg1 : tensor<2x8x2x32xf32>) offset(
+// COMPLEX-NOT: complex.mul

@@ -15,6 +15,7 @@
 #include "mlir/IR/Matchers.h"
 
 #include <cmath>
+#include <complex>
 #include <cstring>
 
 using namespace mlir;
@@ -45,7 +46,8 @@ int64_t linearIndex(ShapedType type, ArrayRef<int64_t> coords) {
 }
 
 std::optional<double> readBlob(DenseResourceElementsAttr attr,
-                               ArrayRef<int64_t> coords) {
+                               ArrayRef<int64_t> coords,
+                               unsigned component = 0) {
   const AsmResourceBlob *blob = attr.getRawHandle().getBlob();
   if (!blob)
     return std::nullopt;
@@ -55,6 +57,23 @@ std::optional<double> readBlob(DenseResourceElementsAttr attr,
     return std::nullopt;
   Type element = type.getElementType();
   int64_t index = linearIndex(type, coords);
+  if (auto complex = dyn_cast<ComplexType>(element)) {
+    // Interleaved (re, im) pairs.
+    auto part = dyn_cast<FloatType>(complex.getElementType());
+    if (!part || part.getWidth() % 8)
+      return std::nullopt;
+    size_t bytes = part.getWidth() / 8;
+    size_t at = (2 * index + component) * bytes;
+    if (at + bytes > data.size())
+      return std::nullopt;
+    uint64_t word = 0;
+    std::memcpy(&word, data.data() + at, bytes);
+    return llvm::APFloat(part.getFloatSemantics(),
+                         llvm::APInt(part.getWidth(), word))
+        .convertToDouble();
+  }
+  if (component != 0)
+    return std::nullopt;
   unsigned bits = element.getIntOrFloatBitWidth();
   if (bits % 8)
     return std::nullopt;
@@ -227,6 +246,28 @@ mlir::rope::raise::constantElement(Value value, ArrayRef<int64_t> coords,
       loops[cast<AffineDimExpr>(expr).getPosition()] = coords[k];
     Value yielded = op.getBlock()->getTerminator()->getOperand(0);
     return payloadValue(op, yielded, loops, depth);
+  }
+  return std::nullopt;
+}
+
+std::optional<double> mlir::rope::raise::constantPart(Value value,
+                                                      ArrayRef<int64_t> coords,
+                                                      unsigned component) {
+  auto constant = value.getDefiningOp<arith::ConstantOp>();
+  if (!constant)
+    return std::nullopt;
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || !isa<ComplexType>(type.getElementType()))
+    return component == 0 ? constantElement(value, coords) : std::nullopt;
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(constant.getValue()))
+    return readBlob(resource, coords, component);
+  if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue())) {
+    int64_t index = dense.isSplat() ? 0 : linearIndex(type, coords);
+    auto values = dense.tryGetValues<std::complex<llvm::APFloat>>();
+    if (failed(values))
+      return std::nullopt;
+    std::complex<llvm::APFloat> z = *(values->begin() + index);
+    return (component ? z.imag() : z.real()).convertToDouble();
   }
   return std::nullopt;
 }
@@ -500,20 +541,62 @@ FailureOr<CosSinLeaf> analyzeGather(ElementAlgebra &algebra,
 }
 } // namespace
 
-FailureOr<CosSinLeaf>
-mlir::rope::raise::analyzeCosSinLeaf(ElementAlgebra &algebra, unsigned leafId,
-                                     std::string &why) {
-  Leaf leaf = algebra.leaf(leafId);
-  if (leaf.component != 0) {
-    why = "cos/sin from the parts of a complex table are not raised";
-    return failure();
+namespace {
+/// cos/sin read from a constant table by the token index: the rows
+/// [o, o + S) of a constant [M, W] table (Meta's freqs_cis[start : start +
+/// S], real or complex: re is cos, im is sin), with o static or an SSA
+/// index.
+FailureOr<CosSinLeaf> analyzeFrameTable(const Leaf &leaf, std::string &why) {
+  Value table = leaf.root;
+  OpFoldResult rowOffset = OpBuilder(leaf.root.getContext()).getIndexAttr(0);
+  int64_t colOffset = 0;
+  if (auto slice = leaf.root.getDefiningOp<tensor::ExtractSliceOp>()) {
+    auto srcType = cast<RankedTensorType>(slice.getSource().getType());
+    if (srcType.getRank() != 2 || !slice.getDroppedDims().none() ||
+        !llvm::all_of(slice.getStaticStrides(),
+                      [](int64_t s) { return s == 1; }) ||
+        ShapedType::isDynamic(slice.getStaticOffsets()[1])) {
+      why = "cos/sin are a slice of a table that is not rows of a 2-D table";
+      return failure();
+    }
+    table = slice.getSource();
+    rowOffset = slice.getMixedOffsets()[0];
+    colOffset = slice.getStaticOffsets()[1];
   }
-  auto op = leaf.root.getDefiningOp<linalg::LinalgOp>();
-  if (!op || !op.hasPureTensorSemantics()) {
+  if (!table.getDefiningOp<arith::ConstantOp>() ||
+      cast<RankedTensorType>(table.getType()).getRank() != 2 ||
+      !cast<RankedTensorType>(table.getType()).hasStaticShape()) {
     why = "not computed by cos/sin or gathered from a table (a function "
           "argument or an unknown op)";
     return failure();
   }
+  if (leaf.view.size() != 2 || leaf.view[0].kind != DimRole::Frame ||
+      leaf.view[1].kind != DimRole::Channel) {
+    why = "a constant cos/sin table is not read by token and channel";
+    return failure();
+  }
+  CosSinLeaf info;
+  info.table = table;
+  info.rowOffset = rowOffset;
+  info.component = leaf.component;
+  info.isSin = leaf.component == 1;
+  for (int64_t c = 0, e = numChannels(leaf.channelShape); c < e; ++c) {
+    AngleOfChannel angle;
+    angle.implicitFrame = leaf.view[0].index;
+    angle.column = colOffset + c;
+    info.channels.push_back(angle);
+  }
+  return info;
+}
+} // namespace
+
+FailureOr<CosSinLeaf>
+mlir::rope::raise::analyzeCosSinLeaf(ElementAlgebra &algebra, unsigned leafId,
+                                     std::string &why) {
+  Leaf leaf = algebra.leaf(leafId);
+  auto op = leaf.root.getDefiningOp<linalg::LinalgOp>();
+  if (!op || !op.hasPureTensorSemantics() || leaf.component != 0)
+    return analyzeFrameTable(leaf, why);
   auto result = cast<OpResult>(leaf.root);
   CosSinLeaf info;
   Value v =

@@ -17,6 +17,8 @@
 
 #include "ElementAlgebra.h"
 
+#include "mlir/IR/OpDefinition.h"
+
 #include <string>
 
 namespace mlir::rope::raise {
@@ -44,6 +46,11 @@ struct CosSinLeaf {
   /// Gathered with Python's negative-index rule (`p < 0` reads row
   /// `p + rows`, as torch-mlir lowers `index_select`): the table's rows.
   int64_t wrapRows = 0;
+  /// Read by token index from rows [offset, offset + S) of a constant
+  /// table (no gather): the first row.
+  std::optional<OpFoldResult> rowOffset;
+  /// The part of a complex table: 0 real (cos), 1 imaginary (sin).
+  unsigned component = 0;
   /// One per channel of the leaf.
   SmallVector<AngleOfChannel> channels;
 };
@@ -58,6 +65,11 @@ FailureOr<CosSinLeaf> analyzeCosSinLeaf(ElementAlgebra &algebra,
 /// inv_freq) at `coords`, rounded as the frontend rounds it.
 std::optional<double> constantElement(Value value, ArrayRef<int64_t> coords,
                                       int depth = 0);
+
+/// Part `component` (0: real, 1: imaginary) of a constant at `coords`; for
+/// a real constant, the element (component 0).
+std::optional<double> constantPart(Value value, ArrayRef<int64_t> coords,
+                                   unsigned component);
 
 } // namespace mlir::rope::raise
 

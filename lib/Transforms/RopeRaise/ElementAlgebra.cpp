@@ -275,10 +275,9 @@ SmallVector<int64_t> channelAxesOf(const View &view) {
 }
 } // namespace
 
-FailureOr<SmallVector<OperandRequest>>
-ElementAlgebra::linalgInputRequests(linalg::LinalgOp op, OpResult result,
-                                    const View &view,
-                                    ArrayRef<int64_t> channelShape) {
+FailureOr<SmallVector<DimRole>> ElementAlgebra::loopRoles(linalg::LinalgOp op,
+                                                          OpResult result,
+                                                          const View &view) {
   unsigned numLoops = op.getNumLoops();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   AffineMap outMap = op.getIndexingMapMatchingResult(result);
@@ -289,7 +288,8 @@ ElementAlgebra::linalgInputRequests(linalg::LinalgOp op, OpResult result,
       return failure();
     loopRole[dim.getPosition()] = view[k];
   }
-  for (unsigned l = 0; l < numLoops; ++l)
+  SmallVector<DimRole> roles;
+  for (unsigned l = 0; l < numLoops; ++l) {
     if (!loopRole[l]) {
       // A loop the result does not index: a reduction, followed only when
       // it has one iteration (a K = 1 contraction is an outer product).
@@ -297,46 +297,69 @@ ElementAlgebra::linalgInputRequests(linalg::LinalgOp op, OpResult result,
         return failure();
       loopRole[l] = DimRole::fixed(0);
     }
+    roles.push_back(*loopRole[l]);
+  }
+  return roles;
+}
 
+FailureOr<OperandRequest>
+ElementAlgebra::requestThroughMap(Value operand, AffineMap map,
+                                  ArrayRef<DimRole> loopRole,
+                                  ArrayRef<int64_t> channelShape) {
+  OperandRequest request;
+  request.value = operand;
+  SmallVector<int64_t> requestAxis;
+  for (auto [k, expr] : llvm::enumerate(map.getResults())) {
+    DimRole role;
+    if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
+      role = loopRole[dim.getPosition()];
+      if (role.kind == DimRole::Fixed)
+        role = fixedRole(operand, k, role.index);
+    } else if (auto constant = dyn_cast<AffineConstantExpr>(expr)) {
+      role = fixedRole(operand, k, constant.getValue());
+    } else {
+      return failure();
+    }
+    if (role.kind == DimRole::Channel) {
+      if (llvm::is_contained(requestAxis, role.index))
+        return failure();
+      requestAxis.push_back(role.index);
+      request.channelShape.push_back(channelShape[role.index]);
+      role.index = requestAxis.size() - 1;
+    }
+    request.view.push_back(role);
+  }
+  for (int64_t c = 0, e = numChannels(channelShape); c < e; ++c) {
+    SmallVector<int64_t> coords = unflatten(c, channelShape);
+    SmallVector<int64_t> operandCoords;
+    for (int64_t axis : requestAxis)
+      operandCoords.push_back(coords[axis]);
+    request.channelOf.push_back(flatten(operandCoords, request.channelShape));
+  }
+  return request;
+}
+
+FailureOr<SmallVector<OperandRequest>>
+ElementAlgebra::linalgInputRequests(linalg::LinalgOp op, OpResult result,
+                                    const View &view,
+                                    ArrayRef<int64_t> channelShape) {
+  FailureOr<SmallVector<DimRole>> loopRole = loopRoles(op, result, view);
+  if (failed(loopRole))
+    return failure();
   SmallVector<OperandRequest> requests;
   for (OpOperand *operand : op.getDpsInputOperands()) {
-    OperandRequest request;
-    request.value = operand->get();
-    auto type = dyn_cast<RankedTensorType>(request.value.getType());
-    if (!type) {
+    if (!isa<RankedTensorType>(operand->get().getType())) {
+      OperandRequest request;
+      request.value = operand->get();
       requests.push_back(std::move(request));
       continue;
     }
-    AffineMap map = op.getMatchingIndexingMap(operand);
-    SmallVector<int64_t> requestAxis;
-    for (auto [k, expr] : llvm::enumerate(map.getResults())) {
-      DimRole role;
-      if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
-        role = *loopRole[dim.getPosition()];
-        if (role.kind == DimRole::Fixed)
-          role = fixedRole(request.value, k, role.index);
-      } else if (auto constant = dyn_cast<AffineConstantExpr>(expr)) {
-        role = fixedRole(request.value, k, constant.getValue());
-      } else {
-        return failure();
-      }
-      if (role.kind == DimRole::Channel) {
-        if (llvm::is_contained(requestAxis, role.index))
-          return failure();
-        requestAxis.push_back(role.index);
-        request.channelShape.push_back(channelShape[role.index]);
-        role.index = requestAxis.size() - 1;
-      }
-      request.view.push_back(role);
-    }
-    for (int64_t c = 0, e = numChannels(channelShape); c < e; ++c) {
-      SmallVector<int64_t> coords = unflatten(c, channelShape);
-      SmallVector<int64_t> operandCoords;
-      for (int64_t axis : requestAxis)
-        operandCoords.push_back(coords[axis]);
-      request.channelOf.push_back(flatten(operandCoords, request.channelShape));
-    }
-    requests.push_back(std::move(request));
+    FailureOr<OperandRequest> request =
+        requestThroughMap(operand->get(), op.getMatchingIndexingMap(operand),
+                          *loopRole, channelShape);
+    if (failed(request))
+      return failure();
+    requests.push_back(std::move(*request));
   }
   return requests;
 }
@@ -345,8 +368,9 @@ namespace {
 /// Interprets a linalg payload for one channel.
 class Payload {
 public:
-  Payload(DenseMap<Value, Element> &env, function_ref<Element(Value)> captured)
-      : env(env), captured(captured) {}
+  Payload(DenseMap<Value, Element> &env, function_ref<Element(Value)> captured,
+          function_ref<std::optional<int64_t>(unsigned)> loopIndex)
+      : env(env), captured(captured), loopIndex(loopIndex) {}
 
   std::optional<Element> operator()(Block &body, unsigned resultIndex) {
     for (Operation &op : body.without_terminator())
@@ -366,7 +390,87 @@ private:
     return captured(v);
   }
 
+  /// An integer or index value known for this channel (loop indices of
+  /// channel or fixed dims, constants, comparisons of them).
+  std::optional<int64_t> integer(Value v) {
+    auto it = ints.find(v);
+    if (it != ints.end())
+      return it->second;
+    APInt c;
+    if (matchPattern(v, m_ConstantInt(&c)))
+      return c.getSExtValue();
+    return std::nullopt;
+  }
+
   bool step(Operation &op) {
+    if (env.count(op.getResult(0)))
+      return true; // a tensor.extract read like an input
+    if (auto index = dyn_cast<linalg::IndexOp>(op)) {
+      // Unknown along a frame: fine as long as nothing computes with it
+      // (the indices of a tensor.extract read like an input).
+      if (std::optional<int64_t> i = loopIndex(index.getDim()))
+        ints[index.getResult()] = *i;
+      return true;
+    }
+    if (isa<arith::IndexCastOp>(op)) {
+      std::optional<int64_t> i = integer(op.getOperand(0));
+      if (!i)
+        return false;
+      ints[op.getResult(0)] = *i;
+      return true;
+    }
+    if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
+      std::optional<int64_t> a = integer(cmp.getLhs()),
+                             b = integer(cmp.getRhs());
+      if (!a || !b)
+        return false;
+      bool r;
+      switch (cmp.getPredicate()) {
+      case arith::CmpIPredicate::eq:
+        r = *a == *b;
+        break;
+      case arith::CmpIPredicate::ne:
+        r = *a != *b;
+        break;
+      case arith::CmpIPredicate::slt:
+      case arith::CmpIPredicate::ult:
+        r = *a < *b;
+        break;
+      case arith::CmpIPredicate::sle:
+      case arith::CmpIPredicate::ule:
+        r = *a <= *b;
+        break;
+      case arith::CmpIPredicate::sgt:
+      case arith::CmpIPredicate::ugt:
+        r = *a > *b;
+        break;
+      case arith::CmpIPredicate::sge:
+      case arith::CmpIPredicate::uge:
+        r = *a >= *b;
+        break;
+      }
+      ints[cmp.getResult()] = r;
+      return true;
+    }
+    if (auto select = dyn_cast<arith::SelectOp>(op)) {
+      // A choice made by the channel index (view_as_real's re/im lanes).
+      std::optional<int64_t> cond = integer(select.getCondition());
+      if (!cond)
+        return false;
+      Value chosen = *cond ? select.getTrueValue() : select.getFalseValue();
+      if (std::optional<int64_t> i = integer(chosen)) {
+        ints[select.getResult()] = *i;
+        return true;
+      }
+      std::optional<Element> e = get(chosen);
+      if (!e)
+        return false;
+      env[select.getResult()] = *e;
+      return true;
+    }
+    if (isa<arith::ConstantOp>(op) &&
+        isa<IntegerType, IndexType>(op.getResult(0).getType()))
+      return true;
     auto real = [&](unsigned i) -> std::optional<Poly> {
       std::optional<Element> e = get(op.getOperand(i));
       if (!e || e->im)
@@ -462,7 +566,9 @@ private:
   }
 
   DenseMap<Value, Element> &env;
+  DenseMap<Value, int64_t> ints;
   function_ref<Element(Value)> captured;
+  function_ref<std::optional<int64_t>(unsigned)> loopIndex;
 };
 } // namespace
 
@@ -502,6 +608,41 @@ ElementAlgebra::evaluateLinalg(linalg::LinalgOp op, OpResult result,
     if (!inputs.back())
       return std::nullopt;
   }
+  // `tensor.extract` of a captured tensor at loop indices and constants
+  // (torch-mlir's view_as_complex) is read like an input.
+  FailureOr<SmallVector<DimRole>> loopRole = loopRoles(op, result, view);
+  if (failed(loopRole))
+    return std::nullopt;
+  SmallVector<std::pair<Value, Elements>> extracts;
+  for (Operation &inner : body->without_terminator()) {
+    auto extract = dyn_cast<tensor::ExtractOp>(inner);
+    if (!extract)
+      continue;
+    if (extract.getTensor().getParentBlock() == body)
+      return std::nullopt;
+    SmallVector<AffineExpr> exprs;
+    for (Value index : extract.getIndices()) {
+      APInt c;
+      if (auto loop = index.getDefiningOp<linalg::IndexOp>())
+        exprs.push_back(getAffineDimExpr(loop.getDim(), op->getContext()));
+      else if (matchPattern(index, m_ConstantInt(&c)))
+        exprs.push_back(
+            getAffineConstantExpr(c.getSExtValue(), op->getContext()));
+      else
+        return std::nullopt; // a gather: a leaf (CosSinSources reads it)
+    }
+    AffineMap map =
+        AffineMap::get(op.getNumLoops(), 0, exprs, op->getContext());
+    FailureOr<OperandRequest> request =
+        requestThroughMap(extract.getTensor(), map, *loopRole, channelShape);
+    if (failed(request))
+      return std::nullopt;
+    std::optional<Elements> elements = gather(*request);
+    if (!elements)
+      return std::nullopt;
+    extracts.emplace_back(extract.getResult(), std::move(*elements));
+  }
+
   // The destination, when the payload reads it (an accumulator).
   std::optional<Elements> init;
   OpOperand *initOperand = op.getDpsInitOperand(result.getResultNumber());
@@ -525,6 +666,8 @@ ElementAlgebra::evaluateLinalg(linalg::LinalgOp op, OpResult result,
     }
     if (init)
       env[body->getArgument(initOperand->getOperandNumber())] = (*init)[c];
+    for (auto &[value, elements] : extracts)
+      env[value] = elements[c];
     if (env.empty()) {
       // A payload that reads nothing: only constants.
       Operation *yield = body->getTerminator();
@@ -545,8 +688,19 @@ ElementAlgebra::evaluateLinalg(linalg::LinalgOp op, OpResult result,
       }
       return asLeaves(v, {}, {}).front();
     };
+    SmallVector<int64_t> coords = unflatten(c, channelShape);
+    auto loopIndex = [&](unsigned l) -> std::optional<int64_t> {
+      const DimRole &role = (*loopRole)[l];
+      if (role.kind == DimRole::Channel)
+        return coords[role.index];
+      if (role.kind == DimRole::Fixed)
+        return role.index;
+      if (role.kind == DimRole::Unit)
+        return 0;
+      return std::nullopt;
+    };
     std::optional<Element> e =
-        Payload(env, captured)(*body, result.getResultNumber());
+        Payload(env, captured, loopIndex)(*body, result.getResultNumber());
     if (!e || unknownCapture)
       return std::nullopt;
     out.push_back(std::move(*e));

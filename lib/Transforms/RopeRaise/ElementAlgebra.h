@@ -128,6 +128,17 @@ public:
   linalgInputRequests(linalg::LinalgOp op, OpResult result, const View &view,
                       ArrayRef<int64_t> channelShape);
 
+  /// The role of each loop of `op` when its result is read through `view`
+  /// (reductions of one iteration are Fixed(0)).
+  FailureOr<SmallVector<DimRole>> loopRoles(linalg::LinalgOp op,
+                                            OpResult result, const View &view);
+
+  /// The request of a tensor read at `map` (loop dims and constants) of
+  /// loops with roles `loopRole`.
+  FailureOr<OperandRequest> requestThroughMap(Value operand, AffineMap map,
+                                              ArrayRef<DimRole> loopRole,
+                                              ArrayRef<int64_t> channelShape);
+
   const Leaf &leaf(unsigned id) const { return leaves[id]; }
   unsigned numLeaves() const { return leaves.size(); }
   /// The leaf id of `value` read through a view (interned).

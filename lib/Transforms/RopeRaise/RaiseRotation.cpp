@@ -28,6 +28,7 @@
 #include "mlir/Dialect/Complex/IR/Complex.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -65,6 +66,10 @@ struct RaisePlan {
   int64_t cosColumn = 0, sinColumn = 0;
   /// Negative positions read row p + wrapRows (0: no wrapping).
   int64_t wrapRows = 0;
+  /// Tables read by token index from this row on (no gather): the offset.
+  std::optional<OpFoldResult> rowOffset;
+  /// The parts of complex tables (0 real, 1 imaginary).
+  unsigned cosComponent = 0, sinComponent = 0;
 };
 
 bool close(double a, double b) {
@@ -363,9 +368,22 @@ private:
             (c.wrapRows != plan.wrapRows || s.wrapRows != plan.wrapRows))
           return failWith("cos/sin gathers treat negative positions "
                           "differently");
+        if (plan.cosTable &&
+            (c.component != plan.cosComponent ||
+             s.component != plan.sinComponent ||
+             c.rowOffset != plan.rowOffset || s.rowOffset != plan.rowOffset))
+          return failWith("cos/sin are read from several tables");
+        if (c.rowOffset != s.rowOffset)
+          return failWith("cos and sin are read from different rows");
+        if (c.table == s.table && c.component == s.component && c.rowOffset &&
+            isa<ComplexType>(getElementTypeOrSelf(c.table)))
+          return failWith("cos and sin are the same part of a complex table");
         plan.cosTable = c.table;
         plan.sinTable = s.table;
         plan.wrapRows = c.wrapRows;
+        plan.rowOffset = c.rowOffset;
+        plan.cosComponent = c.component;
+        plan.sinComponent = s.component;
         if (s.wrapRows != c.wrapRows)
           return failWith("cos/sin gathers treat negative positions "
                           "differently");
@@ -433,7 +451,10 @@ private:
           return failWith("the table columns of the pairs are not contiguous");
       }
       auto tableType = cast<RankedTensorType>(plan.cosTable.getType());
-      if (!isa<FloatType>(tableType.getElementType()) ||
+      Type tableElement = tableType.getElementType();
+      if (auto complex = dyn_cast<ComplexType>(tableElement))
+        tableElement = complex.getElementType();
+      if (!isa<FloatType>(tableElement) ||
           plan.cosTable.getType() != plan.sinTable.getType())
         return failWith("the cos and sin tables differ in type");
       int64_t width = tableType.getDimSize(1);
@@ -470,7 +491,6 @@ private:
   /// M-RoPE: the pairs' streams are one integer tensor read at three
   /// indices of its leading dim.
   LogicalResult matchMRope(ArrayRef<int64_t> streams) {
-    std::optional<Value> root;
     for (int64_t s : streams) {
       if (s < 0)
         return failWith("pairs take their positions from different streams");
@@ -675,7 +695,26 @@ public:
       // Gathered: the columns [c, c + P/2) of each table.
       auto tableType = cast<RankedTensorType>(plan.cosTable.getType());
       int64_t half = plan.rotaryDim / 2;
-      auto slice = [&](Value table, int64_t column) -> Value {
+      auto slice = [&](Value table, int64_t column,
+                       unsigned component) -> Value {
+        if (auto complex = dyn_cast<ComplexType>(tableType.getElementType())) {
+          // One part of a complex constant as a real constant table.
+          auto partType = cast<FloatType>(complex.getElementType());
+          int64_t rows = tableType.getDimSize(0);
+          SmallVector<llvm::APFloat> values;
+          for (int64_t r = 0; r < rows; ++r)
+            for (int64_t c = column; c < column + half; ++c) {
+              std::optional<double> v = constantPart(table, {r, c}, component);
+              llvm::APFloat f(v.value_or(0.0));
+              bool lost = false;
+              f.convert(partType.getFloatSemantics(),
+                        llvm::APFloat::rmNearestTiesToEven, &lost);
+              values.push_back(f);
+            }
+          auto type = RankedTensorType::get({rows, half}, partType);
+          return arith::ConstantOp::create(
+              rewriter, loc, type, DenseElementsAttr::get(type, values));
+        }
         if (column == 0 && tableType.getDimSize(1) == half)
           return table;
         SmallVector<OpFoldResult> offsets{rewriter.getIndexAttr(0),
@@ -687,11 +726,29 @@ public:
         return tensor::ExtractSliceOp::create(rewriter, loc, table, offsets,
                                               sizes, strides);
       };
-      cosCache = slice(plan.cosTable, plan.cosColumn);
-      sinCache = slice(plan.sinTable, plan.sinColumn);
-      if (!positions)
-        offset = arith::ConstantOp::create(rewriter, loc,
-                                           rewriter.getI64IntegerAttr(0));
+      if (isa<ComplexType>(tableType.getElementType())) {
+        // Every entry must be readable (checked before building anything).
+        for (int64_t r = 0; r < tableType.getDimSize(0); ++r)
+          for (int64_t c = 0; c < half; ++c)
+            if (!constantPart(plan.cosTable, {r, plan.cosColumn + c},
+                              plan.cosComponent) ||
+                !constantPart(plan.sinTable, {r, plan.sinColumn + c},
+                              plan.sinComponent)) {
+              buildWhy = "the complex table cannot be read";
+              return failure();
+            }
+      }
+      cosCache = slice(plan.cosTable, plan.cosColumn, plan.cosComponent);
+      sinCache = slice(plan.sinTable, plan.sinColumn, plan.sinComponent);
+      if (!positions) {
+        std::optional<int64_t> row =
+            plan.rowOffset ? getConstantIntValue(*plan.rowOffset) : 0;
+        if (row)
+          offset = arith::ConstantOp::create(rewriter, loc,
+                                             rewriter.getI64IntegerAttr(*row));
+        else
+          offset = cast<Value>(*plan.rowOffset);
+      }
     }
 
     SmallVector<OpFoldResult> sizes =

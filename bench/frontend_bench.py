@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Hugging Face Llama RoPE as a frontend emits it: raised to `rope.apply` against un-raised and the peers.
 
-    python3 bench/frontend_bench.py                 # full run, tables on stdout (a few minutes, one thread)
+    python3 bench/frontend_bench.py                 # full run, tables on stdout (~1 min on a 2-core machine
+                                                    # once Inductor's cache is warm; its first compile ~1 min)
     python3 bench/frontend_bench.py --quick         # fewer repetitions
     python3 bench/frontend_bench.py --write-docs    # full run; rewrites the frontend_bench region of
                                                     # docs/PERFORMANCE.md (appends the section if absent)
@@ -190,7 +191,6 @@ class Contestant:
         self.name = name
         self.fn: Optional[Callable[[], object]] = None
         self.output: Optional[np.ndarray] = None
-        self.compile_s: Optional[float] = None
         self.na: Optional[str] = None
 
 
@@ -200,10 +200,8 @@ def make_jit(name: str, text: str, q, pos, pipeline: Optional[str]) -> Contestan
         c.na = "rope_mlir.jit is not in this checkout"
         return c
     try:
-        start = time.perf_counter()
         prog = rope_mlir.jit(text) if pipeline is None else rope_mlir.jit(text, pipeline=pipeline)
         f = prog.function("main")
-        c.compile_s = time.perf_counter() - start
         c.output = np.asarray(f(q, pos))
         c.fn = lambda f=f, prog=prog: f(q, pos)
     except Exception as exc:  # noqa: BLE001
@@ -219,12 +217,10 @@ def make_torch(name: str, module, q, pos, compiled: bool) -> Contestant:
     try:
         qt, pt = torch.from_numpy(q), torch.from_numpy(pos)
         fn = module
-        start = time.perf_counter()
         if compiled:
             fn = torch.compile(module, backend="inductor")
         with torch.no_grad():
             c.output = fn(qt, pt).numpy().copy()
-        c.compile_s = time.perf_counter() - start if compiled else None
 
         def run(fn=fn):
             with torch.no_grad():
@@ -244,7 +240,6 @@ def make_iree(text: str, q, pos) -> Contestant:
         c.na = f"iree not importable ({first_line(exc)})"
         return c
     try:
-        start = time.perf_counter()
         vmfb = ireec.compile_str(text, target_backends=["llvm-cpu"],
                                  extra_args=["--iree-llvmcpu-target-cpu=host"])
         config = ireert.Config("local-sync")
@@ -252,7 +247,6 @@ def make_iree(text: str, q, pos) -> Contestant:
         vm = ireert.VmModule.copy_buffer(ctx.instance, vmfb)
         ctx.add_vm_module(vm)
         main = getattr(ctx.modules, vm.name).main
-        c.compile_s = time.perf_counter() - start
         args = [ireert.asdevicearray(config.device, a) for a in (q, pos)]   # uploaded once
         out = main(*args)
         c.output = np.asarray((out[0] if isinstance(out, (tuple, list)) else out).to_host())
@@ -395,7 +389,6 @@ def main(argv=None) -> int:
     header = ["shape"] + COLUMNS + ["un-raised/raised", "Inductor/raised", "IREE/raised"]
     rows = []
     err_rows = []
-    compile_rows = []
     for name in names:
         cs, stats, errors = results[name]
         t = {c: (stats[c].median if c in stats else None) for c in COLUMNS}
@@ -404,18 +397,12 @@ def main(argv=None) -> int:
                     [fmt_ratio(t["un-raised"], t["raised"]), fmt_ratio(t["Inductor"], t["raised"]),
                      fmt_ratio(t["IREE"], t["raised"])])
         err_rows.append([name] + [f"{errors[c]:.2g}" if c in errors else "n/a" for c in COLUMNS])
-        by = {c.name: c for c in cs}
-        compile_rows.append([name] + [f"{by[c].compile_s:.2f} s" if by[c].compile_s is not None else "n/a"
-                                      for c in COLUMNS])
     report += ["", ("**Time per call** (median; ratios > 1: raised is faster)" if markdown else
                     "time per call (median; ratios > 1: raised is faster)"), ""]
     report += render(header, rows, markdown)
     report += ["", ("**Max relative error** vs the float64 reference (max\\|y − r\\| / max\\|r\\|)" if markdown
                     else "max relative error vs the float64 reference (max|y - r| / max|r|)"), ""]
     report += render(["shape"] + COLUMNS, err_rows, markdown)
-    report += ["", ("**Compile time** (first call included for the torch columns; eager: none)" if markdown
-                    else "compile time (first call included for the torch columns; eager: none)"), ""]
-    report += render(["shape"] + COLUMNS, compile_rows, markdown)
     if notes:
         report.append("")
         bullet = "- " if markdown else ""

@@ -906,3 +906,35 @@ def test_c_api_of_signatures_checks_its_arguments():
     assert signature["c_interface"] == {"parameters": 3,
                                         "returns_value": False}
     assert module.function_names() == ["add_dynamic", "add_static"]
+
+
+# -- the frontend fixtures -------------------------------------------------
+
+FIXTURES = PACKAGE_DIR.parent / "test" / "Frontends" / "Inputs"
+PLAIN = "builtin.module(rope-to-llvm-cpu{emit-c-interface=true})"
+
+
+@pytest.mark.parametrize("pipeline", [None, PLAIN], ids=["default", "plain"])
+@pytest.mark.parametrize("name", sorted(
+    p.stem for p in FIXTURES.glob("*.mlir")
+    if p.with_suffix(".npz").exists()) or ["none"])
+def test_frontend_fixtures(name, pipeline):
+    # The modules torch-mlir, JAX and ONNX emitted (test/Frontends/Inputs),
+    # raised by rope-optimize (default) or lowered as they are (plain),
+    # against their float64 references (arg<i> in, ref<i> out).
+    if name == "none":
+        pytest.skip(f"no fixtures in {FIXTURES}")
+    data = np.load(FIXTURES / f"{name}.npz")
+
+    def numbered(prefix):
+        keys = [k for k in data if re.fullmatch(prefix + r"\d+", k)]
+        return [data[k] for k in sorted(keys, key=lambda k: int(k[3:]))]
+
+    outputs = rope_mlir.jit((FIXTURES / f"{name}.mlir").read_text(),
+                            pipeline).function("main")(*numbered("arg"))
+    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+    references = numbered("ref")
+    assert len(outputs) == len(references)
+    for out, ref in zip(outputs, references):
+        assert out.shape == ref.shape
+        assert reference.relative_error(out, ref) < 1e-5

@@ -99,6 +99,22 @@ def test_non_contiguous_arguments_are_copied_not_misread():
     _close(_run(ADD, "add_static", a, b), a.astype(F64) + b, rtol=1e-6)
 
 
+def test_calls_from_several_threads():
+    import concurrent.futures
+    f = rope_mlir.jit(OWNERSHIP).function("aliasing_results")
+
+    def work(seed):
+        for n in range(1, 60):
+            a = _random(n, seed=seed)
+            e1, e2 = f(a)
+            np.testing.assert_array_equal(e1, e2)
+            _close(e1, np.exp(a.astype(F64)), rtol=1e-6)
+        return seed
+
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        assert sorted(pool.map(work, range(8))) == list(range(8))
+
+
 SEVERAL = """
 func.func @reshape(%a: tensor<2x6xi32>) -> (tensor<12xi32>, tensor<2x2x3xi32>) {
   %c = tensor.collapse_shape %a [[0, 1]] : tensor<2x6xi32> into tensor<12xi32>

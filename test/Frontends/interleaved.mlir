@@ -14,9 +14,9 @@
 // GPTJ: rope.apply ins(%arg0 : tensor<2x8x4x64xf32>)
 // GPTJ-SAME: {layout = #rope.layout<interleaved>, rotary_dim = 16 : i64}
 
-// GLM-COUNT-2: rope.apply {{.*}} {freqs = #rope.default<>, layout = #rope.layout<interleaved>, rotary_dim = 16 : i64, token_dims = array<i64: 0, 2>}
+// GLM-COUNT-2: rope.apply {{.*}} {freqs = #rope.table<inv_freq = [{{.*}}]>, layout = #rope.layout<interleaved>, rotary_dim = 16 : i64, token_dims = array<i64: 0, 2>}
 
-// DEEPSEEK: %[[R:.*]] = rope.apply ins(%arg0 : tensor<2x4x8x32xf32>) positions(%arg2 : tensor<2x8xi64>) {{.*}} {freqs = #rope.default<>, layout = #rope.layout<interleaved>, token_dims = array<i64: 0, 2>}
+// DEEPSEEK: %[[R:.*]] = rope.apply ins(%arg0 : tensor<2x4x8x32xf32>) positions(%arg2 : tensor<2x8xi64>) {{.*}} {freqs = #rope.table<inv_freq = [{{.*}}]>, layout = #rope.layout<interleaved>, token_dims = array<i64: 0, 2>}
 // DEEPSEEK: %[[P:.*]] = tensor.expand_shape %[[R]] {{\[\[}}0], [1], [2], [3, 4]] output_shape [2, 4, 8, 16, 2]
 // DEEPSEEK: %[[T:.*]] = linalg.transpose ins(%[[P]] : tensor<2x4x8x16x2xf32>) {{.*}} permutation = [0, 1, 2, 4, 3]
 // DEEPSEEK: %[[Y:.*]] = tensor.collapse_shape %[[T]] {{\[\[}}0], [1], [2], [3, 4]] : tensor<2x4x8x2x16xf32> into tensor<2x4x8x32xf32>

@@ -6,8 +6,8 @@
 // RUN: rope-opt --rope-raise %S/Inputs/jax_rotate_half.mlir | FileCheck %s --check-prefix=JAX
 // RUN: rope-opt --rope-raise %S/Inputs/onnx_rotate_half.mlir | FileCheck %s --check-prefix=ONNX
 
-// JAX: rope.apply ins(%arg0 : tensor<2x8x4x32xf32>) positions(%arg2 : tensor<2x8xi32>) {{.*}} {freqs = #rope.default<>} -> tensor<2x8x4x32xf32>
-// JAX: rope.apply ins(%arg1 : tensor<2x8x2x32xf32>) positions(%arg2 : tensor<2x8xi32>) {{.*}} {freqs = #rope.default<>} -> tensor<2x8x2x32xf32>
+// JAX: rope.apply ins(%arg0 : tensor<2x8x4x32xf32>) positions(%arg2 : tensor<2x8xi32>) {{.*}} {freqs = #rope.table<inv_freq = [{{.*}}]>} -> tensor<2x8x4x32xf32>
+// JAX: rope.apply ins(%arg1 : tensor<2x8x2x32xf32>) positions(%arg2 : tensor<2x8xi32>) {{.*}} {freqs = #rope.table<inv_freq = [{{.*}}]>} -> tensor<2x8x2x32xf32>
 // JAX-NOT: math.powf
 
 // ONNX: %[[POS:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %arg2 : tensor<2x8xi1>, tensor<2x8xi64>, tensor<2x8xi64>)

@@ -6,9 +6,9 @@
 // RUN: rope-opt --rope-raise %S/Inputs/qwen2_yarn.mlir | FileCheck %s --check-prefix=YARN
 // RUN: rope-opt --rope-raise %S/Inputs/qwen2_vl_mrope.mlir | FileCheck %s --check-prefix=MROPE
 
-// PHI-COUNT-2: rope.apply ins(%arg{{[01]}} : tensor<2x{{[42]}}x8x40xf32>) positions(%arg2 : tensor<2x8xi64>) {{.*}} {freqs = #rope.default<>, rotary_dim = 16 : i64, token_dims = array<i64: 0, 2>}
+// PHI-COUNT-2: rope.apply ins(%arg{{[01]}} : tensor<2x{{[42]}}x8x40xf32>) positions(%arg2 : tensor<2x8xi64>) {{.*}} {freqs = #rope.table<inv_freq = [{{.*}}]>, rotary_dim = 16 : i64, token_dims = array<i64: 0, 2>}
 // PHI-NOT: tensor.concat
 
 // YARN-COUNT-2: rope.apply {{.*}} {freqs = #rope.table<inv_freq = [1.000000e+00, 0.42175596952438354, {{.*}}]>, magnitude = 1.{{[0-9]+}} : f64, token_dims = array<i64: 0, 2>}
 
-// MROPE-COUNT-2: rope.apply ins(%arg{{[01]}} : tensor<2x{{[42]}}x8x32xf32>) positions(%arg2 : tensor<3x2x8xi64>) {{.*}} {freqs = #rope.default<>, mrope = #rope.mrope<section = [4, 6, 6]>, token_dims = array<i64: 0, 2>}
+// MROPE-COUNT-2: rope.apply ins(%arg{{[01]}} : tensor<2x{{[42]}}x8x32xf32>) positions(%arg2 : tensor<3x2x8xi64>) {{.*}} {freqs = #rope.table<inv_freq = [{{.*}}]>, mrope = #rope.mrope<section = [4, 6, 6]>, token_dims = array<i64: 0, 2>}

@@ -362,6 +362,9 @@ positionFactor(ElementAlgebra &algebra, unsigned leafId, std::string &why) {
   }
   if (std::optional<int64_t> frame = arangeFrame(leaf))
     return PositionFactor{-1, *frame};
+  Type element = getElementTypeOrSelf(leaf.root.getType());
+  if (element.isInteger(64) || element.isInteger(32))
+    return PositionFactor{static_cast<int64_t>(leafId), -1};
   auto op = leaf.root.getDefiningOp<linalg::LinalgOp>();
   if (!op || op->getNumResults() != 1) {
     why = "the angle's positions are not converted from integers";
@@ -640,6 +643,7 @@ mlir::rope::raise::analyzeCosSinLeaf(ElementAlgebra &algebra, unsigned leafId,
     const Monomial &m = angle.terms[0];
     std::optional<PositionFactor> positions;
     std::optional<double> table;
+    Type tableType;
     for (auto [id, channel] : m.factors) {
       const Leaf &factor = algebra.leaf(id);
       if (!hasFrames(factor)) {
@@ -652,6 +656,7 @@ mlir::rope::raise::analyzeCosSinLeaf(ElementAlgebra &algebra, unsigned leafId,
           return failure();
         }
         table = value;
+        tableType = getElementTypeOrSelf(factor.root.getType());
         continue;
       }
       if (positions) {
@@ -670,6 +675,8 @@ mlir::rope::raise::analyzeCosSinLeaf(ElementAlgebra &algebra, unsigned leafId,
     a.positions = positions->positions;
     a.implicitFrame = positions->implicitFrame;
     a.theta = m.coef * *table;
+    if (m.coef == 1.0)
+      a.tableType = tableType;
     info.channels.push_back(a);
   }
   return info;

@@ -33,6 +33,9 @@ struct AngleOfChannel {
   /// Computed: the frequency theta (the frontend's inv_freq entry times the
   /// constant factors of the angle), in f64.
   double theta = 0.0;
+  /// Computed: the element type of the inv_freq table when theta is one of
+  /// its entries as it is (no other factor), else null.
+  Type tableType;
   /// Gathered: the column of the table.
   int64_t column = -1;
 };

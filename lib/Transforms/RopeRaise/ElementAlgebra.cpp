@@ -171,6 +171,28 @@ static int64_t dimSize(Value value, int64_t dim) {
   return cast<RankedTensorType>(value.getType()).getDimSize(dim);
 }
 
+/// Whether `size` is the whole of dim `dim` of `tensor`: equal static
+/// sizes, or a dynamic size given as `tensor.dim` of that tensor (or of the
+/// tensor an empty tensor was sized from) or as the size operand the empty
+/// tensor was made with.
+static bool isWholeDim(OpFoldResult size, Value tensor, int64_t dim) {
+  std::optional<int64_t> constant = getConstantIntValue(size);
+  int64_t actual = dimSize(tensor, dim);
+  if (constant)
+    return !ShapedType::isDynamic(actual) && *constant == actual;
+  if (!ShapedType::isDynamic(actual))
+    return false;
+  auto value = dyn_cast<Value>(size);
+  if (auto dimOp = value.getDefiningOp<tensor::DimOp>()) {
+    std::optional<int64_t> index = dimOp.getConstantIndex();
+    if (index && *index == dim && dimOp.getSource() == tensor)
+      return true;
+  }
+  if (auto empty = tensor.getDefiningOp<tensor::EmptyOp>())
+    return empty.getDynamicSize(dim) == value;
+  return false;
+}
+
 /// The role `Fixed(i)` as `Unit` when the dim has size 1.
 static DimRole fixedRole(Value value, int64_t dim, int64_t index) {
   if (dimSize(value, dim) == 1 && index == 0)
@@ -520,7 +542,10 @@ private:
     }
     // Casts between float types: the algebra is exact; the rounding a
     // narrower type adds is what raising removes (docs/DESIGN.md).
-    if (isa<arith::ExtFOp, arith::TruncFOp>(op)) {
+    // Integer to float: the same number (the rounding of large positions
+    // to f32 is what raising removes), so the integer tensor is the leaf.
+    if (isa<arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp, arith::UIToFPOp>(
+            op)) {
       std::optional<Element> e = get(op.getOperand(0));
       if (!e)
         return false;
@@ -768,8 +793,8 @@ ElementAlgebra::evaluateOp(Value value, const View &view,
       switch (role.kind) {
       case DimRole::Frame:
       case DimRole::FrameSet:
-        if (off != 0 || stride != 1 || ShapedType::isDynamic(sizes[s]) ||
-            sizes[s] != dimSize(source, s))
+        if (off != 0 || stride != 1 ||
+            !isWholeDim(slice.getMixedSizes()[s], source, s))
           return std::nullopt;
         request.view.push_back(role);
         break;
@@ -869,17 +894,17 @@ ElementAlgebra::evaluateOp(Value value, const View &view,
     SmallVector<std::tuple<int64_t, int64_t, int64_t>> fixedChecks;
     for (int64_t d = 0; d < rank; ++d) {
       int64_t off = offsets[d], size = sizes[d], stride = strides[d];
-      if (ShapedType::isDynamic(off) || ShapedType::isDynamic(size) ||
-          ShapedType::isDynamic(stride))
-        return std::nullopt;
       DimRole role = view[d];
       if (role.isFrameLike()) {
-        if (off != 0 || stride != 1 || size != dimSize(dest, d) ||
-            dropped.test(d))
+        if (off != 0 || stride != 1 ||
+            !isWholeDim(insert.getMixedSizes()[d], dest, d) || dropped.test(d))
           return std::nullopt;
         request.view.push_back(role);
         continue;
       }
+      if (ShapedType::isDynamic(off) || ShapedType::isDynamic(size) ||
+          ShapedType::isDynamic(stride))
+        return std::nullopt;
       if (role.kind == DimRole::Channel) {
         if (dropped.test(d))
           return std::nullopt;

@@ -59,8 +59,10 @@ struct RaisePlan {
   int64_t implicitFrame = -1;
   /// M-RoPE: the axis of each pair (empty otherwise).
   SmallVector<int64_t> mropeAxes;
-  // Computed cos/sin: one theta per pair.
+  // Computed cos/sin: one theta per pair, and the element type of the
+  // frontend's table when they are its entries as they are.
   SmallVector<double> thetas;
+  Type tableType;
   // Gathered cos/sin: the tables and the first column of each.
   Value cosTable, sinTable;
   int64_t cosColumn = 0, sinColumn = 0;
@@ -465,10 +467,13 @@ private:
         return failWith("M-RoPE with gathered cos/sin is not raised");
       return success();
     }
+    plan.tableType = pairs[0].cos->tableType;
     for (const PairAngle &pair : pairs) {
       if (!(pair.cos->theta >= 0.0) || !std::isfinite(pair.cos->theta))
         return failWith("a frequency is negative or not finite");
       plan.thetas.push_back(pair.cos->theta);
+      if (pair.cos->tableType != pairs[0].cos->tableType)
+        plan.tableType = Type();
     }
     return success();
   }
@@ -558,21 +563,32 @@ bool isLastStep(Operation *op) {
   return true;
 }
 
-/// The frequency attribute saying `thetas`: `#rope.default` when they are
-/// base^(-2i/P) for one base to f32 rounding, else `#rope.table`.
+/// The frequency attribute saying `thetas` (ROPE.md §7): `#rope.default`
+/// only when every entry is base^(-2i/P) rounded to the table's element type
+/// `tableType` (the exact values of the frontend's table), else `#rope.table`
+/// with the entries widened exactly. A table computed in f32 by
+/// `1 / base ** (arange / dim)` usually differs from the rounded powers in a
+/// few entries, and is then kept as it is.
 Attribute frequencyAttr(MLIRContext *ctx, ArrayRef<double> thetas,
-                        int64_t rotaryDim) {
+                        int64_t rotaryDim, Type tableType) {
   int64_t pairs = thetas.size();
+  auto rounded = [&](double v) {
+    auto floatType = dyn_cast_or_null<FloatType>(tableType);
+    llvm::APFloat f(v);
+    bool lost = false;
+    if (floatType && !floatType.isF64())
+      f.convert(floatType.getFloatSemantics(),
+                llvm::APFloat::rmNearestTiesToEven, &lost);
+    return f.convertToDouble();
+  };
   auto matchesBase = [&](double base) {
-    for (int64_t i = 0; i < pairs; ++i) {
-      double exact = std::pow(base, -2.0 * i / static_cast<double>(rotaryDim));
-      // A few f32 ulps: the frontend computed its table in f32.
-      if (std::fabs(thetas[i] - exact) > 4.0 * 0x1p-24 * exact)
+    for (int64_t i = 0; i < pairs; ++i)
+      if (thetas[i] !=
+          rounded(std::pow(base, -2.0 * i / static_cast<double>(rotaryDim))))
         return false;
-    }
     return true;
   };
-  if (pairs >= 2 && thetas[0] > 0.0 && thetas[1] > 0.0) {
+  if (tableType && pairs >= 2 && thetas[0] > 0.0 && thetas[1] > 0.0) {
     double estimate = std::pow(thetas[1], -static_cast<double>(rotaryDim) / 2);
     // The base as a model states it: an integer, or a few significant
     // digits.
@@ -764,7 +780,7 @@ public:
         defaultTokens.push_back(i);
     Attribute freqs;
     if (!plan.cosTable)
-      freqs = frequencyAttr(ctx, plan.thetas, plan.rotaryDim);
+      freqs = frequencyAttr(ctx, plan.thetas, plan.rotaryDim, plan.tableType);
     MRopeAttr mrope;
     if (!plan.mropeAxes.empty()) {
       SmallVector<int64_t> counts(3, 0);

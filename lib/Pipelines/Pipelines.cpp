@@ -26,6 +26,8 @@ using namespace mlir;
 
 void mlir::rope::buildRopeToLLVMCpuPipeline(
     OpPassManager &pm, const RopeToLLVMCpuPipelineOptions &options) {
+  // Complex tables (Meta's freqs_cis) have no LLVM global form: as parts.
+  pm.addPass(createRopeSplitComplexConstantsPass());
   if (options.vectorize)
     pm.addPass(createConvertRopeToVectorPass());
   else

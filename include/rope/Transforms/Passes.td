@@ -87,6 +87,34 @@ def RopeRaiseSoftmaxPass : Pass<"rope-raise-softmax"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def RopeSplitComplexConstantsPass : Pass<"rope-split-complex-constants"> {
+  let summary = "Split complex tensor constants into real and imaginary "
+                "constants";
+  let description = [{
+    Replaces an `arith.constant` tensor of `complex<f32>` / `complex<f64>`
+    elements (`dense` or `dense_resource`, as torch-mlir exports Meta's
+    `freqs_cis`) by two real constants of its parts joined elementwise with
+    `complex.create` in a `linalg.generic`. MLIR 22's memref-to-LLVM
+    conversion has no global of complex elements, so without this a module
+    that keeps such a table does not compile; `rope-to-llvm-cpu` runs it
+    first.
+
+    ```mlir
+    %t = arith.constant dense<[(1.0, 0.0), (0.5, 0.5)]> : tensor<2xcomplex<f32>>
+    // becomes
+    %re = arith.constant dense<[1.0, 0.5]> : tensor<2xf32>
+    %im = arith.constant dense<[0.0, 0.5]> : tensor<2xf32>
+    %t = linalg.generic ... ins(%re, %im) ... { complex.create }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::complex::ComplexDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def RopeRaisePass : Pass<"rope-raise"> {
   let summary = "Raise rotary position embeddings written out by frontends "
                 "to rope.apply";

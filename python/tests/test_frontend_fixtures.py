@@ -122,20 +122,23 @@ def test_fixture_runs_right(name, raise_first):
 
 
 def test_raising_changes_only_the_angle_accuracy():
-    """The Llama module at positions up to 2**20: the frontend's f32 angle
-    (f32(position) * f32(inv_freq), rounded) drifts; the raised module
-    computes it in f64 and stays at f32 rounding of the float64 reference."""
+    """The Llama module at positions up to 2**20. Raising keeps the IR's own
+    f32 inv_freq table (ROPE.md §7: its values widened exactly) and computes
+    position * theta and cos/sin in f64, so the raised module stays at f32
+    rounding of the float64 rotation by that table; the frontend's f32 angle
+    (f32(position) * f32(inv_freq), rounded) drifts far from it."""
     fixture, text, args, refs, _ = _load("llama_computed")
     q, k, positions = args
     far = positions + (1 << 20) - 16
-    table = np.asarray(
-        re.findall(r"inv_freq = \[([^\]]*)\]", _jit.lower(
-            text, "builtin.module(rope-raise)")) or [""])
+    raised_ir = _jit.lower(text, "builtin.module(rope-raise)")
+    table = re.search(r"inv_freq = \[([^\]]*)\]", raised_ir)
+    assert table, raised_ir
+    theta = np.array([float(v) for v in table.group(1).split(",")])
+    # The entries are the fixture's f32 table, widened exactly.
+    assert np.array_equal(theta, theta.astype(np.float32).astype(np.float64))
     raised = _run(text, None, "main", [q, k, far])
     unraised = _run(text, UNRAISED, "main", [q, k, far])
-    # float64 reference: HF's rotation with theta_i = 10000^(-2i/D) in f64.
     d = q.shape[-1]
-    theta = 10000.0 ** (-np.arange(0, d, 2, dtype=np.float64) / d)
     angle = far.astype(np.float64)[..., None] * theta
     emb = np.concatenate([angle, angle], -1)[:, None]
     cos, sin = np.cos(emb), np.sin(emb)
@@ -152,4 +155,3 @@ def test_raising_changes_only_the_angle_accuracy():
         assert raised_error < 2e-6, raised_error
         assert unraised_error > 10 * raised_error, (raised_error,
                                                      unraised_error)
-    assert table is not None

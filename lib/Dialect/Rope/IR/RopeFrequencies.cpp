@@ -499,9 +499,8 @@ ProportionalFrequenciesAttr::getInverseFrequencies(int64_t rotaryDim) const {
 // table
 //===----------------------------------------------------------------------===//
 
-LogicalResult
-TableFrequenciesAttr::verify(EmitErrorFn emitError,
-                             DenseF64ArrayAttr invFreq) {
+LogicalResult TableFrequenciesAttr::verify(EmitErrorFn emitError,
+                                           DenseF64ArrayAttr invFreq) {
   if (!invFreq || invFreq.empty())
     return emitError() << "table: inv_freq must not be empty";
   for (auto [i, theta] : llvm::enumerate(invFreq.asArrayRef()))
@@ -518,8 +517,7 @@ TableFrequenciesAttr::verifyForRotaryDim(EmitErrorFn emitError,
   if (static_cast<int64_t>(getInvFreq().size()) != pairs)
     return emitError() << "table: inv_freq must have rotary_dim / "
                           "2 = "
-                       << pairs << " entries, got "
-                       << getInvFreq().size();
+                       << pairs << " entries, got " << getInvFreq().size();
   return success();
 }
 

@@ -82,6 +82,10 @@ constexpr StringLiteral kTargets[] = {
     kHuggingFaceTarget,
     // rope.apply's TilingInterface, driven by the input's transform script.
     "transform-interpreter",
+    // Frontend IR raised to rope.apply (the seeds hold test/Frontends).
+    "rope-raise{remarks=true}",
+    "rope-optimize",
+    "rope-split-complex-constants",
 };
 constexpr size_t kNumTargets = std::size(kTargets);
 

@@ -38,6 +38,21 @@ double roundTo(Type type, double value) {
   return f.convertToDouble();
 }
 
+/// Whether `coords` address an element of `value` (a scalar: no coords).
+/// Indices come from IR the verifier does not bound (constants in indexing
+/// maps, tensor.extract indices), so every read is checked.
+bool inBounds(Value value, ArrayRef<int64_t> coords) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type)
+    return coords.empty();
+  if (static_cast<int64_t>(coords.size()) != type.getRank())
+    return false;
+  for (auto [c, size] : llvm::zip_equal(coords, type.getShape()))
+    if (c < 0 || ShapedType::isDynamic(size) || c >= size)
+      return false;
+  return true;
+}
+
 int64_t linearIndex(ShapedType type, ArrayRef<int64_t> coords) {
   int64_t flat = 0;
   for (auto [c, size] : llvm::zip_equal(coords, type.getShape()))
@@ -60,7 +75,7 @@ std::optional<double> readBlob(DenseResourceElementsAttr attr,
   if (auto complex = dyn_cast<ComplexType>(element)) {
     // Interleaved (re, im) pairs.
     auto part = dyn_cast<FloatType>(complex.getElementType());
-    if (!part || part.getWidth() % 8)
+    if (!part || part.getWidth() % 8 || part.getWidth() > 64)
       return std::nullopt;
     size_t bytes = part.getWidth() / 8;
     size_t at = (2 * index + component) * bytes;
@@ -74,8 +89,11 @@ std::optional<double> readBlob(DenseResourceElementsAttr attr,
   }
   if (component != 0)
     return std::nullopt;
+  if (!element.isIntOrFloat())
+    return std::nullopt;
   unsigned bits = element.getIntOrFloatBitWidth();
-  if (bits % 8)
+  // Words of at most 64 bits (f80/f128/i128 tables are not read).
+  if (bits % 8 || bits == 0 || bits > 64)
     return std::nullopt;
   size_t bytes = bits / 8;
   if (static_cast<size_t>(index + 1) * bytes > data.size())
@@ -182,7 +200,7 @@ std::optional<double> payloadValue(linalg::LinalgOp op, Value v,
 std::optional<double>
 mlir::rope::raise::constantElement(Value value, ArrayRef<int64_t> coords,
                                    int depth) {
-  if (depth > 32)
+  if (depth > 32 || !inBounds(value, coords))
     return std::nullopt;
   Operation *def = value.getDefiningOp();
   if (!def)
@@ -201,9 +219,12 @@ mlir::rope::raise::constantElement(Value value, ArrayRef<int64_t> coords,
       if (isa<FloatType>(dense.getElementType()))
         return (*(dense.value_begin<llvm::APFloat>() + index))
             .convertToDouble();
-      if (isa<IntegerType, IndexType>(dense.getElementType()))
-        return static_cast<double>(
-            (*(dense.value_begin<llvm::APInt>() + index)).getSExtValue());
+      if (isa<IntegerType, IndexType>(dense.getElementType())) {
+        llvm::APInt v = *(dense.value_begin<llvm::APInt>() + index);
+        if (v.getSignificantBits() > 64)
+          return std::nullopt;
+        return static_cast<double>(v.getSExtValue());
+      }
       return std::nullopt;
     }
     if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr))
@@ -254,7 +275,7 @@ std::optional<double> mlir::rope::raise::constantPart(Value value,
                                                       ArrayRef<int64_t> coords,
                                                       unsigned component) {
   auto constant = value.getDefiningOp<arith::ConstantOp>();
-  if (!constant)
+  if (!constant || !inBounds(value, coords))
     return std::nullopt;
   auto type = dyn_cast<RankedTensorType>(value.getType());
   if (!type || !isa<ComplexType>(type.getElementType()))
@@ -470,7 +491,8 @@ FailureOr<CosSinLeaf> analyzeGather(ElementAlgebra &algebra,
         cmp.getLhs() == p && matchPattern(cmp.getRhs(), m_ConstantInt(&zero)) &&
         zero.isZero() && add.getLhs() == p &&
         matchPattern(add.getRhs(), m_ConstantInt(&rows)) &&
-        rows.getSExtValue() == tableRows && !ShapedType::isDynamic(tableRows)) {
+        rows.getSignificantBits() <= 64 && rows.getSExtValue() == tableRows &&
+        !ShapedType::isDynamic(tableRows)) {
       info.wrapRows = tableRows;
       rowIndex = p;
     }
@@ -486,7 +508,8 @@ FailureOr<CosSinLeaf> analyzeGather(ElementAlgebra &algebra,
   int64_t colOffset = 0;
   if (auto add = colIndex.getDefiningOp<arith::AddIOp>()) {
     APInt c;
-    if (matchPattern(add.getRhs(), m_ConstantInt(&c))) {
+    if (matchPattern(add.getRhs(), m_ConstantInt(&c)) &&
+        c.getSignificantBits() <= 32) {
       colOffset = c.getSExtValue();
       colIndex = add.getLhs();
     }

@@ -262,7 +262,14 @@ ElementAlgebra::evaluate(Value value, const View &view,
   budget -= numChannels(channelShape);
   if (budget < 0)
     return failure();
-  std::optional<Elements> elements = evaluateOp(value, view, channelShape);
+  // A bounded depth of producers (the stack is the host's): deeper values
+  // are leaves.
+  std::optional<Elements> elements;
+  if (depth < kMaxDepth) {
+    ++depth;
+    elements = evaluateOp(value, view, channelShape);
+    --depth;
+  }
   if (budget < 0)
     return failure();
   if (!elements)
@@ -419,7 +426,7 @@ private:
     if (it != ints.end())
       return it->second;
     APInt c;
-    if (matchPattern(v, m_ConstantInt(&c)))
+    if (matchPattern(v, m_ConstantInt(&c)) && c.getSignificantBits() <= 64)
       return c.getSExtValue();
     return std::nullopt;
   }
@@ -650,7 +657,8 @@ ElementAlgebra::evaluateLinalg(linalg::LinalgOp op, OpResult result,
       APInt c;
       if (auto loop = index.getDefiningOp<linalg::IndexOp>())
         exprs.push_back(getAffineDimExpr(loop.getDim(), op->getContext()));
-      else if (matchPattern(index, m_ConstantInt(&c)))
+      else if (matchPattern(index, m_ConstantInt(&c)) &&
+               c.getSignificantBits() <= 32 && !c.isNegative())
         exprs.push_back(
             getAffineConstantExpr(c.getSExtValue(), op->getContext()));
       else

@@ -161,6 +161,10 @@ private:
   std::optional<Elements> gather(const OperandRequest &request);
 
   int64_t budget;
+  /// Producers followed from the candidate (a recursion bound: frontend
+  /// modules can chain thousands of elementwise ops).
+  int depth = 0;
+  static constexpr int kMaxDepth = 128;
   std::map<Key, Elements, KeyLess> memo;
   SmallVector<Leaf> leaves;
 };

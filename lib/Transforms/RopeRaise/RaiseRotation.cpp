@@ -460,7 +460,8 @@ private:
           plan.cosTable.getType() != plan.sinTable.getType())
         return failWith("the cos and sin tables differ in type");
       int64_t width = tableType.getDimSize(1);
-      if (ShapedType::isDynamic(width) || plan.cosColumn + p / 2 > width ||
+      if (ShapedType::isDynamic(width) || plan.cosColumn < 0 ||
+          plan.sinColumn < 0 || plan.cosColumn + p / 2 > width ||
           plan.sinColumn + p / 2 > width)
         return failWith("the table columns are out of the table");
       if (!plan.mropeAxes.empty())

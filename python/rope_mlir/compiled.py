@@ -9,14 +9,15 @@ ops and generics, complex arithmetic in their bodies), tensor, math, cf.assert,
 dense_resource constants, what torch-mlir and JAX/IREE emit. Its public
 functions take ranked tensors (static or dynamic sizes) and scalars and
 return the same; each call checks its arguments against the signature the
-module declares, runs the compiled code and copies every result into a numpy
+module declares, runs the compiled code and returns every result as a numpy
 array that Python owns.
 
 Memory (docs/DESIGN.md, "rope_mlir.jit"): arguments are lent to the code
 read-only (the module is compiled with every tensor argument marked
 `bufferization.writable = false`, so bufferization copies rather than writes
-them in place); a returned buffer is copied into numpy, then freed if the
-caller owns it. Under the default pipeline's ownership-based deallocation
+them in place); a returned buffer the caller owns is adopted by the numpy
+array returned (no copy: the array frees it when collected), or, when it is
+strided or holds i1, copied into numpy and then freed. Under the default pipeline's ownership-based deallocation
 every returned buffer is a malloc'ed block the caller owns (the callee
 clones an argument or a global it returns), but one block may be returned
 as several results. So each distinct `allocated` pointer is freed once, and
@@ -318,14 +319,63 @@ class CompiledFunction:
         else:
             values = [getattr(struct, f"r{i}")
                       for i in range(len(self.results))]
+        arguments = [a for a, _ in arrays]
+        owners = {}
         try:
             outputs = tuple(
-                self._copy_out(i, t, v) if isinstance(t, TensorType)
-                else self._scalar_result(t, v)
+                self._result(i, t, v, arguments, owners)
+                if isinstance(t, TensorType) else self._scalar_result(t, v)
                 for i, (t, v) in enumerate(zip(self.results, values)))
         finally:
-            self._free(values, [a for a, _ in arrays])
+            self._free(values, arguments, adopted=owners)
         return outputs[0] if len(outputs) == 1 else outputs
+
+    def _result(self, i: int, expected: TensorType, desc, arguments,
+                owners) -> np.ndarray:
+        """Result `i` as a numpy array: the code's own buffer, adopted without
+        a copy when the caller owns it, it is contiguous and no other result
+        of the call adopted it (the array frees it when it is collected),
+        else a copy (module doc)."""
+        pointer = self._owned_pointer(desc, arguments)
+        if pointer is None or expected.element == "i1":
+            return self._copy_out(i, expected, desc)
+        rank = expected.rank
+        shape = tuple(desc.sizes) if rank else ()
+        strides = tuple(desc.strides) if rank else ()
+        if any(size < 0 for size in shape) or any(
+                want is not None and size != want
+                for size, want in zip(shape, expected.shape)):
+            return self._copy_out(i, expected, desc)
+        contiguous, step = True, 1
+        for size, stride in zip(reversed(shape), reversed(strides)):
+            if size != 1 and stride != step:
+                contiguous = False
+            step *= size
+        count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        if not contiguous or count == 0:
+            return self._copy_out(i, expected, desc)
+        if pointer in owners:
+            # Another result of this call is that block already: copy, so
+            # that no two returned arrays share memory.
+            return self._copy_out(i, expected, desc)
+        dtype = expected.dtype
+        owner = owners[pointer] = _Allocation(pointer)
+        raw = (ctypes.c_char * (count * dtype.itemsize)).from_address(
+            desc.aligned + desc.offset * dtype.itemsize)
+        raw._owner = owner  # freed when the last array over it goes
+        return np.frombuffer(raw, dtype=dtype).reshape(shape)
+
+    @staticmethod
+    def _owned_pointer(desc, arguments):
+        """The `allocated` pointer of a result buffer the caller owns (module
+        doc), or None."""
+        pointer = desc.allocated or 0
+        if pointer in (0, _GLOBAL_MARKER):
+            return None
+        for a in arguments:
+            if a.nbytes and a.ctypes.data <= pointer < a.ctypes.data + a.nbytes:
+                return None
+        return pointer
 
     @staticmethod
     def _scalar_result(expected: ScalarType, value):
@@ -333,8 +383,9 @@ class CompiledFunction:
             return np.bool_(int(value) & 1)
         return expected.dtype.type(value)
 
-    def _free(self, values, arguments):
-        """Frees each result buffer the caller owns, once (module doc)."""
+    def _free(self, values, arguments, adopted=()):
+        """Frees each result buffer the caller owns, once (module doc), but
+        not those adopted by a returned array (their owner frees them)."""
         spans = [(a.ctypes.data, a.ctypes.data + a.nbytes)
                  for a in arguments if a.nbytes]
         freed = set()
@@ -342,12 +393,26 @@ class CompiledFunction:
             if not isinstance(expected, TensorType):
                 continue
             pointer = desc.allocated or 0
-            if pointer in (0, _GLOBAL_MARKER) or pointer in freed:
+            if pointer in (0, _GLOBAL_MARKER) or pointer in freed or \
+                    pointer in adopted:
                 continue
             if any(start <= pointer < end for start, end in spans):
                 continue
             freed.add(pointer)
             _libc.free(pointer)
+
+
+class _Allocation:
+    """A block the compiled code malloc'ed and returned, adopted by the numpy
+    arrays over it: freed once, when the last of them is collected."""
+
+    __slots__ = ("pointer",)
+
+    def __init__(self, pointer: int):
+        self.pointer = pointer
+
+    def __del__(self):
+        _libc.free(self.pointer)
 
 
 class CompiledModule:

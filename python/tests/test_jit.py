@@ -602,7 +602,9 @@ def test_ownership_values():
     a = _random(10)
     out = module.function("argument")(a)
     np.testing.assert_array_equal(out, a)
-    assert not np.shares_memory(out, a) and out.flags.owndata
+    # The result is the code's own buffer (adopted, not copied) or a copy:
+    # never the argument's memory, and writable by its new owner.
+    assert not np.shares_memory(out, a) and out.flags.writeable
     first, second = module.function("argument_twice")(a)
     np.testing.assert_array_equal(first, a)
     np.testing.assert_array_equal(second, a)
@@ -700,6 +702,16 @@ def test_results_are_freed_once_per_buffer(monkeypatch):
     freed.clear()
     module.function("result_and_its_slice")(a[:8])
     assert len(freed) == 2
+    # A contiguous result the caller owns is adopted by the returned array
+    # (no copy): freed when the array is collected, not before.
+    freed.clear()
+    out = module.function("in_place")(a)
+    assert freed == []
+    view = out[2:5]
+    del out
+    assert freed == []                          # a view keeps it alive
+    del view
+    assert len(freed) == 1
     # A pipeline without deallocation returns the argument's own buffer
     # (and leaks): it must not be freed.
     freed.clear()

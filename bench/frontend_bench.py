@@ -20,7 +20,7 @@ KB: the only constant is the 64-entry inv_freq table). `--save-inputs` rewrites 
 Columns, each the function's public call, single-threaded, timed as medians of repeated samples with the
 samples of all functions of a shape interleaved round by round (bench/cpu_bench.py's measure_interleaved):
   raised     rope_mlir.jit(text) (default pipeline: rope-optimize, which raises the RoPE to rope.apply,
-             then rope-to-llvm-cpu): argument checks, the compiled code, the result copied into numpy;
+             then rope-to-llvm-cpu): argument checks, the compiled code, the result buffer adopted by numpy;
   un-raised  rope_mlir.jit(text, pipeline="builtin.module(rope-to-llvm-cpu{emit-c-interface=true})"): the
              same IR lowered as the frontend emitted it;
   eager      the torch module in eager mode (torch.set_num_threads(1));

@@ -83,7 +83,7 @@ POSITIONS = np.arange(S, dtype=np.int64)[None, :] + np.array([[0], [5]], dtype=n
 
 FRONTEND_TOL = 1e-5      # frontend f32 output vs float64 reference (relative to max|ref|)
 SELF_TOL = 1e-9          # float64 model code vs rope_mlir.reference with the manifest's parameters
-ALLOWED_DIALECTS = {"func", "linalg", "tensor", "arith", "math", "complex", "builtin"}
+ALLOWED_DIALECTS = {"cf", "func", "linalg", "tensor", "arith", "math", "complex", "builtin"}
 
 
 def _load_reference():
@@ -201,7 +201,8 @@ def as_tuple(x):
 
 
 def torch_fixture(name: str, build: Callable[[], Any], args: List[np.ndarray], source: str,
-                  expects: List[dict], notes: str = "", config: Optional[dict] = None) -> Fixture:
+                  expects: List[dict], notes: str = "", config: Optional[dict] = None,
+                  dynamic_shapes: Optional[Callable[[], Any]] = None) -> Fixture:
     """build() makes the torch module; it is called twice: normally (f32, exported and run for the frontend
     output) and under float64_mode() (the reference, with float64 inputs)."""
     import torch
@@ -217,7 +218,9 @@ def torch_fixture(name: str, build: Callable[[], Any], args: List[np.ndarray], s
         m64 = build().eval()
         a64 = [t.double() if t.is_floating_point() else t for t in targs]
         refs = [o.detach().numpy().astype(np.float64) for o in as_tuple(m64(*a64))]
-    mod = fx.export_and_import(m, *targs, output_type=OutputType.LINALG_ON_TENSORS, func_name="main")
+    extra = {"dynamic_shapes": dynamic_shapes()} if dynamic_shapes else {}
+    mod = fx.export_and_import(m, *targs, output_type=OutputType.LINALG_ON_TENSORS, func_name="main",
+                               **extra)
     return Fixture(name, "torch-mlir fx (LINALG_ON_TENSORS)", source, str(mod), args, refs, outs, expects,
                    notes, config)
 
@@ -264,6 +267,43 @@ def fx_llama_computed():
               "(a broadcast multiply), not the batch_matmul of transformers <= 4.5x: that formulation is the "
               "llama_computed_matmul fixture.",
         config=dict(cfg.rope_parameters))
+
+
+# -- 1a. llama_dynamic: llama_computed exported with dynamic batch and sequence ------------------------
+def fx_llama_dynamic():
+    import torch
+    from transformers import LlamaConfig
+    ml = hf("llama")
+    D = 32
+    cfg = LlamaConfig(hidden_size=H * D, num_attention_heads=H, num_key_value_heads=HKV, head_dim=D,
+                      max_position_embeddings=64, num_hidden_layers=1, intermediate_size=64, vocab_size=32)
+
+    class Rope(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rotary_emb = ml.LlamaRotaryEmbedding(cfg)
+
+        def forward(self, q, k, position_ids):
+            cos, sin = self.rotary_emb(q, position_ids)
+            return ml.apply_rotary_pos_emb(q, k, cos, sin)
+
+    def dynamic_shapes():
+        b = torch.export.Dim("b", min=2, max=64)
+        s = torch.export.Dim("s", min=2, max=4096)
+        return {"q": {0: b, 2: s}, "k": {0: b, 2: s}, "position_ids": {0: b, 1: s}}
+
+    g = rng("llama_dynamic")
+    args = [randn(g, B, H, S, D), randn(g, B, HKV, S, D), POSITIONS.copy()]
+    fr = freqs_entry(hf_inv_freq(Rope().rotary_emb), cfg.rope_parameters["rope_theta"])
+    ex = [expect(input_arg=i, layout="half", head_dim=D, rotary_dim=D, token_dims=[0, 2], positions=explicit(2),
+                 cos_sin="computed", freqs=fr) for i in (0, 1)]
+    return torch_fixture(
+        "llama_dynamic", Rope, args,
+        "transformers.models.llama.modeling_llama.LlamaRotaryEmbedding + apply_rotary_pos_emb, exported with "
+        "dynamic batch and sequence (torch.export.Dim)", ex,
+        notes="tensor<?x4x?x32xf32>: torch-mlir adds cf.assert checks of the dynamic sizes and slices with "
+              "tensor.dim sizes.",
+        config=dict(cfg.rope_parameters), dynamic_shapes=dynamic_shapes)
 
 
 # -- 1b. llama_computed_matmul (HF 4.4x-4.5x formulation) ------------------------------------------------
@@ -869,6 +909,7 @@ def fx_onnx():
 FIXTURES: Dict[str, Callable[[], Fixture]] = {
     "llama_computed": fx_llama_computed,
     "llama_computed_matmul": fx_llama_computed_matmul,
+    "llama_dynamic": fx_llama_dynamic,
     "llama_cache": fx_llama_cache,
     "qwen2_yarn": fx_qwen2_yarn,
     "glm4_partial_interleaved": fx_glm4,

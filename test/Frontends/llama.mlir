@@ -30,3 +30,14 @@
 // CACHE-SAME: {token_dims = array<i64: 0, 2>}
 // CACHE: rope.apply ins(%[[K]] : tensor<2x2x8x32xf32>)
 // CACHE-NOT: tensor.extract %
+
+// The same module exported with dynamic batch and sequence: torch-mlir adds
+// cf.assert checks of the sizes and slices the channels with tensor.dim
+// sizes; raised the same way, on the dynamic shapes.
+// RUN: rope-opt --rope-raise %S/Inputs/llama_dynamic.mlir | FileCheck %s --check-prefix=DYNAMIC
+// DYNAMIC-LABEL: func.func @main(
+// DYNAMIC-SAME: %[[Q:.*]]: tensor<?x4x?x32xf32>, %[[K:.*]]: tensor<?x2x?x32xf32>, %[[POS:.*]]: tensor<?x?xi64>
+// DYNAMIC: cf.assert
+// DYNAMIC: rope.apply ins(%[[Q]] : tensor<?x4x?x32xf32>) positions(%[[POS]] : tensor<?x?xi64>) {{.*}} {freqs = #rope.table<inv_freq = [{{.*}}]>, token_dims = array<i64: 0, 2>}
+// DYNAMIC: rope.apply ins(%[[K]] : tensor<?x2x?x32xf32>) positions(%[[POS]] : tensor<?x?xi64>)
+// DYNAMIC-NOT: math.cos

@@ -86,3 +86,32 @@ func.func @cos_sin_arguments(%x: tensor<8x4xf32>, %c: tensor<8x4xf32>, %s: tenso
   %y = linalg.add ins(%xc, %rs : tensor<8x4xf32>, tensor<8x4xf32>) outs(%e4 : tensor<8x4xf32>) -> tensor<8x4xf32>
   return %y : tensor<8x4xf32>
 }
+
+// One sign in the interleaved form: GLM-4's odd lanes not negated (q).
+// RUN: sed '67s/linalg.yield %22/linalg.yield %in/' %S/Inputs/glm4_partial_interleaved.mlir \
+// RUN:   | rope-opt --rope-raise=remarks=true 2>&1 | FileCheck %s --check-prefix=SIGN-INTERLEAVED
+// SIGN-INTERLEAVED: remark: rope-raise: not raised: the sign of sin is not the same rotation in every channel
+// SIGN-INTERLEAVED-COUNT-1: rope.apply
+// SIGN-INTERLEAVED-NOT: rope.apply
+
+// One lane in the complex form: view_as_real's re/im lanes swapped (k).
+// RUN: sed '49s/arith.cmpi eq, %12, %c0/arith.cmpi ne, %12, %c0/' %S/Inputs/meta_llama_complex.mlir \
+// RUN:   | rope-opt --rope-raise=remarks=true 2>&1 | FileCheck %s --check-prefix=LANE-COMPLEX
+// LANE-COMPLEX: remark: rope-raise: not raised: cos is scaled by a non-positive factor
+// LANE-COMPLEX-COUNT-1: rope.apply
+// LANE-COMPLEX-NOT: rope.apply
+
+// One slice bound of a partial rotation: Phi-2's pass-through channels read
+// from 15 instead of 16 (q).
+// RUN: sed '35s/\[0, 0, 0, 16\] \[2, 4, 8, 24\]/[0, 0, 0, 15] [2, 4, 8, 24]/' %S/Inputs/phi2_partial.mlir \
+// RUN:   | rope-opt --rope-raise=remarks=true 2>&1 | FileCheck %s --check-prefix=SLICE-PARTIAL
+// SLICE-PARTIAL: remark: rope-raise: not raised: channel 16 past the rotary dim is not passed through
+// SLICE-PARTIAL-COUNT-1: rope.apply
+// SLICE-PARTIAL-NOT: rope.apply
+
+// A magnitude on sin unlike cos's (Qwen2 YaRN: sin times 2, cos times
+// attention_scaling).
+// RUN: sed '43s/%21 = arith.truncf %cst : f64 to f32/%21 = arith.constant 2.0 : f32/' %S/Inputs/qwen2_yarn.mlir \
+// RUN:   | rope-opt --rope-raise=remarks=true 2>&1 | FileCheck %s --check-prefix=MAGNITUDE
+// MAGNITUDE-COUNT-2: remark: rope-raise: not raised: cos and sin are scaled differently in channel 0
+// MAGNITUDE-NOT: rope.apply

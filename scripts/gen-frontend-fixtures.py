@@ -225,6 +225,23 @@ def torch_fixture(name: str, build: Callable[[], Any], args: List[np.ndarray], s
                    notes, config)
 
 
+def hf_rope(make_rotary: Callable[[], Any], apply: Callable[..., Any]):
+    """A torch module class running a model's own rotary embedding (`make_rotary()`, called when the module
+    is built, so float64_mode() applies) and apply function on (q, k, position_ids)."""
+    import torch
+
+    class Rope(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rotary_emb = make_rotary()
+
+        def forward(self, q, k, position_ids):
+            cos, sin = self.rotary_emb(q, position_ids)
+            return apply(q, k, cos, sin)
+
+    return Rope
+
+
 def hf(module_name: str):
     return importlib.import_module(f"transformers.models.{module_name}.modeling_{module_name}")
 
@@ -246,14 +263,7 @@ def fx_llama_computed():
     cfg = LlamaConfig(hidden_size=H * D, num_attention_heads=H, num_key_value_heads=HKV, head_dim=D,
                       max_position_embeddings=64, num_hidden_layers=1, intermediate_size=64, vocab_size=32)
 
-    class Rope(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.rotary_emb = ml.LlamaRotaryEmbedding(cfg)
-
-        def forward(self, q, k, position_ids):
-            cos, sin = self.rotary_emb(q, position_ids)
-            return ml.apply_rotary_pos_emb(q, k, cos, sin)
+    Rope = hf_rope(lambda: ml.LlamaRotaryEmbedding(cfg), ml.apply_rotary_pos_emb)
 
     g = rng("llama_computed")
     args = [randn(g, B, H, S, D), randn(g, B, HKV, S, D), POSITIONS.copy()]
@@ -278,14 +288,7 @@ def fx_llama_dynamic():
     cfg = LlamaConfig(hidden_size=H * D, num_attention_heads=H, num_key_value_heads=HKV, head_dim=D,
                       max_position_embeddings=64, num_hidden_layers=1, intermediate_size=64, vocab_size=32)
 
-    class Rope(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.rotary_emb = ml.LlamaRotaryEmbedding(cfg)
-
-        def forward(self, q, k, position_ids):
-            cos, sin = self.rotary_emb(q, position_ids)
-            return ml.apply_rotary_pos_emb(q, k, cos, sin)
+    Rope = hf_rope(lambda: ml.LlamaRotaryEmbedding(cfg), ml.apply_rotary_pos_emb)
 
     def dynamic_shapes():
         b = torch.export.Dim("b", min=2, max=64)
@@ -331,14 +334,7 @@ def fx_llama_computed_matmul():
             sin = emb.sin() * self.attention_scaling
             return cos.to(dtype=x.dtype), sin.to(dtype=x.dtype)
 
-    class Rope(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.rotary_emb = LlamaRotaryEmbedding4x()
-
-        def forward(self, q, k, position_ids):
-            cos, sin = self.rotary_emb(q, position_ids)
-            return ml.apply_rotary_pos_emb(q, k, cos, sin)
+    Rope = hf_rope(lambda: LlamaRotaryEmbedding4x(), ml.apply_rotary_pos_emb)
 
     g = rng("llama_computed_matmul")
     args = [randn(g, B, H, S, D), randn(g, B, HKV, S, D), POSITIONS.copy()]
@@ -415,14 +411,7 @@ def fx_qwen2_yarn():
                       max_position_embeddings=128, num_hidden_layers=1, intermediate_size=64, vocab_size=32,
                       rope_parameters=dict(rp))
 
-    class Rope(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.rotary_emb = mq.Qwen2RotaryEmbedding(config=cfg)
-
-        def forward(self, q, k, position_ids):
-            cos, sin = self.rotary_emb(q, position_ids)
-            return mq.apply_rotary_pos_emb(q, k, cos, sin)
+    Rope = hf_rope(lambda: mq.Qwen2RotaryEmbedding(config=cfg), mq.apply_rotary_pos_emb)
 
     g = rng("qwen2_yarn")
     args = [randn(g, B, H, S, D), randn(g, B, HKV, S, D), POSITIONS.copy()]
@@ -450,14 +439,7 @@ def fx_glm4():
                      max_position_embeddings=64, num_hidden_layers=1, intermediate_size=64, vocab_size=32)
     P = int(D * cfg.rope_parameters.get("partial_rotary_factor", 1.0))
 
-    class Rope(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.rotary_emb = mg.Glm4RotaryEmbedding(config=cfg)
-
-        def forward(self, q, k, position_ids):
-            cos, sin = self.rotary_emb(q, position_ids)
-            return mg.apply_rotary_pos_emb(q, k, cos, sin)
+    Rope = hf_rope(lambda: mg.Glm4RotaryEmbedding(config=cfg), mg.apply_rotary_pos_emb)
 
     g = rng("glm4_partial_interleaved")
     args = [randn(g, B, H, S, D), randn(g, B, HKV, S, D), POSITIONS.copy()]
@@ -523,14 +505,7 @@ def fx_gpt_oss():
                        num_hidden_layers=1, intermediate_size=64, vocab_size=32, num_local_experts=2,
                        num_experts_per_tok=1)
 
-    class Rope(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.rotary_emb = mo.GptOssRotaryEmbedding(config=cfg)
-
-        def forward(self, q, k, position_ids):
-            cos, sin = self.rotary_emb(q, position_ids)
-            return mo.apply_rotary_pos_emb(q, k, cos, sin)
+    Rope = hf_rope(lambda: mo.GptOssRotaryEmbedding(config=cfg), mo.apply_rotary_pos_emb)
 
     g = rng("gpt_oss")
     args = [randn(g, B, H, S, D), randn(g, B, HKV, S, D), POSITIONS.copy()]
@@ -648,14 +623,7 @@ def fx_qwen2_vl():
                             vocab_size=32, rope_parameters={"rope_type": "mrope", "mrope_section": section,
                                                             "rope_theta": 10000.0})
 
-    class Rope(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.rotary_emb = mv.Qwen2VLRotaryEmbedding(config=cfg)
-
-        def forward(self, q, k, position_ids):
-            cos, sin = self.rotary_emb(q, position_ids)
-            return mv.apply_rotary_pos_emb(q, k, cos, sin)
+    Rope = hf_rope(lambda: mv.Qwen2VLRotaryEmbedding(config=cfg), mv.apply_rotary_pos_emb)
 
     g = rng("qwen2_vl_mrope")
     args = [randn(g, B, H, S, D), randn(g, B, HKV, S, D), mrope_positions()]

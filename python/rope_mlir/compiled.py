@@ -264,7 +264,9 @@ class CompiledFunction:
 
     # -- results ----------------------------------------------------------
 
-    def _copy_out(self, i: int, expected: TensorType, desc) -> np.ndarray:
+    def _layout(self, i: int, expected: TensorType, desc):
+        """The sizes and strides of result `i`, checked against the
+        signature."""
         rank = expected.rank
         shape = tuple(desc.sizes) if rank else ()
         strides = tuple(desc.strides) if rank else ()
@@ -273,6 +275,10 @@ class CompiledFunction:
                 for size, want in zip(shape, expected.shape)):
             raise RuntimeError(f"@{self.name} returned result {i} with sizes "
                                f"{shape}, which do not fit {expected.text}")
+        return shape, strides
+
+    def _copy_out(self, i: int, expected: TensorType, desc) -> np.ndarray:
+        shape, strides = self._layout(i, expected, desc)
         # i1 is one byte a value; read the bytes, keep bit 0.
         dtype = np.dtype(np.uint8) if expected.element == "i1" \
             else expected.dtype
@@ -339,13 +345,7 @@ class CompiledFunction:
         pointer = self._owned_pointer(desc, arguments)
         if pointer is None or expected.element == "i1":
             return self._copy_out(i, expected, desc)
-        rank = expected.rank
-        shape = tuple(desc.sizes) if rank else ()
-        strides = tuple(desc.strides) if rank else ()
-        if any(size < 0 for size in shape) or any(
-                want is not None and size != want
-                for size, want in zip(shape, expected.shape)):
-            return self._copy_out(i, expected, desc)
+        shape, strides = self._layout(i, expected, desc)
         contiguous, step = True, 1
         for size, stride in zip(reversed(shape), reversed(strides)):
             if size != 1 and stride != step:

@@ -29,9 +29,11 @@ namespace mlir::rope {
 
 /// Addresses of the functions among `declared` (the function declarations
 /// of a module translated to LLVM IR) that this library provides:
-/// `memrefCopy` and the OpenMP runtime's entry points, loaded on first use
-/// from `openmpRuntimePath` with RTLD_LOCAL. Other externals (the C library:
-/// malloc, memcpy, sinf, ...) are left to the process. Fails with `error` set
+/// `memrefCopy`, `malloc` (the C library's, with huge pages asked for large
+/// blocks, which `free` releases as any other) and the OpenMP runtime's
+/// entry points, loaded on first use from `openmpRuntimePath` with
+/// RTLD_LOCAL. Other externals (the C library: free, memcpy, sinf, ...) are
+/// left to the process. Fails with `error` set
 /// when the OpenMP runtime is needed but cannot be loaded or lacks a symbol.
 /// The f16/bf16 conversions code generation may call (`__truncsfbf2`, ...)
 /// are always added: no declaration names them.

@@ -4,7 +4,8 @@
 //
 // The CPU fast path for `rope.apply`. RoPE is memory bound: each element of
 // x is read once and written once, and the lowering's job is to add nothing
-// on top. The op becomes
+// on top. Where every head dim follows the last token dim ([B, S, H, D],
+// [T, H, D]: a token's rows are contiguous), the op becomes
 //
 //   scf.forall (token indices) shared_outs(%out = %init) {
 //     c, s = cos/sin of the P/2 frequencies      // once per token, vectors
@@ -17,6 +18,27 @@
 // frequency) and reused from registers across all heads, nothing is
 // materialized between them and the rotation, and the token loop is the
 // unit of parallelism (scf.forall -> OpenMP in rope-to-llvm-cpu).
+//
+// Where a head dim precedes the last token dim (Hugging Face's [B, H, S, D]),
+// one token's rows lie S*D elements apart, and visiting all heads of one
+// token touches H distant rows per token (0.3-0.55 of copy bandwidth). There
+// the last token dim is tiled by T tokens (T in [8, 32]: a head's T rows and
+// the table at most 16 KiB each) and the op becomes
+//
+//   scf.forall (other token indices, tiles of T along the last) {
+//     table[2, T, W] = cos/sin of the tile's tokens   // once per token
+//     scf.for (head dims before the last token dim,   // innermost by 2
+//              then a remainder head) {
+//       scf.for (token j of the tile) {
+//         scf.for (head dims after it) {
+//           y = rotate(x[..., j, ...], table[:, j])   // by cache lines
+//   }}}}
+//
+// so each head's T rows are read and written as one contiguous block, two
+// heads' blocks at a time. The cos/sin arithmetic and the rotation are the
+// same ops as in the per-token form (bitwise-identical results); the loop
+// order, the table (a tensor: one small buffer per tile once bufferized) and
+// the row split into cache-line chunks (rotateRowChunked) differ.
 //
 // Why not linalg's vectorizer: the linalg form (RopeDecompose.cpp) pairs
 // channels through an affine partner map (`1 - k` over a size-2 member dim)
@@ -41,6 +63,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/DialectConversion.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace mlir::rope {
@@ -81,6 +104,16 @@ private:
   };
 
   Hoisted buildHoisted();
+  /// Whether a head dim (of static size other than 1) precedes the last
+  /// token dim, so that one token's rows are not contiguous.
+  bool headsOuterToTokens();
+  /// Tokens per tile of buildTiled.
+  int64_t tileTokens();
+  /// One forall iteration per token, cos/sin in registers across its heads.
+  Value buildPerToken(const Hoisted &hoisted);
+  /// One forall iteration per tile of the last token dim, cos/sin of the
+  /// tile's tokens in a stack buffer, heads outer and tokens inner.
+  Value buildTiled(const Hoisted &hoisted);
   /// The position of the token at `tokenIvs` (i64), or for M-RoPE the f64
   /// vector of per-pair positions.
   Value positionOf(OpBuilder &nb, Location nloc, ValueRange tokenIvs,
@@ -93,6 +126,16 @@ private:
   /// `cos`/`sin` are per pair (half) or spread over the lanes (interleaved).
   Value rotateRow(OpBuilder &nb, Location nloc, Value source, Value dest,
                   ValueRange rowIvs, Value cos, Value sin);
+  /// The tiled form's row rotation: rotateRow's arithmetic lane for lane,
+  /// in chunks of `chunk` lanes in ascending address order, the chunks of
+  /// cos/sin read from row `j` of the tile's table. Whole-row vectors (as in
+  /// rotateRow) are split by LLVM into registers and scheduled in descending
+  /// address order within the row; with a new block every T rows that
+  /// defeats the hardware prefetcher (measured ~20% slower on
+  /// [1, 32, 4096, 128] f32, the same as a C loop walking rows backwards).
+  Value rotateRowChunked(OpBuilder &nb, Location nloc, Value source, Value dest,
+                         ValueRange rowIvs, Value table, Value j,
+                         int64_t chunk);
   /// The slice of `tensor` holding one token, rank-reduced by as many
   /// dims as there are token dims.
   RankedTensorType tokenSliceType(Value tensor, ArrayRef<OpFoldResult> sizes);
@@ -105,7 +148,7 @@ private:
   VectorType vectorOf(int64_t size, Type element) {
     return VectorType::get({size}, element);
   }
-  Value readVector(OpBuilder &nb, Location nloc, Value tensor,
+  Value readVector(OpBuilder &nb, Location nloc, Value source,
                    ValueRange indices, int64_t size);
   Value writeVector(OpBuilder &nb, Location nloc, Value vector, Value tensor,
                     ValueRange indices);
@@ -121,15 +164,15 @@ private:
 
 } // namespace
 
-Value RopeVectorizer::readVector(OpBuilder &nb, Location nloc, Value tensor,
+Value RopeVectorizer::readVector(OpBuilder &nb, Location nloc, Value source,
                                  ValueRange indices, int64_t size) {
-  Type element = cast<RankedTensorType>(tensor.getType()).getElementType();
+  Type element = cast<ShapedType>(source.getType()).getElementType();
   // Every read is a whole, statically sized channel range of a row: in
   // bounds by construction (the verifier proves P <= D and the cache width).
   Value padding =
       arith::ConstantOp::create(nb, nloc, element, nb.getZeroAttr(element));
   return vector::TransferReadOp::create(nb, nloc, vectorOf(size, element),
-                                        tensor, indices, padding,
+                                        source, indices, padding,
                                         ArrayRef<bool>{true});
 }
 
@@ -312,6 +355,69 @@ Value RopeVectorizer::rotateRow(OpBuilder &nb, Location nloc, Value source,
   return dest;
 }
 
+Value RopeVectorizer::rotateRowChunked(OpBuilder &nb, Location nloc,
+                                       Value source, Value dest,
+                                       ValueRange rowIvs, Value table, Value j,
+                                       int64_t chunk) {
+  bool inPlace = source == dest;
+  auto index = [&](int64_t value) {
+    return arith::ConstantIndexOp::create(nb, nloc, value).getResult();
+  };
+  auto at = [&](int64_t channel) {
+    SmallVector<Value> indices(rowIvs);
+    indices.push_back(index(channel));
+    return indices;
+  };
+  // In place, each chunk is read from the latest value of the row (the
+  // chunks before it already written), so the writes stay in place.
+  auto load = [&](int64_t channel, int64_t size) {
+    return convertFloat(
+        nb, nloc,
+        readVector(nb, nloc, inPlace ? dest : source, at(channel), size),
+        computeType);
+  };
+  auto tableChunk = [&](int64_t which, int64_t lane, int64_t size) {
+    return readVector(nb, nloc, table, ValueRange{index(which), j, index(lane)},
+                      size);
+  };
+  auto store = [&](Value y, int64_t channel) {
+    dest = writeVector(nb, nloc, convertFloat(nb, nloc, y, elementType), dest,
+                       at(channel));
+  };
+  if (op.getLayout() == Layout::half) {
+    for (int64_t k = 0; k < numPairs; k += chunk) {
+      int64_t size = std::min(chunk, numPairs - k);
+      Value x1 = load(k, size), x2 = load(numPairs + k, size);
+      Value cos = tableChunk(0, k, size), sin = tableChunk(1, k, size);
+      // (x1 + i x2)(c + i s), as in rotateRow.
+      Value y1 = arith::SubFOp::create(
+          nb, nloc, arith::MulFOp::create(nb, nloc, x1, cos),
+          arith::MulFOp::create(nb, nloc, x2, sin));
+      Value y2 = math::FmaOp::create(nb, nloc, x2, cos,
+                                     arith::MulFOp::create(nb, nloc, x1, sin));
+      store(y1, k);
+      store(y2, numPairs + k);
+    }
+  } else {
+    // Chunks of an even number of lanes: no pair straddles two.
+    int64_t evenChunk = std::max<int64_t>(chunk - chunk % 2, 2);
+    for (int64_t k = 0; k < rotaryDim; k += evenChunk) {
+      int64_t size = std::min(evenChunk, rotaryDim - k);
+      store(rotateInterleavedLanes(nb, nloc, load(k, size),
+                                   tableChunk(0, k, size),
+                                   tableChunk(1, k, size)),
+            k);
+    }
+  }
+  if (!inPlace)
+    for (int64_t k = rotaryDim; k < headDim; k += chunk) {
+      int64_t size = std::min(chunk, headDim - k);
+      dest = writeVector(nb, nloc, readVector(nb, nloc, source, at(k), size),
+                         dest, at(k));
+    }
+  return dest;
+}
+
 RankedTensorType RopeVectorizer::tokenSliceType(Value tensor,
                                                 ArrayRef<OpFoldResult> sizes) {
   // Upstream's canonical rank reduction (the first unit dims go), not "the
@@ -342,6 +448,10 @@ void RopeVectorizer::tokenSliceParams(OpBuilder &nb, Location nloc,
 
 Value RopeVectorizer::build() {
   Hoisted hoisted = buildHoisted();
+  return headsOuterToTokens() ? buildTiled(hoisted) : buildPerToken(hoisted);
+}
+
+Value RopeVectorizer::buildPerToken(const Hoisted &hoisted) {
   SmallVector<OpFoldResult> tokenSizes =
       llvm::map_to_vector(tokenDims, [&](int64_t d) {
         return tensor::getMixedSize(b, loc, op.getInput(), d);
@@ -398,6 +508,190 @@ Value RopeVectorizer::build() {
   };
   SmallVector<Value> rowIvs;
   Value rotated = loopNest(nb, 0, rowIvs, destSlice);
+
+  nb.setInsertionPointToStart(forall.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(nb, loc, rotated, out, offsets, sizes,
+                                        strides);
+  return forall.getResult(0);
+}
+
+bool RopeVectorizer::headsOuterToTokens() {
+  return llvm::any_of(headDims, [&](int64_t d) {
+    return d < tokenDims.back() && inputType.getDimSize(d) != 1;
+  });
+}
+
+int64_t RopeVectorizer::tileTokens() {
+  // At most kBlockBytes (16 KiB: 32 f32 rows of D = 128) per head block, and
+  // as much for the [2, T, W] cos/sin table (16 interleaved f32 tokens of
+  // P = 128, spread over P lanes), as a power of two within [8, 32] tokens.
+  // Measured on [1, 32, 4096, 128] f32 (docs/DESIGN.md): 16-64 tokens are
+  // within noise of each other, 8 and fewer lose to the start of each block.
+  // No static sequence length needs a longer tile than itself.
+  constexpr int64_t kBlockBytes = 16384, kMinTokens = 8, kMaxTokens = 32;
+  int64_t rowBytes =
+      std::max<int64_t>(headDim * elementType.getIntOrFloatBitWidth() / 8, 1);
+  int64_t width = op.getLayout() == Layout::interleaved ? rotaryDim : numPairs;
+  int64_t tableRowBytes = 2 * width * computeType.getIntOrFloatBitWidth() / 8;
+  int64_t fit =
+      std::max<int64_t>(kBlockBytes / std::max(rowBytes, tableRowBytes), 1);
+  int64_t tokens = std::clamp<int64_t>(llvm::bit_floor(uint64_t(fit)),
+                                       kMinTokens, kMaxTokens);
+  int64_t seq = inputType.getDimSize(tokenDims.back());
+  if (!ShapedType::isDynamic(seq))
+    tokens = std::min(tokens, std::max<int64_t>(seq, 1));
+  return tokens;
+}
+
+Value RopeVectorizer::buildTiled(const Hoisted &hoisted) {
+  int64_t seqDim = tokenDims.back();
+  int64_t tile = tileTokens();
+  bool inPlace = op.getInput() == op.getInit();
+  bool interleaved = op.getLayout() == Layout::interleaved;
+
+  // Token dims before the last one step by 1, the last one by `tile`.
+  SmallVector<OpFoldResult> lbs(tokenDims.size(), b.getIndexAttr(0));
+  SmallVector<OpFoldResult> steps(tokenDims.size(), b.getIndexAttr(1));
+  steps.back() = b.getIndexAttr(tile);
+  SmallVector<OpFoldResult> ubs =
+      llvm::map_to_vector(tokenDims, [&](int64_t d) {
+        return tensor::getMixedSize(b, loc, op.getInput(), d);
+      });
+  auto forall = scf::ForallOp::create(b, loc, lbs, ubs, steps,
+                                      ValueRange{op.getInit()}, std::nullopt);
+  OpBuilder nb = OpBuilder::atBlockBegin(forall.getBody());
+  SmallVector<Value> ivs(forall.getInductionVars());
+  Value out = forall.getRegionIterArgs().front();
+  Value zero = arith::ConstantIndexOp::create(nb, loc, 0);
+  Value one = arith::ConstantIndexOp::create(nb, loc, 1);
+  Value first = ivs.back();
+  Value seqSize = getValueOrCreateConstantIndexOp(nb, loc, ubs.back());
+  Value count = arith::MinSIOp::create(
+      nb, loc, arith::ConstantIndexOp::create(nb, loc, tile),
+      arith::SubIOp::create(nb, loc, seqSize, first));
+
+  // cos/sin of the tile's tokens, computed once per (token, frequency) into
+  // a [2, tile, W] table: cos at [0, j], sin at [1, j], W = P/2 (half) or P
+  // spread over the lanes (interleaved). A tensor, so one-shot bufferization
+  // allocates it and deallocation frees it after the tile: a memref.alloca
+  // here would grow the stack once per tile, as the sequential lowering of
+  // the loop (scf.for -> cf) does not end its allocation scope per
+  // iteration, and the stacksave/restore that would are ops of unknown
+  // effects to ownership-based deallocation.
+  int64_t width = interleaved ? rotaryDim : numPairs;
+  Value table = tensor::EmptyOp::create(
+      nb, loc, ArrayRef<int64_t>{2, tile, width}, computeType);
+  Value sinRow = arith::ConstantIndexOp::create(nb, loc, 1);
+  table =
+      scf::ForOp::create(
+          nb, loc, zero, count, one, ValueRange{table},
+          [&](OpBuilder &fb, Location, Value j, ValueRange args) {
+            SmallVector<Value> tokenIvs(ArrayRef<Value>(ivs).drop_back());
+            tokenIvs.push_back(arith::AddIOp::create(fb, loc, first, j));
+            auto [c, s] = cosSinOf(fb, loc, tokenIvs, hoisted);
+            if (interleaved)
+              std::tie(c, s) = spreadForInterleavedLanes(fb, loc, c, s);
+            Value next = writeVector(fb, loc, c, args.front(),
+                                     ValueRange{zero, j, zero});
+            next = writeVector(fb, loc, s, next, ValueRange{sinRow, j, zero});
+            scf::YieldOp::create(fb, loc, next);
+          })
+          .getResult(0);
+
+  // The tile: full rank (unit sizes on the other token dims, `count` on the
+  // last), so the row loops know every dim's role from its position.
+  auto tileParams = [&](Value tensor, SmallVectorImpl<OpFoldResult> &offsets,
+                        SmallVectorImpl<OpFoldResult> &sizes,
+                        SmallVectorImpl<OpFoldResult> &strides) {
+    offsets.assign(rank, nb.getIndexAttr(0));
+    sizes = tensor::getMixedSizes(nb, loc, tensor);
+    strides.assign(rank, nb.getIndexAttr(1));
+    for (auto [d, iv] : llvm::zip_equal(tokenDims, ivs)) {
+      offsets[d] = iv;
+      sizes[d] = nb.getIndexAttr(1);
+    }
+    sizes[seqDim] = count;
+  };
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+  tileParams(out, offsets, sizes, strides);
+  Value destTile =
+      tensor::ExtractSliceOp::create(nb, loc, out, offsets, sizes, strides);
+  Value sourceTile;
+  if (!inPlace) {
+    SmallVector<OpFoldResult> inOffsets, inSizes, inStrides;
+    tileParams(op.getInput(), inOffsets, inSizes, inStrides);
+    sourceTile = tensor::ExtractSliceOp::create(nb, loc, op.getInput(),
+                                                inOffsets, inSizes, inStrides);
+  }
+
+  // The dims in order: head dims loop, the last token dim loops over the
+  // tile's tokens, the other token dims are index 0. Head dims before the
+  // last token dim are outer, so each head's rows of the tile are read and
+  // written as one contiguous block. The innermost of them is unrolled and
+  // jammed by two (a remainder loop takes an odd head): two blocks stream at
+  // once, which keeps more lines in flight as each block starts (5-10% on
+  // [1, 32, 4096, 128] f32; by four, no better than by one). Rows are
+  // rotated in chunks of one cache line of compute type, in ascending
+  // address order (rotateRowChunked).
+  int64_t jamDim = -1;
+  for (int64_t d : headDims)
+    if (d < seqDim)
+      jamDim = d;
+  constexpr int64_t kJam = 2;
+  int64_t jam = inputType.getDimSize(jamDim) == 1 ? 1 : kJam;
+  int64_t chunk =
+      std::max<int64_t>(64 / (computeType.getIntOrFloatBitWidth() / 8), 2);
+  std::function<Value(OpBuilder &, int64_t, SmallVector<Value> &, int64_t,
+                      Value, Value)>
+      loopNest = [&](OpBuilder &lb, int64_t d, SmallVector<Value> &rowIvs,
+                     int64_t copies, Value dest, Value token) -> Value {
+    if (d == rank - 1) {
+      // One row per jammed copy: index rowIvs[jamDim] + u.
+      for (int64_t u = 0; u < copies; ++u) {
+        SmallVector<Value> ivs(rowIvs);
+        if (u)
+          ivs[jamDim] = arith::AddIOp::create(
+              lb, loc, ivs[jamDim], arith::ConstantIndexOp::create(lb, loc, u));
+        dest = rotateRowChunked(lb, loc, inPlace ? dest : sourceTile, dest, ivs,
+                                table, token, chunk);
+      }
+      return dest;
+    }
+    Value lower = arith::ConstantIndexOp::create(lb, loc, 0);
+    if (d != seqDim && llvm::is_contained(tokenDims, d)) {
+      rowIvs.push_back(lower);
+      Value next = loopNest(lb, d + 1, rowIvs, copies, dest, token);
+      rowIvs.pop_back();
+      return next;
+    }
+    Value upper = d == seqDim ? count : tensor::DimOp::create(lb, loc, dest, d);
+    auto buildLoop = [&](Value from, Value to, int64_t step, int64_t loopCopies,
+                         Value init) {
+      return scf::ForOp::create(
+                 lb, loc, from, to,
+                 arith::ConstantIndexOp::create(lb, loc, step),
+                 ValueRange{init},
+                 [&](OpBuilder &fb, Location, Value iv, ValueRange args) {
+                   rowIvs.push_back(iv);
+                   Value next =
+                       loopNest(fb, d + 1, rowIvs, loopCopies, args.front(),
+                                d == seqDim ? iv : token);
+                   rowIvs.pop_back();
+                   scf::YieldOp::create(fb, loc, next);
+                 })
+          .getResult(0);
+    };
+    if (d != jamDim || jam == 1)
+      return buildLoop(lower, upper, 1, copies, dest);
+    // [0, H - H % jam) by `jam` heads at a time, then the rest one by one.
+    Value jamValue = arith::ConstantIndexOp::create(lb, loc, jam);
+    Value split = arith::SubIOp::create(
+        lb, loc, upper, arith::RemUIOp::create(lb, loc, upper, jamValue));
+    Value jammed = buildLoop(lower, split, jam, jam, dest);
+    return buildLoop(split, upper, 1, 1, jammed);
+  };
+  SmallVector<Value> rowIvs;
+  Value rotated = loopNest(nb, 0, rowIvs, 1, destTile, Value());
 
   nb.setInsertionPointToStart(forall.getTerminator().getBody());
   tensor::ParallelInsertSliceOp::create(nb, loc, rotated, out, offsets, sizes,

@@ -139,23 +139,54 @@ func.func @in_place(%x: tensor<8x4x8xf32>) -> tensor<8x4x8xf32> {
 
 // -----
 
-// [B, H, S, D] with token_dims = [0, 2]: the forall runs over (B, S); the
-// token slice is [b, :, s, :] and the head loop runs over H. i32 positions
-// are sign-extended.
+// [B, H, S, D] with token_dims = [0, 2]: heads are outer to the sequence dim,
+// so the forall runs over (B, tiles of 32 tokens of S) (40 = 32 + a remainder
+// tile of 8: the tile's size is min(32, S - s0)). Per tile, cos/sin of its
+// tokens are computed once into a [2, 32, P/2] table (cos at [0, j], sin at
+// [1, j]); then the head loop is outer and the tile's tokens inner, so each
+// head's rows of the tile are one contiguous block. The head loop takes two
+// heads at a time up to H - H % 2, then a remainder loop one at a time; each
+// row reads its cos/sin from the table. The tile slices keep full rank. i32
+// positions are sign-extended.
 
 // CHECK-LABEL: func.func @bhsd(
-//  CHECK-SAME:     %[[X:[^:]*]]: tensor<2x4x16x8xf32>, %[[P:[^:]*]]: tensor<2x16xi32>, %[[INIT:[^:]*]]: tensor<2x4x16x8xf32>)
-//       CHECK:   scf.forall (%[[B:.*]], %[[S:.*]]) in (2, 16) shared_outs(%[[OUT:.*]] = %[[INIT]])
-//       CHECK:     %[[POS:.*]] = tensor.extract %[[P]][%[[B]], %[[S]]] : tensor<2x16xi32>
-//       CHECK:     arith.extsi %[[POS]] : i32 to i64
-//       CHECK:     %[[DST:.*]] = tensor.extract_slice %[[OUT]][%[[B]], 0, %[[S]], 0] [1, 4, 1, 8] [1, 1, 1, 1] : tensor<2x4x16x8xf32> to tensor<4x8xf32>
-//       CHECK:     %[[SRC:.*]] = tensor.extract_slice %[[X]][%[[B]], 0, %[[S]], 0] [1, 4, 1, 8] [1, 1, 1, 1] : tensor<2x4x16x8xf32> to tensor<4x8xf32>
-//       CHECK:     %[[ROWS:.*]] = scf.for %{{.*}} iter_args(%{{.*}} = %[[DST]]) -> (tensor<4x8xf32>)
-//       CHECK:       vector.transfer_read %[[SRC]]{{.*}} : tensor<4x8xf32>, vector<4xf32>
-//       CHECK:     tensor.parallel_insert_slice %[[ROWS]] into %[[OUT]][%[[B]], 0, %[[S]], 0] [1, 4, 1, 8] [1, 1, 1, 1] : tensor<4x8xf32> into tensor<2x4x16x8xf32>
-func.func @bhsd(%x: tensor<2x4x16x8xf32>, %p: tensor<2x16xi32>, %init: tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32> {
-  %y = rope.apply ins(%x : tensor<2x4x16x8xf32>) positions(%p : tensor<2x16xi32>) outs(%init : tensor<2x4x16x8xf32>) {token_dims = array<i64: 0, 2>} -> tensor<2x4x16x8xf32>
-  return %y : tensor<2x4x16x8xf32>
+//  CHECK-SAME:     %[[X:[^:]*]]: tensor<2x4x40x8xf32>, %[[P:[^:]*]]: tensor<2x40xi32>, %[[INIT:[^:]*]]: tensor<2x4x40x8xf32>)
+//       CHECK:   scf.forall (%[[B:.*]], %[[S0:.*]]) = (0, 0) to (2, 40) step (1, 32) shared_outs(%[[OUT:.*]] = %[[INIT]])
+//       CHECK:     %[[LEFT:.*]] = arith.subi %{{.*}}, %[[S0]] : index
+//       CHECK:     %[[N:.*]] = arith.minsi %{{.*}}, %[[LEFT]] : index
+//       CHECK:     %[[EMPTY:.*]] = tensor.empty() : tensor<2x32x4xf32>
+//       CHECK:     %[[TABLE:.*]] = scf.for %[[J:.*]] = %{{.*}} to %[[N]] step %{{.*}} iter_args(%[[T:.*]] = %[[EMPTY]]) -> (tensor<2x32x4xf32>) {
+//       CHECK:       %[[S:.*]] = arith.addi %[[S0]], %[[J]] : index
+//       CHECK:       %[[POS:.*]] = tensor.extract %[[P]][%[[B]], %[[S]]] : tensor<2x40xi32>
+//       CHECK:       arith.extsi %[[POS]] : i32 to i64
+//       CHECK:       %[[C:.*]] = math.cos %{{.*}} : vector<4xf32>
+//       CHECK:       %[[SN:.*]] = math.sin %{{.*}} : vector<4xf32>
+//       CHECK:       %[[T1:.*]] = vector.transfer_write %[[C]], %[[T]][%{{.*}}, %[[J]], %{{.*}}] {in_bounds = [true]} : vector<4xf32>, tensor<2x32x4xf32>
+//       CHECK:       %[[T2:.*]] = vector.transfer_write %[[SN]], %[[T1]][%{{.*}}, %[[J]], %{{.*}}] {in_bounds = [true]} : vector<4xf32>, tensor<2x32x4xf32>
+//       CHECK:       scf.yield %[[T2]] : tensor<2x32x4xf32>
+//       CHECK:     %[[DST:.*]] = tensor.extract_slice %[[OUT]][%[[B]], 0, %[[S0]], 0] [1, 4, %[[N]], 8] [1, 1, 1, 1] : tensor<2x4x40x8xf32> to tensor<1x4x?x8xf32>
+//       CHECK:     %[[SRC:.*]] = tensor.extract_slice %[[X]][%[[B]], 0, %[[S0]], 0] [1, 4, %[[N]], 8] [1, 1, 1, 1] : tensor<2x4x40x8xf32> to tensor<1x4x?x8xf32>
+//       CHECK:     %[[H:.*]] = tensor.dim %[[DST]], %{{.*}} : tensor<1x4x?x8xf32>
+//       CHECK:     %[[ODD:.*]] = arith.remui %[[H]], %{{.*}} : index
+//       CHECK:     %[[EVEN:.*]] = arith.subi %[[H]], %[[ODD]] : index
+//       CHECK:     %[[PAIRS:.*]] = scf.for %[[H0:.*]] = %{{.*}} to %[[EVEN]] step %{{.*}} iter_args(%[[ACC:.*]] = %[[DST]]) -> (tensor<1x4x?x8xf32>) {
+//       CHECK:       scf.for %[[K:.*]] = %{{.*}} to %[[N]] step %{{.*}} iter_args(%[[A:.*]] = %[[ACC]]) -> (tensor<1x4x?x8xf32>) {
+//       CHECK:         vector.transfer_read %[[SRC]][%{{.*}}, %[[H0]], %[[K]], %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<1x4x?x8xf32>, vector<4xf32>
+//       CHECK:         vector.transfer_read %[[SRC]][%{{.*}}, %[[H0]], %[[K]], %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<1x4x?x8xf32>, vector<4xf32>
+//       CHECK:         vector.transfer_read %[[TABLE]][%{{.*}}, %[[K]], %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<2x32x4xf32>, vector<4xf32>
+//       CHECK:         vector.transfer_read %[[TABLE]][%{{.*}}, %[[K]], %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<2x32x4xf32>, vector<4xf32>
+//       CHECK:         %[[W1:.*]] = vector.transfer_write %{{.*}}, %[[A]][%{{.*}}, %[[H0]], %[[K]], %{{.*}}] {in_bounds = [true]} : vector<4xf32>, tensor<1x4x?x8xf32>
+//       CHECK:         %[[W2:.*]] = vector.transfer_write %{{.*}}, %[[W1]][%{{.*}}, %[[H0]], %[[K]], %{{.*}}] {in_bounds = [true]} : vector<4xf32>, tensor<1x4x?x8xf32>
+//       CHECK:         %[[H1:.*]] = arith.addi %[[H0]], %{{.*}} : index
+//       CHECK:         vector.transfer_read %[[SRC]][%{{.*}}, %[[H1]], %[[K]], %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<1x4x?x8xf32>, vector<4xf32>
+//       CHECK:         vector.transfer_write %{{.*}}, %[[W2]][%{{.*}}, %[[H1]], %[[K]], %{{.*}}] {in_bounds = [true]} : vector<4xf32>, tensor<1x4x?x8xf32>
+//       CHECK:     %[[ROWS:.*]] = scf.for %[[HR:.*]] = %[[EVEN]] to %[[H]] step %{{.*}} iter_args(%{{.*}} = %[[PAIRS]]) -> (tensor<1x4x?x8xf32>) {
+//       CHECK:       scf.for %{{.*}} = %{{.*}} to %[[N]] step
+//       CHECK:         vector.transfer_read %[[SRC]][%{{.*}}, %[[HR]], %{{.*}}, %{{.*}}]
+//       CHECK:     tensor.parallel_insert_slice %[[ROWS]] into %[[OUT]][%[[B]], 0, %[[S0]], 0] [1, 4, %[[N]], 8] [1, 1, 1, 1] : tensor<1x4x?x8xf32> into tensor<2x4x40x8xf32>
+func.func @bhsd(%x: tensor<2x4x40x8xf32>, %p: tensor<2x40xi32>, %init: tensor<2x4x40x8xf32>) -> tensor<2x4x40x8xf32> {
+  %y = rope.apply ins(%x : tensor<2x4x40x8xf32>) positions(%p : tensor<2x40xi32>) outs(%init : tensor<2x4x40x8xf32>) {token_dims = array<i64: 0, 2>} -> tensor<2x4x40x8xf32>
+  return %y : tensor<2x4x40x8xf32>
 }
 
 // -----

@@ -6,10 +6,12 @@
     python3 bench/cpu_bench.py --quick         # fewer shapes and repetitions (~1 min)
     python3 bench/cpu_bench.py --markdown      # the tables as markdown
     python3 bench/cpu_bench.py --threads 4     # the "all threads" count (default: all cores)
-    python3 bench/cpu_bench.py --smoke         # two tiny shapes, 3 samples (the pytest)
+    python3 bench/cpu_bench.py --smoke         # four tiny shapes, 3 samples (the pytest)
+    python3 bench/cpu_bench.py --shapes BHSD   # only the shapes whose name contains one of these
 
-Per (shape, dtype, layout, cos/sin form, threads) it times, as medians of repeated samples (warm-up
-excluded, `time.perf_counter_ns`), ours three ways:
+Shapes are [B, S, H, D] (token dims (0, 1)) unless named "BHSD": Hugging Face's [B, H, S, D] (token dims
+(0, 2)), where a token's heads are S·D elements apart. Per (shape, dtype, layout, cos/sin form, threads)
+it times, as medians of repeated samples (warm-up excluded, `time.perf_counter_ns`), ours three ways:
   raw     the compiled `rope.apply` function called through ctypes with prebuilt memref descriptors (the
           kernel's own cost, paid through the same call mechanism as the copy and the C++ peer);
   call    `Kernel.__call__` on a kernel from `rope_mlir.compile(...)`, out= preallocated (public API:
@@ -27,7 +29,9 @@ and, in the same run:
   numpy   Hugging Face's apply_rotary_pos_emb (rotate_half) or GPT-J's rotate_every_two written in numpy,
           cos/sin gathered from the cache by position and cast to x's dtype, as HF does; single-threaded;
   C++     bench/cpp/rope_baseline.cpp: a hand-written loop over the same f32 cos/sin cache, compiled here
-          with clang++-22 -O3 -march=native -fopenmp, `omp parallel for` over tokens, called through ctypes.
+          with clang++-22 -O3 -march=native -fopenmp, `omp parallel for` over tokens, called through ctypes;
+          on BHSD shapes over the B·H·S rows in memory order, each with its own position (B·H·S positions,
+          positions[b, s] repeated over h), as the loop takes one head per row there.
 Ratios are named numerator/denominator: `numpy/apply` compares two whole Python functions, `ORTms/call`
 a prepared ORT session with a compiled kernel (both public calls), `…/raw` the peer's public call with
 our bare kernel. > 1: ours is faster.
@@ -120,10 +124,17 @@ class Shape:
     seq: int
     heads: int
     decode: bool          # decode targets (overhead) vs large-shape targets (bandwidth, peers)
+    heads_outer: bool = False  # [B, H, S, D] (Hugging Face's layout, token dims (0, 2)), else [B, S, H, D]
 
     @property
     def x_shape(self):
+        if self.heads_outer:
+            return (self.batch, self.heads, self.seq, HEAD_DIM)
         return (self.batch, self.seq, self.heads, HEAD_DIM)
+
+    @property
+    def token_dims(self) -> Optional[Tuple[int, int]]:
+        return (0, 2) if self.heads_outer else None
 
     @property
     def tokens(self) -> int:
@@ -139,14 +150,21 @@ class Shape:
 def shapes_for(args) -> List[Shape]:
     decode = {t: Shape(f"decode T={t}", t, 1, 32, True) for t in (1, 8, 64)}
     prefill = Shape("prefill Q", 1, 4096, 32, False)
+    prefill_bhsd = Shape("prefill Q BHSD", 1, 4096, 32, False, heads_outer=True)
     gqa = Shape("GQA K", 1, 4096, 8, False)
     if args.smoke:
-        # The first two are too small for the copy ceiling (the no-verdict paths), the last is not.
-        return [Shape("smoke decode", 1, 1, 8, True), Shape("smoke small", 1, 16, 8, False),
-                Shape("smoke large", 1, 256, 8, False)]
-    if args.quick:
-        return [decode[1], decode[64], gqa]
-    return [decode[1], decode[8], decode[64], prefill, gqa]
+        # The first two are too small for the copy ceiling (the no-verdict paths), the last two are not.
+        shapes = [Shape("smoke decode", 1, 1, 8, True), Shape("smoke small", 1, 16, 8, False),
+                  Shape("smoke large", 1, 256, 8, False),
+                  Shape("smoke large BHSD", 1, 256, 8, False, heads_outer=True)]
+    elif args.quick:
+        shapes = [decode[1], decode[64], gqa]
+    else:
+        shapes = [decode[1], decode[8], decode[64], prefill, prefill_bhsd, gqa]
+    if args.shapes:
+        wanted = [w.strip() for w in args.shapes.split(",") if w.strip()]
+        shapes = [s for s in shapes if any(w in s.name for w in wanted)]
+    return shapes
 
 
 # -- timing -------------------------------------------------------------------------------------------
@@ -243,10 +261,12 @@ def build_baseline(workdir: pathlib.Path) -> ctypes.CDLL:
 
 # -- onnxruntime ---------------------------------------------------------------------------------------
 class OrtPeer:
-    """One onnxruntime RotaryEmbedding session (3D X [B, S, H*D], the memory layout of our [B, S, H, D])
-    run through IOBinding into a preallocated output; `error` says why it is n/a."""
+    """One onnxruntime RotaryEmbedding session (3D X [B, S, H*D], the memory layout of our [B, S, H, D];
+    4D X [B, H, S, D] for BHSD shapes, which both ops take as it is) run through IOBinding into a
+    preallocated output; `error` says why it is n/a."""
 
-    def __init__(self, domain: str, dtype: str, heads: int, interleaved: bool, threads: int):
+    def __init__(self, domain: str, dtype: str, heads: int, interleaved: bool, threads: int,
+                 heads_outer: bool = False):
         self.error: Optional[str] = None
         self.session = None
         try:
@@ -256,9 +276,10 @@ class OrtPeer:
             self.error = f"onnxruntime/onnx not installed ({error})"
             return
         elem = {"f32": TensorProto.FLOAT, "bf16": TensorProto.BFLOAT16}[dtype]
-        hidden = heads * HEAD_DIM
-        x = helper.make_tensor_value_info("X", elem, ["B", "S", hidden])
-        y = helper.make_tensor_value_info("Y", elem, ["B", "S", hidden])
+        self.heads_outer = heads_outer
+        dims = ["B", heads, "S", HEAD_DIM] if heads_outer else ["B", "S", heads * HEAD_DIM]
+        x = helper.make_tensor_value_info("X", elem, dims)
+        y = helper.make_tensor_value_info("Y", elem, dims)
         # ORT requires the caches in X's type.
         cos = helper.make_tensor_value_info("cos_cache", elem, ["M", HEAD_DIM // 2])
         sin = helper.make_tensor_value_info("sin_cache", elem, ["M", HEAD_DIM // 2])
@@ -288,13 +309,17 @@ class OrtPeer:
         """The timed call, after one checked run; None (and `error`) when ORT cannot run it."""
         if self.session is None:
             return None
-        b, s, h, d = x.shape
+        if self.heads_outer:
+            shape = list(x.shape)
+        else:
+            b, s, h, d = x.shape
+            shape = [b, s, h * d]
         binding = self.session.io_binding()
-        binding.bind_cpu_input("X", x.reshape(b, s, h * d))
+        binding.bind_cpu_input("X", x.reshape(shape))
         binding.bind_cpu_input("position_ids", positions)
         binding.bind_cpu_input("cos_cache", cos)
         binding.bind_cpu_input("sin_cache", sin)
-        binding.bind_output("Y", "cpu", 0, out.dtype, [b, s, h * d], out.ctypes.data)
+        binding.bind_output("Y", "cpu", 0, out.dtype, shape, out.ctypes.data)
         session = self.session
 
         def run():
@@ -313,18 +338,20 @@ def _first_line(error: Exception) -> str:
 
 
 # -- numpy, the Hugging Face way -------------------------------------------------------------------------
-def numpy_hf(x, positions, cos_cache, sin_cache, interleaved: bool):
-    """What a Python user writes: HF Llama's rotate_half, or GPT-J's rotate_every_two, on [B, S, H, D]."""
+def numpy_hf(x, positions, cos_cache, sin_cache, interleaved: bool, heads_outer: bool = False):
+    """What a Python user writes: HF Llama's rotate_half, or GPT-J's rotate_every_two, on [B, S, H, D]
+    (or HF's own [B, H, S, D] with heads_outer: cos/sin unsqueezed at dim 1)."""
     cos = cos_cache[positions]                      # [B, S, D/2]
     sin = sin_cache[positions]
     half = x.shape[-1] // 2
+    heads_axis = 1 if heads_outer else 2
     if interleaved:
-        cos = np.repeat(cos, 2, axis=-1)[:, :, None, :].astype(x.dtype)
-        sin = np.repeat(sin, 2, axis=-1)[:, :, None, :].astype(x.dtype)
+        cos = np.expand_dims(np.repeat(cos, 2, axis=-1), heads_axis).astype(x.dtype)
+        sin = np.expand_dims(np.repeat(sin, 2, axis=-1), heads_axis).astype(x.dtype)
         rotated = np.stack((-x[..., 1::2], x[..., ::2]), axis=-1).reshape(x.shape)
     else:
-        cos = np.concatenate((cos, cos), axis=-1)[:, :, None, :].astype(x.dtype)
-        sin = np.concatenate((sin, sin), axis=-1)[:, :, None, :].astype(x.dtype)
+        cos = np.expand_dims(np.concatenate((cos, cos), axis=-1), heads_axis).astype(x.dtype)
+        sin = np.expand_dims(np.concatenate((sin, sin), axis=-1), heads_axis).astype(x.dtype)
         rotated = np.concatenate((-x[..., half:], x[..., :half]), axis=-1)
     return x * cos + rotated * sin
 
@@ -335,8 +362,10 @@ def kernel_fields() -> set:
 
 
 def our_kernel(dtype: str, layout: str, cache: bool, threads: int, lowering: Optional[str],
-               inplace: bool = False):
+               inplace: bool = False, token_dims: Optional[Tuple[int, int]] = None):
     extra = dict(inplace=True) if inplace else {}
+    if token_dims is not None:
+        extra["token_dims"] = token_dims
     fields = kernel_fields()
     if "threads" in fields:
         extra["threads"] = threads
@@ -452,31 +481,41 @@ def run_config(shape: Shape, dtype: str, layout: str, thread_counts: List[int], 
     where = f"{shape.name} {dtype} {layout}"
 
     refs = {}
-    refs["computed"] = reference.apply(x, positions, layout=layout, base=BASE)
-    refs["cache"] = reference.apply(x, positions, layout=layout, cos_cache=cos, sin_cache=sin)
+    tdims = shape.token_dims
+    refs["computed"] = reference.apply(x, positions, layout=layout, base=BASE, token_dims=tdims)
+    refs["cache"] = reference.apply(x, positions, layout=layout, cos_cache=cos, sin_cache=sin,
+                                    token_dims=tdims)
     scales = {k: float(np.max(np.abs(v))) for k, v in refs.items()}
 
     def check(who, kind, actual, form="cache", threads=1):
         checker.check(who, kind, dtype, actual, refs[form], scales[form], f"{where} threads={threads}")
 
     # numpy: single-threaded by nature, timed with the 1-thread group and reused for the others.
-    check("numpy HF", "peer", numpy_hf(x, positions, cos, sin, interleaved))
+    check("numpy HF", "peer", numpy_hf(x, positions, cos, sin, interleaved, shape.heads_outer))
     t_numpy = None
 
     # Addresses as plain ints: `array.ctypes.data` in the timed call would cost microseconds.
+    if shape.heads_outer:
+        # The C++ loop takes [rows, heads, D] with one position per row: BHSD as B·H·S rows of one head.
+        pos_flat = np.ascontiguousarray(np.broadcast_to(
+            positions[:, None, :], (shape.batch, shape.heads, shape.seq)).reshape(-1))
+        cxx_rows, cxx_heads = shape.batch * shape.heads * shape.seq, 1
+    else:
+        cxx_rows, cxx_heads = shape.tokens, shape.heads
     xp, yp, pp, cp, sp = (a.ctypes.data for a in (x, out, pos_flat, cos, sin))
     rows = []
     for threads in thread_counts:
         # Every timed function, each output checked first.
         fns: Dict[str, Callable[[], object]] = {}
         for form in ("computed", "cache"):
-            kernel = our_kernel(dtype, layout, form == "cache", threads, args.lowering)
+            kernel = our_kernel(dtype, layout, form == "cache", threads, args.lowering, token_dims=tdims)
             extra = dict(cos_cache=cos, sin_cache=sin) if form == "cache" else {}
+            apply_extra = dict(extra, token_dims=tdims) if tdims is not None else extra
 
             def call(kernel=kernel, extra=extra):
                 kernel(x, positions, out=out, **extra)
 
-            def apply(extra=extra, threads=threads):
+            def apply(extra=apply_extra, threads=threads):
                 rope_mlir.apply(x, positions, layout=layout, base=BASE, out=out, threads=threads, **extra)
             raw = raw_call(kernel, [x, positions] + ([cos, sin] if form == "cache" else []) + [out])
             for how, fn in (("call", call), ("apply", apply), ("raw", raw)):
@@ -488,7 +527,7 @@ def run_config(shape: Shape, dtype: str, layout: str, thread_counts: List[int], 
         # In place (out = x, how serving stacks rotate q/k): the same bytes, but every line written was
         # just read, so there is no write-allocate read of a separate output.
         scratch = x.copy()
-        kernel = our_kernel(dtype, layout, False, threads, args.lowering, inplace=True)
+        kernel = our_kernel(dtype, layout, False, threads, args.lowering, inplace=True, token_dims=tdims)
         kernel(scratch, positions, out=scratch)
         check("ours computed in place", "ours", scratch, "computed", threads)
         fns["in place"] = raw_call(kernel, [scratch, positions])
@@ -503,7 +542,7 @@ def run_config(shape: Shape, dtype: str, layout: str, thread_counts: List[int], 
         fns["empty"] = lambda threads=threads: lib.copy_baseline(xp, yp, 0, threads)
 
         def cxx_fn(threads=threads):
-            lib.rope_baseline(xp, yp, pp, cp, sp, shape.tokens, shape.heads, HEAD_DIM, int(interleaved),
+            lib.rope_baseline(xp, yp, pp, cp, sp, cxx_rows, cxx_heads, HEAD_DIM, int(interleaved),
                               int(dtype == "bf16"), threads)
         out.fill(0)
         cxx_fn()
@@ -512,7 +551,7 @@ def run_config(shape: Shape, dtype: str, layout: str, thread_counts: List[int], 
 
         keep = []
         for domain, label in (("", "ORT opset 23"), ("com.microsoft", "ORT com.microsoft")):
-            peer = OrtPeer(domain, dtype, shape.heads, interleaved, threads)
+            peer = OrtPeer(domain, dtype, shape.heads, interleaved, threads, shape.heads_outer)
             ort_out = np.zeros_like(x)
             fn = peer.bind(x, positions, cos.astype(x.dtype), sin.astype(x.dtype), ort_out)
             if fn is None:
@@ -523,7 +562,7 @@ def run_config(shape: Shape, dtype: str, layout: str, thread_counts: List[int], 
             fns[f"ORT {domain}"] = fn
 
         if threads == 1:
-            fns["numpy"] = lambda: numpy_hf(x, positions, cos, sin, interleaved)
+            fns["numpy"] = lambda: numpy_hf(x, positions, cos, sin, interleaved, shape.heads_outer)
             t = measure_interleaved(fns, timing)
             t_numpy = t["numpy"]
         else:
@@ -824,6 +863,9 @@ def main(argv=None) -> int:
                         help=f"also write the markdown report between {BEGIN_MARK} and {END_MARK} in FILE "
                         f"(default: {DOC.relative_to(ROOT)})")
     parser.add_argument("--dtypes", default="f32,bf16", help="comma-separated subset of f32,bf16")
+    parser.add_argument("--shapes", default=None,
+                        help="comma-separated substrings: only the shapes whose name contains one "
+                        "(e.g. BHSD for Hugging Face's [B, H, S, D] layout)")
     args = parser.parse_args(argv)
 
     all_threads = args.threads or os.cpu_count() or 1
@@ -868,6 +910,8 @@ def main(argv=None) -> int:
     markdown = args.markdown or args.write_docs is not None
     mode = "smoke" if args.smoke else "quick" if args.quick else "full"
     command = "python3 bench/cpu_bench.py" + (" --smoke" if args.smoke else " --quick" if args.quick else "")
+    if args.shapes:
+        command += f" --shapes {args.shapes}"
     lowering = ("lowering=" + (args.lowering or str(getattr(rope_mlir.KernelConfig, "lowering", "?")))
                 if "lowering" in fields else "lowering: linalg loops (KernelConfig has no 'lowering')")
     if args.lowering is not None:

@@ -105,7 +105,8 @@ private:
 
   Hoisted buildHoisted();
   /// Whether a head dim (of static size other than 1) precedes the last
-  /// token dim, so that one token's rows are not contiguous.
+  /// token dim (of static size other than 1), so that one token's rows are
+  /// not contiguous.
   bool headsOuterToTokens();
   /// Tokens per tile of buildTiled.
   int64_t tileTokens();
@@ -516,6 +517,10 @@ Value RopeVectorizer::buildPerToken(const Hoisted &hoisted) {
 }
 
 bool RopeVectorizer::headsOuterToTokens() {
+  // With a last token dim of static size 1 (decode, [B, H, 1, D]) a token's
+  // rows are contiguous whatever the order.
+  if (inputType.getDimSize(tokenDims.back()) == 1)
+    return false;
   return llvm::any_of(headDims, [&](int64_t d) {
     return d < tokenDims.back() && inputType.getDimSize(d) != 1;
   });

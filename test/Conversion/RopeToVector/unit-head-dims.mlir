@@ -32,3 +32,17 @@ func.func @unit_head_dim_outer(%x: tensor<?x1x?x2x16xf32>, %o: tensor<?xi64>) ->
   %y = rope.apply ins(%x : tensor<?x1x?x2x16xf32>) offset(%o : tensor<?xi64>) outs(%x : tensor<?x1x?x2x16xf32>) {token_dims = array<i64: 0, 2>} -> tensor<?x1x?x2x16xf32>
   return %y : tensor<?x1x?x2x16xf32>
 }
+
+// -----
+
+// Decode with a static sequence of 1 ([B, H, 1, D], token dims (0, 2)): the
+// heads precede the sequence dim, but a token's rows are contiguous, so the
+// per-token form stays (canonicalization drops the forall's unit dim).
+// CHECK-LABEL: func.func @static_single_token(
+//       CHECK:   scf.forall (%{{.*}}) in (%{{.*}})
+//   CHECK-NOT:     tensor.empty
+//       CHECK:     tensor.extract_slice {{.*}} [1, 32, 1, 64] [1, 1, 1, 1] : tensor<?x32x1x64xf32> to tensor<32x64xf32>
+func.func @static_single_token(%x: tensor<?x32x1x64xf32>, %p: tensor<?x1xi64>) -> tensor<?x32x1x64xf32> {
+  %y = rope.apply ins(%x : tensor<?x32x1x64xf32>) positions(%p : tensor<?x1xi64>) outs(%x : tensor<?x32x1x64xf32>) {token_dims = array<i64: 0, 2>} -> tensor<?x32x1x64xf32>
+  return %y : tensor<?x32x1x64xf32>
+}

@@ -433,7 +433,7 @@ def main(argv=None) -> int:
                     else "max relative error vs the float64 rotation by the module's own inv_freq table "
                     "(max|y - r| / max|r|)"), ""]
     report += render(["shape"] + COLUMNS, err_rows, markdown)
-    report += ["", ("The same against exact powers 500000^(−2i/128) (the module's f32 table itself is off by "
+    report += ["", (f"The same against exact powers {BASE:g}^(−2i/D) (the module's f32 table itself is off by "
                     "up to an f32 ulp in some entries):" if markdown else
                     "the same against exact powers (the module's f32 table is off by up to an ulp):"), ""]
     report += render(["shape"] + COLUMNS, exact_rows, markdown)

@@ -1,10 +1,11 @@
-"""The commit a benchmark report measured (shared by the bench scripts that
-write docs/ regions)."""
+"""What the bench scripts that write docs/ regions share: the commit a report
+measured, and the writing of a report between its markers."""
 
 from __future__ import annotations
 
 import pathlib
 import subprocess
+from typing import List
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -28,3 +29,17 @@ def source_line() -> str:
     return f"source: commit {head}" + (
         f", with uncommitted changes to {len(dirty)} files of lib/, include/, "
         "python/rope_mlir/, tools/ or bench/" if dirty else "")
+
+
+def replace_region(path: pathlib.Path, lines: List[str], begin: str,
+                   end: str) -> None:
+    """Replaces the text between the `begin` and `end` markers of `path` (one
+    of each, in that order) by `lines`."""
+    text = path.read_text()
+    if text.count(begin) != 1 or text.count(end) != 1 or \
+            text.index(begin) > text.index(end):
+        raise SystemExit(f"{path}: needs exactly one {begin} ... {end} region")
+    head, rest = text.split(begin)
+    _, tail = rest.split(end)
+    path.write_text(head + begin + "\n" + "\n".join(lines).rstrip() + "\n" +
+                    end + tail)

@@ -73,7 +73,7 @@ sys.path.insert(0, str(ROOT / "python"))
 import rope_mlir  # noqa: E402
 from rope_mlir import reference  # noqa: E402
 
-from _source import source_line  # noqa: E402  (bench/ is the script's dir)
+from _source import replace_region as write_region, source_line  # noqa: E402  (bench/ is the script's dir)
 
 CXX = "/usr/bin/clang++-22"
 CXX_FLAGS = ["-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=c++17"]
@@ -841,12 +841,7 @@ def machine_line() -> str:
 
 
 def replace_region(path: pathlib.Path, lines: List[str]):
-    text = path.read_text()
-    if text.count(BEGIN_MARK) != 1 or text.count(END_MARK) != 1 or text.index(BEGIN_MARK) > text.index(END_MARK):
-        raise SystemExit(f"{path}: needs exactly one {BEGIN_MARK} ... {END_MARK} region")
-    head, rest = text.split(BEGIN_MARK)
-    _, tail = rest.split(END_MARK)
-    path.write_text(head + BEGIN_MARK + "\n" + "\n".join(lines).rstrip() + "\n" + END_MARK + tail)
+    write_region(path, lines, BEGIN_MARK, END_MARK)
 
 
 def main(argv=None) -> int:

@@ -68,7 +68,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import rope_mlir  # noqa: E402
 from rope_mlir import reference  # noqa: E402
 
-from _source import source_line  # noqa: E402
+from _source import replace_region as write_region, source_line  # noqa: E402
 from cpu_bench import Timing, machine_line, measure_interleaved  # noqa: E402
 
 DOC = ROOT / "docs" / "PERFORMANCE.md"
@@ -302,15 +302,11 @@ def render(header: List[str], rows: List[List[str]], markdown: bool) -> List[str
 def replace_region(path: pathlib.Path, lines: List[str]):
     text = path.read_text()
     if BEGIN_MARK not in text and END_MARK not in text:
-        text = (text.rstrip() + "\n\n## Frontend IR: Hugging Face Llama RoPE, raised and not\n\n"
-                "`bench/frontend_bench.py` (its header says what each column is). The region below is "
-                "written by `python3 bench/frontend_bench.py --write-docs`.\n\n" + BEGIN_MARK + "\n" +
-                END_MARK + "\n")
-    if text.count(BEGIN_MARK) != 1 or text.count(END_MARK) != 1 or text.index(BEGIN_MARK) > text.index(END_MARK):
-        raise SystemExit(f"{path}: needs exactly one {BEGIN_MARK} ... {END_MARK} region")
-    head, rest = text.split(BEGIN_MARK)
-    _, tail = rest.split(END_MARK)
-    path.write_text(head + BEGIN_MARK + "\n" + "\n".join(lines).rstrip() + "\n" + END_MARK + tail)
+        path.write_text(text.rstrip() + "\n\n## Frontend IR: Hugging Face Llama RoPE, raised and not\n\n"
+                        "`bench/frontend_bench.py` (its header says what each column is). The region below is "
+                        "written by `python3 bench/frontend_bench.py --write-docs`.\n\n" + BEGIN_MARK + "\n" +
+                        END_MARK + "\n")
+    write_region(path, lines, BEGIN_MARK, END_MARK)
 
 
 def main(argv=None) -> int:

@@ -42,7 +42,7 @@ import numpy as np
 import rope_mlir
 from rope_mlir import reference
 
-from _source import source_line  # bench/ is the script's directory
+from _source import replace_region as write_region, source_line  # bench/ is the script's directory
 
 TWO_24 = 1 << 24
 # 2*pi to 80 digits, for the exact continued-fraction search of near-multiples of 2*pi/theta.
@@ -555,12 +555,7 @@ def _cpu_model() -> str:
 
 
 def replace_region(path: pathlib.Path, lines: List[str]):
-    text = path.read_text()
-    if text.count(BEGIN_MARK) != 1 or text.count(END_MARK) != 1 or text.index(BEGIN_MARK) > text.index(END_MARK):
-        raise SystemExit("%s: needs exactly one %s ... %s region" % (path, BEGIN_MARK, END_MARK))
-    head, rest = text.split(BEGIN_MARK)
-    _, tail = rest.split(END_MARK)
-    path.write_text(head + BEGIN_MARK + "\n" + "\n".join(lines).rstrip() + "\n" + END_MARK + tail)
+    write_region(path, lines, BEGIN_MARK, END_MARK)
 
 
 def main(argv=None) -> int:

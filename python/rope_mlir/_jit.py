@@ -156,6 +156,11 @@ def compile_module(source: str, pipeline: str | None = None,
 
 def is_registered(name: str) -> bool:
     """Whether the library registers a pass or pipeline called `name`."""
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str (a pass or pipeline name), got "
+                        f"{type(name).__name__}")
+    if "\0" in name:
+        raise ValueError("name must not contain NUL characters")
     return bool(_library().ropeJitIsRegistered(name.encode()))
 
 

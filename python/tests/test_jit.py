@@ -746,6 +746,11 @@ def test_default_pipeline_follows_the_library():
     # Flips to rope-optimize when lib/Pipelines registers it.
     assert _jit.is_registered("rope-to-llvm-cpu")
     assert not _jit.is_registered("no-such-pipeline")
+    assert not _jit.is_registered("")
+    with pytest.raises(TypeError, match="name must be a str"):
+        _jit.is_registered(None)
+    with pytest.raises(ValueError, match="NUL"):
+        _jit.is_registered("rope-optimize\0x")
     default = compiled.default_pipeline()
     assert ("rope-optimize" in default) == _jit.is_registered("rope-optimize")
     assert default.endswith("rope-to-llvm-cpu{emit-c-interface=true})")

@@ -293,17 +293,6 @@ std::optional<Elements> ElementAlgebra::gather(const OperandRequest &request) {
   return out;
 }
 
-namespace {
-/// The channel axes of a view in dim order, with their request axis.
-SmallVector<int64_t> channelAxesOf(const View &view) {
-  SmallVector<int64_t> axes;
-  for (const DimRole &role : view)
-    if (role.kind == DimRole::Channel)
-      axes.push_back(role.index);
-  return axes;
-}
-} // namespace
-
 FailureOr<SmallVector<DimRole>> ElementAlgebra::loopRoles(linalg::LinalgOp op,
                                                           OpResult result,
                                                           const View &view) {
@@ -899,7 +888,6 @@ ElementAlgebra::evaluateOp(Value value, const View &view,
     OperandRequest request{source, {}, {}, {}};
     SmallVector<std::tuple<int64_t, int64_t, int64_t, int64_t>> axisMap(
         channelShape.size(), {-1, 0, 1, 0});
-    SmallVector<std::tuple<int64_t, int64_t, int64_t>> fixedChecks;
     for (int64_t d = 0; d < rank; ++d) {
       int64_t off = offsets[d], size = sizes[d], stride = strides[d];
       DimRole role = view[d];

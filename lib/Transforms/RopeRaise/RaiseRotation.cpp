@@ -509,14 +509,14 @@ private:
           return failWith("pairs take their positions from different streams");
       auto type = cast<RankedTensorType>(leaf.root.getType());
       DimRole axis = leaf.view[0];
-      if (type.getDimSize(0) != 3 || !(axis.kind == DimRole::Fixed ||
-                                       (axis.kind == DimRole::Unit && false)))
+      if (type.getDimSize(0) != 3 || axis.kind != DimRole::Fixed)
         return failWith(
             "pairs take their positions from different streams, not "
             "the three axes of an M-RoPE position tensor");
       plan.mropeAxes.push_back(axis.index);
     }
-    // Fixed(0) on a dim of size 3 stays Fixed: the leaf of axis 0.
+    // Fixed(0) on a dim of size 3 stays Fixed (fixedRole makes Unit only of
+    // size-1 dims), so axis 0 is a stream like the others.
     plan.positionsLeaf = streams[0];
     return success();
   }

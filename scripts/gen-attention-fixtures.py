@@ -7,7 +7,7 @@ peers' environment); the fixtures it writes are committed.
 
 Environment, frontends and helpers: as scripts/gen-frontend-fixtures.py (its header says how to make the peers'
 environment and how each frontend's IR is obtained); this script loads that one by file path and reuses its
-float64_mode, make_buffers_persistent, torch_fixture, check_dialects, iree_run, versions and dump_json.
+float64_mode, make_buffers_persistent, torch_fixture, check_dialects, iree_run and versions.
 
 Command line (from the repository root; about a minute on a 2-core machine):
 
@@ -636,6 +636,19 @@ def manifest_entry(fx: Fixture, vers: Dict[str, str]) -> dict:
     }
 
 
+def dump_json(obj: Any, level: int = 0) -> str:
+    """Indented JSON with arrays of scalars on one line (gen-frontend-fixtures' dump_json compacts with a regex
+    that also meets the brackets inside this manifest's strings, so it falls back to one scalar a line)."""
+    pad, inner = " " * level, " " * (level + 1)
+    if isinstance(obj, dict) and obj:
+        items = [f"{inner}{json.dumps(k)}: {dump_json(v, level + 1)}" for k, v in obj.items()]
+        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+    if isinstance(obj, list) and obj and any(isinstance(v, (dict, list)) for v in obj) and \
+            not all(isinstance(v, list) and not any(isinstance(x, (dict, list)) for x in v) for v in obj):
+        return "[\n" + ",\n".join(inner + dump_json(v, level + 1) for v in obj) + "\n" + pad + "]"
+    return json.dumps(obj, separators=(", ", ": "))
+
+
 def signature(text: str) -> str:
     m = re.search(r"func\.func (?:public )?@main\(([^)]*)\)\s*->\s*([^{]*?)\s*(?:attributes.*)?\{", text)
     if not m:
@@ -704,7 +717,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "fixtures": [entries[n] for n in order if n in entries],
         "blocked": [blocked[n] for n in order if n in blocked],
     }
-    manifest_path.write_text(ff.dump_json(manifest) + "\n")
+    text = dump_json(manifest)
+    assert json.loads(text) == manifest
+    manifest_path.write_text(text + "\n")
     total = sum(p.stat().st_size for p in out_dir.iterdir() if p.is_file())
     print(f"wrote {out_dir} ({total / 1e3:.0f} KB); {len(manifest['fixtures'])} fixtures, "
           f"{len(manifest['blocked'])} blocked")

@@ -13,6 +13,7 @@ include "mlir/Dialect/Linalg/IR/LinalgInterfaces.td"
 include "mlir/Interfaces/DestinationStyleOpInterface.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/TilingInterface.td"
 
 def Rope_ApplyOp : Rope_Op<"apply", [
@@ -196,6 +197,218 @@ def Rope_ApplyOp : Rope_Op<"apply", [
   let hasVerifier = 1;
   let hasFolder = 1;
   let hasCanonicalizer = 1;
+}
+
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+def Rope_YieldOp : Rope_Op<"yield", [Pure, ReturnLike, Terminator,
+    ParentOneOf<["AttentionOp", "OnlineAttentionOp"]>]> {
+  let summary = "yields the modified score of an attention score region";
+  let arguments = (ins AnyType:$value);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
+}
+
+class Rope_AttentionBase<string mnemonic, list<Trait> traits = []>
+    : Rope_Op<mnemonic, !listconcat(traits, [
+        Pure,
+        AttrSizedOperandSegments,
+        DestinationStyleOpInterface,
+        DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
+            ["reifyResultShapes"]>,
+        DeclareOpInterfaceMethods<AggregatedOpInterface,
+            ["decomposeOperation"]>,
+        DeclareOpInterfaceMethods<TilingInterface, [
+            "getLoopIteratorTypes", "getIterationDomain",
+            "getTiledImplementation", "getResultTilePosition",
+            "generateResultTileValue"]>])> {
+  // Operands shared by both forms; the destinations differ.
+  dag commonArguments = (ins
+    AnyRankedTensor:$query,
+    AnyRankedTensor:$key,
+    AnyRankedTensor:$value,
+    Optional<AnyRankedTensor>:$mask,
+    Optional<AnyRankedTensor>:$query_positions,
+    Optional<Index>:$query_offset,
+    Optional<Index>:$key_offset,
+    AffineMapArrayAttr:$indexing_maps,
+    F64Attr:$scale,
+    UnitAttr:$causal,
+    OptionalAttr<I64Attr>:$window,
+    OptionalAttr<I64Attr>:$query_dim
+  );
+
+  code commonClassDeclaration = [{
+    /// The roles of the loop dims (batch, query, key, channels), inferred
+    /// from the indexing maps; verified to exist.
+    ::mlir::rope::AttentionDims getDims();
+    /// The float type scores, the softmax and P·V accumulate in: f64 when
+    /// an operand is f64, else f32.
+    ::mlir::FloatType getAccumulatorType();
+    /// Maps of the inputs in operand order (query, key, value, [mask],
+    /// [query_positions]) and of the first destination.
+    ::mlir::AffineMap getQueryMap() { return getIndexingMapsArray()[0]; }
+    ::mlir::AffineMap getKeyMap() { return getIndexingMapsArray()[1]; }
+    ::mlir::AffineMap getValueMap() { return getIndexingMapsArray()[2]; }
+    ::mlir::AffineMap getMaskMap() {
+      return getMask() ? getIndexingMapsArray()[3] : ::mlir::AffineMap();
+    }
+    ::mlir::AffineMap getQueryPositionsMap() {
+      return getQueryPositions()
+                 ? getIndexingMapsArray()[getMask() ? 4 : 3]
+                 : ::mlir::AffineMap();
+    }
+    ::mlir::AffineMap getOutputMap() {
+      return getIndexingMapsArray().back();
+    }
+    ::llvm::SmallVector<::mlir::AffineMap> getIndexingMapsArray() {
+      return ::llvm::to_vector(
+          getIndexingMaps().getAsValueRange<::mlir::AffineMapAttr>());
+    }
+    /// The number of loops (dims of every indexing map).
+    unsigned getNumLoops() { return getQueryMap().getNumDims(); }
+    /// The score region's block, or null when there is none.
+    ::mlir::Block *getModifierBlock() {
+      return getModifier().empty() ? nullptr : &getModifier().front();
+    }
+    /// Whether a key can be masked by position (causal or window).
+    bool hasPositionMask() { return getCausal() || getWindow().has_value(); }
+  }];
+  let hasVerifier = 1;
+}
+
+def Rope_AttentionOp : Rope_AttentionBase<"attention"> {
+  let summary = "scaled dot-product attention with GQA, masks and a score "
+                "modifier";
+  let description = [{
+    `O = softmax_k2(modify(scale · Q·Kᵀ) + mask) · V`, written into `init`.
+    The loop dims and their roles come from `indexing_maps` (one per input,
+    in operand order, then the output), as in IREE's attention op:
+
+    - `k1`, the channels of Q·Kᵀ: in the query and key maps only;
+    - `k2`, the keys: in the key and value maps only (the softmax dim);
+    - `m`, the queries: in the query and output maps only;
+    - `n`, the channels of V (`Dv`, may differ from `D`): in the value and
+      output maps only;
+    - every other dim is a batch dim: in the query and output maps, and in
+      the key/value maps or not. A batch dim missing from K and V
+      broadcasts them: grouped-query attention is Q viewed as
+      `[B, Hkv, G, S, D]` (a free `tensor.expand_shape`) with the group dim
+      `G` missing from the K/V maps, so `repeat_kv` is never materialized.
+      Such a dim is in the query and output maps only, like `m`: when more
+      than one dim is, `query_dim = i` says which loop is `m`.
+
+    Every map is a projected permutation; any order of the dims in a tensor
+    works (`[B, H, S, D]`, `[B, S, H, D]`, ...).
+
+    The score of query `m` and key `k2` (batch dims implied), in the
+    accumulator type `A` (f64 if an operand is f64, else f32; f16/bf16
+    operands are extended):
+      1. `s = scale · Σ_k1 Q·K`;
+      2. `s = modify(s, i...)` when the op has a region: its block takes `s`
+         and the index of every loop dim but `k1` and `n`, in loop order
+         (softcap: `c · tanh(s / c)`; ALiBi: a slope times `k2 − m`), and
+         yields the new score with `rope.yield`;
+      3. masking: a float `mask` is added (−inf removes the key); an `i1`
+         `mask` keeps the keys where it is true (elsewhere −inf);
+         `causal` keeps `kpos <= qpos`, `window = W` (with `causal`)
+         also requires `kpos > qpos − W`. Positions: `kpos = key_offset + k2`
+         (`key_offset` defaults to 0); `qpos = query_positions[...]` when
+         that operand is given (its map names batch dims and `m`; e.g. decode
+         with per-row positions, where `causal` also masks the part of a
+         longer KV cache beyond each row's position), else
+         `qpos = query_offset + m`, `query_offset` defaulting to
+         `Sk − Sq` (bottom-right aligned: the last query sees every key);
+      4. `p = softmax over k2` in `A`, then `O = Σ_k2 p · V` converted to the
+         output type. A row whose keys are all masked has a zero softmax
+         denominator and gives NaN, as softmax of an all-−inf row does.
+
+    The op is destination-passing (`outs`) and implements TilingInterface
+    over the batch, query and `n` dims (the keys and `k1` stay whole: the
+    softmax needs every key; tile the keys through `rope.online_attention`).
+    `AggregatedOpInterface` decomposes it into one online-attention step
+    over all keys and a normalization, i.e. plain linalg.
+
+    ```mlir
+    #q = affine_map<(b, h, g, m, k1, k2, n) -> (b, h, g, m, k1)>
+    #k = affine_map<(b, h, g, m, k1, k2, n) -> (b, h, k2, k1)>
+    #v = affine_map<(b, h, g, m, k1, k2, n) -> (b, h, k2, n)>
+    #o = affine_map<(b, h, g, m, k1, k2, n) -> (b, h, g, m, n)>
+    %o = rope.attention ins(%q, %k, %v : tensor<1x8x4x512x128xf32>,
+             tensor<1x8x512x128xf32>, tensor<1x8x512x128xf32>)
+           outs(%init : tensor<1x8x4x512x128xf32>)
+           {indexing_maps = [#q, #k, #v, #o], scale = 0.088388 : f64, causal}
+           -> tensor<1x8x4x512x128xf32>
+    ```
+  }];
+  let arguments = !con(commonArguments, (ins AnyRankedTensor:$init));
+  let results = (outs AnyRankedTensor:$result);
+  let regions = (region MaxSizedRegion<1>:$modifier);
+  let assemblyFormat = [{
+    `ins` `(` $query `,` $key `,` $value `:` type($query) `,` type($key) `,`
+        type($value) `)`
+    (`mask` `(` $mask^ `:` type($mask) `)`)?
+    (`query_positions` `(` $query_positions^ `:` type($query_positions) `)`)?
+    (`query_offset` `(` $query_offset^ `)`)?
+    (`key_offset` `(` $key_offset^ `)`)?
+    `outs` `(` $init `:` type($init) `)`
+    attr-dict-with-keyword ($modifier^)? `->` type($result)
+  }];
+  let extraClassDeclaration = commonClassDeclaration # [{
+    /// DestinationStyleOpInterface.
+    MutableOperandRange getDpsInitsMutable() { return getInitMutable(); }
+  }];
+}
+
+def Rope_OnlineAttentionOp : Rope_AttentionBase<"online_attention"> {
+  let summary = "one step of attention's online softmax over a block of keys";
+  let description = [{
+    The keys `k2` of this op are one block of a longer attention; the
+    destinations carry the running state of every row across blocks:
+    `acc` (the unnormalized output, in the accumulator type, indexed by the
+    last indexing map), `max` and `sum` (the running maximum of the scores
+    and the running softmax denominator, shaped like `acc` without its `n`
+    dim, in the same order). With `s` the masked scores of this block
+    (steps 1–3 of `rope.attention`, same operands, attributes and region):
+
+      m' = max(max, max_k2 s)
+      acc' = acc · exp(max − m') + Σ_k2 exp(s − m') · V
+      sum' = sum · exp(max − m') + Σ_k2 exp(s − m')
+
+    where a maximum of −inf (every key so far masked) shifts by 0 instead,
+    so that masked keys add exactly 0. Starting from (0, −inf, 0) and
+    dividing `acc` by `sum` after the last block gives `rope.attention`.
+    Because the destinations accumulate, the op tiles along the keys with a
+    sequential loop (TilingInterface: batch, query and key dims; `k1` and
+    `n` stay whole); `query_offset`/`key_offset` keep the positions of a
+    tile absolute. `AggregatedOpInterface` decomposes it into linalg.
+  }];
+  let arguments = !con(commonArguments,
+      (ins AnyRankedTensor:$acc, AnyRankedTensor:$max, AnyRankedTensor:$sum));
+  let results = (outs AnyRankedTensor:$acc_result, AnyRankedTensor:$max_result,
+                      AnyRankedTensor:$sum_result);
+  let regions = (region MaxSizedRegion<1>:$modifier);
+  let assemblyFormat = [{
+    `ins` `(` $query `,` $key `,` $value `:` type($query) `,` type($key) `,`
+        type($value) `)`
+    (`mask` `(` $mask^ `:` type($mask) `)`)?
+    (`query_positions` `(` $query_positions^ `:` type($query_positions) `)`)?
+    (`query_offset` `(` $query_offset^ `)`)?
+    (`key_offset` `(` $key_offset^ `)`)?
+    `outs` `(` $acc `,` $max `,` $sum `:` type($acc) `,` type($max) `,`
+        type($sum) `)`
+    attr-dict-with-keyword ($modifier^)? `->` type($acc_result) `,`
+        type($max_result) `,` type($sum_result)
+  }];
+  let extraClassDeclaration = commonClassDeclaration # [{
+    /// DestinationStyleOpInterface.
+    MutableOperandRange getDpsInitsMutable() {
+      return MutableOperandRange(getOperation(),
+                                 getOperation()->getNumOperands() - 3, 3);
+    }
+  }];
 }
 
 #endif // ROPE_DIALECT_ROPE_IR_ROPEOPS_TD

@@ -6,7 +6,8 @@
 // linalg.softmax has no loop lowering of its own, only a decomposition into
 // structured ops (upstream's AggregatedOpInterface, which MLIR 22 exposes
 // through the transform dialect's decompose_interface and no pass). This is
-// that decomposition as a pass, so unfused attention compiles too.
+// that decomposition as a pass, so unfused attention compiles too, and so do
+// rope.attention and rope.online_attention (whose decompositions nest).
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,16 +29,28 @@ namespace {
 struct RopeDecomposeAggregatesPass
     : rope::impl::RopeDecomposeAggregatesPassBase<RopeDecomposeAggregatesPass> {
   void runOnOperation() override {
-    SmallVector<linalg::AggregatedOpInterface> ops;
-    getOperation()->walk(
-        [&](linalg::AggregatedOpInterface op) { ops.push_back(op); });
     IRRewriter rewriter(&getContext());
-    for (linalg::AggregatedOpInterface op : ops) {
-      rewriter.setInsertionPoint(op);
-      FailureOr<SmallVector<Value>> values = op.decomposeOperation(rewriter);
-      if (failed(values))
-        continue;
-      rewriter.replaceOp(op, *values);
+    // A decomposition may produce aggregated ops again (rope.attention ->
+    // rope.online_attention -> linalg): repeat until a round changes
+    // nothing. Ops that do not decompose are left alone, once each.
+    DenseSet<Operation *> undecomposable;
+    while (true) {
+      SmallVector<linalg::AggregatedOpInterface> ops;
+      getOperation()->walk([&](linalg::AggregatedOpInterface op) {
+        if (!undecomposable.contains(op))
+          ops.push_back(op);
+      });
+      if (ops.empty())
+        break;
+      for (linalg::AggregatedOpInterface op : ops) {
+        rewriter.setInsertionPoint(op);
+        FailureOr<SmallVector<Value>> values = op.decomposeOperation(rewriter);
+        if (failed(values)) {
+          undecomposable.insert(op);
+          continue;
+        }
+        rewriter.replaceOp(op, *values);
+      }
     }
   }
 };

@@ -1,12 +1,23 @@
 #!/usr/bin/env python3
 """Attention scores with RoPE, S = R(q)·R(k)ᵀ: the rotations fused into the
 contraction's tile loops (`--rope-fuse-into-attention`) against rotating Q
-and K whole first, and whole attention against onnxruntime, all measured in
-the same run (f32; one thread, and all cores where a column says so).
+and K whole first, whole attention against onnxruntime, and Hugging Face's
+Llama-3-8B attention layer as torch-mlir exports it against its peers, all
+measured in the same run (f32; one thread, and all cores where a column
+says so).
 
-    python3 bench/attention_bench.py            # the tables (minutes)
-    python3 bench/attention_bench.py --quick    # small shapes, few samples
-    python3 bench/attention_bench.py --smoke    # tiny shapes (the pytest)
+    python3 bench/attention_bench.py               # the tables (tens of min)
+    python3 bench/attention_bench.py --quick       # small shapes, few samples
+    python3 bench/attention_bench.py --smoke       # tiny shapes (the pytest)
+    python3 bench/attention_bench.py --write-docs  # and writes the (hf) report
+        # between <!-- BEGIN attention_bench_hf --> and <!-- END
+        # attention_bench_hf --> of docs/PERFORMANCE.md (section appended
+        # when absent); --write-docs FILE writes FILE instead
+    /work/peers/bin/python bench/attention_bench.py   # with torch,
+        # transformers, torch-mlir, IREE importable: the (hf) rows
+    --sections a,b,w,c,hf   only these sections (default: all);
+    --hf-prefill 512,1024 --hf-decode 4096   the (hf) lengths instead of the
+        mode's; --markdown prints the (hf) report as markdown
 
 (a) decode: S_q = 1 at a per-row offset, GQA (32 query heads, 8 KV heads,
     D = 128), a K cache of 1K-16K keys stored un-rotated: fused (each key
@@ -27,26 +38,99 @@ the same run (f32; one thread, and all cores where a column says so).
     prefill as in (b) (S = 512-4096). Both on one thread and on all cores
     (ours: the batch/head/query-tile loops are an scf.forall, run by
     OpenMP with rope-to-llvm-cpu{num-threads=N}).
-Times are medians of repeated calls (warm-up excluded) of the compiled
-function through ctypes; every output is checked against the unfused one
-first (in (c), ORT's against ours). Ratios > 1 mean the fused form (in (c):
-ours) is faster.
+Times in (a)-(c) are medians of repeated calls (warm-up excluded) of the
+compiled function through ctypes; every output is checked against the
+unfused one first (in (c), ORT's against ours). Ratios > 1 mean the fused
+form (in (c): ours) is faster.
+
+(hf) Hugging Face Llama-3-8B's attention layer (Hq = 32, Hkv = 8, D = 128,
+    f32, rope_theta 500000, B = 1) from transformers' own code, the lines of
+    LlamaAttention.forward after the q/k/v projections: LlamaRotaryEmbedding
+    from position_ids, apply_rotary_pos_emb, eager_attention_forward (GQA by
+    repeat_kv, scores · 1/sqrt(128) + an additive mask, softmax, · V, output
+    [B, S, Hq, D]). Built by scripts/gen-attention-fixtures.py's own
+    builders (loaded by file path; the fixtures hf_llama_eager and
+    hf_llama_decode at this bench's shapes), exported at bench time by
+    torch_mlir.fx.export_and_import to linalg on tensors (func @main):
+      prefill S    q [1, 32, S, 128], k, v [1, 8, S, 128], position_ids
+                   0..S-1, HF's causal eager mask [1, 1, S, S] (0 /
+                   finfo(f32).min); S = 512, 1024, 2048, 4096;
+      decode L     one query (S_q = 1) at the row's position L-1 against an
+                   un-rotated K cache of L keys rotated inside the function
+                   at positions 0..L-1 (torch.arange), V cache [1, 8, L,
+                   128], HF's 4-D mask masking keys beyond the row's position
+                   (none here: the row is at L-1); L = 1K, 4K, 16K.
+    Columns, each on one thread ("1T") and on all cores ("<N>T" rows), each
+    the library's public call on the same inputs:
+      fused      rope_mlir.jit(text) (the default pipeline: rope-optimize,
+                 which raises the RoPE to rope.apply and the attention to
+                 rope.attention and tiles/fuses it, then rope-to-llvm-cpu;
+                 all cores: rope-to-llvm-cpu{... num-threads=N}); argument
+                 checks, the compiled code, the result adopted by numpy;
+      un-raised  the same text through rope_mlir.jit(text, pipeline=
+                 "builtin.module(rope-to-llvm-cpu{emit-c-interface=true})")
+                 (num-threads=N added for all cores): lowered as exported;
+      ORT GQA    onnxruntime com.microsoft::GroupQueryAttention(do_rotary=1)
+                 as in (c) (decode: the L-1 past keys pre-rotated in float64
+                 outside the timing, the new key rotated by ORT; prefill: all
+                 S keys rotated by ORT), intra_op_num_threads = 1 or N;
+      eager      the torch module (torch.set_num_threads(1 or N), no_grad);
+      SDPA       the same RoPE lines, then
+                 torch.nn.functional.scaled_dot_product_attention:
+                 prefill through transformers' own sdpa_attention_forward
+                 (is_causal=True, enable_gqa=True, no mask argument), decode
+                 with the additive mask and enable_gqa=True;
+      Inductor   torch.compile(eager module) (Inductor, CPU), compiled
+                 separately for 1 and N threads (its C++ kernels specialize
+                 on the thread count);
+      IREE       iree.compiler.compile_str(text, llvm-cpu, host CPU), run by
+                 iree.runtime's local-sync driver (1T) or local-task with
+                 --task_topology_group_count=N; inputs uploaded once, the
+                 result left as IREE's device array.
+    A column is "n/a" when its package is missing or the call fails (the
+    reason is printed); without torch, transformers and torch-mlir the (hf)
+    rows are skipped with one line saying why. Times: single thread, the
+    columns' samples interleaved round by round (bench/cpu_bench.py's
+    measure_interleaved); all cores, one column after another with a pause
+    between (spinning OpenMP workers). Every output is checked against a
+    reference in the same run: numpy float64 (gen-attention-fixtures'
+    attention_reference, from the fixture's `expect`) where Hq·S_q·S_k <=
+    2^25 (the decode rows and prefill up to S = 1024), else torch eager's
+    f32 output; max relative error max|y - r| / max|r| above 1e-2 aborts
+    the run (exit status 2). Ratios X/fused > 1: fused is faster. The
+    targets are printed under the tables as computed ratios.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import importlib.util
 import os
 import pathlib
 import platform
 import statistics
 import sys
 import time
+from typing import Dict, List, Optional
+
+# torch (and triton) before anything loads rope-mlir's library
+# (FRONTENDS.md: else triton segfaults); only the (hf) section uses them.
+try:
+    import torch
+    torch.set_num_threads(1)
+    try:
+        import triton  # noqa: F401
+    except Exception:  # noqa: BLE001
+        pass
+except Exception:  # noqa: BLE001
+    torch = None
 
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "bench"))
 
 from rope_mlir import reference  # noqa: E402
 from rope_mlir.attention import (AttentionConfig, AttentionKernel,  # noqa
@@ -248,11 +332,588 @@ def measure_vs_ort(config: AttentionConfig, samples: int, rng,
     return results
 
 
+# -- (hf) Hugging Face Llama-3-8B attention, exported by torch-mlir ----------
+DOC = ROOT / "docs" / "PERFORMANCE.md"
+HF_BEGIN = "<!-- BEGIN attention_bench_hf -->"
+HF_END = "<!-- END attention_bench_hf -->"
+HF_HEADS, HF_KV_HEADS, HF_DIM = 32, 8, 128
+HF_THETA = 500000.0            # Llama-3-8B's rope_theta
+UNRAISED = "builtin.module(rope-to-llvm-cpu{emit-c-interface=true})"
+HF_COLUMNS = ["fused", "un-raised", "ORT GQA", "eager", "SDPA", "Inductor",
+              "IREE"]
+F64_REFERENCE_MAX = 1 << 25    # Hq·S_q·S_k up to which the reference is f64
+WRONG = 1e-2                   # max relative error of a wrong output
+HF_LENGTHS = {"full": ([512, 1024, 2048, 4096], [1024, 4096, 16384]),
+              "quick": ([256], [1024]),
+              "smoke": ([16], [32])}
+
+
+def progress(message: str):
+    print(message, file=sys.stderr, flush=True)
+
+
+class _Captured(Exception):
+    """Raised by the stand-in for the generator's torch_fixture."""
+
+
+def hf_missing() -> Optional[str]:
+    """Why the (hf) rows cannot run here, or None."""
+    if torch is None:
+        return "torch not importable"
+    for name in ("transformers", "torch_mlir"):
+        if importlib.util.find_spec(name) is None:
+            return f"{name} not importable"
+    return None
+
+
+def load_generator():
+    """scripts/gen-attention-fixtures.py, loaded by file path as a module of
+    this bench's own: its builders read the module's shape globals (B, HQ,
+    HKV, D, S, POSITIONS, SK_DECODE, DECODE_POS) when called, which HfCase
+    sets; its llama_config() is wrapped to give Llama-3-8B's rope_theta."""
+    spec = importlib.util.spec_from_file_location(
+        "gen_attention_fixtures_for_bench",
+        ROOT / "scripts" / "gen-attention-fixtures.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    fixture_config = gen.llama_config
+
+    def llama3_config():
+        cfg = fixture_config()
+        cfg.rope_parameters["rope_theta"] = HF_THETA
+        return cfg
+    gen.llama_config = llama3_config
+    return gen
+
+
+class HfCase:
+    """One (hf) shape: the generator's fixture function (hf_llama_eager for
+    prefill, hf_llama_decode for decode) run at this shape up to the point
+    where it hands the module class and the inputs to torch_fixture, which
+    is replaced by a stand-in that keeps them (so the float64 run and the
+    export of the generator are skipped; the export is done here)."""
+
+    def __init__(self, gen, kind: str, length: int):
+        self.kind, self.length = kind, length
+        self.label = f"{kind} {'S' if kind == 'prefill' else 'L'}={length}"
+        gen.B, gen.HQ, gen.HKV, gen.D = 1, HF_HEADS, HF_KV_HEADS, HF_DIM
+        if kind == "prefill":
+            gen.S = length
+            gen.POSITIONS = np.arange(length, dtype=np.int64)[None, :]
+
+            def build():
+                return gen.fx_hf_llama("hf_llama_eager", "eager", True)
+        else:
+            gen.SK_DECODE = length
+            gen.DECODE_POS = np.array([[length - 1]], np.int64)
+            build = gen.fx_hf_llama_decode
+        captured = {}
+
+        def capture(name, module_class, args, source, expects, notes="",
+                    config=None, dynamic_shapes=None):
+            captured.update(module_class=module_class, args=args,
+                            source=source, expect=expects[0])
+            raise _Captured
+        saved, gen.ff.torch_fixture = gen.ff.torch_fixture, capture
+        try:
+            build()
+        except _Captured:
+            pass
+        finally:
+            gen.ff.torch_fixture = saved
+        if not captured:
+            raise RuntimeError(
+                "scripts/gen-attention-fixtures.py no longer hands its "
+                "module class and inputs to ff.torch_fixture: update HfCase")
+        self.gen, self.source = gen, captured["source"]
+        self.args: List[np.ndarray] = captured["args"]
+        self.torch_args = [torch.from_numpy(a) for a in self.args]
+        self.module = captured["module_class"]().eval()
+        gen.ff.make_buffers_persistent(self.module)
+        # attn_expect's default scale is the fixtures' 1/sqrt(16).
+        self.expect = dict(captured["expect"],
+                           scale=float(self.module.scaling))
+        e = self.expect
+        assert (e["B"], e["Hq"], e["Hkv"], e["D"], e["rope"]["base"]) == (
+            1, HF_HEADS, HF_KV_HEADS, HF_DIM, HF_THETA), e
+        self.out_shape = (1, e["Sq"], HF_HEADS, HF_DIM)
+        self.ort_config = AttentionConfig(
+            1, HF_HEADS, HF_KV_HEADS, e["Sq"], e["Sk"], HF_DIM, layout="bhsd",
+            scale=e["scale"], mask=kind == "prefill", base=HF_THETA)
+        self.sdpa, self.sdpa_args = self._sdpa(captured["module_class"])
+
+    def _sdpa(self, decode_class):
+        """The SDPA module and its arguments: prefill, the generator's
+        llama_attention_class with transformers' sdpa_attention_forward and
+        no mask (is_causal, enable_gqa); decode, the decode module's lines
+        with torch's SDPA in place of eager_attention_forward."""
+        gen = self.gen
+        if self.kind == "prefill":
+            from transformers.integrations.sdpa_attention import \
+                sdpa_attention_forward
+            module = gen.llama_attention_class(
+                sdpa_attention_forward, gen.llama_config(), False)().eval()
+            return module, self.torch_args[:4]
+        ml = gen.ff.hf("llama")
+
+        class DecodeSdpa(decode_class):
+            def forward(self, q, k_cache, v_cache, position_ids,
+                        attention_mask):
+                cos_q, sin_q = self.rotary_emb(v_cache, position_ids)
+                key_positions = torch.arange(k_cache.shape[2]).unsqueeze(
+                    0).expand(k_cache.shape[0], -1)
+                cos_k, sin_k = self.rotary_emb(v_cache, key_positions)
+                q, _ = ml.apply_rotary_pos_emb(q, q, cos_q, sin_q)
+                _, k = ml.apply_rotary_pos_emb(k_cache, k_cache, cos_k, sin_k)
+                out = torch.nn.functional.scaled_dot_product_attention(
+                    q, k, v_cache, attn_mask=attention_mask,
+                    scale=self.scaling, enable_gqa=True)
+                return out.transpose(1, 2).contiguous()
+        return DecodeSdpa().eval(), self.torch_args
+
+    def export(self) -> str:
+        from torch_mlir import fx
+        from torch_mlir.compiler_utils import OutputType
+        return str(fx.export_and_import(
+            self.module, *self.torch_args,
+            output_type=OutputType.LINALG_ON_TENSORS, func_name="main"))
+
+    def float64_reference(self) -> Optional[np.ndarray]:
+        """The generator's attention_reference (numpy float64, from the
+        fixture's expect: RoPE by rope_mlir.reference at exact powers of
+        rope_theta) where Hq·S_q·S_k <= F64_REFERENCE_MAX, else None."""
+        e = self.expect
+        if HF_HEADS * e["Sq"] * e["Sk"] > F64_REFERENCE_MAX:
+            return None
+        return self.gen.attention_reference(self.args, e)
+
+
+def raised_ops(text: str) -> str:
+    """What rope-optimize makes of the module: its rope op counts."""
+    import re
+    from rope_mlir import _jit
+    try:
+        if not _jit.is_registered("rope-optimize"):
+            return "NOT raised (this build registers no rope-optimize)"
+        low = _jit.lower(text, "builtin.module(rope-optimize)")
+    except Exception as error:  # noqa: BLE001
+        return f"cannot tell ({first_line(error)})"
+    counts = {op: len(re.findall(rf"\brope\.{op}\b", low)) for op in
+              ("apply", "attention", "online_attention")}
+    return ", ".join(f"{n} rope.{op}" for op, n in counts.items())
+
+
+def first_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0] if text else ''}"[:200]
+
+
+def jit_pipeline(raised: bool, threads: int) -> Optional[str]:
+    """None (rope_mlir.jit's default) for fused on one thread; else the
+    default or the un-raised pipeline with num-threads."""
+    if raised and threads == 1:
+        return None
+    if raised:
+        from rope_mlir.compiled import default_pipeline
+        base = default_pipeline()
+    else:
+        base = UNRAISED
+    if threads == 1:
+        return base
+    return base.replace("emit-c-interface=true}",
+                        f"emit-c-interface=true num-threads={threads}}}")
+
+
+class Column:
+    def __init__(self, name: str):
+        self.name = name
+        self.fn = None
+        self.output: Optional[np.ndarray] = None
+        self.na: Optional[str] = None
+
+
+def hf_jit(name: str, text: str, args, pipeline: Optional[str]) -> Column:
+    c = Column(name)
+    try:
+        import rope_mlir
+        program = (rope_mlir.jit(text) if pipeline is None else
+                   rope_mlir.jit(text, pipeline=pipeline))
+        f = program.function("main")
+        c.output = np.asarray(f(*args))
+        c.fn = lambda f=f, keep=program: f(*args)
+    except Exception as error:  # noqa: BLE001
+        c.na = first_line(error)
+    return c
+
+
+def hf_ort(case: HfCase, threads: int) -> Column:
+    c = Column("ORT GQA")
+    session = gqa_session(case.ort_config, threads)
+    if isinstance(session, str):
+        c.na = session
+        return c
+    try:
+        run, out = gqa_call(session, case.ort_config, *case.args[:3])
+        run()
+        c.output = np.array(out.numpy()).reshape(case.out_shape)
+        c.fn = lambda run=run, keep=session: run()
+    except Exception as error:  # noqa: BLE001
+        c.na = first_line(error)
+    return c
+
+
+def hf_torch(name: str, module, args, threads: int,
+             compiled: bool = False) -> Column:
+    c = Column(name)
+    try:
+        torch.set_num_threads(threads)
+        fn = module
+        if compiled:
+            torch._dynamo.reset()
+            fn = torch.compile(module, backend="inductor")
+        with torch.no_grad():
+            c.output = fn(*args).numpy().copy()
+
+        def run(fn=fn):
+            with torch.no_grad():
+                return fn(*args)
+        c.fn = run
+    except Exception as error:  # noqa: BLE001
+        c.na = first_line(error)
+    return c
+
+
+def iree_compile(text: str):
+    """The IREE module (llvm-cpu, host CPU) of the text, or why none."""
+    try:
+        import iree.compiler as ireec
+        import iree.runtime  # noqa: F401
+    except ImportError as error:
+        return f"iree not importable ({first_line(error)})"
+    try:
+        return ireec.compile_str(text, target_backends=["llvm-cpu"],
+                                 extra_args=["--iree-llvmcpu-target-cpu=host"])
+    except Exception as error:  # noqa: BLE001
+        return first_line(error)
+
+
+def hf_iree(vmfb, args, threads: int) -> Column:
+    c = Column("IREE")
+    if isinstance(vmfb, str):
+        c.na = vmfb
+        return c
+    try:
+        import iree.runtime as ireert
+        if threads == 1:
+            config = ireert.Config("local-sync")
+        else:
+            ireert.flags.parse_flags(f"--task_topology_group_count={threads}")
+            config = ireert.Config("local-task")
+        ctx = ireert.SystemContext(config=config)
+        vm = ireert.VmModule.copy_buffer(ctx.instance, vmfb)
+        ctx.add_vm_module(vm)
+        main = getattr(ctx.modules, vm.name).main
+        device_args = [ireert.asdevicearray(config.device, a) for a in args]
+        out = main(*device_args)
+        out = out[0] if isinstance(out, (tuple, list)) else out
+        c.output = np.asarray(out.to_host()).copy()
+        c.fn = lambda main=main, keep=(ctx, device_args): main(*device_args)
+    except Exception as error:  # noqa: BLE001
+        c.na = first_line(error)
+    return c
+
+
+def rel_err(y, ref) -> float:
+    ref = np.asarray(ref, np.float64)
+    return float(np.max(np.abs(np.asarray(y, np.float64) - ref)) /
+                 np.max(np.abs(ref)))
+
+
+def hf_timing(mode: str):
+    from cpu_bench import Timing
+    return {"smoke": Timing(samples=3, min_seconds=0.002, max_seconds=0.2,
+                            quiesce=0.0),
+            "quick": Timing(samples=5, min_seconds=0.05, max_seconds=1.0,
+                            quiesce=0.25),
+            "full": Timing(samples=11, min_seconds=0.5, max_seconds=5.0,
+                           quiesce=0.25)}[mode]
+
+
+def run_hf_case(case: HfCase, threads_list: List[int], timing, started,
+                notes: Dict[str, str]):
+    """{threads: {column: Stat}}, {threads: {column: error}}, the reference's
+    name and the raising line of one case; exits (status 2) on a wrong
+    output."""
+    from cpu_bench import measure as measure_one, measure_interleaved
+    def stamp():
+        return f"[{time.perf_counter() - started:6.1f} s] {case.label}"
+    progress(f"{stamp()}: exporting")
+    text = case.export()
+    raising = raised_ops(text)
+    reference_output = case.float64_reference()
+    reference_name = "float64" if reference_output is not None else \
+        "torch eager f32"
+    progress(f"{stamp()}: compiling IREE")
+    vmfb = iree_compile(text)
+    stats, errors = {}, {}
+    for n in threads_list:
+        progress(f"{stamp()}: {n}T: compiling and running each column once")
+        columns = [hf_jit("fused", text, case.args, jit_pipeline(True, n)),
+                   hf_jit("un-raised", text, case.args,
+                          jit_pipeline(False, n)),
+                   hf_ort(case, n),
+                   hf_torch("eager", case.module, case.torch_args, n),
+                   hf_torch("SDPA", case.sdpa, case.sdpa_args, n),
+                   hf_torch("Inductor", case.module, case.torch_args, n,
+                            compiled=True),
+                   hf_iree(vmfb, case.args, n)]
+        by_name = {c.name: c for c in columns}
+        if reference_output is None:
+            for name in ("eager", "SDPA"):
+                if by_name[name].output is not None:
+                    reference_output = by_name[name].output
+                    reference_name = f"torch {name} f32 ({n}T)"
+                    break
+        errors[n] = {}
+        for c in columns:
+            if c.na:
+                notes.setdefault(c.name, c.na)
+                continue
+            if reference_output is None:
+                continue
+            err = rel_err(c.output.reshape(case.out_shape), reference_output)
+            errors[n][c.name] = err
+            if not err <= WRONG:
+                print(f"(hf) {case.label} {n}T: {c.name}'s output is wrong: "
+                      f"max relative error {err:.3g} vs {reference_name} "
+                      f"> {WRONG:g}")
+                sys.exit(2)
+            c.output = None
+        fns = {c.name: c.fn for c in columns if c.fn is not None}
+        progress(f"{stamp()}: {n}T: timing {', '.join(fns)}")
+        torch.set_num_threads(n)
+        if n == 1:
+            stats[n] = measure_interleaved(fns, timing)
+        else:
+            stats[n] = {}
+            for name, fn in fns.items():
+                stats[n][name] = measure_one(fn, timing)
+                time.sleep(timing.quiesce)
+        torch.set_num_threads(1)
+        del columns, by_name, fns
+    return stats, errors, reference_name, raising
+
+
+def hf_versions() -> str:
+    from importlib import metadata
+    out = []
+    for pkg in ("torch", "transformers", "torch-mlir", "onnxruntime",
+                "iree-base-compiler", "iree-base-runtime", "numpy"):
+        try:
+            out.append(f"{pkg} {metadata.version(pkg)}")
+        except metadata.PackageNotFoundError:
+            out.append(f"{pkg} not installed")
+    return ", ".join(out) + f", python {platform.python_version()}"
+
+
+def target_line(label: str, values, bound: float) -> str:
+    """One target: its computed ratios, the minimum, and how many rows are
+    below the bound."""
+    values = [(name, r) for name, r in values if r is not None]
+    if not values:
+        return f"{label}: no row of this run qualifies (with both columns)"
+    below = sum(r < bound for _, r in values)
+    return (f"{label}: " + ", ".join(f"{name} {r:.2f}" for name, r in values)
+            + f"; min {min(r for _, r in values):.2f}; {below} of "
+            f"{len(values)} rows below {bound:g}")
+
+
+def hf_report(results, notes, meta, mode: str, command: str,
+              markdown: bool) -> List[str]:
+    from frontend_bench import fmt_time, render
+    rows, ratio_rows, error_rows = [], [], []
+    ratios = {}
+    for case, stats, errors, reference_name in results:
+        for n in sorted(stats):
+            t = {c: (stats[n][c].median if c in stats[n] else None)
+                 for c in HF_COLUMNS}
+            key = f"{case.label} {n}T"
+            rows.append([case.label, f"{n}T"] +
+                        [fmt_time(t[c]) for c in HF_COLUMNS])
+            r = {c: (t[c] / t["fused"] if t[c] is not None and t["fused"]
+                     is not None else None) for c in HF_COLUMNS[1:]}
+            ratios[key] = (case, n, r)
+            ratio_rows.append([case.label, f"{n}T"] + [
+                "n/a" if r[c] is None else f"{r[c]:.2f}"
+                for c in HF_COLUMNS[1:]])
+            error_rows.append([case.label, f"{n}T", reference_name] + [
+                f"{errors[n][c]:.2g}" if c in errors[n] else "n/a"
+                for c in HF_COLUMNS])
+    title = (lambda s: f"**{s}**") if markdown else (lambda s: s)
+    report = []
+    if markdown:
+        now = datetime.datetime.now(datetime.timezone.utc)
+        report += [f"_Generated by `{command} --write-docs` ({mode} mode) on "
+                   f"{now:%Y-%m-%d %H:%M} UTC. Do not edit between the "
+                   "BEGIN/END markers: rerun the command._", ""]
+        report += [f"- {m}" for m in meta]
+    else:
+        report += [f"# (hf) HF Llama-3-8B attention layer from torch-mlir "
+                   f"({mode}), {datetime.date.today().isoformat()}"] + meta
+    report += ["", title("Time per call (median)"), ""]
+    report += render(["case", "threads"] + HF_COLUMNS, rows, markdown)
+    report += ["", title("X/fused (> 1: fused is faster)"), ""]
+    report += render(["case", "threads"] + [f"{c}/fused" for c in
+                                            HF_COLUMNS[1:]],
+                     ratio_rows, markdown)
+    report += ["", title("Max relative error max\\|y − r\\| / max\\|r\\| "
+                         "against the reference r" if markdown else
+                         "max relative error max|y - r| / max|r| against the "
+                         "reference r"), ""]
+    report += render(["case", "threads", "reference"] + HF_COLUMNS,
+                     error_rows, markdown)
+
+    def of(column, keep=lambda case, n: True):
+        return [(key, r[column]) for key, (case, n, r) in ratios.items()
+                if keep(case, n)]
+    bullet = "- " if markdown else "  "
+    report += ["", title("Targets (computed ratios, X/fused)"), ""]
+    report += [bullet + target_line("ORT GQA/fused >= 1.2, every row",
+                                    of("ORT GQA"), 1.2),
+               bullet + target_line("Inductor/fused >= 2", of("Inductor"), 2),
+               bullet + target_line("IREE/fused >= 2", of("IREE"), 2),
+               bullet + target_line(
+                   "decode with >= 4096 keys: un-raised/fused >= 2",
+                   of("un-raised", lambda case, n: case.kind == "decode" and
+                      case.length >= 4096), 2),
+               bullet + target_line(
+                   "prefill: un-raised/fused >= 1 (never slower)",
+                   of("un-raised", lambda case, n: case.kind == "prefill"),
+                   1)]
+    if notes:
+        report.append("")
+        for c in HF_COLUMNS:
+            if c in notes:
+                report.append(f"{bullet}n/a: {c}: {notes[c]}")
+    return report
+
+
+def run_hf(mode: str, prefill: List[int], decode: List[int], cores: int,
+           markdown: bool, write_docs: Optional[str]) -> int:
+    missing = hf_missing()
+    if missing:
+        print(f"(hf) skipped: the HF Llama attention rows need torch, "
+              f"transformers and torch-mlir ({missing})")
+        if write_docs is not None:
+            raise SystemExit("--write-docs: the (hf) section did not run")
+        return 0
+    from _source import source_line
+    from cpu_bench import machine_line
+    started = time.perf_counter()
+    load_start = os.getloadavg()[0]
+    timing = hf_timing(mode)
+    threads_list = sorted({1, cores})
+    gen = load_generator()
+    notes: Dict[str, str] = {}
+    results, raising = [], []
+    for kind, lengths in (("prefill", prefill), ("decode", decode)):
+        for length in lengths:
+            case = HfCase(gen, kind, length)
+            stats, errors, reference_name, raised = run_hf_case(
+                case, threads_list, timing, started, notes)
+            results.append((case, stats, errors, reference_name))
+            raising.append(f"{case.label}: {raised}")
+    elapsed = time.perf_counter() - started
+    import transformers
+    from importlib import metadata
+    command = ("python3 bench/attention_bench.py" +
+               {"full": "", "quick": " --quick", "smoke": " --smoke"}[mode])
+    meta = [
+        f"machine: {machine_line()}",
+        source_line(),
+        f"software: {hf_versions()}",
+        f"module: exported at bench time by torch-mlir "
+        f"{metadata.version('torch-mlir')} (fx.export_and_import, "
+        f"LINALG_ON_TENSORS) from transformers {transformers.__version__}'s "
+        "Llama attention, built by scripts/gen-attention-fixtures.py's "
+        "fx_hf_llama (eager, mask argument) and fx_hf_llama_decode at the "
+        f"shapes here: B=1, Hq={HF_HEADS}, Hkv={HF_KV_HEADS}, D={HF_DIM}, "
+        f"rope_theta {HF_THETA:g}, scale 1/sqrt({HF_DIM}); decode's row at "
+        "position L-1",
+        f"raising (rope ops after rope-optimize): {'; '.join(raising)}",
+        f"load: 1-minute load average {load_start:.2f} at the start, "
+        f"{os.getloadavg()[0]:.2f} at the end" +
+        ("; WARNING: other processes were running, the numbers are noisy"
+         if load_start > 0.5 else ""),
+        f"timing: 1T, median of up to {timing.samples} samples per column, "
+        "the columns interleaved round by round; "
+        f"{cores}T, each column on its own with a {timing.quiesce:g} s pause "
+        "after it; warm-up and compilation excluded; total (hf) run time "
+        f"{elapsed:.0f} s",
+    ]
+    markdown = markdown or write_docs is not None
+    report = hf_report(results, notes, meta, mode, command, markdown)
+    print("\n".join(report), flush=True)
+    if write_docs is not None:
+        write_hf_region(pathlib.Path(write_docs), report)
+        progress(f"wrote the (hf) report into {write_docs}")
+    return 0
+
+
+def write_hf_region(path: pathlib.Path, lines: List[str]):
+    from _source import replace_region
+    text = path.read_text()
+    if HF_BEGIN not in text and HF_END not in text:
+        path.write_text(
+            text.rstrip() + "\n\n## Attention from frontend IR: Hugging Face "
+            "Llama-3-8B attention layer\n\n`bench/attention_bench.py` "
+            "section (hf) (its header says what each column is). The region "
+            "below is written by `/work/peers/bin/python "
+            "bench/attention_bench.py --write-docs` (the peers' venv: torch, "
+            "transformers, torch-mlir, onnxruntime, IREE).\n\n" + HF_BEGIN +
+            "\n" + HF_END + "\n")
+    replace_region(path, lines, HF_BEGIN, HF_END)
+
+
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--smoke", action="store_true")
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true",
+                        help="small shapes, few samples")
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny shapes (python/tests/test_bench_smoke.py)")
+    parser.add_argument("--sections", default="a,b,w,c,hf",
+                        help="comma-separated subset of a,b,w,c,hf")
+    parser.add_argument("--hf-prefill", metavar="S,...",
+                        help="(hf) prefill lengths instead of the mode's")
+    parser.add_argument("--hf-decode", metavar="L,...",
+                        help="(hf) decode cache lengths instead of the mode's")
+    parser.add_argument("--markdown", action="store_true",
+                        help="print the (hf) report as markdown")
+    parser.add_argument("--write-docs", nargs="?", const=str(DOC),
+                        default=None, metavar="FILE",
+                        help=f"also write the (hf) report between {HF_BEGIN} "
+                        f"and {HF_END} of FILE (default "
+                        f"{DOC.relative_to(ROOT)}; the section is appended "
+                        "when absent)")
     args = parser.parse_args()
+    sections = set(args.sections.split(",")) - {""}
+    unknown = sections - {"a", "b", "w", "c", "hf"}
+    if unknown:
+        parser.error(f"unknown sections {sorted(unknown)}")
+    if args.write_docs is not None and "hf" not in sections:
+        parser.error("--write-docs writes the (hf) report: keep hf in "
+                     "--sections")
+    mode = "smoke" if args.smoke else "quick" if args.quick else "full"
+    hf_lengths = []
+    for given, default in zip((args.hf_prefill, args.hf_decode),
+                              HF_LENGTHS[mode]):
+        try:
+            hf_lengths.append(default if given is None else
+                              [int(x) for x in given.split(",") if x])
+        except ValueError:
+            parser.error(f"--hf-prefill/--hf-decode: integers, got {given!r}")
     rng = np.random.default_rng(0)
     samples = 3 if args.quick or args.smoke else 9
 
@@ -266,97 +927,108 @@ def main() -> int:
     print(f"# attention_bench: {platform.machine()}, f32, query tile "
           f"{QUERY_TILE}, key tile {KEY_TILE}; one thread unless a column "
           f"says {cores}T (all cores, OpenMP)")
-    header = ("(a) decode, B=1, Hq=32, Hkv=8, D=128 | S_k | fused ms | "
-              "Q-only ms | unfused ms | unfused/fused | Q-only/fused | "
-              f"fused {cores}T ms | unfused {cores}T ms | "
-              f"unfused/fused {cores}T")
-    print(header)
-    for kv in decode_lens:
-        c = ScoresConfig(1, 32, 8, 1, kv, 128, layout="bhsd")
-        r = measure(c, {
-            "fused": (c, True, dict(fuse_key="auto")),
-            "qonly": (c, True, dict(fuse_key="never")),
-            "unfused": (c, False, {}),
-            "fused_mt": (c, True, dict(fuse_key="auto", threads=cores)),
-            "unfused_mt": (c, False, dict(threads=cores)),
-        }, samples, rng)
-        line = (f"decode | {kv} | {r['fused']:.3f} | {r['qonly']:.3f} | "
-                f"{r['unfused']:.3f} | {r['unfused'] / r['fused']:.2f} | "
-                f"{r['qonly'] / r['fused']:.2f} | {r['fused_mt']:.3f} | "
-                f"{r['unfused_mt']:.3f} | "
-                f"{r['unfused_mt'] / r['fused_mt']:.2f}")
-        print(line, flush=True)
-        rows.append(line)
+    if "a" in sections:
+        header = ("(a) decode, B=1, Hq=32, Hkv=8, D=128 | S_k | fused ms | "
+                  "Q-only ms | unfused ms | unfused/fused | Q-only/fused | "
+                  f"fused {cores}T ms | unfused {cores}T ms | "
+                  f"unfused/fused {cores}T")
+        print(header)
+        for kv in decode_lens:
+            c = ScoresConfig(1, 32, 8, 1, kv, 128, layout="bhsd")
+            r = measure(c, {
+                "fused": (c, True, dict(fuse_key="auto")),
+                "qonly": (c, True, dict(fuse_key="never")),
+                "unfused": (c, False, {}),
+                "fused_mt": (c, True, dict(fuse_key="auto", threads=cores)),
+                "unfused_mt": (c, False, dict(threads=cores)),
+            }, samples, rng)
+            line = (f"decode | {kv} | {r['fused']:.3f} | {r['qonly']:.3f} | "
+                    f"{r['unfused']:.3f} | {r['unfused'] / r['fused']:.2f} | "
+                    f"{r['qonly'] / r['fused']:.2f} | {r['fused_mt']:.3f} | "
+                    f"{r['unfused_mt']:.3f} | "
+                    f"{r['unfused_mt'] / r['fused_mt']:.2f}")
+            print(line, flush=True)
+            rows.append(line)
 
-    print("(b) prefill, B=1, H=2, D=64 | S | fused Q ms | fused Q+K ms | "
-          "unfused ms | plain QK^T ms | unfused/fused Q | unfused/fused Q+K | "
-          f"plain/fused Q | fused Q {cores}T ms | unfused {cores}T ms | "
-          f"unfused/fused Q {cores}T")
-    for s in prefill_lens:
-        c = ScoresConfig(1, 2, 2, s, s, 64, layout="bhsd")
-        plain = ScoresConfig(1, 2, 2, s, s, 64, layout="bhsd", rotate=False)
-        r = measure(c, {
-            "fused_q": (c, True, dict(fuse_key="auto")),
-            "fused_qk": (c, True, dict(fuse_key="always")),
-            "unfused": (c, False, {}),
-            "plain": (plain, False, {}),
-            "fused_mt": (c, True, dict(fuse_key="auto", threads=cores)),
-            "unfused_mt": (c, False, dict(threads=cores)),
-        }, max(3, samples // 3), rng)
-        line = (f"prefill | {s} | {r['fused_q']:.2f} | {r['fused_qk']:.2f} | "
-                f"{r['unfused']:.2f} | {r['plain']:.2f} | "
-                f"{r['unfused'] / r['fused_q']:.2f} | "
-                f"{r['unfused'] / r['fused_qk']:.2f} | "
-                f"{r['plain'] / r['fused_q']:.2f} | {r['fused_mt']:.2f} | "
-                f"{r['unfused_mt']:.2f} | "
-                f"{r['unfused_mt'] / r['fused_mt']:.2f}")
-        print(line, flush=True)
-        rows.append(line)
+    if "b" in sections:
+        print("(b) prefill, B=1, H=2, D=64 | S | fused Q ms | fused Q+K ms | "
+              "unfused ms | plain QK^T ms | unfused/fused Q | "
+              "unfused/fused Q+K | "
+              f"plain/fused Q | fused Q {cores}T ms | unfused {cores}T ms | "
+              f"unfused/fused Q {cores}T")
+        for s in prefill_lens:
+            c = ScoresConfig(1, 2, 2, s, s, 64, layout="bhsd")
+            plain = ScoresConfig(1, 2, 2, s, s, 64, layout="bhsd",
+                                 rotate=False)
+            r = measure(c, {
+                "fused_q": (c, True, dict(fuse_key="auto")),
+                "fused_qk": (c, True, dict(fuse_key="always")),
+                "unfused": (c, False, {}),
+                "plain": (plain, False, {}),
+                "fused_mt": (c, True, dict(fuse_key="auto", threads=cores)),
+                "unfused_mt": (c, False, dict(threads=cores)),
+            }, max(3, samples // 3), rng)
+            line = (f"prefill | {s} | {r['fused_q']:.2f} | "
+                    f"{r['fused_qk']:.2f} | "
+                    f"{r['unfused']:.2f} | {r['plain']:.2f} | "
+                    f"{r['unfused'] / r['fused_q']:.2f} | "
+                    f"{r['unfused'] / r['fused_qk']:.2f} | "
+                    f"{r['plain'] / r['fused_q']:.2f} | {r['fused_mt']:.2f} | "
+                    f"{r['unfused_mt']:.2f} | "
+                    f"{r['unfused_mt'] / r['fused_mt']:.2f}")
+            print(line, flush=True)
+            rows.append(line)
 
-    print("(w) whole attention, fused (online softmax) vs unfused | case | "
-          "fused ms | unfused ms | unfused/fused")
-    for kv in decode_lens:
-        c = AttentionConfig(1, 32, 8, 1, kv, 128, layout="bhsd",
-                            scale=128 ** -0.5)
-        r = measure_attention(c, samples, rng)
-        line = (f"attention decode Hq=32 Hkv=8 D=128 | S_k={kv} | "
-                f"{r['fused']:.3f} | {r['unfused']:.3f} | "
-                f"{r['unfused'] / r['fused']:.2f}")
-        print(line, flush=True)
-        rows.append(line)
-    for s in prefill_lens[:3]:
-        c = AttentionConfig(1, 2, 2, s, s, 64, layout="bhsd",
-                            scale=64 ** -0.5, mask=True)
-        r = measure_attention(c, max(3, samples // 3), rng)
-        line = (f"attention prefill causal H=2 D=64 | S={s} | "
-                f"{r['fused']:.2f} | {r['unfused']:.2f} | "
-                f"{r['unfused'] / r['fused']:.2f}")
-        print(line, flush=True)
-        rows.append(line)
+    if "w" in sections:
+        print("(w) whole attention, fused (online softmax) vs unfused | "
+              "case | "
+              "fused ms | unfused ms | unfused/fused")
+        for kv in decode_lens:
+            c = AttentionConfig(1, 32, 8, 1, kv, 128, layout="bhsd",
+                                scale=128 ** -0.5)
+            r = measure_attention(c, samples, rng)
+            line = (f"attention decode Hq=32 Hkv=8 D=128 | S_k={kv} | "
+                    f"{r['fused']:.3f} | {r['unfused']:.3f} | "
+                    f"{r['unfused'] / r['fused']:.2f}")
+            print(line, flush=True)
+            rows.append(line)
+        for s in prefill_lens[:3]:
+            c = AttentionConfig(1, 2, 2, s, s, 64, layout="bhsd",
+                                scale=64 ** -0.5, mask=True)
+            r = measure_attention(c, max(3, samples // 3), rng)
+            line = (f"attention prefill causal H=2 D=64 | S={s} | "
+                    f"{r['fused']:.2f} | {r['unfused']:.2f} | "
+                    f"{r['unfused'] / r['fused']:.2f}")
+            print(line, flush=True)
+            rows.append(line)
 
-    threads = sorted({1, cores})
-    print(f"(c) whole attention vs onnxruntime GroupQueryAttention("
-          f"do_rotary=1), both on 1 and {cores} threads | case | " +
-          " | ".join(f"ours {n}T ms | ORT {n}T ms | ORT/ours {n}T"
-                     for n in threads))
-    cases = [(f"decode Hq=32 Hkv=8 D=128 | S_k={kv}",
-              AttentionConfig(1, 32, 8, 1, kv, 128, layout="bhsd",
-                              scale=128 ** -0.5), samples)
-             for kv in decode_lens]
-    cases += [(f"prefill causal H=2 D=64 | S={s}",
-               AttentionConfig(1, 2, 2, s, s, 64, layout="bhsd",
-                               scale=64 ** -0.5, mask=True),
-               max(3, samples // 3)) for s in prefill_lens]
-    for name, c, n in cases:
-        r = measure_vs_ort(c, n, rng, threads)
-        if isinstance(r, str):
-            print(f"(c) skipped: {r}")
-            break
-        line = (f"vs ORT GQA {name} | " + " | ".join(
-            f"{r[('ours', t)]:.3f} | {r[('ort', t)]:.3f} | "
-            f"{r[('ort', t)] / r[('ours', t)]:.2f}" for t in threads))
-        print(line, flush=True)
-        rows.append(line)
+    if "c" in sections:
+        threads = sorted({1, cores})
+        print(f"(c) whole attention vs onnxruntime GroupQueryAttention("
+              f"do_rotary=1), both on 1 and {cores} threads | case | " +
+              " | ".join(f"ours {n}T ms | ORT {n}T ms | ORT/ours {n}T"
+                         for n in threads))
+        cases = [(f"decode Hq=32 Hkv=8 D=128 | S_k={kv}",
+                  AttentionConfig(1, 32, 8, 1, kv, 128, layout="bhsd",
+                                  scale=128 ** -0.5), samples)
+                 for kv in decode_lens]
+        cases += [(f"prefill causal H=2 D=64 | S={s}",
+                   AttentionConfig(1, 2, 2, s, s, 64, layout="bhsd",
+                                   scale=64 ** -0.5, mask=True),
+                   max(3, samples // 3)) for s in prefill_lens]
+        for name, c, n in cases:
+            r = measure_vs_ort(c, n, rng, threads)
+            if isinstance(r, str):
+                print(f"(c) skipped: {r}")
+                break
+            line = (f"vs ORT GQA {name} | " + " | ".join(
+                f"{r[('ours', t)]:.3f} | {r[('ort', t)]:.3f} | "
+                f"{r[('ort', t)] / r[('ours', t)]:.2f}" for t in threads))
+            print(line, flush=True)
+            rows.append(line)
+    if "hf" in sections:
+        return run_hf(mode, *hf_lengths, cores, args.markdown,
+                      args.write_docs)
     return 0
 
 

@@ -18,6 +18,7 @@
 
 #include "CosSinSources.h"
 #include "ElementAlgebra.h"
+#include "RaiseAttention.h"
 
 #include "rope/Dialect/Rope/IR/RopeDialect.h"
 #include "rope/Dialect/Rope/IR/RopeOps.h"
@@ -916,6 +917,7 @@ struct RopeRaisePass : rope::impl::RopeRaisePassBase<RopeRaisePass> {
 void mlir::rope::populateRopeRaisePatterns(RewritePatternSet &patterns,
                                            bool remarks) {
   patterns.add<RaiseRotationPattern>(patterns.getContext(), remarks);
+  populateRopeRaiseAttentionPatterns(patterns, remarks);
 }
 
 void mlir::rope::raiseRope(Operation *root, bool remarks) {
@@ -988,4 +990,6 @@ void mlir::rope::raiseRope(Operation *root, bool remarks) {
     if (!feedsOnRaised)
       op->emitRemark("rope-raise: not raised: ") << why;
   }
+  // Attention after the rotations, so that rope.apply produces Q and K.
+  raiseAttention(root, remarks);
 }

@@ -1,0 +1,2198 @@
+//===- RaiseAttention.cpp - Written-out attention to rope.attention -------===//
+//
+// Part of the rope-mlir project.
+//
+// Frontends hand over attention as a P·V contraction of a softmax of
+// scaled, masked Q·Kᵀ scores, spelled in many ways: named or generic
+// contractions, K transposed by a map or by linalg.transpose, the batch and
+// heads flattened for a batch_matmul, K/V repeated over a query group (GQA),
+// the softmax as linalg.softmax or written out (torch-mlir adds an argmax
+// and a guard for fully masked rows), the scale on the scores or split over
+// Q and K, a mask added, selected, or built from iota comparisons. This file
+// reads such a computation as an expression over *atoms* and raises it to
+// `rope.attention` when the expression is exactly the op's contract.
+//
+// Atoms. Every dim of every tensor read is a row-major flattening of atoms,
+// symbolic loop dims with a static size. Reading through a collapse_shape
+// splits an atom where a source dim boundary falls inside it (an atom then
+// stands for its parts everywhere it is used), an expand_shape concatenates,
+// and a linalg op's indexing maps say which atoms each operand has (a dim a
+// map drops is a broadcast; a reduction loop is a fresh atom). So [B·H, S, D]
+// of a batch_matmul, [B, H, S, D], and K repeated as [B, Hkv, G, S, D] →
+// [B, Hkv·G, S, D] all meet as the same atoms B, Hkv, G, S, D, and the raised
+// op's loops are the atoms: GQA falls out as a group atom that Q has and K/V
+// do not.
+//
+// Expressions. A value read through a layout is a node; opening it evaluates
+// its producer's payload one level (elementwise ops, reductions, linalg.index,
+// views). Two nodes are the same when they compute the same elements, up to
+// a renaming of reduced atoms: the softmax's row max and row sum must reduce,
+// over the keys P·V contracts, the very values it exponentiates and divides.
+//
+// Exactness. The op computes the scores, the softmax and P·V in its
+// accumulator type (f32 for f16/bf16/f32), so raising changes roundings only
+// where it is more exact; the scale is the product of the constants found,
+// in f64. Masks: a causal mask is raised only when the comparison is proven
+// to be key j visible iff j <= i + (Sk − Sq) (or j + c <= positions[...]);
+// any other computed mask stays a mask tensor, added as the frontend adds it.
+// A boolean argument selecting 0/−inf is passed as the i1 mask, and a finite
+// masked value ≤ −2^100 counts as −inf only under a proven causal mask that
+// leaves no row fully masked (both exact for finite scores below 2^99).
+// torch-mlir's guard (a fully masked row gives 0, the op NaN) is dropped
+// under such a causal mask and kept otherwise, as a test on the mask alone.
+// What is not raised says why in a remark (rope-raise's `remarks` option).
+//
+//===----------------------------------------------------------------------===//
+
+#include "RaiseAttention.h"
+
+#include "rope/Dialect/Rope/IR/AttentionDims.h"
+#include "rope/Dialect/Rope/IR/RopeOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <cmath>
+#include <map>
+#include <memory>
+#include <vector>
+
+using namespace mlir;
+using namespace mlir::rope;
+
+namespace {
+
+/// Bounds on the work one candidate may cost (this runs inside other
+/// people's processes, on modules of any size).
+constexpr int kMaxDepth = 64;
+constexpr size_t kMaxNodes = 20000;
+
+/// A finite masked value at most this (−2^100) is accepted in place of −inf
+/// where no row is fully masked: exp(c + s − max) is then 0 in every float
+/// type for scores of magnitude below 2^99.
+constexpr double kMaskedValueBound = -1.2676506002282294e30;
+
+using AtomList = SmallVector<unsigned, 2>;
+using Layout = SmallVector<AtomList, 6>;
+using Renaming = DenseMap<unsigned, unsigned>;
+
+//===----------------------------------------------------------------------===//
+// Atoms
+//===----------------------------------------------------------------------===//
+
+class Atoms {
+public:
+  unsigned make(int64_t size) {
+    sizes.push_back(size);
+    children.emplace_back();
+    return sizes.size() - 1;
+  }
+  int64_t size(unsigned atom) const { return sizes[atom]; }
+
+  /// The unrefined atoms `list` stands for, in order.
+  AtomList leaves(ArrayRef<unsigned> list) const {
+    AtomList out;
+    for (unsigned atom : list)
+      appendLeaves(atom, out);
+    return out;
+  }
+  /// leaves() without those of size 1 (a size-1 atom indexes nothing).
+  AtomList significant(ArrayRef<unsigned> list) const {
+    AtomList out;
+    for (unsigned atom : leaves(list))
+      if (sizes[atom] != 1)
+        out.push_back(atom);
+    return out;
+  }
+  /// The product of the sizes, if it is at most 2^62.
+  std::optional<int64_t> product(ArrayRef<unsigned> list) const {
+    int64_t p = 1;
+    for (unsigned atom : leaves(list)) {
+      int64_t s = sizes[atom];
+      if (s <= 0 || p > (int64_t(1) << 62) / s)
+        return std::nullopt;
+      p *= s;
+    }
+    return p;
+  }
+
+  /// Splits `list` (a row-major flattening) into consecutive parts of sizes
+  /// `targets`, refining an atom where a part boundary falls inside it.
+  std::optional<SmallVector<AtomList>> split(ArrayRef<unsigned> list,
+                                             ArrayRef<int64_t> targets) {
+    if (targets.size() == 1) {
+      if (ShapedType::isDynamic(targets[0]) || product(list) != targets[0])
+        return std::nullopt;
+      return SmallVector<AtomList>{leaves(list)};
+    }
+    AtomList pending = leaves(list);
+    SmallVector<AtomList> parts;
+    size_t next = 0;
+    for (int64_t target : targets) {
+      if (target <= 0)
+        return std::nullopt;
+      AtomList part;
+      int64_t have = 1;
+      while (have < target) {
+        if (next == pending.size())
+          return std::nullopt;
+        unsigned atom = pending[next];
+        int64_t s = sizes[atom];
+        int64_t need = target / have;
+        if (s <= 0)
+          return std::nullopt;
+        if (need % s == 0) {
+          part.push_back(atom);
+          have *= s;
+          ++next;
+          continue;
+        }
+        if (s % need != 0)
+          return std::nullopt;
+        // A boundary inside the atom: it becomes [need, s / need].
+        unsigned outer = make(need), inner = make(s / need);
+        children[atom] = {outer, inner};
+        pending[next] = inner;
+        part.push_back(outer);
+        have *= need;
+      }
+      parts.push_back(part);
+    }
+    for (; next < pending.size(); ++next) {
+      if (sizes[pending[next]] != 1 || parts.empty())
+        return std::nullopt;
+      parts.back().push_back(pending[next]);
+    }
+    return parts;
+  }
+
+private:
+  void appendLeaves(unsigned atom, AtomList &out) const {
+    // A refined atom's parts have sizes >= 2: the depth is at most 62.
+    if (children[atom].empty()) {
+      out.push_back(atom);
+      return;
+    }
+    for (unsigned child : children[atom])
+      appendLeaves(child, out);
+  }
+
+  SmallVector<int64_t> sizes;
+  SmallVector<AtomList> children;
+};
+
+//===----------------------------------------------------------------------===//
+// Expressions
+//===----------------------------------------------------------------------===//
+
+struct Node {
+  enum Kind : uint8_t {
+    /// `value` read through `layout` (a scalar has an empty layout).
+    Tensor,
+    /// A scalar constant (`constant`: a FloatAttr or an IntegerAttr).
+    Constant,
+    /// linalg.index of a loop whose atoms are `atoms` (flattened).
+    Index,
+    /// The payload op `op` applied to `operands`.
+    Compute,
+    /// `op` (the combiner) folded over the atoms `atoms` of
+    /// `operands[1]`, starting from `operands[0]`.
+    Reduce,
+    /// An element of a tensor.empty.
+    Undefined
+  };
+  Kind kind = Undefined;
+  Value value;
+  Layout layout;
+  Attribute constant;
+  AtomList atoms;
+  Operation *op = nullptr;
+  /// Reduce: the linalg op it comes from.
+  Operation *producer = nullptr;
+  SmallVector<Node *, 2> operands;
+};
+
+class Expressions {
+public:
+  Atoms atoms;
+  /// Every op looked through or evaluated.
+  llvm::SetVector<Operation *> opened;
+
+  bool exhausted() const { return nodes.size() > kMaxNodes; }
+
+  Node *tensor(Value value, Layout layout) {
+    Node *node = make(Node::Tensor);
+    node->value = value;
+    node->layout = std::move(layout);
+    return node;
+  }
+
+  Node *constantNode(Attribute attr) {
+    Node *node = make(Node::Constant);
+    node->constant = attr;
+    return node;
+  }
+
+  /// A scalar value: a constant (folding a float cast of one), else a leaf.
+  Node *scalar(Value value) {
+    if (Attribute attr = scalarConstant(value))
+      return constantNode(attr);
+    return tensor(value, {});
+  }
+
+  /// `node` read through views (reshapes, copies, transposes, broadcasts),
+  /// fills and splat constants, as far as they go.
+  Node *look(Node *node) {
+    for (int step = 0; step < kMaxDepth && node->kind == Node::Tensor; ++step) {
+      Node *next = openOnce(node);
+      if (!next || next->kind == Node::Compute || next->kind == Node::Reduce ||
+          next->kind == Node::Index)
+        break;
+      node = next;
+    }
+    return node;
+  }
+
+  /// look(), then the payload of the producer (one level), if there is one.
+  Node *open(Node *node) {
+    node = look(node);
+    if (node->kind != Node::Tensor)
+      return node;
+    Node *opened = openOnce(node);
+    return opened ? opened : node;
+  }
+
+  /// Whether `a`, with its atoms renamed by `renaming`, and `b` compute the
+  /// same elements.
+  bool same(Node *a, Node *b, const Renaming &renaming, int depth = 0) {
+    if (depth > kMaxDepth || exhausted())
+      return false;
+    a = look(a);
+    b = look(b);
+    if (a->kind == Node::Tensor && b->kind == Node::Tensor &&
+        a->value == b->value && layoutsEqual(a->layout, b->layout, renaming))
+      return true;
+    if (a->kind == Node::Tensor || b->kind == Node::Tensor) {
+      Node *x = a->kind == Node::Tensor ? openOnce(a) : a;
+      Node *y = b->kind == Node::Tensor ? openOnce(b) : b;
+      if (!x || !y)
+        return false;
+      return same(x, y, renaming, depth + 1);
+    }
+    if (a->kind != b->kind)
+      return false;
+    switch (a->kind) {
+    case Node::Constant:
+      return a->constant == b->constant;
+    case Node::Index:
+      return atomsEqual(a->atoms, b->atoms, renaming);
+    case Node::Undefined:
+    case Node::Tensor:
+      return false;
+    case Node::Compute:
+      if (a->op->getName() != b->op->getName() ||
+          a->op->getAttrDictionary() != b->op->getAttrDictionary() ||
+          a->op->getResultTypes() != b->op->getResultTypes() ||
+          a->operands.size() != b->operands.size())
+        return false;
+      for (auto [x, y] : llvm::zip_equal(a->operands, b->operands))
+        if (!same(x, y, renaming, depth + 1))
+          return false;
+      return true;
+    case Node::Reduce: {
+      if (a->op->getName() != b->op->getName() ||
+          a->op->getAttrDictionary() != b->op->getAttrDictionary())
+        return false;
+      AtomList la = atoms.leaves(a->atoms), lb = atoms.leaves(b->atoms);
+      if (la.size() != lb.size())
+        return false;
+      Renaming inner = renaming;
+      for (auto [x, y] : llvm::zip_equal(la, lb)) {
+        if (atoms.size(x) != atoms.size(y))
+          return false;
+        inner[x] = y;
+      }
+      return same(a->operands[0], b->operands[0], renaming, depth + 1) &&
+             same(a->operands[1], b->operands[1], inner, depth + 1);
+    }
+    }
+    return false;
+  }
+
+  AtomList renamed(ArrayRef<unsigned> list, const Renaming &renaming) const {
+    AtomList out;
+    for (unsigned atom : atoms.significant(list))
+      out.push_back(renaming.lookup_or(atom, atom));
+    return out;
+  }
+
+  bool atomsEqual(ArrayRef<unsigned> a, ArrayRef<unsigned> b,
+                  const Renaming &renaming) const {
+    return renamed(a, renaming) == atoms.significant(b);
+  }
+
+  bool layoutsEqual(const Layout &a, const Layout &b,
+                    const Renaming &renaming) const {
+    if (a.size() != b.size())
+      return false;
+    for (auto [x, y] : llvm::zip_equal(a, b))
+      if (!atomsEqual(x, y, renaming))
+        return false;
+    return true;
+  }
+
+private:
+  Node *make(Node::Kind kind) {
+    nodes.push_back(std::make_unique<Node>());
+    nodes.back()->kind = kind;
+    return nodes.back().get();
+  }
+
+  /// A scalar float or integer constant, folding arith.truncf/extf of a
+  /// float constant with its rounding; null otherwise.
+  static Attribute scalarConstant(Value value) {
+    Attribute attr;
+    if (matchPattern(value, m_Constant(&attr)) &&
+        isa<FloatAttr, IntegerAttr>(attr))
+      return attr;
+    Operation *def = value.getDefiningOp();
+    if (!isa_and_present<arith::TruncFOp, arith::ExtFOp>(def))
+      return {};
+    if (auto trunc = dyn_cast<arith::TruncFOp>(def);
+        trunc && trunc.getRoundingmodeAttr() &&
+        trunc.getRoundingmode() != arith::RoundingMode::to_nearest_even)
+      return {};
+    FloatAttr source;
+    auto type = dyn_cast<FloatType>(value.getType());
+    if (!type || !matchPattern(def->getOperand(0), m_Constant(&source)))
+      return {};
+    APFloat v = source.getValue();
+    bool lost = false;
+    v.convert(type.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+    return FloatAttr::get(type, v);
+  }
+
+  struct Key {
+    const void *value;
+    std::vector<int64_t> atoms;
+    bool operator<(const Key &o) const {
+      return value != o.value ? value < o.value : atoms < o.atoms;
+    }
+  };
+
+  /// The producer of a Tensor node evaluated one level, memoized; null when
+  /// it is not looked through.
+  Node *openOnce(Node *node) {
+    if (node->kind != Node::Tensor || exhausted())
+      return nullptr;
+    Key key{node->value.getAsOpaquePointer(), {}};
+    for (const AtomList &dim : node->layout) {
+      for (unsigned atom : atoms.leaves(dim))
+        key.atoms.push_back(atom);
+      key.atoms.push_back(-1);
+    }
+    if (auto it = memo.find(key); it != memo.end())
+      return it->second;
+    Node *result = openValue(node->value, node->layout);
+    memo[key] = result;
+    return result;
+  }
+
+  Node *openValue(Value value, const Layout &layout) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (!type || static_cast<size_t>(type.getRank()) != layout.size())
+      return nullptr;
+    for (auto [i, dim] : llvm::enumerate(layout)) {
+      std::optional<int64_t> product = atoms.product(dim);
+      if (!product || type.isDynamicDim(i) || *product != type.getDimSize(i))
+        return nullptr;
+    }
+    Operation *def = value.getDefiningOp();
+    if (!def)
+      return nullptr;
+    if (auto constant = dyn_cast<arith::ConstantOp>(def)) {
+      auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+      if (!dense || !dense.isSplat())
+        return nullptr;
+      return constantNode(dense.getSplatValue<Attribute>());
+    }
+    if (isa<tensor::EmptyOp>(def))
+      return make(Node::Undefined);
+    if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def)) {
+      Layout source;
+      for (const ReassociationIndices &group :
+           expand.getReassociationIndices()) {
+        AtomList list;
+        for (int64_t i : group) {
+          if (i < 0 || static_cast<size_t>(i) >= layout.size())
+            return nullptr;
+          list.append(layout[i]);
+        }
+        source.push_back(list);
+      }
+      opened.insert(def);
+      return tensor(expand.getSrc(), source);
+    }
+    if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def)) {
+      RankedTensorType sourceType = collapse.getSrcType();
+      SmallVector<ReassociationIndices> groups =
+          collapse.getReassociationIndices();
+      if (groups.size() != layout.size())
+        return nullptr;
+      Layout source;
+      for (auto [g, group] : llvm::enumerate(groups)) {
+        SmallVector<int64_t> sizes;
+        for (int64_t i : group) {
+          if (i < 0 || i >= sourceType.getRank())
+            return nullptr;
+          sizes.push_back(sourceType.getDimSize(i));
+        }
+        std::optional<SmallVector<AtomList>> parts =
+            atoms.split(layout[g], sizes);
+        if (!parts)
+          return nullptr;
+        source.append(parts->begin(), parts->end());
+      }
+      if (source.size() != static_cast<size_t>(sourceType.getRank()))
+        return nullptr;
+      opened.insert(def);
+      return tensor(collapse.getSrc(), source);
+    }
+    if (auto cast = dyn_cast<tensor::CastOp>(def)) {
+      auto sourceType = dyn_cast<RankedTensorType>(cast.getSource().getType());
+      if (!sourceType || sourceType.getRank() != type.getRank())
+        return nullptr;
+      opened.insert(def);
+      return tensor(cast.getSource(), layout);
+    }
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(def))
+      return openLinalg(linalgOp, cast<OpResult>(value), layout);
+    return nullptr;
+  }
+
+  struct Payload {
+    linalg::LinalgOp op;
+    SmallVector<AtomList> loops;
+    DenseMap<Value, Node *> memo;
+  };
+
+  Node *openLinalg(linalg::LinalgOp op, OpResult result, const Layout &layout) {
+    if (!op.hasPureTensorSemantics() || op->getNumRegions() != 1)
+      return nullptr;
+    unsigned r = result.getResultNumber();
+    if (r >= op.getNumDpsInits())
+      return nullptr;
+    OpOperand *init = op.getDpsInitOperand(r);
+    AffineMap outMap = op.getMatchingIndexingMap(init);
+    unsigned numLoops = op.getNumLoops();
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+    if (outMap.getNumResults() != layout.size() ||
+        outMap.getNumDims() != numLoops || ranges.size() != numLoops ||
+        iterators.size() != numLoops)
+      return nullptr;
+    SmallVector<std::optional<AtomList>> loops(numLoops);
+    for (auto [i, expr] : llvm::enumerate(outMap.getResults())) {
+      if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
+        unsigned d = dim.getPosition();
+        if (loops[d] || iterators[d] != utils::IteratorType::parallel)
+          return nullptr;
+        loops[d] = layout[i];
+        continue;
+      }
+      auto constant = dyn_cast<AffineConstantExpr>(expr);
+      if (!constant || constant.getValue() != 0 ||
+          atoms.product(layout[i]) != 1)
+        return nullptr;
+    }
+    AtomList reduced;
+    for (unsigned d = 0; d < numLoops; ++d) {
+      if (loops[d]) {
+        if (!ShapedType::isDynamic(ranges[d]) &&
+            atoms.product(*loops[d]) != ranges[d])
+          return nullptr;
+        continue;
+      }
+      if (iterators[d] != utils::IteratorType::reduction ||
+          ShapedType::isDynamic(ranges[d]) || ranges[d] <= 0)
+        return nullptr;
+      unsigned atom = atoms.make(ranges[d]);
+      loops[d] = AtomList{atom};
+      reduced.push_back(atom);
+    }
+    Payload ctx;
+    ctx.op = op;
+    for (std::optional<AtomList> &loop : loops)
+      ctx.loops.push_back(*loop);
+    Block *block = op.getBlock();
+    if (!block || block->empty())
+      return nullptr;
+    Operation *terminator = block->getTerminator();
+    if (r >= terminator->getNumOperands())
+      return nullptr;
+    Value yielded = terminator->getOperand(r);
+    if (reduced.empty()) {
+      Node *node = payload(ctx, yielded, 0);
+      if (node)
+        opened.insert(op);
+      return node;
+    }
+    // A reduction: `yield combiner(acc, x)` with x not reading a destination.
+    Operation *combiner = yielded.getDefiningOp();
+    if (!combiner || combiner->getBlock() != block ||
+        combiner->getNumOperands() != 2 || combiner->getNumResults() != 1 ||
+        combiner->getNumRegions() != 0)
+      return nullptr;
+    Value acc = op.getMatchingBlockArgument(init);
+    Value other;
+    if (combiner->getOperand(0) == acc)
+      other = combiner->getOperand(1);
+    else if (combiner->getOperand(1) == acc)
+      other = combiner->getOperand(0);
+    else
+      return nullptr;
+    Node *body = payload(ctx, other, 0);
+    if (!body)
+      return nullptr;
+    Node *node = make(Node::Reduce);
+    node->op = combiner;
+    node->producer = op;
+    node->atoms = reduced;
+    node->operands = {tensor(init->get(), layout), body};
+    opened.insert(op);
+    return node;
+  }
+
+  /// The expression of `value` in the payload of `ctx.op`; null when it
+  /// reads a destination or an op that is not a one-result scalar op.
+  Node *payload(Payload &ctx, Value value, int depth) {
+    if (depth > 4 * kMaxDepth || exhausted())
+      return nullptr;
+    if (auto it = ctx.memo.find(value); it != ctx.memo.end())
+      return it->second;
+    Node *result = nullptr;
+    Block *block = ctx.op.getBlock();
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      if (arg.getOwner() != block) {
+        result = scalar(value);
+      } else {
+        OpOperand *operand = ctx.op.getMatchingOpOperand(arg);
+        if (!operand || !ctx.op.isDpsInput(operand))
+          return nullptr;
+        Value input = operand->get();
+        auto type = dyn_cast<RankedTensorType>(input.getType());
+        if (!type) {
+          result = scalar(input);
+        } else {
+          AffineMap map = ctx.op.getMatchingIndexingMap(operand);
+          if (map.getNumResults() != type.getRank())
+            return nullptr;
+          Layout layout;
+          for (auto [i, expr] : llvm::enumerate(map.getResults())) {
+            if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
+              if (dim.getPosition() >= ctx.loops.size())
+                return nullptr;
+              layout.push_back(ctx.loops[dim.getPosition()]);
+              continue;
+            }
+            auto constant = dyn_cast<AffineConstantExpr>(expr);
+            if (!constant || constant.getValue() != 0 ||
+                type.getDimSize(i) != 1)
+              return nullptr;
+            layout.push_back({});
+          }
+          result = tensor(input, layout);
+        }
+      }
+    } else {
+      Operation *def = value.getDefiningOp();
+      if (def->getBlock() != block) {
+        result = scalar(value);
+      } else if (auto index = dyn_cast<linalg::IndexOp>(def)) {
+        if (index.getDim() >= ctx.loops.size())
+          return nullptr;
+        result = make(Node::Index);
+        result->atoms = ctx.loops[index.getDim()];
+      } else if (Attribute attr = scalarConstant(value)) {
+        result = constantNode(attr);
+      } else {
+        if (def->getNumResults() != 1 || def->getNumRegions() != 0)
+          return nullptr;
+        SmallVector<Node *, 2> operands;
+        for (Value operand : def->getOperands()) {
+          Node *node = payload(ctx, operand, depth + 1);
+          if (!node)
+            return nullptr;
+          operands.push_back(node);
+        }
+        result = make(Node::Compute);
+        result->op = def;
+        result->operands = std::move(operands);
+      }
+    }
+    ctx.memo[value] = result;
+    return result;
+  }
+
+  std::vector<std::unique_ptr<Node>> nodes;
+  std::map<Key, Node *> memo;
+};
+
+//===----------------------------------------------------------------------===//
+// Node helpers
+//===----------------------------------------------------------------------===//
+
+/// `node` (looked through and opened) when it is `OpTy` with `arity`
+/// operands; null otherwise.
+template <typename OpTy>
+Node *computeOf(Expressions &ex, Node *node, unsigned arity) {
+  node = ex.open(node);
+  if (node->kind == Node::Compute && isa<OpTy>(node->op) &&
+      node->operands.size() == arity)
+    return node;
+  return nullptr;
+}
+
+std::optional<APFloat> floatConstant(Expressions &ex, Node *node) {
+  node = ex.look(node);
+  if (node->kind != Node::Constant)
+    return std::nullopt;
+  if (auto attr = dyn_cast<FloatAttr>(node->constant))
+    return attr.getValue();
+  return std::nullopt;
+}
+
+std::optional<APInt> intConstant(Expressions &ex, Node *node) {
+  node = ex.look(node);
+  if (node->kind != Node::Constant)
+    return std::nullopt;
+  if (auto attr = dyn_cast<IntegerAttr>(node->constant))
+    return attr.getValue();
+  return std::nullopt;
+}
+
+double toDouble(APFloat value) {
+  bool lost = false;
+  value.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
+  return value.convertToDouble();
+}
+
+/// Strips float extensions written in a payload (mixed-precision operands).
+Node *stripExtF(Expressions &ex, Node *node) {
+  for (int i = 0; i < 4; ++i) {
+    Node *ext = computeOf<arith::ExtFOp>(ex, node, 1);
+    if (!ext)
+      break;
+    node = ext->operands[0];
+  }
+  return node;
+}
+
+bool isZero(Expressions &ex, Node *node) {
+  std::optional<APFloat> value = floatConstant(ex, node);
+  return value && value->isZero();
+}
+
+//===----------------------------------------------------------------------===//
+// Masks from index comparisons
+//===----------------------------------------------------------------------===//
+
+/// Σ coef·atom + constant (+ coef·positions): an integer computed from loop
+/// indices and, directly, one integer tensor of query positions.
+struct Linear {
+  SmallVector<std::pair<unsigned, int64_t>, 2> terms;
+  int64_t constant = 0;
+  Node *positions = nullptr;
+  int64_t positionsCoef = 0;
+
+  int64_t coef(unsigned atom) const {
+    for (auto [a, c] : terms)
+      if (a == atom)
+        return c;
+    return 0;
+  }
+  bool add(unsigned atom, int64_t c) {
+    for (auto &[a, existing] : terms)
+      if (a == atom) {
+        if (llvm::AddOverflow(existing, c, existing))
+          return false;
+        return true;
+      }
+    terms.push_back({atom, c});
+    return true;
+  }
+  void prune() {
+    llvm::erase_if(terms, [](auto &t) { return t.second == 0; });
+  }
+};
+
+/// The linear forms of masks built from iota comparisons, with the bounds
+/// that make the frontend's fixed-width arithmetic the exact integers.
+class MaskAnalysis {
+public:
+  explicit MaskAnalysis(Expressions &ex) : ex(ex) {}
+
+  /// `node` as a Linear; positions are allowed only as a direct operand
+  /// (through casts) of a comparison, so no arithmetic on them can wrap.
+  std::optional<Linear> linear(Node *node, bool allowPositions, int depth) {
+    if (depth > kMaxDepth)
+      return std::nullopt;
+    node = ex.open(node);
+    Linear result;
+    switch (node->kind) {
+    case Node::Constant: {
+      auto attr = dyn_cast<IntegerAttr>(node->constant);
+      if (!attr || attr.getValue().getBitWidth() > 64 ||
+          attr.getType().isInteger(1))
+        return std::nullopt;
+      result.constant = attr.getValue().getSExtValue();
+      return result;
+    }
+    case Node::Index: {
+      int64_t stride = 1;
+      AtomList leaves = ex.atoms.significant(node->atoms);
+      for (unsigned atom : llvm::reverse(leaves)) {
+        int64_t size = ex.atoms.size(atom);
+        if (size <= 0 || !result.add(atom, stride) ||
+            llvm::MulOverflow(stride, size, stride))
+          return std::nullopt;
+      }
+      return result;
+    }
+    case Node::Tensor: {
+      Type element = getElementTypeOrSelf(node->value.getType());
+      if (!allowPositions || !isa<IntegerType>(element) ||
+          element.isInteger(1) || element.getIntOrFloatBitWidth() > 64 ||
+          !isa<RankedTensorType>(node->value.getType()))
+        return std::nullopt;
+      result.positions = node;
+      result.positionsCoef = 1;
+      return result;
+    }
+    case Node::Compute:
+      break;
+    default:
+      return std::nullopt;
+    }
+    Operation *op = node->op;
+    if (isa<arith::IndexCastOp, arith::ExtSIOp>(op))
+      return fits(linear(node->operands[0], allowPositions, depth + 1), op);
+    if (isa<arith::IndexCastUIOp, arith::ExtUIOp>(op)) {
+      // Zero extension is the value only for non-negative values.
+      std::optional<Linear> inner = linear(node->operands[0], false, depth + 1);
+      if (!inner || !isNonNegative(*inner))
+        return std::nullopt;
+      return fits(inner, op);
+    }
+    if (isa<arith::AddIOp, arith::SubIOp>(op)) {
+      std::optional<Linear> a = linear(node->operands[0], false, depth + 1);
+      std::optional<Linear> b = linear(node->operands[1], false, depth + 1);
+      if (!a || !b)
+        return std::nullopt;
+      int64_t sign = isa<arith::SubIOp>(op) ? -1 : 1;
+      for (auto [atom, c] : b->terms)
+        if (!a->add(atom, sign * c))
+          return std::nullopt;
+      if (llvm::AddOverflow(a->constant, sign * b->constant, a->constant))
+        return std::nullopt;
+      a->prune();
+      return fits(a, op);
+    }
+    if (isa<arith::MulIOp>(op)) {
+      for (unsigned side : {0u, 1u}) {
+        std::optional<APInt> factor = intConstant(ex, node->operands[side]);
+        if (!factor || factor->getBitWidth() > 64)
+          continue;
+        std::optional<Linear> a =
+            linear(node->operands[1 - side], false, depth + 1);
+        if (!a)
+          return std::nullopt;
+        int64_t f = factor->getSExtValue();
+        for (auto &[atom, c] : a->terms)
+          if (llvm::MulOverflow(c, f, c))
+            return std::nullopt;
+        if (llvm::MulOverflow(a->constant, f, a->constant))
+          return std::nullopt;
+        a->prune();
+        return fits(a, op);
+      }
+    }
+    return std::nullopt;
+  }
+
+  /// `node` (an i1) as a conjunction of `E <= 0`; nullopt when it is not
+  /// one.
+  std::optional<SmallVector<Linear>> condition(Node *node, int depth) {
+    if (depth > kMaxDepth)
+      return std::nullopt;
+    node = ex.open(node);
+    if (node->kind == Node::Constant) {
+      auto attr = dyn_cast<IntegerAttr>(node->constant);
+      if (attr && attr.getType().isInteger(1) && attr.getValue().isOne())
+        return SmallVector<Linear>{};
+      return std::nullopt;
+    }
+    if (node->kind != Node::Compute)
+      return std::nullopt;
+    Operation *op = node->op;
+    auto both = [&](Node *a, Node *b) -> std::optional<SmallVector<Linear>> {
+      std::optional<SmallVector<Linear>> x = condition(a, depth + 1);
+      std::optional<SmallVector<Linear>> y = condition(b, depth + 1);
+      if (!x || !y)
+        return std::nullopt;
+      x->append(y->begin(), y->end());
+      return x;
+    };
+    if (isa<arith::AndIOp>(op) && node->operands.size() == 2)
+      return both(node->operands[0], node->operands[1]);
+    if (isa<arith::SelectOp>(op) && node->operands.size() == 3) {
+      // c ? x : false is c and x (JAX's tril).
+      std::optional<APInt> otherwise = intConstant(ex, node->operands[2]);
+      if (otherwise && otherwise->getBitWidth() == 1 && otherwise->isZero())
+        return both(node->operands[0], node->operands[1]);
+      return std::nullopt;
+    }
+    if (isa<arith::XOrIOp>(op) && node->operands.size() == 2) {
+      for (unsigned side : {0u, 1u}) {
+        std::optional<APInt> flip = intConstant(ex, node->operands[side]);
+        if (!flip || flip->getBitWidth() != 1 || !flip->isOne())
+          continue;
+        std::optional<SmallVector<Linear>> inner =
+            condition(node->operands[1 - side], depth + 1);
+        // not (E <= 0) is 1 - E <= 0, for one comparison.
+        if (!inner || inner->size() != 1)
+          return std::nullopt;
+        return SmallVector<Linear>{negated((*inner)[0])};
+      }
+      return std::nullopt;
+    }
+    auto cmp = dyn_cast<arith::CmpIOp>(op);
+    if (!cmp || node->operands.size() != 2)
+      return std::nullopt;
+    std::optional<Linear> a = linear(node->operands[0], true, depth + 1);
+    std::optional<Linear> b = linear(node->operands[1], true, depth + 1);
+    if (!a || !b)
+      return std::nullopt;
+    using P = arith::CmpIPredicate;
+    P pred = cmp.getPredicate();
+    bool isUnsigned =
+        pred == P::ult || pred == P::ule || pred == P::ugt || pred == P::uge;
+    if (isUnsigned && (!isNonNegative(*a) || !isNonNegative(*b)))
+      return std::nullopt;
+    // d = a - b.
+    Linear d = *a;
+    for (auto [atom, c] : b->terms)
+      if (!d.add(atom, -c))
+        return std::nullopt;
+    if (llvm::SubOverflow(d.constant, b->constant, d.constant))
+      return std::nullopt;
+    if (b->positions) {
+      if (d.positions && d.positions != b->positions)
+        return std::nullopt;
+      d.positions = b->positions;
+      d.positionsCoef -= b->positionsCoef;
+    }
+    d.prune();
+    switch (pred) {
+    case P::sle:
+    case P::ule:
+      return SmallVector<Linear>{d};
+    case P::slt:
+    case P::ult:
+      return SmallVector<Linear>{plus(d, 1)};
+    case P::sge:
+    case P::uge:
+      return SmallVector<Linear>{scaled(d, -1)};
+    case P::sgt:
+    case P::ugt:
+      return SmallVector<Linear>{plus(scaled(d, -1), 1)};
+    default:
+      return std::nullopt;
+    }
+  }
+
+private:
+  static Linear scaled(Linear l, int64_t f) {
+    for (auto &[atom, c] : l.terms)
+      c *= f; // |c| is bounded by fits()
+    l.constant *= f;
+    l.positionsCoef *= f;
+    return l;
+  }
+  static Linear plus(Linear l, int64_t c) {
+    l.constant += c;
+    return l;
+  }
+  static Linear negated(const Linear &l) { return plus(scaled(l, -1), 1); }
+
+  bool isNonNegative(const Linear &l) const {
+    if (l.positions || l.constant < 0)
+      return false;
+    return llvm::all_of(l.terms, [](auto &t) { return t.second >= 0; });
+  }
+
+  /// `l` if every value it takes fits the signed range of `op`'s result
+  /// width (so the frontend's fixed-width arithmetic computed exactly it);
+  /// positions are passed through casts only, and not bounded here.
+  std::optional<Linear> fits(std::optional<Linear> l, Operation *op) const {
+    if (!l)
+      return std::nullopt;
+    Type type = op->getResult(0).getType();
+    unsigned width = type.isIndex() ? 64 : type.getIntOrFloatBitWidth();
+    if (!type.isIndex() && !isa<IntegerType>(type))
+      return std::nullopt;
+    if (l->positions) {
+      // Only widening casts of the positions themselves.
+      if (!l->terms.empty() || l->constant != 0 ||
+          width < getElementTypeOrSelf(l->positions->value.getType())
+                      .getIntOrFloatBitWidth())
+        return std::nullopt;
+      return l;
+    }
+    if (l->constant == INT64_MIN)
+      return std::nullopt;
+    int64_t bound = std::abs(l->constant);
+    for (auto [atom, c] : l->terms) {
+      int64_t term;
+      if (c == INT64_MIN ||
+          llvm::MulOverflow(std::abs(c), ex.atoms.size(atom) - 1, term) ||
+          llvm::AddOverflow(bound, term, bound))
+        return std::nullopt;
+    }
+    if (width < 64 && bound >= (int64_t(1) << (width - 1)))
+      return std::nullopt;
+    if (bound >= (int64_t(1) << 61))
+      return std::nullopt;
+    return l;
+  }
+
+  Expressions &ex;
+};
+
+/// A mask proven to be a position mask of rope.attention.
+struct PositionMask {
+  unsigned queryAtom = 0;
+  /// kpos − qpos ≤ 0 with qpos = query + offset (no positions).
+  int64_t offset = 0;
+  std::optional<int64_t> window;
+  Node *positions = nullptr;
+  int64_t keyOffset = 0;
+};
+
+/// The causal (and window) mask `conds` states over key atom `key`, if it
+/// is one: `key − q ≤ t` (+ `q − key ≤ W − 1 − t`), or `key + c ≤ pos`.
+std::optional<PositionMask> positionMask(ArrayRef<Linear> conds, unsigned key) {
+  std::optional<PositionMask> mask;
+  const Linear *window = nullptr;
+  for (const Linear &e : conds) {
+    if (e.coef(key) == 1 && !mask) {
+      PositionMask m;
+      if (e.positions) {
+        if (e.positionsCoef != -1 || e.terms.size() != 1)
+          return std::nullopt;
+        m.positions = e.positions;
+        m.keyOffset = e.constant;
+      } else {
+        if (e.terms.size() != 2)
+          return std::nullopt;
+        unsigned q =
+            e.terms[0].first == key ? e.terms[1].first : e.terms[0].first;
+        if (e.coef(q) != -1 || e.constant == INT64_MIN)
+          return std::nullopt;
+        m.queryAtom = q;
+        m.offset = -e.constant;
+      }
+      mask = m;
+      continue;
+    }
+    if (e.coef(key) == -1 && !window && !e.positions && e.terms.size() == 2) {
+      window = &e;
+      continue;
+    }
+    return std::nullopt;
+  }
+  if (!mask)
+    return std::nullopt;
+  if (window) {
+    // q − key + c2 ≤ 0: key ≥ q + c2 = qpos − W + 1 with qpos = q + t.
+    unsigned q = window->terms[0].first == key ? window->terms[1].first
+                                               : window->terms[0].first;
+    if (mask->positions || q != mask->queryAtom || window->coef(q) != 1)
+      return std::nullopt;
+    int64_t w;
+    if (llvm::SubOverflow(mask->offset, window->constant, w) || w >= INT64_MAX)
+      return std::nullopt;
+    mask->window = w + 1;
+    if (*mask->window < 1)
+      return std::nullopt;
+  }
+  return mask;
+}
+
+//===----------------------------------------------------------------------===//
+// The match
+//===----------------------------------------------------------------------===//
+
+struct AttentionMatch {
+  linalg::LinalgOp root;
+  Layout output;
+  unsigned k1 = 0, k2 = 0;
+  Node *query = nullptr, *key = nullptr, *value = nullptr;
+  /// Rotations producing Q / K whose magnitude the scale took over.
+  ApplyOp foldQuery, foldKey;
+  double scale = 1.0;
+  Node *mask = nullptr;
+  std::optional<PositionMask> positionMask;
+  bool guard = false;
+  /// The atoms of the root's loops that P and the output have and V not.
+  SmallVector<unsigned> rootQueryAtoms;
+  Operation *scores = nullptr;
+};
+
+/// Reads a contraction as P·V of a softmax of scaled, masked Q·Kᵀ into an
+/// AttentionMatch, or says (`why`) which check failed.
+class Matcher {
+public:
+  Matcher(Expressions &ex, linalg::LinalgOp root) : ex(ex), analysis(ex) {
+    match.root = root;
+  }
+
+  std::string why;
+  AttentionMatch match;
+
+  LogicalResult run() {
+    linalg::LinalgOp root = match.root;
+    if (!root.hasPureTensorSemantics() || root->getNumResults() != 1 ||
+        root.getNumDpsInputs() != 2 || root.getNumDpsInits() != 1)
+      return fail("not a two-input linalg op on tensors");
+    auto type = dyn_cast<RankedTensorType>(root->getResult(0).getType());
+    if (!type || !isa<FloatType>(type.getElementType()))
+      return fail("not a float tensor contraction");
+    for (int64_t size : type.getShape()) {
+      if (ShapedType::isDynamic(size))
+        return fail("dynamic shapes are not raised");
+      match.output.push_back({ex.atoms.make(size)});
+    }
+    Node *pv = ex.open(ex.tensor(root->getResult(0), match.output));
+    if (pv->kind != Node::Reduce || !isa<arith::AddFOp>(pv->op))
+      return fail("not a sum-of-products contraction");
+    if (!isZero(ex, pv->operands[0]))
+      return fail("P·V does not accumulate into zeros");
+    AtomList reduced = ex.atoms.leaves(pv->atoms);
+    if (reduced.size() != 1)
+      return fail("P·V does not contract exactly one dim (the keys)");
+    match.k2 = reduced[0];
+    Node *product = computeOf<arith::MulFOp>(ex, pv->operands[1], 2);
+    if (!product)
+      return fail("not a sum-of-products contraction");
+
+    SoftmaxResult softmax;
+    Node *probs = nullptr, *values = nullptr;
+    for (unsigned side : {0u, 1u}) {
+      Node *p = stripExtF(ex, product->operands[side]);
+      Found found = matchSoftmax(p, softmax);
+      if (found == Found::Mismatch)
+        return failure();
+      if (found == Found::Yes) {
+        probs = p;
+        values = stripExtF(ex, product->operands[1 - side]);
+        break;
+      }
+    }
+    if (!probs)
+      return fail("neither operand of the contraction is a softmax (over "
+                  "the dim it sums: P·V)");
+    match.guard = softmax.guard;
+
+    Node *vTensor = ex.look(values);
+    if (vTensor->kind != Node::Tensor ||
+        !isa<RankedTensorType>(vTensor->value.getType()))
+      return fail("V is not a tensor");
+    match.value = vTensor;
+    // Root loops in P and the output but not V: the queries (and a GQA
+    // group when the contraction has one). P and V as the contraction reads
+    // them are indexed by the root's own loop atoms.
+    auto topAtoms = [](Node *node) {
+      DenseSet<unsigned> set;
+      if (node->kind == Node::Tensor)
+        for (const AtomList &dim : node->layout)
+          set.insert(dim.begin(), dim.end());
+      return set;
+    };
+    DenseSet<unsigned> inP = topAtoms(probs), inV = topAtoms(values);
+    for (const AtomList &dim : match.output)
+      if (inP.contains(dim[0]) && !inV.contains(dim[0]))
+        match.rootQueryAtoms.push_back(dim[0]);
+
+    return matchScores(softmax.input);
+  }
+
+private:
+  enum class Found { No, Yes, Mismatch };
+  struct SoftmaxResult {
+    Node *input = nullptr;
+    bool guard = false;
+  };
+
+  LogicalResult fail(const Twine &reason) {
+    why = reason.str();
+    return failure();
+  }
+  Found mismatch(const Twine &reason) {
+    why = reason.str();
+    return Found::Mismatch;
+  }
+
+  /// Whether `node` is the sum of `x` over the keys, from zero.
+  bool isRowReduce(Node *row, Node *x, ArrayRef<StringRef> combiners) {
+    row = ex.open(row);
+    if (row->kind != Node::Reduce ||
+        !llvm::is_contained(combiners, row->op->getName().getStringRef()))
+      return false;
+    AtomList reduced = ex.atoms.leaves(row->atoms);
+    if (reduced.size() != 1 ||
+        ex.atoms.size(reduced[0]) != ex.atoms.size(match.k2))
+      return false;
+    Renaming renaming;
+    renaming[reduced[0]] = match.k2;
+    return ex.same(row->operands[1], x, renaming);
+  }
+
+  /// `p` as softmax over the key atom (linalg.softmax, or written out:
+  /// exp(x − rowmax x) / rowsum, with torch-mlir's fully-masked-row guard
+  /// and an f32 upcast's truncf after it).
+  Found matchSoftmax(Node *p, SoftmaxResult &result) {
+    Node *core = p;
+    Node *guardCondition = nullptr;
+    bool truncated = false;
+    for (int i = 0; i < 3; ++i) {
+      if (Node *trunc = computeOf<arith::TruncFOp>(ex, core, 1);
+          trunc && !truncated) {
+        truncated = true;
+        core = trunc->operands[0];
+        continue;
+      }
+      if (Node *select = computeOf<arith::SelectOp>(ex, core, 3);
+          select && !guardCondition && isZero(ex, select->operands[1])) {
+        guardCondition = select->operands[0];
+        core = select->operands[2];
+        continue;
+      }
+      break;
+    }
+    Node *viewed = ex.look(core);
+    if (viewed->kind == Node::Tensor) {
+      if (auto softmax = viewed->value.getDefiningOp<linalg::SoftmaxOp>()) {
+        if (!softmax.hasPureTensorSemantics())
+          return Found::No;
+        int64_t dim = softmax.getDimension();
+        if (dim < 0 || static_cast<size_t>(dim) >= viewed->layout.size())
+          return Found::No;
+        std::optional<int64_t> keyDim;
+        for (auto [i, atoms] : llvm::enumerate(viewed->layout)) {
+          AtomList leaves = ex.atoms.leaves(atoms);
+          if (!llvm::is_contained(leaves, match.k2))
+            continue;
+          if (ex.atoms.significant(atoms) != AtomList{match.k2} &&
+              leaves != AtomList{match.k2})
+            return mismatch("dim " + Twine(i) +
+                            " of the softmax flattens the keys P·V sums "
+                            "with other dims");
+          keyDim = i;
+        }
+        if (keyDim != dim)
+          return mismatch("the softmax is over dim " + Twine(dim) +
+                          ", not over the keys P·V sums" +
+                          (keyDim ? " (dim " + Twine(*keyDim) + ")" : ""));
+        ex.opened.insert(softmax);
+        result.input = ex.tensor(softmax.getInput(), viewed->layout);
+        if (guardCondition && !isFullyMaskedRow(guardCondition, result.input))
+          return mismatch("the select after the softmax is not the guard for "
+                          "fully masked rows (all of x over the keys == "
+                          "-inf)");
+        result.guard = guardCondition != nullptr;
+        return Found::Yes;
+      }
+    }
+    Node *quotient = computeOf<arith::DivFOp>(ex, core, 2);
+    if (!quotient)
+      return Found::No;
+    Node *numerator = quotient->operands[0];
+    Node *sum = ex.open(quotient->operands[1]);
+    if (sum->kind != Node::Reduce)
+      return Found::No;
+    if (!isa<arith::AddFOp>(sum->op) || !isZero(ex, sum->operands[0]))
+      return mismatch("the divisor is not a row sum from zero");
+    if (!isRowReduce(sum, numerator, {arith::AddFOp::getOperationName()}))
+      return mismatch("the divisor is not the sum of the numerator over the "
+                      "keys P·V sums");
+    Node *exp = computeOf<math::ExpOp>(ex, numerator, 1);
+    if (!exp)
+      return mismatch("the numerator is not an exp");
+    Node *shifted = computeOf<arith::SubFOp>(ex, exp->operands[0], 2);
+    if (!shifted)
+      return mismatch("the exp is not of a difference");
+    Node *x = shifted->operands[0];
+    Node *max = ex.open(shifted->operands[1]);
+    bool isMax = max->kind == Node::Reduce &&
+                 isa<arith::MaximumFOp, arith::MaxNumFOp>(max->op);
+    std::optional<APFloat> start =
+        isMax ? floatConstant(ex, max->operands[0]) : std::nullopt;
+    // maxnumf ignores a NaN start (upstream's decomposition); the lowest
+    // float differs from −inf only on rows of −inf, which give NaN either
+    // way.
+    if (!start ||
+        !(start->isNegInfinity() ||
+          (start->isNaN() && isa<arith::MaxNumFOp>(max->op)) ||
+          start->bitwiseIsEqual(APFloat::getLargest(start->getSemantics(),
+                                                    /*Negative=*/true))))
+      return mismatch("the exp is not of x minus a row max of x");
+    if (!isRowReduce(max, x,
+                     {arith::MaximumFOp::getOperationName(),
+                      arith::MaxNumFOp::getOperationName()}))
+      return mismatch("the row max is not of x over the keys P·V sums");
+    if (guardCondition && !isFullyMaskedRow(guardCondition, x))
+      return mismatch("the select after the softmax is not the guard for "
+                      "fully masked rows (all of x over the keys == -inf)");
+    result.input = x;
+    result.guard = guardCondition != nullptr;
+    return Found::Yes;
+  }
+
+  /// torch-mlir's guard: the keys of a row all have x == −inf (compared
+  /// after an extf).
+  bool isFullyMaskedRow(Node *condition, Node *x) {
+    Node *all = ex.open(condition);
+    if (all->kind != Node::Reduce || !isa<arith::AndIOp>(all->op))
+      return false;
+    std::optional<APInt> start = intConstant(ex, all->operands[0]);
+    if (!start || start->getBitWidth() != 1 || !start->isOne())
+      return false;
+    AtomList reduced = ex.atoms.leaves(all->atoms);
+    if (reduced.size() != 1 ||
+        ex.atoms.size(reduced[0]) != ex.atoms.size(match.k2))
+      return false;
+    Node *cmp = computeOf<arith::CmpFOp>(ex, all->operands[1], 2);
+    if (!cmp || cast<arith::CmpFOp>(cmp->op).getPredicate() !=
+                    arith::CmpFPredicate::OEQ)
+      return false;
+    Renaming renaming;
+    renaming[reduced[0]] = match.k2;
+    for (unsigned side : {0u, 1u}) {
+      std::optional<APFloat> inf = floatConstant(ex, cmp->operands[1 - side]);
+      if (inf && inf->isNegInfinity() &&
+          ex.same(stripExtF(ex, cmp->operands[side]), x, renaming))
+        return true;
+    }
+    return false;
+  }
+
+  /// The scaled Q·Kᵀ contraction under `node`: scale factors (constants
+  /// multiplying or dividing it), then a contraction over one channel atom
+  /// whose operands are, up to constant factors, the query and key tensors.
+  enum class Scores { No, Yes, MaskFirst };
+  Scores matchScaledScores(Node *node, double &scale, bool record) {
+    double factor = 1.0;
+    Node *current = node;
+    for (int i = 0; i < 8; ++i) {
+      Node *op = ex.open(current);
+      if (Node *ext = computeOf<arith::ExtFOp>(ex, op, 1)) {
+        current = ext->operands[0];
+        continue;
+      }
+      if (Node *mul = computeOf<arith::MulFOp>(ex, op, 2)) {
+        bool found = false;
+        for (unsigned side : {0u, 1u})
+          if (std::optional<APFloat> c =
+                  floatConstant(ex, mul->operands[side])) {
+            factor *= toDouble(*c);
+            current = mul->operands[1 - side];
+            found = true;
+            break;
+          }
+        if (found)
+          continue;
+        return Scores::No;
+      }
+      if (Node *div = computeOf<arith::DivFOp>(ex, op, 2)) {
+        std::optional<APFloat> c = floatConstant(ex, div->operands[1]);
+        if (!c)
+          return Scores::No;
+        factor /= toDouble(*c);
+        current = div->operands[0];
+        continue;
+      }
+      break;
+    }
+    Node *qk = ex.open(current);
+    if (qk->kind != Node::Reduce) {
+      Node *op = ex.open(current);
+      if (op->kind == Node::Compute &&
+          isa<arith::AddFOp, arith::SelectOp>(op->op) && factor != 1.0)
+        return Scores::MaskFirst;
+      return Scores::No;
+    }
+    if (!isa<arith::AddFOp>(qk->op) || !isZero(ex, qk->operands[0]))
+      return Scores::No;
+    AtomList channels = ex.atoms.leaves(qk->atoms);
+    if (channels.size() != 1)
+      return Scores::No;
+    Node *product = computeOf<arith::MulFOp>(ex, qk->operands[1], 2);
+    if (!product)
+      return Scores::No;
+    Node *sides[2];
+    ApplyOp folds[2];
+    for (unsigned side : {0u, 1u}) {
+      // Constant factors on Q or K (SDPA's √scale on each) join the scale.
+      Node *source = ex.look(stripExtF(ex, product->operands[side]));
+      for (int i = 0; i < 8 && source->kind == Node::Tensor; ++i) {
+        Node *mul = computeOf<arith::MulFOp>(ex, source, 2);
+        if (!mul)
+          break;
+        std::optional<APFloat> c = floatConstant(ex, mul->operands[1]);
+        unsigned other = 0;
+        if (!c) {
+          c = floatConstant(ex, mul->operands[0]);
+          other = 1;
+        }
+        if (!c)
+          break;
+        factor *= toDouble(*c);
+        source = ex.look(mul->operands[other]);
+      }
+      if (source->kind != Node::Tensor ||
+          !isa<RankedTensorType>(source->value.getType()))
+        return Scores::No;
+      sides[side] = source;
+      // A rotation's magnitude (rope-raise takes a constant factor on a
+      // rotated Q as one) is a factor of the scores too: it joins the scale
+      // when nothing else reads the rotation and its frequency scheme does
+      // not imply it.
+      folds[side] = {};
+      if (auto apply = source->value.getDefiningOp<ApplyOp>()) {
+        double magnitude = apply.getMagnitude().convertToDouble();
+        bool implied =
+            !apply.getCos() && apply.getFreqsOrDefault().getImpliedMagnitude();
+        if (magnitude != 1.0 && !implied &&
+            llvm::all_of(apply->getUsers(), [&](Operation *user) {
+              return ex.opened.contains(user);
+            })) {
+          factor *= magnitude;
+          folds[side] = apply;
+        }
+      }
+    }
+    // K is the side indexed by the keys.
+    auto hasKeys = [&](Node *n) {
+      for (const AtomList &dim : n->layout)
+        if (llvm::is_contained(ex.atoms.leaves(dim), match.k2))
+          return true;
+      return false;
+    };
+    unsigned keySide = hasKeys(sides[1]) ? 1 : 0;
+    if (!hasKeys(sides[keySide]) || hasKeys(sides[1 - keySide]))
+      return Scores::No;
+    if (!std::isfinite(factor) || factor == 0.0)
+      return Scores::No;
+    if (record) {
+      match.query = sides[1 - keySide];
+      match.key = sides[keySide];
+      match.foldQuery = folds[1 - keySide];
+      match.foldKey = folds[keySide];
+      match.k1 = channels[0];
+      match.scores = qk->producer;
+    }
+    scale = factor;
+    return Scores::Yes;
+  }
+
+  bool reachesScores(Node *node) {
+    double scale;
+    return matchScaledScores(node, scale, /*record=*/false) == Scores::Yes;
+  }
+
+  /// The scores before the softmax: a mask (added, or selected) over the
+  /// scaled Q·Kᵀ contraction, or that contraction alone.
+  LogicalResult matchScores(Node *x) {
+    Node *s = stripExtF(ex, x);
+    Node *top = ex.open(s);
+    Node *scaled = s;
+    if (Node *add = computeOf<arith::AddFOp>(ex, top, 2)) {
+      unsigned side = reachesScores(add->operands[0])   ? 0
+                      : reachesScores(add->operands[1]) ? 1
+                                                        : 2;
+      if (side == 2)
+        return fail(scoresFailure(add->operands[0], add->operands[1]));
+      scaled = add->operands[side];
+      if (failed(additiveMask(add->operands[1 - side])))
+        return failure();
+    } else if (Node *select = computeOf<arith::SelectOp>(ex, top, 3)) {
+      unsigned side = reachesScores(select->operands[1])   ? 1
+                      : reachesScores(select->operands[2]) ? 2
+                                                           : 0;
+      if (side == 0)
+        return fail(scoresFailure(select->operands[1], select->operands[2]));
+      scaled = select->operands[side];
+      if (failed(selectMask(select->operands[0], select->operands[3 - side],
+                            /*keepWhenTrue=*/side == 1)))
+        return failure();
+    }
+    double scale = 1.0;
+    Scores found = matchScaledScores(scaled, scale, /*record=*/true);
+    if (found == Scores::MaskFirst)
+      return fail("the scale is applied after a mask; rope.attention scales "
+                  "first");
+    if (found != Scores::Yes)
+      return fail(scoresFailure(scaled, nullptr));
+    match.scale = scale;
+    return success();
+  }
+
+  std::string scoresFailure(Node *a, Node *b) {
+    for (Node *n : {a, b}) {
+      if (!n)
+        continue;
+      double scale;
+      if (matchScaledScores(n, scale, false) == Scores::MaskFirst)
+        return "the scale is applied after a mask; rope.attention scales "
+               "first";
+    }
+    return "the softmax input is not (a mask over) constant times Q·Kᵀ "
+           "contracted over one channel dim";
+  }
+
+  /// Whether `node` is computed by ops this file reads (an iota comparison,
+  /// say), rather than an argument or an opaque op's result.
+  bool isComputed(Node *node) {
+    node = ex.look(node);
+    return node->kind != Node::Tensor || ex.open(node) != node;
+  }
+
+  /// Records `mask` as a causal/window mask (or query positions) if it is
+  /// exactly one, with `finite` saying whether the masked value is finite.
+  /// Returns whether it did.
+  bool recordPositionMask(Node *condition, bool negate, bool finite) {
+    std::optional<SmallVector<Linear>> conds = analysis.condition(condition, 0);
+    if (!conds)
+      return false;
+    if (negate) {
+      if (conds->size() != 1)
+        return false;
+      Linear &e = (*conds)[0];
+      for (auto &[atom, c] : e.terms)
+        c = -c;
+      e.positionsCoef = -e.positionsCoef;
+      e.constant = 1 - e.constant;
+    }
+    std::optional<PositionMask> mask = positionMask(*conds, match.k2);
+    if (!mask)
+      return false;
+    if (!mask->positions) {
+      // Bottom-right alignment: qpos = m + Sk − Sq. Another offset stays a
+      // mask tensor (exact).
+      if (mask->offset !=
+          ex.atoms.size(match.k2) - ex.atoms.size(mask->queryAtom))
+        return false;
+      // With Sq > Sk the first rows are fully masked, and a finite masked
+      // value does not mask them.
+      if (finite && mask->offset < 0)
+        return false;
+    } else if (finite) {
+      // A row whose position is below every key is fully masked, and a
+      // finite masked value does not mask it.
+      return false;
+    }
+    match.positionMask = mask;
+    return true;
+  }
+
+  /// mask + scores: −inf selected by a proven causal condition → causal; an
+  /// i1 argument selecting 0/−inf → that i1 mask; any other tensor → that
+  /// tensor as the float mask (added, as the op does: exact).
+  LogicalResult additiveMask(Node *maskNode) {
+    Node *mask = ex.look(maskNode);
+    if (Node *select = computeOf<arith::SelectOp>(ex, mask, 3)) {
+      std::optional<APFloat> keep = floatConstant(ex, select->operands[1]);
+      std::optional<APFloat> drop = floatConstant(ex, select->operands[2]);
+      if (keep && drop && keep->isZero() && drop->isNegative() &&
+          (drop->isInfinity() ||
+           (drop->isFinite() && toDouble(*drop) <= kMaskedValueBound)) &&
+          recordPositionMask(select->operands[0], false, drop->isFinite()))
+        return success();
+      Node *condition = ex.look(select->operands[0]);
+      if (keep && drop && keep->isZero() && drop->isNegInfinity() &&
+          condition->kind == Node::Tensor && !isComputed(condition) &&
+          isa<RankedTensorType>(condition->value.getType())) {
+        match.mask = condition;
+        return success();
+      }
+    }
+    if (mask->kind != Node::Tensor ||
+        !isa<RankedTensorType>(mask->value.getType()))
+      return fail("the mask added to the scores is not a tensor (computed "
+                  "inside the op that adds it)");
+    match.mask = mask;
+    return success();
+  }
+
+  /// select(cond, scores, c) (or select(cond, c, scores)): c must be −inf,
+  /// or a finite value ≤ −2^100 with a proven causal mask (no row fully
+  /// masked, so c and −inf give the same softmax for scores below 2^99).
+  LogicalResult selectMask(Node *condition, Node *maskedNode,
+                           bool keepWhenTrue) {
+    std::optional<APFloat> masked = floatConstant(ex, maskedNode);
+    if (!masked || !masked->isNegative() ||
+        !(masked->isInfinity() ||
+          (masked->isFinite() && toDouble(*masked) <= kMaskedValueBound)))
+      return fail("the scores are selected against a value that is not "
+                  "-inf (nor a finite value <= -2^100)");
+    if (recordPositionMask(condition, !keepWhenTrue, masked->isFinite()))
+      return success();
+    if (masked->isFinite())
+      return fail("the masked value is finite and the mask is not a proven "
+                  "causal mask: a fully masked row would differ");
+    Node *mask = ex.look(condition);
+    if (!keepWhenTrue)
+      return fail("the select keeps the keys where the mask is false and the "
+                  "mask is not a proven causal mask");
+    if (mask->kind != Node::Tensor ||
+        !isa<RankedTensorType>(mask->value.getType()))
+      return fail("the boolean mask is not a tensor (computed inside the "
+                  "select)");
+    match.mask = mask;
+    return success();
+  }
+
+  Expressions &ex;
+  MaskAnalysis analysis;
+};
+
+//===----------------------------------------------------------------------===//
+// Building rope.attention
+//===----------------------------------------------------------------------===//
+
+/// How an operand becomes one dim per loop: expand every dim into its
+/// atoms, collapse away the size-1 dims that are no loop, add the size-1
+/// loops it must have and lacks.
+struct ViewPlan {
+  Value source;
+  Type element;
+  SmallVector<int64_t> expandedShape, keptShape, finalShape;
+  SmallVector<ReassociationIndices> expandGroups, collapseGroups, insertGroups;
+  bool expand = false, collapse = false, insert = false;
+  SmallVector<unsigned> loops;
+  AffineMap map;
+};
+
+/// Plans the whole op (every check) before creating anything: a pattern
+/// that fails must leave the IR as it was.
+class Builder {
+public:
+  Builder(Expressions &ex, AttentionMatch &match) : ex(ex), match(match) {}
+  std::string why;
+
+  LogicalResult plan() {
+    linalg::LinalgOp root = match.root;
+    rootType = cast<RankedTensorType>(root->getResult(0).getType());
+    MLIRContext *ctx = root->getContext();
+
+    // Loops: the output's atoms but the value channels, then k1, k2, then
+    // the value channels.
+    AtomList outLeaves;
+    for (const AtomList &dim : match.output) {
+      ReassociationIndices group;
+      for (unsigned leaf : ex.atoms.leaves(dim)) {
+        group.push_back(outLeaves.size());
+        outLeaves.push_back(leaf);
+      }
+      outGroups.push_back(group);
+    }
+    DenseSet<unsigned> queryLeaves = leavesOf(match.query),
+                       keyLeaves = leavesOf(match.key),
+                       valueLeaves = leavesOf(match.value);
+    AtomList k1 = ex.atoms.leaves({match.k1}), k2 = ex.atoms.leaves({match.k2});
+    if (k1.size() != 1 || k2.size() != 1)
+      return fail("the channel or key dim is split by a reshape");
+    SmallVector<unsigned> channels, queryAndBatch;
+    for (unsigned leaf : outLeaves) {
+      if (llvm::is_contained(channels, leaf) ||
+          llvm::is_contained(queryAndBatch, leaf) || leaf == k1[0] ||
+          leaf == k2[0])
+        return fail("the output repeats a dim or has the keys or channels");
+      if (valueLeaves.contains(leaf) && !queryLeaves.contains(leaf))
+        channels.push_back(leaf);
+      else
+        queryAndBatch.push_back(leaf);
+    }
+    // A size-1 dim of V and the output only is a unit batch dim unless it
+    // is the only value channel.
+    if (channels.size() > 1) {
+      SmallVector<unsigned> units;
+      for (unsigned leaf : channels)
+        if (ex.atoms.size(leaf) == 1)
+          units.push_back(leaf);
+      if (units.size() < channels.size())
+        for (unsigned leaf : units) {
+          llvm::erase(channels, leaf);
+          queryAndBatch.push_back(leaf);
+        }
+    }
+    SmallVector<unsigned> loops;
+    for (unsigned leaf : outLeaves)
+      if (llvm::is_contained(queryAndBatch, leaf))
+        loops.push_back(leaf);
+    loops.push_back(k1[0]);
+    loops.push_back(k2[0]);
+    loops.append(channels);
+    for (unsigned leaf : loops) {
+      int64_t size = ex.atoms.size(leaf);
+      if (ShapedType::isDynamic(size) || size <= 0)
+        return fail("dynamic shapes are not raised");
+      unsigned position = loopOf.size();
+      loopOf[leaf] = position;
+    }
+    numLoops = loops.size();
+    keyLoop = loopOf[k2[0]];
+
+    SmallVector<unsigned> queryUnits;
+    for (unsigned leaf : queryAndBatch)
+      if (ex.atoms.size(leaf) == 1)
+        queryUnits.push_back(leaf);
+    if (failed(planView(match.query, queryUnits, "the query", q)) ||
+        failed(planView(match.key, {}, "the key", k)) ||
+        failed(planView(match.value, {}, "the value", v)))
+      return failure();
+    if (match.mask && failed(planView(match.mask, {}, "the mask", mask)))
+      return failure();
+    const std::optional<PositionMask> &pm = match.positionMask;
+    hasPositions = pm && pm->positions;
+    if (hasPositions &&
+        failed(planView(pm->positions, {}, "the positions", positions)))
+      return failure();
+
+    // Roles, and which loop in Q and the output only is the queries.
+    SmallVector<AffineExpr> outExprs;
+    for (unsigned leaf : outLeaves)
+      outExprs.push_back(getAffineDimExpr(loopOf[leaf], ctx));
+    outMap = AffineMap::get(numLoops, 0, outExprs, ctx);
+    SmallVector<unsigned> candidates;
+    for (unsigned leaf : queryAndBatch)
+      if (!keyLeaves.contains(leaf) && !valueLeaves.contains(leaf))
+        candidates.push_back(leaf);
+    FailureOr<unsigned> queries = chooseQueries(candidates);
+    if (failed(queries))
+      return failure();
+    if (candidates.size() > 1)
+      queryDim = loopOf[*queries];
+    std::string rolesWhy;
+    if (failed(AttentionDims::infer(q.map, k.map, v.map, outMap, queryDim,
+                                    &rolesWhy)))
+      return fail("the dims do not have attention's roles: " + rolesWhy);
+
+    auto isAttentionFloat = [](Type t) {
+      return isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(t);
+    };
+    if (!isAttentionFloat(q.element) || !isAttentionFloat(v.element) ||
+        !isAttentionFloat(rootType.getElementType()) || q.element != k.element)
+      return fail("Q, K, V and the output must be f16/bf16/f32/f64, Q and K "
+                  "of one type");
+    auto indexesNonScore = [&](const ViewPlan &plan, bool allowKeys) {
+      return llvm::any_of(plan.loops, [&](unsigned loop) {
+        return loop == loopOf[k1[0]] || (!allowKeys && loop == keyLoop) ||
+               llvm::any_of(channels,
+                            [&](unsigned c) { return loop == loopOf[c]; });
+      });
+    };
+    if (match.mask) {
+      if (!mask.element.isInteger(1) && !isAttentionFloat(mask.element))
+        return fail("the mask is neither i1 nor f16/bf16/f32/f64");
+      if (indexesNonScore(mask, /*allowKeys=*/true))
+        return fail("the mask is indexed by a channel dim");
+    }
+    if (hasPositions && indexesNonScore(positions, /*allowKeys=*/false))
+      return fail("the query positions are indexed by a key or channel dim");
+
+    // A fully masked row: torch's guard gives zeros, the op NaN.
+    if (match.guard) {
+      if (hasPositions)
+        return fail("a row may be fully masked by its position, and the "
+                    "frontend's guard zeroes it");
+      if (pm && pm->offset < 0)
+        return fail("the causal mask leaves the first rows fully masked, and "
+                    "the frontend's guard zeroes them");
+      guardMask = match.mask != nullptr;
+    }
+    for (unsigned leaf : outLeaves)
+      outShape.push_back(ex.atoms.size(leaf));
+    return success();
+  }
+
+  Value emit(RewriterBase &rewriter) {
+    linalg::LinalgOp root = match.root;
+    Location loc = root.getLoc();
+    for (auto [apply, plan] :
+         {std::pair(match.foldQuery, &q), std::pair(match.foldKey, &k)}) {
+      if (!apply)
+        continue;
+      rewriter.setInsertionPoint(apply);
+      auto unit = cast<ApplyOp>(rewriter.clone(*apply.getOperation()));
+      unit.setMagnitudeAttr(rewriter.getF64FloatAttr(1.0));
+      plan->source = unit->getResult(0);
+    }
+    rewriter.setInsertionPoint(root);
+    Value query = emitView(rewriter, loc, q), key = emitView(rewriter, loc, k),
+          value = emitView(rewriter, loc, v);
+    Value maskValue = match.mask ? emitView(rewriter, loc, mask) : Value();
+    Value positionsValue =
+        hasPositions ? emitView(rewriter, loc, positions) : Value();
+    Value init = tensor::EmptyOp::create(rewriter, loc, outShape,
+                                         rootType.getElementType());
+    SmallVector<Attribute> maps = {AffineMapAttr::get(q.map),
+                                   AffineMapAttr::get(k.map),
+                                   AffineMapAttr::get(v.map)};
+    if (match.mask)
+      maps.push_back(AffineMapAttr::get(mask.map));
+    if (hasPositions)
+      maps.push_back(AffineMapAttr::get(positions.map));
+    maps.push_back(AffineMapAttr::get(outMap));
+    const std::optional<PositionMask> &pm = match.positionMask;
+    Value keyOffset;
+    if (hasPositions && pm->keyOffset != 0)
+      keyOffset = arith::ConstantIndexOp::create(rewriter, loc, pm->keyOffset);
+    IntegerAttr window;
+    if (pm && pm->window)
+      window = rewriter.getI64IntegerAttr(*pm->window);
+    auto attention = AttentionOp::create(
+        rewriter, loc, init.getType(), query, key, value, maskValue,
+        positionsValue, /*query_offset=*/Value(), keyOffset,
+        rewriter.getArrayAttr(maps), rewriter.getF64FloatAttr(match.scale),
+        pm ? rewriter.getUnitAttr() : UnitAttr(), window,
+        queryDim ? rewriter.getI64IntegerAttr(*queryDim) : IntegerAttr(), init);
+    Value result = attention.getResult();
+    if (guardMask)
+      result = zeroFullyMaskedRows(rewriter, loc, result, maskValue);
+    if (outShape.size() != static_cast<size_t>(rootType.getRank()))
+      result = tensor::CollapseShapeOp::create(rewriter, loc, rootType, result,
+                                               outGroups);
+    return result;
+  }
+
+private:
+  LogicalResult fail(const Twine &reason) {
+    why = reason.str();
+    return failure();
+  }
+
+  DenseSet<unsigned> leavesOf(Node *node) {
+    DenseSet<unsigned> set;
+    for (const AtomList &dim : node->layout)
+      for (unsigned leaf : ex.atoms.leaves(dim))
+        set.insert(leaf);
+    return set;
+  }
+
+  /// The loop that is the queries among `candidates` (the loops in Q and
+  /// the output only): the one a causal mask compares against; else the one
+  /// the positions have; else the one query loop of the root contraction;
+  /// else the sequence dim of Q's rope.apply; else the largest (later in the
+  /// output on a tie). Without a position mask every choice computes the
+  /// same: the others are batch dims of the softmax like it.
+  FailureOr<unsigned> chooseQueries(ArrayRef<unsigned> candidates) {
+    if (candidates.empty()) {
+      why = "no dim is the queries (in Q and the output only)";
+      return failure();
+    }
+    const std::optional<PositionMask> &pm = match.positionMask;
+    if (pm && !pm->positions) {
+      if (!llvm::is_contained(candidates, pm->queryAtom)) {
+        why = "the causal comparison is not against the query dim";
+        return failure();
+      }
+      return pm->queryAtom;
+    }
+    auto unique = [&](ArrayRef<unsigned> atoms) -> std::optional<unsigned> {
+      AtomList leaves = ex.atoms.leaves(atoms);
+      std::optional<unsigned> found;
+      for (unsigned leaf : leaves)
+        if (llvm::is_contained(candidates, leaf) &&
+            (ex.atoms.size(leaf) != 1 || leaves.size() == 1)) {
+          if (found)
+            return std::nullopt;
+          found = leaf;
+        }
+      return found;
+    };
+    if (pm && pm->positions) {
+      AtomList all;
+      for (const AtomList &dim : pm->positions->layout)
+        all.append(dim);
+      if (std::optional<unsigned> m = unique(all))
+        return *m;
+    }
+    if (match.rootQueryAtoms.size() == 1)
+      if (std::optional<unsigned> m = unique(match.rootQueryAtoms))
+        return *m;
+    if (auto rope = match.query->value.getDefiningOp<ApplyOp>()) {
+      SmallVector<int64_t> tokens = rope.getTokenDimsOrDefault();
+      if (!tokens.empty() && tokens.back() >= 0 &&
+          static_cast<size_t>(tokens.back()) < match.query->layout.size())
+        if (std::optional<unsigned> m =
+                unique(match.query->layout[tokens.back()]))
+          return *m;
+    }
+    unsigned best = candidates.front();
+    for (unsigned leaf : candidates)
+      if (ex.atoms.size(leaf) >= ex.atoms.size(best))
+        best = leaf;
+    return best;
+  }
+
+  LogicalResult planView(Node *node, ArrayRef<unsigned> units, StringRef name,
+                         ViewPlan &plan) {
+    auto type = dyn_cast<RankedTensorType>(node->value.getType());
+    if (!type || node->layout.size() != static_cast<size_t>(type.getRank()))
+      return fail(name + " is not a ranked tensor of its layout");
+    plan.source = node->value;
+    plan.element = type.getElementType();
+    SmallVector<std::optional<unsigned>> loopAtDim;
+    for (auto [i, dim] : llvm::enumerate(node->layout)) {
+      ReassociationIndices group;
+      AtomList leaves = ex.atoms.leaves(dim);
+      if (leaves.empty()) {
+        if (type.getDimSize(i) != 1)
+          return fail(name + " has a dim of no loop");
+        group.push_back(plan.expandedShape.size());
+        plan.expandedShape.push_back(1);
+        loopAtDim.push_back(std::nullopt);
+      }
+      for (unsigned leaf : leaves) {
+        group.push_back(plan.expandedShape.size());
+        plan.expandedShape.push_back(ex.atoms.size(leaf));
+        auto it = loopOf.find(leaf);
+        if (it != loopOf.end())
+          loopAtDim.push_back(it->second);
+        else if (ex.atoms.size(leaf) == 1)
+          loopAtDim.push_back(std::nullopt);
+        else
+          return fail(name + " is indexed by a dim that is none of "
+                             "attention's (batch, queries, keys, channels)");
+      }
+      plan.expandGroups.push_back(group);
+    }
+    plan.expand = plan.expandedShape.size() != plan.expandGroups.size();
+    for (auto [i, loop] : llvm::enumerate(loopAtDim)) {
+      if (!loop)
+        continue;
+      if (llvm::is_contained(plan.loops, *loop))
+        return fail(name + " is read along a diagonal");
+      plan.loops.push_back(*loop);
+      plan.keptShape.push_back(plan.expandedShape[i]);
+    }
+    plan.collapse = plan.loops.size() != plan.expandedShape.size();
+    if (plan.collapse && !plan.loops.empty()) {
+      // Each kept dim takes the unit dims before it; the last kept dim also
+      // those after it.
+      size_t group = 0;
+      plan.collapseGroups.emplace_back();
+      for (auto [i, loop] : llvm::enumerate(loopAtDim)) {
+        plan.collapseGroups[group].push_back(i);
+        if (loop && group + 1 < plan.loops.size()) {
+          ++group;
+          plan.collapseGroups.emplace_back();
+        }
+      }
+    }
+    plan.finalShape = plan.keptShape;
+    for (unsigned leaf : units) {
+      unsigned loop = loopOf[leaf];
+      if (llvm::is_contained(plan.loops, loop))
+        continue;
+      if (plan.insertGroups.empty())
+        for (size_t i = 0; i < plan.keptShape.size(); ++i)
+          plan.insertGroups.push_back({static_cast<int64_t>(i)});
+      if (!plan.insertGroups.empty())
+        plan.insertGroups.back().push_back(plan.finalShape.size());
+      plan.finalShape.push_back(1);
+      plan.loops.push_back(loop);
+      plan.insert = true;
+    }
+    SmallVector<AffineExpr> exprs;
+    for (unsigned loop : plan.loops)
+      exprs.push_back(getAffineDimExpr(loop, match.root->getContext()));
+    plan.map = AffineMap::get(numLoops, 0, exprs, match.root->getContext());
+    return success();
+  }
+
+  Value emitView(RewriterBase &rewriter, Location loc, const ViewPlan &plan) {
+    Value value = plan.source;
+    if (plan.expand)
+      value = tensor::ExpandShapeOp::create(
+          rewriter, loc,
+          RankedTensorType::get(plan.expandedShape, plan.element), value,
+          plan.expandGroups);
+    if (plan.collapse)
+      value = tensor::CollapseShapeOp::create(
+          rewriter, loc, RankedTensorType::get(plan.keptShape, plan.element),
+          value, plan.collapseGroups);
+    if (plan.insert)
+      value = tensor::ExpandShapeOp::create(
+          rewriter, loc, RankedTensorType::get(plan.finalShape, plan.element),
+          value, plan.insertGroups);
+    return value;
+  }
+
+  /// torch's guard kept: rows whose keys are all masked (false, or −inf)
+  /// are zero. For finite scores a masked score is −inf exactly where the
+  /// mask masks it, so this is the frontend's test, on the mask alone (no
+  /// scores tensor).
+  Value zeroFullyMaskedRows(RewriterBase &rewriter, Location loc,
+                            Value attention, Value maskValue) {
+    MLIRContext *ctx = rewriter.getContext();
+    auto maskType = cast<RankedTensorType>(maskValue.getType());
+    unsigned rank = maskType.getRank();
+    SmallVector<int64_t> rowShape;
+    SmallVector<AffineExpr> rowExprs, rowInOut;
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    for (unsigned i = 0; i < rank; ++i) {
+      unsigned loop = mask.loops[i];
+      if (loop == keyLoop) {
+        iterators[i] = utils::IteratorType::reduction;
+        continue;
+      }
+      rowShape.push_back(maskType.getDimSize(i));
+      rowExprs.push_back(getAffineDimExpr(i, ctx));
+      // Checked in plan(): the mask's other loops are output loops.
+      unsigned pos = *outMap.getResultPosition(getAffineDimExpr(loop, ctx));
+      rowInOut.push_back(getAffineDimExpr(pos, ctx));
+    }
+    Type i1 = rewriter.getI1Type();
+    Value rowInit = tensor::EmptyOp::create(rewriter, loc, rowShape, i1);
+    Value trueValue = arith::ConstantIntOp::create(rewriter, loc, i1, 1);
+    rowInit =
+        linalg::FillOp::create(rewriter, loc, trueValue, rowInit).getResult(0);
+    Type maskElement = maskType.getElementType();
+    auto rows = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{rowInit.getType()}, ValueRange{maskValue},
+        ValueRange{rowInit},
+        ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(rank, ctx),
+                            AffineMap::get(rank, 0, rowExprs, ctx)},
+        iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+          Value masked;
+          if (maskElement.isInteger(1)) {
+            Value one = arith::ConstantIntOp::create(b, l, b.getI1Type(), 1);
+            masked = arith::XOrIOp::create(b, l, args[0], one);
+          } else {
+            auto floatType = cast<FloatType>(maskElement);
+            Value negInf = arith::ConstantOp::create(
+                b, l,
+                b.getFloatAttr(floatType,
+                               APFloat::getInf(floatType.getFloatSemantics(),
+                                               /*Negative=*/true)));
+            masked = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ,
+                                           args[0], negInf);
+          }
+          Value all = arith::AndIOp::create(b, l, masked, args[1]);
+          linalg::YieldOp::create(b, l, all);
+        });
+    auto outType = cast<RankedTensorType>(attention.getType());
+    unsigned outRank = outType.getRank();
+    Value empty = tensor::EmptyOp::create(rewriter, loc, outType.getShape(),
+                                          outType.getElementType());
+    auto zeroed = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{outType},
+        ValueRange{attention, rows.getResult(0)}, ValueRange{empty},
+        ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(outRank, ctx),
+                            AffineMap::get(outRank, 0, rowInOut, ctx),
+                            AffineMap::getMultiDimIdentityMap(outRank, ctx)},
+        SmallVector<utils::IteratorType>(outRank,
+                                         utils::IteratorType::parallel),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value zero = arith::ConstantOp::create(
+              b, l, b.getFloatAttr(outType.getElementType(), 0.0));
+          Value r = arith::SelectOp::create(b, l, args[1], zero, args[0]);
+          linalg::YieldOp::create(b, l, r);
+        });
+    return zeroed.getResult(0);
+  }
+
+  Expressions &ex;
+  AttentionMatch &match;
+  RankedTensorType rootType;
+  SmallVector<ReassociationIndices> outGroups;
+  SmallVector<int64_t> outShape;
+  DenseMap<unsigned, unsigned> loopOf;
+  unsigned numLoops = 0, keyLoop = 0;
+  ViewPlan q, k, v, mask, positions;
+  bool hasPositions = false, guardMask = false;
+  AffineMap outMap;
+  std::optional<int64_t> queryDim;
+};
+
+//===----------------------------------------------------------------------===//
+// Driver
+//===----------------------------------------------------------------------===//
+
+/// Whether a failed match on `root` is worth a remark: one of its inputs
+/// is (within a few ops, not through another contraction) a softmax or an
+/// exp.
+bool fedBySoftmax(linalg::LinalgOp root) {
+  SmallVector<std::pair<Operation *, int>> stack;
+  SmallPtrSet<Operation *, 16> seen;
+  for (Value input : root.getDpsInputs())
+    if (Operation *def = input.getDefiningOp())
+      stack.push_back({def, 0});
+  while (!stack.empty() && seen.size() < 64) {
+    auto [op, depth] = stack.pop_back_val();
+    if (!seen.insert(op).second)
+      continue;
+    if (isa<linalg::SoftmaxOp>(op))
+      return true;
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+      if (linalgOp.getBlock() &&
+          llvm::any_of(
+              linalgOp.getBlock()->getOperations(),
+              [](Operation &nested) { return isa<math::ExpOp>(nested); }))
+        return true;
+      if (linalg::isaContractionOpInterface(linalgOp))
+        continue;
+    }
+    if (depth >= 12)
+      continue;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        stack.push_back({def, depth + 1});
+  }
+  return false;
+}
+
+/// The ops between the scores contraction and `root` (inclusive of the
+/// former) that would stay alive after raising because something else uses
+/// them: raising would then compute attention's scores twice.
+Operation *usedOutside(Expressions &ex, AttentionMatch &match) {
+  if (!match.scores)
+    return nullptr;
+  llvm::SetVector<Operation *> between;
+  between.insert(match.scores);
+  for (size_t i = 0; i < between.size(); ++i)
+    for (Operation *user : between[i]->getUsers())
+      if (ex.opened.contains(user) && user != match.root)
+        between.insert(user);
+  for (Operation *op : between)
+    for (Operation *user : op->getUsers())
+      if (user != match.root.getOperation() && !between.contains(user))
+        return op;
+  return nullptr;
+}
+
+/// Raises the attention `op` ends, if it is one; `why` and `worth` (a
+/// remark is due) otherwise.
+LogicalResult raiseAttentionAt(linalg::LinalgOp op, RewriterBase &rewriter,
+                               std::string &why, bool &worth) {
+  worth = false;
+  if (!op.hasPureTensorSemantics() || op->getNumResults() != 1 ||
+      !linalg::isaContractionOpInterface(op)) {
+    why = "not a contraction";
+    return failure();
+  }
+  Expressions ex;
+  Matcher matcher(ex, op);
+  if (failed(matcher.run())) {
+    why = ex.exhausted() ? "too large to analyze" : matcher.why;
+    worth = fedBySoftmax(op);
+    return failure();
+  }
+  worth = true;
+  if (Operation *shared = usedOutside(ex, matcher.match)) {
+    why = "an intermediate (" + shared->getName().getStringRef().str() +
+          ") has users outside the attention (raising would compute it "
+          "twice)";
+    return failure();
+  }
+  Builder builder(ex, matcher.match);
+  if (failed(builder.plan())) {
+    why = builder.why;
+    return failure();
+  }
+  Value raised = builder.emit(rewriter);
+  rewriter.replaceOp(op, raised);
+  return success();
+}
+
+struct RaiseAttentionPattern
+    : public OpInterfaceRewritePattern<linalg::LinalgOp> {
+  RaiseAttentionPattern(MLIRContext *ctx, bool remarks)
+      : OpInterfaceRewritePattern(ctx), remarks(remarks) {}
+
+  LogicalResult matchAndRewrite(linalg::LinalgOp op,
+                                PatternRewriter &rewriter) const override {
+    std::string why;
+    bool worth = false;
+    if (succeeded(raiseAttentionAt(op, rewriter, why, worth)))
+      return success();
+    if (remarks && worth)
+      op->emitRemark("rope-raise: attention not raised: ") << why;
+    return rewriter.notifyMatchFailure(op, why);
+  }
+
+  bool remarks;
+};
+
+/// Records erased ops (a raise erases the chain behind it).
+struct ErasedListener : public RewriterBase::Listener {
+  DenseSet<Operation *> erased;
+  void notifyOperationErased(Operation *op) override { erased.insert(op); }
+};
+
+} // namespace
+
+void mlir::rope::populateRopeRaiseAttentionPatterns(RewritePatternSet &patterns,
+                                                    bool remarks) {
+  patterns.add<RaiseAttentionPattern>(patterns.getContext(), remarks);
+}
+
+void mlir::rope::raiseAttention(Operation *root, bool remarks) {
+  SmallVector<linalg::LinalgOp> candidates;
+  root->walk([&](linalg::LinalgOp op) {
+    if (op->getNumResults() == 1 && op.hasPureTensorSemantics() &&
+        linalg::isaContractionOpInterface(op))
+      candidates.push_back(op);
+  });
+  ErasedListener listener;
+  IRRewriter rewriter(root->getContext(), &listener);
+  for (linalg::LinalgOp op : candidates) {
+    if (listener.erased.contains(op))
+      continue;
+    std::string why;
+    bool worth = false;
+    SmallVector<Operation *> feeders;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        feeders.push_back(def);
+    if (failed(raiseAttentionAt(op, rewriter, why, worth))) {
+      if (remarks && worth)
+        op->emitRemark("rope-raise: attention not raised: ") << why;
+      continue;
+    }
+    // Erase what only fed the raised attention, producers after users.
+    llvm::SetVector<Operation *> worklist(feeders.begin(), feeders.end());
+    while (!worklist.empty()) {
+      Operation *dead = worklist.pop_back_val();
+      if (listener.erased.contains(dead) || !isOpTriviallyDead(dead))
+        continue;
+      dead->walk([&](Operation *nested) {
+        for (Value operand : nested->getOperands())
+          if (Operation *def = operand.getDefiningOp();
+              def && !dead->isAncestor(def))
+            worklist.insert(def);
+      });
+      rewriter.eraseOp(dead);
+    }
+  }
+}

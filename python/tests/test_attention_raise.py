@@ -1,0 +1,190 @@
+"""Attention as frontends emit it (test/Frontends/Inputs/attention), raised
+to rope.attention by --rope-raise (lib/Transforms/RopeRaise/RaiseAttention.cpp)
+and run raised.
+
+For every fixture:
+- raising gives one rope.attention, nothing of the written-out softmax left,
+  with the scale, mask kind, causal flag, GQA query dim and rotated Q/K the
+  manifest's `expect` records;
+- the module raised and lowered by rope_mlir.jit's default pipeline
+  (rope-optimize, then rope-to-llvm-cpu) equals the generator's float64
+  reference within 2e-6 relative (max|y - r| / max|r|), as the un-raised
+  module does (test_attention_fixtures.py).
+JAX's module calls its jitted helpers (@tril, @_where): it is raised only
+after inlining, so it runs through `inline` first (rope-optimize does not
+inline).
+
+The execution tests skip, saying so, while rope.attention has no
+decomposition to linalg (AttentionDecompose.cpp a scaffold).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import pathlib
+import re
+
+import numpy as np
+import pytest
+
+import rope_mlir
+from rope_mlir import _jit
+
+INPUTS = (pathlib.Path(__file__).resolve().parents[2] / "test" / "Frontends"
+          / "Inputs" / "attention")
+MANIFEST = json.loads((INPUTS / "manifest.json").read_text())
+FIXTURES = {f["name"]: f for f in MANIFEST["fixtures"]}
+RAISE = "builtin.module(inline, rope-raise)"
+UNRAISED = "builtin.module(rope-to-llvm-cpu{emit-c-interface=true})"
+INLINED = ("builtin.module(inline, rope-optimize, "
+           "rope-to-llvm-cpu{emit-c-interface=true})")
+
+# The smallest rope.attention: whether rope-to-llvm-cpu can lower it.
+PROBE = """
+func.func @probe(%q: tensor<1x2x4xf32>, %k: tensor<1x3x4xf32>, %v: tensor<1x3x4xf32>) -> tensor<1x2x4xf32> {
+  %e = tensor.empty() : tensor<1x2x4xf32>
+  %o = rope.attention ins(%q, %k, %v : tensor<1x2x4xf32>, tensor<1x3x4xf32>, tensor<1x3x4xf32>) outs(%e : tensor<1x2x4xf32>) attributes {indexing_maps = [affine_map<(b, m, k1, k2, n) -> (b, m, k1)>, affine_map<(b, m, k1, k2, n) -> (b, k2, k1)>, affine_map<(b, m, k1, k2, n) -> (b, k2, n)>, affine_map<(b, m, k1, k2, n) -> (b, m, n)>], scale = 0.5 : f64} -> tensor<1x2x4xf32>
+  return %o : tensor<1x2x4xf32>
+}
+"""
+
+
+@functools.lru_cache(maxsize=1)
+def _decomposition_missing() -> str:
+    """Why raised modules cannot run yet, or "" when they can."""
+    try:
+        lowered = _jit.lower(PROBE, "builtin.module(rope-decompose-aggregates)")
+    except _jit.CompileError as error:
+        if "rope.attention" not in str(error):
+            raise
+        return f"rope.attention does not decompose: {error}"
+    if "rope.attention" in lowered:
+        return "rope.attention does not decompose (AttentionDecompose.cpp)"
+    return ""
+
+
+def _needs_decomposition():
+    why = _decomposition_missing()
+    if why:
+        pytest.skip(why)
+
+
+def _arrays(npz, prefix):
+    keys = sorted((k for k in npz.files if re.fullmatch(prefix + r"\d+", k)),
+                  key=lambda k: int(k[len(prefix):]))
+    return [npz[k] for k in keys]
+
+
+def _load(name):
+    fixture = FIXTURES[name]
+    text = (INPUTS / fixture["file"]).read_text()
+    data = np.load(INPUTS / fixture["data"])
+    return fixture, text, _arrays(data, "arg"), _arrays(data, "ref")
+
+
+def _relative_error(actual, expected):
+    scale = float(np.max(np.abs(expected)))
+    return float(np.max(np.abs(np.asarray(actual, np.float64) - expected))) / scale
+
+
+def _pipeline(text):
+    """The default pipeline, with `inline` first for modules with calls."""
+    return INLINED if "call @" in text else None
+
+
+def _run(text, pipeline, func, args):
+    outs = rope_mlir.jit(text, pipeline=pipeline).function(func)(*args)
+    return outs if isinstance(outs, tuple) else (outs,)
+
+
+def _attention_op(raised: str) -> str:
+    ops = [line for line in raised.splitlines() if "rope.attention" in line]
+    assert len(ops) == 1, raised
+    return ops[0]
+
+
+def _defs(raised: str) -> dict:
+    """SSA name -> the line defining it."""
+    defs = {}
+    for line in raised.splitlines():
+        m = re.match(r"\s*(%[\w.]+)(?::\d+)? = ", line)
+        if m:
+            defs[m.group(1)] = line
+    return defs
+
+
+def _producer_is_rope(name: str, defs: dict) -> bool:
+    """Whether `name` is a rope.apply, or a reshape of one (GQA's view)."""
+    line = defs.get(name, "")
+    if "tensor.expand_shape" in line:
+        line = defs.get(re.search(r"expand_shape (%[\w.]+)", line).group(1), "")
+    return "rope.apply" in line
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURES))
+def test_raised_attributes_match_the_fixture(name):
+    fixture, text, args, _ = _load(name)
+    raised = _jit.lower(text, RAISE)
+    e = fixture["expect"]
+    op = _attention_op(raised)
+    for gone in ("math.exp", "linalg.softmax", "linalg.batch_matmul"):
+        assert gone not in raised, (name, gone)
+    scale = float(re.search(r"scale = ([0-9.e+-]+) : f64", op).group(1))
+    assert scale == pytest.approx(e["scale"], rel=1e-6), op
+    kind = e["mask"]["kind"]
+    assert ("causal" in op) == (kind == "causal"), op
+    mask = re.search(r"mask\((%[\w.]+) : tensor<([0-9x]+)x(\w+)>\)", op)
+    assert bool(mask) == (kind == "tensor"), op
+    if mask:
+        # The mask argument, its unit head dim dropped; i1 for a boolean one.
+        want = "i1" if e["mask"]["type"] == "boolean" else "f32"
+        assert mask.group(3) == want, op
+        shape = [s for s in e["mask"]["shape"] if s != 1]
+        assert [int(s) for s in mask.group(2).split("x") if s != "1"] == shape
+    # GQA: Q viewed [.., Hkv, G, ..], the group a loop the query_dim names.
+    assert ("query_dim" in op) == (e["Hq"] != e["Hkv"]), op
+    q, k, v = re.search(r"ins\((%[\w.]+), (%[\w.]+), (%[\w.]+) :", op).groups()
+    defs = _defs(raised)
+    assert _producer_is_rope(q, defs) == bool(e["q"].get("rotated")), op
+    assert _producer_is_rope(k, defs) == bool(e["k"].get("rotated")), op
+    assert v == f"%arg{e['v']['arg']}", op
+    # A scale on a rotated Q went into the scale, not the rotation.
+    assert "magnitude" not in raised
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURES))
+def test_raised_fixture_runs_right(name):
+    _needs_decomposition()
+    fixture, text, args, refs = _load(name)
+    outs = _run(text, _pipeline(text), fixture["func"], args)
+    assert len(outs) == len(refs)
+    for out, ref in zip(outs, refs):
+        assert out.shape == ref.shape and out.dtype == np.float32
+        error = _relative_error(out, ref)
+        assert error <= 2e-6, (name, error)
+
+
+def test_guard_zeroes_fully_masked_rows():
+    """torch SDPA's boolean mask with rows whose keys are all masked: torch
+    (and the un-raised module) gives those rows zeros where the op alone
+    would give NaN; the raised module keeps the frontend's guard."""
+    _needs_decomposition()
+    fixture, text, args, refs = _load("torch_sdpa_mask")
+    mask = args[3].copy()
+    mask[0, 0, 2, :] = False
+    mask[1, 0, 7, :] = False
+    args = args[:3] + [mask]
+    raised = _run(text, None, fixture["func"], args)[0]
+    unraised = _run(text, UNRAISED, fixture["func"], args)[0]
+    assert np.all(raised[0, :, 2, :] == 0) and np.all(raised[1, :, 7, :] == 0)
+    assert not np.isnan(raised).any()
+    assert _relative_error(raised, unraised.astype(np.float64)) <= 2e-6
+
+
+def test_jax_needs_inlining():
+    """Without inlining, JAX's masked scores are a call's result: nothing is
+    raised (and the module still runs, un-raised, through the default
+    pipeline)."""
+    _, text, _, _ = _load("jax_attention")
+    assert "rope.attention" not in _jit.lower(text, "builtin.module(rope-raise)")

@@ -7,6 +7,7 @@
 #ifndef ROPE_CONVERSION_PASSES_H
 #define ROPE_CONVERSION_PASSES_H
 
+#include "rope/Conversion/RopeToGPU/AttentionToGPU.h"
 #include "rope/Conversion/RopeToGPU/RopeToGPU.h"
 #include "rope/Conversion/RopeToLinalg/RopeToLinalg.h"
 #include "rope/Conversion/RopeToVector/RopeToVector.h"

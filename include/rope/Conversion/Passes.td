@@ -121,4 +121,72 @@ def ConvertRopeToGPUPass : Pass<"convert-rope-to-gpu"> {
   ];
 }
 
+def RopeDecomposeInForallPass : Pass<"rope-decompose-in-forall"> {
+  let summary = "Decompose aggregated ops inside scf.forall loops into linalg "
+                "(what each GPU thread of a mapped loop computes itself)";
+  let description = [{
+    Replaces every op implementing `AggregatedOpInterface` that is nested in
+    an `scf.forall` (`rope.apply` tiles fused into attention loops,
+    `rope.online_attention` key tiles, `linalg.softmax`) by its
+    decomposition, repeatedly, until only linalg and tensor ops remain in
+    the loops. Ops outside any `scf.forall` are left alone: in
+    `rope-to-nvvm` a top-level `rope.apply` still becomes its own
+    `gpu.launch` (`convert-rope-to-gpu`), while a tile inside a loop that
+    `rope-map-forall-to-gpu` maps to threads must be computed inline by the
+    thread that owns the iteration.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def RopeMapForallToGPUPass : Pass<"rope-map-forall-to-gpu"> {
+  let summary = "Map each outermost scf.forall on buffers to GPU blocks and "
+                "threads (mapped scf.parallel loops) with per-thread buffers";
+  let description = [{
+    Prepares every outermost bufferized `scf.forall` (no results, not inside
+    a `gpu.launch`) for upstream's `convert-parallel-loops-to-gpu`, using
+    upstream's loop utilities:
+
+    - `scf::forallToParallelLoop`, then `collapseParallelLoops` (all dims
+      into one, row-major: any number of dims, no sequential leftovers),
+      then `scf::tileParallelLoop` by `block-size` (without min/max bounds:
+      a tail guard instead), then `gpu::setMappingAttr`: tiles to
+      `blockIdx.x`, iterations within a tile to `threadIdx.x`. One
+      iteration is one thread; iterations must be independent (they are:
+      an `scf.forall`'s iterations write disjoint slices).
+    - Buffers allocated inside an iteration (`memref.alloc` of one-shot
+      bufferization: an attention row's accumulator, scores, rotated tiles)
+      become `memref.alloca` at the start of the thread's body, i.e. in the
+      kernel's entry block: per-thread private memory, no heap and no
+      deallocation. Sizes must be static or have a constant upper bound
+      (the alloca then holds the bound).
+    - `memref.copy` inside an iteration becomes `linalg.copy` (loops later),
+      since a copy between non-contiguous views lowers to a call into the
+      host runtime (`memrefCopy`) that a kernel cannot make.
+    - `memref.get_global` read inside an iteration is cloned into it, so
+      that outlining copies the global into the GPU module instead of
+      passing a host address.
+
+    `convert-parallel-loops-to-gpu` must follow immediately: the scf.parallel
+    canonicalizations would merge the two mapped loops again.
+  }];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", "128",
+           "Threads per block (iterations per tile of the collapsed loop)">
+  ];
+}
+
 #endif // ROPE_CONVERSION_PASSES_TD

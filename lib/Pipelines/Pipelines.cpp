@@ -28,6 +28,12 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
     OpPassManager &pm, const RopeToLLVMCpuPipelineOptions &options) {
   // Complex tables (Meta's freqs_cis) have no LLVM global form: as parts.
   pm.addPass(createRopeSplitComplexConstantsPass());
+  // rope.attention left whole (not fused by rope-fuse-into-attention) still
+  // runs as FlashAttention: tiled with an online softmax, never a
+  // [.., Sq, Sk] scores tensor.
+  RopeTileAttentionPassOptions attention;
+  attention.fuseRotations = false;
+  pm.addPass(createRopeTileAttentionPass(attention));
   if (options.vectorize)
     pm.addPass(createConvertRopeToVectorPass());
   else
@@ -112,6 +118,21 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
 
 void mlir::rope::buildRopeToNVVMPipeline(
     OpPassManager &pm, const RopeToNVVMPipelineOptions &options) {
+  // rope.attention as FlashAttention loops with one query row per iteration
+  // of the outer scf.forall (GQA group heads tiled too): each GPU thread
+  // owns a row and its online softmax, so no value is shared between
+  // threads (lib/Conversion/RopeToGPU/AttentionToGPU.cpp). The rotation of
+  // Q is fused per row; K's per key tile only in decode (auto), else it
+  // stays a top-level rope.apply and gets its own kernel below.
+  RopeTileAttentionPassOptions attention;
+  attention.queryTileSize = 1;
+  attention.keyTileSize = options.attentionKeyTile;
+  attention.fuseKey = options.attentionFuseKey;
+  attention.tileGroups = true;
+  pm.addPass(createRopeTileAttentionPass(attention));
+  // Before convert-rope-to-gpu, which would give every rope.apply tile
+  // inside the loops a gpu.launch of its own.
+  pm.addPass(createRopeDecomposeInForallPass());
   ConvertRopeToGPUPassOptions toGPU;
   toGPU.blockSize = options.blockSize;
   toGPU.maxBlocks = options.maxBlocks;
@@ -133,6 +154,13 @@ void mlir::rope::buildRopeToNVVMPipeline(
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // The attention row loops to blocks x threads, their buffers per-thread
+  // allocas; the launch right away (a canonicalization in between would
+  // merge the mapped block and thread loops back into one).
+  RopeMapForallToGPUPassOptions toThreads;
+  toThreads.blockSize = options.attentionBlockSize;
+  pm.addPass(createRopeMapForallToGPUPass(toThreads));
+  pm.addPass(createConvertParallelLoopToGpuPass());
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());

@@ -24,4 +24,7 @@ void mlir::rope::buildRopeOptimizePipeline(
   RopeFuseIntoAttentionPassOptions fuse;
   fuse.remarks = options.remarks;
   pm.addPass(createRopeFuseIntoAttentionPass(fuse));
+  // Attention raised to rope.attention: FlashAttention loops with the
+  // rotations of Q and K fused into them.
+  pm.addPass(createRopeTileAttentionPass());
 }

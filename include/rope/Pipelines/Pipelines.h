@@ -107,10 +107,33 @@ struct RopeToNVVMPipelineOptions
                      "(static shapes only; what bench/gpu's driver-API "
                      "harness expects)"),
       llvm::cl::init(false)};
+  PassOptions::Option<int64_t> attentionBlockSize{
+      *this, "attention-block-size",
+      llvm::cl::desc("rope.attention: query rows (threads) per block; each "
+                     "thread runs one row's online softmax over every key"),
+      llvm::cl::init(128)};
+  PassOptions::Option<int64_t> attentionKeyTile{
+      *this, "attention-key-tile",
+      llvm::cl::desc("rope.attention: keys per step of a row's online "
+                     "softmax (the scores and a fused K rotation of one "
+                     "step are per-thread buffers)"),
+      llvm::cl::init(16)};
+  PassOptions::Option<std::string> attentionFuseKey{
+      *this, "attention-fuse-key",
+      llvm::cl::desc("rope.attention: rotate K per key tile inside each "
+                     "thread (always, never, or auto: only for one query "
+                     "per row of K/V, i.e. decode); otherwise the rope.apply "
+                     "of K is its own kernel"),
+      llvm::cl::init("auto")};
 };
 
 /// rope IR (on tensors) -> host LLVM dialect + a `gpu.binary`:
-/// convert-rope-to-gpu, one-shot bufferization (destinations in place),
+/// rope.attention tiled into one query row per scf.forall iteration
+/// (rope-tile-attention, rotations of Q and, in decode, K fused) and the
+/// tiles in those loops decomposed (rope-decompose-in-forall),
+/// convert-rope-to-gpu for the remaining rope.apply, one-shot bufferization
+/// (destinations in place), the forall mapped to blocks x threads
+/// (rope-map-forall-to-gpu, convert-parallel-loops-to-gpu),
 /// index computations sunk into the launch, kernel outlining, the NVVM target
 /// attached, GPU ops to NVVM (math to libdevice), host to LLVM, and
 /// gpu-module-to-binary. Mirrors upstream's gpu::buildLowerToNVVMPassPipeline,
@@ -130,11 +153,13 @@ struct RopeOptimizePipelineOptions
 };
 
 /// What a compiler inserts ahead of its own lowering: rope-raise (RoPE
-/// written out by a frontend becomes rope.apply), canonicalize and CSE (the
-/// frontend's now dead cos/sin computations go), then
-/// rope-fuse-into-attention (a raised rotation feeding attention is fused
-/// into its tiles). The result is still on tensors; any lowering follows
-/// (rope-to-llvm-cpu, rope-to-nvvm, or another compiler's).
+/// written out by a frontend becomes rope.apply, attention rope.attention),
+/// canonicalize and CSE (the frontend's now dead cos/sin computations go),
+/// rope-fuse-into-attention (a raised rotation feeding attention scores the
+/// raising did not take is fused into their tiles), then
+/// rope-tile-attention (rope.attention as FlashAttention loops with the
+/// rotations of Q and K fused in). The result is still on tensors; any
+/// lowering follows (rope-to-llvm-cpu, rope-to-nvvm, or another compiler's).
 void buildRopeOptimizePipeline(OpPassManager &pm,
                                const RopeOptimizePipelineOptions &options);
 

@@ -29,14 +29,17 @@ def RopeApproximateTrigPass : Pass<"rope-approximate-trig"> {
 }
 
 def RopeDecomposeAggregatesPass : Pass<"rope-decompose-aggregates"> {
-  let summary = "Decompose aggregated linalg ops (linalg.softmax) into "
-                "structured ops";
+  let summary = "Decompose aggregated ops (linalg.softmax, rope.attention, "
+                "rope.online_attention) into structured ops";
   let description = [{
     Replaces every op implementing upstream's `AggregatedOpInterface`
-    (`linalg.softmax`) by its decomposition into `linalg.generic`/`linalg.fill`
-    ops, which the loop lowering handles. MLIR 22 offers this decomposition
-    only through the transform dialect (`decompose_interface`); the CPU
-    pipeline runs it so that unfused attention compiles.
+    (`linalg.softmax`; `rope.attention`, which becomes an online step and a
+    normalization; `rope.online_attention`, which becomes the scores
+    contraction, one elementwise epilogue, the online-softmax update and
+    P·V) by its decomposition, repeatedly until none is left, into
+    `linalg.generic`/`linalg.fill` ops, which the loop lowering and the
+    vectorizers handle. MLIR 22 offers this decomposition only through the
+    transform dialect (`decompose_interface`); the CPU pipeline runs it.
 
     ```mlir
     %p = linalg.softmax dimension(1) ins(%s : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
@@ -182,6 +185,61 @@ def RopeRaisePass : Pass<"rope-raise"> {
   ];
 }
 
+def RopeTileAttentionPass : Pass<"rope-tile-attention"> {
+  let summary = "Tile rope.attention FlashAttention-style and fuse the "
+                "rotations of Q and K into its loops";
+  let description = [{
+    Every `rope.attention` becomes the loop nest of FlashAttention-2, built
+    by upstream scf tiling through the attention ops' `TilingInterface`
+    (`tileAndFuseAttention`, `rope/Transforms/AttentionTiling.h`):
+
+    - batch dims by 1 (a GQA group, a batch dim K and V do not have, stays
+      whole: one rotation tile and one K/V tile serve all its heads) and the
+      queries by `query-tile-size`, as one `scf.forall` (OpenMP threads under
+      `rope-to-llvm-cpu{num-threads=N}`);
+    - inside, the tile is one `rope.online_attention` step from
+      (0, −inf, 0), tiled along the keys by `key-tile-size` (an `scf.for`
+      carrying acc, max and sum), then normalized;
+    - the `rope.apply` producing Q is fused into the query loop (Q rotated
+      once per query tile), and the one producing K into the key loop as
+      `fuse-key` says (`auto`: only when the queries are one tile, i.e.
+      decode: each key rotated once, the rotated cache never written;
+      prefill rotates K whole once instead); `fuse-rotations=false` fuses
+      neither (what rope-to-llvm-cpu does for attention it finds unfused);
+    - key tiles that no query of the tile can see (causal, sliding window,
+      per-row positions, a float mask −inf on the whole tile) are skipped at
+      run time (`populateSkipMaskedKeyTilesPatterns`);
+    - `expand_shape` of a rotation (GQA's `[B, Hkv, G, S, D]` view of Q) is
+      moved above it first, so that the rotation's tiles can be fused.
+
+    The online steps are decomposed into linalg later
+    (`rope-decompose-aggregates`).
+  }];
+  let options = [
+    Option<"queryTileSize", "query-tile-size", "int64_t", /*default=*/"32",
+           "Tile size of the query dim (0: whole)">,
+    Option<"keyTileSize", "key-tile-size", "int64_t", /*default=*/"64",
+           "Tile size of the key dim (0: whole)">,
+    Option<"fuseKey", "fuse-key", "std::string", /*default=*/"\"auto\"",
+           "Rotate K per key tile: always, never, or auto (only when the "
+           "queries are one tile)">,
+    Option<"fuseRotations", "fuse-rotations", "bool", /*default=*/"true",
+           "Fuse the rope.apply producers of Q and K into the loops">,
+    Option<"tileGroups", "tile-groups", "bool", /*default=*/"false",
+           "Also tile the query heads of a GQA group by 1">,
+    Option<"parallelLoops", "parallel-loops", "bool", /*default=*/"true",
+           "The batch and query loops as one scf.forall">
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def RopeFuseIntoAttentionPass : Pass<"rope-fuse-into-attention"> {
   let summary = "Fuse rope.apply into the tiles of attention's Q·Kᵀ contraction";
   let description = [{
@@ -213,21 +271,19 @@ def RopeFuseIntoAttentionPass : Pass<"rope-fuse-into-attention"> {
       rotating K whole once, while decode fuses K either way
       (docs/PERFORMANCE.md).
 
-    Whole attention (`whole-attention`, on by default): when the scores go
-    on through elementwise ops (a scale, an additive mask: all-parallel,
-    identity maps on the scores) to `linalg.softmax` over the key dim (or a
-    softmax written out in linalg ops, which the pass first raises to
-    `linalg.softmax` as `rope-raise-softmax` does) and
-    into a contraction with V over that dim (P·V), the whole chain becomes
-    one loop nest with an online softmax (FlashAttention-2): P·V is tiled
-    over its batch dims by 1 and its query dim (one `scf.forall` with
-    `parallel-loops`), and inside, an `scf.for`
-    over key tiles carries the running row max, row sum and the
-    `[.., tq, Dv]` output accumulator as `iter_args`; per key tile
-    S = epilogue(Q_rot·K_rotᵀ), m' = max(m, rowmax S), P = exp(S − m'),
-    l' = l·exp(m − m') + rowsum P, O' = O·exp(m − m') + P·V; O / l after
-    the key loop. No `[.., Sq, Sk]` scores tensor is left. Both
-    contractions must accumulate into zeros.
+    Whole attention (`whole-attention`, on by default): attention written
+    out in linalg (scores, scale, mask, a softmax over the keys — also
+    written out, which is first raised to `linalg.softmax` as
+    `rope-raise-softmax` does — and ·V, in the forms `rope-raise` knows) is
+    raised to `rope.attention` and tiled as `rope-tile-attention` does
+    (FlashAttention-2: batch dims by 1 and query tiles as the outer loops, a
+    key loop carrying the online softmax's acc/max/sum around
+    `rope.online_attention`, acc / sum after it; Q rotated per query tile, K
+    per key tile as `fuse-key` says; key tiles no query sees skipped); this
+    pass's tile sizes, `fuse-key`, `tile-heads` (then: the query heads of a
+    GQA group by 1) and `parallel-loops` apply. No `[.., Sq, Sk]` scores
+    tensor is left. What is not raised (the remark says why) keeps its
+    scores fused as below.
 
     The reduction (channel) dim is never tiled: a rotated pair spans it.
     IR it cannot fuse is left untouched; `-debug-only=rope-fuse-into-attention`

@@ -1,0 +1,131 @@
+// RUN: rope-opt %s --rope-tile-attention --canonicalize -split-input-file | FileCheck %s --enable-var-scope
+// RUN: rope-opt %s --rope-tile-attention="fuse-key=always query-tile-size=64 key-tile-size=32" --canonicalize -split-input-file | FileCheck %s --check-prefix=ALWAYS --enable-var-scope
+// RUN: rope-opt %s --rope-tile-attention="fuse-rotations=false" --canonicalize -split-input-file | FileCheck %s --check-prefix=NOFUSE --enable-var-scope
+
+// rope.attention as FlashAttention-2 loops (upstream scf tiling through the
+// attention ops' TilingInterface). Executed equivalence:
+// python/tests/test_attention_tiling.py.
+
+#q = affine_map<(b, h, g, m, k1, k2, n) -> (b, h, g, m, k1)>
+#k = affine_map<(b, h, g, m, k1, k2, n) -> (b, h, k2, k1)>
+#v = affine_map<(b, h, g, m, k1, k2, n) -> (b, h, k2, n)>
+#o = affine_map<(b, h, g, m, k1, k2, n) -> (b, h, g, m, n)>
+
+// Prefill, GQA (Q rotated as [1, 16, 128, 64], attention reads the
+// [1, 2, 8, 128, 64] view): the view moves above the rotation, whose tiles
+// are fused per query tile for all 8 heads of a group; K is rotated whole
+// (4 query tiles: auto does not fuse it); the key loop carries acc/max/sum
+// and skips the tiles above the diagonal (causal).
+// CHECK-LABEL: func.func @prefill(
+//  CHECK-SAME:     %[[X:[a-z0-9]+]]: tensor<1x2x8x128x64xf32>, %[[Y:[a-z0-9]+]]: tensor<1x2x128x64xf32>
+//       CHECK:   %[[KR:.*]] = rope.apply ins(%[[Y]] : tensor<1x2x128x64xf32>)
+//       CHECK:   scf.forall (%[[H:[a-z0-9]+]], %[[M:[a-z0-9]+]]) = (0, 0) to (2, 128) step (1, 32)
+//       CHECK:     %[[XT:.*]] = tensor.extract_slice %[[X]][0, %[[H]], 0, %[[M]], 0] [1, 1, 8, 32, 64]
+//       CHECK:     %[[OFF:.*]] = arith.index_cast %[[M]] : index to i64
+//       CHECK:     %[[QT:.*]] = rope.apply ins(%[[XT]] : tensor<1x1x8x32x64xf32>) offset(%[[OFF]] : i64)
+//  CHECK-SAME:       token_dims = array<i64: 0, 3>
+//       CHECK:     %[[KH:.*]] = tensor.extract_slice %[[KR]][0, %[[H]], 0, 0] [1, 1, 128, 64]
+//       CHECK:     scf.for %[[N:[a-z0-9]+]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}, %[[MAX:.*]] = %{{.*}}, %[[SUM:.*]] = %{{.*}})
+//       CHECK:       %[[VISIBLE:.*]] = arith.cmpi sle
+//       CHECK:       scf.if %[[VISIBLE]]
+//       CHECK:         %[[KT:.*]] = tensor.extract_slice %[[KH]][0, 0, %[[N]], 0] [1, 1, 64, 64]
+//       CHECK:         rope.online_attention ins(%[[QT]], %[[KT]], %{{.*}} : tensor<1x1x8x32x64xf32>, tensor<1x1x64x64xf32>, tensor<1x1x64x64xf32>)
+//  CHECK-SAME:           query_offset(%[[M]]) key_offset(%[[N]]) outs(%[[ACC]], %[[MAX]], %[[SUM]]
+//  CHECK-SAME:           causal
+//       CHECK:       } else {
+//       CHECK:         scf.yield %[[ACC]], %[[MAX]], %[[SUM]]
+//       CHECK:     linalg.generic
+//       CHECK:       arith.divf
+// ALWAYS-LABEL: func.func @prefill(
+//   ALWAYS-NOT:   rope.apply
+//       ALWAYS:   scf.forall
+//       ALWAYS:     rope.apply ins(%{{.*}} : tensor<1x1x8x64x64xf32>)
+//       ALWAYS:     scf.for
+//       ALWAYS:       rope.apply ins(%{{.*}} : tensor<1x1x32x64xf32>)
+//       ALWAYS:       scf.if
+//       ALWAYS:         rope.online_attention
+// NOFUSE-LABEL: func.func @prefill(
+//       NOFUSE:   rope.apply ins(%{{.*}} : tensor<1x2x8x128x64xf32>)
+//       NOFUSE:   rope.apply ins(%{{.*}} : tensor<1x2x128x64xf32>)
+//       NOFUSE:   scf.forall
+//   NOFUSE-NOT:     rope.apply
+//       NOFUSE:     rope.online_attention
+func.func @prefill(%x: tensor<1x2x8x128x64xf32>, %y: tensor<1x2x128x64xf32>, %v: tensor<1x2x128x64xf32>) -> tensor<1x2x8x128x64xf32> {
+  %xq = tensor.collapse_shape %x [[0], [1, 2], [3], [4]] : tensor<1x2x8x128x64xf32> into tensor<1x16x128x64xf32>
+  %e = tensor.empty() : tensor<1x16x128x64xf32>
+  %qr = rope.apply ins(%xq : tensor<1x16x128x64xf32>) outs(%e : tensor<1x16x128x64xf32>) {token_dims = array<i64: 0, 2>} -> tensor<1x16x128x64xf32>
+  %qv = tensor.expand_shape %qr [[0], [1, 2], [3], [4]] output_shape [1, 2, 8, 128, 64] : tensor<1x16x128x64xf32> into tensor<1x2x8x128x64xf32>
+  %ek = tensor.empty() : tensor<1x2x128x64xf32>
+  %kr = rope.apply ins(%y : tensor<1x2x128x64xf32>) outs(%ek : tensor<1x2x128x64xf32>) {token_dims = array<i64: 0, 2>} -> tensor<1x2x128x64xf32>
+  %o = tensor.empty() : tensor<1x2x8x128x64xf32>
+  %r = rope.attention ins(%qv, %kr, %v : tensor<1x2x8x128x64xf32>, tensor<1x2x128x64xf32>, tensor<1x2x128x64xf32>) outs(%o : tensor<1x2x8x128x64xf32>) attributes {indexing_maps = [#q, #k, #v, #o], scale = 0.125 : f64, causal, query_dim = 3} -> tensor<1x2x8x128x64xf32>
+  return %r : tensor<1x2x8x128x64xf32>
+}
+
+// -----
+
+#q = affine_map<(b, h, g, m, k1, k2, n) -> (b, h, g, m, k1)>
+#k = affine_map<(b, h, g, m, k1, k2, n) -> (b, h, k2, k1)>
+#v = affine_map<(b, h, g, m, k1, k2, n) -> (b, h, k2, n)>
+#o = affine_map<(b, h, g, m, k1, k2, n) -> (b, h, g, m, n)>
+#p = affine_map<(b, h, g, m, k1, k2, n) -> (b, m)>
+
+// Decode on an un-rotated cache longer than the valid length: one query
+// tile, so K is rotated per key tile inside the key loop, and only for tiles
+// some row's position reaches (the rotation is inside the scf.if); the max
+// of the positions is computed once, outside the key loop.
+// CHECK-LABEL: func.func @decode(
+//  CHECK-SAME:     %[[X:[a-z0-9]+]]: tensor<2x2x4x1x64xf32>, %[[P:[a-z0-9]+]]: tensor<2x1xi64>, %[[Y:[a-z0-9]+]]: tensor<2x2x1024x64xf32>
+//   CHECK-NOT:   rope.apply ins(%[[Y]]
+//       CHECK:   scf.forall (%[[B:[a-z0-9]+]], %[[H:[a-z0-9]+]]) in (2, 2)
+//       CHECK:     %[[PT:.*]] = tensor.extract_slice %[[P]][%[[B]], 0] [1, 1]
+//       CHECK:     rope.apply ins(%{{.*}} : tensor<1x1x4x1x64xf32>) positions(%{{.*}} : tensor<1x1xi64>)
+//       CHECK:     arith.maxsi
+//       CHECK:     %[[MAXPOS:.*]] = tensor.extract
+//       CHECK:     scf.for %[[N:[a-z0-9]+]] =
+//       CHECK:       %[[FIRST:.*]] = arith.index_cast %[[N]] : index to i64
+//       CHECK:       %[[VISIBLE:.*]] = arith.cmpi sle, %[[FIRST]], %[[MAXPOS]] : i64
+//       CHECK:       scf.if %[[VISIBLE]]
+//       CHECK:         %[[YT:.*]] = tensor.extract_slice %[[Y]][%[[B]], %[[H]], %[[N]], 0] [1, 1, 64, 64]
+//       CHECK:         %[[KT:.*]] = rope.apply ins(%[[YT]] : tensor<1x1x64x64xf32>) offset(
+//       CHECK:         rope.online_attention ins(%{{.*}}, %[[KT]], %{{.*}} : {{.*}}) query_positions(%{{.*}} : tensor<1x1xi64>) key_offset(%[[N]])
+func.func @decode(%x: tensor<2x2x4x1x64xf32>, %pos: tensor<2x1xi64>, %y: tensor<2x2x1024x64xf32>, %v: tensor<2x2x1024x64xf32>) -> tensor<2x2x4x1x64xf32> {
+  %e = tensor.empty() : tensor<2x2x4x1x64xf32>
+  %qr = rope.apply ins(%x : tensor<2x2x4x1x64xf32>) positions(%pos : tensor<2x1xi64>) outs(%e : tensor<2x2x4x1x64xf32>) {token_dims = array<i64: 0, 3>} -> tensor<2x2x4x1x64xf32>
+  %ek = tensor.empty() : tensor<2x2x1024x64xf32>
+  %kr = rope.apply ins(%y : tensor<2x2x1024x64xf32>) outs(%ek : tensor<2x2x1024x64xf32>) {token_dims = array<i64: 0, 2>} -> tensor<2x2x1024x64xf32>
+  %o = tensor.empty() : tensor<2x2x4x1x64xf32>
+  %r = rope.attention ins(%qr, %kr, %v : tensor<2x2x4x1x64xf32>, tensor<2x2x1024x64xf32>, tensor<2x2x1024x64xf32>) query_positions(%pos : tensor<2x1xi64>) outs(%o : tensor<2x2x4x1x64xf32>) attributes {indexing_maps = [#q, #k, #v, #p, #o], scale = 0.125 : f64, causal, query_dim = 3} -> tensor<2x2x4x1x64xf32>
+  return %r : tensor<2x2x4x1x64xf32>
+}
+
+// -----
+
+#q = affine_map<(b, m, h, k1, k2, n) -> (b, m, h, k1)>
+#k = affine_map<(b, m, h, k1, k2, n) -> (b, k2, h, k1)>
+#v = affine_map<(b, m, h, k1, k2, n) -> (b, k2, h, n)>
+#mask = affine_map<(b, m, h, k1, k2, n) -> (m, k2)>
+#o = affine_map<(b, m, h, k1, k2, n) -> (b, m, h, n)>
+
+// [B, S, H, D], a float mask and a sliding window: a key tile is skipped
+// when it is before every query's window, or past every query, or its mask
+// slice is -inf everywhere.
+// CHECK-LABEL: func.func @window_mask(
+//       CHECK:   scf.forall (%[[M:[a-z0-9]+]], %[[H:[a-z0-9]+]]) = (0, 0) to (128, 4) step (32, 1)
+//       CHECK:     %[[MQ:.*]] = tensor.extract_slice %{{.*}}[%[[M]], 0] [32, 128]
+//       CHECK:     scf.for %[[N:[a-z0-9]+]] =
+//       CHECK:       %[[MT:.*]] = tensor.extract_slice %[[MQ]][0, %[[N]]] [32, 64]
+//       CHECK:       arith.cmpi sle
+//       CHECK:       arith.cmpi sgt
+//       CHECK:       arith.andi
+//       CHECK:       arith.maximumf
+//       CHECK:       arith.cmpf une
+//       CHECK:       arith.andi
+//       CHECK:       scf.if
+//       CHECK:         rope.online_attention {{.*}} mask(%[[MT]] : tensor<32x64xf32>) query_offset(%[[M]]) key_offset(%[[N]])
+//  CHECK-SAME:           window = 48
+func.func @window_mask(%q: tensor<1x128x4x32xf32>, %k: tensor<1x128x4x32xf32>, %v: tensor<1x128x4x32xf32>, %mask: tensor<128x128xf32>) -> tensor<1x128x4x32xf32> {
+  %o = tensor.empty() : tensor<1x128x4x32xf32>
+  %r = rope.attention ins(%q, %k, %v : tensor<1x128x4x32xf32>, tensor<1x128x4x32xf32>, tensor<1x128x4x32xf32>) mask(%mask : tensor<128x128xf32>) outs(%o : tensor<1x128x4x32xf32>) attributes {indexing_maps = [#q, #k, #v, #mask, #o], scale = 0.125 : f64, causal, window = 48} -> tensor<1x128x4x32xf32>
+  return %r : tensor<1x128x4x32xf32>
+}

@@ -1,31 +1,25 @@
-// RUN: rope-opt %s --test-rope-fuse-into-attention-patterns --canonicalize --cse -split-input-file | FileCheck %s --enable-var-scope
-// RUN: rope-opt %s --test-rope-fuse-into-attention-patterns="whole-attention=false" -split-input-file | FileCheck %s --check-prefix=SCORES --enable-var-scope
-// RUN: rope-opt %s --rope-fuse-into-attention="fuse-key=always" --canonicalize --cse -split-input-file | FileCheck %s --enable-var-scope
+// RUN: rope-opt %s --test-rope-fuse-into-attention-patterns -split-input-file | FileCheck %s --check-prefixes=COMMON,SCORES --enable-var-scope
+// RUN: rope-opt %s --rope-fuse-into-attention="fuse-key=always" --canonicalize --cse -split-input-file | FileCheck %s --check-prefixes=COMMON,CHECK --enable-var-scope
 
 // populateRopeFuseIntoAttentionPatterns under the default greedy driver,
 // which revisits every op until nothing changes: the tiled contraction is
 // again a contraction fed by rope.apply (the tile rotations), and is not
-// tiled again (the test pass fails when the driver does not converge). The
-// result is the pass's, and no marker is left.
+// tiled again (the test pass fails when the driver does not converge), and
+// no marker is left. The patterns fuse scores only; the pass first raises
+// whole attention to rope.attention and tiles that.
 
 // Scores: a parallel loop over query tiles (32), a key loop (64) inside,
 // each rotation once per tile.
-// CHECK-LABEL: func.func @scores(
-//   CHECK-NOT:   rope.attention_tile
-//       CHECK:   scf.forall (%[[M:[a-z0-9]+]]) = (0) to (128) step (32)
-//       CHECK:     rope.apply {{.*}} -> tensor<32x64xf32>
-//       CHECK:     scf.for %[[N:[a-z0-9]+]] = %{{.*}} to %{{.*}} step %c64
-//       CHECK:       rope.apply {{.*}} -> tensor<64x64xf32>
-//       CHECK:       linalg.matmul
-//   CHECK-NOT:       scf.for %
-//   CHECK-NOT:   rope.attention_tile
-//       CHECK:   return
-// SCORES-LABEL: func.func @scores(
-//       SCORES:   scf.forall
-//       SCORES:     scf.for
-//   SCORES-NOT:   scf.for %
-//   SCORES-NOT:   rope.attention_tile
-//       SCORES:   return
+// COMMON-LABEL: func.func @scores(
+//   COMMON-NOT:   rope.attention_tile
+//       COMMON:   scf.forall (%[[M:[a-z0-9]+]]) = (0) to (128) step (32)
+//       COMMON:     rope.apply {{.*}} -> tensor<32x64xf32>
+//       COMMON:     scf.for %[[N:[a-z0-9]+]] = %{{.*}} to %{{.*}} step %c64
+//       COMMON:       rope.apply {{.*}} -> tensor<64x64xf32>
+//       COMMON:       linalg.matmul
+//   COMMON-NOT:       scf.for %
+//   COMMON-NOT:   rope.attention_tile
+//       COMMON:   return
 func.func @scores(%q: tensor<128x64xf32>, %k: tensor<256x64xf32>, %acc: tensor<128x256xf32>) -> tensor<128x256xf32> {
   %eq = tensor.empty() : tensor<128x64xf32>
   %ek = tensor.empty() : tensor<256x64xf32>
@@ -37,28 +31,29 @@ func.func @scores(%q: tensor<128x64xf32>, %k: tensor<256x64xf32>, %acc: tensor<1
 
 // -----
 
-// Two attention layers, the second's queries from the first's output: each
-// becomes one loop nest (query loop, key loop with the online softmax); the
-// scores tiles inside are not tiled again.
+// Two attention layers, the second's queries from the first's output: the
+// pass raises each to rope.attention and tiles it (query loop, key loop
+// carrying the online softmax; layer 1's K rotated per key tile with
+// fuse-key=always, layer 2's Q per query tile).
 // CHECK-LABEL: func.func @two_layers(
 //   CHECK-NOT:   linalg.softmax
 //       CHECK:   %[[O1:.*]] = scf.forall
 //       CHECK:     scf.for {{.*}} iter_args(
 //       CHECK:       rope.apply {{.*}} -> tensor<64x16xf32>
 //   CHECK-NOT:       scf.for %
-//       CHECK:       linalg.matmul
+//       CHECK:       rope.online_attention
 //       CHECK:   scf.forall
 //       CHECK:     tensor.extract_slice %[[O1]]
 //       CHECK:     rope.apply {{.*}} -> tensor<32x16xf32>
 //       CHECK:     scf.for {{.*}} iter_args(
 //   CHECK-NOT:       scf.for %
-//       CHECK:       linalg.matmul
+//       CHECK:       rope.online_attention
 //   CHECK-NOT:   linalg.softmax
 //   CHECK-NOT:   rope.attention_tile
 //       CHECK:   return
-// Without whole attention, each layer's scores are tiled with the rotation
-// inside (K's tile in the key loop, the second layer's Q tile in the query
-// loop), and the softmax and P·V stay whole.
+// The patterns alone (scores only): each layer's scores are tiled with the
+// rotation inside (K's tile in the key loop, the second layer's Q tile in
+// the query loop), and the softmax and P·V stay whole.
 // SCORES-LABEL: func.func @two_layers(
 //   SCORES-NOT:   rope.apply
 //       SCORES:   scf.forall

@@ -49,10 +49,6 @@ struct RopeAttentionFusionOptions {
   /// (heads) by 1: smaller tiles, but cos/sin is then computed per head
   /// instead of once per token for all heads.
   bool tileHeads = false;
-  /// When the scores feed the rest of attention (elementwise scale/mask,
-  /// linalg.softmax over the keys, ·V), fuse all of it into one loop nest
-  /// with an online softmax (see fuseRopeIntoWholeAttention).
-  bool wholeAttention = true;
   /// Make the loops over batch dims and query tiles one scf.forall (which
   /// rope-to-llvm-cpu runs on OpenMP threads with num-threads != 1); the
   /// key loop stays an scf.for (it carries the online softmax).
@@ -92,51 +88,6 @@ fuseRopeIntoAttention(RewriterBase &rewriter,
                       const RopeAttentionContraction &match,
                       const RopeAttentionFusionOptions &options);
 
-/// Whole attention around a matched Q·Kᵀ contraction: its scores go
-/// through elementwise ops (scale, additive mask: all-parallel, identity
-/// maps on the scores) to `linalg.softmax` over the key dim, whose result
-/// is input 0 of a contraction with V over that key dim (P·V). Each
-/// intermediate has one use; the two contractions accumulate into zeros.
-struct RopeWholeAttention {
-  RopeAttentionContraction scores;
-  /// The elementwise ops between the scores and the softmax, in order, and
-  /// the operand each takes the scores from.
-  SmallVector<linalg::LinalgOp> epilogue;
-  SmallVector<unsigned> epilogueOperands;
-  linalg::SoftmaxOp softmax;
-  /// P·V, its batch loop dims, its query loop dim and its key (reduction)
-  /// loop dim.
-  linalg::LinalgOp values;
-  SmallVector<unsigned> valuesBatchDims;
-  unsigned valuesQueryDim = 0, valuesKeyDim = 0;
-  /// The scores' result dim indexed by the key dim (the softmax dim).
-  unsigned scoresKeyPos = 0;
-  /// When the last epilogue op adds a mask (its payload yields
-  /// `arith.addf(.., mask)`), the operand number of the mask in it: key
-  /// tiles whose mask is −inf everywhere (a causal mask's upper triangle)
-  /// are skipped at run time.
-  std::optional<unsigned> maskOperand;
-};
-
-/// Matches the rest of attention after `scores`; failure (with the reason
-/// as a remark once a softmax is found, and under -debug-only) otherwise.
-FailureOr<RopeWholeAttention>
-matchRopeWholeAttention(const RopeAttentionContraction &scores);
-
-/// Rewrites the whole chain into one loop nest (FlashAttention-2 style):
-/// P·V is tiled with scf::tileUsingSCF (batch dims by 1, queries by
-/// `queryTileSize`); inside, an scf.for over key tiles carries the running
-/// row max m, row sum l and the output accumulator O as iter_args:
-///   S = epilogue(Q_rot·K_rotᵀ) on the key tile, m' = max(m, rowmax S),
-///   P = exp(S − m'), α = exp(m − m'), l' = α·l + rowsum P, O' = α·O + P·V,
-/// and O / l after the loop. The tiles are built with the ops' own
-/// TilingInterface; Q's rotation is fused into the query loop, K's into the
-/// key loop (with `fuseKey`). No [.., Sq, Sk] scores tensor is left.
-FailureOr<RopeAttentionFusionResult>
-fuseRopeIntoWholeAttention(RewriterBase &rewriter,
-                           const RopeWholeAttention &match,
-                           const RopeAttentionFusionOptions &options);
-
 /// The discardable unit attribute the patterns put on each contraction they
 /// tile (the Q·Kᵀ tile in the loops). A tile is itself a contraction fed by
 /// rope.apply, so without it a greedy driver would tile the tiles again,
@@ -146,8 +97,9 @@ inline constexpr llvm::StringLiteral kRopeAttentionTileAttrName =
 
 /// Adds a pattern that matches a Q·Kᵀ contraction fed by rope.apply
 /// (matchRopeAttention), asks `control` for its options and rewrites it with
-/// fuseRopeIntoWholeAttention when the options and the IR say whole attention
-/// (otherwise, or if that fails, fuseRopeIntoAttention). The tiled
+/// fuseRopeIntoAttention. (Whole attention is not its business: the pass
+/// raises it to rope.attention first and tiles that, AttentionTiling.h.) The
+/// tiled
 /// contraction carries kRopeAttentionTileAttrName; drop it afterwards with
 /// removeRopeAttentionTileMarkers. `remarks`: say why a contraction is left
 /// alone (a driver that revisits ops says it again).

@@ -41,9 +41,7 @@ struct TestRopeFuseIntoAttentionPatternsPass
         patterns,
         [&](const RopeAttentionContraction &)
             -> std::optional<RopeAttentionFusionOptions> {
-          RopeAttentionFusionOptions options;
-          options.wholeAttention = wholeAttention;
-          return options;
+          return RopeAttentionFusionOptions();
         });
     // Each contraction is rewritten once; a pattern that re-matched its own
     // tiles would rewrite without end (the driver queues the new ops), so

@@ -14,15 +14,12 @@ def TestRopeFuseIntoAttentionPatternsPass
   let summary = "Apply populateRopeFuseIntoAttentionPatterns with "
                 "applyPatternsGreedily";
   let description = [{
-    Runs the patterns of `--rope-fuse-into-attention` (default options) under
-    the default greedy driver, which revisits every op, the tiles included,
-    until nothing changes; fails if that does not converge. The pass itself
-    applies the patterns once per contraction.
+    Runs the scores patterns of `--rope-fuse-into-attention` (default
+    options) under the default greedy driver, which revisits every op, the
+    tiles included, until nothing changes; fails if that does not converge.
+    The pass itself applies the patterns once per contraction (after raising
+    whole attention to rope.attention, which these patterns do not do).
   }];
-  let options = [
-    Option<"wholeAttention", "whole-attention", "bool", /*default=*/"true",
-           "Fuse whole attention where it matches">
-  ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",
     "::mlir::arith::ArithDialect",

@@ -1,0 +1,365 @@
+//===- FuseRopeIntoScores.cpp - Fuse rope.apply into Q·Kᵀ tiles -----------===//
+//
+// Part of the rope-mlir project.
+//
+// Attention scores are a contraction of the rotated queries with the rotated
+// keys. Rotating Q and K whole writes both to memory and reads them back;
+// tiling the contraction and fusing the rotations into its loops rotates a
+// tile right before it is used. The loop order matters: the query dim is
+// tiled outside the key dim, so a query tile is rotated once and reused by
+// every key tile, and each key tile is rotated inside the key loop (once per
+// query tile: free in decode, where there is one query tile; a recomputation
+// in prefill, hence the choice). Everything is upstream machinery: tiling
+// through TilingInterface (scf::tileUsingSCF) and producer fusion through
+// rope.apply's generateResultTileValue (scf::tileAndFuseProducerOfSlice).
+// This is for scores that are not part of whole attention (which is raised
+// to rope.attention and tiled by TileAndFuseAttention.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "rope/Transforms/FuseIntoAttention.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Affine/ViewLikeInterfaceUtils.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
+
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "rope-fuse-into-attention"
+
+using namespace mlir;
+using namespace mlir::rope;
+
+namespace {
+
+/// Says why `op` is left alone: under -debug-only (LLVM builds with
+/// assertions), and as a remark when asked (Debian's LLVM has no
+/// -debug-only).
+LogicalResult skip(Operation *op, const Twine &reason, bool remark) {
+  LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": not fusing " << op->getName()
+                          << " at " << op->getLoc() << ": " << reason << "\n");
+  if (remark)
+    op->emitRemark("not fused into attention: ") << reason;
+  return failure();
+}
+
+/// The loop dim of `map`'s result `index`, if it is a plain dim.
+std::optional<unsigned> loopDimOf(AffineMap map, unsigned index) {
+  if (auto dim = dyn_cast<AffineDimExpr>(map.getResult(index)))
+    return dim.getPosition();
+  return std::nullopt;
+}
+
+/// The rotation producing `operand` if it can be fused: a rope.apply whose
+/// channel dim is the contraction's reduction dim, and whose only user is
+/// the contraction (another user would keep the whole rotation alive, and
+/// fusing would only add work).
+ApplyOp fusableRope(linalg::LinalgOp op, OpOperand *operand, unsigned kDim,
+                    StringRef side, bool remarks) {
+  auto rope = operand->get().getDefiningOp<ApplyOp>();
+  if (!rope)
+    return {};
+  AffineMap map = op.getMatchingIndexingMap(operand);
+  if (loopDimOf(map, map.getNumResults() - 1) != kDim) {
+    (void)skip(op, side + " rotation: its channel dim is not the reduction",
+               remarks);
+    return {};
+  }
+  if (!rope->hasOneUse()) {
+    (void)skip(op,
+               side + " rotation has other users; fusing would "
+                      "recompute it next to the whole one",
+               remarks);
+    return {};
+  }
+  return rope;
+}
+
+/// The contraction dim (in `dims`) that the rotation's sequence dim maps to
+/// through `map`; otherwise the last of `dims`.
+std::optional<unsigned> sequenceDim(ApplyOp rope, AffineMap map,
+                                    ArrayRef<unsigned> dims) {
+  if (!rope)
+    return dims.back();
+  std::optional<unsigned> dim =
+      loopDimOf(map, rope.getTokenDimsOrDefault().back());
+  if (dim && llvm::is_contained(dims, *dim))
+    return dim;
+  return std::nullopt;
+}
+
+/// The tile size for `size` (a static extent, or dynamic): 0 means whole.
+/// A tile no smaller than a static extent is the extent (static tiles).
+int64_t clampTile(int64_t tile, int64_t size) {
+  if (ShapedType::isDynamic(size))
+    return tile;
+  if (tile == 0 || tile >= size)
+    return size;
+  return tile;
+}
+
+/// Fuses `rope` into the slice of it that `tiled`'s input `input` reads,
+/// inside `within` (scf::tileAndFuseProducerOfSlice); the tile rotation, or
+/// null.
+ApplyOp fuseRopeTile(RewriterBase &rewriter, Operation *tiled, unsigned input,
+                     ApplyOp rope,
+                     MutableArrayRef<LoopLikeOpInterface> within) {
+  auto slice = tiled->getOperand(input).getDefiningOp<tensor::ExtractSliceOp>();
+  if (!slice || slice.getSource().getDefiningOp() != rope)
+    return {};
+  std::optional<scf::SCFFuseProducerOfSliceResult> fused =
+      scf::tileAndFuseProducerOfSlice(rewriter, slice, within);
+  if (!fused)
+    return {};
+  // The candidate slice is left dead; with it gone, so is the whole
+  // rotation.
+  if (slice->use_empty())
+    rewriter.eraseOp(slice);
+  if (rope->use_empty())
+    rewriter.eraseOp(rope);
+  auto tile = fused->tiledAndFusedProducer.getDefiningOp<ApplyOp>();
+  // A slice of a tensor.empty destination would bufferize to a slice of a
+  // whole-size buffer: give the tile its own (tile-sized) empty tensor.
+  if (auto init = tile.getInit().getDefiningOp<tensor::ExtractSliceOp>();
+      init && init.getSource().getDefiningOp<tensor::EmptyOp>() &&
+      tile.getInit() != tile.getInput()) {
+    rewriter.setInsertionPoint(tile);
+    Value empty =
+        tensor::EmptyOp::create(rewriter, init.getLoc(), init.getMixedSizes(),
+                                init.getType().getElementType());
+    rewriter.modifyOpInPlace(tile,
+                             [&] { tile.getInitMutable().assign(empty); });
+  }
+  return tile;
+}
+
+/// Moves what `loop` does not change out of it (upstream's
+/// moveLoopInvariantCode, but through `rewriter`, so that a pattern driver
+/// sees the moves).
+void hoistLoopInvariants(RewriterBase &rewriter, LoopLikeOpInterface loop) {
+  moveLoopInvariantCode(
+      loop.getLoopRegions(),
+      [&](Value value, Region *) { return loop.isDefinedOutsideOfLoop(value); },
+      [&](Operation *op, Region *) {
+        return isMemoryEffectFree(op) && isSpeculatable(op);
+      },
+      [&](Operation *op, Region *) { rewriter.moveOpBefore(op, loop); });
+}
+
+/// Tiles `op` into loops of `type` (sizes and loop order given) and
+/// replaces it by the tiled loop nest's results.
+FailureOr<scf::SCFTilingResult>
+tileWithLoops(RewriterBase &rewriter, linalg::LinalgOp op,
+              ArrayRef<OpFoldResult> tileSizes, ArrayRef<int64_t> interchange,
+              scf::SCFTilingOptions::LoopType type) {
+  scf::SCFTilingOptions tiling;
+  tiling.setTileSizes(tileSizes).setInterchange(interchange).setLoopType(type);
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), tiling);
+  if (succeeded(tiled))
+    rewriter.replaceOp(op, tiled->replacements);
+  return tiled;
+}
+
+/// The loops over query tiles (and batch dims): one scf.forall (OpenMP
+/// threads in the CPU pipeline) or a nest of scf.for.
+scf::SCFTilingOptions::LoopType
+queryLoopType(const RopeAttentionFusionOptions &options) {
+  return options.parallelLoops ? scf::SCFTilingOptions::LoopType::ForallOp
+                               : scf::SCFTilingOptions::LoopType::ForOp;
+}
+
+/// Makes each input of `op` that is a slice of a slice one slice of the
+/// first one's source, so that producer fusion finds the producer.
+void mergeInputSlices(RewriterBase &rewriter, linalg::LinalgOp op) {
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    auto inner = input->get().getDefiningOp<tensor::ExtractSliceOp>();
+    auto outer = inner
+                     ? inner.getSource().getDefiningOp<tensor::ExtractSliceOp>()
+                     : tensor::ExtractSliceOp();
+    if (!outer)
+      continue;
+    rewriter.setInsertionPoint(inner);
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    if (failed(affine::mergeOffsetsSizesAndStrides(
+            rewriter, inner.getLoc(), outer, inner, outer.getDroppedDims(),
+            offsets, sizes, strides)))
+      continue;
+    rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+        inner, inner.getType(), outer.getSource(), offsets, sizes, strides);
+    if (outer->use_empty())
+      rewriter.eraseOp(outer);
+  }
+}
+
+} // namespace
+
+FailureOr<RopeAttentionContraction>
+mlir::rope::matchRopeAttention(linalg::LinalgOp op, bool remarks) {
+  if (llvm::none_of(op.getDpsInputs(),
+                    [](Value v) { return v.getDefiningOp<ApplyOp>(); }))
+    return skip(op, "no input is produced by rope.apply", false);
+  if (!op.hasPureTensorSemantics())
+    return skip(op, "not on tensors", remarks);
+  if (!linalg::isaContractionOpInterface(op))
+    return skip(op,
+                "not a contraction (two inputs, projected-permutation "
+                "maps, a multiply-add body)",
+                remarks);
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims))
+    return skip(op, "contraction dims cannot be inferred", remarks);
+  if (dims->k.size() != 1)
+    return skip(op, "needs exactly one reduction dim (the channels)", remarks);
+  if (dims->m.empty() || dims->n.empty())
+    return skip(op, "needs query (m) and key (n) dims", remarks);
+
+  RopeAttentionContraction match;
+  match.contraction = op;
+  match.remarks = remarks;
+  unsigned kDim = dims->k.front();
+  OpOperand *q = op.getDpsInputOperand(0), *k = op.getDpsInputOperand(1);
+  bool qIsRope = q->get().getDefiningOp<ApplyOp>() != nullptr;
+  bool kIsRope = k->get().getDefiningOp<ApplyOp>() != nullptr;
+  if (!qIsRope && !kIsRope)
+    return skip(op, "no operand is produced by rope.apply", remarks);
+  match.query = fusableRope(op, q, kDim, "query", remarks);
+  match.key = fusableRope(op, k, kDim, "key", remarks);
+  if (!match.query && !match.key)
+    return failure();
+
+  std::optional<unsigned> queryDim =
+      sequenceDim(match.query, op.getMatchingIndexingMap(q), dims->m);
+  std::optional<unsigned> keyDim =
+      sequenceDim(match.key, op.getMatchingIndexingMap(k), dims->n);
+  if (!queryDim)
+    return skip(op,
+                "the query rotation's sequence dim is not a query (m) "
+                "dim of the contraction",
+                remarks);
+  if (!keyDim)
+    return skip(op,
+                "the key rotation's sequence dim is not a key (n) dim "
+                "of the contraction",
+                remarks);
+  match.queryDim = *queryDim;
+  match.keyDim = *keyDim;
+  match.batchDims.assign(dims->batch.begin(), dims->batch.end());
+  return match;
+}
+
+FailureOr<RopeAttentionFusionResult>
+mlir::rope::fuseRopeIntoAttention(RewriterBase &rewriter,
+                                  const RopeAttentionContraction &match,
+                                  const RopeAttentionFusionOptions &options) {
+  linalg::LinalgOp op = match.contraction;
+  if (!(match.query && options.fuseQuery) && !(match.key && options.fuseKey))
+    return skip(op, "nothing to fuse with these options", match.remarks);
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  unsigned numLoops = ranges.size();
+
+  // Loops: batch dims by 1, then the query dim, then the key dim; every
+  // other dim (the channels, a GQA group) whole.
+  SmallVector<OpFoldResult> tileSizes(numLoops, rewriter.getIndexAttr(0));
+  SmallVector<int64_t> interchange;
+  // A batch dim is a token dim if a rotation to fuse says so; the others
+  // (heads) share the token's cos/sin inside one rope.apply tile.
+  auto isTokenDim = [&](unsigned loopDim) {
+    for (auto [input, rope, fused] :
+         {std::tuple(0u, match.query, options.fuseQuery),
+          std::tuple(1u, match.key, options.fuseKey)}) {
+      if (!rope || !fused)
+        continue;
+      AffineMap map = op.getMatchingIndexingMap(op.getDpsInputOperand(input));
+      for (int64_t t : rope.getTokenDimsOrDefault())
+        if (loopDimOf(map, t) == loopDim)
+          return true;
+    }
+    return false;
+  };
+  for (unsigned d : match.batchDims) {
+    if (!options.tileHeads && !isTokenDim(d))
+      continue;
+    tileSizes[d] = rewriter.getIndexAttr(1);
+    interchange.push_back(d);
+  }
+  tileSizes[match.queryDim] = rewriter.getIndexAttr(
+      clampTile(options.queryTileSize, ranges[match.queryDim]));
+  OpFoldResult keyTile = rewriter.getIndexAttr(
+      clampTile(options.keyTileSize, ranges[match.keyDim]));
+  interchange.push_back(match.queryDim);
+  for (unsigned d = 0; d < numLoops; ++d)
+    if (!llvm::is_contained(interchange, d))
+      interchange.push_back(d);
+  // Every loop must exist for the loop structure below (the query loop, the
+  // key loop).
+  if (isConstantIntValue(tileSizes[match.queryDim], 0) ||
+      isConstantIntValue(keyTile, 0))
+    return skip(op, "a dynamic query or key dim needs a nonzero tile size",
+                match.remarks);
+
+  // Two tilings: the query-tile loops (which may be parallel), then a key
+  // loop inside (one scf.forall cannot leave Q's rotation outside it).
+  FailureOr<scf::SCFTilingResult> tiled = tileWithLoops(
+      rewriter, op, tileSizes, interchange, queryLoopType(options));
+  if (failed(tiled))
+    return skip(op, "tiling failed", match.remarks);
+  RopeAttentionFusionResult result;
+  result.loops = tiled->loops;
+  result.tiledContraction = tiled->tiledOps.back();
+  size_t numQueryLoops = result.loops.size();
+  SmallVector<OpFoldResult> keyTileSizes(numLoops, rewriter.getIndexAttr(0));
+  keyTileSizes[match.keyDim] = keyTile;
+  // Decode: when the query-tile loops run once (static extents within
+  // their tiles) the key tiles are the only parallelism there is, and
+  // independent for scores: make the key loop the scf.forall.
+  bool singleQueryTile = llvm::all_of(interchange, [&](int64_t d) {
+    std::optional<int64_t> tile = getConstantIntValue(tileSizes[d]);
+    return !tile || *tile == 0 ||
+           (!ShapedType::isDynamic(ranges[d]) && ranges[d] <= *tile);
+  });
+  tiled =
+      tileWithLoops(rewriter, cast<linalg::LinalgOp>(result.tiledContraction),
+                    keyTileSizes, {},
+                    singleQueryTile ? queryLoopType(options)
+                                    : scf::SCFTilingOptions::LoopType::ForOp);
+  // The key tiling is not expected to fail (the op was just tiled); if it
+  // does, the rotations go into the query-tile loops only.
+  if (succeeded(tiled)) {
+    result.loops.append(tiled->loops);
+    result.tiledContraction = tiled->tiledOps.back();
+    // K's key tile is a slice of its query-tile slice.
+    mergeInputSlices(rewriter, cast<linalg::LinalgOp>(result.tiledContraction));
+    // Whatever the key loop does not change goes to the query loop.
+    hoistLoopInvariants(rewriter, result.loops.back());
+  }
+  MutableArrayRef<LoopLikeOpInterface> loops(result.loops);
+
+  auto fuse = [&](unsigned input, ApplyOp rope,
+                  MutableArrayRef<LoopLikeOpInterface> within) -> ApplyOp {
+    return fuseRopeTile(rewriter, result.tiledContraction, input, rope, within);
+  };
+  if (match.query && options.fuseQuery) {
+    result.query = fuse(0, match.query, loops.take_front(numQueryLoops));
+    if (!result.query)
+      LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": query rotation not fused\n");
+  }
+  if (match.key && options.fuseKey) {
+    result.key = fuse(1, match.key, loops);
+    if (!result.key)
+      LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": key rotation not fused\n");
+  }
+  return result;
+}

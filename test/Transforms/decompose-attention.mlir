@@ -217,21 +217,20 @@ module attributes {transform.with_named_sequence} {
 
 // -----
 
-// f16 operands with an f64 output accumulate in f64 (the output is an
-// operand); the online step's accumulator comes from Q and V, so V is
-// extended to f64 first (exactly) and the step runs in f64.
+// f16 operands with an f64 output accumulate in f32 (Q, K and V decide the
+// accumulator, not the output, which is only converted to): the online step
+// runs in f32 on the f16 operands as they are, and the normalization writes
+// f64.
 // CHECK-LABEL: func.func @attention_f64_output(
 //  CHECK-SAME:     %[[V:[a-z0-9]+]]: tensor<1x2x6x16xf16>
-//       CHECK:   %[[V64:.*]] = linalg.generic {{.*}} ins(%[[V]] : tensor<1x2x6x16xf16>) outs(%{{.*}} : tensor<1x2x6x16xf64>)
-//       CHECK:     arith.extf %{{.*}} : f16 to f64
-//       CHECK:   linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x4x6xf64>)
-//       CHECK:     arith.extf %{{.*}} : f16 to f64
-//       CHECK:   linalg.generic {{.*}} ins(%{{.*}}, %[[V64]] : tensor<1x2x4x6xf64>, tensor<1x2x6x16xf64>)
+//       CHECK:   linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x4x6xf32>)
+//       CHECK:     arith.extf %{{.*}} : f16 to f32
+//       CHECK:   linalg.generic {{.*}} ins(%{{.*}}, %[[V]] : tensor<1x2x4x6xf32>, tensor<1x2x6x16xf16>)
 //       CHECK:   linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x4x16xf64>)
-//       CHECK:     arith.divf %{{.*}}, %{{.*}} : f64
+//       CHECK:     arith.divf %{{.*}}, %{{.*}} : f32
+//       CHECK:     arith.extf %{{.*}} : f32 to f64
 // STEP-LABEL: func.func @attention_f64_output(
-//       STEP:   %[[V64:.*]] = linalg.generic
-//       STEP:   rope.online_attention ins(%{{.*}}, %{{.*}}, %[[V64]] : tensor<1x2x4x8xf16>, tensor<1x2x6x8xf16>, tensor<1x2x6x16xf64>) outs({{.*}} : tensor<1x2x4x16xf64>, tensor<1x2x4xf64>, tensor<1x2x4xf64>)
+//       STEP:   rope.online_attention ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<1x2x4x8xf16>, tensor<1x2x6x8xf16>, tensor<1x2x6x16xf16>) outs({{.*}} : tensor<1x2x4x16xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>)
 #q = affine_map<(b, h, m, k1, k2, n) -> (b, h, m, k1)>
 #k = affine_map<(b, h, m, k1, k2, n) -> (b, h, k2, k1)>
 #v = affine_map<(b, h, m, k1, k2, n) -> (b, h, k2, n)>

@@ -448,9 +448,9 @@ func.func @region_yield_type(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %
 #k = affine_map<(b, h, m, k1, k2, n) -> (b, h, k2, k1)>
 #v = affine_map<(b, h, m, k1, k2, n) -> (b, h, k2, n)>
 #o = affine_map<(b, h, m, k1, k2, n) -> (b, h, m, n)>
-func.func @accumulator_f64(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x8xf32>, %init: tensor<1x2x4x8xf64>) -> tensor<1x2x4x8xf64> {
+func.func @accumulator_f64(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x8xf64>, %init: tensor<1x2x4x8xf64>) -> tensor<1x2x4x8xf64> {
   // expected-error @+1 {{'rope.attention' op score region's first argument must have the accumulator type 'f64', got 'f32'}}
-  %o = rope.attention ins(%q, %k, %v : tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>) outs(%init : tensor<1x2x4x8xf64>) attributes {indexing_maps = [#q, #k, #v, #o], scale = 1.0 : f64} {
+  %o = rope.attention ins(%q, %k, %v : tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf64>) outs(%init : tensor<1x2x4x8xf64>) attributes {indexing_maps = [#q, #k, #v, #o], scale = 1.0 : f64} {
   ^bb0(%s: f32, %b: index, %h: index, %m: index, %k2: index):
     rope.yield %s : f32
   } -> tensor<1x2x4x8xf64>

@@ -414,28 +414,9 @@ FailureOr<SmallVector<Value>> AttentionOp::decomposeOperation(OpBuilder &b) {
                       APFloat::getInf(acc.getFloatSemantics(), true));
   Value sum0 = filled(b, loc, rowSizes, acc, zero);
 
-  // The online step accumulates in the type of Q and V; only an f64 output
-  // of narrower operands makes ours wider: then V is extended (exactly).
-  Value value = getValue();
-  auto valueType = cast<RankedTensorType>(value.getType());
-  if (valueType.getElementType() != acc && isa<Float64Type>(acc) &&
-      !isa<Float64Type>(getElementTypeOrSelf(getQuery().getType()))) {
-    unsigned rank = valueType.getRank();
-    AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
-    value = generic(
-        b, loc, value,
-        tensor::EmptyOp::create(b, loc, tensor::getMixedSizes(b, loc, value),
-                                acc),
-        {id, id},
-        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-        [&](OpBuilder &nb, Location nloc, ValueRange a) {
-          return convertFloat(nb, nloc, a[0], acc);
-        });
-  }
-
   auto online = OnlineAttentionOp::create(
       b, loc, acc0.getType(), max0.getType(), sum0.getType(), getQuery(),
-      getKey(), value, getMask(), getQueryPositions(), getQueryOffset(),
+      getKey(), getValue(), getMask(), getQueryPositions(), getQueryOffset(),
       getKeyOffset(), getIndexingMapsAttr(), getScaleAttr(), getCausalAttr(),
       getWindowAttr(), getQueryDimAttr(), acc0, max0, sum0);
   IRMapping mapping;

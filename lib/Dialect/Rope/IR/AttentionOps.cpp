@@ -39,8 +39,7 @@ llvm::SmallBitVector dimsOf(AffineMap map) {
 } // namespace
 
 FailureOr<AttentionDims> AttentionDims::infer(AffineMap query, AffineMap key,
-                                              AffineMap value,
-                                              AffineMap output,
+                                              AffineMap value, AffineMap output,
                                               std::optional<int64_t> queryDim,
                                               std::string *why) {
   auto fail = [&](const Twine &message) -> FailureOr<AttentionDims> {
@@ -238,7 +237,8 @@ LogicalResult verifyAttention(OpTy op, Value output, StringRef outputName) {
     for (AffineExpr e : mask.getResults())
       if (!allowed[cast<AffineDimExpr>(e).getPosition()])
         return op.emitOpError("mask map ")
-               << AffineMapAttr::get(mask) << " indexes a channel dim (k1 or n)";
+               << AffineMapAttr::get(mask)
+               << " indexes a channel dim (k1 or n)";
     Type t = getElementTypeOrSelf(op.getMask().getType());
     if (!t.isInteger(1) && !isAttentionFloat(t))
       return op.emitOpError("mask element type must be i1 (true keeps the "
@@ -250,7 +250,8 @@ LogicalResult verifyAttention(OpTy op, Value output, StringRef outputName) {
     for (AffineExpr e : positions.getResults())
       if (!allowed[cast<AffineDimExpr>(e).getPosition()])
         return op.emitOpError("query_positions map ")
-               << AffineMapAttr::get(positions) << " may index only batch dims and the query dim";
+               << AffineMapAttr::get(positions)
+               << " may index only batch dims and the query dim";
     Type t = getElementTypeOrSelf(op.getQueryPositions().getType());
     if (!isa<IntegerType>(t) || t.isInteger(1) ||
         t.getIntOrFloatBitWidth() > 64)
@@ -286,8 +287,7 @@ LogicalResult verifyAttention(OpTy op, Value output, StringRef outputName) {
     if (block->getNumArguments() != expectedArgs)
       return op.emitOpError("score region must take the score and one index "
                             "per loop but k1 and n (")
-             << expectedArgs << " arguments), got "
-             << block->getNumArguments();
+             << expectedArgs << " arguments), got " << block->getNumArguments();
     if (block->getArgument(0).getType() != acc)
       return op.emitOpError("score region's first argument must have the "
                             "accumulator type ")
@@ -297,11 +297,9 @@ LogicalResult verifyAttention(OpTy op, Value output, StringRef outputName) {
         return op.emitOpError("score region's index arguments must be index, "
                               "got ")
                << arg.getType();
-    auto yield =
-        block->empty() ? YieldOp() : dyn_cast<YieldOp>(block->back());
+    auto yield = block->empty() ? YieldOp() : dyn_cast<YieldOp>(block->back());
     if (!yield || yield.getValue().getType() != acc)
-      return op.emitOpError("score region must end in rope.yield of a ")
-             << acc;
+      return op.emitOpError("score region must end in rope.yield of a ") << acc;
   }
   return success();
 }
@@ -319,9 +317,10 @@ AttentionDims AttentionOp::getDims() {
 }
 
 FloatType AttentionOp::getAccumulatorType() {
+  // The operands decide, not the output (which is only converted to), so
+  // that rope.attention and its online steps agree.
   return accumulatorTypeOf({getElementTypeOrSelf(getQuery().getType()),
-                            getElementTypeOrSelf(getValue().getType()),
-                            getElementTypeOrSelf(getInit().getType())});
+                            getElementTypeOrSelf(getValue().getType())});
 }
 
 LogicalResult AttentionOp::verify() {
@@ -332,8 +331,9 @@ LogicalResult AttentionOp::verify() {
   return verifyAttention(*this, getInit(), "output");
 }
 
-LogicalResult AttentionOp::reifyResultShapes(
-    OpBuilder &b, ReifiedRankedShapedTypeDims &shapes) {
+LogicalResult
+AttentionOp::reifyResultShapes(OpBuilder &b,
+                               ReifiedRankedShapedTypeDims &shapes) {
   shapes.push_back(tensor::getMixedSizes(b, getLoc(), getInit()));
   return success();
 }
@@ -369,13 +369,13 @@ LogicalResult OnlineAttentionOp::verify() {
     if (accMap.getDimPosition(r) != dims.n)
       rowShape.push_back(accType.getDimSize(r));
   auto rowType = RankedTensorType::get(rowShape, acc);
-  for (auto [value, name] : {std::pair<Value, StringRef>{getMax(), "max"},
-                             {getSum(), "sum"}})
+  for (auto [value, name] :
+       {std::pair<Value, StringRef>{getMax(), "max"}, {getSum(), "sum"}})
     if (failed(verifyCompatibleShape(value.getType(), rowType)) ||
         getElementTypeOrSelf(value.getType()) != acc)
       return emitOpError(name)
-             << " must be acc's type without the value channel dim ("
-             << rowType << "), got " << value.getType();
+             << " must be acc's type without the value channel dim (" << rowType
+             << "), got " << value.getType();
   if (getAccResult().getType() != getAcc().getType() ||
       getMaxResult().getType() != getMax().getType() ||
       getSumResult().getType() != getSum().getType())
@@ -383,8 +383,9 @@ LogicalResult OnlineAttentionOp::verify() {
   return success();
 }
 
-LogicalResult OnlineAttentionOp::reifyResultShapes(
-    OpBuilder &b, ReifiedRankedShapedTypeDims &shapes) {
+LogicalResult
+OnlineAttentionOp::reifyResultShapes(OpBuilder &b,
+                                     ReifiedRankedShapedTypeDims &shapes) {
   for (Value init : {getAcc(), getMax(), getSum()})
     shapes.push_back(tensor::getMixedSizes(b, getLoc(), init));
   return success();

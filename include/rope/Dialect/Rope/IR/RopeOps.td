@@ -304,7 +304,7 @@ def Rope_AttentionOp : Rope_AttentionBase<"attention"> {
     works (`[B, H, S, D]`, `[B, S, H, D]`, ...).
 
     The score of query `m` and key `k2` (batch dims implied), in the
-    accumulator type `A` (f64 if an operand is f64, else f32; f16/bf16
+    accumulator type `A` (f64 if Q, K or V is f64, else f32; f16/bf16
     operands are extended):
       1. `s = scale · Σ_k1 Q·K`;
       2. `s = modify(s, i...)` when the op has a region: its block takes `s`

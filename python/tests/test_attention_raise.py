@@ -188,3 +188,47 @@ def test_jax_needs_inlining():
     pipeline)."""
     _, text, _, _ = _load("jax_attention")
     assert "rope.attention" not in _jit.lower(text, "builtin.module(rope-raise)")
+
+
+SOFTCAP = """
+#id = affine_map<(m, n) -> (m, n)>
+func.func @softcap(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: tensor<6x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %scale = arith.constant 0.35355339 : f32
+  %cap = arith.constant 2.0 : f32
+  %se = tensor.empty() : tensor<4x6xf32>
+  %sacc = linalg.fill ins(%zero : f32) outs(%se : tensor<4x6xf32>) -> tensor<4x6xf32>
+  %s = linalg.matmul indexing_maps = [affine_map<(m, n, d) -> (m, d)>, affine_map<(m, n, d) -> (n, d)>, affine_map<(m, n, d) -> (m, n)>] ins(%q, %k : tensor<4x8xf32>, tensor<6x8xf32>) outs(%sacc : tensor<4x6xf32>) -> tensor<4x6xf32>
+  %capped = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%s : tensor<4x6xf32>) outs(%se : tensor<4x6xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %0 = arith.mulf %x, %scale : f32
+    %1 = arith.divf %0, %cap : f32
+    %2 = math.tanh %1 : f32
+    %3 = arith.mulf %2, %cap : f32
+    linalg.yield %3 : f32
+  } -> tensor<4x6xf32>
+  %p = linalg.softmax dimension(1) ins(%capped : tensor<4x6xf32>) outs(%se : tensor<4x6xf32>) -> tensor<4x6xf32>
+  %oe = tensor.empty() : tensor<4x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %o = linalg.matmul ins(%p, %v : tensor<4x6xf32>, tensor<6x8xf32>) outs(%oacc : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %o : tensor<4x8xf32>
+}
+"""
+
+
+def test_softcap_becomes_the_score_region_and_runs_right():
+    """Gemma 2's softcap c * tanh(scale * s / c), one generic: raised with the
+    cap as the op's score region, and run against float64."""
+    raised = _jit.lower(SOFTCAP, RAISE)
+    assert "math.tanh" in _attention_op(raised) or "rope.yield" in raised
+    assert "linalg.softmax" not in raised
+    _needs_decomposition()
+    rng = np.random.default_rng(7)
+    q, k, v = ((rng.standard_normal(s) * 3).astype(np.float32)
+               for s in ((4, 8), (6, 8), (6, 8)))
+    out = _run(SOFTCAP, None, "softcap", [q, k, v])[0]
+    s = q.astype(np.float64) @ k.astype(np.float64).T * np.float32(0.35355339)
+    s = 2.0 * np.tanh(s / 2.0)
+    p = np.exp(s - s.max(1, keepdims=True))
+    expected = (p / p.sum(1, keepdims=True)) @ v.astype(np.float64)
+    assert _relative_error(out, expected) <= 2e-6

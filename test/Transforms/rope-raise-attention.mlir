@@ -8,7 +8,7 @@
 // torch-mlir's spellings (batch_matmul over [B*H], the argmax max, the guard
 // for fully masked rows, SDPA's sqrt(scale) on q and k, a causal mask from
 // iota comparisons), GQA, [B, S, H, D], Dv != D, an i1 mask, bf16 with an f32
-// softmax. Then negatives: each a one-line change of a raised form that
+// softmax, Gemma 2's softcap as the score region. Then negatives: each a one-line change of a raised form that
 // makes it something else, left alone with a remark (or, for a mask that is
 // not provably causal, raised with the mask tensor).
 
@@ -1155,6 +1155,71 @@ func.func @matmul_transpose(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: tensor
 
 // -----
 
+// Gemma 2's softcap between the scale and the mask: 5 * tanh(s / 5), kept
+// as the op's score region (in the accumulator type).
+// CHECK-LABEL: func.func @softcap(
+// CHECK: rope.attention ins({{.*}}) mask(%{{.*}} : tensor<4x4xf32>) outs(%{{.*}} : tensor<1x2x4x8xf32>) attributes {indexing_maps = [{{.*}}], scale = 0.35355338454246521 : f64} {
+// CHECK-NEXT: ^bb0(%[[S:.*]]: f32, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index):
+// CHECK-NEXT: %[[C:.*]] = arith.constant 5.000000e+00 : f32
+// CHECK-NEXT: %[[C2:.*]] = arith.constant 5.000000e+00 : f32
+// CHECK-NEXT: %[[D:.*]] = arith.divf %[[S]], %[[C]] : f32
+// CHECK-NEXT: %[[T:.*]] = math.tanh %[[D]] : f32
+// CHECK-NEXT: %[[R:.*]] = arith.mulf %[[T]], %[[C2]] : f32
+// CHECK-NEXT: rope.yield %[[R]] : f32
+// CHECK-NOT: linalg.
+
+#s_q = affine_map<(b, h, m, n, d) -> (b, h, m, d)>
+#s_k = affine_map<(b, h, m, n, d) -> (b, h, n, d)>
+#s_o = affine_map<(b, h, m, n, d) -> (b, h, m, n)>
+#id = affine_map<(b, h, m, n) -> (b, h, m, n)>
+#row = affine_map<(b, h, m, n) -> (b, h, m)>
+#mn = affine_map<(b, h, m, n) -> (m, n)>
+#p = affine_map<(b, h, m, n, e) -> (b, h, m, n)>
+#v = affine_map<(b, h, m, n, e) -> (b, h, n, e)>
+#o = affine_map<(b, h, m, n, e) -> (b, h, m, e)>
+func.func @softcap(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %mask: tensor<4x4xf32>) -> tensor<1x2x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %se = tensor.empty() : tensor<1x2x4x4xf32>
+  %sacc = linalg.fill ins(%zero : f32) outs(%se : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %s = linalg.generic {indexing_maps = [#s_q, #s_k, #s_o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) outs(%sacc : tensor<1x2x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x4xf32>
+  %scale = arith.constant 0.35355339 : f32
+  %cap = arith.constant 5.0 : f32
+  %scaled = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : tensor<1x2x4x4xf32>) outs(%se : tensor<1x2x4x4xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %0 = arith.mulf %x, %scale : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x4xf32>
+  %capped = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%scaled : tensor<1x2x4x4xf32>) outs(%se : tensor<1x2x4x4xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %0 = arith.divf %x, %cap : f32
+    %1 = math.tanh %0 : f32
+    %2 = arith.mulf %1, %cap : f32
+    linalg.yield %2 : f32
+  } -> tensor<1x2x4x4xf32>
+  %masked = linalg.generic {indexing_maps = [#id, #mn, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%capped, %mask : tensor<1x2x4x4xf32>, tensor<4x4xf32>) outs(%se : tensor<1x2x4x4xf32>) {
+  ^bb0(%x: f32, %a: f32, %y: f32):
+    %0 = arith.addf %x, %a : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x4xf32>
+  %p = linalg.softmax dimension(3) ins(%masked : tensor<1x2x4x4xf32>) outs(%se : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %oe = tensor.empty() : tensor<1x2x4x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%p, %v : tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) outs(%oacc : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
 // Negative (one line: dimension(3) -> dimension(2)): the softmax is over the
 // queries, not the keys P·V sums.
 // CHECK-LABEL: func.func @softmax_over_queries(
@@ -1194,6 +1259,63 @@ func.func @softmax_over_queries(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>
   %oe = tensor.empty() : tensor<1x2x4x8xf32>
   %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
   // expected-remark @+1 {{rope-raise: attention not raised: the softmax is over dim 2, not over the keys P·V sums (dim 3)}}
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%p, %v : tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) outs(%oacc : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Negative: the softcap applied after the mask (the op caps, then masks).
+// CHECK-LABEL: func.func @softcap_after_mask(
+// CHECK-NOT: rope.attention
+
+#s_q = affine_map<(b, h, m, n, d) -> (b, h, m, d)>
+#s_k = affine_map<(b, h, m, n, d) -> (b, h, n, d)>
+#s_o = affine_map<(b, h, m, n, d) -> (b, h, m, n)>
+#id = affine_map<(b, h, m, n) -> (b, h, m, n)>
+#row = affine_map<(b, h, m, n) -> (b, h, m)>
+#mn = affine_map<(b, h, m, n) -> (m, n)>
+#p = affine_map<(b, h, m, n, e) -> (b, h, m, n)>
+#v = affine_map<(b, h, m, n, e) -> (b, h, n, e)>
+#o = affine_map<(b, h, m, n, e) -> (b, h, m, e)>
+func.func @softcap_after_mask(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %mask: tensor<4x4xf32>) -> tensor<1x2x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %se = tensor.empty() : tensor<1x2x4x4xf32>
+  %sacc = linalg.fill ins(%zero : f32) outs(%se : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %s = linalg.generic {indexing_maps = [#s_q, #s_k, #s_o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) outs(%sacc : tensor<1x2x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x4xf32>
+  %scale = arith.constant 0.35355339 : f32
+  %cap = arith.constant 5.0 : f32
+  %scaled = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : tensor<1x2x4x4xf32>) outs(%se : tensor<1x2x4x4xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %0 = arith.mulf %x, %scale : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x4xf32>
+  %masked = linalg.generic {indexing_maps = [#id, #mn, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%scaled, %mask : tensor<1x2x4x4xf32>, tensor<4x4xf32>) outs(%se : tensor<1x2x4x4xf32>) {
+  ^bb0(%x: f32, %a: f32, %y: f32):
+    %0 = arith.addf %x, %a : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x4xf32>
+  %capped = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%masked : tensor<1x2x4x4xf32>) outs(%se : tensor<1x2x4x4xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %0 = arith.divf %x, %cap : f32
+    %1 = math.tanh %0 : f32
+    %2 = arith.mulf %1, %cap : f32
+    linalg.yield %2 : f32
+  } -> tensor<1x2x4x4xf32>
+  %p = linalg.softmax dimension(3) ins(%capped : tensor<1x2x4x4xf32>) outs(%se : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %oe = tensor.empty() : tensor<1x2x4x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  // expected-remark @+1 {{rope-raise: attention not raised: the softmax input is not (a mask over) constant times Q·Kᵀ contracted over one channel dim}}
   %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%p, %v : tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) outs(%oacc : tensor<1x2x4x8xf32>) {
   ^bb0(%a: f32, %b: f32, %c: f32):
     %0 = arith.mulf %a, %b : f32

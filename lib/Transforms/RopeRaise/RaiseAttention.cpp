@@ -8,9 +8,10 @@
 // heads flattened for a batch_matmul, K/V repeated over a query group (GQA),
 // the softmax as linalg.softmax or written out (torch-mlir adds an argmax
 // and a guard for fully masked rows), the scale on the scores or split over
-// Q and K, a mask added, selected, or built from iota comparisons. This file
-// reads such a computation as an expression over *atoms* and raises it to
-// `rope.attention` when the expression is exactly the op's contract.
+// Q and K, Gemma 2's softcap, a mask added, selected, or built from iota
+// comparisons. This file reads such a computation as an expression over
+// *atoms* and raises it to `rope.attention` when the expression is exactly
+// the op's contract.
 //
 // Atoms. Every dim of every tensor read is a row-major flattening of atoms,
 // symbolic loop dims with a static size. Reading through a collapse_shape
@@ -1050,6 +1051,13 @@ struct AttentionMatch {
   Node *mask = nullptr;
   std::optional<PositionMask> positionMask;
   bool guard = false;
+  /// A softcap between the scale and the mask: `outer · tanh(s ∘ inner)`
+  /// with ∘ a division (or a multiplication when `innerMultiplies`).
+  struct Softcap {
+    double inner = 1.0, outer = 1.0;
+    bool innerMultiplies = false;
+  };
+  std::optional<Softcap> softcap;
   /// The atoms of the root's loops that P and the output have and V not.
   SmallVector<unsigned> rootQueryAtoms;
   Operation *scores = nullptr;
@@ -1414,7 +1422,50 @@ private:
 
   bool reachesScores(Node *node) {
     double scale;
-    return matchScaledScores(node, scale, /*record=*/false) == Scores::Yes;
+    std::optional<AttentionMatch::Softcap> cap;
+    return matchScaledScores(peelSoftcap(node, cap), scale,
+                             /*record=*/false) == Scores::Yes;
+  }
+
+  /// Gemma 2's softcap `c · tanh(s / c)` (the division also as a product)
+  /// on `node`: the capped scores, with `cap` set; else `node`.
+  Node *peelSoftcap(Node *node, std::optional<AttentionMatch::Softcap> &cap) {
+    cap.reset();
+    Node *outer = computeOf<arith::MulFOp>(ex, node, 2);
+    if (!outer)
+      return node;
+    for (unsigned side : {0u, 1u}) {
+      std::optional<APFloat> c = floatConstant(ex, outer->operands[side]);
+      Node *tanh = c ? computeOf<math::TanhOp>(ex, outer->operands[1 - side], 1)
+                     : nullptr;
+      if (!tanh)
+        continue;
+      Node *div = computeOf<arith::DivFOp>(ex, tanh->operands[0], 2);
+      Node *mul = computeOf<arith::MulFOp>(ex, tanh->operands[0], 2);
+      AttentionMatch::Softcap found;
+      found.outer = toDouble(*c);
+      Node *inner = nullptr;
+      if (div) {
+        if (std::optional<APFloat> d = floatConstant(ex, div->operands[1])) {
+          found.inner = toDouble(*d);
+          inner = div->operands[0];
+        }
+      } else if (mul) {
+        for (unsigned m : {0u, 1u})
+          if (std::optional<APFloat> d = floatConstant(ex, mul->operands[m])) {
+            found.inner = toDouble(*d);
+            found.innerMultiplies = true;
+            inner = mul->operands[1 - m];
+            break;
+          }
+      }
+      if (!inner || !std::isfinite(found.inner) ||
+          !std::isfinite(found.outer) || found.inner == 0.0)
+        return node;
+      cap = found;
+      return inner;
+    }
+    return node;
   }
 
   /// The scores before the softmax: a mask (added, or selected) over the
@@ -1443,6 +1494,8 @@ private:
                             /*keepWhenTrue=*/side == 1)))
         return failure();
     }
+    std::optional<AttentionMatch::Softcap> cap;
+    scaled = peelSoftcap(scaled, cap);
     double scale = 1.0;
     Scores found = matchScaledScores(scaled, scale, /*record=*/true);
     if (found == Scores::MaskFirst)
@@ -1451,6 +1504,7 @@ private:
     if (found != Scores::Yes)
       return fail(scoresFailure(scaled, nullptr));
     match.scale = scale;
+    match.softcap = cap;
     return success();
   }
 
@@ -1774,6 +1828,8 @@ public:
         rewriter.getArrayAttr(maps), rewriter.getF64FloatAttr(match.scale),
         pm ? rewriter.getUnitAttr() : UnitAttr(), window,
         queryDim ? rewriter.getI64IntegerAttr(*queryDim) : IntegerAttr(), init);
+    if (match.softcap)
+      buildSoftcapRegion(rewriter, loc, attention, *match.softcap);
     Value result = attention.getResult();
     if (guardMask)
       result = zeroFullyMaskedRows(rewriter, loc, result, maskValue);
@@ -1945,6 +2001,32 @@ private:
           rewriter, loc, RankedTensorType::get(plan.finalShape, plan.element),
           value, plan.insertGroups);
     return value;
+  }
+
+  /// The score region `outer · tanh(s ∘ inner)`, in the accumulator type
+  /// (the frontend's ops on its constants, widened exactly from f32).
+  void buildSoftcapRegion(RewriterBase &rewriter, Location loc,
+                          AttentionOp attention,
+                          const AttentionMatch::Softcap &cap) {
+    OpBuilder::InsertionGuard guard(rewriter);
+    FloatType acc = attention.getAccumulatorType();
+    SmallVector<Type> types = {acc};
+    types.append(numLoops - 2, rewriter.getIndexType());
+    SmallVector<Location> locs(types.size(), loc);
+    Block *block =
+        rewriter.createBlock(&attention.getModifier(), {}, types, locs);
+    Value score = block->getArgument(0);
+    Value inner = arith::ConstantOp::create(
+        rewriter, loc, rewriter.getFloatAttr(acc, cap.inner));
+    Value outer = arith::ConstantOp::create(
+        rewriter, loc, rewriter.getFloatAttr(acc, cap.outer));
+    Value x =
+        cap.innerMultiplies
+            ? arith::MulFOp::create(rewriter, loc, score, inner).getResult()
+            : arith::DivFOp::create(rewriter, loc, score, inner).getResult();
+    Value t = math::TanhOp::create(rewriter, loc, x);
+    Value r = arith::MulFOp::create(rewriter, loc, t, outer);
+    YieldOp::create(rewriter, loc, r);
   }
 
   /// torch's guard kept: rows whose keys are all masked (false, or −inf)

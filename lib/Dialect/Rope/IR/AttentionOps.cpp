@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -389,4 +390,73 @@ OnlineAttentionOp::reifyResultShapes(OpBuilder &b,
   for (Value init : {getAcc(), getMax(), getSum()})
     shapes.push_back(tensor::getMixedSizes(b, getLoc(), init));
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Canonicalization
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Folds `tensor.cast`s that make an operand less static into the op, as
+/// upstream's FoldTensorCastProducerOp does for destination-style ops, with
+/// a cast back for each result whose type changes. Upstream's pattern would
+/// apply to these ops too, but it copies an op with mlir::clone, which
+/// (MLIR 22) dereferences the first block of every region when a listener
+/// is attached: with the score region absent, that crashes. This pattern
+/// has a higher benefit, so it folds first, and moves the region instead.
+template <typename OpTy>
+struct FoldTensorCastIntoAttention : OpRewritePattern<OpTy> {
+  FoldTensorCastIntoAttention(MLIRContext *ctx)
+      : OpRewritePattern<OpTy>(ctx, /*benefit=*/10) {}
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    bool changed = false;
+    SmallVector<Value> operands;
+    for (Value operand : op->getOperands()) {
+      auto cast = operand.getDefiningOp<tensor::CastOp>();
+      if (cast && tensor::canFoldIntoConsumerOp(cast)) {
+        operands.push_back(cast.getSource());
+        changed = true;
+      } else {
+        operands.push_back(operand);
+      }
+    }
+    if (!changed)
+      return rewriter.notifyMatchFailure(op, "no foldable tensor.cast");
+    // Results take the (possibly more static) types of their destinations.
+    SmallVector<Type> resultTypes;
+    unsigned firstInit = op->getNumOperands() - op->getNumResults();
+    for (unsigned i = 0; i < op->getNumResults(); ++i)
+      resultTypes.push_back(operands[firstInit + i].getType());
+    OperationState state(op.getLoc(), op->getName());
+    state.addOperands(operands);
+    state.addTypes(resultTypes);
+    state.addAttributes(llvm::to_vector(op->getDiscardableAttrs()));
+    state.propertiesAttr = op->getPropertiesAsAttribute();
+    state.addRegion();
+    Operation *folded = rewriter.create(state);
+    rewriter.inlineRegionBefore(op->getRegion(0), folded->getRegion(0),
+                                folded->getRegion(0).end());
+    SmallVector<Value> replacements;
+    for (auto [old, now] : llvm::zip(op->getResults(), folded->getResults()))
+      replacements.push_back(
+          old.getType() == now.getType()
+              ? Value(now)
+              : Value(tensor::CastOp::create(rewriter, op.getLoc(),
+                                             old.getType(), now)));
+    rewriter.replaceOp(op, replacements);
+    return success();
+  }
+};
+} // namespace
+
+void AttentionOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                              MLIRContext *ctx) {
+  patterns.add<FoldTensorCastIntoAttention<AttentionOp>>(ctx);
+}
+
+void OnlineAttentionOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                                    MLIRContext *ctx) {
+  patterns.add<FoldTensorCastIntoAttention<OnlineAttentionOp>>(ctx);
 }

@@ -277,6 +277,7 @@ class Rope_AttentionBase<string mnemonic, list<Trait> traits = []>
     bool hasPositionMask() { return getCausal() || getWindow().has_value(); }
   }];
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Rope_AttentionOp : Rope_AttentionBase<"attention"> {

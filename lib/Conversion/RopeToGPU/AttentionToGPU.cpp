@@ -304,13 +304,24 @@ mlir::rope::mapForallToGPU(RewriterBase &rewriter, scf::ForallOp forall,
   scf::ParallelOp parallel;
   if (failed(scf::forallToParallelLoop(rewriter, forall, &parallel)))
     return failure();
-  if (parallel.getNumLoops() > 1) {
-    // collapseParallelLoops replaces the loop by a new one at its place.
+  {
+    // One dim from 0 with step 1 (also for one dim: tileParallelLoop's tail
+    // guard is only right for unit steps). collapseParallelLoops replaces
+    // the loop by a new one at its place.
     Operation *next = parallel->getNextNode();
     std::vector<unsigned> dims(parallel.getNumLoops());
     std::iota(dims.begin(), dims.end(), 0u);
     collapseParallelLoops(rewriter, parallel, {dims});
     parallel = cast<scf::ParallelOp>(next->getPrevNode());
+  }
+  if (iterations) {
+    // The collapsed bound as a constant, so that tileParallelLoop sees
+    // whether the block size divides it (and guards only then).
+    rewriter.setInsertionPoint(parallel);
+    Value count = arith::ConstantIndexOp::create(rewriter, parallel.getLoc(),
+                                                 *iterations);
+    rewriter.modifyOpInPlace(
+        parallel, [&] { parallel.getUpperBoundMutable()[0].set(count); });
   }
 
   int64_t tile = options.blockSize;

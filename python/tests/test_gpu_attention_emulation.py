@@ -95,13 +95,14 @@ def run_emulated(text: str, args: list, out_shape: tuple, out_dtype,
     assert "gpu." not in emulated and "rope." not in gpu, gpu
     module = _jit.compile_module(emulated, TO_LLVM, 3)
     result = _jit._descriptor_type(len(out_shape))()
-    arrays = [np.ascontiguousarray(a) for a in args
-              if isinstance(a, np.ndarray)]
+    # Kept alive until the call returns (the descriptors point into them).
+    arrays = [np.ascontiguousarray(a) if isinstance(a, np.ndarray) else a
+              for a in args]
     call_args = [ctypes.byref(result)]
     argtypes = [ctypes.c_void_p]
-    for a in args:
+    for a in arrays:
         if isinstance(a, np.ndarray):
-            desc = _jit.memref_descriptor(np.ascontiguousarray(a))
+            desc = _jit.memref_descriptor(a)
             call_args.append(ctypes.byref(desc))
             argtypes.append(ctypes.c_void_p)
         else:  # an index scalar

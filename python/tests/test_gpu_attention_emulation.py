@@ -24,7 +24,8 @@ block, 3 keys per step: several blocks, a tail, partial key tiles); and
 named cases where rope.apply produces Q and K (f32): decode on an
 un-rotated cache at explicit positions (K rotated per key tile inside the
 thread), causal prefill (K rotated whole by its own kernel), GQA, [B, S, H,
-D]. Tolerance: test_attention_op.check (2e-6 of max|reference| with an f32
+D]; and the same modules after rope-optimize (already tiled by query tiles:
+one tile per thread). Tolerance: test_attention_op.check (2e-6 of max|reference| with an f32
 accumulator, plus one ulp of a narrower output type).
 """
 
@@ -289,3 +290,17 @@ def test_rotations_fused_in_decode_only():
     assert decode.count("gpu.launch") == 1
     prefill = lower_to_launch(emit_rotated(ROTATED["prefill_causal_bhsd"].cfg))
     assert prefill.count("gpu.launch") == 2
+
+
+@pytest.mark.parametrize("launch", list(LAUNCHES))
+@pytest.mark.parametrize("name", ROTATED)
+def test_rope_optimize_output_on_emulated_gpu(name, launch):
+    """A module rope-optimize has already tiled (query tiles of 32, here
+    one tile: K fused too, so one launch): rope-to-nvvm finds no
+    rope.attention left and maps that forall, one query tile per thread."""
+    cfg = ROTATED[name].cfg
+    args, kw = inputs(cfg, 5)
+    optimized = _jit.lower(emit_rotated(cfg), "builtin.module(rope-optimize)")
+    assert "rope.attention" not in optimized and "scf.forall" in optimized
+    got = run_emulated(optimized, args, cfg.shape("out"), np.float32, launch)
+    check(got, reference_rotated(cfg, args, kw), cfg)

@@ -24,9 +24,10 @@ block, 3 keys per step: several blocks, a tail, partial key tiles); and
 named cases where rope.apply produces Q and K (f32): decode on an
 un-rotated cache at explicit positions (K rotated per key tile inside the
 thread), causal prefill (K rotated whole by its own kernel), GQA, [B, S, H,
-D]; and the same modules after rope-optimize (already tiled by query tiles:
-one tile per thread). Tolerance: test_attention_op.check (2e-6 of max|reference| with an f32
-accumulator, plus one ulp of a narrower output type).
+D]; and the same modules after rope-optimize (already tiled by query
+tiles: one tile per thread). Tolerance: test_attention_op.check (2e-6 of
+max|reference| with an f32 accumulator, plus one ulp of a narrower output
+type).
 """
 
 from __future__ import annotations

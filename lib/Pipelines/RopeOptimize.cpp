@@ -16,6 +16,9 @@
 
 void mlir::rope::buildRopeOptimizePipeline(
     OpPassManager &pm, const RopeOptimizePipelineOptions &options) {
+  // Frontends split attention into helper functions (JAX's @tril,
+  // @_where): raising sees through calls only once they are inlined.
+  pm.addPass(createInlinerPass());
   RopeRaisePassOptions raise;
   raise.remarks = options.remarks;
   pm.addPass(createRopeRaisePass(raise));

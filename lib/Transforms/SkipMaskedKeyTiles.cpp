@@ -57,6 +57,9 @@ Value reduceAll(OpBuilder &b, Location loc, Value value, TypedAttr init,
                   Value r;
                   if (isa<FloatType>(args[0].getType()))
                     r = arith::MaximumFOp::create(b, loc, args[0], args[1]);
+                  else if (args[0].getType().isInteger(1))
+                    // Any true entry (as signed i1, true is -1 < false).
+                    r = arith::OrIOp::create(b, loc, args[0], args[1]);
                   else if (isMax)
                     r = arith::MaxSIOp::create(b, loc, args[0], args[1]);
                   else

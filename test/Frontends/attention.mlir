@@ -86,6 +86,16 @@
 // RUN: rope-opt --rope-raise %S/Inputs/attention/jax_attention.mlir | FileCheck %s --check-prefix=JAXCALL
 // JAXCALL-NOT: rope.attention
 
+// --rope-optimize inlines first (JAX's @tril and @_where), so JAX attention
+// is raised and tiled there: no scores tensor, the online steps in a key loop.
+// RUN: rope-opt --rope-optimize %S/Inputs/attention/jax_attention.mlir | FileCheck %s --check-prefix=JAXOPT
+// JAXOPT-LABEL: func.func public @main(
+// JAXOPT-NOT: call @
+// JAXOPT: scf.forall
+// JAXOPT: scf.for
+// JAXOPT: rope.online_attention
+// JAXOPT-NOT: math.exp
+
 // ONNX MatMul(Q, Transpose(K)) * scale + mask -> Softmax -> MatMul(V): the
 // 0-d scale constant, the additive mask argument.
 // RUN: rope-opt --rope-raise --mlir-print-local-scope %S/Inputs/attention/onnx_decomposed.mlir | FileCheck %s --check-prefix=ONNX

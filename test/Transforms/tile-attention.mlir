@@ -129,3 +129,25 @@ func.func @window_mask(%q: tensor<1x128x4x32xf32>, %k: tensor<1x128x4x32xf32>, %
   %r = rope.attention ins(%q, %k, %v : tensor<1x128x4x32xf32>, tensor<1x128x4x32xf32>, tensor<1x128x4x32xf32>) mask(%mask : tensor<128x128xf32>) outs(%o : tensor<1x128x4x32xf32>) attributes {indexing_maps = [#q, #k, #v, #mask, #o], scale = 0.125 : f64, causal, window = 48} -> tensor<1x128x4x32xf32>
   return %r : tensor<1x128x4x32xf32>
 }
+
+// -----
+
+#q = affine_map<(b, m, k1, k2, n) -> (b, m, k1)>
+#k = affine_map<(b, m, k1, k2, n) -> (b, k2, k1)>
+#v = affine_map<(b, m, k1, k2, n) -> (b, k2, n)>
+#mask = affine_map<(b, m, k1, k2, n) -> (b, m, k2)>
+#o = affine_map<(b, m, k1, k2, n) -> (b, m, n)>
+
+// An i1 mask: a key tile is visible when any entry of its slice is true
+// (an or-reduction: as signed i1, true is -1, so a max would say false).
+// CHECK-LABEL: func.func @bool_mask(
+//       CHECK:   scf.for
+//       CHECK:     arith.ori
+//   CHECK-NOT:     arith.maxsi
+//       CHECK:     scf.if
+//       CHECK:       rope.online_attention {{.*}} mask(%{{.*}} : tensor<1x32x64xi1>)
+func.func @bool_mask(%q: tensor<2x128x32xf32>, %k: tensor<2x128x32xf32>, %v: tensor<2x128x32xf32>, %mask: tensor<2x128x128xi1>) -> tensor<2x128x32xf32> {
+  %o = tensor.empty() : tensor<2x128x32xf32>
+  %r = rope.attention ins(%q, %k, %v : tensor<2x128x32xf32>, tensor<2x128x32xf32>, tensor<2x128x32xf32>) mask(%mask : tensor<2x128x128xi1>) outs(%o : tensor<2x128x32xf32>) attributes {indexing_maps = [#q, #k, #v, #mask, #o], scale = 0.125 : f64} -> tensor<2x128x32xf32>
+  return %r : tensor<2x128x32xf32>
+}

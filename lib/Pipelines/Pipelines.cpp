@@ -209,8 +209,9 @@ void mlir::rope::buildRopeToNVVMPipeline(
 void mlir::rope::registerRopePipelines() {
   PassPipelineRegistration<RopeOptimizePipelineOptions>(
       "rope-optimize",
-      "Raise RoPE written out by a frontend to rope.apply, clean up, and fuse "
-      "it into attention (tensors in, tensors out; ahead of any lowering)",
+      "Raise RoPE and attention written out by a frontend to rope.apply and "
+      "rope.attention, clean up, and tile attention with the rotations "
+      "fused (tensors in, tensors out; ahead of any lowering)",
       buildRopeOptimizePipeline);
   PassPipelineRegistration<RopeToNVVMPipelineOptions>(
       "rope-to-nvvm",

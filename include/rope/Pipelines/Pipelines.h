@@ -152,7 +152,8 @@ struct RopeOptimizePipelineOptions
       llvm::cl::init(false)};
 };
 
-/// What a compiler inserts ahead of its own lowering: rope-raise (RoPE
+/// What a compiler inserts ahead of its own lowering: inline (frontends
+/// split attention into helper functions), rope-raise (RoPE
 /// written out by a frontend becomes rope.apply, attention rope.attention),
 /// canonicalize and CSE (the frontend's now dead cos/sin computations go),
 /// rope-fuse-into-attention (a raised rotation feeding attention scores the

@@ -158,7 +158,19 @@ def RopeRaisePass : Pass<"rope-raise"> {
     raised to `rope.apply` followed by the channel permutation.
 
     Nothing else is raised; `remarks` says, on the last op of a computation
-    that multiplies by a cos or sin, which check failed. The numerics change
+    that multiplies by a cos or sin, which check failed.
+
+    Attention is raised too (after the rotations, so that the rotations
+    stay the producers of Q and K): a P·V contraction whose P is the
+    softmax over the keys (`linalg.softmax` or written out, f32 upcasts,
+    torch-mlir's fully-masked-row guard) of a constant times Q·Kᵀ (or of
+    √scale·Q times √scale·K), plus an additive mask, an `i1` select or a
+    causal mask from iota comparisons (`causal` only when proven
+    bottom-right, else the computed mask as the `mask` operand), with K/V
+    through transposes, reshapes and a GQA repeat (no repeat in the result:
+    the group is a batch dim K and V do not have), becomes
+    `rope.attention`; `remarks` says why a contraction fed by a softmax or
+    an exp is not raised. The numerics change
     only where rope.apply is more exact: the angle in f64 and no rounding of
     intermediate products to the frontend's type (docs/DESIGN.md).
     C++: `populateRopeRaisePatterns`, `raiseRope` (`rope/Transforms/RopeRaise.h`).

@@ -68,7 +68,9 @@ class Config:
 
     @property
     def acc(self) -> str:
-        return "f64" if "f64" in (self.dtype, self.out) else "f32"
+        # Q, K and V decide the accumulator, not the output (the ops'
+        # contract).
+        return "f64" if self.dtype == "f64" else "f32"
 
     @property
     def loops(self) -> list[str]:

@@ -36,7 +36,6 @@ import ctypes
 import dataclasses
 import importlib.util
 import pathlib
-from typing import Optional
 
 import numpy as np
 import pytest
@@ -123,22 +122,6 @@ def run_emulated(text: str, args: list, out_shape: tuple, out_dtype,
     return out
 
 
-def known_issue(cfg: Config, launch: str) -> Optional[str]:
-    """Why `cfg` fails in code this mapping only reuses (the same failure
-    on the CPU pipeline), or None."""
-    if cfg.mask == "i1":
-        return ("rope-tile-attention's masked-tile skip reduces an i1 mask "
-                "with arith.maxsi (true is -1 as a signed i1), so a key tile "
-                "counts as visible only when every key is "
-                "(lib/Transforms/SkipMaskedKeyTiles.cpp)")
-    if cfg.out == "f64" and cfg.dtype != "f64":
-        return ("the attention ops accumulate in the type of Q, K and V "
-                "(f32 here), while test_attention_op.Config.acc still counts "
-                "an f64 output (its CPU run of random seed 33 fails the same "
-                "way)")
-    return None
-
-
 def run_config(cfg: Config, seed: int, launch: str) -> None:
     args, kw = inputs(cfg, seed)
     expected = attention.reference(cfg, *args[:3], **kw)
@@ -146,13 +129,7 @@ def run_config(cfg: Config, seed: int, launch: str) -> None:
                        attention.DTYPES[cfg.out], launch)
     # Fails on an output the kernel never wrote, whatever the reference.
     assert np.any(got.astype(np.float64) != 0)
-    try:
-        check(got, expected, cfg)
-    except AssertionError:
-        reason = known_issue(cfg, launch)
-        if reason:
-            pytest.xfail(reason)
-        raise
+    check(got, expected, cfg)
 
 
 @pytest.mark.parametrize("launch", list(LAUNCHES))

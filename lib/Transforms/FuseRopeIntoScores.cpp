@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FuseRotationTile.h"
 #include "rope/Transforms/FuseIntoAttention.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -108,41 +109,6 @@ int64_t clampTile(int64_t tile, int64_t size) {
   return tile;
 }
 
-/// Fuses `rope` into the slice of it that `tiled`'s input `input` reads,
-/// inside `within` (scf::tileAndFuseProducerOfSlice); the tile rotation, or
-/// null.
-ApplyOp fuseRopeTile(RewriterBase &rewriter, Operation *tiled, unsigned input,
-                     ApplyOp rope,
-                     MutableArrayRef<LoopLikeOpInterface> within) {
-  auto slice = tiled->getOperand(input).getDefiningOp<tensor::ExtractSliceOp>();
-  if (!slice || slice.getSource().getDefiningOp() != rope)
-    return {};
-  std::optional<scf::SCFFuseProducerOfSliceResult> fused =
-      scf::tileAndFuseProducerOfSlice(rewriter, slice, within);
-  if (!fused)
-    return {};
-  // The candidate slice is left dead; with it gone, so is the whole
-  // rotation.
-  if (slice->use_empty())
-    rewriter.eraseOp(slice);
-  if (rope->use_empty())
-    rewriter.eraseOp(rope);
-  auto tile = fused->tiledAndFusedProducer.getDefiningOp<ApplyOp>();
-  // A slice of a tensor.empty destination would bufferize to a slice of a
-  // whole-size buffer: give the tile its own (tile-sized) empty tensor.
-  if (auto init = tile.getInit().getDefiningOp<tensor::ExtractSliceOp>();
-      init && init.getSource().getDefiningOp<tensor::EmptyOp>() &&
-      tile.getInit() != tile.getInput()) {
-    rewriter.setInsertionPoint(tile);
-    Value empty =
-        tensor::EmptyOp::create(rewriter, init.getLoc(), init.getMixedSizes(),
-                                init.getType().getElementType());
-    rewriter.modifyOpInPlace(tile,
-                             [&] { tile.getInitMutable().assign(empty); });
-  }
-  return tile;
-}
-
 /// Moves what `loop` does not change out of it (upstream's
 /// moveLoopInvariantCode, but through `rewriter`, so that a pattern driver
 /// sees the moves).
@@ -178,29 +144,6 @@ scf::SCFTilingOptions::LoopType
 queryLoopType(const RopeAttentionFusionOptions &options) {
   return options.parallelLoops ? scf::SCFTilingOptions::LoopType::ForallOp
                                : scf::SCFTilingOptions::LoopType::ForOp;
-}
-
-/// Makes each input of `op` that is a slice of a slice one slice of the
-/// first one's source, so that producer fusion finds the producer.
-void mergeInputSlices(RewriterBase &rewriter, linalg::LinalgOp op) {
-  for (OpOperand *input : op.getDpsInputOperands()) {
-    auto inner = input->get().getDefiningOp<tensor::ExtractSliceOp>();
-    auto outer = inner
-                     ? inner.getSource().getDefiningOp<tensor::ExtractSliceOp>()
-                     : tensor::ExtractSliceOp();
-    if (!outer)
-      continue;
-    rewriter.setInsertionPoint(inner);
-    SmallVector<OpFoldResult> offsets, sizes, strides;
-    if (failed(affine::mergeOffsetsSizesAndStrides(
-            rewriter, inner.getLoc(), outer, inner, outer.getDroppedDims(),
-            offsets, sizes, strides)))
-      continue;
-    rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
-        inner, inner.getType(), outer.getSource(), offsets, sizes, strides);
-    if (outer->use_empty())
-      rewriter.eraseOp(outer);
-  }
 }
 
 } // namespace
@@ -341,7 +284,9 @@ mlir::rope::fuseRopeIntoAttention(RewriterBase &rewriter,
     result.loops.append(tiled->loops);
     result.tiledContraction = tiled->tiledOps.back();
     // K's key tile is a slice of its query-tile slice.
-    mergeInputSlices(rewriter, cast<linalg::LinalgOp>(result.tiledContraction));
+    for (OpOperand *input :
+         cast<linalg::LinalgOp>(result.tiledContraction).getDpsInputOperands())
+      mergeSliceOfSlice(rewriter, *input);
     // Whatever the key loop does not change goes to the query loop.
     hoistLoopInvariants(rewriter, result.loops.back());
   }
@@ -349,7 +294,8 @@ mlir::rope::fuseRopeIntoAttention(RewriterBase &rewriter,
 
   auto fuse = [&](unsigned input, ApplyOp rope,
                   MutableArrayRef<LoopLikeOpInterface> within) -> ApplyOp {
-    return fuseRopeTile(rewriter, result.tiledContraction, input, rope, within);
+    return fuseRotationTile(rewriter, result.tiledContraction, input, rope,
+                            within);
   };
   if (match.query && options.fuseQuery) {
     result.query = fuse(0, match.query, loops.take_front(numQueryLoops));

@@ -23,6 +23,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FuseRotationTile.h"
 #include "rope/Transforms/AttentionTiling.h"
 #include "rope/Transforms/Passes.h"
 
@@ -75,60 +76,6 @@ ApplyOp rotationOf(Value value) {
   if (!rope || !rope->hasOneUse())
     return {};
   return rope;
-}
-
-/// Makes operand `index` of `op`, when a slice of a slice, one slice of the
-/// first one's source, so that producer fusion finds the producer.
-void mergeSlices(RewriterBase &rewriter, Operation *op, unsigned index) {
-  auto inner = op->getOperand(index).getDefiningOp<tensor::ExtractSliceOp>();
-  auto outer = inner ? inner.getSource().getDefiningOp<tensor::ExtractSliceOp>()
-                     : tensor::ExtractSliceOp();
-  if (!outer)
-    return;
-  rewriter.setInsertionPoint(inner);
-  SmallVector<OpFoldResult> offsets, sizes, strides;
-  if (failed(affine::mergeOffsetsSizesAndStrides(
-          rewriter, inner.getLoc(), outer, inner, outer.getDroppedDims(),
-          offsets, sizes, strides)))
-    return;
-  rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
-      inner, inner.getType(), outer.getSource(), offsets, sizes, strides);
-  if (outer->use_empty())
-    rewriter.eraseOp(outer);
-}
-
-/// Fuses `rope` into the slice of it that operand `index` of `tiled` reads,
-/// inside `loops`; the tile rotation, or null.
-ApplyOp fuseRotation(RewriterBase &rewriter, Operation *tiled, unsigned index,
-                     ApplyOp rope, MutableArrayRef<LoopLikeOpInterface> loops) {
-  mergeSlices(rewriter, tiled, index);
-  auto slice = tiled->getOperand(index).getDefiningOp<tensor::ExtractSliceOp>();
-  if (!slice || slice.getSource().getDefiningOp() != rope)
-    return {};
-  std::optional<scf::SCFFuseProducerOfSliceResult> fused =
-      scf::tileAndFuseProducerOfSlice(rewriter, slice, loops);
-  if (!fused)
-    return {};
-  if (slice->use_empty())
-    rewriter.eraseOp(slice);
-  if (rope->use_empty())
-    rewriter.eraseOp(rope);
-  auto tile = fused->tiledAndFusedProducer.getDefiningOp<ApplyOp>();
-  if (!tile)
-    return {};
-  // A slice of a tensor.empty destination would bufferize to a slice of a
-  // whole-size buffer: give the tile its own (tile-sized) empty tensor.
-  if (auto init = tile.getInit().getDefiningOp<tensor::ExtractSliceOp>();
-      init && init.getSource().getDefiningOp<tensor::EmptyOp>() &&
-      tile.getInit() != tile.getInput()) {
-    rewriter.setInsertionPoint(tile);
-    Value empty =
-        tensor::EmptyOp::create(rewriter, init.getLoc(), init.getMixedSizes(),
-                                init.getType().getElementType());
-    rewriter.modifyOpInPlace(tile,
-                             [&] { tile.getInitMutable().assign(empty); });
-  }
-  return tile;
 }
 
 /// The rope.online_attention that `decomposed` (the values of
@@ -218,7 +165,7 @@ mlir::rope::tileAndFuseAttention(RewriterBase &rewriter, AttentionOp op,
 
   // 2. Q rotated per query tile.
   if (queryRope)
-    result.query = fuseRotation(rewriter, tile, 0, queryRope, result.loops);
+    result.query = fuseRotationTile(rewriter, tile, 0, queryRope, result.loops);
 
   // 3. The tile as one online-softmax step and its normalization.
   rewriter.setInsertionPoint(tile);
@@ -253,7 +200,7 @@ mlir::rope::tileAndFuseAttention(RewriterBase &rewriter, AttentionOp op,
   // 5. K rotated per key tile.
   if (keyRope)
     result.key =
-        fuseRotation(rewriter, result.keyTile, 1, keyRope, result.loops);
+        fuseRotationTile(rewriter, result.keyTile, 1, keyRope, result.loops);
   return result;
 }
 

@@ -324,7 +324,10 @@ def Rope_AttentionOp : Rope_AttentionBase<"attention"> {
          `Sk − Sq` (bottom-right aligned: the last query sees every key);
       4. `p = softmax over k2` in `A`, then `O = Σ_k2 p · V` converted to the
          output type. A row whose keys are all masked has a zero softmax
-         denominator and gives NaN, as softmax of an all-−inf row does.
+         denominator and gives NaN, as softmax of an all-−inf row does. A
+         masked key's probability is 0, which still multiplies its V row: V
+         must be finite there (a NaN or Inf propagates, as in softmax(...)·V
+         written out), e.g. in a KV cache beyond the valid length.
 
     The op is destination-passing (`outs`) and implements TilingInterface
     over the batch, query and `n` dims (the keys and `k1` stay whole: the

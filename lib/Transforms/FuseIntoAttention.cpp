@@ -125,15 +125,9 @@ struct RopeFuseIntoAttentionPass
   using Base::Base;
 
   void runOnOperation() override {
-    if (fuseKey != "auto" && fuseKey != "always" && fuseKey != "never") {
-      emitError(getOperation()->getLoc())
-          << "fuse-key must be always, never or auto, got '" << fuseKey << "'";
+    if (failed(verifyAttentionTilingOptions(getOperation(), queryTileSize,
+                                            keyTileSize, fuseKey)))
       return signalPassFailure();
-    }
-    if (queryTileSize < 0 || keyTileSize < 0) {
-      emitError(getOperation()->getLoc()) << "tile sizes must be >= 0";
-      return signalPassFailure();
-    }
     // Whole attention: raised to rope.attention (a softmax written out in
     // linalg ops first becomes linalg.softmax), then tiled FlashAttention
     // style with the rotations fused into its loops.

@@ -249,6 +249,20 @@ void mlir::rope::tileAttention(Operation *root,
     moveLoopInvariantCode(cast<LoopLikeOpInterface>(loop));
 }
 
+LogicalResult mlir::rope::verifyAttentionTilingOptions(Operation *root,
+                                                       int64_t queryTileSize,
+                                                       int64_t keyTileSize,
+                                                       StringRef fuseKey) {
+  if (fuseKey != "auto" && fuseKey != "always" && fuseKey != "never")
+    return emitError(root->getLoc())
+           << "fuse-key must be always, never or auto, got '" << fuseKey << "'";
+  if (queryTileSize < 0 || keyTileSize < 0)
+    return emitError(root->getLoc())
+           << "query-tile-size and key-tile-size must be >= 0, got "
+           << queryTileSize << " and " << keyTileSize;
+  return success();
+}
+
 namespace mlir::rope {
 #define GEN_PASS_DEF_ROPETILEATTENTIONPASS
 #include "rope/Transforms/Passes.h.inc"
@@ -260,16 +274,9 @@ struct RopeTileAttentionPass
   using Base::Base;
 
   void runOnOperation() override {
-    if (fuseKey != "auto" && fuseKey != "always" && fuseKey != "never") {
-      emitError(getOperation()->getLoc())
-          << "fuse-key must be always, never or auto, got '" << fuseKey << "'";
+    if (failed(verifyAttentionTilingOptions(getOperation(), queryTileSize,
+                                            keyTileSize, fuseKey)))
       return signalPassFailure();
-    }
-    if (queryTileSize < 0 || keyTileSize < 0) {
-      emitError(getOperation()->getLoc())
-          << "query-tile-size and key-tile-size must be >= 0";
-      return signalPassFailure();
-    }
     tileAttention(getOperation(), [&](AttentionOp op) {
       AttentionTilingOptions options =
           chooseAttentionTiling(op, queryTileSize, keyTileSize, fuseKey);

@@ -1,6 +1,10 @@
 // RUN: rope-opt %s --rope-tile-attention --canonicalize -split-input-file | FileCheck %s --enable-var-scope
 // RUN: rope-opt %s --rope-tile-attention="fuse-key=always query-tile-size=64 key-tile-size=32" --canonicalize -split-input-file | FileCheck %s --check-prefix=ALWAYS --enable-var-scope
 // RUN: rope-opt %s --rope-tile-attention="fuse-rotations=false" --canonicalize -split-input-file | FileCheck %s --check-prefix=NOFUSE --enable-var-scope
+// RUN: not rope-opt %s --rope-tile-attention="key-tile-size=-1" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADSIZE
+// RUN: not rope-opt %s --rope-fuse-into-attention="fuse-key=maybe" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADKEY
+// BADSIZE: error: query-tile-size and key-tile-size must be >= 0, got 32 and -1
+// BADKEY: error: fuse-key must be always, never or auto, got 'maybe'
 
 // rope.attention as FlashAttention-2 loops (upstream scf tiling through the
 // attention ops' TilingInterface). Executed equivalence:

@@ -83,6 +83,14 @@ void populateSkipMaskedKeyTilesPatterns(RewritePatternSet &patterns);
 /// rotation must produce that view for its tiles to be fused.
 void populateBubbleExpandThroughRopePatterns(RewritePatternSet &patterns);
 
+/// Checks the tile sizes (>= 0) and `fuseKey` (always, never, auto) that
+/// rope-tile-attention and rope-fuse-into-attention take; an error on
+/// `root` naming the option otherwise.
+LogicalResult verifyAttentionTilingOptions(Operation *root,
+                                           int64_t queryTileSize,
+                                           int64_t keyTileSize,
+                                           StringRef fuseKey);
+
 /// Chooses the tiling of one rope.attention; std::nullopt leaves it alone.
 using AttentionTilingControlFn =
     std::function<std::optional<AttentionTilingOptions>(AttentionOp)>;

@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 import rope_mlir
+from frontend_fixture_io import load_fixture, relative_error
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 INPUTS = ROOT / "test" / "Frontends" / "Inputs" / "attention"
@@ -47,23 +48,11 @@ def _reference_module():
 reference = _reference_module()
 
 
-def _arrays(npz, prefix):
-    keys = sorted((k for k in npz.files if re.fullmatch(prefix + r"\d+", k)),
-                  key=lambda k: int(k[len(prefix):]))
-    return [npz[k] for k in keys]
-
-
 def _load(name):
-    fixture = FIXTURES[name]
-    text = (INPUTS / fixture["file"]).read_text()
-    data = np.load(INPUTS / fixture["data"])
-    return fixture, text, _arrays(data, "arg"), _arrays(data, "ref"), _arrays(
-        data, "frontend")
+    return load_fixture(INPUTS, FIXTURES, name)
 
 
-def _relative_error(actual, expected):
-    scale = float(np.max(np.abs(expected)))
-    return float(np.max(np.abs(np.asarray(actual, np.float64) - expected))) / scale
+_relative_error = relative_error
 
 
 def _bhsd(x, layout):

@@ -11,16 +11,12 @@ For every fixture:
   reference within 2e-6 relative (max|y - r| / max|r|), as the un-raised
   module does (test_attention_fixtures.py).
 JAX's module calls its jitted helpers (@tril, @_where): it is raised only
-after inlining, so it runs through `inline` first (rope-optimize does not
-inline).
-
-The execution tests skip, saying so, while rope.attention has no
-decomposition to linalg (AttentionDecompose.cpp a scaffold).
+after inlining, so it runs through `inline` first (rope-optimize inlines
+first too).
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import pathlib
 import re
@@ -30,6 +26,7 @@ import pytest
 
 import rope_mlir
 from rope_mlir import _jit
+from frontend_fixture_io import load_fixture, relative_error
 
 INPUTS = (pathlib.Path(__file__).resolve().parents[2] / "test" / "Frontends"
           / "Inputs" / "attention")
@@ -41,51 +38,11 @@ INLINED = ("builtin.module(inline, rope-optimize, "
            "rope-to-llvm-cpu{emit-c-interface=true})")
 
 # The smallest rope.attention: whether rope-to-llvm-cpu can lower it.
-PROBE = """
-func.func @probe(%q: tensor<1x2x4xf32>, %k: tensor<1x3x4xf32>, %v: tensor<1x3x4xf32>) -> tensor<1x2x4xf32> {
-  %e = tensor.empty() : tensor<1x2x4xf32>
-  %o = rope.attention ins(%q, %k, %v : tensor<1x2x4xf32>, tensor<1x3x4xf32>, tensor<1x3x4xf32>) outs(%e : tensor<1x2x4xf32>) attributes {indexing_maps = [affine_map<(b, m, k1, k2, n) -> (b, m, k1)>, affine_map<(b, m, k1, k2, n) -> (b, k2, k1)>, affine_map<(b, m, k1, k2, n) -> (b, k2, n)>, affine_map<(b, m, k1, k2, n) -> (b, m, n)>], scale = 0.5 : f64} -> tensor<1x2x4xf32>
-  return %o : tensor<1x2x4xf32>
-}
-"""
-
-
-@functools.lru_cache(maxsize=1)
-def _decomposition_missing() -> str:
-    """Why raised modules cannot run yet, or "" when they can."""
-    try:
-        lowered = _jit.lower(PROBE, "builtin.module(rope-decompose-aggregates)")
-    except _jit.CompileError as error:
-        if "rope.attention" not in str(error):
-            raise
-        return f"rope.attention does not decompose: {error}"
-    if "rope.attention" in lowered:
-        return "rope.attention does not decompose (AttentionDecompose.cpp)"
-    return ""
-
-
-def _needs_decomposition():
-    why = _decomposition_missing()
-    if why:
-        pytest.skip(why)
-
-
-def _arrays(npz, prefix):
-    keys = sorted((k for k in npz.files if re.fullmatch(prefix + r"\d+", k)),
-                  key=lambda k: int(k[len(prefix):]))
-    return [npz[k] for k in keys]
-
-
 def _load(name):
-    fixture = FIXTURES[name]
-    text = (INPUTS / fixture["file"]).read_text()
-    data = np.load(INPUTS / fixture["data"])
-    return fixture, text, _arrays(data, "arg"), _arrays(data, "ref")
+    return load_fixture(INPUTS, FIXTURES, name)[:4]
 
 
-def _relative_error(actual, expected):
-    scale = float(np.max(np.abs(expected)))
-    return float(np.max(np.abs(np.asarray(actual, np.float64) - expected))) / scale
+_relative_error = relative_error
 
 
 def _pipeline(text):
@@ -155,7 +112,6 @@ def test_raised_attributes_match_the_fixture(name):
 
 @pytest.mark.parametrize("name", sorted(FIXTURES))
 def test_raised_fixture_runs_right(name):
-    _needs_decomposition()
     fixture, text, args, refs = _load(name)
     outs = _run(text, _pipeline(text), fixture["func"], args)
     assert len(outs) == len(refs)
@@ -169,7 +125,6 @@ def test_guard_zeroes_fully_masked_rows():
     """torch SDPA's boolean mask with rows whose keys are all masked: torch
     (and the un-raised module) gives those rows zeros where the op alone
     would give NaN; the raised module keeps the frontend's guard."""
-    _needs_decomposition()
     fixture, text, args, refs = _load("torch_sdpa_mask")
     mask = args[3].copy()
     mask[0, 0, 2, :] = False
@@ -222,7 +177,6 @@ def test_softcap_becomes_the_score_region_and_runs_right():
     raised = _jit.lower(SOFTCAP, RAISE)
     assert "math.tanh" in _attention_op(raised) or "rope.yield" in raised
     assert "linalg.softmax" not in raised
-    _needs_decomposition()
     rng = np.random.default_rng(7)
     q, k, v = ((rng.standard_normal(s) * 3).astype(np.float32)
                for s in ((4, 8), (6, 8), (6, 8)))

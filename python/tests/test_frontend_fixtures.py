@@ -25,6 +25,7 @@ import pytest
 
 import rope_mlir
 from rope_mlir import _jit
+from frontend_fixture_io import load_fixture, relative_error
 
 INPUTS = pathlib.Path(__file__).resolve().parents[2] / "test" / "Frontends" / "Inputs"
 MANIFEST = json.loads((INPUTS / "manifest.json").read_text())
@@ -32,23 +33,11 @@ FIXTURES = {f["name"]: f for f in MANIFEST["fixtures"]}
 UNRAISED = "builtin.module(rope-to-llvm-cpu{emit-c-interface=true})"
 
 
-def _arrays(npz, prefix):
-    keys = sorted((k for k in npz.files if re.fullmatch(prefix + r"\d+", k)),
-                  key=lambda k: int(k[len(prefix):]))
-    return [npz[k] for k in keys]
-
-
 def _load(name):
-    fixture = FIXTURES[name]
-    text = (INPUTS / fixture["file"]).read_text()
-    data = np.load(INPUTS / fixture["data"])
-    return fixture, text, _arrays(data, "arg"), _arrays(data, "ref"), _arrays(
-        data, "frontend")
+    return load_fixture(INPUTS, FIXTURES, name)
 
 
-def _relative_error(actual, expected):
-    scale = float(np.max(np.abs(expected)))
-    return float(np.max(np.abs(np.asarray(actual, np.float64) - expected))) / scale
+_relative_error = relative_error
 
 
 def _run(text, pipeline, func, args):

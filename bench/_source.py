@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """What the bench scripts that write docs/ regions share: the commit a report
 measured, and the writing of a report between its markers."""
 

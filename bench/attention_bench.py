@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Attention scores with RoPE, S = R(q)·R(k)ᵀ: the rotations fused into the
 contraction's tile loops (`--rope-fuse-into-attention`) against rotating Q
 and K whole first, whole attention against onnxruntime, and Hugging Face's

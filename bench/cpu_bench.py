@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """CPU performance of `rope.apply` against its peers, all measured in the same run.
 
     python3 bench/cpu_bench.py --write-docs    # full run; rewrites the generated region of docs/PERFORMANCE.md

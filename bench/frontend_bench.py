@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Hugging Face Llama RoPE as a frontend emits it: raised to `rope.apply` against un-raised and the peers.
 
     python3 bench/frontend_bench.py                 # full run, tables on stdout (~1 min on a 2-core machine

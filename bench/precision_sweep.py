@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Precision sweep of `rope.apply` (computed cos/sin) against the float64 reference.
 
 Checks ROPE.md §5 for every frequency scheme of §4, every data type and both pair layouts, at positions

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """RoPE fused into attention, end to end on the CPU.
 
 Builds softmax(scale·R(q)·R(k)ᵀ + mask)·V as MLIR (rope.apply on Q and K,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """rope-mlir demo: RoPE IR compiled by rope-opt and executed on the CPU.
 
 1. Writes a `rope.apply` (Llama-style half layout, explicit positions up to

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """rope_mlir next to the other LLVMs a Python process loads (not run in CI:
 the peers are large). For each peer -- triton (what `import transformers`
 model code and torch.compile load), jaxlib, IREE's compiler, llvmlite -- and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # The main job: set up (deps + build), then compile RoPE IR with rope-opt,
 # run it on the CPU and check it against the float64 reference.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Fuzzes rope IR and the rope passes with tools/rope-fuzz (libFuzzer, ASan,
 # UBSan) from the sanitized build of scripts/test-sanitizers.sh, which it
 # builds when missing. docs/RELIABILITY.md says what the harness covers.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Regenerate the attention fixtures (test/Frontends/Inputs/attention/): attention as real frontends emit it in
 linalg-on-tensors IR, from the libraries' own code (transformers' Llama attention pieces, torch SDPA, JAX einsum
 attention, ONNX Attention and its MatMul/Softmax decomposition), with inputs, float64 references and the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Regenerate the frontend fixtures of `--rope-raise` (test/Frontends/Inputs/): RoPE as real frontends emit it
 in linalg-on-tensors IR, from the models' own modeling code, with inputs, float64 references and the
 frontends' own f32 outputs. Not run in CI (it needs torch, transformers, torch-mlir, jax, IREE, onnx); the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Mutation check of the position arithmetic: can the tests tell a signed
 # position conversion from an unsigned one? Not run in CI (one incremental
 # rebuild of libRopeJit.so per mutant: minutes each on a small machine).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Installs everything rope-mlir needs (Debian packages, pinned Python
 # packages), configures and builds the project, and installs the Python
 # package (editable). Idempotent: a second run only rebuilds what changed.

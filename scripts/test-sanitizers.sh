@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Builds rope-mlir with AddressSanitizer and UndefinedBehaviorSanitizer (and
 # libFuzzer coverage, so the same build serves scripts/fuzz.sh) in a build
 # directory of its own, then runs the lit suite and the Python tests against

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # The whole test suite: set-up (deps + build), the lit suite (dialect, passes,
 # pipelines, plugin, CPU execution), the downstream find_package project, the
 # Python tests (numerics, package, ONNX), and the sanitizer stage (lit and the

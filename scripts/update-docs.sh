@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Regenerates docs/reference/ from the ODS definitions (ops, attributes,
 # passes). python/tests/test_docs.py fails when they are stale.
 set -euo pipefail

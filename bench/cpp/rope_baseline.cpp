@@ -1,5 +1,12 @@
 //===- rope_baseline.cpp - Hand-written RoPE and copy peers for cpu_bench -===//
 //
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // The "hand-written C++ loop" peer of bench/cpu_bench.py and its STREAM-style
 // copy ceiling. Compiled at bench time with
 //   clang++-22 -O3 -march=native -fopenmp -shared -fPIC

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Prints the PTX (or writes the cubin) held by the gpu.binary ops of an MLIR
 file produced by `rope-opt --rope-to-nvvm`.
 

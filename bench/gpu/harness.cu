@@ -1,6 +1,11 @@
 //===- harness.cu - Check and time rope-mlir's GPU kernels ----------------===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // Loads the PTX that bench/gpu/prepare.py generated with rope-opt
 // --rope-to-nvvm (Debian's MLIR has no CUDA runtime wrappers, so this is the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Generates the kernels bench/gpu/run.sh times on a GPU machine.
 
 Runs here (where rope-opt and LLVM/MLIR 22 are): for every configuration

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Checks and times rope-mlir's GPU kernels on a machine with an NVIDIA GPU.
 #
 # The kernels are generated beforehand, where rope-opt is built:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """PyTorch peer for bench/gpu: eager HF-style `rotate_half` RoPE with a
 pre-gathered cos/sin (what transformers' Llama does), timed with CUDA events
 on the same shapes as the harness. Prints markdown rows, or one "n/a" row

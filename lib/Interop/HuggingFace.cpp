@@ -1,6 +1,11 @@
 //===- HuggingFace.cpp - Hugging Face rope_scaling to attributes ----------===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // Reads a Hugging Face rope_scaling dict the way the float64 reference
 // (python/rope_mlir/reference.py) does and builds the matching attributes.

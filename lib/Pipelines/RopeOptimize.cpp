@@ -1,6 +1,11 @@
 //===- RopeOptimize.cpp - The rope-optimize pipeline ----------------------===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // The pipeline a compiler runs on a frontend's linalg before its own
 // lowering: raise, clean up, fuse. Kept apart from the lowering pipelines

@@ -1,6 +1,11 @@
 //===- RopePlugin.cpp - rope-mlir as an mlir-opt plugin -------------------===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // Loaded into the stock mlir-opt with --load-dialect-plugin and
 // --load-pass-plugin. Pass plugins are registered after the command line is

@@ -1,6 +1,11 @@
 //===- InputGuards.cpp - Reject text that crashes the MLIR parser ---------===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // A single pass over the text with a stack of open brackets; not a parser.
 // It understands just enough of MLIR's lexical syntax (comments, strings,

@@ -1,6 +1,11 @@
 //===- BubbleExpandThroughRope.cpp - Reshape before the rotation ----------===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // `expand_shape(rope.apply(x))` → `rope.apply(expand_shape(x))` when the
 // expansion splits only head dims (never the channel dim or a token dim):

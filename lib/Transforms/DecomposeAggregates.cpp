@@ -1,6 +1,11 @@
 //===- DecomposeAggregates.cpp - Decompose linalg.softmax & co. -----------===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // The CPU pipeline lowers linalg ops to loops; an aggregated op such as
 // linalg.softmax has no loop lowering of its own, only a decomposition into

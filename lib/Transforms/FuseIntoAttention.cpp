@@ -1,6 +1,11 @@
 //===- FuseIntoAttention.cpp - The rope-fuse-into-attention pass ----------===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // The pass and its pattern: whole attention written out in linalg is raised
 // to rope.attention and tiled FlashAttention-style with the rotations of Q

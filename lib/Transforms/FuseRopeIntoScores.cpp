@@ -1,6 +1,11 @@
 //===- FuseRopeIntoScores.cpp - Fuse rope.apply into Q·Kᵀ tiles -----------===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // Attention scores are a contraction of the rotated queries with the rotated
 // keys. Rotating Q and K whole writes both to memory and reads them back;

@@ -1,6 +1,11 @@
 //===- FuseRotationTile.cpp - Fuse a rope.apply into a tile's loops -------===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // The one way a rotation is moved into the loops of a tiled consumer (the
 // Q·Kᵀ tiles of FuseRopeIntoScores.cpp, the attention tiles of

@@ -1,6 +1,11 @@
 //===- RaiseSoftmax.cpp - Decomposed softmax back to linalg.softmax -------===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // rope-fuse-into-attention fuses whole attention through `linalg.softmax`;
 // frontends (and linalg.softmax's own decomposition) often hand over the

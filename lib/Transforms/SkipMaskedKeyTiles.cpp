@@ -1,6 +1,11 @@
 //===- SkipMaskedKeyTiles.cpp - Skip key tiles no query of a tile sees ----===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // Inside the key loop of tiled attention, a key tile that is masked for every
 // query of the query tile adds exp(−inf) = 0 to every row and leaves the

@@ -1,6 +1,11 @@
 //===- SplitComplexConstants.cpp - Complex tensor constants as parts ------===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // Frontends keep complex tables (Meta's freqs_cis) as complex tensor
 // constants; MLIR 22 cannot make an LLVM global of complex elements. Two

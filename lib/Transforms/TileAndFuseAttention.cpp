@@ -1,6 +1,11 @@
 //===- TileAndFuseAttention.cpp - FlashAttention tiling of rope.attention -===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // rope.attention becomes the loop nest of FlashAttention-2 through upstream
 // scf tiling and the attention ops' TilingInterface, with nothing written

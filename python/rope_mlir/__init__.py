@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """rope_mlir: Rotary Position Embedding compiled by rope-mlir (MLIR).
 
     import numpy as np, rope_mlir

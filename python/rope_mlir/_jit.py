@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """ctypes binding of librope's C API (include/rope/Runtime/RopeJit.h).
 
 The library compiles rope IR in process (MLIR ExecutionEngine) and returns

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """`rope_mlir.jit`: compile a module of tensor functions, call them on numpy.
 
     m = rope_mlir.jit(module_text)           # parse, verify, lower, JIT

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Float64 reference implementation of the RoPE semantics contract (docs: /work/shared/ROPE.md).
 
 This is the project's single source of truth for RoPE numerics (STYLE.md §9): every test that checks a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Reading the committed frontend fixtures (test/Frontends/Inputs and its
 attention/ folder, written by scripts/gen-frontend-fixtures.py and
 scripts/gen-attention-fixtures.py): one place for the .npz naming

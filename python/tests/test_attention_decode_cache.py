@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Decode on an un-rotated KV cache as a first-class configuration: one
 query per row at its own position, a cache longer than the valid length
 (keys beyond a row's position are masked by `causal` with

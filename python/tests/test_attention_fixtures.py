@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Attention as real frontends emit it (test/Frontends/Inputs/attention,
 made by scripts/gen-attention-fixtures.py from transformers' Llama attention,
 torch SDPA, JAX einsum attention and an ONNX MatMul/Softmax graph), run

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """rope-fuse-into-attention, executed: attention scores R(q)·R(k)ᵀ compiled
 with the rotations fused into the contraction's tile loops must equal the
 unfused build and the float64 reference (rope_mlir.reference), on random

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """rope.attention and rope.online_attention, executed: modules emitted
 here for random configurations are compiled by rope-to-llvm-cpu (which
 decomposes attention -> online_attention -> linalg) and compared with an

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Whole attention softmax(scale·R(q)·R(k)ᵀ + causal mask)·V from
 rope_mlir.attention (fused with an online softmax, and unfused) against a
 peer, onnxruntime's contrib op com.microsoft::GroupQueryAttention with

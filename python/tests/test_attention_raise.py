@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Attention as frontends emit it (test/Frontends/Inputs/attention), raised
 to rope.attention by --rope-raise (lib/Transforms/RopeRaise/RaiseAttention.cpp)
 and run raised.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """bench/cpu_bench.py and bench/attention_bench.py run end to end in their smoke modes, every peer agrees
 with the float64 reference, and the cpu bench's report keeps its own rules: public-API and raw columns side
 by side, no verdict where the copy is no ceiling, and PASS/MISS counts that are the counts of the table's

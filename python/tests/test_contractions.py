@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Contractions through `rope-to-llvm-cpu`, executed: linalg.matmul,
 linalg.batch_matmul (also with K transposed by indexing_maps) and a
 linalg.generic contraction, static and dynamic shapes, sizes that are not

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Differential test: compiled rope.apply (CPU, JIT) vs the float64 reference.
 
 Many random configurations: both layouts, P < D and P = D, every position

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """docs/reference/ must be what the ODS definitions generate (run
 scripts/update-docs.sh after changing a .td file)."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The examples run and check themselves (they exit non-zero on a wrong
 result)."""
 

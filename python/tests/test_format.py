@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """All C++ is clang-format clean (LLVM style, .clang-format)."""
 
 import pathlib

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """RoPE as real frontends emit it, raised by --rope-raise and run.
 
 Each fixture of test/Frontends/Inputs (made by scripts/gen-frontend-fixtures.py

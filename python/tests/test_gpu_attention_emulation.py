@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """rope.attention through rope-to-nvvm's GPU mapping, executed on the CPU
 against the float64 reference of test_attention_op.py.
 

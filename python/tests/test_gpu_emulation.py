@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """convert-rope-to-gpu's kernels, executed on the CPU against the float64
 reference at the ROPE.md §5 contract.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Hugging Face config interop (docs/HF_CONFIGS.md).
 
 Every fixture under fixtures/hf/ holds the RoPE-relevant part of a real

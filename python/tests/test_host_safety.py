@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """rope-mlir runs inside other people's processes: it must never put an LLVM
 into the process's global symbol scope, never export more than its C API,
 never crash on bad C API arguments or hostile IR, and never read outside the

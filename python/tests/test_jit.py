@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """rope_mlir.jit: any module of tensor functions, compiled in process and
 called on numpy arrays (python/rope_mlir/compiled.py).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Negative positions, compiled: R(-m) (ROPE.md §1-§2) through every CPU code
 path against the float64 reference, and the identities that rest on it.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Differential test: generated RotaryEmbedding nodes run by rope_mlir.onnx
 against three peers.
 

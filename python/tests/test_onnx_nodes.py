@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """ONNX backend conformance: the `test_rotary_embedding*` node tests.
 
 Each test is a directory with `model.onnx` and `test_data_set_0/input_*.pb`,

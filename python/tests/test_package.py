@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The package API: rope_mlir.apply/compile/emit/cache_info, its errors, and
 the rope-import-onnx command."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Tests of the float64 RoPE reference (python/rope_mlir/reference.py) against ROPE.md.
 
 Expected values here are derived independently of the module under test: scalar `math` loops for the §4

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """rope.apply's TilingInterface, executed: the random cases of
 test_differential.py, tiled with the transform dialect
 (`transform.structured.tile_using_for`) before the CPU pipeline, must match

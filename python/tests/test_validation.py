@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Argument validation of every public entry point (issue 12).
 
 Compiled kernels trust the sizes, strides and indices they are given: a

@@ -1,5 +1,12 @@
 //===- main.cpp - A downstream user of rope-mlir --------------------------===//
 //
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
 // Builds a rope.apply with the C++ API, verifies it, lowers it with the
 // exported conversion and prints the result.
 //

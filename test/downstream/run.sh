@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Installs rope-mlir from the build tree into a prefix, builds this
 # downstream project against the installed package, runs it and checks it
 # lowered a rope.apply it built through the C++ API.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Builds rope-fuzz's seed corpus from the lit suite and the Hugging Face fixtures.
 
 Every test/**/*.mlir is split at `// -----`, full-line comments (RUN, CHECK,

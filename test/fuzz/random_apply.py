@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Random rope.apply ops through the lowerings: structured fuzzing beside rope-fuzz.
 
 Generates COUNT functions of one random `rope.apply` each (every operand form,

@@ -1,6 +1,11 @@
 //===- rope-fuzz.cpp - libFuzzer harness for rope IR and its passes -------===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // An input is one byte that chooses a target (kTargets) followed by text.
 // For a pass or pipeline, the text is MLIR: checked for the known MLIR

@@ -1,6 +1,11 @@
 //===- rope-opt.cpp - The rope-mlir optimizer driver ----------------------===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // mlir-opt with every upstream dialect, pass, extension and LLVM IR
 // translation, plus the rope dialect, its passes and named pipelines, and the

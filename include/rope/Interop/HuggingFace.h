@@ -1,6 +1,11 @@
 //===- HuggingFace.h - Hugging Face rope_scaling to attributes --*- C++ -*-===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // The one translation from a Hugging Face `rope_scaling` (or
 // `rope_parameters`) dict to the attributes of `rope.apply`. The Python

@@ -1,6 +1,11 @@
 //===- InputGuards.h - Reject text that crashes the MLIR parser -*- C++ -*-===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // MLIR 22's parser crashes, instead of reporting a diagnostic, on a few kinds
 // of malformed text, and its transform interpreter on one script (upstream

@@ -1,11 +1,17 @@
-/*===- RopeJit.h - In-process compilation of rope IR (C API) -----*- C -*-===*\
+/*===- RopeJit.h - In-process compilation of rope IR (C API) ------*- C -*-===*\
 |*                                                                            *|
-|* Part of the rope-mlir project.                                             *|
+|* Part of the rope-mlir project, under the Apache License v2.0 with LLVM     *|
+|* Exceptions.                                                                *|
+|* See LICENSE for license information.                                       *|
+|* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception                    *|
 |*                                                                            *|
-|* A small C API over mlir::ExecutionEngine so that callers without MLIR     *|
-|* bindings (the Python package, through ctypes) can compile rope IR in      *|
-|* process and call the generated `_mlir_ciface_` functions on their own     *|
-|* buffers (memref descriptors), with no subprocess and no copies.           *|
+|*===----------------------------------------------------------------------===*|
+|*                                                                            *|
+|* A small C API over mlir::ExecutionEngine so that callers without MLIR      *|
+|* bindings (the Python package, through ctypes) can compile rope IR in       *|
+|* process and call the generated `_mlir_ciface_` functions on their own      *|
+|* buffers (memref descriptors), with no subprocess and no copies.            *|
+|*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
 #ifndef ROPE_RUNTIME_ROPEJIT_H

@@ -1,7 +1,11 @@
-//===- RuntimeSymbols.h - What JIT-ed rope code calls at run time -*- C++
-//-*-===//
+//===- RuntimeSymbols.h - What JIT-ed code calls at runtime -----*- C++ -*-===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // Lowered code calls a few functions outside itself: `memrefCopy` (strided
 // memref.copy), the OpenMP runtime (`__kmpc_*`, when num-threads != 1) and the

@@ -1,7 +1,9 @@
-//===- AttentionTiling.h - Tile rope.attention, fuse RoPE into it -*- C++
-//-*-===//
+//===- AttentionTiling.h - Tile rope.attention with RoPE fused --*- C++ -*-===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 //===----------------------------------------------------------------------===//
 

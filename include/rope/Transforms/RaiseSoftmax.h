@@ -1,7 +1,9 @@
-//===- RaiseSoftmax.h - Decomposed softmax back to linalg.softmax -*- C++
-//-*-===//
+//===- RaiseSoftmax.h - Written-out softmax to linalg.softmax ---*- C++ -*-===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 //===----------------------------------------------------------------------===//
 

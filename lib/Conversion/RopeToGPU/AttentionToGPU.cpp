@@ -1,6 +1,11 @@
 //===- AttentionToGPU.cpp - Tiled attention loops to GPU threads ----------===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // The GPU mapping of rope.attention. rope-to-nvvm first tiles the op with
 // rope-tile-attention into FlashAttention-2 loops whose outer scf.forall has

@@ -1,6 +1,11 @@
 //===- RopeToGPU.cpp - rope.apply to a GPU kernel -------------------------===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // The GPU lowering of `rope.apply`. RoPE is memory bound: each element of x
 // is read once and written once, so the kernel's job is to keep every access

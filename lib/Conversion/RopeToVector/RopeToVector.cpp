@@ -1,6 +1,11 @@
 //===- RopeToVector.cpp - rope.apply to vector code -----------------------===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // The CPU fast path for `rope.apply`. RoPE is memory bound: each element of
 // x is read once and written once, and the lowering's job is to add nothing

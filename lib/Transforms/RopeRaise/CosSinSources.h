@@ -1,7 +1,11 @@
-//===- CosSinSources.h - Where a frontend's cos/sin come from ----*- C++
-//-*-===//
+//===- CosSinSources.h - Where a frontend's cos/sin come from ---*- C++ -*-===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // A rotation's cos and sin factors are leaves of the element algebra. This
 // reads each back to what rope.apply can say: computed from integer

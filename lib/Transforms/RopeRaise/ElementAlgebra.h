@@ -1,6 +1,11 @@
-//===- ElementAlgebra.h - Tensor values as polynomials per channel -*- C++ -*-//
+//===- ElementAlgebra.h - Values as polynomials per channel -----*- C++ -*-===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // rope-raise decides whether a tensor is a rotation of another by reading
 // every channel of it as a polynomial over "leaves": values the algebra does

@@ -1,6 +1,11 @@
 //===- RaiseAttention.cpp - Written-out attention to rope.attention -------===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // Frontends hand over attention as a P·V contraction of a softmax of
 // scaled, masked Q·Kᵀ scores, spelled in many ways: named or generic

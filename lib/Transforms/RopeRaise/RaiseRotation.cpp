@@ -1,6 +1,11 @@
 //===- RaiseRotation.cpp - Decomposed RoPE back to rope.apply -------------===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // A tensor is raised to `rope.apply` when, read channel by channel through
 // the element algebra, every channel is exactly

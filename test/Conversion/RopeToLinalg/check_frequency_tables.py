@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Checks rope-opt's folded frequency tables against the float64 reference.
 
 Used by frequency-tables.mlir (not a lit test itself: lit only runs *.mlir):

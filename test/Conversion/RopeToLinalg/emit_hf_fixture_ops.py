@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Emits one `rope.apply` per real-model config fixture, for hf-fixtures.mlir.
 
 Usage: emit_hf_fixture_ops.py FIXTURE_DIR > ops.mlir

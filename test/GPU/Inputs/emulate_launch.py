@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Rewrites every `gpu.launch` of an MLIR file into two nested `scf.parallel`
 loops (blocks, then threads) so that the kernel body runs on the CPU. Valid
 for kernels without barriers or shared memory, which is what

@@ -1,6 +1,11 @@
 //===- TestFuseIntoAttention.cpp - The fusion patterns, greedily ----------===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // --rope-fuse-into-attention applies its patterns once per contraction; a
 // project reusing populateRopeFuseIntoAttentionPatterns may well run them

@@ -1,6 +1,11 @@
 //===- AttentionDecompose.cpp - The attention ops as linalg ---------------===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // AggregatedOpInterface::decomposeOperation for the attention ops:
 //

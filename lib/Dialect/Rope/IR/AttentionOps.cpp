@@ -1,6 +1,11 @@
 //===- AttentionOps.cpp - rope.attention and rope.online_attention --------===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // The loop-dim roles of the attention ops (AttentionDims), their verifier
 // (one diagnostic per misuse, naming the operand) and shape reification.

@@ -1,6 +1,11 @@
 //===- AttentionTiling.cpp - TilingInterface for the attention ops --------===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // `rope.attention` and `rope.online_attention` tile like a linalg op over
 // their loop dims (AttentionDims): every operand is sliced by its indexing

@@ -1,6 +1,11 @@
 //===- RopeDecompose.cpp - rope.apply as linalg/tensor ops ----------------===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // AggregatedOpInterface::decomposeOperation for `rope.apply`: the op becomes
 //   1. a *cos/sin table* (one linalg.generic with two results) holding one

@@ -1,6 +1,11 @@
 //===- RopeOps.cpp - Rope operations --------------------------------------===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // Verification, accessors, folds and canonicalizations of `rope.apply`. The
 // lowering (AggregatedOpInterface::decomposeOperation) lives in

@@ -1,6 +1,11 @@
 //===- RopeTiling.cpp - TilingInterface for rope.apply --------------------===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // `rope.apply` tiles like an elementwise op over every dimension but the
 // channel (head) dimension, which is never split: a rotated pair spans it

@@ -1,6 +1,11 @@
 //===- AttentionDims.h - Loop-dim roles of the attention ops ----*- C++ -*-===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // The one place that says which loop of `rope.attention` /
 // `rope.online_attention` is a batch dim, the queries, the keys or a channel

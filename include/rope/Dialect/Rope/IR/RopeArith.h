@@ -1,6 +1,11 @@
 //===- RopeArith.h - Arithmetic shared by rope.apply lowerings --*- C++ -*-===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // The pieces of ROPE.md's arithmetic that every lowering of `rope.apply`
 // emits the same way, whether on scalars (the linalg decomposition) or on

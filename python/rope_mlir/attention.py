@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Attention scores with rotated queries and keys, S = R(q)·R(k)ᵀ, as rope IR
 (rope.apply on Q and K, then a contraction over the channels), compiled
 with or without `--rope-fuse-into-attention` before `rope-to-llvm-cpu`.
@@ -13,11 +14,12 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
-from typing import Optional
+import math
+from typing import Optional, Sequence
 
 import numpy as np
 
-from . import _jit
+from . import _ir, _jit
 from .kernel import (_check_out, _flag, _float_array, _integer,
                      _integer_array, _real, _scalar_offset)
 
@@ -122,112 +124,106 @@ class ScoresConfig:
         return (self.batch, self.kv_heads, self.group, self.q_len, self.kv_len)
 
 
-def _type(kind: str, shape, elt: str = "f32") -> str:
-    return f"{kind}<{'x'.join(map(str, shape))}x{elt}>"
+def _f32(shape) -> _ir.Type:
+    return _ir.Type("f32", tuple(shape))
+
+
+def _region(body, elt: str, args: Sequence[str], build) -> tuple:
+    """A generic's block arguments (named `args`, of `elt`) and ops, in a
+    region of `body`: build(region, *arg names) emits them."""
+    region = body.region()
+    names = [region.fresh(a) for a in args]
+    build(region, *names)
+    return [(n, elt) for n in names], region.lines
+
+
+def _multiply_add(region, a, b, c):
+    """c + a·b: a contraction's body."""
+    p = region.assign("p", _ir.arith("mulf", [a, b], "f32"))
+    r = region.assign("r", _ir.arith("addf", [c, p], "f32"))
+    region.emit(_ir.linalg_yield([r], ["f32"]))
 
 
 def emit_scores(c: ScoresConfig, name: str = "scores") -> str:
     """The module: @<name>(q, k, positions or offsets, out) with a C
     interface; rope.apply on Q and K feeding one contraction."""
-    args, body = _scores_ir(c)
-    ss = c.scores_shape()
-    st = _type("tensor", ss)
-    args.append(f"%out: {_type('memref', ss)}")
-    body += [f"bufferization.materialize_in_destination %s in restrict "
-             f"writable %out : ({st}, {_type('memref', ss)}) -> ()",
-             "return"]
-    return _function(name, args, body)
-
-
-def _function(name: str, args, body) -> str:
-    return (f"func.func @{name}({', '.join(args)}) attributes "
-            "{llvm.emit_c_interface} {\n" +
-            "\n".join("  " + line for line in body) + "\n}\n")
+    body, args, s, _ = _scores_ir(c)
+    st = _f32(c.scores_shape())
+    out = body.fresh("out")
+    args.append((out, st.memref()))
+    body.emit(_ir.materialize(s, st, out))
+    body.ret()
+    return _ir.function(name, args, body, c_interface=True)
 
 
 def _scores_ir(c: ScoresConfig):
-    """The arguments and body lines up to the scores %s."""
-    qs, ks, ss = c.q_shape(), c.k_shape(), c.scores_shape()
+    """The body, the arguments, the scores' SSA value and the f32 zero."""
+    qt, kt, st = _f32(c.q_shape()), _f32(c.k_shape()), _f32(c.scores_shape())
     if c.form == "batch_matmul":
         q_tokens, k_tokens = (1,), (1,)
     elif c.layout == "bhsd":
         q_tokens, k_tokens = (0, 3), (0, 2)
     else:
         q_tokens, k_tokens = (0, 1), (0, 1)
-    args = [f"%q: {_type('memref', qs)}", f"%k: {_type('memref', ks)}"]
-    body = [f"%qt = bufferization.to_tensor %q restrict : "
-            f"{_type('memref', qs)} to {_type('tensor', qs)}",
-            f"%kt = bufferization.to_tensor %k restrict : "
-            f"{_type('memref', ks)} to {_type('tensor', ks)}"]
-    q_pos = k_pos = ""
+    body = _ir.Body()
+    q, k = body.fresh("q"), body.fresh("k")
+    args = [(q, qt.memref()), (k, kt.memref())]
+    q_in = body.assign("qt", _ir.to_tensor(q, qt))
+    k_in = body.assign("kt", _ir.to_tensor(k, kt))
+    q_pos, k_pos = {}, {}
     if c.positions == "offset" and c.form != "batch_matmul":
-        ot = _type("memref", (c.batch,), "i64")
-        args.append(f"%off: {ot}")
-        body.append(f"%ot = bufferization.to_tensor %off restrict : {ot} to "
-                    f"{_type('tensor', (c.batch,), 'i64')}")
-        q_pos = f"offset(%ot : {_type('tensor', (c.batch,), 'i64')}) "
+        ot = _ir.Type("i64", (c.batch,))
+        off = body.fresh("off")
+        args.append((off, ot.memref()))
+        q_pos = {"offset": (body.assign("ot", _ir.to_tensor(off, ot)), ot)}
     elif c.positions == "offset":  # [B·H, S, D]: one scalar offset
-        args.append("%off: i64")
-        q_pos = "offset(%off : i64) "
+        off = body.fresh("off")
+        args.append((off, "i64"))
+        q_pos = {"offset": (off, "i64")}
     else:
-        for which, seq in (("qp", c.q_len), ("kp", c.kv_len)):
-            rows = (c.batch * c.kv_heads if c.form == "batch_matmul"
-                    else c.batch)
-            pt = _type("memref", (rows, seq), "i64")
-            args.append(f"%{which}: {pt}")
-            body.append(f"%{which}t = bufferization.to_tensor %{which} "
-                        f"restrict : {pt} to {pt.replace('memref', 'tensor')}")
         rows = c.batch * c.kv_heads if c.form == "batch_matmul" else c.batch
-        q_pos = f"positions(%qpt : {_type('tensor', (rows, c.q_len), 'i64')}) "
-        k_pos = f"positions(%kpt : {_type('tensor', (rows, c.kv_len), 'i64')}) "
+        for which, seq, pos in (("qp", c.q_len, q_pos),
+                                ("kp", c.kv_len, k_pos)):
+            pt = _ir.Type("i64", (rows, seq))
+            value = body.fresh(which)
+            args.append((value, pt.memref()))
+            pos["positions"] = (body.assign(f"{which}t",
+                                            _ir.to_tensor(value, pt)), pt)
         if c.form == "batch_matmul":
             q_tokens, k_tokens = (0, 1), (0, 1)
 
-    attrs = f"layout = #rope.layout<{c.pair_layout}>, "
-    if c.rotary_dim is not None:
-        attrs += f"rotary_dim = {c.rotary_dim} : i64, "
-    attrs += f"freqs = #rope.default<base = {float(c.base)!r}>"
-    q, k = "%qt", "%kt"
     if c.rotate:
-        for name_, shape, pos, tokens in (("qr", qs, q_pos, q_tokens),
-                                          ("kr", ks, k_pos, k_tokens)):
-            t = _type("tensor", shape)
-            dims = ", ".join(map(str, tokens))
-            body.append(f"%{name_}e = tensor.empty() : {t}")
-            body.append(f"%{name_} = rope.apply ins(%{name_[0]}t : {t}) {pos}"
-                        f"outs(%{name_}e : {t}) {{{attrs}, token_dims = "
-                        f"array<i64: {dims}>}} -> {t}")
-        q, k = "%qr", "%kr"
-    st = _type("tensor", ss)
-    body += [f"%zero = arith.constant 0.0 : f32",
-             f"%se = tensor.empty() : {st}",
-             f"%acc = linalg.fill ins(%zero : f32) outs(%se : {st}) -> {st}"]
-    ins = f"ins({q}, {k} : {_type('tensor', qs)}, {_type('tensor', ks)})"
+        rotated = []
+        for hint, value, t, pos, tokens in (("qr", q_in, qt, q_pos, q_tokens),
+                                            ("kr", k_in, kt, k_pos, k_tokens)):
+            attrs = _ir.rope_attributes(
+                layout=c.pair_layout, rotary_dim=c.rotary_dim,
+                token_dims=tokens, freqs=_ir.default_freqs(c.base))
+            init = body.assign(f"{hint}e", _ir.empty(t))
+            rotated.append(body.assign(hint, _ir.rope_apply(
+                value, t, init, attrs, **pos)))
+        q_in, k_in = rotated
+    zero = body.assign("zero", _ir.constant(0.0, "f32"))
+    acc = body.assign("acc", _ir.fill(zero, "f32",
+                                      body.assign("se", _ir.empty(st)), st))
+    ins = [(q_in, qt), (k_in, kt)]
     if c.form == "batch_matmul":
-        body.append(
-            "%s = linalg.batch_matmul indexing_maps = ["
-            "affine_map<(b, m, n, d) -> (b, m, d)>, "
-            "affine_map<(b, m, n, d) -> (b, n, d)>, "
-            "affine_map<(b, m, n, d) -> (b, m, n)>] "
-            f"{ins} outs(%acc : {st}) -> {st}")
+        domain = "b m n d"
+        s = body.assign("s", _ir.batch_matmul(
+            [_ir.affine_map(domain, "b m d"), _ir.affine_map(domain, "b n d"),
+             _ir.affine_map(domain, "b m n")], ins, (acc, st)))
     else:
-        dims = "(b, h, g, m, n, d)"
+        domain = "b h g m n d"
         if c.layout == "bhsd":
-            qm, km = "(b, h, g, m, d)", "(b, h, n, d)"
+            qm, km = "b h g m d", "b h n d"
         else:
-            qm, km = "(b, m, h, g, d)", "(b, n, h, d)"
-        body += [
-            "%s = linalg.generic {indexing_maps = ["
-            f"affine_map<{dims} -> {qm}>, affine_map<{dims} -> {km}>, "
-            f"affine_map<{dims} -> (b, h, g, m, n)>], iterator_types = "
-            '["parallel", "parallel", "parallel", "parallel", "parallel", '
-            f'"reduction"]}} {ins} outs(%acc : {st}) {{',
-            "^bb0(%a: f32, %b: f32, %c: f32):",
-            "  %p = arith.mulf %a, %b : f32",
-            "  %r = arith.addf %c, %p : f32",
-            "  linalg.yield %r : f32",
-            f"}} -> {st}"]
-    return args, body
+            qm, km = "b m h g d", "b n h d"
+        s = body.assign("s", _ir.generic(
+            [_ir.affine_map(domain, qm), _ir.affine_map(domain, km),
+             _ir.affine_map(domain, "b h g m n")],
+            ["parallel"] * 5 + ["reduction"], ins, (acc, st),
+            *_region(body, "f32", ("a", "b", "c"), _multiply_add)))
+    return body, args, s, zero
 
 
 @dataclasses.dataclass(frozen=True)
@@ -284,136 +280,117 @@ def emit_attention(c: AttentionConfig, name: str = "attention") -> str:
     """@<name>(q, k, positions or offsets, [mask], v, out): the scores of
     emit_scores, then the scale, the mask, the softmax over the keys (as
     c.softmax says) and the contraction with V."""
-    args, body = _scores_ir(c)
-    st = _type("tensor", c.scores_shape())
-    ident = "affine_map<(b, h, g, m, n) -> (b, h, g, m, n)>"
-    parallel5 = '["parallel", "parallel", "parallel", "parallel", "parallel"]'
-    s = "%s"
+    body, args, s, zero = _scores_ir(c)
+    st = _f32(c.scores_shape())
+    ident = _ir.affine_map("b h g m n", "b h g m n")
+    parallel5 = ["parallel"] * 5
     if c.scale is not None:
-        body += [f"%scale = arith.constant {float(c.scale)!r} : f32",
-                 f"%scaled_e = tensor.empty() : {st}",
-                 f"%scaled = linalg.generic {{indexing_maps = [{ident}, "
-                 f"{ident}], iterator_types = {parallel5}}} ins({s} : {st}) "
-                 f"outs(%scaled_e : {st}) {{",
-                 "^bb0(%x: f32, %o: f32):",
-                 "  %y = arith.mulf %x, %scale : f32",
-                 "  linalg.yield %y : f32",
-                 f"}} -> {st}"]
-        s = "%scaled"
+        scale = body.assign("scale", _ir.constant(float(c.scale), "f32"))
+
+        def multiply(region, x, o):
+            y = region.assign("y", _ir.arith("mulf", [x, scale], "f32"))
+            region.emit(_ir.linalg_yield([y], ["f32"]))
+        init = body.assign("scaled_e", _ir.empty(st))
+        s = body.assign("scaled", _ir.generic(
+            [ident, ident], parallel5, [(s, st)], (init, st),
+            *_region(body, "f32", ("x", "o"), multiply)))
     if c.mask:
-        mt = _type("memref", (c.q_len, c.kv_len))
-        args.append(f"%mask: {mt}")
-        tt = mt.replace("memref", "tensor")
-        body += [f"%maskt = bufferization.to_tensor %mask restrict : {mt} to "
-                 f"{tt}",
-                 f"%masked_e = tensor.empty() : {st}",
-                 f"%masked = linalg.generic {{indexing_maps = [{ident}, "
-                 "affine_map<(b, h, g, m, n) -> (m, n)>, "
-                 f"{ident}], iterator_types = {parallel5}}} "
-                 f"ins({s}, %maskt : {st}, {tt}) outs(%masked_e : {st}) {{",
-                 "^bb0(%x: f32, %a: f32, %o: f32):",
-                 "  %y = arith.addf %x, %a : f32",
-                 "  linalg.yield %y : f32",
-                 f"}} -> {st}"]
-        s = "%masked"
-    vm, om = _type("memref", c.v_shape()), _type("memref", c.out_shape())
-    vt, ot = vm.replace("memref", "tensor"), om.replace("memref", "tensor")
-    args += [f"%v: {vm}", f"%out: {om}"]
+        mt = _f32((c.q_len, c.kv_len))
+        mask = body.fresh("mask")
+        args.append((mask, mt.memref()))
+        mask_in = body.assign("maskt", _ir.to_tensor(mask, mt))
+
+        def add(region, x, a, o):
+            y = region.assign("y", _ir.arith("addf", [x, a], "f32"))
+            region.emit(_ir.linalg_yield([y], ["f32"]))
+        init = body.assign("masked_e", _ir.empty(st))
+        s = body.assign("masked", _ir.generic(
+            [ident, _ir.affine_map("b h g m n", "m n"), ident], parallel5,
+            [(s, st), (mask_in, mt)], (init, st),
+            *_region(body, "f32", ("x", "a", "o"), add)))
+    vt, ot = _f32(c.v_shape()), _f32(c.out_shape())
+    v, out = body.fresh("v"), body.fresh("out")
+    args += [(v, vt.memref()), (out, ot.memref())]
     if c.layout == "bhsd":
-        v_map, o_map = "(b, h, n, e)", "(b, h, g, m, e)"
+        v_map, o_map = "b h n e", "b h g m e"
     else:
-        v_map, o_map = "(b, n, h, e)", "(b, m, h, g, e)"
-    dims = "(b, h, g, m, n, e)"
-    body += [f"%vt = bufferization.to_tensor %v restrict : {vm} to {vt}",
-             f"%pe = tensor.empty() : {st}"]
-    body += _softmax(c, s, "%p", "%pe")
-    body += [f"%oe = tensor.empty() : {ot}",
-             f"%oacc = linalg.fill ins(%zero : f32) outs(%oe : {ot}) -> {ot}",
-             "%o = linalg.generic {indexing_maps = ["
-             f"affine_map<{dims} -> (b, h, g, m, n)>, "
-             f"affine_map<{dims} -> {v_map}>, affine_map<{dims} -> {o_map}>],"
-             ' iterator_types = ["parallel", "parallel", "parallel", '
-             '"parallel", "reduction", "parallel"]} '
-             f"ins(%p, %vt : {st}, {vt}) outs(%oacc : {ot}) {{",
-             "^bb0(%a: f32, %b: f32, %c: f32):",
-             "  %x = arith.mulf %a, %b : f32",
-             "  %y = arith.addf %c, %x : f32",
-             "  linalg.yield %y : f32",
-             f"}} -> {ot}",
-             f"bufferization.materialize_in_destination %o in restrict "
-             f"writable %out : ({ot}, {om}) -> ()",
-             "return"]
-    return _function(name, args, body)
+        v_map, o_map = "b n h e", "b m h g e"
+    domain = "b h g m n e"
+    v_in = body.assign("vt", _ir.to_tensor(v, vt))
+    p = _softmax(c, body, s, body.assign("pe", _ir.empty(st)))
+    acc = body.assign("oacc", _ir.fill(zero, "f32",
+                                       body.assign("oe", _ir.empty(ot)), ot))
+    o = body.assign("o", _ir.generic(
+        [_ir.affine_map(domain, "b h g m n"), _ir.affine_map(domain, v_map),
+         _ir.affine_map(domain, o_map)],
+        ["parallel"] * 4 + ["reduction", "parallel"],
+        [(p, st), (v_in, vt)], (acc, ot),
+        *_region(body, "f32", ("a", "b", "c"), _multiply_add)))
+    body.emit(_ir.materialize(o, ot, out))
+    body.ret()
+    return _ir.function(name, args, body, c_interface=True)
 
 
-def _softmax(c: AttentionConfig, s: str, p: str, dest: str) -> list:
-    """Body lines computing %p = softmax of the scores `s` over the keys
-    (dim 4), written as c.softmax says, into `dest`."""
-    st = _type("tensor", c.scores_shape())
+def _softmax(c: AttentionConfig, body, s: str, dest: str) -> str:
+    """Emits p = softmax of the scores `s` over the keys (dim 4), written
+    as c.softmax says, into `dest`; returns p."""
+    st = _f32(c.scores_shape())
     if c.softmax == "named":
-        return [f"{p} = linalg.softmax dimension(4) ins({s} : {st}) "
-                f"outs({dest} : {st}) -> {st}"]
-    rt = _type("tensor", c.scores_shape()[:4])
-    lines = [f"%rows = tensor.empty() : {rt}",
-             "%sm_zero = arith.constant 0.0 : f32",
-             f"%sum0 = linalg.fill ins(%sm_zero : f32) outs(%rows : {rt}) "
-             f"-> {rt}"]
+        return body.assign("p", _ir.softmax(4, (s, st), (dest, st)))
+    rt = _f32(c.scores_shape()[:4])
+    rows = body.assign("rows", _ir.empty(rt))
+    zero = body.assign("sm_zero", _ir.constant(0.0, "f32"))
+    sum0 = body.assign("sum0", _ir.fill(zero, "f32", rows, rt))
     if c.softmax == "frontend":
-        def bcast(name, row):
-            return (f"{name} = linalg.broadcast ins({row} : {rt}) "
-                    f"outs({dest} : {st}) dimensions = [4]")
-        return lines + [
-            "%sm_ninf = arith.constant 0xFF800000 : f32",
-            f"%max0 = linalg.fill ins(%sm_ninf : f32) outs(%rows : {rt}) "
-            f"-> {rt}",
-            f"%max = linalg.reduce {{ arith.maximumf }} ins({s} : {st}) "
-            f"outs(%max0 : {rt}) dimensions = [4]",
-            bcast("%max_b", "%max"),
-            f"%shifted = linalg.sub ins({s}, %max_b : {st}, {st}) "
-            f"outs({dest} : {st}) -> {st}",
-            f"%exp = linalg.exp ins(%shifted : {st}) outs({dest} : {st}) "
-            f"-> {st}",
-            f"%sum = linalg.reduce {{ arith.addf }} ins(%exp : {st}) "
-            f"outs(%sum0 : {rt}) dimensions = [4]",
-            bcast("%sum_b", "%sum"),
-            f"{p} = linalg.div ins(%exp, %sum_b : {st}, {st}) "
-            f"outs({dest} : {st}) -> {st}"]
-    ident = "affine_map<(b, h, g, m, n) -> (b, h, g, m, n)>"
-    row = "affine_map<(b, h, g, m, n) -> (b, h, g, m)>"
-    parallel = '["parallel", "parallel", "parallel", "parallel", "parallel"]'
-    reduction = ('["parallel", "parallel", "parallel", "parallel", '
-                 '"reduction"]')
+        ninf = body.assign("sm_ninf", _ir.constant(-math.inf, "f32"))
+        max0 = body.assign("max0", _ir.fill(ninf, "f32", rows, rt))
+        row_max = body.assign("max", _ir.reduce("maximumf", (s, st),
+                                                (max0, rt), [4]))
+        max_b = body.assign("max_b", _ir.broadcast((row_max, rt),
+                                                   (dest, st), [4]))
+        shifted = body.assign("shifted", _ir.named(
+            "sub", [(s, st), (max_b, st)], (dest, st)))
+        exp = body.assign("exp", _ir.named("exp", [(shifted, st)],
+                                           (dest, st)))
+        row_sum = body.assign("sum", _ir.reduce("addf", (exp, st),
+                                                (sum0, rt), [4]))
+        sum_b = body.assign("sum_b", _ir.broadcast((row_sum, rt),
+                                                   (dest, st), [4]))
+        return body.assign("p", _ir.named("div", [(exp, st), (sum_b, st)],
+                                          (dest, st)))
+    ident = _ir.affine_map("b h g m n", "b h g m n")
+    row = _ir.affine_map("b h g m n", "b h g m")
 
-    def reduce(name, src, init, combiner):
-        return [f"{name} = linalg.generic {{indexing_maps = [{ident}, {row}],"
-                f" iterator_types = {reduction}}} ins({src} : {st}) "
-                f"outs({init} : {rt}) {{",
-                "^bb0(%sm_in: f32, %sm_acc: f32):",
-                f"  %sm_r = {combiner} %sm_in, %sm_acc : f32",
-                "  linalg.yield %sm_r : f32",
-                f"}} -> {rt}"]
+    def reduce(hint, src, init, combiner):
+        def combine(region, x, acc):
+            r = region.assign("sm_r", _ir.arith(combiner, [x, acc], "f32"))
+            region.emit(_ir.linalg_yield([r], ["f32"]))
+        return body.assign(hint, _ir.generic(
+            [ident, row], ["parallel"] * 4 + ["reduction"], [(src, st)],
+            (init, rt), *_region(body, "f32", ("sm_in", "sm_acc"), combine)))
 
-    def rowwise(name, src, r, ops):
-        return [f"{name} = linalg.generic {{indexing_maps = [{ident}, {row}, "
-                f"{ident}], iterator_types = {parallel}}} ins({src}, {r} : "
-                f"{st}, {rt}) outs({dest} : {st}) {{",
-                "^bb0(%sm_in: f32, %sm_row: f32, %sm_out: f32):", *ops,
-                f"}} -> {st}"]
+    def rowwise(hint, src, r, build):
+        return body.assign(hint, _ir.generic(
+            [ident, row, ident], ["parallel"] * 5, [(src, st), (r, rt)],
+            (dest, st), *_region(body, "f32", ("sm_in", "sm_row", "sm_out"),
+                                 build)))
+
+    def subtract_exp(region, x, m, o):
+        d = region.assign("sm_d", _ir.arith("subf", [x, m], "f32"))
+        e = region.assign("sm_e", _ir.math_op("exp", [d], "f32"))
+        region.emit(_ir.linalg_yield([e], ["f32"]))
+
+    def divide(region, x, total, o):
+        q = region.assign("sm_p", _ir.arith("divf", [x, total], "f32"))
+        region.emit(_ir.linalg_yield([q], ["f32"]))
 
     # Upstream's decomposition starts the maxnumf reduction from NaN.
-    return (lines +
-            ["%sm_nan = arith.constant 0xFFC00000 : f32",
-             f"%max0 = linalg.fill ins(%sm_nan : f32) outs(%rows : {rt}) "
-             f"-> {rt}"] +
-            reduce("%max", s, "%max0", "arith.maxnumf") +
-            rowwise("%exp", s, "%max",
-                    ["  %sm_d = arith.subf %sm_in, %sm_row : f32",
-                     "  %sm_e = math.exp %sm_d : f32",
-                     "  linalg.yield %sm_e : f32"]) +
-            reduce("%sum", "%exp", "%sum0", "arith.addf") +
-            rowwise(p, "%exp", "%sum",
-                    ["  %sm_p = arith.divf %sm_in, %sm_row : f32",
-                     "  linalg.yield %sm_p : f32"]))
+    nan = body.assign("sm_nan", _ir.constant(-math.nan, "f32"))
+    max0 = body.assign("max0", _ir.fill(nan, "f32", rows, rt))
+    row_max = reduce("max", s, max0, "maxnumf")
+    exp = rowwise("exp", s, row_max, subtract_exp)
+    row_sum = reduce("sum", exp, sum0, "addf")
+    return rowwise("p", exp, row_sum, divide)
 
 
 def pipeline(fuse: bool, query_tile: int = 32, key_tile: int = 64,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Hugging Face config.json → RoPE specification (docs/HF_CONFIGS.md).
 
     import json, rope_mlir
@@ -19,6 +20,7 @@ import dataclasses
 import math
 from typing import Any, Mapping, Optional, Tuple
 
+from . import _ir
 from . import kernel as _kernel
 
 __all__ = ["RopeSpec", "from_hf_config", "INTERLEAVED_MODEL_TYPES"]
@@ -73,14 +75,9 @@ class RopeSpec:
         #rope.yarn<...>, magnitude = ... : f64}` (attribute text printed by
         the dialect)."""
         attrs = self.scaling_attributes()
-        parts = [f"layout = #rope.layout<{self.layout}>",
-                 f"rotary_dim = {attrs.rotary_dim} : i64",
-                 f"freqs = {attrs.freqs}"]
-        if attrs.mrope is not None:
-            parts.append(f"mrope = {attrs.mrope}")
-        if attrs.magnitude != 1.0:
-            parts.append(f"magnitude = {attrs.magnitude!r} : f64")
-        return "{" + ", ".join(parts) + "}"
+        return _ir.rope_attributes(
+            layout=self.layout, rotary_dim=attrs.rotary_dim,
+            freqs=attrs.freqs, mrope=attrs.mrope, magnitude=attrs.magnitude)
 
     def apply(self, x, positions=None, **kwargs):
         """`rope_mlir.apply` with this spec: x is [*tokens, H, head_dim]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Build, compile and run `rope.apply` kernels on numpy arrays.
 
 A kernel is compiled once per *configuration* (dtype, rank, head dim, layout,
@@ -15,12 +16,12 @@ import json
 import math
 import operator
 import threading
-from typing import Optional, Sequence
+from typing import Optional
 
 import ml_dtypes
 import numpy as np
 
-from . import _jit
+from . import _ir, _jit
 from ._jit import CompileError
 
 __all__ = ["KernelConfig", "Kernel", "emit", "compile", "apply",
@@ -172,11 +173,6 @@ def dtype_name(dtype) -> str:
             return name
     raise TypeError(f"unsupported data type {dtype}: rope.apply takes "
                     "float16, bfloat16, float32 or float64")
-
-
-def _float_literal(value: float) -> str:
-    # MLIR float literals need a '.', which repr() omits for e.g. 1e-05.
-    return "%.17e" % float(value)
 
 
 def _scaling_is_default(scaling) -> bool:
@@ -370,102 +366,74 @@ class KernelConfig:
         return (0,) if self.rank <= 2 else tuple(range(self.rank - 2))
 
 
-def _memref(shape: Sequence, elt: str) -> str:
-    dims = "x".join("?" if d is None else str(d) for d in shape)
-    return f"memref<{dims}x{elt}>" if dims else f"memref<{elt}>"
-
-
 def emit(config: KernelConfig, name: str = "rope_kernel") -> str:
     """The MLIR module (memref wrapper around one `rope.apply`) for
     `config`; the function is `@<name>` with a C interface."""
     c = config
-    elt = c.dtype
     if c.static_shape is not None:
-        x_shape = list(c.static_shape)
+        x_shape = tuple(c.static_shape)
     else:
-        x_shape = [None] * (c.rank - 1) + [c.head_dim]
-    x_type = _memref(x_shape, elt)
-    x_tensor = x_type.replace("memref", "tensor")
+        x_shape = (None,) * (c.rank - 1) + (c.head_dim,)
+    xt = _ir.Type(c.dtype, x_shape)
     token_dims = c.resolved_token_dims()
     pair_count = (c.rotary_dim if c.rotary_dim is not None else c.head_dim) // 2
 
-    args = [f"%x: {x_type}"]
-    body = [f"%xt = bufferization.to_tensor %x restrict"
-            f"{' writable' if c.inplace else ''} : {x_type} to {x_tensor}"]
-    operands = []
+    body = _ir.Body()
+    x = body.fresh("x")
+    args = [(x, xt.memref())]
+    x_tensor = body.assign("xt", _ir.to_tensor(x, xt, writable=c.inplace))
+    operands = {}
     if c.positions == "explicit":
-        shape = (c.static_positions_shape if c.static_positions_shape
-                 is not None else [None] * len(token_dims))
+        shape = (tuple(c.static_positions_shape) if c.static_positions_shape
+                 is not None else (None,) * len(token_dims))
         if c.mrope is not None and c.static_positions_shape is None:
-            shape = [3] + shape
-        ptype = _memref(shape, c.positions_dtype)
-        args.append(f"%pos: {ptype}")
-        pt = ptype.replace("memref", "tensor")
-        body.append(f"%pt = bufferization.to_tensor %pos restrict : {ptype} "
-                    f"to {pt}")
-        operands.append(f"positions(%pt : {pt})")
+            shape = (3,) + shape
+        pt = _ir.Type(c.positions_dtype, shape)
+        pos = body.fresh("pos")
+        args.append((pos, pt.memref()))
+        operands["positions"] = (body.assign("pt", _ir.to_tensor(pos, pt)),
+                                 pt)
     elif c.positions == "offset":
-        args.append("%off: i64")
-        operands.append("offset(%off : i64)")
+        off = body.fresh("off")
+        args.append((off, "i64"))
+        operands["offset"] = (off, "i64")
     elif c.positions == "row_offset":
-        shape = (c.static_offset_shape if c.static_offset_shape is not None
-                 else [None])
-        otype = _memref(shape, "i64")
-        args.append(f"%off: {otype}")
-        ot = otype.replace("memref", "tensor")
-        body.append(f"%ot = bufferization.to_tensor %off restrict : {otype} "
-                    f"to {ot}")
-        operands.append(f"offset(%ot : {ot})")
+        shape = (tuple(c.static_offset_shape)
+                 if c.static_offset_shape is not None else (None,))
+        ot = _ir.Type("i64", shape)
+        off = body.fresh("off")
+        args.append((off, ot.memref()))
+        operands["offset"] = (body.assign("ot", _ir.to_tensor(off, ot)), ot)
     if c.cache is not None:
         if c.static_cache_shape is not None:
-            cshape = list(c.static_cache_shape)
+            cshape = tuple(c.static_cache_shape)
         else:
             # The width (P/2) is static: the verifier checks it.
             lead = 1 if c.cache == "gathered" else len(token_dims)
-            cshape = [None] * lead + [pair_count]
-        ctype = _memref(cshape, c.cache_dtype)
-        ct = ctype.replace("memref", "tensor")
-        args += [f"%cos: {ctype}", f"%sin: {ctype}"]
-        body.append(f"%ct = bufferization.to_tensor %cos restrict : {ctype} "
-                    f"to {ct}")
-        body.append(f"%st = bufferization.to_tensor %sin restrict : {ctype} "
-                    f"to {ct}")
-        operands.append(f"cache(%ct, %st : {ct}, {ct})")
+            cshape = (None,) * lead + (pair_count,)
+        ct = _ir.Type(c.cache_dtype, cshape)
+        cos, sin = body.fresh("cos"), body.fresh("sin")
+        args += [(cos, ct.memref()), (sin, ct.memref())]
+        operands["cache"] = (body.assign("ct", _ir.to_tensor(cos, ct)),
+                             body.assign("st", _ir.to_tensor(sin, ct)), ct)
     if c.inplace:
-        init, dest = "%xt", "%x"
+        init, dest = x_tensor, x
     else:
-        args.append(f"%out: {x_type}")
-        body.append(f"%it = bufferization.to_tensor %out restrict writable : "
-                    f"{x_type} to {x_tensor}")
-        init, dest = "%it", "%out"
+        dest = body.fresh("out")
+        args.append((dest, xt.memref()))
+        init = body.assign("it", _ir.to_tensor(dest, xt, writable=True))
 
-    attrs = [f"layout = #rope.layout<{c.layout}>"]
-    if c.rotary_dim is not None:
-        attrs.append(f"rotary_dim = {int(c.rotary_dim)} : i64")
-    if c.token_dims is not None:
-        attrs.append("token_dims = array<i64: " +
-                     ", ".join(str(int(d)) for d in c.token_dims) + ">")
-    if c.cache is None:
-        freqs = (c.freqs if c.freqs is not None else
-                 f"#rope.default<base = {_float_literal(c.base)}>")
-        attrs.append(f"freqs = {freqs}")
-    if c.mrope is not None:
-        attrs.append(f"mrope = {c.mrope}")
-    if c.magnitude != 1.0:
-        attrs.append(f"magnitude = {_float_literal(c.magnitude)} : f64")
-    if c.inverse:
-        attrs.append("inverse")
-    body.append(f"%y = rope.apply ins(%xt : {x_tensor}) " + " ".join(operands)
-                + f" outs({init} : {x_tensor}) {{{', '.join(attrs)}}} -> "
-                f"{x_tensor}")
-    body.append(f"bufferization.materialize_in_destination %y in restrict "
-                f"writable {dest} : ({x_tensor}, {x_type}) -> ()")
-    body.append("return")
-    lines = [f"func.func @{name}({', '.join(args)}) attributes "
-             "{llvm.emit_c_interface} {"]
-    lines += ["  " + line for line in body]
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+    attrs = _ir.rope_attributes(
+        layout=c.layout, rotary_dim=c.rotary_dim, token_dims=c.token_dims,
+        freqs=(None if c.cache is not None else
+               c.freqs if c.freqs is not None else
+               _ir.default_freqs(c.base)),
+        mrope=c.mrope, magnitude=c.magnitude, inverse=c.inverse)
+    y = body.assign("y", _ir.rope_apply(x_tensor, xt, init, attrs,
+                                        **operands))
+    body.emit(_ir.materialize(y, xt, dest))
+    body.ret()
+    return _ir.function(name, args, body, c_interface=True)
 
 
 def pipeline(config: KernelConfig) -> str:

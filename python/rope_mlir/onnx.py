@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Import ONNX `RotaryEmbedding` graphs as `rope.apply` IR and run them.
 
     import rope_mlir.onnx as ro
@@ -60,7 +61,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import ml_dtypes
 import numpy as np
 
-from . import _jit
+from . import _ir, _jit
 
 __all__ = ["UnsupportedOpError", "OnnxImportError", "import_model", "run",
            "main"]
@@ -99,29 +100,9 @@ _MS_ATTRS = _ONNX_ATTRS | {"scale", "is_packed_batching"}
 Shape = Tuple[Optional[int], ...]
 
 
-@dataclasses.dataclass(frozen=True)
-class _Type:
-    """A ranked tensor type; None in `shape` is a dynamic size."""
-
-    elt: str
-    shape: Shape
-
-    @property
-    def rank(self) -> int:
-        return len(self.shape)
-
-    def dims(self) -> str:
-        return "".join(("?" if d is None else str(d)) + "x"
-                       for d in self.shape)
-
-    def tensor(self) -> str:
-        return f"tensor<{self.dims()}{self.elt}>"
-
-    def memref(self) -> str:
-        return f"memref<{self.dims()}{self.elt}>"
-
-    def with_shape(self, shape) -> "_Type":
-        return _Type(self.elt, tuple(shape))
+#: A ranked tensor type; None in `shape` is a dynamic size (a shape of None:
+#: the model gives no rank).
+_Type = _ir.Type
 
 
 def _join(a: Shape, b: Shape, what: str) -> Shape:
@@ -564,65 +545,8 @@ def _elt_of(array: np.ndarray, name: str) -> str:
 # ---------------------------------------------------------------------------
 
 
-class _Emitter:
-    """Writes one function body: unique SSA names, cached index constants."""
-
-    def __init__(self):
-        self.lines: List[str] = []
-        self._names: set = set()
-        self._index: Dict[int, str] = {}
-
-    def fresh(self, hint: str) -> str:
-        base = re.sub(r"[^A-Za-z0-9_$.]", "_", hint) or "v"
-        if not re.match(r"[A-Za-z_]", base):
-            base = "v" + base
-        name, n = base, 0
-        while name in self._names:
-            n += 1
-            name = f"{base}_{n}"
-        self._names.add(name)
-        return "%" + name
-
-    def emit(self, line: str):
-        self.lines.append(line)
-
-    def index(self, value: int) -> str:
-        if value not in self._index:
-            name = self.fresh(f"c{value}")
-            self.emit(f"{name} = arith.constant {value} : index")
-            self._index[value] = name
-        return self._index[value]
-
-    def dim(self, value: str, t: _Type, i: int) -> str:
-        """An SSA value (or literal) for dim i of `value`."""
-        if t.shape[i] is not None:
-            return str(t.shape[i])
-        name = self.fresh("dim")
-        self.emit(f"{name} = tensor.dim {value}, {self.index(i)} : "
-                  f"{t.tensor()}")
-        return name
-
-    def cast(self, value: str, src: _Type, shape: Shape, hint: str) -> str:
-        if tuple(shape) == src.shape:
-            return value
-        dst = src.with_shape(shape)
-        name = self.fresh(hint)
-        self.emit(f"{name} = tensor.cast {value} : {src.tensor()} to "
-                  f"{dst.tensor()}")
-        return name
-
-
-def _dense_literal(array: np.ndarray, t: _Type) -> str:
-    data = np.ascontiguousarray(array, dtype=_NUMPY[t.elt])
-    if data.size == 0:
-        return f"dense<> : {t.tensor()}"
-    # MLIR's hex form is the little-endian storage of the elements.
-    raw = data.tobytes() if sys.byteorder == "little" else \
-        data.byteswap().tobytes()
-    return f'dense<"0x{raw.hex().upper()}"> : {t.tensor()}'
-
-
-def _emit_node(em: _Emitter, node: _Node, values: Dict[str, Tuple[str, _Type]],
+def _emit_node(em: _ir.Body, node: _Node,
+               values: Dict[str, Tuple[str, _Type]],
                init: Optional[Tuple[str, _Type]]) -> Tuple[str, _Type]:
     """Emits one node; `init` is an (SSA, type) tensor to write the result
     into (run's output buffers), else a tensor.empty."""
@@ -633,6 +557,7 @@ def _emit_node(em: _Emitter, node: _Node, values: Dict[str, Tuple[str, _Type]],
     _, refined = _resolve(node, xt, ct, st, pt)
     d, p = node.head_dim, node.rotary_dim
     stem = re.sub(r"[^A-Za-z0-9_]", "_", node.out)
+    heads = [[0], [1], [2, 3]]  # [B, S, H*D] <-> [B, S, H, D]
 
     x = em.cast(x, xt, refined["x"], f"{stem}_x")
     xt = xt.with_shape(refined["x"])
@@ -640,64 +565,50 @@ def _emit_node(em: _Emitter, node: _Node, values: Dict[str, Tuple[str, _Type]],
         b, s, _ = xt.shape
         t4 = _Type(xt.elt, (b, s, node.heads, d))
         batch, seq = em.dim(x, xt, 0), em.dim(x, xt, 1)
-        sizes = f"{batch}, {seq}, {node.heads}, {d}"
+        sizes = [batch, seq, _ir.int_literal(node.heads),
+                 _ir.int_literal(d)]
         dynamic = [v for v, n in ((batch, b), (seq, s)) if n is None]
-        x4 = em.fresh(f"{stem}_heads")
-        em.emit(f"{x4} = tensor.expand_shape {x} [[0], [1], [2, 3]] "
-                f"output_shape [{sizes}] : {xt.tensor()} into {t4.tensor()}")
+        x4 = em.assign(f"{stem}_heads",
+                       _ir.expand_shape(x, heads, sizes, xt, t4))
     else:
         t4, x4 = xt, x
         dynamic = [em.dim(x, xt, i) for i, n in enumerate(xt.shape)
                    if n is None]
 
-    operands = []
+    operands = {}
     if node.form == "explicit":
         pr = em.cast(pos, pt, refined["pos"], f"{stem}_pos")
-        prt = pt.with_shape(refined["pos"])
-        operands.append(f"positions({pr} : {prt.tensor()})")
+        operands["positions"] = (pr, pt.with_shape(refined["pos"]))
     elif node.form == "offset":
         # A [1] tensor is one start offset for every row: extract the scalar
         # (a rank-1 offset operand would mean one offset per batch row).
-        off = em.fresh(f"{stem}_offset")
-        idx = "[" + ", ".join(em.index(0) for _ in range(pt.rank)) + "]"
-        em.emit(f"{off} = tensor.extract {pos}{idx} : {pt.tensor()}")
-        operands.append(f"offset({off} : {pt.elt})")
+        index = [em.index(0) for _ in range(pt.rank)]
+        off = em.assign(f"{stem}_offset", _ir.tensor_extract(pos, pt, index))
+        operands["offset"] = (off, pt.elt)
     cache_shape = refined["cache"]
     cr = em.cast(cos, ct, cache_shape, f"{stem}_cos")
     sr = em.cast(sin, st, cache_shape, f"{stem}_sin")
-    crt = ct.with_shape(cache_shape)
-    operands.append(f"cache({cr}, {sr} : {crt.tensor()}, {crt.tensor()})")
+    operands["cache"] = (cr, sr, ct.with_shape(cache_shape))
 
     if init is None:
-        empty = em.fresh(f"{stem}_init")
-        em.emit(f"{empty} = tensor.empty({', '.join(dynamic)}) : "
-                f"{t4.tensor()}")
+        empty = em.assign(f"{stem}_init", _ir.empty(t4, dynamic))
     else:
         iv, it = init
         iv = em.cast(iv, it, xt.shape, f"{stem}_dest")
         if node.rank == 3:
-            empty = em.fresh(f"{stem}_dest_heads")
-            em.emit(f"{empty} = tensor.expand_shape {iv} [[0], [1], [2, 3]] "
-                    f"output_shape [{sizes}] : {xt.tensor()} into "
-                    f"{t4.tensor()}")
+            empty = em.assign(f"{stem}_dest_heads",
+                              _ir.expand_shape(iv, heads, sizes, xt, t4))
         else:
             empty = iv
 
-    attrs = [f"layout = #rope.layout<"
-             f"{'interleaved' if node.interleaved else 'half'}>"]
-    if p != d:
-        attrs.append(f"rotary_dim = {p} : i64")
-    if node.rank == 4:
-        attrs.append("token_dims = array<i64: 0, 2>")
-    y4 = em.fresh(f"{stem}_rot" if node.rank == 3 else stem)
-    em.emit(f"{y4} = rope.apply ins({x4} : {t4.tensor()}) "
-            + " ".join(operands)
-            + f" outs({empty} : {t4.tensor()}) {{{', '.join(attrs)}}} -> "
-            f"{t4.tensor()}")
+    attrs = _ir.rope_attributes(
+        layout="interleaved" if node.interleaved else "half",
+        rotary_dim=p if p != d else None,
+        token_dims=(0, 2) if node.rank == 4 else None)
+    y4 = em.assign(f"{stem}_rot" if node.rank == 3 else stem,
+                   _ir.rope_apply(x4, t4, empty, attrs, **operands))
     if node.rank == 3:
-        y = em.fresh(stem)
-        em.emit(f"{y} = tensor.collapse_shape {y4} [[0], [1], [2, 3]] : "
-                f"{t4.tensor()} into {xt.tensor()}")
+        y = em.assign(stem, _ir.collapse_shape(y4, heads, t4, xt))
         return y, xt
     return y4, t4
 
@@ -705,40 +616,37 @@ def _emit_node(em: _Emitter, node: _Node, values: Dict[str, Tuple[str, _Type]],
 def _emit_function(g: _Graph, entry: bool, name: str) -> str:
     """@name on tensors (import_model), or, with `entry`, a memref function
     with a C interface taking the inputs and then the output buffers."""
-    em = _Emitter()
+    em = _ir.Body()
     values: Dict[str, Tuple[str, _Type]] = {}
     args = []
     header = []
     for input_name, t in g.inputs:
         ssa = em.fresh(input_name)
         if ssa[1:] != input_name:
-            header.append(f"// {ssa}: input {input_name!r}")
+            header.append(f"{ssa}: input {input_name!r}")
         if entry:
             mem = em.fresh(f"{input_name}_buffer")
-            args.append(f"{mem}: {t.memref()}")
-            em.emit(f"{ssa} = bufferization.to_tensor {mem} restrict : "
-                    f"{t.memref()} to {t.tensor()}")
+            args.append((mem, t.memref()))
+            em.define(ssa, _ir.to_tensor(mem, t))
         else:
-            args.append(f"{ssa}: {t.tensor()}")
+            args.append((ssa, t.tensor()))
         values[input_name] = (ssa, t)
     for const_name, array in g.constants.items():
-        ssa = em.fresh(const_name)
         t = g.types[const_name]
-        em.emit(f"{ssa} = arith.constant {_dense_literal(array, t)}")
-        values[const_name] = (ssa, t)
+        values[const_name] = (em.assign(const_name,
+                                        _ir.constant_dense(array, t)), t)
 
     out_buffers: Dict[str, Tuple[str, _Type]] = {}
     destinations = []
     if entry:
         for out_name, t in g.outputs:
             mem = em.fresh(f"{out_name}_out")
-            args.append(f"{mem}: {t.memref()}")
+            args.append((mem, t.memref()))
             destinations.append((mem, t))
             if out_name not in out_buffers and any(
                     n.out == out_name for n in g.nodes):
-                tv = em.fresh(f"{out_name}_dest")
-                em.emit(f"{tv} = bufferization.to_tensor {mem} restrict "
-                        f"writable : {t.memref()} to {t.tensor()}")
+                tv = em.assign(f"{out_name}_dest",
+                               _ir.to_tensor(mem, t, writable=True))
                 out_buffers[out_name] = (tv, t)
 
     for node in g.nodes:
@@ -752,22 +660,15 @@ def _emit_function(g: _Graph, entry: bool, name: str) -> str:
         results.append((ssa, t))
     if entry:
         for (ssa, t), (mem, _) in zip(results, destinations):
-            em.emit(f"bufferization.materialize_in_destination {ssa} in "
-                    f"restrict writable {mem} : ({t.tensor()}, {t.memref()}) "
-                    "-> ()")
-        em.emit("return")
-        signature = (f"func.func @{name}({', '.join(args)}) attributes "
-                     "{llvm.emit_c_interface} {")
+            em.emit(_ir.materialize(ssa, t, mem))
+        em.ret()
+        function = _ir.function(name, args, em, c_interface=True)
     else:
-        em.emit("return " + ", ".join(s for s, _ in results) +
-                (" : " + ", ".join(t.tensor() for _, t in results)
-                 if results else ""))
-        result_types = ", ".join(t.tensor() for _, t in results)
-        signature = (f"func.func @{name}({', '.join(args)}) -> "
-                     f"({result_types}) {{")
-    header.append("// results: " + ", ".join(repr(n) for n, _ in g.outputs))
-    lines = header + [signature] + ["  " + line for line in em.lines] + ["}"]
-    return "\n".join(lines) + "\n"
+        em.ret(results)
+        function = _ir.function(name, args, em,
+                                results=[t.tensor() for _, t in results])
+    header.append("results: " + ", ".join(repr(n) for n, _ in g.outputs))
+    return _ir.comment("\n".join(header)) + function
 
 
 def import_model(model, *, input_shapes: Optional[Dict[str, Sequence]] = None,
@@ -787,9 +688,9 @@ def import_model(model, *, input_shapes: Optional[Dict[str, Sequence]] = None,
         shapes = {k: tuple(None if d is None else int(d) for d in v)
                   for k, v in input_shapes.items()}
     g = _analyze(model, shapes)
-    text = ("// Imported from ONNX by rope_mlir.onnx "
-            f"(graph {model.graph.name!r}).\n"
-            "module {\n" + _indent(_emit_function(g, False, "main")) + "}\n")
+    text = (_ir.comment(f"Imported from ONNX by rope_mlir.onnx (graph "
+                        f"{model.graph.name!r}).") +
+            _ir.module(_emit_function(g, False, "main")))
     if verify:
         try:
             _jit.lower(text, "builtin.module()")
@@ -797,11 +698,6 @@ def import_model(model, *, input_shapes: Optional[Dict[str, Sequence]] = None,
             raise OnnxImportError(f"the imported IR does not verify: "
                                   f"{error}") from None
     return text
-
-
-def _indent(text: str) -> str:
-    return "".join("  " + line + "\n" if line else "\n"
-                   for line in text.splitlines())
 
 
 # ---------------------------------------------------------------------------
@@ -946,7 +842,7 @@ def run(model, feeds: dict) -> List[np.ndarray]:
         g = _analyze(model, shapes)
     arrays = _check_feeds(g, feeds)
     out_shapes = _check_runtime(g, arrays)
-    ir = "module {\n" + _indent(_emit_function(g, True, _ENTRY)) + "}\n"
+    ir = _ir.module(_emit_function(g, True, _ENTRY))
     compiled = _get_compiled(ir, len(g.inputs) + len(g.outputs))
 
     outputs = [np.empty(shape, dtype=_NUMPY[t.elt])
@@ -973,7 +869,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(
         prog="rope-import-onnx",
         description="Import an ONNX model of RotaryEmbedding nodes (opset 23 "
-                    "or com.microsoft) as rope.apply IR (func.func @main).")
+                    "or com.microsoft) as rope.apply IR: one function, @main.")
     parser.add_argument("model", help="the .onnx file")
     parser.add_argument("-o", "--output", default="-",
                         help="where to write the MLIR (default: stdout)")

@@ -176,3 +176,65 @@ def test_scaled_frequencies_on_emulated_gpu(scheme, dtype, launch):
     assert np.any(np.asarray(got) != 0)
     check(_case(x, "row_offset", rotary_dim=rotary_dim,
                 magnitude=attrs.magnitude, dtype=dtype), x, got, ref)
+
+
+# Schemes whose frequencies depend on the call's length: the kernel computes
+# the length from device buffers (length operand, max position, max per-row
+# offset) and theta per pair with the scheme's per-element form.
+DYNAMIC_SCALINGS = {
+    "dynamic": {"rope_type": "dynamic", "factor": 4.0,
+                "original_max_position_embeddings": 64},
+    "longrope": {"rope_type": "longrope",
+                 "short_factor": [1.0 + 0.1 * i for i in range(8)],
+                 "long_factor": [2.0 + 0.5 * i for i in range(8)],
+                 "original_max_position_embeddings": 64, "factor": 8.0},
+}
+# (positions form, a call no longer than the configured length, or longer)
+DYNAMIC_FORMS = [("explicit", False), ("explicit", True),
+                 ("row_offset", False), ("row_offset", True),
+                 ("offset", True)]
+
+
+@pytest.mark.parametrize("launch", list(LAUNCHES))
+@pytest.mark.parametrize("form,long", DYNAMIC_FORMS,
+                         ids=[f"{f}-{'long' if l else 'short'}"
+                              for f, l in DYNAMIC_FORMS])
+@pytest.mark.parametrize("scheme", list(DYNAMIC_SCALINGS))
+def test_length_dependent_frequencies_on_emulated_gpu(scheme, form, long,
+                                                      launch):
+    """Dynamic NTK and LongRoPE without caches on the GPU path, against the
+    float64 reference with seq_len = max position + 1 (both sides of the
+    configured length)."""
+    rng = np.random.default_rng(47)
+    scaling = DYNAMIC_SCALINGS[scheme]
+    attrs = rope_mlir.scaling_attributes(scaling, base=10000.0, head_dim=16)
+    x = rng.standard_normal((3, 5, 2, 16)).astype(np.float32)
+    top = 200 if long else 40  # beyond / within 64 positions
+    config = rope_mlir.KernelConfig(
+        dtype="f32", rank=4, head_dim=16, positions=form,
+        freqs=attrs.freqs, magnitude=attrs.magnitude)
+    kernel = emulated_kernel(config, launch)
+    if form == "explicit":
+        positions = rng.integers(0, top, (3, 5)).astype(np.int64)
+        positions[1, 2] = top - 1  # the max, away from the last token
+        got = kernel(x, positions)
+        ref = reference.apply(x, positions, scaling=scaling,
+                              magnitude=attrs.magnitude)
+    elif form == "row_offset":
+        offsets = np.array([3, top - 5, 0], np.int64)
+        got = kernel(x, offset=offsets)
+        ref = reference.apply(x, offset=offsets, scaling=scaling,
+                              magnitude=attrs.magnitude)
+    else:
+        got = kernel(x, offset=np.int64(top - 5))
+        ref = reference.apply(x, offset=top - 5, scaling=scaling,
+                              magnitude=attrs.magnitude)
+    assert np.any(np.asarray(got) != 0)
+    check(_case(x, form, magnitude=attrs.magnitude), x, got, ref)
+    # The scheme is live: the same call with the static base frequencies
+    # differs beyond the configured length.
+    if long:
+        plain = (reference.apply(x, positions) if form == "explicit" else
+                 reference.apply(x, offset=offsets if form == "row_offset"
+                                 else top - 5))
+        assert np.max(np.abs(plain - ref)) > 1e-3

@@ -100,8 +100,12 @@ def ConvertRopeToGPUPass : Pass<"convert-rope-to-gpu"> {
     grid-stride loop over tokens. Static frequency tables (and M-RoPE's
     axis per frequency) are `memref.global` constants that outlining copies
     into the kernel module. Schemes whose frequencies depend on the call's
-    length (`dynamic_ntk`, `longrope`) are not supported (the pass fails on
-    them).
+    length (`dynamic_ntk`, `longrope`) compute that length inside the kernel
+    from device buffers (the `length` operand, else max position + 1 over
+    the positions or per-row offsets, once per thread before the token
+    loop: O(tokens) loads per thread, so pass `length` for long prefill),
+    then theta per pair with the scheme's per-element form
+    (`FrequencyAttrInterface::buildInverseFrequencyAt`).
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

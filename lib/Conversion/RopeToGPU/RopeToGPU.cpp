@@ -58,6 +58,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/DialectConversion.h"
 
+#include <functional>
 #include <limits>
 
 namespace mlir::rope {
@@ -69,13 +70,6 @@ using namespace mlir;
 using namespace mlir::rope;
 
 namespace {
-
-/// True when the GPU lowering supports `op`: computed frequencies must not
-/// depend on the call's length (that needs a reduction over all positions
-/// before the kernel).
-bool isSupportedOnGPU(ApplyOp op) {
-  return op.getCos() || op.getFreqsOrDefault().isStatic();
-}
 
 /// Builds the kernel of one `rope.apply`.
 class RopeKernelBuilder {
@@ -125,6 +119,12 @@ private:
   Value product(ArrayRef<Value> sizes);
   SmallVector<Value> delinearize(OpBuilder &kb, Value linear,
                                  ArrayRef<Value> sizes);
+  /// The call's runtime length (i64) for a dynamic frequency scheme,
+  /// computed inside the kernel from device buffers (the kernel is all that
+  /// runs on the device): the `length` operand, else max position + 1 over
+  /// the call (a loop over the positions or per-row offsets, once per
+  /// thread, before the token loop), else offset + S.
+  Value kernelRuntimeLength(OpBuilder &kb);
   /// The position of the token (i64); for M-RoPE the position of pair `j`.
   Value positionOf(OpBuilder &kb, ValueRange tokenIvs, Value j);
   /// (cos, sin) in the compute type of pair `j` of the token.
@@ -153,6 +153,10 @@ private:
 
   // Host-side values captured by the kernel.
   Value input, output, positions, offset, cosCache, sinCache, cacheRows;
+  Value length;
+  // Built in the kernel before the token loop: the frequency scheme's
+  // per-call state (null for static schemes).
+  Value frequencyState;
   SmallVector<Value> tokenSizes, headSizes;
   Value numHeads;
   bool inPlace = false;
@@ -279,19 +283,71 @@ Value RopeKernelBuilder::positionOf(OpBuilder &kb, ValueRange tokenIvs,
   return arith::AddIOp::create(kb, loc, base, pos);
 }
 
+Value RopeKernelBuilder::kernelRuntimeLength(OpBuilder &kb) {
+  if (length)
+    return toI64(kb, loc, length);
+  Value seqLen = toI64(kb, loc, tokenSizes.back());
+  // max over every element of `buffer` (rank >= 1), as an i64.
+  auto maxElement = [&](Value buffer) -> Value {
+    auto type = cast<MemRefType>(buffer.getType());
+    Value lowest = arith::ConstantOp::create(
+        kb, loc, kb.getI64IntegerAttr(std::numeric_limits<int64_t>::min()));
+    SmallVector<Value> ivs;
+    std::function<Value(OpBuilder &, int64_t, Value)> nest =
+        [&](OpBuilder &lb, int64_t d, Value acc) -> Value {
+      if (d == type.getRank())
+        return arith::MaxSIOp::create(
+            lb, loc, acc,
+            toI64(lb, loc, memref::LoadOp::create(lb, loc, buffer, ivs)));
+      Value upper = type.isDynamicDim(d)
+                        ? memref::DimOp::create(lb, loc, buffer, d).getResult()
+                        : index(lb, type.getDimSize(d));
+      return scf::ForOp::create(
+                 lb, loc, index(lb, 0), upper, index(lb, 1), ValueRange{acc},
+                 [&](OpBuilder &fb, Location, Value iv, ValueRange args) {
+                   ivs.push_back(iv);
+                   Value next = nest(fb, d + 1, args.front());
+                   ivs.pop_back();
+                   scf::YieldOp::create(fb, loc, next);
+                 })
+          .getResult(0);
+    };
+    return nest(kb, 0, lowest);
+  };
+  Value one = arith::ConstantOp::create(kb, loc, kb.getI64IntegerAttr(1));
+  if (positions)
+    return arith::AddIOp::create(kb, loc, maxElement(positions), one);
+  if (!offset)
+    return seqLen;
+  Value base;
+  if (!isa<MemRefType>(offset.getType()))
+    base = toI64(kb, loc, offset);
+  else if (cast<MemRefType>(offset.getType()).getRank() == 0)
+    base = toI64(kb, loc, memref::LoadOp::create(kb, loc, offset, {}));
+  else
+    base = maxElement(offset);
+  return arith::AddIOp::create(kb, loc, base, seqLen);
+}
+
 std::pair<Value, Value>
 RopeKernelBuilder::cosSinOf(OpBuilder &kb, ValueRange tokenIvs, Value j) {
   switch (op.getCosSinSource()) {
   case ApplyOp::CosSinSource::Computed: {
-    SmallVector<double> thetas =
-        op.getFreqsOrDefault().getInverseFrequencies(rotaryDim);
-    Value table =
-        constantTable(kb,
-                      DenseElementsAttr::get(
-                          RankedTensorType::get({numPairs}, kb.getF64Type()),
-                          ArrayRef<double>(thetas)),
-                      "__rope_theta");
-    Value theta = loadLanes(kb, table, ValueRange{j}, width, 8);
+    // theta of pairs [j, j + V): the scheme's per-element form, its
+    // constant tables read from private globals.
+    auto readTable = [&](OpBuilder &tb, Location, ArrayRef<double> thetas,
+                         Value at, int64_t lanes) {
+      Value table = constantTable(
+          tb,
+          DenseElementsAttr::get(
+              RankedTensorType::get({numPairs}, tb.getF64Type()), thetas),
+          "__rope_theta");
+      return loadLanes(tb, table, ValueRange{at}, std::max<int64_t>(lanes, 1),
+                       8);
+    };
+    Value theta = op.getFreqsOrDefault().buildInverseFrequencyAt(
+        kb, loc, frequencyState, j, width == 1 ? 0 : width, rotaryDim,
+        readTable);
     Value pos = arith::SIToFPOp::create(kb, loc, kb.getF64Type(),
                                         positionOf(kb, tokenIvs, j));
     if (width > 1)
@@ -413,6 +469,7 @@ Value RopeKernelBuilder::build() {
     positions = bufferOf(p, /*readOnly=*/true);
   if (Value o = op.getOffset())
     offset = isa<RankedTensorType>(o.getType()) ? bufferOf(o, true) : o;
+  length = op.getLength();
   if (Value c = op.getCos()) {
     cosCache = bufferOf(c, /*readOnly=*/true);
     sinCache = bufferOf(op.getSin(), /*readOnly=*/true);
@@ -455,6 +512,12 @@ Value RopeKernelBuilder::build() {
       ty);
   Value tokenStride =
       arith::MulIOp::create(kb, loc, launch.getGridSize().x, stepY);
+  if (!op.getCos()) {
+    FrequencyAttrInterface freqs = op.getFreqsOrDefault();
+    if (!freqs.isStatic())
+      frequencyState = freqs.buildFrequencyState(
+          kb, loc, kernelRuntimeLength(kb), rotaryDim);
+  }
   scf::ForOp::create(
       kb, loc, firstToken, numTokens, tokenStride, ValueRange{},
       [&](OpBuilder &tb, Location, Value t, ValueRange) {
@@ -502,9 +565,6 @@ struct LowerRopeApplyToGPU : OpRewritePattern<ApplyOp> {
 
   LogicalResult matchAndRewrite(ApplyOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!isSupportedOnGPU(op))
-      return rewriter.notifyMatchFailure(
-          op, "frequencies depending on the call's length");
     rewriter.setInsertionPoint(op);
     rewriter.replaceOp(op, RopeKernelBuilder(rewriter, op, options).build());
     return success();
@@ -518,16 +578,6 @@ struct ConvertRopeToGPUPass
   using Base::Base;
 
   void runOnOperation() override {
-    WalkResult unsupported = getOperation()->walk([](ApplyOp op) {
-      if (isSupportedOnGPU(op))
-        return WalkResult::advance();
-      op.emitOpError("cannot be lowered to the GPU: frequencies that depend "
-                     "on the call's length (dynamic_ntk, longrope) are not "
-                     "supported");
-      return WalkResult::interrupt();
-    });
-    if (unsupported.wasInterrupted())
-      return signalPassFailure();
     if (blockSize < 1 || maxBlocks < 1) {
       getOperation()->emitError("block-size and max-blocks must be >= 1");
       return signalPassFailure();

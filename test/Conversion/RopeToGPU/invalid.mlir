@@ -1,9 +1,9 @@
-// RUN: rope-opt %s --convert-rope-to-gpu -split-input-file -verify-diagnostics
+// RUN: not rope-opt %s --convert-rope-to-gpu="block-size=0" 2>&1 | FileCheck %s
+// RUN: not rope-opt %s --convert-rope-to-gpu="max-blocks=0" 2>&1 | FileCheck %s
 
-// Frequencies that depend on the call's length need a reduction over every
-// position before the kernel: not supported on the GPU.
-func.func @dynamic_ntk(%x: tensor<8x4x64xf32>, %p: tensor<8xi64>, %init: tensor<8x4x64xf32>) -> tensor<8x4x64xf32> {
-  // expected-error @+1 {{cannot be lowered to the GPU: frequencies that depend on the call's length}}
-  %y = rope.apply ins(%x : tensor<8x4x64xf32>) positions(%p : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) {freqs = #rope.dynamic_ntk<factor = 2.0, max_position_embeddings = 64>} -> tensor<8x4x64xf32>
+// A launch needs at least one thread and one block.
+// CHECK: block-size and max-blocks must be >= 1
+func.func @apply(%x: tensor<8x4x64xf32>, %p: tensor<8xi64>, %init: tensor<8x4x64xf32>) -> tensor<8x4x64xf32> {
+  %y = rope.apply ins(%x : tensor<8x4x64xf32>) positions(%p : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) -> tensor<8x4x64xf32>
   return %y : tensor<8x4x64xf32>
 }

@@ -197,3 +197,53 @@ func.func @mrope_dynamic(%x: tensor<?x4x64xf32>, %p: tensor<3x?xi64>, %init: ten
   %y = rope.apply ins(%x : tensor<?x4x64xf32>) positions(%p : tensor<3x?xi64>) outs(%init : tensor<?x4x64xf32>) {mrope = #rope.mrope<section = [16, 8, 8]>} -> tensor<?x4x64xf32>
   return %y : tensor<?x4x64xf32>
 }
+
+// -----
+
+// Dynamic NTK without caches: the kernel computes the call's length from the
+// positions buffer (max + 1, once per thread, before the token loop), the
+// scheme's per-call state from it, and theta per pair with the per-element
+// form (exp of the pair index times the state): no host-side reduction, no
+// table.
+// CHECK-LABEL: func.func @dynamic_ntk_positions(
+//   CHECK-NOT:   linalg.generic
+//       CHECK:   gpu.launch
+//       CHECK:     %[[MAX:.*]] = scf.for {{.*}} iter_args({{.*}}) -> (i64) {
+//       CHECK:       scf.for {{.*}} -> (i64) {
+//       CHECK:         memref.load
+//       CHECK:         arith.maxsi
+//       CHECK:     %[[LEN:.*]] = arith.addi %[[MAX]], %{{.*}} : i64
+//       CHECK:     arith.maxsi %[[LEN]], %{{.*}} : i64
+//       CHECK:     math.log
+//       CHECK:     %[[STATE:.*]] = arith.mulf %{{.*}} : f64
+//       CHECK:     scf.for
+//       CHECK:       scf.for
+//       CHECK:         %[[I:.*]] = arith.sitofp %{{.*}} : i64 to f64
+//       CHECK:         %[[E:.*]] = arith.mulf %[[I]], %[[STATE]] : f64
+//       CHECK:         math.exp %[[E]] : f64
+//   CHECK-NOT:   memref.get_global
+//       CHECK:   return
+// VEC-LABEL: func.func @dynamic_ntk_positions(
+//       VEC:   math.exp %{{.*}} : vector<4xf64>
+func.func @dynamic_ntk_positions(%x: tensor<2x16x4x64xf32>, %p: tensor<2x16xi64>, %init: tensor<2x16x4x64xf32>) -> tensor<2x16x4x64xf32> {
+  %y = rope.apply ins(%x : tensor<2x16x4x64xf32>) positions(%p : tensor<2x16xi64>) outs(%init : tensor<2x16x4x64xf32>) {freqs = #rope.dynamic_ntk<factor = 4.0, max_position_embeddings = 2048>} -> tensor<2x16x4x64xf32>
+  return %y : tensor<2x16x4x64xf32>
+}
+
+// -----
+
+// LongRoPE with the length operand: the kernel compares the captured length
+// with L once, and selects between the short and long tables per pair.
+// CHECK-LABEL: func.func @longrope_length(
+//  CHECK-SAME:     %{{[^:]*}}: i64, %[[L:[^:]*]]: i64
+//       CHECK:   gpu.launch
+//       CHECK:     %[[IS_LONG:.*]] = arith.cmpi sgt, %[[L]], %{{.*}} : i64
+//       CHECK:     scf.for
+//       CHECK:       scf.for
+//       CHECK:         %[[S:.*]] = memref.load %{{.*}} : memref<2xf64>
+//       CHECK:         %[[LG:.*]] = memref.load %{{.*}} : memref<2xf64>
+//       CHECK:         arith.select %[[IS_LONG]], %[[LG]], %[[S]] : f64
+func.func @longrope_length(%x: tensor<8x2x4xf32>, %o: i64, %l: i64, %init: tensor<8x2x4xf32>) -> tensor<8x2x4xf32> {
+  %y = rope.apply ins(%x : tensor<8x2x4xf32>) offset(%o : i64) length(%l : i64) outs(%init : tensor<8x2x4xf32>) {magnitude = 1.1902380714238083, freqs = #rope.longrope<short_factor = [1.0, 1.5], long_factor = [2.0, 4.0], original_max_position_embeddings = 4096, factor = 32.0>} -> tensor<8x2x4xf32>
+  return %y : tensor<8x2x4xf32>
+}

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <cmath>
 
@@ -83,12 +84,49 @@ double yarnMscale(double factor, double m) {
   return factor <= 1.0 ? 1.0 : 0.1 * m * std::log(factor) + 1.0;
 }
 
-/// A `tensor<P/2 x f64>` filled elementwise by `body(builder, loc, i)` where
-/// `i` is the frequency index as an f64 value. Runs once per call: its cost
-/// is P/2 evaluations whatever the number of tokens and heads.
-template <typename BodyFn>
-Value buildFrequencyGeneric(OpBuilder &builder, Location loc, int64_t numPairs,
-                            BodyFn body) {
+Value f64Constant(OpBuilder &builder, Location loc, double value) {
+  return arith::ConstantOp::create(builder, loc,
+                                   builder.getF64FloatAttr(value));
+}
+
+Value i64Constant(OpBuilder &builder, Location loc, int64_t value) {
+  return arith::ConstantOp::create(builder, loc,
+                                   builder.getI64IntegerAttr(value));
+}
+
+/// The pair index `index` (an `index` value) as f64: a scalar when `lanes`
+/// is 0, else the vector [index, index + 1, ..., index + lanes - 1].
+Value pairIndexAsF64(OpBuilder &builder, Location loc, Value index,
+                     int64_t lanes) {
+  Type f64 = builder.getF64Type();
+  Value i = arith::SIToFPOp::create(
+      builder, loc, f64,
+      arith::IndexCastOp::create(builder, loc, builder.getI64Type(), index));
+  if (lanes == 0)
+    return i;
+  auto type = VectorType::get({lanes}, f64);
+  SmallVector<double> steps;
+  for (int64_t lane = 0; lane < lanes; ++lane)
+    steps.push_back(static_cast<double>(lane));
+  Value step = arith::ConstantOp::create(
+      builder, loc, DenseElementsAttr::get(type, ArrayRef<double>(steps)));
+  return arith::AddFOp::create(
+      builder, loc, vector::BroadcastOp::create(builder, loc, type, i), step);
+}
+} // namespace
+
+Value mlir::rope::detail::buildFrequencyTableFromElements(
+    OpBuilder &builder, Location loc, FrequencyAttrInterface freqs,
+    Value length, int64_t rotaryDim) {
+  Value state = freqs.buildFrequencyState(builder, loc, length, rotaryDim);
+  auto readByExtract = [](OpBuilder &nb, Location nloc, ArrayRef<double> table,
+                          Value index, int64_t lanes) -> Value {
+    assert(lanes == 0 && "the table generic reads one pair at a time");
+    (void)lanes;
+    Value constant = buildConstantFrequencyTable(nb, nloc, table);
+    return tensor::ExtractOp::create(nb, nloc, constant, ValueRange{index});
+  };
+  int64_t numPairs = rotaryDim / 2;
   Type f64 = builder.getF64Type();
   Value init =
       tensor::EmptyOp::create(builder, loc, ArrayRef<int64_t>{numPairs}, f64);
@@ -99,25 +137,13 @@ Value buildFrequencyGeneric(OpBuilder &builder, Location loc, int64_t numPairs,
              {utils::IteratorType::parallel},
              [&](OpBuilder &nb, Location nloc, ValueRange) {
                Value index = linalg::IndexOp::create(nb, nloc, 0);
-               Value i = arith::SIToFPOp::create(
-                   nb, nloc, f64,
-                   arith::IndexCastOp::create(nb, nloc, nb.getI64Type(),
-                                              index));
-               linalg::YieldOp::create(nb, nloc, ValueRange{body(nb, nloc, i)});
+               Value theta = freqs.buildInverseFrequencyAt(
+                   nb, nloc, state, index, /*lanes=*/0, rotaryDim,
+                   readByExtract);
+               linalg::YieldOp::create(nb, nloc, ValueRange{theta});
              })
       .getResult(0);
 }
-
-Value f64Constant(OpBuilder &builder, Location loc, double value) {
-  return arith::ConstantOp::create(builder, loc,
-                                   builder.getF64FloatAttr(value));
-}
-
-Value i64Constant(OpBuilder &builder, Location loc, int64_t value) {
-  return arith::ConstantOp::create(builder, loc,
-                                   builder.getI64IntegerAttr(value));
-}
-} // namespace
 
 //===----------------------------------------------------------------------===//
 // default
@@ -206,10 +232,12 @@ DynamicNtkFrequenciesAttr::getInverseFrequencies(int64_t rotaryDim) const {
   return unscaledFrequencies(toDouble(getBase()), rotaryDim);
 }
 
-Value DynamicNtkFrequenciesAttr::materializeInverseFrequencies(
-    OpBuilder &builder, Location loc, Value length, int64_t rotaryDim) const {
+Value DynamicNtkFrequenciesAttr::buildFrequencyState(OpBuilder &builder,
+                                                     Location loc, Value length,
+                                                     int64_t rotaryDim) const {
   // ln base' = ln base + P/(P-2) * ln(s * L'/M - (s - 1)), L' = max(l, M);
-  // theta_i = exp(-2i/P * ln base'). All in f64, once per call.
+  // the state is -2/P * ln base', so theta_i = exp(i * state). In f64, once
+  // per call.
   double s = toDouble(getFactor());
   int64_t m = getMaxPositionEmbeddings();
   double p = static_cast<double>(rotaryDim);
@@ -226,13 +254,18 @@ Value DynamicNtkFrequenciesAttr::materializeInverseFrequencies(
       builder, loc, math::LogOp::create(builder, loc, growth),
       f64Constant(builder, loc, p / (p - 2.0)),
       f64Constant(builder, loc, std::log(toDouble(getBase()))));
-  Value scale = arith::MulFOp::create(builder, loc, logBase,
-                                      f64Constant(builder, loc, -2.0 / p));
-  return buildFrequencyGeneric(
-      builder, loc, rotaryDim / 2, [&](OpBuilder &nb, Location nloc, Value i) {
-        return math::ExpOp::create(nb, nloc,
-                                   arith::MulFOp::create(nb, nloc, i, scale));
-      });
+  return arith::MulFOp::create(builder, loc, logBase,
+                               f64Constant(builder, loc, -2.0 / p));
+}
+
+Value DynamicNtkFrequenciesAttr::buildInverseFrequencyAt(
+    OpBuilder &builder, Location loc, Value state, Value index, int64_t lanes,
+    int64_t rotaryDim, FrequencyTableReader readTable) const {
+  Value i = pairIndexAsF64(builder, loc, index, lanes);
+  if (lanes > 0)
+    state = vector::BroadcastOp::create(builder, loc, i.getType(), state);
+  return math::ExpOp::create(builder, loc,
+                             arith::MulFOp::create(builder, loc, i, state));
 }
 
 //===----------------------------------------------------------------------===//
@@ -434,6 +467,30 @@ LongRopeFrequenciesAttr::getInverseFrequencies(int64_t rotaryDim) const {
                          getShortFactor().asArrayRef());
 }
 
+Value LongRopeFrequenciesAttr::buildFrequencyState(OpBuilder &builder,
+                                                   Location loc, Value length,
+                                                   int64_t rotaryDim) const {
+  // Whether the long factors apply: one i1 per call.
+  return arith::CmpIOp::create(
+      builder, loc, arith::CmpIPredicate::sgt, length,
+      i64Constant(builder, loc, getOriginalMaxPositionEmbeddings()));
+}
+
+Value LongRopeFrequenciesAttr::buildInverseFrequencyAt(
+    OpBuilder &builder, Location loc, Value state, Value index, int64_t lanes,
+    int64_t rotaryDim, FrequencyTableReader readTable) const {
+  double base = toDouble(getBase());
+  Value shortTheta =
+      readTable(builder, loc,
+                divideByFactors(base, rotaryDim, getShortFactor().asArrayRef()),
+                index, lanes);
+  Value longTheta =
+      readTable(builder, loc,
+                divideByFactors(base, rotaryDim, getLongFactor().asArrayRef()),
+                index, lanes);
+  return arith::SelectOp::create(builder, loc, state, longTheta, shortTheta);
+}
+
 Value LongRopeFrequenciesAttr::materializeInverseFrequencies(
     OpBuilder &builder, Location loc, Value length, int64_t rotaryDim) const {
   // Both tables are constants; the call picks one with a single select on
@@ -445,9 +502,7 @@ Value LongRopeFrequenciesAttr::materializeInverseFrequencies(
   Value longTable = detail::buildConstantFrequencyTable(
       builder, loc,
       divideByFactors(base, rotaryDim, getLongFactor().asArrayRef()));
-  Value isLong = arith::CmpIOp::create(
-      builder, loc, arith::CmpIPredicate::sgt, length,
-      i64Constant(builder, loc, getOriginalMaxPositionEmbeddings()));
+  Value isLong = buildFrequencyState(builder, loc, length, rotaryDim);
   return arith::SelectOp::create(builder, loc, isLong, longTable, shortTable);
 }
 

@@ -15,6 +15,16 @@
 
 #include <optional>
 
+namespace mlir::rope {
+class FrequencyAttrInterface;
+
+/// Reads a constant per-pair table at a pair index inside a loop body: a
+/// scalar f64 when `lanes` is 0, else `lanes` consecutive entries as a
+/// vector (FrequencyAttrInterface::buildInverseFrequencyAt).
+using FrequencyTableReader = llvm::function_ref<Value(
+    OpBuilder &, Location, ArrayRef<double> table, Value index, int64_t lanes)>;
+} // namespace mlir::rope
+
 namespace mlir::rope::detail {
 /// Parses a plain floating-point number as an attribute parameter.
 FailureOr<llvm::APFloat> parseF64(AsmParser &parser);
@@ -31,6 +41,12 @@ FailureOr<bool> parseBool(AsmParser &parser);
 /// Materializes `thetas` as an `arith.constant : tensor<N x f64>`.
 Value buildConstantFrequencyTable(OpBuilder &builder, Location loc,
                                   ArrayRef<double> thetas);
+/// The `tensor<P/2 x f64>` of a dynamic scheme built from its per-element
+/// method: the state once, then one `linalg.generic` over the pairs whose
+/// body is `buildInverseFrequencyAt` (tables read by `tensor.extract`).
+Value buildFrequencyTableFromElements(OpBuilder &builder, Location loc,
+                                      FrequencyAttrInterface freqs,
+                                      Value length, int64_t rotaryDim);
 } // namespace mlir::rope::detail
 
 #include "rope/Dialect/Rope/IR/RopeEnums.h.inc"

@@ -83,15 +83,53 @@ def Rope_FrequencyAttrInterface : AttrInterface<"FrequencyAttrInterface"> {
       }], "::std::optional<double>", "getImpliedMagnitude", (ins), "",
       [{ return std::nullopt; }]>,
     InterfaceMethod<[{
+        The per-call part of a dynamic scheme, built once before any loop:
+        from the call's runtime length `length` (an `i64`: max position + 1),
+        the value `buildInverseFrequencyAt` needs (dynamic NTK: the exponent
+        scale; LongRoPE: whether the long factors apply). Null for static
+        schemes (the default).
+      }], "::mlir::Value", "buildFrequencyState",
+      (ins "::mlir::OpBuilder &":$builder, "::mlir::Location":$loc,
+           "::mlir::Value":$length, "int64_t":$rotaryDim), "",
+      [{ return ::mlir::Value(); }]>,
+    InterfaceMethod<[{
+        Builds `theta_i` in f64 inside any loop body, for the pair index
+        `index` (an `index` value): a scalar when `lanes` is 0, else a
+        `vector<lanes x f64>` of pairs `index .. index + lanes - 1`. `state`
+        is `buildFrequencyState`'s value (null for static schemes).
+        `readTable` reads a constant per-pair table (P/2 values) at
+        `index` (`lanes` as above); each lowering supplies how (a
+        `tensor.extract` of a constant, a `memref.global` on the GPU). The
+        default, for static schemes, reads `getInverseFrequencies` through
+        it, so every lowering sees the same f64 values.
+      }], "::mlir::Value", "buildInverseFrequencyAt",
+      (ins "::mlir::OpBuilder &":$builder, "::mlir::Location":$loc,
+           "::mlir::Value":$state, "::mlir::Value":$index, "int64_t":$lanes,
+           "int64_t":$rotaryDim,
+           "::mlir::rope::FrequencyTableReader":$readTable), "",
+      [{
+        return readTable(builder, loc,
+                         $_attr.getInverseFrequencies(rotaryDim), index,
+                         lanes);
+      }]>,
+    InterfaceMethod<[{
         Builds a `tensor<rotaryDim/2 x f64>` holding `theta_i` at `loc`.
         `length` is the call's runtime length as an `i64` (max position + 1);
-        static schemes ignore it and yield a constant.
+        static schemes ignore it and yield a constant. The default builds a
+        dynamic scheme's table from `buildFrequencyState` and
+        `buildInverseFrequencyAt` (one `linalg.generic` over the pairs);
+        a scheme may override it with something cheaper.
       }], "::mlir::Value", "materializeInverseFrequencies",
       (ins "::mlir::OpBuilder &":$builder, "::mlir::Location":$loc,
            "::mlir::Value":$length, "int64_t":$rotaryDim), "",
       [{
-        return ::mlir::rope::detail::buildConstantFrequencyTable(
-            builder, loc, $_attr.getInverseFrequencies(rotaryDim));
+        auto self = ::llvm::cast<::mlir::rope::FrequencyAttrInterface>(
+            $_attr);
+        if (self.isStatic())
+          return ::mlir::rope::detail::buildConstantFrequencyTable(
+              builder, loc, self.getInverseFrequencies(rotaryDim));
+        return ::mlir::rope::detail::buildFrequencyTableFromElements(
+            builder, loc, self, length, rotaryDim);
       }]>,
   ];
 }
@@ -199,7 +237,8 @@ def Rope_NtkFrequenciesAttr : Rope_FrequencyAttr<"NtkFrequencies", "ntk",
 def Rope_DynamicNtkFrequenciesAttr
     : Rope_FrequencyAttr<"DynamicNtkFrequencies", "dynamic_ntk",
                          ["verifyForRotaryDim", "isStatic",
-                          "materializeInverseFrequencies"]> {
+                          "buildFrequencyState",
+                          "buildInverseFrequencyAt"]> {
   let summary = "dynamic NTK scaling (Hugging Face `dynamic`), per call";
   let description = [{
     Hugging Face's dynamic NTK: with the call's runtime length `l` (max
@@ -287,6 +326,7 @@ def Rope_Llama3FrequenciesAttr
 def Rope_LongRopeFrequenciesAttr
     : Rope_FrequencyAttr<"LongRopeFrequencies", "longrope", [
         "verifyForRotaryDim", "isStatic", "getImpliedMagnitude",
+        "buildFrequencyState", "buildInverseFrequencyAt",
         "materializeInverseFrequencies"]> {
   let summary = "LongRoPE (Phi-3): per-frequency factors switched on length";
   let description = [{

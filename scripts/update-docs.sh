@@ -8,5 +8,6 @@ BUILD="${ROPE_BUILD_DIR:-$ROOT/build}"
 ninja -C "$BUILD" mlir-doc
 cp "$BUILD/docs/Dialects/RopeOps.md" "$BUILD/docs/Dialects/RopeAttrs.md" \
    "$BUILD/docs/RopeConversionPasses.md" "$BUILD/docs/RopeTransformsPasses.md" \
+   "$BUILD/docs/RopeCPUCodegenPasses.md" \
    "$ROOT/docs/reference/"
 echo "docs/reference updated"

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "rope/Pipelines/Pipelines.h"
+#include "rope/Codegen/CPU/Passes.h"
 #include "rope/Conversion/Passes.h"
 #include "rope/Transforms/Passes.h"
 

@@ -12,6 +12,7 @@ GENERATED = {
     "RopeAttrs.md": "docs/Dialects/RopeAttrs.md",
     "RopeConversionPasses.md": "docs/RopeConversionPasses.md",
     "RopeTransformsPasses.md": "docs/RopeTransformsPasses.md",
+    "RopeCPUCodegenPasses.md": "docs/RopeCPUCodegenPasses.md",
 }
 
 

@@ -31,31 +31,6 @@ def RopeApproximateTrigPass : Pass<"rope-approximate-trig"> {
   ];
 }
 
-def RopeDecomposeAggregatesPass : Pass<"rope-decompose-aggregates"> {
-  let summary = "Decompose aggregated ops (linalg.softmax, rope.attention, "
-                "rope.online_attention) into structured ops";
-  let description = [{
-    Replaces every op implementing upstream's `AggregatedOpInterface`
-    (`linalg.softmax`; `rope.attention`, which becomes an online step and a
-    normalization; `rope.online_attention`, which becomes the scores
-    contraction, one elementwise epilogue, the online-softmax update and
-    P·V) by its decomposition, repeatedly until none is left, into
-    `linalg.generic`/`linalg.fill` ops, which the loop lowering and the
-    vectorizers handle. MLIR 22 offers this decomposition only through the
-    transform dialect (`decompose_interface`); the CPU pipeline runs it.
-
-    ```mlir
-    %p = linalg.softmax dimension(1) ins(%s : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
-    // becomes a max reduction, exp(x - max), a sum reduction and a division
-    ```
-  }];
-  let dependentDialects = [
-    "::mlir::arith::ArithDialect",
-    "::mlir::linalg::LinalgDialect",
-    "::mlir::math::MathDialect"
-  ];
-}
-
 def RopeRaiseSoftmaxPass : Pass<"rope-raise-softmax"> {
   let summary = "Raise a softmax written out in linalg ops to linalg.softmax";
   let description = [{
@@ -350,107 +325,6 @@ def RopeFuseIntoAttentionPass : Pass<"rope-fuse-into-attention"> {
     "::mlir::math::MathDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect"
-  ];
-}
-
-def RopeVectorizeContractionsPass : Pass<"rope-vectorize-contractions"> {
-  let summary = "Lower linalg contractions on buffers to register-tiled "
-                "vector FMAs";
-  let description = [{
-    Rewrites every mul-add contraction on buffers (`linalg.matmul`,
-    `linalg.batch_matmul`, `linalg.generic` contractions of any rank with one
-    reduction dim; f32/f64) into scf loops over register tiles, choosing the
-    micro-kernel from which dim can be read with unit stride:
-
-    - outer product, when a parallel dim is innermost in the output and in
-      one input (P·V, A·B): per reduction step, `vectors-per-row` vectors of
-      that input are loaded once and FMA'd with `rows` broadcast scalars of
-      the other input into `rows × vectors-per-row` accumulators;
-    - dot, when the reduction dim is innermost in both inputs (Q·Kᵀ with K
-      stored `[keys, head_dim]`): `rows × columns` vector accumulators over
-      the reduction dim; when they are as many as the lanes (4×4 of 16 f32)
-      they are reduced together at the end (pairs shuffled side by side and
-      added, log2(lanes) levels) into one vector of scores, otherwise each
-      horizontally.
-
-    Accumulators are `scf.for` iter_args across the whole reduction loop, so
-    they stay in registers. Remainders use one row, one column, one lane;
-    static and dynamic shapes are lowered alike. The other loop dims (batch,
-    heads, a unit query dim) are an `scf.forall` around the tiles (OpenMP
-    threads with `rope-to-llvm-cpu{num-threads=N}`), or plain `scf.for`
-    inside a parallel loop already (the tiles of
-    `rope-fuse-into-attention`). Ops
-    without a unit-stride dim, with several reduction dims or with mixed or
-    non-float element types are left for `convert-linalg-to-loops`.
-    `rope-to-llvm-cpu` runs it after bufferization
-    (`vectorize-contractions=true`, the default).
-
-    ```mlir
-    linalg.matmul ins(%a, %b : memref<64x32xf32>, memref<32x64xf32>)
-                  outs(%c : memref<64x64xf32>)
-    // becomes
-    scf.for %i = %c0 to %c64 step %c4 {
-      scf.for %j = %c0 to %c64 step %c32 {
-        %c00 = vector.load %c[%i, %j] : memref<64x64xf32>, vector<16xf32>
-        ...
-        %acc:8 = scf.for %k = %c0 to %c32 step %c1 iter_args(...) {
-          %b0 = vector.load %b[%k, %j] : memref<32x64xf32>, vector<16xf32>
-          %a0 = memref.load %a[%i, %k] : memref<64x32xf32>
-          %s0 = vector.broadcast %a0 : f32 to vector<16xf32>
-          %f00 = vector.fma %s0, %b0, %acc00 : vector<16xf32>
-          ...
-        }
-        vector.store %acc#0, %c[%i, %j] : memref<64x64xf32>, vector<16xf32>
-        ...
-    ```
-  }];
-  let options = [
-    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"512",
-           "Bits of one vector (512: AVX-512; 256: AVX2)">,
-    Option<"rows", "rows", "int64_t", /*default=*/"4",
-           "Rows of a register tile">,
-    Option<"vectorsPerRow", "vectors-per-row", "int64_t", /*default=*/"2",
-           "Vectors per row of an outer-product tile">,
-    Option<"columns", "columns", "int64_t", /*default=*/"4",
-           "Output columns of a dot tile">
-  ];
-  let dependentDialects = [
-    "::mlir::arith::ArithDialect",
-    "::mlir::memref::MemRefDialect",
-    "::mlir::scf::SCFDialect",
-    "::mlir::vector::VectorDialect"
-  ];
-}
-
-def RopeVectorizeElementwisePass : Pass<"rope-vectorize-elementwise"> {
-  let summary = "Vectorize elementwise and row-reduction linalg ops on "
-                "buffers row by row";
-  let description = [{
-    For linalg ops on buffers with static shapes that are not contractions,
-    whose reductions (if any) are over the innermost loop — the mask, scale,
-    row max, `exp(s - max)`, row sum and rescaling steps of an online softmax
-    in `rope-fuse-into-attention`'s loops, and any other elementwise op —
-    tiles every loop dim by 1 except the innermost (upstream
-    `scf::tileUsingSCF`), vectorizes each row with upstream
-    `linalg::vectorize`, lowers the vectors to 1-D (leading unit dims cast
-    away, row reductions to `vector.reduction`, transfers to loads, stores
-    and broadcasts), and expands f32 `math.exp` with upstream's polynomial
-    approximation (otherwise a vector exp becomes one libm call per lane).
-    Rows longer than `max-lanes` are split into tiles of 64, 32, 16 or 8
-    lanes that divide them; rows shorter than 4 lanes and dynamic shapes are
-    left for `convert-linalg-to-loops`. `rope-to-llvm-cpu` runs it after
-    bufferization (`vectorize-contractions=true`, the default).
-  }];
-  let options = [
-    Option<"maxLanes", "max-lanes", "int64_t", /*default=*/"256",
-           "Longest row vectorized whole">
-  ];
-  let dependentDialects = [
-    "::mlir::arith::ArithDialect",
-    "::mlir::math::MathDialect",
-    "::mlir::memref::MemRefDialect",
-    "::mlir::scf::SCFDialect",
-    "::mlir::vector::VectorDialect"
   ];
 }
 

@@ -22,8 +22,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rope/Transforms/VectorizeContractions.h"
-#include "rope/Transforms/Passes.h"
+#include "rope/Codegen/CPU/VectorizeContractions.h"
+#include "rope/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -35,7 +35,7 @@
 
 namespace mlir::rope {
 #define GEN_PASS_DEF_ROPEVECTORIZECONTRACTIONSPASS
-#include "rope/Transforms/Passes.h.inc"
+#include "rope/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::rope
 
 using namespace mlir;

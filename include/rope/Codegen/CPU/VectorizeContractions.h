@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ROPE_TRANSFORMS_VECTORIZECONTRACTIONS_H
-#define ROPE_TRANSFORMS_VECTORIZECONTRACTIONS_H
+#ifndef ROPE_CODEGEN_CPU_VECTORIZECONTRACTIONS_H
+#define ROPE_CODEGEN_CPU_VECTORIZECONTRACTIONS_H
 
 #include "mlir/IR/PatternMatch.h"
 
@@ -53,4 +53,4 @@ void populateRopeVectorizeContractionsPatterns(
 
 } // namespace mlir::rope
 
-#endif // ROPE_TRANSFORMS_VECTORIZECONTRACTIONS_H
+#endif // ROPE_CODEGEN_CPU_VECTORIZECONTRACTIONS_H

@@ -16,7 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rope/Transforms/Passes.h"
+#include "rope/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -25,7 +25,7 @@
 
 namespace mlir::rope {
 #define GEN_PASS_DEF_ROPEDECOMPOSEAGGREGATESPASS
-#include "rope/Transforms/Passes.h.inc"
+#include "rope/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::rope
 
 using namespace mlir;

@@ -20,7 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rope/Transforms/Passes.h"
+#include "rope/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -37,7 +37,7 @@
 
 namespace mlir::rope {
 #define GEN_PASS_DEF_ROPEVECTORIZEELEMENTWISEPASS
-#include "rope/Transforms/Passes.h.inc"
+#include "rope/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::rope
 
 using namespace mlir;

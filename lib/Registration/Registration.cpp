@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "rope/Codegen/CPU/Passes.h"
 #include "rope/Conversion/Passes.h"
 #include "rope/Dialect/Rope/IR/RopeDialect.h"
 #include "rope/InitAllRope.h"
@@ -22,5 +23,6 @@ void mlir::rope::registerAllRopeDialects(DialectRegistry &registry) {
 void mlir::rope::registerAllRopePasses() {
   registerRopeConversionPasses();
   registerRopeTransformsPasses();
+  registerRopeCPUCodegenPasses();
   registerRopePipelines();
 }

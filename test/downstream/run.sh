@@ -5,7 +5,7 @@
 # lowered a rope.apply it built through the C++ API.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-BUILD="${1:?usage: run.sh <rope-mlir build dir>}"
+BUILD="$(cd "${1:?usage: run.sh <rope-mlir build dir>}" && pwd)"
 PREFIX="$BUILD/downstream-install"
 OUT="$BUILD/downstream-build"
 cmake --install "$BUILD" --prefix "$PREFIX" > /dev/null

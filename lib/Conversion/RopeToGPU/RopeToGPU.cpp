@@ -43,8 +43,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "rope/Conversion/RopeToGPU/RopeToGPU.h"
-#include "rope/Dialect/Rope/IR/RopeArith.h"
 #include "rope/Dialect/Rope/IR/RopeOps.h"
+#include "rope/Dialect/Rope/Utils/RopeArith.h"
+#include "rope/Dialect/Rope/Utils/RotationCore.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -60,6 +61,7 @@
 
 #include <functional>
 #include <limits>
+#include <optional>
 
 namespace mlir::rope {
 #define GEN_PASS_DEF_CONVERTROPETOGPUPASS
@@ -70,6 +72,76 @@ using namespace mlir;
 using namespace mlir::rope;
 
 namespace {
+
+/// Reads the op's operands inside the kernel, from their buffers (or the
+/// captured scalar): memref.load, or a vector.load of V consecutive
+/// elements (cache rows hold P/2 elements, a multiple of V, so V elements
+/// are as aligned as the buffer, assumed 16 bytes as for x).
+class GpuBufferReader : public RopeOperandReader {
+public:
+  explicit GpuBufferReader(const DenseMap<Value, Value> &buffers)
+      : buffers(buffers) {}
+
+  Value read(OpBuilder &b, Location loc, Value operand, ValueRange indices,
+             int64_t lanes) override {
+    Value buffer = bufferOf(operand);
+    if (lanes == 0)
+      return memref::LoadOp::create(b, loc, buffer, indices);
+    auto type = cast<MemRefType>(buffer.getType());
+    int64_t bytes = type.getElementTypeBitWidth() / 8;
+    return vector::LoadOp::create(
+        b, loc, VectorType::get({lanes}, type.getElementType()), buffer,
+        indices, /*nontemporal=*/false,
+        llvm::MaybeAlign(std::min<int64_t>(lanes * bytes, 16)));
+  }
+
+  Value dimSize(OpBuilder &b, Location loc, Value operand,
+                int64_t dim) override {
+    Value buffer = bufferOf(operand);
+    auto type = cast<MemRefType>(buffer.getType());
+    if (!type.isDynamicDim(dim))
+      return arith::ConstantIndexOp::create(b, loc, type.getDimSize(dim));
+    return memref::DimOp::create(b, loc, buffer, dim);
+  }
+
+  /// A loop nest over the whole buffer (once per thread, before the token
+  /// loop: the kernel is all that runs on the device).
+  Value maxElement(OpBuilder &b, Location loc, Value operand) override {
+    Value buffer = bufferOf(operand);
+    auto type = cast<MemRefType>(buffer.getType());
+    Value lowest = arith::ConstantOp::create(
+        b, loc, b.getI64IntegerAttr(std::numeric_limits<int64_t>::min()));
+    SmallVector<Value> ivs;
+    std::function<Value(OpBuilder &, int64_t, Value)> nest =
+        [&](OpBuilder &lb, int64_t d, Value acc) -> Value {
+      if (d == type.getRank())
+        return arith::MaxSIOp::create(
+            lb, loc, acc,
+            toI64(lb, loc, memref::LoadOp::create(lb, loc, buffer, ivs)));
+      return scf::ForOp::create(
+                 lb, loc, arith::ConstantIndexOp::create(lb, loc, 0),
+                 dimSize(lb, loc, operand, d),
+                 arith::ConstantIndexOp::create(lb, loc, 1), ValueRange{acc},
+                 [&](OpBuilder &fb, Location, Value iv, ValueRange args) {
+                   ivs.push_back(iv);
+                   Value next = nest(fb, d + 1, args.front());
+                   ivs.pop_back();
+                   scf::YieldOp::create(fb, loc, next);
+                 })
+          .getResult(0);
+    };
+    return nest(b, 0, lowest);
+  }
+
+private:
+  Value bufferOf(Value operand) const {
+    auto it = buffers.find(operand);
+    assert(it != buffers.end() && "an operand without a buffer");
+    return it->second;
+  }
+
+  const DenseMap<Value, Value> &buffers;
+};
 
 /// Builds the kernel of one `rope.apply`.
 class RopeKernelBuilder {
@@ -102,14 +174,6 @@ private:
                   int64_t count, int64_t align);
   void storeLanes(OpBuilder &kb, Value value, Value memref, ValueRange indices,
                   int64_t align);
-  /// The alignment of V consecutive cache elements: cache rows hold P/2
-  /// elements, a multiple of V, so V elements are as aligned as the buffer
-  /// (assumed 16 bytes, as for x).
-  int64_t cacheAlign() {
-    int64_t bytes =
-        cast<MemRefType>(cosCache.getType()).getElementTypeBitWidth() / 8;
-    return std::min<int64_t>(width * bytes, 16);
-  }
   /// The buffer of a tensor operand (read only unless it is the destination).
   Value bufferOf(Value tensor, bool readOnly);
   /// A private constant `memref.global` in the enclosing module, read by the
@@ -119,16 +183,9 @@ private:
   Value product(ArrayRef<Value> sizes);
   SmallVector<Value> delinearize(OpBuilder &kb, Value linear,
                                  ArrayRef<Value> sizes);
-  /// The call's runtime length (i64) for a dynamic frequency scheme,
-  /// computed inside the kernel from device buffers (the kernel is all that
-  /// runs on the device): the `length` operand, else max position + 1 over
-  /// the call (a loop over the positions or per-row offsets, once per
-  /// thread, before the token loop), else offset + S.
-  Value kernelRuntimeLength(OpBuilder &kb);
-  /// The position of the token (i64); for M-RoPE the position of pair `j`.
-  Value positionOf(OpBuilder &kb, ValueRange tokenIvs, Value j);
-  /// (cos, sin) in the compute type of pair `j` of the token.
-  std::pair<Value, Value> cosSinOf(OpBuilder &kb, ValueRange tokenIvs, Value j);
+  /// theta of pairs [j, j + V) (f64, scalar when V = 1): the scheme's
+  /// per-element form, its constant tables read from private globals.
+  Value thetaOf(OpBuilder &kb, Value j);
   /// The full index of channel `channel` of row (token, head).
   SmallVector<Value> rowIndex(ValueRange tokenIvs, ValueRange headIvs,
                               Value channel);
@@ -152,11 +209,14 @@ private:
   Type elementType, computeType;
 
   // Host-side values captured by the kernel.
-  Value input, output, positions, offset, cosCache, sinCache, cacheRows;
-  Value length;
+  Value input, output;
+  // The buffers of the op's tensor operands, read by the kernel.
+  DenseMap<Value, Value> buffers;
   // Built in the kernel before the token loop: the frequency scheme's
   // per-call state (null for static schemes).
   Value frequencyState;
+  std::optional<RotationCore> core;
+  std::optional<GpuBufferReader> reader;
   SmallVector<Value> tokenSizes, headSizes;
   Value numHeads;
   bool inPlace = false;
@@ -245,145 +305,18 @@ SmallVector<Value> RopeKernelBuilder::delinearize(OpBuilder &kb, Value linear,
   return ivs;
 }
 
-Value RopeKernelBuilder::positionOf(OpBuilder &kb, ValueRange tokenIvs,
-                                    Value j) {
-  if (positions) {
-    if (!op.getMropeAttr())
-      return toI64(kb, loc,
-                   memref::LoadOp::create(kb, loc, positions, tokenIvs));
-    // M-RoPE: pair j takes its position from axis t, h or w (a constant
-    // table of P/2 axes).
-    SmallVector<int32_t> axes =
-        llvm::map_to_vector(op.getMropeAttr().getPairAxes(numPairs),
-                            [](int64_t a) { return static_cast<int32_t>(a); });
-    Value table =
-        constantTable(kb,
-                      DenseElementsAttr::get(
-                          RankedTensorType::get({numPairs}, kb.getI32Type()),
-                          ArrayRef<int32_t>(axes)),
-                      "__rope_mrope_axes");
-    Value axis = arith::IndexCastOp::create(
-        kb, loc, kb.getIndexType(),
-        memref::LoadOp::create(kb, loc, table, ValueRange{j}));
-    SmallVector<Value> indices{axis};
-    llvm::append_range(indices, tokenIvs);
-    return toI64(kb, loc, memref::LoadOp::create(kb, loc, positions, indices));
-  }
-  Value pos = toI64(kb, loc, tokenIvs.back());
-  if (!offset)
-    return pos;
-  Value base;
-  if (!isa<MemRefType>(offset.getType()))
-    base = toI64(kb, loc, offset);
-  else if (cast<MemRefType>(offset.getType()).getRank() == 0)
-    base = toI64(kb, loc, memref::LoadOp::create(kb, loc, offset, {}));
-  else
-    base = toI64(kb, loc,
-                 memref::LoadOp::create(kb, loc, offset, tokenIvs.front()));
-  return arith::AddIOp::create(kb, loc, base, pos);
-}
-
-Value RopeKernelBuilder::kernelRuntimeLength(OpBuilder &kb) {
-  if (length)
-    return toI64(kb, loc, length);
-  Value seqLen = toI64(kb, loc, tokenSizes.back());
-  // max over every element of `buffer` (rank >= 1), as an i64.
-  auto maxElement = [&](Value buffer) -> Value {
-    auto type = cast<MemRefType>(buffer.getType());
-    Value lowest = arith::ConstantOp::create(
-        kb, loc, kb.getI64IntegerAttr(std::numeric_limits<int64_t>::min()));
-    SmallVector<Value> ivs;
-    std::function<Value(OpBuilder &, int64_t, Value)> nest =
-        [&](OpBuilder &lb, int64_t d, Value acc) -> Value {
-      if (d == type.getRank())
-        return arith::MaxSIOp::create(
-            lb, loc, acc,
-            toI64(lb, loc, memref::LoadOp::create(lb, loc, buffer, ivs)));
-      Value upper = type.isDynamicDim(d)
-                        ? memref::DimOp::create(lb, loc, buffer, d).getResult()
-                        : index(lb, type.getDimSize(d));
-      return scf::ForOp::create(
-                 lb, loc, index(lb, 0), upper, index(lb, 1), ValueRange{acc},
-                 [&](OpBuilder &fb, Location, Value iv, ValueRange args) {
-                   ivs.push_back(iv);
-                   Value next = nest(fb, d + 1, args.front());
-                   ivs.pop_back();
-                   scf::YieldOp::create(fb, loc, next);
-                 })
-          .getResult(0);
-    };
-    return nest(kb, 0, lowest);
+Value RopeKernelBuilder::thetaOf(OpBuilder &kb, Value j) {
+  auto readTable = [&](OpBuilder &tb, Location, ArrayRef<double> thetas,
+                       Value at, int64_t lanes) {
+    Value table = constantTable(
+        tb,
+        DenseElementsAttr::get(
+            RankedTensorType::get({numPairs}, tb.getF64Type()), thetas),
+        "__rope_theta");
+    return loadLanes(tb, table, ValueRange{at}, std::max<int64_t>(lanes, 1), 8);
   };
-  Value one = arith::ConstantOp::create(kb, loc, kb.getI64IntegerAttr(1));
-  if (positions)
-    return arith::AddIOp::create(kb, loc, maxElement(positions), one);
-  if (!offset)
-    return seqLen;
-  Value base;
-  if (!isa<MemRefType>(offset.getType()))
-    base = toI64(kb, loc, offset);
-  else if (cast<MemRefType>(offset.getType()).getRank() == 0)
-    base = toI64(kb, loc, memref::LoadOp::create(kb, loc, offset, {}));
-  else
-    base = maxElement(offset);
-  return arith::AddIOp::create(kb, loc, base, seqLen);
-}
-
-std::pair<Value, Value>
-RopeKernelBuilder::cosSinOf(OpBuilder &kb, ValueRange tokenIvs, Value j) {
-  switch (op.getCosSinSource()) {
-  case ApplyOp::CosSinSource::Computed: {
-    // theta of pairs [j, j + V): the scheme's per-element form, its
-    // constant tables read from private globals.
-    auto readTable = [&](OpBuilder &tb, Location, ArrayRef<double> thetas,
-                         Value at, int64_t lanes) {
-      Value table = constantTable(
-          tb,
-          DenseElementsAttr::get(
-              RankedTensorType::get({numPairs}, tb.getF64Type()), thetas),
-          "__rope_theta");
-      return loadLanes(tb, table, ValueRange{at}, std::max<int64_t>(lanes, 1),
-                       8);
-    };
-    Value theta = op.getFreqsOrDefault().buildInverseFrequencyAt(
-        kb, loc, frequencyState, j, width == 1 ? 0 : width, rotaryDim,
-        readTable);
-    Value pos = arith::SIToFPOp::create(kb, loc, kb.getF64Type(),
-                                        positionOf(kb, tokenIvs, j));
-    if (width > 1)
-      pos = vector::BroadcastOp::create(kb, loc, theta.getType(), pos);
-    auto [c, s] = buildCosSinOfAngle(kb, loc, pos, theta, computeType);
-    return applyMagnitudeAndDirection(kb, loc, op, c, s);
-  }
-  case ApplyOp::CosSinSource::PregatheredCache: {
-    SmallVector<Value> indices(tokenIvs);
-    indices.push_back(j);
-    Value c = loadLanes(kb, cosCache, indices, width, cacheAlign());
-    Value s = loadLanes(kb, sinCache, indices, width, cacheAlign());
-    return applyMagnitudeAndDirection(kb, loc, op,
-                                      convertFloat(kb, loc, c, computeType),
-                                      convertFloat(kb, loc, s, computeType));
-  }
-  case ApplyOp::CosSinSource::GatheredCache:
-    break;
-  }
-  // Gathered cache: a position outside [0, M) yields NaN and reads nothing
-  // (as on the CPU).
-  Value pos = positionOf(kb, tokenIvs, j);
-  Type type =
-      width == 1 ? computeType : Type(VectorType::get({width}, computeType));
-  auto [c, s] = buildGatherOrNaN(
-      kb, loc, pos, cacheRows, type,
-      [&](OpBuilder &rb, Location rloc, Value row) -> std::pair<Value, Value> {
-        return {
-            convertFloat(rb, rloc,
-                         loadLanes(rb, cosCache, {row, j}, width, cacheAlign()),
-                         computeType),
-            convertFloat(rb, rloc,
-                         loadLanes(rb, sinCache, {row, j}, width, cacheAlign()),
-                         computeType)};
-      });
-  return applyMagnitudeAndDirection(kb, loc, op, c, s);
+  return op.getFreqsOrDefault().buildInverseFrequencyAt(
+      kb, loc, frequencyState, j, width == 1 ? 0 : width, rotaryDim, readTable);
 }
 
 SmallVector<Value> RopeKernelBuilder::rowIndex(ValueRange tokenIvs,
@@ -402,15 +335,11 @@ void RopeKernelBuilder::rotatePair(OpBuilder &kb, ValueRange tokenIvs,
                                    ValueRange headIvs, Value j, Value cos,
                                    Value sin) {
   int64_t bytes = elementType.getIntOrFloatBitWidth() / 8;
-  // (x1 + i x2)(c + i s): y1 = x1 c - x2 s, y2 = x2 c + x1 s.
+  // (x1 + i x2)(c + i s), with the rounding of every lowering (rotatePair).
   auto rotate = [&](Value x1, Value x2) {
-    x1 = convertFloat(kb, loc, x1, computeType);
-    x2 = convertFloat(kb, loc, x2, computeType);
-    Value y1 =
-        arith::SubFOp::create(kb, loc, arith::MulFOp::create(kb, loc, x1, cos),
-                              arith::MulFOp::create(kb, loc, x2, sin));
-    Value y2 = math::FmaOp::create(kb, loc, x2, cos,
-                                   arith::MulFOp::create(kb, loc, x1, sin));
+    auto [y1, y2] = mlir::rope::rotatePair(
+        kb, loc, convertFloat(kb, loc, x1, computeType),
+        convertFloat(kb, loc, x2, computeType), cos, sin);
     return std::pair<Value, Value>(convertFloat(kb, loc, y1, elementType),
                                    convertFloat(kb, loc, y2, elementType));
   };
@@ -465,18 +394,13 @@ Value RopeKernelBuilder::build() {
   inPlace = op.getInput() == op.getInit();
   output = bufferOf(op.getInit(), /*readOnly=*/false);
   input = inPlace ? output : bufferOf(op.getInput(), /*readOnly=*/true);
-  if (Value p = op.getPositions())
-    positions = bufferOf(p, /*readOnly=*/true);
-  if (Value o = op.getOffset())
-    offset = isa<RankedTensorType>(o.getType()) ? bufferOf(o, true) : o;
-  length = op.getLength();
-  if (Value c = op.getCos()) {
-    cosCache = bufferOf(c, /*readOnly=*/true);
-    sinCache = bufferOf(op.getSin(), /*readOnly=*/true);
-    if (op.getCosSinSource() == ApplyOp::CosSinSource::GatheredCache)
-      cacheRows =
-          toI64(b, loc, memref::DimOp::create(b, loc, cosCache, int64_t{0}));
-  }
+  buffers[op.getInput()] = input;
+  for (Value operand : SmallVector<Value>{op.getPositions(), op.getOffset(),
+                                          op.getCos(), op.getSin()})
+    if (operand && isa<RankedTensorType>(operand.getType()))
+      buffers[operand] = bufferOf(operand, /*readOnly=*/true);
+  reader.emplace(buffers);
+  core.emplace(op);
   auto sizeOf = [&](int64_t d) -> Value {
     if (!inputType.isDynamicDim(d))
       return index(b, inputType.getDimSize(d));
@@ -512,11 +436,15 @@ Value RopeKernelBuilder::build() {
       ty);
   Value tokenStride =
       arith::MulIOp::create(kb, loc, launch.getGridSize().x, stepY);
+  // Once per thread: the scalar offset, the cache's rows and, for a
+  // length-dependent scheme, the call's length (from device buffers: the
+  // kernel is all that runs on the device) and the scheme's state.
+  core->buildPerCall(kb, loc, *reader);
   if (!op.getCos()) {
     FrequencyAttrInterface freqs = op.getFreqsOrDefault();
     if (!freqs.isStatic())
       frequencyState = freqs.buildFrequencyState(
-          kb, loc, kernelRuntimeLength(kb), rotaryDim);
+          kb, loc, core->runtimeLength(kb, loc, *reader), rotaryDim);
   }
   scf::ForOp::create(
       kb, loc, firstToken, numTokens, tokenStride, ValueRange{},
@@ -525,7 +453,9 @@ Value RopeKernelBuilder::build() {
         scf::ForOp::create(
             tb, loc, firstJ, index(tb, numPairs), stepJ, ValueRange{},
             [&](OpBuilder &jb, Location, Value j, ValueRange) {
-              std::pair<Value, Value> cs = cosSinOf(jb, tokenIvs, j);
+              Value theta = op.getCos() ? Value() : thetaOf(jb, j);
+              std::pair<Value, Value> cs = core->cosSin(
+                  jb, loc, *reader, tokenIvs, j, width == 1 ? 0 : width, theta);
               if (op.getLayout() == Layout::interleaved && width > 1)
                 cs = spreadForInterleavedLanes(jb, loc, cs.first, cs.second);
               forEachHead(jb, [&](OpBuilder &hb, ValueRange headIvs) {

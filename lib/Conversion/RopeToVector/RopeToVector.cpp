@@ -56,8 +56,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "rope/Conversion/RopeToVector/RopeToVector.h"
-#include "rope/Dialect/Rope/IR/RopeArith.h"
 #include "rope/Dialect/Rope/IR/RopeOps.h"
+#include "rope/Dialect/Rope/Utils/RopeArith.h"
+#include "rope/Dialect/Rope/Utils/RotationCore.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -90,7 +91,7 @@ public:
         rotaryDim(op.getRotaryDimOrDefault()), numPairs(rotaryDim / 2),
         tokenDims(op.getTokenDimsOrDefault()),
         elementType(inputType.getElementType()),
-        computeType(getComputeElementType(elementType)) {
+        computeType(getComputeElementType(elementType)), core(op) {
     for (int64_t d = 0; d + 1 < rank; ++d)
       if (!llvm::is_contained(tokenDims, d))
         headDims.push_back(d);
@@ -101,11 +102,7 @@ public:
 private:
   /// Values computed once per call, before the token loop.
   struct Hoisted {
-    Value theta;      // vector<P/2 x f64>, computed cos/sin
-    Value scalarBase; // i64 offset added to the sequence index
-    Value cacheRows;  // i64 number of rows of a gathered cache
-    Value axisIsH;    // vector<P/2 x i1>, M-RoPE pairs taking axis h
-    Value axisIsW;    // vector<P/2 x i1>, M-RoPE pairs taking axis w
+    Value theta; // vector<P/2 x f64>, computed cos/sin
   };
 
   Hoisted buildHoisted();
@@ -120,10 +117,6 @@ private:
   /// One forall iteration per tile of the last token dim, cos/sin of the
   /// tile's tokens in a stack buffer, heads outer and tokens inner.
   Value buildTiled(const Hoisted &hoisted);
-  /// The position of the token at `tokenIvs` (i64), or for M-RoPE the f64
-  /// vector of per-pair positions.
-  Value positionOf(OpBuilder &nb, Location nloc, ValueRange tokenIvs,
-                   const Hoisted &hoisted);
   /// (cos, sin) as vector<P/2 x computeType> for the token at `tokenIvs`.
   std::pair<Value, Value> cosSinOf(OpBuilder &nb, Location nloc,
                                    ValueRange tokenIvs, const Hoisted &hoisted);
@@ -166,6 +159,8 @@ private:
   int64_t rank, headDim, rotaryDim, numPairs;
   SmallVector<int64_t> tokenDims, headDims;
   Type elementType, computeType;
+  RotationCore core;
+  TensorOperandReader reader;
 };
 
 } // namespace
@@ -191,122 +186,38 @@ Value RopeVectorizer::writeVector(OpBuilder &nb, Location nloc, Value vector,
 
 RopeVectorizer::Hoisted RopeVectorizer::buildHoisted() {
   Hoisted hoisted;
+  core.buildPerCall(b, loc, reader);
   if (!op.getCos()) {
+    // theta of all P/2 pairs, once per call: the scheme's per-element form
+    // on one vector (a constant for static schemes; for dynamic ones, code
+    // on the call's runtime length).
     FrequencyAttrInterface freqs = op.getFreqsOrDefault();
-    if (freqs.isStatic()) {
-      // A static table is a vector constant.
-      SmallVector<double> thetas = freqs.getInverseFrequencies(rotaryDim);
-      hoisted.theta = arith::ConstantOp::create(
-          b, loc,
-          DenseElementsAttr::get(vectorOf(numPairs, b.getF64Type()),
-                                 ArrayRef<double>(thetas)));
-    } else {
-      // Computed once per call, before the token loop.
-      Value table = buildInverseFrequencies(b, loc, op);
-      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-      hoisted.theta = readVector(b, loc, table, ValueRange{zero}, numPairs);
-    }
-  } else if (op.getCosSinSource() == ApplyOp::CosSinSource::GatheredCache) {
-    hoisted.cacheRows =
-        toI64(b, loc, tensor::DimOp::create(b, loc, op.getCos(), 0));
-  }
-  if (Value offset = op.getOffset()) {
-    auto offsetType = dyn_cast<RankedTensorType>(offset.getType());
-    if (!offsetType)
-      hoisted.scalarBase = toI64(b, loc, offset);
-    else if (offsetType.getRank() == 0)
-      hoisted.scalarBase = toI64(
-          b, loc, tensor::ExtractOp::create(b, loc, offset, ValueRange{}));
-  }
-  if (MRopeAttr mrope = op.getMropeAttr()) {
-    SmallVector<int64_t> axes = mrope.getPairAxes(numPairs);
-    auto maskOf = [&](int64_t axis) {
-      SmallVector<bool> mask =
-          llvm::map_to_vector(axes, [&](int64_t a) { return a == axis; });
+    Value state =
+        freqs.isStatic()
+            ? Value()
+            : freqs.buildFrequencyState(
+                  b, loc, core.runtimeLength(b, loc, reader), rotaryDim);
+    auto constantVector = [&](OpBuilder &tb, Location tloc,
+                              ArrayRef<double> thetas, Value, int64_t lanes) {
       return arith::ConstantOp::create(
-          b, loc,
-          DenseElementsAttr::get(vectorOf(numPairs, b.getI1Type()),
-                                 ArrayRef<bool>(mask)));
+                 tb, tloc,
+                 DenseElementsAttr::get(vectorOf(lanes, tb.getF64Type()),
+                                        thetas))
+          .getResult();
     };
-    hoisted.axisIsH = maskOf(1);
-    hoisted.axisIsW = maskOf(2);
+    hoisted.theta = freqs.buildInverseFrequencyAt(
+        b, loc, state, arith::ConstantIndexOp::create(b, loc, 0), numPairs,
+        rotaryDim, constantVector);
   }
   return hoisted;
-}
-
-Value RopeVectorizer::positionOf(OpBuilder &nb, Location nloc,
-                                 ValueRange tokenIvs, const Hoisted &hoisted) {
-  if (Value positions = op.getPositions()) {
-    if (!op.getMropeAttr())
-      return toI64(nb, nloc,
-                   tensor::ExtractOp::create(nb, nloc, positions, tokenIvs));
-    // M-RoPE: each pair takes its position from axis t, h or w.
-    VectorType f64Vector = vectorOf(numPairs, nb.getF64Type());
-    SmallVector<Value> perAxis;
-    for (int64_t axis = 0; axis < 3; ++axis) {
-      SmallVector<Value> indices{
-          arith::ConstantIndexOp::create(nb, nloc, axis)};
-      llvm::append_range(indices, tokenIvs);
-      Value p = toI64(nb, nloc,
-                      tensor::ExtractOp::create(nb, nloc, positions, indices));
-      Value f = arith::SIToFPOp::create(nb, nloc, nb.getF64Type(), p);
-      perAxis.push_back(vector::BroadcastOp::create(nb, nloc, f64Vector, f));
-    }
-    Value pos = arith::SelectOp::create(nb, nloc, hoisted.axisIsW, perAxis[2],
-                                        perAxis[0]);
-    return arith::SelectOp::create(nb, nloc, hoisted.axisIsH, perAxis[1], pos);
-  }
-  Value pos = toI64(nb, nloc, tokenIvs.back());
-  Value base = hoisted.scalarBase;
-  if (Value offset = op.getOffset(); offset && !base)
-    base = toI64(nb, nloc,
-                 tensor::ExtractOp::create(nb, nloc, offset,
-                                           ValueRange{tokenIvs.front()}));
-  return base ? arith::AddIOp::create(nb, nloc, base, pos).getResult() : pos;
 }
 
 std::pair<Value, Value> RopeVectorizer::cosSinOf(OpBuilder &nb, Location nloc,
                                                  ValueRange tokenIvs,
                                                  const Hoisted &hoisted) {
-  ApplyOp::CosSinSource source = op.getCosSinSource();
-  VectorType computeVector = vectorOf(numPairs, computeType);
-  if (source == ApplyOp::CosSinSource::Computed) {
-    Value pos = positionOf(nb, nloc, tokenIvs, hoisted);
-    if (!isa<VectorType>(pos.getType()))
-      pos = vector::BroadcastOp::create(
-          nb, nloc, vectorOf(numPairs, nb.getF64Type()),
-          arith::SIToFPOp::create(nb, nloc, nb.getF64Type(), pos));
-    auto [c, s] = buildCosSinOfAngle(nb, nloc, pos, hoisted.theta, computeType);
-    return applyMagnitudeAndDirection(nb, nloc, op, c, s);
-  }
-
-  Value zero = arith::ConstantIndexOp::create(nb, nloc, 0);
-  if (source == ApplyOp::CosSinSource::PregatheredCache) {
-    SmallVector<Value> indices(tokenIvs);
-    indices.push_back(zero);
-    Value c = readVector(nb, nloc, op.getCos(), indices, numPairs);
-    Value s = readVector(nb, nloc, op.getSin(), indices, numPairs);
-    return applyMagnitudeAndDirection(nb, nloc, op,
-                                      convertFloat(nb, nloc, c, computeType),
-                                      convertFloat(nb, nloc, s, computeType));
-  }
-
-  // Gathered cache: one row per token, read in a branch taken once per token
-  // (shared by all its heads); an out-of-range position yields NaN.
-  Value pos = positionOf(nb, nloc, tokenIvs, hoisted);
-  auto [c, s] = buildGatherOrNaN(
-      nb, nloc, pos, hoisted.cacheRows, computeVector,
-      [&](OpBuilder &rb, Location rloc, Value row) -> std::pair<Value, Value> {
-        return {convertFloat(
-                    rb, rloc,
-                    readVector(rb, rloc, op.getCos(), {row, zero}, numPairs),
-                    computeType),
-                convertFloat(
-                    rb, rloc,
-                    readVector(rb, rloc, op.getSin(), {row, zero}, numPairs),
-                    computeType)};
-      });
-  return applyMagnitudeAndDirection(nb, nloc, op, c, s);
+  return core.cosSin(nb, nloc, reader, tokenIvs,
+                     arith::ConstantIndexOp::create(nb, nloc, 0), numPairs,
+                     hoisted.theta);
 }
 
 Value RopeVectorizer::rotateRow(OpBuilder &nb, Location nloc, Value source,
@@ -323,14 +234,9 @@ Value RopeVectorizer::rotateRow(OpBuilder &nb, Location nloc, Value source,
     return convertFloat(
         nb, nloc, readVector(nb, nloc, source, at(channel), size), computeType);
   };
-  // (x1 + i x2)(c + i s): y1 = x1 c - x2 s, y2 = x2 c + x1 s.
+  // (x1 + i x2)(c + i s), with the rounding of every lowering.
   auto rotate = [&](Value x1, Value x2) {
-    Value y1 = arith::SubFOp::create(nb, nloc,
-                                     arith::MulFOp::create(nb, nloc, x1, cos),
-                                     arith::MulFOp::create(nb, nloc, x2, sin));
-    Value y2 = math::FmaOp::create(nb, nloc, x2, cos,
-                                   arith::MulFOp::create(nb, nloc, x1, sin));
-    return std::pair<Value, Value>(y1, y2);
+    return rotatePair(nb, nloc, x1, x2, cos, sin);
   };
   auto store = [&](Value y, int64_t channel) {
     dest = writeVector(nb, nloc, convertFloat(nb, nloc, y, elementType), dest,
@@ -396,11 +302,7 @@ Value RopeVectorizer::rotateRowChunked(OpBuilder &nb, Location nloc,
       Value x1 = load(k, size), x2 = load(numPairs + k, size);
       Value cos = tableChunk(0, k, size), sin = tableChunk(1, k, size);
       // (x1 + i x2)(c + i s), as in rotateRow.
-      Value y1 = arith::SubFOp::create(
-          nb, nloc, arith::MulFOp::create(nb, nloc, x1, cos),
-          arith::MulFOp::create(nb, nloc, x2, sin));
-      Value y2 = math::FmaOp::create(nb, nloc, x2, cos,
-                                     arith::MulFOp::create(nb, nloc, x1, sin));
+      auto [y1, y2] = rotatePair(nb, nloc, x1, x2, cos, sin);
       store(y1, k);
       store(y2, numPairs + k);
     }
@@ -592,21 +494,21 @@ Value RopeVectorizer::buildTiled(const Hoisted &hoisted) {
   Value table = tensor::EmptyOp::create(
       nb, loc, ArrayRef<int64_t>{2, tile, width}, computeType);
   Value sinRow = arith::ConstantIndexOp::create(nb, loc, 1);
-  table =
-      scf::ForOp::create(
-          nb, loc, zero, count, one, ValueRange{table},
-          [&](OpBuilder &fb, Location, Value j, ValueRange args) {
-            SmallVector<Value> tokenIvs(ArrayRef<Value>(ivs).drop_back());
-            tokenIvs.push_back(arith::AddIOp::create(fb, loc, first, j));
-            auto [c, s] = cosSinOf(fb, loc, tokenIvs, hoisted);
-            if (interleaved)
-              std::tie(c, s) = spreadForInterleavedLanes(fb, loc, c, s);
-            Value next = writeVector(fb, loc, c, args.front(),
-                                     ValueRange{zero, j, zero});
-            next = writeVector(fb, loc, s, next, ValueRange{sinRow, j, zero});
-            scf::YieldOp::create(fb, loc, next);
-          })
-          .getResult(0);
+  table = scf::ForOp::create(
+              nb, loc, zero, count, one, ValueRange{table},
+              [&](OpBuilder &fb, Location, Value j, ValueRange args) {
+                SmallVector<Value> tokenIvs(ArrayRef<Value>(ivs).drop_back());
+                tokenIvs.push_back(arith::AddIOp::create(fb, loc, first, j));
+                auto [c, s] = cosSinOf(fb, loc, tokenIvs, hoisted);
+                if (interleaved)
+                  std::tie(c, s) = spreadForInterleavedLanes(fb, loc, c, s);
+                Value next = writeVector(fb, loc, c, args.front(),
+                                         ValueRange{zero, j, zero});
+                next =
+                    writeVector(fb, loc, s, next, ValueRange{sinRow, j, zero});
+                scf::YieldOp::create(fb, loc, next);
+              })
+              .getResult(0);
 
   // The tile: full rank (unit sizes on the other token dims, `count` on the
   // last), so the row loops know every dim's role from its position.

@@ -156,11 +156,12 @@ func.func @bhsd_offset(%x: tensor<2x8x16x64xf32>, %o: tensor<2xi64>, %init: tens
 // CHECK-LABEL: func.func @gathered_cache(
 //       CHECK:   %[[COS:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<2048x32xf32>
 //       CHECK:   %[[SIN:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<2048x32xf32>
-//       CHECK:   %[[M:.*]] = memref.dim %[[COS]], %c0
 //       CHECK:   gpu.launch
 //   CHECK-NOT:     math.cos
+//       CHECK:     %[[ROWS:.*]] = arith.constant 2048 : index
+//       CHECK:     %[[M:.*]] = arith.index_cast %[[ROWS]] : index to i64
 //       CHECK:     arith.cmpi sge
-//       CHECK:     arith.cmpi slt
+//       CHECK:     arith.cmpi slt, %{{.*}}, %[[M]] : i64
 //       CHECK:     scf.if %{{.*}} -> (f32, f32) {
 //       CHECK:       %[[ROW:.*]] = arith.index_cast %{{.*}} : i64 to index
 //       CHECK:       memref.load %[[COS]][%[[ROW]], %{{.*}}]
@@ -179,19 +180,29 @@ func.func @gathered_cache(%x: tensor<2x16x4x64xf16>, %p: tensor<2x16xi64>, %cos:
 
 // -----
 
-// M-RoPE: the axis of each frequency is a constant table read per (token,
-// frequency); dynamic token count: sizes from memref.dim.
+// M-RoPE: the axis of each frequency follows from the sections by
+// arithmetic on the pair index (RotationCore::mropeAxis: pairs >= 16 read
+// h, pairs >= 24 read w), no table; dynamic token count: sizes from
+// memref.dim.
 
-// CHECK: memref.global "private" constant @[[$AXES:__rope_mrope_axes.*]] : memref<32xi32> = dense<[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2]>
+// CHECK-NOT: memref.global "private" constant @__rope_mrope_axes
 // CHECK-LABEL: func.func @mrope_dynamic(
 //       CHECK:   %[[N:.*]] = memref.dim %{{.*}}, %c0
 //       CHECK:   gpu.launch
 //       CHECK:     scf.for %{{.*}} = %{{.*}} to %{{.*}} step
 //       CHECK:       scf.for %[[J:.*]] =
-//       CHECK:         %[[TAB:.*]] = memref.get_global @[[$AXES]]
-//       CHECK:         %[[A:.*]] = memref.load %[[TAB]][%[[J]]] : memref<32xi32>
-//       CHECK:         %[[AI:.*]] = arith.index_cast %[[A]] : i32 to index
-//       CHECK:         memref.load %{{.*}}[%[[AI]], %{{.*}}] : memref<3x?xi64>
+//   CHECK-DAG:         %[[PT:.*]] = memref.load %{{.*}}[%c0{{.*}}, %{{.*}}] : memref<3x?xi64>
+//   CHECK-DAG:         %[[PH:.*]] = memref.load %{{.*}}[%c1{{.*}}, %{{.*}}] : memref<3x?xi64>
+//   CHECK-DAG:         %[[PW:.*]] = memref.load %{{.*}}[%c2{{.*}}, %{{.*}}] : memref<3x?xi64>
+//       CHECK:         %[[C16:.*]] = arith.constant 16 : index
+//       CHECK:         %[[PAST_T:.*]] = arith.cmpi sge, %[[J]], %[[C16]] : index
+//       CHECK:         %[[C24:.*]] = arith.constant 24 : index
+//       CHECK:         %[[PAST_H:.*]] = arith.cmpi sge, %[[J]], %[[C24]] : index
+//       CHECK:         %[[AXIS:.*]] = arith.select %[[PAST_H]]
+//       CHECK:         %[[IS_H:.*]] = arith.cmpi eq, %[[AXIS]]
+//       CHECK:         %[[IS_W:.*]] = arith.cmpi eq, %[[AXIS]]
+//       CHECK:         %[[HW:.*]] = arith.select %[[IS_W]], %[[PW]], %[[PT]] : i64
+//       CHECK:         arith.select %[[IS_H]], %[[PH]], %[[HW]] : i64
 //       CHECK:         math.cos
 func.func @mrope_dynamic(%x: tensor<?x4x64xf32>, %p: tensor<3x?xi64>, %init: tensor<?x4x64xf32>) -> tensor<?x4x64xf32> {
   %y = rope.apply ins(%x : tensor<?x4x64xf32>) positions(%p : tensor<3x?xi64>) outs(%init : tensor<?x4x64xf32>) {mrope = #rope.mrope<section = [16, 8, 8]>} -> tensor<?x4x64xf32>

@@ -50,10 +50,10 @@ func.func @dynamic_ntk_positions(%x: tensor<2x8x4x16xf32>, %p: tensor<2x8xi32>) 
 // CHECK-LABEL: func.func @dynamic_ntk_scalar_offset(
 //  CHECK-SAME:     %[[X:[^:]*]]: tensor<1x8x4x16xf32>, %[[O:[^:]*]]: i32
 //   CHECK-NOT:   linalg.fill
+//       CHECK:   %[[O64:.*]] = arith.extsi %[[O]] : i32 to i64
 //       CHECK:   %[[C1:.*]] = arith.constant 1 : index
 //       CHECK:   %[[S:.*]] = tensor.dim %[[X]], %[[C1]] : tensor<1x8x4x16xf32>
 //       CHECK:   %[[S64:.*]] = arith.index_cast %[[S]] : index to i64
-//       CHECK:   %[[O64:.*]] = arith.extsi %[[O]] : i32 to i64
 //       CHECK:   %[[LEN:.*]] = arith.addi %[[O64]], %[[S64]] : i64
 //       CHECK:   arith.maxsi %[[LEN]], %{{.*}} : i64
 //       CHECK:   math.log
@@ -96,10 +96,10 @@ func.func @dynamic_ntk_per_row_offset(%x: tensor<2x?x4x16xf32>, %o: tensor<2xi64
 // CHECK-LABEL: func.func @dynamic_ntk_rank0_offset(
 //  CHECK-SAME:     %[[X:[^:]*]]: tensor<?x4x16xf32>, %[[O:[^:]*]]: tensor<i32>
 //   CHECK-NOT:   linalg.fill
-//       CHECK:   %[[S:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x4x16xf32>
-//       CHECK:   %[[S64:.*]] = arith.index_cast %[[S]] : index to i64
 //       CHECK:   %[[OV:.*]] = tensor.extract %[[O]][] : tensor<i32>
 //       CHECK:   %[[O64:.*]] = arith.extsi %[[OV]] : i32 to i64
+//       CHECK:   %[[S:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x4x16xf32>
+//       CHECK:   %[[S64:.*]] = arith.index_cast %[[S]] : index to i64
 //       CHECK:   %[[LEN:.*]] = arith.addi %[[O64]], %[[S64]] : i64
 //       CHECK:   arith.maxsi %[[LEN]], %{{.*}} : i64
 //       CHECK:   return

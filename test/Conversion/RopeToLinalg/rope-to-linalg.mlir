@@ -42,11 +42,10 @@
 //       CHECK:     %[[K:.*]] = linalg.index 3 : index
 //       CHECK:     %[[ZERO:.*]] = arith.constant 0 : index
 //       CHECK:     %[[FIRST:.*]] = arith.cmpi eq, %[[K]], %[[ZERO]] : index
-//       CHECK:     %[[CROSS:.*]] = arith.mulf %[[PV]], %[[SV]] : f32
-//       CHECK:     %[[NCROSS:.*]] = arith.negf %[[CROSS]] : f32
-//       CHECK:     %[[SCROSS:.*]] = arith.select %[[FIRST]], %[[NCROSS]], %[[CROSS]] : f32
+//       CHECK:     %[[NSV:.*]] = arith.negf %[[SV]] : f32
+//       CHECK:     %[[SSV:.*]] = arith.select %[[FIRST]], %[[NSV]], %[[SV]] : f32
 //       CHECK:     %[[XC:.*]] = arith.mulf %[[SELF]], %[[CV]] : f32
-//       CHECK:     %[[Y:.*]] = arith.addf %[[XC]], %[[SCROSS]] : f32
+//       CHECK:     %[[Y:.*]] = math.fma %[[PV]], %[[SSV]], %[[XC]] : f32
 //       CHECK:     linalg.yield %[[Y]] : f32
 //       CHECK:   %[[OUT:.*]] = tensor.collapse_shape %[[ROT]] {{\[}}[0], [1], [2], [3, 4]] : tensor<2x16x4x2x32xf32> into tensor<2x16x4x64xf32>
 //   CHECK-NOT:   tensor.insert_slice
@@ -148,8 +147,8 @@ func.func @interleaved_partial_f16(%x: tensor<8x4x64xf16>, %init: tensor<8x4x64x
 //       CHECK:     %[[CS:.*]]:2 = scf.if %[[OK]] -> (f32, f32) {
 //       CHECK:       %[[ROW:.*]] = arith.index_cast %[[POSV]] : i64 to index
 //       CHECK:       %[[CH:.*]] = tensor.extract %[[COS]][%[[ROW]], %[[J]]] : tensor<128x32xf16>
-//       CHECK:       %[[SH:.*]] = tensor.extract %[[SIN]][%[[ROW]], %[[J]]] : tensor<128x32xf16>
 //       CHECK:       %[[CF:.*]] = arith.extf %[[CH]] : f16 to f32
+//       CHECK:       %[[SH:.*]] = tensor.extract %[[SIN]][%[[ROW]], %[[J]]] : tensor<128x32xf16>
 //       CHECK:       %[[SF:.*]] = arith.extf %[[SH]] : f16 to f32
 //       CHECK:       scf.yield %[[CF]], %[[SF]] : f32, f32
 //       CHECK:     } else {

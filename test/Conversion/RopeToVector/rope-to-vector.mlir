@@ -1,4 +1,5 @@
 // RUN: rope-opt %s --convert-rope-to-vector -split-input-file | FileCheck %s --enable-var-scope
+// RUN: rope-opt %s --convert-rope-to-vector --canonicalize -split-input-file | FileCheck %s --enable-var-scope --check-prefix=CANON
 
 // Half layout, explicit positions [B, S] on [B, S, H, D]: one scf.forall over
 // the token dims (B, S); per token the angle is formed in f64 on P/2 lanes,
@@ -34,11 +35,11 @@
 //       CHECK:       %[[C32:.*]] = arith.constant 32 : index
 //       CHECK:       %[[X2:.*]] = vector.transfer_read %[[SRC]][%[[H]], %[[C32]]], %{{.*}} {in_bounds = [true]} : tensor<4x64xf32>, vector<32xf32>
 //   CHECK-NOT:       math.{{cos|sin}}
+//       CHECK:       %[[NS:.*]] = arith.negf %[[SN]] : vector<32xf32>
 //       CHECK:       %[[X1C:.*]] = arith.mulf %[[X1]], %[[C]] : vector<32xf32>
-//       CHECK:       %[[X2S:.*]] = arith.mulf %[[X2]], %[[SN]] : vector<32xf32>
-//       CHECK:       %[[Y1:.*]] = arith.subf %[[X1C]], %[[X2S]] : vector<32xf32>
-//       CHECK:       %[[X1S:.*]] = arith.mulf %[[X1]], %[[SN]] : vector<32xf32>
-//       CHECK:       %[[Y2:.*]] = math.fma %[[X2]], %[[C]], %[[X1S]] : vector<32xf32>
+//       CHECK:       %[[Y1:.*]] = math.fma %[[X2]], %[[NS]], %[[X1C]] : vector<32xf32>
+//       CHECK:       %[[X2C:.*]] = arith.mulf %[[X2]], %[[C]] : vector<32xf32>
+//       CHECK:       %[[Y2:.*]] = math.fma %[[X1]], %[[SN]], %[[X2C]] : vector<32xf32>
 //       CHECK:       %[[W1:.*]] = vector.transfer_write %[[Y1]], %[[ACC]][%[[H]], %{{.*}}] {in_bounds = [true]} : vector<32xf32>, tensor<4x64xf32>
 //       CHECK:       %[[W2:.*]] = vector.transfer_write %[[Y2]], %[[W1]][%[[H]], %{{.*}}] {in_bounds = [true]} : vector<32xf32>, tensor<4x64xf32>
 //   CHECK-NOT:       vector.transfer_
@@ -196,8 +197,7 @@ func.func @bhsd(%x: tensor<2x4x40x8xf32>, %p: tensor<2x40xi32>, %init: tensor<2x
 
 // CHECK-LABEL: func.func @rank2(
 //  CHECK-SAME:     %[[X:[^:]*]]: tensor<?x8xf32>, %[[P:[^:]*]]: tensor<?xi64>, %[[INIT:[^:]*]]: tensor<?x8xf32>)
-//       CHECK:   %[[C0:.*]] = arith.constant 0 : index
-//       CHECK:   %[[T:.*]] = tensor.dim %[[X]], %[[C0]] : tensor<?x8xf32>
+//       CHECK:   %[[T:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x8xf32>
 //       CHECK:   scf.forall (%[[I:.*]]) in (%[[T]]) shared_outs(%[[OUT:.*]] = %[[INIT]])
 //   CHECK-NOT:     scf.for %
 //       CHECK:     tensor.extract %[[P]][%[[I]]] : tensor<?xi64>
@@ -300,8 +300,9 @@ func.func @per_row_offset(%x: tensor<2x8x4x8xf32>, %o: tensor<2xi64>, %init: ten
 //       CHECK:       scf.yield %[[NAN]], %[[NAN]] : vector<4xf32>, vector<4xf32>
 //       CHECK:     }
 //       CHECK:     scf.for
+//       CHECK:       %[[NS:.*]] = arith.negf %[[CS]]#1 : vector<4xf32>
 //       CHECK:       arith.mulf %{{.*}}, %[[CS]]#0 : vector<4xf32>
-//       CHECK:       arith.mulf %{{.*}}, %[[CS]]#1 : vector<4xf32>
+//       CHECK:       math.fma %{{.*}}, %[[NS]], %{{.*}} : vector<4xf32>
 //   CHECK-NOT:   math.{{cos|sin}}
 //       CHECK:   return
 func.func @gathered_cache(%x: tensor<8x4x8xf32>, %p: tensor<8xi64>, %cos: tensor<128x4xf32>, %sin: tensor<128x4xf32>, %init: tensor<8x4x8xf32>) -> tensor<8x4x8xf32> {
@@ -322,8 +323,9 @@ func.func @gathered_cache(%x: tensor<8x4x8xf32>, %p: tensor<8xi64>, %cos: tensor
 //       CHECK:     %[[SN:.*]] = vector.transfer_read %[[SIN]][%[[B]], %[[S]], %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<2x8x4xf32>, vector<4xf32>
 //   CHECK-NOT:     arith.select
 //       CHECK:     scf.for
+//       CHECK:       %[[NS:.*]] = arith.negf %[[SN]] : vector<4xf32>
 //       CHECK:       arith.mulf %{{.*}}, %[[C]] : vector<4xf32>
-//       CHECK:       arith.mulf %{{.*}}, %[[SN]] : vector<4xf32>
+//       CHECK:       math.fma %{{.*}}, %[[NS]], %{{.*}} : vector<4xf32>
 //   CHECK-NOT:   math.{{cos|sin}}
 //       CHECK:   return
 func.func @pregathered_cache(%x: tensor<2x8x4x8xf32>, %cos: tensor<2x8x4xf32>, %sin: tensor<2x8x4xf32>, %init: tensor<2x8x4x8xf32>) -> tensor<2x8x4x8xf32> {
@@ -361,8 +363,9 @@ func.func @pregathered_cache(%x: tensor<2x8x4x8xf32>, %cos: tensor<2x8x4xf32>, %
 //       CHECK:       %[[X2R:.*]] = vector.transfer_read %{{.*}}[%[[H]], %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<4x8xbf16>, vector<4xbf16>
 //       CHECK:       %[[X2:.*]] = arith.bitcast %{{.*}} : vector<4xi32> to vector<4xf32>
 //       CHECK:       %[[X1C:.*]] = arith.mulf %[[X1]], %[[CSIF]]#0 : vector<4xf32>
-//       CHECK:       %[[Y1:.*]] = arith.subf %{{.*}} : vector<4xf32>
-//       CHECK:       %[[Y2:.*]] = math.fma %[[X2]], %[[CSIF]]#0, %{{.*}} : vector<4xf32>
+//       CHECK:       %[[Y1:.*]] = math.fma %[[X2]], %{{.*}}, %[[X1C]] : vector<4xf32>
+//       CHECK:       %[[X2C:.*]] = arith.mulf %[[X2]], %[[CSIF]]#0 : vector<4xf32>
+//       CHECK:       %[[Y2:.*]] = math.fma %[[X1]], %[[CSIF]]#1, %[[X2C]] : vector<4xf32>
 //       CHECK:       %[[Y1B:.*]] = arith.truncf %[[Y1]] : vector<4xf32> to vector<4xbf16>
 //       CHECK:       %[[W1:.*]] = vector.transfer_write %[[Y1B]], %[[ACC]]{{.*}} : vector<4xbf16>, tensor<4x8xbf16>
 //       CHECK:       %[[Y2B:.*]] = arith.truncf %[[Y2]] : vector<4xf32> to vector<4xbf16>
@@ -393,17 +396,15 @@ func.func @static_scheme(%x: tensor<8x4x8xf32>, %init: tensor<8x4x8xf32>) -> ten
 // -----
 
 // dynamic_ntk depends on the call's max position: the max over the positions
-// and the tensor<P/2 x f64> of frequencies are computed once, before the
-// forall, and read as a vector; the loop body only uses it.
+// and theta of the P/2 pairs (the scheme's per-element form on one vector)
+// are computed once, before the forall; the loop body only uses it.
 
 // CHECK-LABEL: func.func @dynamic_ntk(
 //  CHECK-SAME:     %[[X:[^:]*]]: tensor<2x8x4x16xf32>, %[[P:[^:]*]]: tensor<2x8xi32>,
 //       CHECK:   linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]} ins(%[[P]] : tensor<2x8xi32>)
 //       CHECK:     arith.maxsi
 //       CHECK:   math.log %{{.*}} : f64
-//       CHECK:   %[[TABLE:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<8xf64>)
-//       CHECK:     math.exp %{{.*}} : f64
-//       CHECK:   %[[THETA:.*]] = vector.transfer_read %[[TABLE]][%{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<8xf64>, vector<8xf64>
+//       CHECK:   %[[THETA:.*]] = math.exp %{{.*}} : vector<8xf64>
 //       CHECK:   scf.forall
 //   CHECK-NOT:     linalg.generic
 //   CHECK-NOT:     math.{{exp|log}}
@@ -427,12 +428,11 @@ func.func @dynamic_ntk(%x: tensor<2x8x4x16xf32>, %p: tensor<2x8xi32>, %init: ten
 //       CHECK:   linalg.generic {{.*}} ins(%[[P]] : tensor<8xi64>)
 //       CHECK:     arith.maxsi
 //       CHECK:   %[[LEN:.*]] = arith.addi
-//       CHECK:   %[[SHORT:.*]] = arith.constant dense<[1.000000e+00, 0.0066666666666666671]> : tensor<2xf64>
-//       CHECK:   %[[LONG:.*]] = arith.constant dense<[5.000000e-01, 2.500000e-03]> : tensor<2xf64>
 //       CHECK:   %[[L:.*]] = arith.constant 4096 : i64
 //       CHECK:   %[[ISLONG:.*]] = arith.cmpi sgt, %[[LEN]], %[[L]] : i64
-//       CHECK:   %[[TABLE:.*]] = arith.select %[[ISLONG]], %[[LONG]], %[[SHORT]] : tensor<2xf64>
-//       CHECK:   %[[THETA:.*]] = vector.transfer_read %[[TABLE]][%{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<2xf64>, vector<2xf64>
+//       CHECK:   %[[SHORT:.*]] = arith.constant dense<[1.000000e+00, 0.0066666666666666671]> : vector<2xf64>
+//       CHECK:   %[[LONG:.*]] = arith.constant dense<[5.000000e-01, 2.500000e-03]> : vector<2xf64>
+//       CHECK:   %[[THETA:.*]] = arith.select %[[ISLONG]], %[[LONG]], %[[SHORT]] : vector<2xf64>
 //       CHECK:   scf.forall
 //   CHECK-NOT:     arith.select
 //       CHECK:     arith.mulf %{{.*}}, %[[THETA]] : vector<2xf64>
@@ -443,27 +443,34 @@ func.func @longrope(%x: tensor<8x4xf32>, %p: tensor<8xi64>, %init: tensor<8x4xf3
 
 // -----
 
-// M-RoPE, section [2, 3, 3] over P/2 = 8 pairs: constant i1 masks of the
-// pairs taking axis h and axis w; per token the three axes' positions are
-// broadcast and selected per lane (w over t, then h over that).
+// M-RoPE, section [2, 3, 3] over P/2 = 8 pairs: the axis of each pair by
+// RotationCore::mropeAxis on the constant pair indices, which folds to
+// constant masks (checked after canonicalization: CANON); per token the three
+// axes' positions are broadcast and selected per lane (w over t, then h
+// over that), then converted.
 
 // CHECK-LABEL: func.func @mrope(
 //  CHECK-SAME:     %[[X:[^:]*]]: tensor<8x4x16xf32>, %[[P:[^:]*]]: tensor<3x8xi64>,
-//       CHECK:   %[[ISH:.*]] = arith.constant dense<[false, false, true, true, true, false, false, false]> : vector<8xi1>
-//       CHECK:   %[[ISW:.*]] = arith.constant dense<[false, false, false, false, false, true, true, true]> : vector<8xi1>
 //       CHECK:   scf.forall (%[[T:.*]]) in (8)
 //       CHECK:     %[[PT:.*]] = tensor.extract %[[P]][%{{.*}}, %[[T]]] : tensor<3x8xi64>
-//       CHECK:     %[[FT:.*]] = arith.sitofp %[[PT]] : i64 to f64
-//       CHECK:     %[[VT:.*]] = vector.broadcast %[[FT]] : f64 to vector<8xf64>
+//       CHECK:     %[[VT:.*]] = vector.broadcast %[[PT]] : i64 to vector<8xi64>
 //       CHECK:     %[[PH:.*]] = tensor.extract %[[P]][%{{.*}}, %[[T]]] : tensor<3x8xi64>
-//       CHECK:     %[[FH:.*]] = arith.sitofp %[[PH]] : i64 to f64
-//       CHECK:     %[[VH:.*]] = vector.broadcast %[[FH]] : f64 to vector<8xf64>
+//       CHECK:     %[[VH:.*]] = vector.broadcast %[[PH]] : i64 to vector<8xi64>
 //       CHECK:     %[[PW:.*]] = tensor.extract %[[P]][%{{.*}}, %[[T]]] : tensor<3x8xi64>
-//       CHECK:     %[[FW:.*]] = arith.sitofp %[[PW]] : i64 to f64
-//       CHECK:     %[[VW:.*]] = vector.broadcast %[[FW]] : f64 to vector<8xf64>
-//       CHECK:     %[[TW:.*]] = arith.select %[[ISW]], %[[VW]], %[[VT]] : vector<8xi1>, vector<8xf64>
-//       CHECK:     %[[POS:.*]] = arith.select %[[ISH]], %[[VH]], %[[TW]] : vector<8xi1>, vector<8xf64>
-//       CHECK:     arith.mulf %[[POS]], %{{.*}} : vector<8xf64>
+//       CHECK:     %[[VW:.*]] = vector.broadcast %[[PW]] : i64 to vector<8xi64>
+//       CHECK:     %[[PAIRS:.*]] = arith.constant dense<[0, 1, 2, 3, 4, 5, 6, 7]> : vector<8xindex>
+//       CHECK:     %[[ISH:.*]] = arith.cmpi eq
+//       CHECK:     %[[ISW:.*]] = arith.cmpi eq
+//       CHECK:     %[[TW:.*]] = arith.select %[[ISW]], %[[VW]], %[[VT]] : vector<8xi1>, vector<8xi64>
+//       CHECK:     %[[POS:.*]] = arith.select %[[ISH]], %[[VH]], %[[TW]] : vector<8xi1>, vector<8xi64>
+//       CHECK:     %[[POSF:.*]] = arith.sitofp %[[POS]] : vector<8xi64> to vector<8xf64>
+//       CHECK:     arith.mulf %[[POSF]], %{{.*}} : vector<8xf64>
+// CANON-LABEL: func.func @mrope(
+//   CANON-DAG:   %[[ISH:.*]] = arith.constant dense<[false, false, true, true, true, false, false, false]> : vector<8xi1>
+//   CANON-DAG:   %[[ISW:.*]] = arith.constant dense<[false, false, false, false, false, true, true, true]> : vector<8xi1>
+//       CANON:   scf.forall
+//       CANON:     %[[TW:.*]] = arith.select %[[ISW]], %{{.*}}, %{{.*}} : vector<8xi1>, vector<8xi64>
+//       CANON:     arith.select %[[ISH]], %{{.*}}, %[[TW]] : vector<8xi1>, vector<8xi64>
 func.func @mrope(%x: tensor<8x4x16xf32>, %p: tensor<3x8xi64>, %init: tensor<8x4x16xf32>) -> tensor<8x4x16xf32> {
   %y = rope.apply ins(%x : tensor<8x4x16xf32>) positions(%p : tensor<3x8xi64>) outs(%init : tensor<8x4x16xf32>) {mrope = #rope.mrope<section = [2, 3, 3]>} -> tensor<8x4x16xf32>
   return %y : tensor<8x4x16xf32>
@@ -483,11 +490,11 @@ func.func @mrope(%x: tensor<8x4x16xf32>, %p: tensor<3x8xi64>, %init: tensor<8x4x
 //       CHECK:     %[[S1:.*]] = arith.mulf %[[S0]], %[[A]] : vector<2xf32>
 //       CHECK:     %[[SN:.*]] = arith.negf %[[S1]] : vector<2xf32>
 //       CHECK:     scf.for
-//   CHECK-NOT:       arith.negf
 //       CHECK:       %[[X1:.*]] = vector.transfer_read {{.*}} : tensor<4x4xf32>, vector<2xf32>
 //       CHECK:       %[[X2:.*]] = vector.transfer_read {{.*}} : tensor<4x4xf32>, vector<2xf32>
+//       CHECK:       %[[NS:.*]] = arith.negf %[[SN]] : vector<2xf32>
 //       CHECK:       arith.mulf %[[X1]], %[[C]] : vector<2xf32>
-//       CHECK:       arith.mulf %[[X2]], %[[SN]] : vector<2xf32>
+//       CHECK:       math.fma %[[X2]], %[[NS]], %{{.*}} : vector<2xf32>
 func.func @magnitude_inverse(%x: tensor<8x4x4xf32>, %init: tensor<8x4x4xf32>) -> tensor<8x4x4xf32> {
   %y = rope.apply ins(%x : tensor<8x4x4xf32>) outs(%init : tensor<8x4x4xf32>) {magnitude = 2.0, inverse} -> tensor<8x4x4xf32>
   return %y : tensor<8x4x4xf32>

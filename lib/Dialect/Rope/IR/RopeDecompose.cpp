@@ -25,14 +25,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rope/Dialect/Rope/IR/RopeArith.h"
 #include "rope/Dialect/Rope/IR/RopeOps.h"
+#include "rope/Dialect/Rope/Utils/RopeArith.h"
+#include "rope/Dialect/Rope/Utils/RotationCore.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
@@ -51,7 +53,7 @@ public:
       : b(b), op(op), loc(op.getLoc()), inputType(op.getInputType()),
         rank(inputType.getRank()), headDim(op.getHeadDim()),
         rotaryDim(op.getRotaryDimOrDefault()), numPairs(rotaryDim / 2),
-        tokenDims(op.getTokenDimsOrDefault()) {
+        tokenDims(op.getTokenDimsOrDefault()), core(op) {
     elementType = inputType.getElementType();
     computeType = getComputeElementType(elementType);
   }
@@ -71,10 +73,6 @@ private:
   Value positionAxis(int64_t axis);
   Table buildComputedOrGatheredTable();
   Table buildPregatheredTable();
-  /// (cos, sin) at position `pos` (i64) and frequency index `freq` (index);
-  /// `invFreq` is theta_i in f64 for computed tables.
-  std::pair<Value, Value> cosSinAt(OpBuilder &nb, Location nloc, Value pos,
-                                   Value freq, Value invFreq, Value cacheSize);
 
   Value emptyTensor(ArrayRef<int64_t> inputDims, int64_t lastSize, Type type);
   /// Channels [offset, offset + size) of the last dim of `source`.
@@ -89,6 +87,34 @@ private:
   int64_t rank, headDim, rotaryDim, numPairs;
   SmallVector<int64_t> tokenDims;
   Type elementType, computeType;
+  RotationCore core;
+  TensorOperandReader tensorReader;
+};
+
+/// Reads inside a table generic's body: operands the generic takes as inputs
+/// (positions, or M-RoPE's three position axes, a per-row offset, a
+/// pre-gathered cache) are its block arguments, already indexed by their
+/// maps; anything else (a gathered cache row) is read with tensor.extract.
+class LinalgBodyReader : public TensorOperandReader {
+public:
+  /// `operand` (for M-RoPE positions: axis `axis`) is block argument `arg`.
+  void map(Value operand, Value arg, int64_t axis = -1) {
+    args[{operand, axis}] = arg;
+  }
+
+  Value read(OpBuilder &b, Location loc, Value operand, ValueRange indices,
+             int64_t lanes) override {
+    int64_t axis = -1;
+    if (args.count({operand, 0}) && !indices.empty())
+      axis = getConstantIntValue(indices.front()).value_or(-1);
+    auto it = args.find({operand, axis});
+    if (it != args.end())
+      return it->second;
+    return TensorOperandReader::read(b, loc, operand, indices, lanes);
+  }
+
+private:
+  DenseMap<std::pair<Value, int64_t>, Value> args;
 };
 
 } // namespace
@@ -100,32 +126,6 @@ Value RopeDecomposer::emptyTensor(ArrayRef<int64_t> inputDims, int64_t lastSize,
     sizes.push_back(tensor::getMixedSize(b, loc, op.getInput(), d));
   sizes.push_back(b.getIndexAttr(lastSize));
   return tensor::EmptyOp::create(b, loc, sizes, type);
-}
-
-std::pair<Value, Value> RopeDecomposer::cosSinAt(OpBuilder &nb, Location nloc,
-                                                 Value pos, Value freq,
-                                                 Value invFreq,
-                                                 Value cacheSize) {
-  if (!op.getCos()) {
-    Value posF = arith::SIToFPOp::create(nb, nloc, nb.getF64Type(), pos);
-    auto [c, s] = buildCosSinOfAngle(nb, nloc, posF, invFreq, computeType);
-    return applyMagnitudeAndDirection(nb, nloc, op, c, s);
-  }
-
-  // Gather from a [M, P/2] cache; an out-of-range position yields NaN, so a
-  // bad position is visible in the output instead of silently rotating by a
-  // wrong angle, and reads nothing.
-  auto [c, s] = buildGatherOrNaN(
-      nb, nloc, pos, cacheSize, computeType,
-      [&](OpBuilder &rb, Location rloc, Value row) -> std::pair<Value, Value> {
-        Value c = tensor::ExtractOp::create(rb, rloc, op.getCos(),
-                                            ValueRange{row, freq});
-        Value s = tensor::ExtractOp::create(rb, rloc, op.getSin(),
-                                            ValueRange{row, freq});
-        return {convertFloat(rb, rloc, c, computeType),
-                convertFloat(rb, rloc, s, computeType)};
-      });
-  return applyMagnitudeAndDirection(nb, nloc, op, c, s);
 }
 
 Value RopeDecomposer::positionAxis(int64_t axis) {
@@ -162,55 +162,40 @@ RopeDecomposer::Table RopeDecomposer::buildComputedOrGatheredTable() {
   unsigned seqLoop = table.inputDims.size() - 1;
   unsigned freqLoop = numLoops - 1;
 
-  // Operands of the table generic.
+  // Operands of the table generic: what positions are read from (mapped to
+  // block arguments for the core's reads) and theta.
   SmallVector<Value> inputs;
   SmallVector<AffineMap> maps;
+  SmallVector<std::pair<Value, int64_t>> readByArg; // (operand, axis)
   auto dim = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-  int posArg = -1, offsetArg = -1, invFreqArg = -1;
   AffineMap tokenMap = AffineMap::getMultiDimIdentityMap(numLoops, ctx)
                            .getMajorSubMap(numLoops - 1);
-  int axisArg = -1;
   if (kind == ApplyOp::PositionKind::Explicit && op.getMropeAttr()) {
-    // M-RoPE: the three position axes as three token-shaped operands and a
-    // constant axis per frequency; the body picks one per element.
-    posArg = inputs.size();
+    // M-RoPE: the three position axes as three token-shaped operands; the
+    // core picks one per pair.
     for (int64_t axis = 0; axis < 3; ++axis) {
       inputs.push_back(positionAxis(axis));
       maps.push_back(tokenMap);
+      readByArg.push_back({op.getPositions(), axis});
     }
-    axisArg = inputs.size();
-    SmallVector<int64_t> axes = op.getMropeAttr().getPairAxes(numPairs);
-    auto axisType = RankedTensorType::get({numPairs}, b.getI64Type());
-    inputs.push_back(arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(axisType, ArrayRef<int64_t>(axes))));
-    maps.push_back(AffineMap::get(numLoops, 0, {dim(freqLoop)}, ctx));
   } else if (kind == ApplyOp::PositionKind::Explicit) {
-    posArg = inputs.size();
     inputs.push_back(op.getPositions());
     maps.push_back(tokenMap);
+    readByArg.push_back({op.getPositions(), -1});
   }
-  Value scalarOffset;
   if (perRowOffset) {
-    offsetArg = inputs.size();
     inputs.push_back(offset);
     maps.push_back(AffineMap::get(numLoops, 0, {dim(0)}, ctx));
-  } else if (offset) {
-    scalarOffset = offsetTensorType
-                       ? tensor::ExtractOp::create(b, loc, offset, ValueRange{})
-                             .getResult()
-                       : offset;
-    scalarOffset = toI64(b, loc, scalarOffset);
+    readByArg.push_back({offset, -1});
   }
-  Value cacheSize;
+  int invFreqArg = -1;
   if (!op.getCos()) {
     // theta_i: a folded constant for static schemes; for dynamic ones, code
     // that runs once per call on the call's runtime length.
-    Value thetaTable = buildInverseFrequencies(b, loc, op);
+    Value thetaTable = buildInverseFrequencies(b, loc, op, core, tensorReader);
     invFreqArg = inputs.size();
     inputs.push_back(thetaTable);
     maps.push_back(AffineMap::get(numLoops, 0, {dim(freqLoop)}, ctx));
-  } else {
-    cacheSize = toI64(b, loc, tensor::DimOp::create(b, loc, op.getCos(), 0));
   }
 
   Value cosInit = emptyTensor(table.inputDims, numPairs, computeType);
@@ -225,31 +210,18 @@ RopeDecomposer::Table RopeDecomposer::buildComputedOrGatheredTable() {
       b, loc, TypeRange{cosInit.getType(), sinInit.getType()}, inputs,
       ValueRange{cosInit, sinInit}, maps, iterators,
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value pos;
-        if (axisArg >= 0) {
-          Value axis = args[axisArg];
-          auto isAxis = [&](int64_t a) {
-            return arith::CmpIOp::create(
-                nb, nloc, arith::CmpIPredicate::eq, axis,
-                arith::ConstantOp::create(nb, nloc, nb.getI64IntegerAttr(a)));
-          };
-          pos = arith::SelectOp::create(
-              nb, nloc, isAxis(1), args[posArg + 1],
-              arith::SelectOp::create(nb, nloc, isAxis(2), args[posArg + 2],
-                                      args[posArg]));
-          pos = toI64(nb, nloc, pos);
-        } else if (posArg >= 0) {
-          pos = toI64(nb, nloc, args[posArg]);
-        } else {
-          pos = toI64(nb, nloc, linalg::IndexOp::create(nb, nloc, seqLoop));
-          Value base =
-              offsetArg >= 0 ? toI64(nb, nloc, args[offsetArg]) : scalarOffset;
-          if (base)
-            pos = arith::AddIOp::create(nb, nloc, base, pos);
-        }
+        LinalgBodyReader reader;
+        for (auto [i, operandAndAxis] : llvm::enumerate(readByArg))
+          reader.map(operandAndAxis.first, args[i], operandAndAxis.second);
+        // The token indices the core reads by: the table's loops but the
+        // frequency (the last is the sequence index).
+        SmallVector<Value> tokenIvs;
+        for (unsigned loop = 0; loop <= seqLoop; ++loop)
+          tokenIvs.push_back(linalg::IndexOp::create(nb, nloc, loop));
         Value freq = linalg::IndexOp::create(nb, nloc, freqLoop);
-        Value invFreq = invFreqArg >= 0 ? args[invFreqArg] : Value();
-        auto [c, s] = cosSinAt(nb, nloc, pos, freq, invFreq, cacheSize);
+        Value theta = invFreqArg >= 0 ? args[invFreqArg] : Value();
+        auto [c, s] =
+            core.cosSin(nb, nloc, reader, tokenIvs, freq, /*lanes=*/0, theta);
         linalg::YieldOp::create(nb, nloc, ValueRange{c, s});
       });
   table.cos = generic.getResult(0);
@@ -282,9 +254,15 @@ RopeDecomposer::Table RopeDecomposer::buildPregatheredTable() {
       ValueRange{cos, sin}, ValueRange{cosInit, sinInit},
       SmallVector<AffineMap>(4, identity), iterators,
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        auto [c, s] = applyMagnitudeAndDirection(
-            nb, nloc, op, convertFloat(nb, nloc, args[0], computeType),
-            convertFloat(nb, nloc, args[1], computeType));
+        LinalgBodyReader reader;
+        reader.map(cos, args[0]);
+        reader.map(sin, args[1]);
+        SmallVector<Value> tokenIvs;
+        for (unsigned loop = 0; loop + 1 < numLoops; ++loop)
+          tokenIvs.push_back(linalg::IndexOp::create(nb, nloc, loop));
+        Value freq = linalg::IndexOp::create(nb, nloc, numLoops - 1);
+        auto [c, s] = core.cosSin(nb, nloc, reader, tokenIvs, freq,
+                                  /*lanes=*/0, Value());
         linalg::YieldOp::create(nb, nloc, ValueRange{c, s});
       });
   table.cos = generic.getResult(0);
@@ -325,6 +303,7 @@ Value RopeDecomposer::insertChannels(Value slice, Value dest, int64_t offset,
 
 Value RopeDecomposer::build() {
   MLIRContext *ctx = b.getContext();
+  core.buildPerCall(b, loc, tensorReader);
   Table table = buildTable();
 
   // View the rotated channels [0, P) as pairs: [..., 2, P/2] for `half`
@@ -387,11 +366,8 @@ Value RopeDecomposer::build() {
         Value zero = arith::ConstantIndexOp::create(nb, nloc, 0);
         Value isFirst = arith::CmpIOp::create(
             nb, nloc, arith::CmpIPredicate::eq, member, zero);
-        Value cross = arith::MulFOp::create(nb, nloc, partner, s);
-        Value signedCross = arith::SelectOp::create(
-            nb, nloc, isFirst, arith::NegFOp::create(nb, nloc, cross), cross);
-        Value y = arith::AddFOp::create(
-            nb, nloc, arith::MulFOp::create(nb, nloc, self, c), signedCross);
+        // The member's half of rotatePair, with the same rounding.
+        Value y = rotatePairMember(nb, nloc, self, partner, c, s, isFirst);
         linalg::YieldOp::create(nb, nloc,
                                 convertFloat(nb, nloc, y, elementType));
       });

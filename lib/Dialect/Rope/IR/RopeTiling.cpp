@@ -27,7 +27,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rope/Dialect/Rope/IR/RopeArith.h"
+#include "rope/Dialect/Rope/Utils/RopeArith.h"
 #include "rope/Dialect/Rope/IR/RopeOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -7,7 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rope/Dialect/Rope/IR/RopeArith.h"
+#include "rope/Dialect/Rope/Utils/RopeArith.h"
+#include "rope/Dialect/Rope/Utils/RotationCore.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -35,8 +36,9 @@ Type withElementType(Type type, Type element) {
   return element;
 }
 
-/// The max over all elements of an integer tensor, as an i64.
-Value buildMaxElement(OpBuilder &b, Location loc, Value tensor) {
+} // namespace
+
+Value mlir::rope::buildMaxElement(OpBuilder &b, Location loc, Value tensor) {
   MLIRContext *ctx = b.getContext();
   auto type = cast<RankedTensorType>(tensor.getType());
   Type i64 = b.getI64Type();
@@ -61,7 +63,30 @@ Value buildMaxElement(OpBuilder &b, Location loc, Value tensor) {
       });
   return tensor::ExtractOp::create(b, loc, reduce.getResult(0), ValueRange{});
 }
-} // namespace
+
+Value TensorOperandReader::read(OpBuilder &b, Location loc, Value operand,
+                                ValueRange indices, int64_t lanes) {
+  if (lanes == 0)
+    return tensor::ExtractOp::create(b, loc, operand, indices);
+  // A whole, statically sized range of the last dim: in bounds by
+  // construction (the verifier proves the cache widths).
+  Type element = cast<ShapedType>(operand.getType()).getElementType();
+  Value padding =
+      arith::ConstantOp::create(b, loc, element, b.getZeroAttr(element));
+  return vector::TransferReadOp::create(
+      b, loc, VectorType::get({lanes}, element), operand, indices, padding,
+      ArrayRef<bool>{true});
+}
+
+Value TensorOperandReader::dimSize(OpBuilder &b, Location loc, Value operand,
+                                   int64_t dim) {
+  return tensor::DimOp::create(b, loc, operand, dim);
+}
+
+Value TensorOperandReader::maxElement(OpBuilder &b, Location loc,
+                                      Value operand) {
+  return buildMaxElement(b, loc, operand);
+}
 
 Type mlir::rope::getComputeElementType(Type elementType) {
   Builder b(elementType.getContext());
@@ -187,33 +212,18 @@ Value mlir::rope::rotateInterleavedLanes(OpBuilder &b, Location loc, Value x,
 }
 
 Value mlir::rope::buildRuntimeLength(OpBuilder &b, Location loc, ApplyOp op) {
-  if (Value length = op.getLength())
-    return toI64(b, loc, length);
-  Value one = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(1));
-  if (Value positions = op.getPositions())
-    return arith::AddIOp::create(b, loc, buildMaxElement(b, loc, positions),
-                                 one);
-  Value seqLen =
-      toI64(b, loc,
-            tensor::DimOp::create(b, loc, op.getInput(),
-                                  op.getTokenDimsOrDefault().back()));
-  Value offset = op.getOffset();
-  if (!offset)
-    return seqLen;
-  auto offsetType = dyn_cast<RankedTensorType>(offset.getType());
-  Value maxOffset =
-      !offsetType ? toI64(b, loc, offset)
-      : offsetType.getRank() == 0
-          ? toI64(b, loc,
-                  tensor::ExtractOp::create(b, loc, offset, ValueRange{}))
-          : buildMaxElement(b, loc, offset);
-  return arith::AddIOp::create(b, loc, maxOffset, seqLen);
+  TensorOperandReader reader;
+  RotationCore core(op);
+  core.buildPerCall(b, loc, reader);
+  return core.runtimeLength(b, loc, reader);
 }
 
 Value mlir::rope::buildInverseFrequencies(OpBuilder &b, Location loc,
-                                          ApplyOp op) {
+                                          ApplyOp op, RotationCore &core,
+                                          RopeOperandReader &reader) {
   FrequencyAttrInterface freqs = op.getFreqsOrDefault();
-  Value length = freqs.isStatic() ? Value() : buildRuntimeLength(b, loc, op);
+  Value length =
+      freqs.isStatic() ? Value() : core.runtimeLength(b, loc, reader);
   return freqs.materializeInverseFrequencies(b, loc, length,
                                              op.getRotaryDimOrDefault());
 }

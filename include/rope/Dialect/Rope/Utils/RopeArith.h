@@ -16,8 +16,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ROPE_DIALECT_ROPE_IR_ROPEARITH_H
-#define ROPE_DIALECT_ROPE_IR_ROPEARITH_H
+#ifndef ROPE_DIALECT_ROPE_UTILS_ROPEARITH_H
+#define ROPE_DIALECT_ROPE_UTILS_ROPEARITH_H
 
 #include "rope/Dialect/Rope/IR/RopeOps.h"
 
@@ -26,6 +26,8 @@
 #include <utility>
 
 namespace mlir::rope {
+class RotationCore;
+class RopeOperandReader;
 
 /// The element type rope.apply computes in for `elementType` data: f64 for
 /// f64, f32 otherwise (f16/bf16 are rounded once, at the end).
@@ -77,15 +79,20 @@ std::pair<Value, Value> spreadForInterleavedLanes(OpBuilder &b, Location loc,
 Value rotateInterleavedLanes(OpBuilder &b, Location loc, Value x, Value cos,
                              Value sin);
 
-/// The call's runtime length as an i64, for dynamic frequency schemes: the
-/// `length` operand, else max position + 1 over the call (offset + S with
-/// offsets, S without).
+/// The max over all elements of an integer tensor, as an i64 (a linalg
+/// reduction).
+Value buildMaxElement(OpBuilder &b, Location loc, Value tensor);
+
+/// The call's runtime length as an i64, for dynamic frequency schemes
+/// (RotationCore::runtimeLength on the op's tensors).
 Value buildRuntimeLength(OpBuilder &b, Location loc, ApplyOp op);
 
 /// The `tensor<P/2 x f64>` of theta_i: a constant for static schemes, code
-/// running once per call for dynamic ones.
-Value buildInverseFrequencies(OpBuilder &b, Location loc, ApplyOp op);
+/// running once per call for dynamic ones (the length from `core`, which
+/// must have built its per-call values with `reader`).
+Value buildInverseFrequencies(OpBuilder &b, Location loc, ApplyOp op,
+                              RotationCore &core, RopeOperandReader &reader);
 
 } // namespace mlir::rope
 
-#endif // ROPE_DIALECT_ROPE_IR_ROPEARITH_H
+#endif // ROPE_DIALECT_ROPE_UTILS_ROPEARITH_H

@@ -1,6 +1,11 @@
 //===- RopeFrequencies.cpp - Frequency-scaling schemes --------------------===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 //
 // The FrequencyAttrInterface implementations: one attribute per scheme of
 // ROPE.md §4. Static schemes compute their table in float64 at compile time
@@ -20,6 +25,8 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 using namespace mlir;
 using namespace mlir::rope;
@@ -79,6 +86,19 @@ SmallVector<double> unscaledFrequencies(double base, int64_t rotaryDim) {
   return thetas;
 }
 
+std::optional<llvm::APFloat> optionalF64(std::optional<double> value) {
+  if (!value)
+    return std::nullopt;
+  return llvm::APFloat(*value);
+}
+
+/// Null, after recording `message` (for the buildFromHF hooks).
+FrequencyAttrInterface failHF(HFConfigReader &reader,
+                              const llvm::Twine &message) {
+  (void)reader.fail(message);
+  return {};
+}
+
 /// YaRN's g(s, m) = 0.1 m ln s + 1 (1 when s <= 1).
 double yarnMscale(double factor, double m) {
   return factor <= 1.0 ? 1.0 : 0.1 * m * std::log(factor) + 1.0;
@@ -114,6 +134,57 @@ Value pairIndexAsF64(OpBuilder &builder, Location loc, Value index,
       builder, loc, vector::BroadcastOp::create(builder, loc, type, i), step);
 }
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// HFConfigReader
+//===----------------------------------------------------------------------===//
+
+HFConfigReader::~HFConfigReader() = default;
+
+FailureOr<double> HFConfigReader::requireFloat(StringRef key) {
+  FailureOr<std::optional<double>> value = getFloat(key);
+  if (failed(value))
+    return failure();
+  if (!*value)
+    return fail(llvm::Twine("rope_type '") + getRopeType() + "' needs '" + key +
+                "'");
+  return **value;
+}
+
+FailureOr<SmallVector<double>>
+HFConfigReader::requireFloatArray(StringRef key) {
+  FailureOr<std::optional<SmallVector<double>>> values = getFloatArray(key);
+  if (failed(values))
+    return failure();
+  if (!*values)
+    return fail(llvm::Twine("rope_type '") + getRopeType() + "' needs '" + key +
+                "'");
+  return std::move(**values);
+}
+
+FailureOr<int64_t> HFConfigReader::getOriginalMaxPositionEmbeddings() {
+  for (StringRef key :
+       {"original_max_position_embeddings", "max_position_embeddings"}) {
+    FailureOr<std::optional<int64_t>> value = getPositiveInt(key);
+    if (failed(value))
+      return failure();
+    if (*value)
+      return **value;
+  }
+  return fail(llvm::Twine("rope_type '") + getRopeType() +
+              "' needs 'original_max_position_embeddings' (or "
+              "'max_position_embeddings')");
+}
+
+std::string HFConfigReader::formatNumber(double value) {
+  char text[32];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(text, sizeof(text), "%.*g", precision, value);
+    if (std::strtod(text, nullptr) == value)
+      break;
+  }
+  return text;
+}
 
 Value mlir::rope::detail::buildFrequencyTableFromElements(
     OpBuilder &builder, Location loc, FrequencyAttrInterface freqs,
@@ -159,6 +230,20 @@ DefaultFrequenciesAttr::getInverseFrequencies(int64_t rotaryDim) const {
   return unscaledFrequencies(toDouble(getBase()), rotaryDim);
 }
 
+FrequencyAttrInterface
+DefaultFrequenciesAttr::buildFromHF(HFConfigReader &reader) {
+  // Hugging Face ignores the factor of an unscaled config, but not a
+  // nonsensical one.
+  FailureOr<std::optional<double>> factor = reader.getFloat("factor");
+  if (failed(factor))
+    return {};
+  if (*factor && !(**factor > 0.0))
+    return failHF(reader, "factor must be > 0, got " +
+                              HFConfigReader::formatNumber(**factor));
+  return getChecked([&] { return reader.emitError(); }, reader.getContext(),
+                    llvm::APFloat(reader.getBase()));
+}
+
 //===----------------------------------------------------------------------===//
 // linear
 //===----------------------------------------------------------------------===//
@@ -176,6 +261,15 @@ LinearFrequenciesAttr::getInverseFrequencies(int64_t rotaryDim) const {
   for (double &theta : thetas)
     theta /= toDouble(getFactor());
   return thetas;
+}
+
+FrequencyAttrInterface
+LinearFrequenciesAttr::buildFromHF(HFConfigReader &reader) {
+  FailureOr<double> factor = reader.requireFloat("factor");
+  if (failed(factor))
+    return {};
+  return getChecked([&] { return reader.emitError(); }, reader.getContext(),
+                    llvm::APFloat(reader.getBase()), llvm::APFloat(*factor));
 }
 
 //===----------------------------------------------------------------------===//
@@ -199,6 +293,14 @@ NtkFrequenciesAttr::getInverseFrequencies(int64_t rotaryDim) const {
   double base =
       toDouble(getBase()) * std::pow(toDouble(getFactor()), p / (p - 2.0));
   return unscaledFrequencies(base, rotaryDim);
+}
+
+FrequencyAttrInterface NtkFrequenciesAttr::buildFromHF(HFConfigReader &reader) {
+  FailureOr<double> factor = reader.requireFloat("factor");
+  if (failed(factor))
+    return {};
+  return getChecked([&] { return reader.emitError(); }, reader.getContext(),
+                    llvm::APFloat(reader.getBase()), llvm::APFloat(*factor));
 }
 
 //===----------------------------------------------------------------------===//
@@ -266,6 +368,19 @@ Value DynamicNtkFrequenciesAttr::buildInverseFrequencyAt(
     state = vector::BroadcastOp::create(builder, loc, i.getType(), state);
   return math::ExpOp::create(builder, loc,
                              arith::MulFOp::create(builder, loc, i, state));
+}
+
+FrequencyAttrInterface
+DynamicNtkFrequenciesAttr::buildFromHF(HFConfigReader &reader) {
+  FailureOr<double> factor = reader.requireFloat("factor");
+  if (failed(factor))
+    return {};
+  FailureOr<int64_t> maxPositions = reader.getOriginalMaxPositionEmbeddings();
+  if (failed(maxPositions))
+    return {};
+  return getChecked([&] { return reader.emitError(); }, reader.getContext(),
+                    llvm::APFloat(reader.getBase()), llvm::APFloat(*factor),
+                    *maxPositions);
 }
 
 //===----------------------------------------------------------------------===//
@@ -356,6 +471,37 @@ std::optional<double> YarnFrequenciesAttr::getImpliedMagnitude() const {
   return yarnMscale(s, 1.0);
 }
 
+FrequencyAttrInterface
+YarnFrequenciesAttr::buildFromHF(HFConfigReader &reader) {
+  FailureOr<double> factor = reader.requireFloat("factor");
+  if (failed(factor))
+    return {};
+  FailureOr<int64_t> originalMax = reader.getOriginalMaxPositionEmbeddings();
+  if (failed(originalMax))
+    return {};
+  FailureOr<std::optional<double>> betaFast = reader.getFloat("beta_fast");
+  FailureOr<std::optional<double>> betaSlow = reader.getFloat("beta_slow");
+  FailureOr<std::optional<bool>> truncate = reader.getBool("truncate");
+  FailureOr<std::optional<double>> attentionFactor =
+      reader.getFloat("attention_factor");
+  FailureOr<std::optional<double>> mscale = reader.getFloat("mscale");
+  FailureOr<std::optional<double>> mscaleAllDim =
+      reader.getFloat("mscale_all_dim");
+  if (failed(betaFast) || failed(betaSlow) || failed(truncate) ||
+      failed(attentionFactor) || failed(mscale) || failed(mscaleAllDim))
+    return {};
+  // Hugging Face uses mscale and mscale_all_dim only as a pair (DeepSeek's
+  // g(s, mscale) / g(s, mscale_all_dim)); one alone is ignored.
+  if (!*mscale || !*mscaleAllDim)
+    *mscale = *mscaleAllDim = std::nullopt;
+  return getChecked([&] { return reader.emitError(); }, reader.getContext(),
+                    llvm::APFloat(reader.getBase()), llvm::APFloat(*factor),
+                    *originalMax, llvm::APFloat(betaFast->value_or(32.0)),
+                    llvm::APFloat(betaSlow->value_or(1.0)),
+                    truncate->value_or(true), optionalF64(*attentionFactor),
+                    optionalF64(*mscale), optionalF64(*mscaleAllDim));
+}
+
 //===----------------------------------------------------------------------===//
 // llama3
 //===----------------------------------------------------------------------===//
@@ -403,6 +549,23 @@ Llama3FrequenciesAttr::getInverseFrequencies(int64_t rotaryDim) const {
     theta = (1.0 - mu) * theta / s + mu * theta;
   }
   return thetas;
+}
+
+FrequencyAttrInterface
+Llama3FrequenciesAttr::buildFromHF(HFConfigReader &reader) {
+  FailureOr<std::optional<double>> factor = reader.getFloat("factor");
+  FailureOr<std::optional<double>> low = reader.getFloat("low_freq_factor");
+  FailureOr<std::optional<double>> high = reader.getFloat("high_freq_factor");
+  // Hugging Face reads L here from original_max_position_embeddings only.
+  FailureOr<std::optional<int64_t>> originalMax =
+      reader.getPositiveInt("original_max_position_embeddings");
+  if (failed(factor) || failed(low) || failed(high) || failed(originalMax))
+    return {};
+  return getChecked(
+      [&] { return reader.emitError(); }, reader.getContext(),
+      llvm::APFloat(reader.getBase()), llvm::APFloat(factor->value_or(8.0)),
+      llvm::APFloat(low->value_or(1.0)), llvm::APFloat(high->value_or(4.0)),
+      originalMax->value_or(8192));
 }
 
 //===----------------------------------------------------------------------===//
@@ -517,6 +680,39 @@ std::optional<double> LongRopeFrequenciesAttr::getImpliedMagnitude() const {
                                      getOriginalMaxPositionEmbeddings())));
 }
 
+FrequencyAttrInterface
+LongRopeFrequenciesAttr::buildFromHF(HFConfigReader &reader) {
+  FailureOr<int64_t> originalMax = reader.getOriginalMaxPositionEmbeddings();
+  if (failed(originalMax))
+    return {};
+  FailureOr<SmallVector<double>> shortFactor =
+      reader.requireFloatArray("short_factor");
+  if (failed(shortFactor))
+    return {};
+  FailureOr<SmallVector<double>> longFactor =
+      reader.requireFloatArray("long_factor");
+  if (failed(longFactor))
+    return {};
+  FailureOr<std::optional<double>> factor = reader.getFloat("factor");
+  FailureOr<std::optional<int64_t>> maxPositions =
+      reader.getPositiveInt("max_position_embeddings");
+  FailureOr<std::optional<double>> attentionFactor =
+      reader.getFloat("attention_factor");
+  if (failed(factor) || failed(maxPositions) || failed(attentionFactor))
+    return {};
+  // Without a factor, Hugging Face scales by M / L (Phi-3 keeps L at the
+  // top level of config.json); the attribute states the resolved factor.
+  if (!*factor && *maxPositions)
+    *factor =
+        static_cast<double>(**maxPositions) / static_cast<double>(*originalMax);
+  MLIRContext *context = reader.getContext();
+  return getChecked([&] { return reader.emitError(); }, context,
+                    llvm::APFloat(reader.getBase()),
+                    DenseF64ArrayAttr::get(context, *shortFactor),
+                    DenseF64ArrayAttr::get(context, *longFactor), *originalMax,
+                    optionalF64(*factor), optionalF64(*attentionFactor));
+}
+
 //===----------------------------------------------------------------------===//
 // proportional
 //===----------------------------------------------------------------------===//
@@ -535,7 +731,7 @@ ProportionalFrequenciesAttr::verify(EmitErrorFn emitError, llvm::APFloat base,
   return success();
 }
 
-bool ProportionalFrequenciesAttr::requiresFullRotation() const { return true; }
+bool ProportionalFrequenciesAttr::requiresFullRotation() { return true; }
 
 SmallVector<double>
 ProportionalFrequenciesAttr::getInverseFrequencies(int64_t rotaryDim) const {
@@ -548,6 +744,19 @@ ProportionalFrequenciesAttr::getInverseFrequencies(int64_t rotaryDim) const {
     theta =
         static_cast<int64_t>(i) < rotated ? theta / toDouble(getFactor()) : 0.0;
   return thetas;
+}
+
+FrequencyAttrInterface
+ProportionalFrequenciesAttr::buildFromHF(HFConfigReader &reader) {
+  FailureOr<std::optional<double>> factor = reader.getFloat("factor");
+  FailureOr<std::optional<double>> partial =
+      reader.getFloat("partial_rotary_factor");
+  if (failed(factor) || failed(partial))
+    return {};
+  return getChecked([&] { return reader.emitError(); }, reader.getContext(),
+                    llvm::APFloat(reader.getBase()),
+                    llvm::APFloat(factor->value_or(1.0)),
+                    llvm::APFloat(partial->value_or(1.0)));
 }
 
 //===----------------------------------------------------------------------===//

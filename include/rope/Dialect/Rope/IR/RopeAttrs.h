@@ -10,6 +10,8 @@
 #ifndef ROPE_DIALECT_ROPE_IR_ROPEATTRS_H
 #define ROPE_DIALECT_ROPE_IR_ROPEATTRS_H
 
+#include "rope/Dialect/Rope/IR/HFConfigReader.h"
+
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"

@@ -1,6 +1,9 @@
-//===- RopeAttrs.td - Rope attributes and enums -------------*- tablegen -*-===//
+//===- RopeAttrs.td - Rope attributes and enums ------------*- tablegen -*-===//
 //
-// Part of the rope-mlir project.
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,10 +63,12 @@ def Rope_FrequencyAttrInterface : AttrInterface<"FrequencyAttrInterface"> {
       }], "::llvm::LogicalResult", "verifyForRotaryDim",
       (ins "::llvm::function_ref<::mlir::InFlightDiagnostic()>":$emitError,
            "int64_t":$rotaryDim), "", [{ return ::mlir::success(); }]>,
-    InterfaceMethod<[{
+    StaticInterfaceMethod<[{
         Returns true when the scheme is defined over the whole head, so the
         op's `rotary_dim` must equal the head dimension (`proportional`
-        expresses partial rotation through zero frequencies instead).
+        expresses partial rotation through zero frequencies instead). A
+        property of the scheme, not of its parameters: the Hugging Face
+        importer asks it before building the attribute.
       }], "bool", "requiresFullRotation", (ins), "", [{ return false; }]>,
     InterfaceMethod<[{
         Returns true when the frequencies depend only on attributes (the
@@ -176,9 +181,30 @@ class Rope_PositiveIntParameter<string desc>
 defvar Rope_BaseParameter =
     Rope_F64Parameter<"rope_theta", "::llvm::APFloat(10000.0)">;
 
+// A key of a Hugging Face `rope_scaling` dict and the JSON type its value
+// must have (an `::mlir::rope::HFKeyKind` enumerator, HFConfigReader.h).
+class Rope_HFKey<string keyName, string keyKind> {
+  string name = keyName;
+  string kind = keyKind;
+}
+class Rope_HFFloatKey<string keyName> : Rope_HFKey<keyName, "Float">;
+class Rope_HFPositiveIntKey<string keyName>
+    : Rope_HFKey<keyName, "PositiveInt">;
+class Rope_HFBoolKey<string keyName> : Rope_HFKey<keyName, "Bool">;
+class Rope_HFFloatArrayKey<string keyName>
+    : Rope_HFKey<keyName, "FloatArray">;
+
 // A frequency scheme: an attribute implementing the interface, with the
 // parameters in Hugging Face's spelling, verified on its own (genVerifyDecl)
 // and against the op's rotary dimension (verifyForRotaryDim).
+//
+// A scheme Hugging Face names sets `hfRopeTypes` (the `rope_type` values that
+// select it: its name, then legacy aliases) and `hfKeys` (the `rope_scaling`
+// keys it reads, in the order their types are checked), and implements
+// `buildFromHF` beside its other methods. The importer
+// (lib/Interop/HuggingFace.cpp) finds schemes through these declarations, so
+// adding one edits no list there. `hfRopeTypes = []` (the default) is a scheme
+// Hugging Face has no name for.
 class Rope_FrequencyAttr<string name, string attrMnemonic,
                          list<string> overridden = []>
     : Rope_Attr<name, attrMnemonic, [
@@ -186,6 +212,34 @@ class Rope_FrequencyAttr<string name, string attrMnemonic,
                                     overridden>]> {
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
+
+  list<string> hfRopeTypes = [];
+  list<Rope_HFKey> hfKeys = [];
+  // The two lists as C++ initializers.
+  string hfRopeTypesCpp =
+      !interleave(!foreach(n, hfRopeTypes, "\"" # n # "\""), ", ");
+  string hfKeysCpp = !interleave(!foreach(k, hfKeys,
+      "{\"" # k.name # "\", ::mlir::rope::HFKeyKind::" # k.kind # "}"), ", ");
+  let extraClassDeclaration = !if(!empty(hfRopeTypes), "", [{
+    /// The Hugging Face `rope_type` values that select this scheme (its
+    /// name first, then legacy aliases).
+    static ::llvm::ArrayRef<::llvm::StringLiteral> getHFRopeTypes() {
+      static constexpr ::llvm::StringLiteral names[] = {}] # hfRopeTypesCpp
+      # [{};
+      return names;
+    }
+    /// The `rope_scaling` keys this scheme reads, with their types.
+    static ::llvm::ArrayRef<::mlir::rope::HFKey> getHFKeys() {
+      }] # !if(!empty(hfKeys), "return {};",
+               "static constexpr ::mlir::rope::HFKey keys[] = {" # hfKeysCpp
+               # "};\n      return keys;") # [{
+    }
+    /// Builds the attribute from a Hugging Face `rope_scaling` dict (its
+    /// `hfKeys`, already type-checked). Returns null after `reader.fail` or
+    /// a diagnostic through `reader.emitError` (`getChecked`).
+    static ::mlir::rope::FrequencyAttrInterface
+    buildFromHF(::mlir::rope::HFConfigReader &reader);
+  }]);
 }
 
 def Rope_DefaultFrequenciesAttr
@@ -201,6 +255,10 @@ def Rope_DefaultFrequenciesAttr
     ```
   }];
   let parameters = (ins Rope_BaseParameter:$base);
+  // Qwen2-VL's {"type": "mrope"}: Hugging Face treats it as "default"; the
+  // section split is a separate attribute (#rope.mrope).
+  let hfRopeTypes = ["default", "mrope"];
+  let hfKeys = [Rope_HFFloatKey<"factor">];
 }
 
 def Rope_LinearFrequenciesAttr
@@ -216,6 +274,8 @@ def Rope_LinearFrequenciesAttr
   }];
   let parameters = (ins Rope_BaseParameter:$base,
                         Rope_F64Parameter<"s > 0", "::llvm::APFloat(1.0)">:$factor);
+  let hfRopeTypes = ["linear"];
+  let hfKeys = [Rope_HFFloatKey<"factor">];
 }
 
 def Rope_NtkFrequenciesAttr : Rope_FrequencyAttr<"NtkFrequencies", "ntk",
@@ -232,6 +292,8 @@ def Rope_NtkFrequenciesAttr : Rope_FrequencyAttr<"NtkFrequencies", "ntk",
   }];
   let parameters = (ins Rope_BaseParameter:$base,
                         Rope_F64Parameter<"s > 0", "::llvm::APFloat(1.0)">:$factor);
+  let hfRopeTypes = ["ntk"];
+  let hfKeys = [Rope_HFFloatKey<"factor">];
 }
 
 def Rope_DynamicNtkFrequenciesAttr
@@ -261,6 +323,10 @@ def Rope_DynamicNtkFrequenciesAttr
   let parameters = (ins Rope_BaseParameter:$base,
                         Rope_F64Parameter<"s > 0", "::llvm::APFloat(1.0)">:$factor,
                         Rope_PositiveIntParameter<"M">:$max_position_embeddings);
+  let hfRopeTypes = ["dynamic"];
+  let hfKeys = [Rope_HFFloatKey<"factor">,
+                Rope_HFPositiveIntKey<"original_max_position_embeddings">,
+                Rope_HFPositiveIntKey<"max_position_embeddings">];
 }
 
 def Rope_YarnFrequenciesAttr
@@ -296,6 +362,14 @@ def Rope_YarnFrequenciesAttr
     Rope_OptionalF64Parameter<"DeepSeek mscale">:$mscale,
     Rope_OptionalF64Parameter<"DeepSeek mscale_all_dim">:$mscale_all_dim
   );
+  let hfRopeTypes = ["yarn"];
+  let hfKeys = [Rope_HFFloatKey<"factor">,
+                Rope_HFPositiveIntKey<"original_max_position_embeddings">,
+                Rope_HFPositiveIntKey<"max_position_embeddings">,
+                Rope_HFFloatKey<"attention_factor">,
+                Rope_HFFloatKey<"beta_fast">, Rope_HFFloatKey<"beta_slow">,
+                Rope_HFFloatKey<"mscale">, Rope_HFFloatKey<"mscale_all_dim">,
+                Rope_HFBoolKey<"truncate">];
 }
 
 def Rope_Llama3FrequenciesAttr
@@ -321,6 +395,10 @@ def Rope_Llama3FrequenciesAttr
     Rope_F64Parameter<"low_freq_factor < high_freq_factor", "::llvm::APFloat(4.0)">:$high_freq_factor,
     DefaultValuedParameter<"int64_t", "8192", "L">:$original_max_position_embeddings
   );
+  let hfRopeTypes = ["llama3"];
+  let hfKeys = [Rope_HFFloatKey<"factor">, Rope_HFFloatKey<"low_freq_factor">,
+                Rope_HFFloatKey<"high_freq_factor">,
+                Rope_HFPositiveIntKey<"original_max_position_embeddings">];
 }
 
 def Rope_LongRopeFrequenciesAttr
@@ -356,6 +434,14 @@ def Rope_LongRopeFrequenciesAttr
     Rope_OptionalF64Parameter<"s = M / L">:$factor,
     Rope_OptionalF64Parameter<"explicit magnitude">:$attention_factor
   );
+  // The first Phi-3 128k configs called LongRoPE "su".
+  let hfRopeTypes = ["longrope", "su"];
+  let hfKeys = [Rope_HFFloatArrayKey<"short_factor">,
+                Rope_HFFloatArrayKey<"long_factor">,
+                Rope_HFPositiveIntKey<"original_max_position_embeddings">,
+                Rope_HFPositiveIntKey<"max_position_embeddings">,
+                Rope_HFFloatKey<"factor">,
+                Rope_HFFloatKey<"attention_factor">];
 }
 
 def Rope_ProportionalFrequenciesAttr
@@ -377,6 +463,9 @@ def Rope_ProportionalFrequenciesAttr
     Rope_F64Parameter<"s > 0", "::llvm::APFloat(1.0)">:$factor,
     Rope_F64Parameter<"f in [0, 1]", "::llvm::APFloat(1.0)">:$partial_rotary_factor
   );
+  let hfRopeTypes = ["proportional"];
+  let hfKeys = [Rope_HFFloatKey<"factor">,
+                Rope_HFFloatKey<"partial_rotary_factor">];
 }
 
 def Rope_TableFrequenciesAttr
@@ -398,6 +487,8 @@ def Rope_TableFrequenciesAttr
   }];
   let parameters = (ins
     Rope_F64ArrayParameter<"theta_i for i in [0, P/2)">:$inv_freq);
+  // No Hugging Face rope_type: tables come from frontend IR (--rope-raise).
+  let hfRopeTypes = [];
 }
 
 //===----------------------------------------------------------------------===//

@@ -9,10 +9,14 @@
 //
 // Reads a Hugging Face rope_scaling dict the way the float64 reference
 // (python/rope_mlir/reference.py) does and builds the matching attributes.
-// Only the config-level rules live here (which keys exist, which fall back to
-// which, defaults Hugging Face applies before the formulas); every check of a
-// value that an attribute verifier makes is left to that verifier, so its
-// message is the one the user sees.
+// Only the config-level rules live here (which keys exist and their types,
+// the rope_type, the rotary dimension, M-RoPE). Each scheme is a frequency
+// attribute that declares its rope_type names and keys in RopeAttrs.td and
+// reads them in its buildFromHF hook (RopeFrequencies.cpp), applying Hugging
+// Face's defaults and fallbacks; this file finds schemes by iterating over
+// the dialect's attributes, so it names none. Every check of a value that an
+// attribute verifier makes is left to that verifier, so its message is the
+// one the user sees.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,55 +26,119 @@
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <optional>
 
 using namespace mlir;
 using namespace mlir::rope;
 
 namespace {
-enum class Scheme {
-  Default,
-  Linear,
-  Ntk,
-  Dynamic,
-  Yarn,
-  Llama3,
-  LongRope,
-  Proportional
+/// What the importer needs of one scheme, from its attribute's declarations
+/// (`hfRopeTypes`, `hfKeys` in RopeAttrs.td) and hooks.
+struct Scheme {
+  TypeID id;
+  ArrayRef<llvm::StringLiteral> ropeTypes;
+  ArrayRef<HFKey> keys;
+  bool requiresFullRotation;
+  FrequencyAttrInterface (*build)(HFConfigReader &);
 };
 
-// The keys real config.json rope_scaling / rope_parameters dicts carry.
-constexpr llvm::StringLiteral kFloatKeys[] = {
-    "factor",          "attention_factor", "beta_fast",
-    "beta_slow",       "mscale",           "mscale_all_dim",
-    "low_freq_factor", "high_freq_factor", "partial_rotary_factor",
-    "rope_theta",
+template <typename AttrT>
+using HFRopeTypesHook = decltype(AttrT::getHFRopeTypes());
+
+template <typename AttrT> void addScheme(SmallVectorImpl<Scheme> &schemes) {
+  if constexpr (llvm::is_detected<HFRopeTypesHook, AttrT>::value) {
+    if (!AttrT::getHFRopeTypes().empty())
+      schemes.push_back({TypeID::get<AttrT>(), AttrT::getHFRopeTypes(),
+                         AttrT::getHFKeys(), AttrT::requiresFullRotation(),
+                         &AttrT::buildFromHF});
+  }
+}
+
+template <typename... AttrTs> SmallVector<Scheme> collectSchemes() {
+  SmallVector<Scheme> schemes;
+  (addScheme<AttrTs>(schemes), ...);
+  return schemes;
+}
+
+/// Every attribute of the dialect that Hugging Face names, in the order
+/// RopeAttrs.td declares them.
+ArrayRef<Scheme> getSchemes() {
+  static const SmallVector<Scheme> schemes = collectSchemes<
+#define GET_ATTRDEF_LIST
+#include "rope/Dialect/Rope/IR/RopeAttrs.cpp.inc"
+      >();
+  return schemes;
+}
+
+// Keys the importer reads itself, or that from_hf_config merges into every
+// dict from the top level of config.json.
+constexpr HFKey kCommonKeys[] = {
+    {"partial_rotary_factor", HFKeyKind::Float},
+    {"rope_theta", HFKeyKind::Float},
+    {"original_max_position_embeddings", HFKeyKind::PositiveInt},
+    {"max_position_embeddings", HFKeyKind::PositiveInt},
+    {"mrope_interleaved", HFKeyKind::Bool},
+    {"mrope_section", HFKeyKind::IntArray},
 };
-constexpr llvm::StringLiteral kIntKeys[] = {"original_max_position_embeddings",
-                                            "max_position_embeddings"};
-constexpr llvm::StringLiteral kOtherKeys[] = {
-    "rope_type",   "type",          "truncate",          "short_factor",
-    "long_factor", "mrope_section", "mrope_interleaved", "finetuned"};
+// Keys with no value to type-check here: the scheme's name (readScheme) and
+// one Hugging Face ignores.
+constexpr llvm::StringLiteral kUncheckedKeys[] = {"rope_type", "type",
+                                                  "finetuned"};
 // Keys that say nothing about the frequencies: a dict of only these needs no
 // type (Qwen3-VL's text config writes the M-RoPE split this way).
 constexpr llvm::StringLiteral kTypelessKeys[] = {
     "mrope_section", "mrope_interleaved", "finetuned"};
 
-/// A failure with `message`, for the FailureOr-returning helpers below.
-class Reader {
-public:
-  Reader(const llvm::json::Object &dict, std::string &error)
-      : dict(dict), error(error) {}
+/// Every key some scheme or the importer reads, ordered by type, then as
+/// declared (schemes first): the order their types are checked in.
+SmallVector<HFKey> getKnownKeys() {
+  SmallVector<HFKey> keys;
+  auto add = [&](ArrayRef<HFKey> more) {
+    for (const HFKey &key : more) {
+      const HFKey *known = llvm::find_if(
+          keys, [&](const HFKey &other) { return other.name == key.name; });
+      if (known == keys.end())
+        keys.push_back(key);
+      else
+        assert(known->kind == key.kind && "a key declared with two types");
+    }
+  };
+  for (const Scheme &scheme : getSchemes())
+    add(scheme.keys);
+  add(kCommonKeys);
+  // A stable partition by kind, in HFKeyKind's order.
+  SmallVector<HFKey> ordered;
+  for (int kind = 0; kind <= static_cast<int>(HFKeyKind::IntArray); ++kind)
+    for (const HFKey &key : keys)
+      if (static_cast<int>(key.kind) == kind)
+        ordered.push_back(key);
+  return ordered;
+}
 
-  LogicalResult fail(const llvm::Twine &message) {
+/// The rope_scaling dict as llvm::json sees it.
+class JsonConfigReader final : public HFConfigReader {
+public:
+  JsonConfigReader(MLIRContext *context, const llvm::json::Object &dict,
+                   double base, std::string &error)
+      : context(context), dict(dict), base(base), error(error) {}
+
+  MLIRContext *getContext() const override { return context; }
+  double getBase() const override { return base; }
+  StringRef getRopeType() const override { return ropeType; }
+  void setRopeType(StringRef name) { ropeType = name.str(); }
+  bool hasFailed() const { return failedOnce; }
+
+  LogicalResult fail(const llvm::Twine &message) override {
     error = message.str();
+    failedOnce = true;
     return failure();
+  }
+
+  InFlightDiagnostic emitError() override {
+    return mlir::emitError(UnknownLoc::get(context));
   }
 
   /// The value of `key`, or null when absent or JSON null (Hugging Face
@@ -82,9 +150,7 @@ public:
     return value;
   }
 
-  bool has(llvm::StringRef key) const { return lookup(key) != nullptr; }
-
-  FailureOr<std::optional<double>> getFloat(llvm::StringRef key) {
+  FailureOr<std::optional<double>> getFloat(llvm::StringRef key) override {
     const llvm::json::Value *value = lookup(key);
     if (!value)
       return std::optional<double>();
@@ -96,7 +162,8 @@ public:
     return number;
   }
 
-  FailureOr<std::optional<int64_t>> getPositiveInt(llvm::StringRef key) {
+  FailureOr<std::optional<int64_t>>
+  getPositiveInt(llvm::StringRef key) override {
     const llvm::json::Value *value = lookup(key);
     if (!value)
       return std::optional<int64_t>();
@@ -108,7 +175,7 @@ public:
     return number;
   }
 
-  FailureOr<std::optional<bool>> getBool(llvm::StringRef key) {
+  FailureOr<std::optional<bool>> getBool(llvm::StringRef key) override {
     const llvm::json::Value *value = lookup(key);
     if (!value)
       return std::optional<bool>();
@@ -119,7 +186,7 @@ public:
   }
 
   FailureOr<std::optional<SmallVector<double>>>
-  getFloatArray(llvm::StringRef key) {
+  getFloatArray(llvm::StringRef key) override {
     const llvm::json::Value *value = lookup(key);
     if (!value)
       return std::optional<SmallVector<double>>();
@@ -137,7 +204,7 @@ public:
   }
 
   FailureOr<std::optional<SmallVector<int64_t>>>
-  getIntArray(llvm::StringRef key) {
+  getIntArray(llvm::StringRef key) override {
     const llvm::json::Value *value = lookup(key);
     if (!value)
       return std::optional<SmallVector<int64_t>>();
@@ -154,6 +221,23 @@ public:
     return std::optional<SmallVector<int64_t>>(std::move(out));
   }
 
+  /// Checks the type of `key`'s value, if present.
+  LogicalResult check(const HFKey &key) {
+    switch (key.kind) {
+    case HFKeyKind::Float:
+      return getFloat(key.name);
+    case HFKeyKind::PositiveInt:
+      return getPositiveInt(key.name);
+    case HFKeyKind::Bool:
+      return getBool(key.name);
+    case HFKeyKind::FloatArray:
+      return getFloatArray(key.name);
+    case HFKeyKind::IntArray:
+      return getIntArray(key.name);
+    }
+    llvm_unreachable("unknown HFKeyKind");
+  }
+
   static std::string render(const llvm::json::Value &value) {
     std::string text;
     llvm::raw_string_ostream os(text);
@@ -162,31 +246,39 @@ public:
   }
 
 private:
+  MLIRContext *context;
   const llvm::json::Object &dict;
+  double base;
   std::string &error;
+  std::string ropeType;
+  bool failedOnce = false;
 };
 
-std::optional<Scheme> parseScheme(llvm::StringRef name) {
-  return llvm::StringSwitch<std::optional<Scheme>>(name)
-      .Case("default", Scheme::Default)
-      // Qwen2-VL's {"type": "mrope"}: Hugging Face treats it as "default";
-      // the section split is a separate attribute.
-      .Case("mrope", Scheme::Default)
-      .Case("linear", Scheme::Linear)
-      .Case("ntk", Scheme::Ntk)
-      .Case("dynamic", Scheme::Dynamic)
-      .Case("yarn", Scheme::Yarn)
-      .Case("llama3", Scheme::Llama3)
-      .Case("longrope", Scheme::LongRope)
-      // The first Phi-3 128k configs called LongRoPE "su".
-      .Case("su", Scheme::LongRope)
-      .Case("proportional", Scheme::Proportional)
-      .Default(std::nullopt);
+const Scheme *findScheme(llvm::StringRef name) {
+  for (const Scheme &scheme : getSchemes())
+    if (llvm::is_contained(scheme.ropeTypes, name))
+      return &scheme;
+  return nullptr;
 }
 
-FailureOr<Scheme> readScheme(Reader &reader,
-                             const llvm::json::Object &scaling) {
-  std::optional<Scheme> scheme;
+/// "a, b (or b2), c": the rope_type values the importer knows.
+std::string describeRopeTypes() {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::interleaveComma(getSchemes(), os, [&](const Scheme &scheme) {
+    os << scheme.ropeTypes.front();
+    if (scheme.ropeTypes.size() > 1) {
+      os << " (or ";
+      llvm::interleaveComma(scheme.ropeTypes.drop_front(), os);
+      os << ")";
+    }
+  });
+  return text;
+}
+
+FailureOr<const Scheme *> readScheme(JsonConfigReader &reader,
+                                     const llvm::json::Object &scaling) {
+  const Scheme *scheme = nullptr;
   std::string spelled;
   for (llvm::StringRef key : {"rope_type", "type"}) {
     const llvm::json::Value *value = reader.lookup(key);
@@ -195,47 +287,34 @@ FailureOr<Scheme> readScheme(Reader &reader,
     std::optional<llvm::StringRef> name = value->getAsString();
     if (!name)
       return reader.fail(key + " must be a string, got " +
-                         Reader::render(*value));
-    std::optional<Scheme> parsed = parseScheme(*name);
+                         JsonConfigReader::render(*value));
+    const Scheme *parsed = findScheme(*name);
     if (!parsed)
-      return reader.fail("unknown rope_type '" + *name +
-                         "'; expected one of default, linear, ntk, dynamic, "
-                         "yarn, llama3, longrope (or su), proportional (or "
-                         "mrope, meaning default)");
-    // Saved configs often carry both spellings ("type": "su",
-    // "rope_type": "longrope"); they must name the same scheme.
-    if (scheme && *scheme != *parsed)
+      return reader.fail("unknown rope_type '" + *name + "'; expected one of " +
+                         describeRopeTypes());
+    // Saved configs often carry both spellings (Phi-3: a legacy alias in
+    // "type", the current name in "rope_type"); they must name one scheme.
+    if (scheme && scheme != parsed)
       return reader.fail("scaling has both rope_type='" + *name +
                          "' and type='" + spelled +
                          "' naming different schemes");
+    if (!scheme)
+      reader.setRopeType(*name);
     scheme = parsed;
     spelled = name->str();
   }
   if (scheme)
-    return *scheme;
+    return scheme;
   for (const auto &entry : scaling)
     if (!llvm::is_contained(kTypelessKeys, llvm::StringRef(entry.first)))
       return reader.fail("scaling needs a 'rope_type' (or legacy 'type') key");
-  return Scheme::Default;
-}
-
-/// The shortest decimal that reads back as `value` (what Python prints).
-std::string formatNumber(double value) {
-  char text[32];
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(text, sizeof(text), "%.*g", precision, value);
-    if (std::strtod(text, nullptr) == value)
-      break;
-  }
-  return text;
-}
-
-llvm::APFloat f64(double value) { return llvm::APFloat(value); }
-
-std::optional<llvm::APFloat> optionalF64(std::optional<double> value) {
-  if (!value)
-    return std::nullopt;
-  return llvm::APFloat(*value);
+  // Without a type, Hugging Face uses the unscaled frequencies.
+  for (const Scheme &candidate : getSchemes())
+    if (candidate.id == TypeID::get<DefaultFrequenciesAttr>()) {
+      reader.setRopeType(candidate.ropeTypes.front());
+      return &candidate;
+    }
+  llvm_unreachable("the unscaled scheme has a Hugging Face name");
 }
 } // namespace
 
@@ -243,16 +322,17 @@ FailureOr<HuggingFaceRope> mlir::rope::buildFrequencyAttrFromHF(
     MLIRContext *context, const llvm::json::Object &scaling, double base,
     int64_t headDim, int64_t rotaryDim, std::string &error) {
   context->getOrLoadDialect<RopeDialect>();
-  Reader reader(scaling, error);
+  JsonConfigReader reader(context, scaling, base, error);
+  SmallVector<HFKey> knownKeys = getKnownKeys();
 
   // A misspelt key would otherwise silently fall back to a default (e.g.
   // beta_fast = 32).
   SmallVector<std::string> unknown;
   for (const auto &entry : scaling) {
     llvm::StringRef key = entry.first;
-    if (!llvm::is_contained(kFloatKeys, key) &&
-        !llvm::is_contained(kIntKeys, key) &&
-        !llvm::is_contained(kOtherKeys, key))
+    if (llvm::none_of(knownKeys,
+                      [&](const HFKey &known) { return known.name == key; }) &&
+        !llvm::is_contained(kUncheckedKeys, key))
       unknown.push_back(key.str());
   }
   if (!unknown.empty()) {
@@ -261,82 +341,39 @@ FailureOr<HuggingFaceRope> mlir::rope::buildFrequencyAttrFromHF(
                        llvm::join(unknown, ", "));
   }
 
-  FailureOr<Scheme> scheme = readScheme(reader, scaling);
+  FailureOr<const Scheme *> scheme = readScheme(reader, scaling);
   if (failed(scheme))
     return failure();
+  bool wholeHead = (*scheme)->requiresFullRotation;
 
-  // Read and type-check every key up front, whichever scheme uses it.
-  llvm::StringMap<std::optional<double>> floats;
-  for (llvm::StringRef key : kFloatKeys) {
-    FailureOr<std::optional<double>> value = reader.getFloat(key);
-    if (failed(value))
+  // Type-check every key up front, whichever scheme uses it.
+  for (const HFKey &key : knownKeys)
+    if (failed(reader.check(key)))
       return failure();
-    floats[key] = *value;
-  }
-  llvm::StringMap<std::optional<int64_t>> ints;
-  for (llvm::StringRef key : kIntKeys) {
-    FailureOr<std::optional<int64_t>> value = reader.getPositiveInt(key);
-    if (failed(value))
-      return failure();
-    ints[key] = *value;
-  }
-  FailureOr<std::optional<bool>> truncate = reader.getBool("truncate");
-  FailureOr<std::optional<bool>> interleaved =
-      reader.getBool("mrope_interleaved");
-  FailureOr<std::optional<SmallVector<double>>> shortFactor =
-      reader.getFloatArray("short_factor");
-  FailureOr<std::optional<SmallVector<double>>> longFactor =
-      reader.getFloatArray("long_factor");
-  FailureOr<std::optional<SmallVector<int64_t>>> section =
-      reader.getIntArray("mrope_section");
-  if (failed(truncate) || failed(interleaved) || failed(shortFactor) ||
-      failed(longFactor) || failed(section))
-    return failure();
-
-  auto schemeName = [&]() -> std::string {
-    for (llvm::StringRef key : {"rope_type", "type"})
-      if (const llvm::json::Value *value = reader.lookup(key))
-        return value->getAsString()->str();
-    return "default";
-  };
-  auto require = [&](llvm::StringRef key) -> FailureOr<double> {
-    if (!floats[key])
-      return reader.fail(llvm::Twine("rope_type '") + schemeName() +
-                         "' needs '" + key + "'");
-    return *floats[key];
-  };
-  // L: original_max_position_embeddings, else max_position_embeddings (the
-  // Hugging Face fallback).
-  auto originalMax = [&]() -> FailureOr<int64_t> {
-    for (llvm::StringRef key : kIntKeys)
-      if (ints[key])
-        return *ints[key];
-    return reader.fail(llvm::Twine("rope_type '") + schemeName() +
-                       "' needs 'original_max_position_embeddings' (or "
-                       "'max_position_embeddings')");
-  };
 
   if (headDim <= 0 || headDim > kMaxHeadDim)
     return reader.fail("head_dim must be in [1, " + llvm::Twine(kMaxHeadDim) +
                        "], got " + llvm::Twine(headDim));
-  if (std::optional<double> theta = floats["rope_theta"];
-      theta && *theta != base) {
+  std::optional<double> theta = *reader.getFloat("rope_theta");
+  if (theta && *theta != base) {
     // New-style rope_parameters carry the base; silently preferring either
     // value would hide a mistake.
     std::string text;
     llvm::raw_string_ostream os(text);
-    os << "scaling['rope_theta'] = " << formatNumber(*theta)
-       << " disagrees with base = " << formatNumber(base)
+    os << "scaling['rope_theta'] = " << HFConfigReader::formatNumber(*theta)
+       << " disagrees with base = " << HFConfigReader::formatNumber(base)
        << "; pass base explicitly";
     return reader.fail(text);
   }
-  std::optional<double> partial = floats["partial_rotary_factor"];
+  // A scheme over the whole head reads partial_rotary_factor itself (zero
+  // frequencies); for the others it sets the rotary dimension.
+  std::optional<double> partial = *reader.getFloat("partial_rotary_factor");
   if (partial && !(*partial >= 0.0 && *partial <= 1.0))
     return reader.fail("partial_rotary_factor must be in [0, 1], got " +
-                       formatNumber(*partial));
+                       HFConfigReader::formatNumber(*partial));
   if (rotaryDim <= 0)
     rotaryDim =
-        partial && *scheme != Scheme::Proportional
+        partial && !wholeHead
             ? static_cast<int64_t>(static_cast<double>(headDim) * *partial)
             : headDim;
   if (rotaryDim <= 0 || rotaryDim % 2)
@@ -345,18 +382,19 @@ FailureOr<HuggingFaceRope> mlir::rope::buildFrequencyAttrFromHF(
   if (rotaryDim > headDim)
     return reader.fail("rotary_dim " + llvm::Twine(rotaryDim) +
                        " exceeds head_dim " + llvm::Twine(headDim));
-  if (partial && *scheme != Scheme::Proportional) {
+  if (partial && !wholeHead) {
     auto implied =
         static_cast<int64_t>(static_cast<double>(headDim) * *partial);
     if (implied != rotaryDim)
-      return reader.fail("partial_rotary_factor " + formatNumber(*partial) +
-                         " with head_dim " + llvm::Twine(headDim) +
-                         " means rotary_dim " + llvm::Twine(implied) +
-                         ", not " + llvm::Twine(rotaryDim));
+      return reader.fail(
+          "partial_rotary_factor " + HFConfigReader::formatNumber(*partial) +
+          " with head_dim " + llvm::Twine(headDim) + " means rotary_dim " +
+          llvm::Twine(implied) + ", not " + llvm::Twine(rotaryDim));
   }
-  if (*scheme == Scheme::Proportional && rotaryDim != headDim)
-    return reader.fail("proportional RoPE rotates the whole head (zero "
-                       "frequencies are identity pairs): rotary_dim " +
+  if (wholeHead && rotaryDim != headDim)
+    return reader.fail(reader.getRopeType() +
+                       " RoPE rotates the whole head (zero frequencies are "
+                       "identity pairs): rotary_dim " +
                        llvm::Twine(rotaryDim) + " must equal head_dim " +
                        llvm::Twine(headDim));
 
@@ -368,127 +406,41 @@ FailureOr<HuggingFaceRope> mlir::rope::buildFrequencyAttrFromHF(
     diagnostics += diag.str();
     return success();
   });
-  Location loc = UnknownLoc::get(context);
-  auto emitError = [&] { return mlir::emitError(loc); };
+  auto emitError = [&] { return reader.emitError(); };
   auto verifierFailure = [&]() -> FailureOr<HuggingFaceRope> {
     return reader.fail(diagnostics.empty() ? "invalid RoPE configuration"
                                            : diagnostics);
   };
 
-  Attribute attr;
-  switch (*scheme) {
-  case Scheme::Default: {
-    if (std::optional<double> s = floats["factor"]; s && !(*s > 0.0))
-      return reader.fail("factor must be > 0, got " + formatNumber(*s));
-    attr = DefaultFrequenciesAttr::getChecked(emitError, context, f64(base));
-    break;
-  }
-  case Scheme::Linear:
-  case Scheme::Ntk: {
-    FailureOr<double> s = require("factor");
-    if (failed(s))
-      return failure();
-    attr = *scheme == Scheme::Linear
-               ? Attribute(LinearFrequenciesAttr::getChecked(
-                     emitError, context, f64(base), f64(*s)))
-               : Attribute(NtkFrequenciesAttr::getChecked(emitError, context,
-                                                          f64(base), f64(*s)));
-    break;
-  }
-  case Scheme::Dynamic: {
-    FailureOr<double> s = require("factor");
-    if (failed(s))
-      return failure();
-    FailureOr<int64_t> m = originalMax();
-    if (failed(m))
-      return failure();
-    attr = DynamicNtkFrequenciesAttr::getChecked(emitError, context, f64(base),
-                                                 f64(*s), *m);
-    break;
-  }
-  case Scheme::Yarn: {
-    FailureOr<double> s = require("factor");
-    if (failed(s))
-      return failure();
-    FailureOr<int64_t> l = originalMax();
-    if (failed(l))
-      return failure();
-    // Hugging Face uses mscale and mscale_all_dim only as a pair (DeepSeek's
-    // g(s, mscale) / g(s, mscale_all_dim)); one alone is ignored.
-    std::optional<double> mscale = floats["mscale"];
-    std::optional<double> mscaleAllDim = floats["mscale_all_dim"];
-    if (!mscale || !mscaleAllDim)
-      mscale = mscaleAllDim = std::nullopt;
-    attr = YarnFrequenciesAttr::getChecked(
-        emitError, context, f64(base), f64(*s), *l,
-        f64(floats["beta_fast"].value_or(32.0)),
-        f64(floats["beta_slow"].value_or(1.0)), truncate->value_or(true),
-        optionalF64(floats["attention_factor"]), optionalF64(mscale),
-        optionalF64(mscaleAllDim));
-    break;
-  }
-  case Scheme::Llama3: {
-    // Hugging Face reads L here from original_max_position_embeddings only.
-    attr = Llama3FrequenciesAttr::getChecked(
-        emitError, context, f64(base), f64(floats["factor"].value_or(8.0)),
-        f64(floats["low_freq_factor"].value_or(1.0)),
-        f64(floats["high_freq_factor"].value_or(4.0)),
-        ints["original_max_position_embeddings"].value_or(8192));
-    break;
-  }
-  case Scheme::LongRope: {
-    FailureOr<int64_t> l = originalMax();
-    if (failed(l))
-      return failure();
-    for (auto [key, values] : {std::pair("short_factor", &*shortFactor),
-                               std::pair("long_factor", &*longFactor)})
-      if (!*values)
-        return reader.fail(llvm::Twine("rope_type '") + schemeName() +
-                           "' needs '" + key + "'");
-    // Without a factor, Hugging Face scales by M / L (Phi-3 keeps L at the
-    // top level of config.json); the attribute states the resolved factor.
-    std::optional<double> s = floats["factor"];
-    if (!s && ints["max_position_embeddings"])
-      s = static_cast<double>(*ints["max_position_embeddings"]) /
-          static_cast<double>(*l);
-    attr = LongRopeFrequenciesAttr::getChecked(
-        emitError, context, f64(base),
-        DenseF64ArrayAttr::get(context, **shortFactor),
-        DenseF64ArrayAttr::get(context, **longFactor), *l, optionalF64(s),
-        optionalF64(floats["attention_factor"]));
-    break;
-  }
-  case Scheme::Proportional: {
-    attr = ProportionalFrequenciesAttr::getChecked(
-        emitError, context, f64(base), f64(floats["factor"].value_or(1.0)),
-        f64(partial.value_or(1.0)));
-    break;
-  }
-  }
-  if (!attr)
-    return verifierFailure();
-
   HuggingFaceRope result;
-  result.freqs = cast<FrequencyAttrInterface>(attr);
+  result.freqs = (*scheme)->build(reader);
+  if (!result.freqs) {
+    if (reader.hasFailed())
+      return failure();
+    return verifierFailure();
+  }
   result.rotaryDim = rotaryDim;
   if (failed(result.freqs.verifyForRotaryDim(emitError, rotaryDim)))
     return verifierFailure();
   result.magnitude = result.freqs.getImpliedMagnitude().value_or(1.0);
 
-  if (*section) {
+  std::optional<SmallVector<int64_t>> section =
+      *reader.getIntArray("mrope_section");
+  bool interleaved = reader.getBool("mrope_interleaved")->value_or(false);
+  if (section) {
     result.mrope = MRopeAttr::getChecked(
-        emitError, context, DenseI64ArrayAttr::get(context, **section),
-        interleaved->value_or(false));
+        emitError, context, DenseI64ArrayAttr::get(context, *section),
+        interleaved);
     if (!result.mrope)
       return verifierFailure();
     int64_t total = 0;
-    for (int64_t n : **section)
+    for (int64_t n : *section)
       total += n;
     if (total != rotaryDim / 2)
       return reader.fail(
           "M-RoPE section sums to " + llvm::Twine(total) +
           ", expected rotary_dim / 2 = " + llvm::Twine(rotaryDim / 2));
-  } else if (interleaved->value_or(false)) {
+  } else if (interleaved) {
     return reader.fail("mrope_interleaved needs mrope_section");
   }
   return result;

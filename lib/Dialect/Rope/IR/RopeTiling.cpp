@@ -27,8 +27,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rope/Dialect/Rope/Utils/RopeArith.h"
 #include "rope/Dialect/Rope/IR/RopeOps.h"
+#include "rope/Dialect/Rope/Utils/RopeArith.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"

@@ -97,9 +97,9 @@ def ConvertRopeToGPUPass : Pass<"convert-rope-to-gpu"> {
     16-byte pieces of a row (coalesced: `half` loads x[j : j+V] and
     x[P/2+j : P/2+j+V], `interleaved` loads the 2V channels of its pairs and
     swaps lanes in registers); and the grid is capped at `max-blocks` with a
-    grid-stride loop over tokens. Static frequency tables (and M-RoPE's
-    axis per frequency) are `memref.global` constants that outlining copies
-    into the kernel module. Schemes whose frequencies depend on the call's
+    grid-stride loop over tokens. Static frequency tables are
+    `memref.global` constants that outlining copies into the kernel module;
+    M-RoPE's axis per frequency is arithmetic on the pair index. Schemes whose frequencies depend on the call's
     length (`dynamic_ntk`, `longrope`) compute that length inside the kernel
     from device buffers (the `length` operand, else max position + 1 over
     the positions or per-row offsets, once per thread before the token

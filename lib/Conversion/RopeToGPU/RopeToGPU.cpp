@@ -37,8 +37,10 @@
 // kernel's shape explicit; everything after it (outlining, NVVM, binary) is
 // upstream's.
 //
-// The rotation arithmetic (angle precision, magnitude, direction, type
-// conversions) is the shared code of RopeArith.h, applied to scalars.
+// What the kernel computes (positions, M-RoPE's axis per pair, cos/sin from
+// every source, magnitude, direction, the pair rotation) is RotationCore's,
+// shared with the CPU lowerings; this file only reads device buffers
+// (GpuBufferReader) and builds the launch and its loops.
 //
 //===----------------------------------------------------------------------===//
 

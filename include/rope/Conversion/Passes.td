@@ -72,7 +72,7 @@ def ConvertRopeToVectorPass : Pass<"convert-rope-to-vector"> {
   ];
 }
 
-def ConvertRopeToGPUPass : Pass<"convert-rope-to-gpu"> {
+def ConvertRopeToGPUPass : Pass<"convert-rope-to-gpu", "ModuleOp"> {
   let summary = "Lower rope.apply to a gpu.launch kernel";
   let description = [{
     Replaces every `rope.apply` (on tensors) by a `gpu.launch` that reads the
@@ -98,7 +98,10 @@ def ConvertRopeToGPUPass : Pass<"convert-rope-to-gpu"> {
     x[P/2+j : P/2+j+V], `interleaved` loads the 2V channels of its pairs and
     swaps lanes in registers); and the grid is capped at `max-blocks` with a
     grid-stride loop over tokens. Static frequency tables are
-    `memref.global` constants that outlining copies into the kernel module;
+    `memref.global` constants (created through the rewriter at the start of
+    the module the pass runs on: the pass is anchored on `builtin.module`,
+    whose symbol table it extends) that outlining copies into the kernel
+    module;
     M-RoPE's axis per frequency is arithmetic on the pair index. Schemes whose frequencies depend on the call's
     length (`dynamic_ntk`, `longrope`) compute that length inside the kernel
     from device buffers (the `length` operand, else max position + 1 over

@@ -268,6 +268,7 @@ Value RopeKernelBuilder::bufferOf(Value tensor, bool readOnly) {
 
 Value RopeKernelBuilder::constantTable(OpBuilder &kb, DenseElementsAttr values,
                                        StringRef name) {
+  // The pass runs on modules; the op's module holds the globals.
   auto module = op->getParentOfType<ModuleOp>();
   auto type = MemRefType::get(values.getType().getShape(),
                               values.getType().getElementType());
@@ -279,11 +280,17 @@ Value RopeKernelBuilder::constantTable(OpBuilder &kb, DenseElementsAttr values,
         existing.getSymName().starts_with(name))
       global = existing;
   if (!global) {
-    OpBuilder detached(b.getContext());
+    // Created through the rewriter (the conversion driver sees it), under a
+    // name no symbol of the module has.
+    SymbolTable symbols(module);
+    std::string symbol = name.str();
+    for (unsigned suffix = 0; symbols.lookup(symbol); ++suffix)
+      symbol = (name + "_" + Twine(suffix)).str();
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
     global = memref::GlobalOp::create(
-        detached, loc, name, b.getStringAttr("private"), type, values,
+        b, loc, symbol, b.getStringAttr("private"), type, values,
         /*constant=*/true, /*alignment=*/IntegerAttr());
-    SymbolTable(module).insert(global, module.getBody()->begin());
   }
   return memref::GetGlobalOp::create(kb, loc, type, global.getSymName());
 }

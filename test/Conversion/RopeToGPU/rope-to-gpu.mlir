@@ -258,3 +258,18 @@ func.func @longrope_length(%x: tensor<8x2x4xf32>, %o: i64, %l: i64, %init: tenso
   %y = rope.apply ins(%x : tensor<8x2x4xf32>) offset(%o : i64) length(%l : i64) outs(%init : tensor<8x2x4xf32>) {magnitude = 1.1902380714238083, freqs = #rope.longrope<short_factor = [1.0, 1.5], long_factor = [2.0, 4.0], original_max_position_embeddings = 4096, factor = 32.0>} -> tensor<8x2x4xf32>
   return %y : tensor<8x2x4xf32>
 }
+
+// -----
+
+// A symbol of the module already named like the table (with other values):
+// the pass's global takes a fresh name, created through the rewriter, and
+// the user's global is untouched.
+// CHECK: memref.global "private" constant @[[$TAB:__rope_theta_0]] : memref<2xf64> = dense<[1.000000e+00, 1.000000e-02]>
+// CHECK: memref.global "private" constant @__rope_theta : memref<2xf64> = dense<[7.000000e+00, 8.000000e+00]>
+// CHECK-LABEL: func.func @table_name_taken(
+//       CHECK:   memref.get_global @[[$TAB]] : memref<2xf64>
+memref.global "private" constant @__rope_theta : memref<2xf64> = dense<[7.0, 8.0]>
+func.func @table_name_taken(%x: tensor<8x2x4xf32>, %init: tensor<8x2x4xf32>) -> tensor<8x2x4xf32> {
+  %y = rope.apply ins(%x : tensor<8x2x4xf32>) outs(%init : tensor<8x2x4xf32>) -> tensor<8x2x4xf32>
+  return %y : tensor<8x2x4xf32>
+}

@@ -494,21 +494,22 @@ Value RopeVectorizer::buildTiled(const Hoisted &hoisted) {
   Value table = tensor::EmptyOp::create(
       nb, loc, ArrayRef<int64_t>{2, tile, width}, computeType);
   Value sinRow = arith::ConstantIndexOp::create(nb, loc, 1);
-  table =
-      scf::ForOp::create(
-          nb, loc, zero, count, one, ValueRange{table},
-          [&](OpBuilder &fb, Location, Value j, ValueRange args) {
-            SmallVector<Value> tokenIvs(ArrayRef<Value>(ivs).drop_back());
-            tokenIvs.push_back(arith::AddIOp::create(fb, loc, first, j));
-            auto [c, s] = cosSinOf(fb, loc, tokenIvs, hoisted);
-            if (interleaved)
-              std::tie(c, s) = spreadForInterleavedLanes(fb, loc, c, s);
-            Value next = writeVector(fb, loc, c, args.front(),
-                                     ValueRange{zero, j, zero});
-            next = writeVector(fb, loc, s, next, ValueRange{sinRow, j, zero});
-            scf::YieldOp::create(fb, loc, next);
-          })
-          .getResult(0);
+  // A named loop, then its result: clang-format 14 and 22 disagree on how to
+  // break `table = scf::ForOp::create(...).getResult(0)`.
+  auto tableLoop = scf::ForOp::create(
+      nb, loc, zero, count, one, ValueRange{table},
+      [&](OpBuilder &fb, Location, Value j, ValueRange args) {
+        SmallVector<Value> tokenIvs(ArrayRef<Value>(ivs).drop_back());
+        tokenIvs.push_back(arith::AddIOp::create(fb, loc, first, j));
+        auto [c, s] = cosSinOf(fb, loc, tokenIvs, hoisted);
+        if (interleaved)
+          std::tie(c, s) = spreadForInterleavedLanes(fb, loc, c, s);
+        Value next =
+            writeVector(fb, loc, c, args.front(), ValueRange{zero, j, zero});
+        next = writeVector(fb, loc, s, next, ValueRange{sinRow, j, zero});
+        scf::YieldOp::create(fb, loc, next);
+      });
+  table = tableLoop.getResult(0);
 
   // The tile: full rank (unit sizes on the other token dims, `count` on the
   // last), so the row loops know every dim's role from its position.

@@ -36,25 +36,14 @@ from typing import NamedTuple, Optional
 import ml_dtypes
 import numpy as np
 
-from . import _jit
+from . import _ir, _jit
 from ._jit import CompileError
 
 __all__ = ["jit", "CompiledModule", "CompiledFunction", "TensorType",
            "ScalarType", "default_pipeline", "FunctionNotFoundError"]
 
 #: Tensor element types a compiled function may take or return.
-_TENSOR_DTYPES = {
-    "f16": np.dtype(np.float16),
-    "bf16": np.dtype(ml_dtypes.bfloat16),
-    "f32": np.dtype(np.float32),
-    "f64": np.dtype(np.float64),
-    "i1": np.dtype(np.bool_),
-    "i8": np.dtype(np.int8),
-    "i16": np.dtype(np.int16),
-    "i32": np.dtype(np.int32),
-    "i64": np.dtype(np.int64),
-    "index": np.dtype(np.int64),
-}
+_TENSOR_DTYPES = _ir.DTYPES
 #: Scalar types (passed and returned by value). f16/bf16 scalars are not:
 #: ctypes has no half-precision type to pass in a vector register.
 _SCALAR_CTYPES = {

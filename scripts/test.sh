@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # The whole test suite: set-up (deps + build), the lit suite (dialect, passes,
 # pipelines, plugin, CPU execution), the downstream find_package project, the
-# Python tests (numerics, package, ONNX), and the sanitizer stage (lit and the
-# Python tests on an ASan+UBSan build, a short fuzz run; docs/RELIABILITY.md;
+# installed tools run from a temporary prefix (test/install), the Python tests
+# (numerics, package, ONNX), and the sanitizer stage (lit and the Python tests
+# on an ASan+UBSan build, a short fuzz run; docs/RELIABILITY.md;
 # ROPE_TEST_SANITIZERS=0 skips it). Ends with one summary line.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -25,6 +26,13 @@ bash "$ROOT/test/downstream/run.sh" "$BUILD" \
 downstream=$?
 tail -n 5 "$BUILD/test-results/downstream.log"
 [ $downstream -eq 0 ] || { status=1; cat "$BUILD/test-results/downstream.log"; }
+
+echo "== installed artifacts run from the prefix"
+bash "$ROOT/test/install/run.sh" "$BUILD" \
+  > "$BUILD/test-results/install.log" 2>&1
+install=$?
+tail -n 5 "$BUILD/test-results/install.log"
+[ $install -eq 0 ] || { status=1; cat "$BUILD/test-results/install.log"; }
 
 echo "== python tests"
 (cd "$ROOT" && "$PYTHON" -m pytest -q -p no:cacheprovider python/tests \
@@ -53,7 +61,8 @@ fi
 
 # Arguments after the first two: more JUnit files, and name=status checks
 # that count as one test each (0 passes).
-"$PYTHON" - "$BUILD/test-results" "$downstream" "${sanitizers[@]}" <<'PY'
+"$PYTHON" - "$BUILD/test-results" "$downstream" "install=$install" \
+  "${sanitizers[@]}" <<'PY'
 import sys, pathlib, xml.etree.ElementTree as ET
 passed = failed = skipped = 0
 results = pathlib.Path(sys.argv[1])

@@ -14,7 +14,8 @@ cmake -G Ninja -S "$HERE" -B "$OUT" \
   -DRopeMLIR_DIR="$PREFIX/lib/cmake/RopeMLIR" \
   -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir > /dev/null
 ninja -C "$OUT" > /dev/null
-"$OUT/rope-downstream" > "$OUT/output.mlir"
+# As a user runs it: no LD_LIBRARY_PATH (libMLIR.so by its RUNPATH).
+env -u LD_LIBRARY_PATH "$OUT/rope-downstream" > "$OUT/output.mlir"
 FileCheck=/usr/lib/llvm-22/bin/FileCheck
 "$FileCheck" "$HERE/expected.txt" --input-file "$OUT/output.mlir"
 echo "downstream: find_package(RopeMLIR) project built, ran and lowered rope.apply"

@@ -36,7 +36,7 @@ from typing import NamedTuple, Optional
 import ml_dtypes
 import numpy as np
 
-from . import _ir, _jit
+from . import _arrays, _ir, _jit
 from ._jit import CompileError
 
 __all__ = ["jit", "CompiledModule", "CompiledFunction", "TensorType",
@@ -293,6 +293,8 @@ class CompiledFunction:
             listed = ", ".join(t.text for t in self.arguments) or "none"
             raise TypeError(f"@{self.name} takes {len(self.arguments)} "
                             f"arguments ({listed}), got {len(args)}")
+        if _arrays.any_foreign(*args):
+            return self._call_dlpack(args)
         arrays, call_args = [], []
         for i, (expected, value) in enumerate(zip(self.arguments, args)):
             if isinstance(expected, TensorType):
@@ -325,6 +327,19 @@ class CompiledFunction:
         finally:
             self._free(values, arguments, adopted=owners)
         return outputs[0] if len(outputs) == 1 else outputs
+
+    def _call_dlpack(self, args):
+        """A call with DLPack arguments: each imported zero-copy (see
+        _arrays); tensor results come back as the array type of the first
+        array argument (numpy or DLPack)."""
+        names = [f"@{self.name} argument {i} ({t.text})"
+                 for i, t in enumerate(self.arguments)]
+        like = next(a for a in args if isinstance(a, np.ndarray) or
+                    _arrays.is_foreign(a))
+        outputs = self(*_arrays.import_all(names, args))
+        if isinstance(outputs, tuple):
+            return tuple(_arrays.wrap(o, like) for o in outputs)
+        return _arrays.wrap(outputs, like)
 
     def _result(self, i: int, expected: TensorType, desc, arguments,
                 owners) -> np.ndarray:

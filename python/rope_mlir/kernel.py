@@ -21,7 +21,7 @@ from typing import Optional
 import ml_dtypes
 import numpy as np
 
-from . import _ir, _jit
+from . import _arrays, _ir, _jit
 from ._jit import CompileError
 
 __all__ = ["KernelConfig", "Kernel", "emit", "compile", "apply",
@@ -37,6 +37,8 @@ _INT_DTYPES = {"i32": np.dtype(np.int32), "i64": np.dtype(np.int64)}
 _POSITION_FORMS = ("explicit", "offset", "row_offset", "none")
 _CACHE_FORMS = (None, "gathered", "pregathered")
 _I64 = np.iinfo(np.int64)
+_ARGUMENT_NAMES = ("x", "positions", "offset", "cos_cache", "sin_cache",
+                   "out")
 _BOOLS = (bool, np.bool_)
 
 
@@ -498,6 +500,10 @@ class Kernel:
 
     def __call__(self, x, positions=None, *, offset=0, cos_cache=None,
                  sin_cache=None, out=None):
+        if _arrays.any_foreign(x, positions, offset, cos_cache, sin_cache,
+                               out):
+            return self._call_dlpack(x, positions, offset, cos_cache,
+                                     sin_cache, out)
         c = self.config
         if not isinstance(x, np.ndarray):  # keep subclasses: out=x is x
             x = np.asarray(x)
@@ -644,6 +650,18 @@ class Kernel:
         self._function(*args)
         return x if c.inplace else out
 
+    def _call_dlpack(self, x, positions, offset, cos_cache, sin_cache, out):
+        """A call with DLPack arguments: each imported zero-copy (see
+        _arrays), the result returned as x's array type (out as passed)."""
+        arrays = _arrays.import_all(_ARGUMENT_NAMES, (
+            x, positions, offset, cos_cache, sin_cache, out))
+        result = self(arrays[0], arrays[1], offset=arrays[2],
+                      cos_cache=arrays[3], sin_cache=arrays[4],
+                      out=arrays[5])
+        if out is not None:
+            return out
+        return _arrays.wrap(result, x)
+
     @staticmethod
     def _keep(keep, array):
         desc = _jit.memref_descriptor(array)
@@ -728,6 +746,20 @@ def apply(x, positions=None, *, layout="half", rotary_dim=None, base=10000.0,
     or LongRoPE define one); an explicit value must equal a YaRN/LongRoPE
     scheme's, else ValueError.
     """
+    if _arrays.any_foreign(x, positions, offset, cos_cache, sin_cache, out):
+        # DLPack arguments: numpy views of the caller's memory (zero-copy);
+        # the result comes back as x's array type, out= as passed.
+        x_in, out_in = x, out
+        x, positions, offset, cos_cache, sin_cache, out = \
+            _arrays.import_all(_ARGUMENT_NAMES, (
+                x, positions, offset, cos_cache, sin_cache, out))
+        result = apply(
+            x, positions, layout=layout, rotary_dim=rotary_dim, base=base,
+            scaling=scaling, offset=offset, cos_cache=cos_cache,
+            sin_cache=sin_cache, inverse=inverse, token_dims=token_dims,
+            out=out, magnitude=magnitude, mrope_section=mrope_section,
+            mrope_interleaved=mrope_interleaved, threads=threads)
+        return out_in if out_in is not None else _arrays.wrap(result, x_in)
     mrope_interleaved = _flag(mrope_interleaved, "mrope_interleaved")
     inverse = _flag(inverse, "inverse")
     threads = _integer(threads, "threads")

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # The whole test suite: set-up (deps + build), the lit suite (dialect, passes,
 # pipelines, plugin, CPU execution), the downstream find_package project, the
-# installed tools run from a temporary prefix (test/install), the Python tests
+# installed tools run from a temporary prefix (test/install), the wheel
+# installed into a fresh venv and smoke-tested there (test/wheel), the Python tests
 # (numerics, package, ONNX), and the sanitizer stage (lit and the Python tests
 # on an ASan+UBSan build, a short fuzz run; docs/RELIABILITY.md;
 # ROPE_TEST_SANITIZERS=0 skips it). Ends with one summary line.
@@ -34,6 +35,13 @@ install=$?
 tail -n 5 "$BUILD/test-results/install.log"
 [ $install -eq 0 ] || { status=1; cat "$BUILD/test-results/install.log"; }
 
+echo "== the wheel, installed into a fresh venv"
+bash "$ROOT/test/wheel/run.sh" "$BUILD" \
+  > "$BUILD/test-results/wheel.log" 2>&1
+wheel=$?
+grep "^wheel: " "$BUILD/test-results/wheel.log"
+[ $wheel -eq 0 ] || { status=1; cat "$BUILD/test-results/wheel.log"; }
+
 echo "== python tests"
 (cd "$ROOT" && "$PYTHON" -m pytest -q -p no:cacheprovider python/tests \
   --junitxml="$BUILD/test-results/pytest.xml") || status=1
@@ -61,7 +69,7 @@ fi
 
 # Arguments after the first two: more JUnit files, and name=status checks
 # that count as one test each (0 passes).
-"$PYTHON" - "$BUILD/test-results" "$downstream" "install=$install" \
+"$PYTHON" - "$BUILD/test-results" "$downstream" "install=$install" "wheel=$wheel" \
   "${sanitizers[@]}" <<'PY'
 import sys, pathlib, xml.etree.ElementTree as ET
 passed = failed = skipped = 0

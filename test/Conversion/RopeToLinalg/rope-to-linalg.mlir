@@ -1,4 +1,6 @@
 // RUN: rope-opt %s --convert-rope-to-linalg -split-input-file | FileCheck %s --enable-var-scope
+// RUN: rope-opt %s --convert-rope-to-linalg -split-input-file | FileCheck %s --check-prefix=PORTABLE
+// PORTABLE-NOT: affine_map<{{.*}}-d{{[0-9]}}
 
 // Explicit positions [B, S] on [B, S, H, D], half layout: the cos/sin table is
 // computed over [B, S, P/2] only (never over heads), with the angle formed in
@@ -8,7 +10,7 @@
 // CHECK-DAG: #[[$FREQ:.+]] = affine_map<(d0, d1, d2) -> (d2)>
 // CHECK-DAG: #[[$TBL:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-DAG: #[[$ID:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
-// CHECK-DAG: #[[$PARTNER:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, -d3 + 1, d4)>
+// CHECK-DAG: #[[$MEMBER:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
 // CHECK-DAG: #[[$CS:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>
 // CHECK-LABEL: func.func @half_positions(
 //  CHECK-SAME:     %[[X:[^:]*]]: tensor<2x16x4x64xf32>, %[[P:[^:]*]]: tensor<2x16xi64>, %[[INIT:[^:]*]]: tensor<2x16x4x64xf32>)
@@ -36,12 +38,16 @@
 //   CHECK-NOT:   math.sin
 //       CHECK:   %[[XP:.*]] = tensor.expand_shape %[[X]] {{\[}}[0], [1], [2], [3, 4]] output_shape [2, 16, 4, 2, 32] : tensor<2x16x4x64xf32> into tensor<2x16x4x2x32xf32>
 //       CHECK:   %[[IP:.*]] = tensor.expand_shape %[[INIT]] {{\[}}[0], [1], [2], [3, 4]] output_shape [2, 16, 4, 2, 32] : tensor<2x16x4x64xf32> into tensor<2x16x4x2x32xf32>
-//       CHECK:   %[[ROT:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$PARTNER]], #[[$CS]], #[[$CS]], #[[$ID]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
-//  CHECK-SAME:       ins(%[[XP]], %[[XP]], %[[T]]#0, %[[T]]#1 : tensor<2x16x4x2x32xf32>, tensor<2x16x4x2x32xf32>, tensor<2x16x32xf32>, tensor<2x16x32xf32>) outs(%[[IP]] : tensor<2x16x4x2x32xf32>)
-//  CHECK-NEXT:   ^bb0(%[[SELF:[^:]*]]: f32, %[[PV:[^:]*]]: f32, %[[CV:[^:]*]]: f32, %[[SV:[^:]*]]: f32, %{{.*}}: f32):
+//       CHECK:   %[[X1:.*]] = tensor.extract_slice %[[XP]][0, 0, 0, 0, 0] [2, 16, 4, 1, 32] [1, 1, 1, 1, 1] : tensor<2x16x4x2x32xf32> to tensor<2x16x4x32xf32>
+//       CHECK:   %[[X2:.*]] = tensor.extract_slice %[[XP]][0, 0, 0, 1, 0] [2, 16, 4, 1, 32] [1, 1, 1, 1, 1] : tensor<2x16x4x2x32xf32> to tensor<2x16x4x32xf32>
+//       CHECK:   %[[ROT:.*]] = linalg.generic {indexing_maps = [#[[$MEMBER]], #[[$MEMBER]], #[[$CS]], #[[$CS]], #[[$ID]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
+//  CHECK-SAME:       ins(%[[X1]], %[[X2]], %[[T]]#0, %[[T]]#1 : tensor<2x16x4x32xf32>, tensor<2x16x4x32xf32>, tensor<2x16x32xf32>, tensor<2x16x32xf32>) outs(%[[IP]] : tensor<2x16x4x2x32xf32>)
+//  CHECK-NEXT:   ^bb0(%[[X1V:[^:]*]]: f32, %[[X2V:[^:]*]]: f32, %[[CV:[^:]*]]: f32, %[[SV:[^:]*]]: f32, %{{.*}}: f32):
 //       CHECK:     %[[K:.*]] = linalg.index 3 : index
 //       CHECK:     %[[ZERO:.*]] = arith.constant 0 : index
 //       CHECK:     %[[FIRST:.*]] = arith.cmpi eq, %[[K]], %[[ZERO]] : index
+//       CHECK:     %[[SELF:.*]] = arith.select %[[FIRST]], %[[X1V]], %[[X2V]] : f32
+//       CHECK:     %[[PV:.*]] = arith.select %[[FIRST]], %[[X2V]], %[[X1V]] : f32
 //       CHECK:     %[[NSV:.*]] = arith.negf %[[SV]] : f32
 //       CHECK:     %[[SSV:.*]] = arith.select %[[FIRST]], %[[NSV]], %[[SV]] : f32
 //       CHECK:     %[[XC:.*]] = arith.mulf %[[SELF]], %[[CV]] : f32
@@ -70,7 +76,7 @@ func.func @half_positions(%x: tensor<2x16x4x64xf32>, %p: tensor<2x16xi64>, %init
 //       CHECK:     %[[POS64:.*]] = arith.extsi %[[POSV]] : i32 to i64
 //       CHECK:     arith.sitofp %[[POS64]] : i64 to f64
 //       CHECK:   linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #[[$CS]], #[[$CS]], #{{.*}}]
-//  CHECK-SAME:       ins(%{{.*}}, %{{.*}}, %[[T]]#0, %[[T]]#1 : tensor<2x4x16x2x32xf32>, tensor<2x4x16x2x32xf32>, tensor<2x16x32xf32>, tensor<2x16x32xf32>)
+//  CHECK-SAME:       ins(%{{.*}}, %{{.*}}, %[[T]]#0, %[[T]]#1 : tensor<2x4x16x32xf32>, tensor<2x4x16x32xf32>, tensor<2x16x32xf32>, tensor<2x16x32xf32>)
 func.func @bhsd_token_dims(%x: tensor<2x4x16x64xf32>, %p: tensor<2x16xi32>, %init: tensor<2x4x16x64xf32>) -> tensor<2x4x16x64xf32> {
   %y = rope.apply ins(%x : tensor<2x4x16x64xf32>) positions(%p : tensor<2x16xi32>) outs(%init : tensor<2x4x16x64xf32>) {token_dims = array<i64: 0, 2>} -> tensor<2x4x16x64xf32>
   return %y : tensor<2x4x16x64xf32>
@@ -87,7 +93,7 @@ func.func @bhsd_token_dims(%x: tensor<2x4x16x64xf32>, %p: tensor<2x16xi32>, %ini
 // CHECK-DAG: #[[$FREQ:.+]] = affine_map<(d0, d1) -> (d1)>
 // CHECK-DAG: #[[$TBL:.+]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[$ID:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
-// CHECK-DAG: #[[$PARTNER:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, -d3 + 1)>
+// CHECK-DAG: #[[$MEMBER:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 // CHECK-DAG: #[[$CS:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d2)>
 // CHECK-LABEL: func.func @interleaved_partial_f16(
 //  CHECK-SAME:     %[[X:[^:]*]]: tensor<8x4x64xf16>, %[[INIT:[^:]*]]: tensor<8x4x64xf16>)
@@ -103,8 +109,10 @@ func.func @bhsd_token_dims(%x: tensor<2x4x16x64xf32>, %p: tensor<2x16xi32>, %ini
 //       CHECK:   %[[IR:.*]] = tensor.extract_slice %[[INIT]][0, 0, 0] [8, 4, 16] [1, 1, 1] : tensor<8x4x64xf16> to tensor<8x4x16xf16>
 //       CHECK:   %[[XP:.*]] = tensor.expand_shape %[[XR]] {{\[}}[0], [1], [2, 3]] output_shape [8, 4, 8, 2] : tensor<8x4x16xf16> into tensor<8x4x8x2xf16>
 //       CHECK:   %[[IP:.*]] = tensor.expand_shape %[[IR]] {{\[}}[0], [1], [2, 3]] output_shape [8, 4, 8, 2] : tensor<8x4x16xf16> into tensor<8x4x8x2xf16>
-//       CHECK:   %[[ROT:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$PARTNER]], #[[$CS]], #[[$CS]], #[[$ID]]]
-//  CHECK-SAME:       ins(%[[XP]], %[[XP]], %[[T]]#0, %[[T]]#1 : tensor<8x4x8x2xf16>, tensor<8x4x8x2xf16>, tensor<8x8xf32>, tensor<8x8xf32>) outs(%[[IP]] : tensor<8x4x8x2xf16>)
+//       CHECK:   %[[X1:.*]] = tensor.extract_slice %[[XP]][0, 0, 0, 0] [8, 4, 8, 1] [1, 1, 1, 1] : tensor<8x4x8x2xf16> to tensor<8x4x8xf16>
+//       CHECK:   %[[X2:.*]] = tensor.extract_slice %[[XP]][0, 0, 0, 1] [8, 4, 8, 1] [1, 1, 1, 1] : tensor<8x4x8x2xf16> to tensor<8x4x8xf16>
+//       CHECK:   %[[ROT:.*]] = linalg.generic {indexing_maps = [#[[$MEMBER]], #[[$MEMBER]], #[[$CS]], #[[$CS]], #[[$ID]]]
+//  CHECK-SAME:       ins(%[[X1]], %[[X2]], %[[T]]#0, %[[T]]#1 : tensor<8x4x8xf16>, tensor<8x4x8xf16>, tensor<8x8xf32>, tensor<8x8xf32>) outs(%[[IP]] : tensor<8x4x8x2xf16>)
 //  CHECK-NEXT:   ^bb0(%[[SELF:[^:]*]]: f16, %[[PV:[^:]*]]: f16, %{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f16):
 //       CHECK:     arith.extf %[[SELF]] : f16 to f32
 //       CHECK:     arith.extf %[[PV]] : f16 to f32
@@ -158,7 +166,7 @@ func.func @interleaved_partial_f16(%x: tensor<8x4x64xf16>, %init: tensor<8x4x64x
 //       CHECK:     linalg.yield %[[CS]]#0, %[[CS]]#1 : f32, f32
 //   CHECK-NOT:   math.cos
 //       CHECK:   linalg.generic
-//  CHECK-SAME:       ins(%{{.*}}, %{{.*}}, %[[T]]#0, %[[T]]#1 : tensor<8x4x2x32xbf16>, tensor<8x4x2x32xbf16>, tensor<8x32xf32>, tensor<8x32xf32>)
+//  CHECK-SAME:       ins(%{{.*}}, %{{.*}}, %[[T]]#0, %[[T]]#1 : tensor<8x4x32xbf16>, tensor<8x4x32xbf16>, tensor<8x32xf32>, tensor<8x32xf32>)
 //  CHECK-NEXT:   ^bb0(%[[SELF:[^:]*]]: bf16, %[[PV:[^:]*]]: bf16,
 //       CHECK:     arith.extf %[[SELF]] : bf16 to f32
 //       CHECK:     arith.extf %[[PV]] : bf16 to f32
@@ -179,7 +187,7 @@ func.func @gathered_cache_bf16(%x: tensor<8x4x64xbf16>, %p: tensor<8xi64>, %cos:
 //   CHECK-NOT:   tensor.empty
 //   CHECK-NOT:   math.cos
 //       CHECK:   linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #[[$CS]], #[[$CS]], #{{.*}}]
-//  CHECK-SAME:       ins(%{{.*}}, %{{.*}}, %[[COS]], %[[SIN]] : tensor<2x16x4x2x32xf32>, tensor<2x16x4x2x32xf32>, tensor<2x16x32xf32>, tensor<2x16x32xf32>)
+//  CHECK-SAME:       ins(%{{.*}}, %{{.*}}, %[[COS]], %[[SIN]] : tensor<2x16x4x32xf32>, tensor<2x16x4x32xf32>, tensor<2x16x32xf32>, tensor<2x16x32xf32>)
 //   CHECK-NOT:   linalg.generic
 //       CHECK:   return
 func.func @pregathered_cache(%x: tensor<2x16x4x64xf32>, %cos: tensor<2x16x32xf32>, %sin: tensor<2x16x32xf32>, %init: tensor<2x16x4x64xf32>) -> tensor<2x16x4x64xf32> {
@@ -205,7 +213,7 @@ func.func @pregathered_cache(%x: tensor<2x16x4x64xf32>, %cos: tensor<2x16x32xf32
 //       CHECK:     %[[NS:.*]] = arith.negf %[[SA]] : f32
 //       CHECK:     linalg.yield %[[CA]], %[[NS]] : f32, f32
 //       CHECK:   linalg.generic
-//  CHECK-SAME:       ins(%{{.*}}, %{{.*}}, %[[T]]#0, %[[T]]#1 : tensor<2x16x4x2x32xf32>, tensor<2x16x4x2x32xf32>, tensor<2x16x32xf32>, tensor<2x16x32xf32>)
+//  CHECK-SAME:       ins(%{{.*}}, %{{.*}}, %[[T]]#0, %[[T]]#1 : tensor<2x16x4x32xf32>, tensor<2x16x4x32xf32>, tensor<2x16x32xf32>, tensor<2x16x32xf32>)
 func.func @pregathered_cache_convert(%x: tensor<2x16x4x64xf32>, %cos: tensor<2x16x32xf16>, %sin: tensor<2x16x32xf16>, %init: tensor<2x16x4x64xf32>) -> tensor<2x16x4x64xf32> {
   %y = rope.apply ins(%x : tensor<2x16x4x64xf32>) cache(%cos, %sin : tensor<2x16x32xf16>, tensor<2x16x32xf16>) outs(%init : tensor<2x16x4x64xf32>) {magnitude = 0.5, inverse} -> tensor<2x16x4x64xf32>
   return %y : tensor<2x16x4x64xf32>
@@ -232,7 +240,7 @@ func.func @pregathered_cache_convert(%x: tensor<2x16x4x64xf32>, %cos: tensor<2x1
 //       CHECK:     %[[NS:.*]] = arith.negf %[[SA]] : f64
 //       CHECK:     linalg.yield %[[CA]], %[[NS]] : f64, f64
 //       CHECK:   linalg.generic
-//  CHECK-SAME:       ins(%{{.*}}, %{{.*}}, %[[T]]#0, %[[T]]#1 : tensor<8x2x2x2xf64>, tensor<8x2x2x2xf64>, tensor<8x2xf64>, tensor<8x2xf64>)
+//  CHECK-SAME:       ins(%{{.*}}, %{{.*}}, %[[T]]#0, %[[T]]#1 : tensor<8x2x2xf64>, tensor<8x2x2xf64>, tensor<8x2xf64>, tensor<8x2xf64>)
 //  CHECK-NEXT:   ^bb0(%{{.*}}: f64, %{{.*}}: f64, %{{.*}}: f64, %{{.*}}: f64, %{{.*}}: f64):
 //   CHECK-NOT:     arith.extf
 //   CHECK-NOT:     arith.truncf
@@ -260,7 +268,7 @@ func.func @f64_magnitude_inverse(%x: tensor<8x2x4xf64>, %init: tensor<8x2x4xf64>
 //       CHECK:     %[[POS:.*]] = arith.addi %[[O64]], %[[S64]] : i64
 //       CHECK:     arith.sitofp %[[POS]] : i64 to f64
 //       CHECK:   linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #[[$CS]], #[[$CS]], #{{.*}}]
-//  CHECK-SAME:       ins(%{{.*}}, %{{.*}}, %[[T]]#0, %[[T]]#1 : tensor<2x8x4x2x32xf32>, tensor<2x8x4x2x32xf32>, tensor<2x8x32xf32>, tensor<2x8x32xf32>)
+//  CHECK-SAME:       ins(%{{.*}}, %{{.*}}, %[[T]]#0, %[[T]]#1 : tensor<2x8x4x32xf32>, tensor<2x8x4x32xf32>, tensor<2x8x32xf32>, tensor<2x8x32xf32>)
 func.func @per_row_offset(%x: tensor<2x8x4x64xf32>, %o: tensor<2xi32>, %init: tensor<2x8x4x64xf32>) -> tensor<2x8x4x64xf32> {
   %y = rope.apply ins(%x : tensor<2x8x4x64xf32>) offset(%o : tensor<2xi32>) outs(%init : tensor<2x8x4x64xf32>) -> tensor<2x8x4x64xf32>
   return %y : tensor<2x8x4x64xf32>
@@ -283,7 +291,7 @@ func.func @per_row_offset(%x: tensor<2x8x4x64xf32>, %o: tensor<2xi32>, %init: te
 //       CHECK:     %[[POS:.*]] = arith.addi %[[O64]], %[[S64]] : i64
 //       CHECK:     arith.sitofp %[[POS]] : i64 to f64
 //       CHECK:   linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #[[$CS]], #[[$CS]], #{{.*}}]
-//  CHECK-SAME:       ins(%{{.*}}, %{{.*}}, %[[T]]#0, %[[T]]#1 : tensor<2x8x4x2x32xf32>, tensor<2x8x4x2x32xf32>, tensor<8x32xf32>, tensor<8x32xf32>)
+//  CHECK-SAME:       ins(%{{.*}}, %{{.*}}, %[[T]]#0, %[[T]]#1 : tensor<2x8x4x32xf32>, tensor<2x8x4x32xf32>, tensor<8x32xf32>, tensor<8x32xf32>)
 func.func @scalar_offset_tensor(%x: tensor<2x8x4x64xf32>, %o: tensor<i32>, %init: tensor<2x8x4x64xf32>) -> tensor<2x8x4x64xf32> {
   %y = rope.apply ins(%x : tensor<2x8x4x64xf32>) offset(%o : tensor<i32>) outs(%init : tensor<2x8x4x64xf32>) -> tensor<2x8x4x64xf32>
   return %y : tensor<2x8x4x64xf32>
@@ -307,8 +315,10 @@ func.func @scalar_offset_tensor(%x: tensor<2x8x4x64xf32>, %o: tensor<i32>, %init
 //       CHECK:   %[[XR:.*]] = tensor.extract_slice %[[X]][0, 0, 0, 0] [%[[D0]], %[[D1]], 4, 32] [1, 1, 1, 1] : tensor<?x?x4x64xf32> to tensor<?x?x4x32xf32>
 //       CHECK:   tensor.extract_slice %[[INIT]][0, 0, 0, 0]
 //       CHECK:   %[[XP:.*]] = tensor.expand_shape %[[XR]] {{\[}}[0], [1], [2], [3, 4]] output_shape [%[[D0]], %[[D1]], 4, 2, 16] : tensor<?x?x4x32xf32> into tensor<?x?x4x2x16xf32>
+//       CHECK:   %[[X1:.*]] = tensor.extract_slice %[[XP]][0, 0, 0, 0, 0]
+//       CHECK:   %[[X2:.*]] = tensor.extract_slice %[[XP]][0, 0, 0, 1, 0]
 //       CHECK:   %[[ROT:.*]] = linalg.generic
-//  CHECK-SAME:       ins(%[[XP]], %[[XP]], %[[T]]#0, %[[T]]#1 : tensor<?x?x4x2x16xf32>, tensor<?x?x4x2x16xf32>, tensor<?x16xf32>, tensor<?x16xf32>)
+//  CHECK-SAME:       ins(%[[X1]], %[[X2]], %[[T]]#0, %[[T]]#1 : tensor<?x?x4x16xf32>, tensor<?x?x4x16xf32>, tensor<?x16xf32>, tensor<?x16xf32>)
 //       CHECK:   tensor.collapse_shape %[[ROT]]
 //       CHECK:   %[[INS:.*]] = tensor.insert_slice %{{.*}} into %[[INIT]][0, 0, 0, 0] [%{{.*}}, %{{.*}}, 4, 32] [1, 1, 1, 1] : tensor<?x?x4x32xf32> into tensor<?x?x4x64xf32>
 //       CHECK:   tensor.extract_slice %[[X]][0, 0, 0, 32]

@@ -13,8 +13,9 @@
 //      and the constant frequency table, or gathered from a cache;
 //   2. a *rotation* (one linalg.generic) over the rotated channels viewed as
 //      pairs ([..., 2, P/2] for `half`, [..., P/2, 2] for `interleaved`,
-//      through tensor.expand_shape), each element reading itself and its
-//      partner;
+//      through tensor.expand_shape), reading the two members of each pair as
+//      two slices through maps that drop the member dim (projected
+//      permutations only: upstream's vectorizer and IREE take them);
 //   3. tensor.insert_slice of the rotated channels and of the pass-through
 //      channels [P, D) into the destination.
 // The table is indexed only by the dims positions depend on, so the trig is
@@ -334,19 +335,41 @@ Value RopeDecomposer::build() {
   Value pairsIn = expand(rotatedIn);
   Value pairsInit = expand(rotatedInit);
 
-  // One generic over [..., pair member k, pair j] (in layout order). Element
-  // k of a pair reads itself and its partner 1 - k:
-  //   k = 0: y = x*c - partner*s      k = 1: y = x*c + partner*s
-  // i.e. the complex product (x1 + i x2)(c + i s). The partner map
-  // `1 - k` keeps a single output, so the destination is written in place
+  // One generic over [..., pair member k, pair j] (in layout order) with a
+  // single identity-mapped output, so the destination is written in place
   // (two outputs into two slices of one tensor would bufferize to a copy).
+  // The two members are read as two operands, the slices k = 0 and k = 1 of
+  // the pairs, through maps that drop k: projected permutations only, which
+  // upstream's vectorizer and other MLIR compilers (IREE) take. Member k
+  // rotates itself with its partner (rotatePairMember):
+  //   k = 0: y = fma(x2, -s, x1 c)      k = 1: y = fma(x1, s, x2 c)
+  // i.e. the complex product (x1 + i x2)(c + i s).
   unsigned numLoops = rank + 1;
   unsigned memberLoop = half ? rank - 1 : rank;
   unsigned pairLoop = half ? rank : rank - 1;
+  auto member = [&](int64_t k) {
+    // Pairs [..., 2, P/2] or [..., P/2, 2] -> member k: [..., P/2].
+    int64_t pairsRank = rank + 1;
+    SmallVector<OpFoldResult> offsets(pairsRank, b.getIndexAttr(0));
+    SmallVector<OpFoldResult> strides(pairsRank, b.getIndexAttr(1));
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, pairsIn);
+    offsets[memberLoop] = b.getIndexAttr(k);
+    sizes[memberLoop] = b.getIndexAttr(1);
+    SmallVector<int64_t> shape(
+        cast<RankedTensorType>(pairsIn.getType()).getShape());
+    shape.erase(shape.begin() + memberLoop);
+    auto type = RankedTensorType::get(shape, elementType);
+    return tensor::ExtractSliceOp::create(b, loc, type, pairsIn, offsets, sizes,
+                                          strides)
+        .getResult();
+  };
+  Value firstMembers = member(0), secondMembers = member(1);
   AffineMap identity = AffineMap::getMultiDimIdentityMap(numLoops, ctx);
-  SmallVector<AffineExpr> partnerExprs(identity.getResults());
-  partnerExprs[memberLoop] = 1 - getAffineDimExpr(memberLoop, ctx);
-  AffineMap partnerMap = AffineMap::get(numLoops, 0, partnerExprs, ctx);
+  SmallVector<AffineExpr> memberExprs;
+  for (unsigned loop = 0; loop < numLoops; ++loop)
+    if (loop != memberLoop)
+      memberExprs.push_back(getAffineDimExpr(loop, ctx));
+  AffineMap memberMap = AffineMap::get(numLoops, 0, memberExprs, ctx);
   SmallVector<AffineExpr> tableExprs;
   for (int64_t d : table.inputDims)
     tableExprs.push_back(getAffineDimExpr(d, ctx));
@@ -356,16 +379,19 @@ Value RopeDecomposer::build() {
                                              utils::IteratorType::parallel);
   auto rotation = linalg::GenericOp::create(
       b, loc, TypeRange{pairsInit.getType()},
-      ValueRange{pairsIn, pairsIn, table.cos, table.sin}, ValueRange{pairsInit},
-      {identity, partnerMap, tableMap, tableMap, identity}, iterators,
+      ValueRange{firstMembers, secondMembers, table.cos, table.sin},
+      ValueRange{pairsInit},
+      {memberMap, memberMap, tableMap, tableMap, identity}, iterators,
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value self = convertFloat(nb, nloc, args[0], computeType);
-        Value partner = convertFloat(nb, nloc, args[1], computeType);
+        Value x1 = convertFloat(nb, nloc, args[0], computeType);
+        Value x2 = convertFloat(nb, nloc, args[1], computeType);
         Value c = args[2], s = args[3];
-        Value member = linalg::IndexOp::create(nb, nloc, memberLoop);
+        Value k = linalg::IndexOp::create(nb, nloc, memberLoop);
         Value zero = arith::ConstantIndexOp::create(nb, nloc, 0);
-        Value isFirst = arith::CmpIOp::create(
-            nb, nloc, arith::CmpIPredicate::eq, member, zero);
+        Value isFirst =
+            arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::eq, k, zero);
+        Value self = arith::SelectOp::create(nb, nloc, isFirst, x1, x2);
+        Value partner = arith::SelectOp::create(nb, nloc, isFirst, x2, x1);
         // The member's half of rotatePair, with the same rounding.
         Value y = rotatePairMember(nb, nloc, self, partner, c, s, isFirst);
         linalg::YieldOp::create(nb, nloc,

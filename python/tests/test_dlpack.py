@@ -142,3 +142,23 @@ def test_jit_functions_take_dlpack_arguments():
     assert scale == 2.5
     with pytest.raises(ValueError, match=r"^@scale argument 0 .* device"):
         f(Producer(a, device=(2, 0)), 1.0)
+
+
+def test_read_only_or_undersized_out_is_refused():
+    """Bad out= through DLPack never reaches the kernel: a read-only export
+    (a read-only numpy buffer exports a read-only versioned capsule) and an
+    out of the wrong shape are refused naming `out`, and x is untouched."""
+    x = _x()
+    before = x.copy()
+    frozen = np.zeros_like(x)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match=r"out"):
+        rope_mlir.apply(Producer(x), out=Producer(frozen))
+    assert not frozen.any()
+    small = np.zeros(x.shape[:-1] + (4,), x.dtype)
+    with pytest.raises(ValueError, match=r"out"):
+        rope_mlir.apply(Producer(x), out=Producer(small))
+    assert not small.any()
+    assert x.tobytes() == before.tobytes()
+    with pytest.raises(ValueError):
+        _arrays.to_numpy(Producer(x, device=(2, 0)), "x")

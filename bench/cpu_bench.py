@@ -95,6 +95,8 @@ TARGET_VS_CXX = 1.0        # C++ loop / raw kernel (both through ctypes)
 TARGET_COMPUTED_VS_CACHE = 1.10
 # decode shapes: raw time not explained by moving the bytes
 TARGET_DECODE_OVERHEAD_US = 2.0
+# decode shapes, single thread: Kernel.__call__ costs at most two numpy ufunc calls on x (issue 16)
+TARGET_CALL_VS_UFUNC2 = 1.0
 
 # The copy is a bandwidth ceiling only where moving the bytes, not the call, sets its time: its best
 # sample less the empty call's must take at least this long (>= 20x the ~1 µs ctypes call floor). Below
@@ -444,6 +446,7 @@ class Row:
     cxx: Stat
     other_raw: Stat       # ours raw, the other cos/sin form, same threads
     inplace: Optional[Stat]  # ours raw, computed, rotating x in place (out=x), same threads
+    ufunc2: Optional[Stat] = None  # decode, 1 thread: two np.multiply(x, 1.0, out=out) calls
 
 
 def progress(message: str):
@@ -564,6 +567,9 @@ def run_config(shape: Shape, dtype: str, layout: str, thread_counts: List[int], 
 
         if threads == 1:
             fns["numpy"] = lambda: numpy_hf(x, positions, cos, sin, interleaved, shape.heads_outer)
+            if shape.decode:
+                # The public call's yardstick: two numpy ufunc calls on the same arrays.
+                fns["2 ufunc"] = lambda: (np.multiply(x, 1.0, out=out), np.multiply(x, 1.0, out=out))
             t = measure_interleaved(fns, timing)
             t_numpy = t["numpy"]
         else:
@@ -577,7 +583,8 @@ def run_config(shape: Shape, dtype: str, layout: str, thread_counts: List[int], 
         for form, other in (("computed", "cache"), ("cache", "computed")):
             rows.append(Row(shape, dtype, layout, form, threads, nbytes, t[f"raw {form}"], t[f"call {form}"],
                             t[f"apply {form}"], t["copy"], t["empty"], t.get("ORT "), t.get("ORT com.microsoft"),
-                            t_numpy, t["cxx"], t[f"raw {other}"], t["in place"] if form == "computed" else None))
+                            t_numpy, t["cxx"], t[f"raw {other}"], t["in place"] if form == "computed" else None,
+                            t.get("2 ufunc")))
     return rows
 
 
@@ -592,6 +599,7 @@ TARGETS = [
     Target("of copy", f"≥ {TARGET_BW_FRACTION:.2f}, large shapes"),
     Target("comp/cache", f"≤ {TARGET_COMPUTED_VS_CACHE:.2f}, large shapes, computed rows"),
     Target("ovh µs", f"< {TARGET_DECODE_OVERHEAD_US:g} µs, decode shapes"),
+    Target("call/2uf", f"≤ {TARGET_CALL_VS_UFUNC2:.2f}, decode shapes, 1 thread"),
     Target("ORT23/call", f"≥ {TARGET_VS_ORT:g}, large shapes"),
     Target("ORTms/call", f"≥ {TARGET_VS_ORT:g}, large shapes"),
     Target("C++/raw", f"≥ {TARGET_VS_CXX:g}, large shapes"),
@@ -674,6 +682,16 @@ def overhead_cell(r: Row) -> Cell:
     return Cell(f"≤{_us(r.raw.median)}", target=True, verdict=verdict)
 
 
+def call_cells(r: Row) -> List[Cell]:
+    """Decode, single thread: two numpy ufunc calls on x, and the public call's time over theirs (medians
+    of the same interleaved rounds; no verdict when another process held a core)."""
+    if r.ufunc2 is None:
+        return [Cell("—"), Cell("—")]
+    ratio = r.call.median / r.ufunc2.median
+    return [Cell(_us(r.ufunc2.median)),
+            ratio_cell(ratio, lambda v: v <= TARGET_CALL_VS_UFUNC2, applies=True, judge=not contended(r))]
+
+
 KEY_COLUMNS = ["shape", "dtype", "layout", "cos/sin", "thr"]
 
 
@@ -683,7 +701,7 @@ def key_cells(r: Row) -> List[Cell]:
 
 def ours_table(title: str, rows: List[Row]) -> Table:
     header = KEY_COLUMNS + ["raw µs", "call µs", "apply µs", "GB/s", "copy µs", "floor µs", "of copy",
-                            "comp/cache", "ovh µs", "in place µs", "in place of copy"]
+                            "comp/cache", "ovh µs", "in place µs", "in place of copy", "2 ufunc µs", "call/2uf"]
     lines = []
     for r in rows:
         large = not r.shape.decode
@@ -702,7 +720,7 @@ def ours_table(title: str, rows: List[Row]) -> Table:
             Cell(_us(r.raw.median)), Cell(_us(r.call.median)), Cell(_us(r.apply.median)),
             Cell(f"{r.bytes / r.raw.median / 1e9:.1f}"), Cell(_us(r.copy.best)),
             Cell(_us(r.empty.best) + (" !" if contended(r) else "")), of_copy, comp, overhead_cell(r),
-            Cell(_us(r.inplace.median) if r.inplace else "—"), Cell(inplace_of_copy)])
+            Cell(_us(r.inplace.median) if r.inplace else "—"), Cell(inplace_of_copy)] + call_cells(r))
     return Table(title, header, lines)
 
 

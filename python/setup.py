@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Build hook for the wheel (issue 16): `pip wheel python/` runs
-`cmake --build <build dir> --target RopeJit` and copies libRopeJit.so, its
-symbol table and debug information stripped (about 170 MB, 50 MB
-compressed: MLIR and LLVM are linked in), into rope_mlir/_lib/, where
-_jit.library_path() looks first. The build directory is
+`cmake --build <build dir> --target RopeJit RopeKernelCall` and copies
+libRopeJit.so, its symbol table and debug information stripped (about 170
+MB, 50 MB compressed: MLIR and LLVM are linked in), and the fast-call
+extension _kernel_call.abi3.so (CPython's stable ABI, 3.11+) into
+rope_mlir/_lib/, where _jit.library_path() looks first. The build directory is
 $ROPE_MLIR_BUILD_DIR (an absolute path), else the checkout's build/; when it
 holds no configured build, it is configured first, as scripts/setup.sh does
 (a build from scratch: an hour or more on two cores). The editable install
@@ -37,7 +38,7 @@ def _build_dir() -> pathlib.Path:
     return build
 
 
-def _build_library() -> pathlib.Path:
+def _build_libraries() -> list:
     build = _build_dir()
     if not (build / "CMakeCache.txt").exists():
         subprocess.check_call([
@@ -47,8 +48,9 @@ def _build_library() -> pathlib.Path:
             f"-DMLIR_DIR={LLVM}/lib/cmake/mlir",
             f"-DLLVM_EXTERNAL_LIT={LLVM}/bin/lit"])
     subprocess.check_call(["cmake", "--build", str(build),
-                           "--target", "RopeJit"])
-    return build / "lib" / "libRopeJit.so"
+                           "--target", "RopeJit", "RopeKernelCall"])
+    return [build / "lib" / "libRopeJit.so",
+            build / "lib" / "_kernel_call.abi3.so"]
 
 
 class BuildPyWithLibrary(build_py):
@@ -56,16 +58,16 @@ class BuildPyWithLibrary(build_py):
         super().run()
         if getattr(self, "editable_mode", False):
             return
-        library = _build_library()
         target = pathlib.Path(self.build_lib) / "rope_mlir" / "_lib"
         target.mkdir(parents=True, exist_ok=True)
-        out = target / "libRopeJit.so"
         strip = shutil.which("llvm-strip-22") or shutil.which("strip")
-        if strip:
-            subprocess.check_call([strip, "--strip-unneeded", "-o", str(out),
-                                   str(library)])
-        else:
-            shutil.copy2(library, out)
+        for library in _build_libraries():
+            out = target / library.name
+            if strip:
+                subprocess.check_call([strip, "--strip-unneeded", "-o",
+                                       str(out), str(library)])
+            else:
+                shutil.copy2(library, out)
 
 
 class BinaryDistribution(Distribution):
@@ -78,7 +80,9 @@ class BinaryDistribution(Distribution):
 class PlatformWheel(bdist_wheel):
     """py3-none-linux_x86_64: the package carries a shared library (loaded
     with ctypes, so no CPython ABI), built on Debian 12 (glibc 2.36) and not
-    checked by auditwheel, hence no manylinux tag."""
+    checked by auditwheel, hence no manylinux tag. The fast-call extension
+    beside it is optional: only CPython 3.11+ loads it (its stable ABI); any
+    other Python calls kernels through ctypes, so the wheel claims no ABI."""
 
     def get_tag(self):
         _, _, platform = super().get_tag()

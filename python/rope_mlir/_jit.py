@@ -20,7 +20,8 @@ import numpy as np
 
 __all__ = ["CompileError", "library_path", "compile_module", "lower",
            "scaling_attributes", "ScalingAttributes", "JitModule",
-           "memref_descriptor", "is_registered", "READ_ONLY_ARGUMENTS"]
+           "memref_descriptor", "is_registered", "READ_ONLY_ARGUMENTS",
+           "kernel_call_module"]
 
 #: ropeJitCompileWithFlags: mark the public functions' tensor arguments
 #: `bufferization.writable = false`, so compiled code never writes them.
@@ -93,6 +94,39 @@ def _library():
             lib.ropeJitFreeString.argtypes = [ctypes.c_void_p]
             _lib = lib
         return _lib
+
+
+_kernel_call = None
+_kernel_call_loaded = False
+
+
+def kernel_call_module():
+    """The checked fast call of compiled kernels (lib/Runtime/KernelCall.cpp,
+    the extension `_kernel_call.abi3.so` next to libRopeJit.so), or None when
+    it is absent (built without Python headers) or ROPE_MLIR_FAST_CALL=0:
+    kernels are then called through ctypes, with the same checks."""
+    global _kernel_call, _kernel_call_loaded
+    with _lib_lock:
+        if not _kernel_call_loaded:
+            _kernel_call_loaded = True
+            if os.environ.get("ROPE_MLIR_FAST_CALL", "1") != "0":
+                _kernel_call = _load_kernel_call()
+        return _kernel_call
+
+
+def _load_kernel_call():
+    import importlib.util
+    import sys
+    path = library_path().parent / "_kernel_call.abi3.so"
+    # The extension uses CPython's stable ABI of 3.11.
+    if sys.implementation.name != "cpython" or sys.version_info < (3, 11) \
+            or not path.exists():
+        return None
+    spec = importlib.util.spec_from_file_location(
+        "rope_mlir._kernel_call", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _take_string(lib, pointer) -> str:

@@ -482,6 +482,31 @@ class Kernel:
         dims = config.resolved_token_dims()
         self._token_sizes = (operator.itemgetter(*dims) if len(dims) > 1 else
                              (lambda shape, d=dims[0]: (shape[d],)))
+        self._inplace = config.inplace
+        self._plan = self._make_plan(address, dims)
+
+    def _make_plan(self, address: int, token_dims):
+        """The C++ fast call for this configuration, or None (no extension,
+        or a configuration it does not take: rank > 12)."""
+        module = _jit.kernel_call_module()
+        if module is None:
+            return None
+        c = self.config
+
+        def element(dtype):
+            return None if dtype is None else (dtype, dtype.itemsize)
+
+        def shape(value):
+            return None if value is None else tuple(int(v) for v in value)
+
+        return module.make_plan(
+            address, np.ndarray, c.inplace, c.rank, c.head_dim,
+            tuple(token_dims), element(self._dtype), shape(c.static_shape),
+            _POSITION_FORMS.index(c.positions), element(self._positions_dtype),
+            c.mrope is not None, shape(c.static_positions_shape),
+            element(_INT_DTYPES["i64"]), shape(c.static_offset_shape),
+            _CACHE_FORMS.index(c.cache), element(self._cache_dtype), self._pairs,
+            shape(c.static_cache_shape))
 
     # -- argument checking -------------------------------------------------
     def _fail(self, message: str, shapes: dict):
@@ -500,6 +525,29 @@ class Kernel:
 
     def __call__(self, x, positions=None, *, offset=0, cos_cache=None,
                  sin_cache=None, out=None):
+        """Rotates x (see the class docstring for the checks). A call whose
+        arguments are exactly what the kernel was compiled for (numpy
+        arrays of its dtypes and shapes, C-contiguous and aligned, out=
+        writeable and apart from the inputs) is checked and run in C++ by
+        the plan (lib/Runtime/KernelCall.cpp); any other call, and every
+        error, takes the Python path below."""
+        plan = self._plan
+        if plan is not None:
+            if out is None and not self._inplace and \
+                    x.__class__ is np.ndarray:
+                result = plan(x, positions, offset, cos_cache, sin_cache,
+                              np.empty(x.shape, self._dtype))
+            else:
+                result = plan(x, positions, offset, cos_cache, sin_cache, out)
+            if result is not None:
+                return result
+        return self._checked_call(x, positions, offset, cos_cache, sin_cache,
+                                  out)
+
+    def _checked_call(self, x, positions, offset, cos_cache, sin_cache, out):
+        """Every check in Python (converting what may be converted), then the
+        kernel through ctypes: the path for DLPack producers, lists,
+        non-contiguous inputs, the other integer types, and errors."""
         if _arrays.any_foreign(x, positions, offset, cos_cache, sin_cache,
                                out):
             return self._call_dlpack(x, positions, offset, cos_cache,

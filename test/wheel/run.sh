@@ -32,6 +32,7 @@ esac
 import sys, zipfile
 names = zipfile.ZipFile(sys.argv[1]).namelist()
 assert "rope_mlir/_lib/libRopeJit.so" in names, "no rope_mlir/_lib/libRopeJit.so"
+assert "rope_mlir/_lib/_kernel_call.abi3.so" in names, "no rope_mlir/_lib/_kernel_call.abi3.so"
 PY
 
 SECONDS=0

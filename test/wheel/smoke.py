@@ -18,6 +18,11 @@ print("rope_mlir:", package)
 print("libRopeJit.so:", library)
 assert venv in package.parents, f"rope_mlir is not the venv's: {package}"
 assert library.parent == package.parent / "_lib", library
+# The C++ fast call comes from the wheel too, and kernels use it.
+fast = _jit.kernel_call_module()
+print("fast call:", fast.__file__ if fast else None)
+assert fast is not None and \
+    pathlib.Path(fast.__file__).resolve().parent == library.parent, fast
 
 
 def close(actual, expected, what):
@@ -48,6 +53,9 @@ error = reference.relative_error(
     y, reference.apply(x32, pos, layout="interleaved"))
 print(f"compile(KernelConfig f32 interleaved): relative error {error:.2e}")
 assert error <= 1e-5
+out = np.empty_like(x32)
+assert kernel._plan(x32, pos, 0, None, None, out) is out, "plan declined"
+assert np.array_equal(out, y), "the fast call and the first call differ"
 
 spec = rope_mlir.from_hf_config({
     "model_type": "llama", "hidden_size": 256, "num_attention_heads": 4,

@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""Every token layout against the copy bandwidth, single thread (issue 18).
+
+    python3 bench/layout_bench.py                  # f32, every layout and position form (~1 min)
+    python3 bench/layout_bench.py --dtypes f32,bf16 --layouts BHSD --forms positions,cache
+    python3 bench/layout_bench.py --repeat 3       # the whole table three times, then the medians
+
+One large shape, 4096 tokens of 32 heads of D = 128, in three memory layouts:
+  BSHD  [1, 4096, 32, 128]  token dims (0, 1): a token's heads are contiguous (the default);
+  BHSD  [1, 32, 4096, 128]  token dims (0, 2): Hugging Face's layout, a token's heads S·D apart;
+  flat  [4096, 32·128]      vLLM's flat q/k: a zero-copy view [4096, 32, 128] (token dim 0) is what the
+                            kernel sees (rope.apply's head dim is the last dim);
+and four position/cos-sin forms: explicit positions [B, S] (i64), a scalar offset, a per-row offset
+[B] (two token dims only: not flat), and f32 cos/sin caches [8192, 64] gathered by explicit positions.
+
+Per row it times, in interleaved rounds (bench/cpu_bench.py's measure_interleaved), the compiled kernel
+called through ctypes with prebuilt descriptors (cpu_bench's `raw`; the scalar offset, an i64 argument,
+through Kernel.__call__, a few µs more) and the same-bytes STREAM copy of bench/cpp/rope_baseline.cpp
+(the ceiling). It prints `of copy` = best copy time / median kernel time (cpu_bench's convention and
+target: >= 0.85 on large shapes) and `best of copy` = best copy / best kernel time (each as undisturbed
+as the run saw it: less sensitive to another process taking the memory bus on a shared machine).
+Outputs are checked against the float64 reference first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import statistics
+import sys
+import tempfile
+import zlib
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "python"))
+
+import cpu_bench  # noqa: E402
+import rope_mlir  # noqa: E402
+from rope_mlir import reference  # noqa: E402
+
+SEQ, HEADS, D, CACHE_ROWS, BASE = 4096, 32, 128, 8192, 10000.0
+LAYOUTS = ("BSHD", "BHSD", "flat")
+FORMS = ("positions", "offset", "row_offset", "cache")
+
+
+def kernel_shape(layout: str):
+    """The array the kernel sees and its token dims."""
+    if layout == "BSHD":
+        return (1, SEQ, HEADS, D), None
+    if layout == "BHSD":
+        return (1, HEADS, SEQ, D), (0, 2)
+    return (SEQ, HEADS, D), None
+
+
+def run_row(lib, layout: str, form: str, dtype: str, pair_layout: str, timing) -> dict:
+    shape, token_dims = kernel_shape(layout)
+    rng = np.random.default_rng(zlib.crc32(f"{layout} {form} {dtype} {pair_layout}".encode()))
+    np_dtype = cpu_bench.NP_DTYPES[dtype]
+    if layout == "flat":
+        x = rng.standard_normal((SEQ, HEADS * D), dtype=np.float32).astype(np_dtype).reshape(shape)
+        pos = np.arange(SEQ, dtype=np.int64)
+    else:
+        x = rng.standard_normal(shape, dtype=np.float32).astype(np_dtype)
+        pos = np.arange(SEQ, dtype=np.int64)[None, :]
+    out = np.empty_like(x)
+    theta, _ = reference.inv_frequencies(D, BASE, None, head_dim=D, seq_len=CACHE_ROWS)
+    cos64, sin64 = reference.cos_sin(np.arange(CACHE_ROWS), theta)
+    cos, sin = cos64.astype(np.float32), sin64.astype(np.float32)
+
+    config = dict(dtype=dtype, rank=len(shape), head_dim=D, layout=pair_layout, threads=1)
+    if token_dims is not None:
+        config["token_dims"] = token_dims
+    ref_kw = dict(layout=pair_layout, base=BASE, token_dims=token_dims)
+    offset = 7
+    if form == "positions":
+        kernel = rope_mlir.compile(positions="explicit", **config)
+        arrays, ref = [x, pos, out], reference.apply(x, pos, **ref_kw)
+    elif form == "offset":
+        kernel = rope_mlir.compile(positions="offset", **config)
+        arrays = [x, offset, out]
+        ref = reference.apply(x, np.arange(SEQ, dtype=np.int64) + offset
+                              if layout == "flat" else pos + offset, **ref_kw)
+    elif form == "row_offset":
+        kernel = rope_mlir.compile(positions="row_offset", **config)
+        row_off = np.array([offset], dtype=np.int64)
+        arrays, ref = [x, row_off, out], reference.apply(x, pos + offset, **ref_kw)
+    else:
+        kernel = rope_mlir.compile(positions="explicit", cache="gathered", cache_dtype="f32", **config)
+        arrays = [x, pos, cos, sin, out]
+        ref = reference.apply(x, pos, cos_cache=cos, sin_cache=sin, **ref_kw)
+
+    if form == "offset":
+        # A scalar offset is an i64 argument, not a memref: through Kernel.__call__.
+        def fn():
+            kernel(x, offset=offset, out=out)
+    else:
+        fn = cpu_bench.raw_call(kernel, arrays)
+    out.fill(0)
+    fn()
+    scale = float(np.max(np.abs(ref)))
+    error = cpu_bench.relative_error(out, ref, scale)
+    if error > cpu_bench.TOLERANCE[(dtype, "ours")]:
+        raise SystemExit(f"WRONG OUTPUT: {layout} {form} {dtype} {pair_layout}: {error:.2g}")
+    xp, yp = x.ctypes.data, out.ctypes.data
+    stats = cpu_bench.measure_interleaved(
+        {"ours": fn, "copy": lambda: lib.copy_baseline(xp, yp, x.nbytes, 1)}, timing)
+    return dict(ours=stats["ours"].median, copy=stats["copy"].best, ours_best=stats["ours"].best)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dtypes", default="f32")
+    parser.add_argument("--layouts", default=",".join(LAYOUTS))
+    parser.add_argument("--forms", default=",".join(FORMS))
+    parser.add_argument("--pairs", default="half,interleaved", help="pair layouts")
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--samples", type=int, default=11)
+    args = parser.parse_args(argv)
+    timing = cpu_bench.Timing(samples=args.samples, min_seconds=0.15, max_seconds=3.0, quiesce=0.0)
+    with tempfile.TemporaryDirectory() as workdir:
+        lib = cpu_bench.build_baseline(pathlib.Path(workdir))
+        rows = {}
+        for _ in range(args.repeat):
+            for dtype in args.dtypes.split(","):
+                for layout in args.layouts.split(","):
+                    for form in args.forms.split(","):
+                        if form == "row_offset" and layout == "flat":
+                            continue
+                        for pair in args.pairs.split(","):
+                            r = run_row(lib, layout, form, dtype, pair, timing)
+                            rows.setdefault((layout, form, dtype, pair), []).append(r)
+                            print(f"  {layout:5} {form:10} {dtype:4} {pair:11} "
+                                  f"ours {r['ours'] * 1e6:8.0f} µs  copy {r['copy'] * 1e6:8.0f} µs  "
+                                  f"of copy {r['copy'] / r['ours']:.2f}"
+                                  f"  best/best {r['copy'] / r['ours_best']:.2f}",
+                                  file=sys.stderr, flush=True)
+    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
+                if line.startswith("model name")), "unknown CPU")
+    print(f"CPU: {cpu}; single thread; median of {args.repeat} run(s) of {args.samples} interleaved rounds")
+    print("| layout | positions | dtype | pairs | ours µs | copy µs | of copy | best of copy |")
+    print("|---|---|---|---|---|---|---|---|")
+    for (layout, form, dtype, pair), rs in rows.items():
+        ours = statistics.median(r["ours"] for r in rs)
+        copy = statistics.median(r["copy"] for r in rs)
+        ratio = statistics.median(r["copy"] / r["ours"] for r in rs)
+        best = statistics.median(r["copy"] / r["ours_best"] for r in rs)
+        print(f"| {layout} | {form} | {dtype} | {pair} | {ours * 1e6:.0f} | {copy * 1e6:.0f} | {ratio:.2f} "
+              f"| {best:.2f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -18,19 +18,303 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Mapping, Optional, Tuple
+import types
+import warnings
+from typing import Any, List, Mapping, Optional, Tuple
 
 from . import _ir
 from . import kernel as _kernel
 
-__all__ = ["RopeSpec", "from_hf_config", "INTERLEAVED_MODEL_TYPES"]
+__all__ = ["RopeSpec", "from_hf_config", "rope_layers",
+           "INTERLEAVED_MODEL_TYPES", "MODEL_TYPE_LAYOUTS",
+           "UNSUPPORTED_MODEL_TYPES", "UnknownModelTypeWarning",
+           "UnsupportedModelTypeError"]
 
-#: model_type values whose RoPE pairs channels (2i, 2i+1) (ROPE.md §1):
-#: GPT-J and CodeGen (`rotate_every_two`), DeepSeek-V2/V3 (complex
-#: multiplication of adjacent channels; V3's config can turn it off with
-#: `rope_interleave = false`).
+
+# BEGIN model types (scripts/gen-hf-fixtures.py --write-table rewrites this)
+# transformers 5.24.0: 222 model types.
+_LAYOUTS = {
+    'EvollaModel': 'half',
+    'afmoe': 'half',
+    'apertus': 'half',
+    'apertus1p5': 'half',
+    'apertus1p5_text': 'half',
+    'arcee': 'half',
+    'aria': 'half',
+    'aria_text': 'half',
+    'axk1': 'interleaved',
+    'axk2': 'half',
+    'bamba': 'half',
+    'bitnet': 'half',
+    'blt_global_transformer': 'interleaved',
+    'blt_local_decoder': 'interleaved',
+    'blt_local_encoder': 'interleaved',
+    'blt_patcher': 'interleaved',
+    'chameleon': 'half',
+    'codegen': 'interleaved',
+    'cohere': 'interleaved',
+    'cohere2': 'interleaved',
+    'cohere2_moe': 'interleaved',
+    'cosmos3_edge': 'half',
+    'cosmos3_edge_text': 'half',
+    'csm': 'half',
+    'csm_depth_decoder_model': 'half',
+    'cwm': 'half',
+    'dbrx': 'half',
+    'deepseek_ocr2': 'half',
+    'deepseek_ocr2_encoder': 'half',
+    'deepseek_ocr2_text': 'half',
+    'deepseek_v2': 'interleaved',
+    'deepseek_v3': 'interleaved',
+    'deepseek_v32': 'half',
+    'deepseek_v4': 'interleaved',
+    'dia': 'half',
+    'dia_decoder': 'half',
+    'dia_encoder': 'half',
+    'diffllama': 'half',
+    'doge': 'half',
+    'dory': 'half',
+    'dots1': 'half',
+    'dots3_note_audio_encoder': 'half',
+    'emu3': 'half',
+    'emu3_text_model': 'half',
+    'ernie4_5': 'interleaved',
+    'ernie4_5_moe': 'interleaved',
+    'esm': 'half',
+    'esmc': 'half',
+    'eurobert': 'half',
+    'evolla': 'half',
+    'exaone4': 'half',
+    'exaone_moe': 'half',
+    'falcon': 'half',
+    'falcon_h1': 'half',
+    'flex_olmo': 'half',
+    'flint': 'half',
+    'gemma': 'half',
+    'gemma2': 'half',
+    'gemma3': 'half',
+    'gemma3_text': 'half',
+    'gemma3n': 'half',
+    'gemma3n_text': 'half',
+    'glm': 'interleaved',
+    'glm4': 'interleaved',
+    'glm4_moe': 'half',
+    'glm4_moe_lite': 'interleaved',
+    'glm4v': 'interleaved',
+    'glm4v_moe': 'half',
+    'glm4v_moe_text': 'half',
+    'glm4v_text': 'interleaved',
+    'glm_ocr': 'interleaved',
+    'glm_ocr_text': 'interleaved',
+    'glmasr': 'half',
+    'glmasr_encoder': 'half',
+    'gpt_neox': 'half',
+    'gpt_neox_japanese': 'half',
+    'gpt_oss': 'half',
+    'gptj': 'interleaved',
+    'gradium_phonon_tts': 'half',
+    'granite': 'half',
+    'granite_docling': 'half',
+    'granite_docling_text': 'half',
+    'granite_swa': 'half',
+    'granitemoe': 'half',
+    'granitemoe_swa': 'half',
+    'granitemoehybrid': 'half',
+    'granitemoeshared': 'half',
+    'gte': 'half',
+    'helium': 'interleaved',
+    'higgs_audio_v2': 'half',
+    'hrm_text': 'half',
+    'hunyuan_v1_dense': 'half',
+    'hunyuan_v1_moe': 'half',
+    'hy_v3': 'half',
+    'hy_v4': 'half',
+    'hy_v4_vl': 'interleaved',
+    'hy_v4_vl_text': 'interleaved',
+    'hyperclovax': 'half',
+    'idefics': 'half',
+    'jais2': 'half',
+    'jetmoe': 'half',
+    'jina_embeddings_v3': 'half',
+    'kolibri1': 'half',
+    'kyutai_speech_to_text': 'half',
+    'laguna': 'half',
+    'lara_mini': 'half',
+    'lasr_encoder': 'half',
+    'lfm2': 'half',
+    'lfm2_moe': 'half',
+    'lfm3': 'half',
+    'llama': 'half',
+    'llama4': 'interleaved',
+    'llama4_text': 'interleaved',
+    'mellum': 'half',
+    'mimi': 'half',
+    'mimi_decoder': 'half',
+    'mimi_encoder': 'half',
+    'mimo_v2_flash': 'half',
+    'minicpm3': 'half',
+    'minimax': 'half',
+    'minimax_m2': 'half',
+    'minimax_m3_vl': 'half',
+    'minimax_m3_vl_text': 'half',
+    'ministral': 'half',
+    'ministral3': 'half',
+    'mistral': 'half',
+    'mistral4': 'interleaved',
+    'mixtral': 'half',
+    'mllama': 'half',
+    'mllama_text_model': 'half',
+    'modernbert': 'half',
+    'modernbert-decoder': 'half',
+    'molmo2': 'half',
+    'molmo2_text': 'half',
+    'moonshine': 'interleaved',
+    'moonshine_streaming': 'interleaved',
+    'moshi': 'half',
+    'muse_glimmer': 'half',
+    'muse_glimmer_assistant': 'half',
+    'muse_glimmer_text': 'half',
+    'muse_spark': 'half',
+    'muse_spark_text': 'half',
+    'nemotron': 'half',
+    'nemotron3_5_transcribe_asr_audio': 'half',
+    'nemotron3_5_transcribe_word_timestamp': 'half',
+    'nemotron3_diarization_audio': 'half',
+    'neomme': 'half',
+    'neucodec': 'half',
+    'nomic_bert': 'half',
+    'olmo': 'half',
+    'olmo2': 'half',
+    'olmo3': 'half',
+    'olmo_hybrid': 'half',
+    'olmoe': 'half',
+    'openai_privacy_filter': 'interleaved',
+    'paddleocr_vl': 'half',
+    'paddleocr_vl_text': 'half',
+    'pe_audio_encoder': 'interleaved',
+    'pe_audio_video_encoder': 'interleaved',
+    'pe_video_encoder': 'interleaved',
+    'persimmon': 'half',
+    'phi': 'half',
+    'phi3': 'half',
+    'phi4_multimodal': 'half',
+    'phimoe': 'half',
+    'pocket_tts': 'half',
+    'pocket_tts_audio_tokenizer': 'half',
+    'pocket_tts_audio_tokenizer_decoder': 'half',
+    'pocket_tts_audio_tokenizer_encoder': 'half',
+    'qwen2': 'half',
+    'qwen2_5_omni_dit': 'half',
+    'qwen2_5_omni_talker': 'half',
+    'qwen2_5_omni_text': 'half',
+    'qwen2_5_omni_thinker': 'half',
+    'qwen2_5_vl': 'half',
+    'qwen2_5_vl_text': 'half',
+    'qwen2_moe': 'half',
+    'qwen2_vl': 'half',
+    'qwen2_vl_text': 'half',
+    'qwen3': 'half',
+    'qwen3_5': 'half',
+    'qwen3_5_moe': 'half',
+    'qwen3_5_moe_text': 'half',
+    'qwen3_5_text': 'half',
+    'qwen3_moe': 'half',
+    'qwen3_next': 'half',
+    'qwen3_omni_moe_talker_code_predictor': 'half',
+    'qwen3_omni_moe_talker_text': 'half',
+    'qwen3_omni_moe_text': 'half',
+    'qwen3_omni_moe_thinker': 'half',
+    'qwen3_vl': 'half',
+    'qwen3_vl_moe': 'half',
+    'qwen3_vl_moe_text': 'half',
+    'qwen3_vl_text': 'half',
+    'qwen4_exp': 'half',
+    'qwen4_exp_text': 'half',
+    'recurrent_gemma': 'half',
+    'seed_oss': 'half',
+    'smollm3': 'half',
+    'solar_open': 'half',
+    'stablelm': 'half',
+    'starcoder2': 'half',
+    'step3p5': 'half',
+    'step3p7': 'half',
+    't5_gemma_module': 'half',
+    't5gemma': 'half',
+    't5gemma2': 'half',
+    't5gemma2_decoder': 'half',
+    't5gemma2_encoder': 'half',
+    't5gemma2_text': 'half',
+    'timesfm2_5': 'half',
+    'ultrabert': 'half',
+    'unlimited_ocr': 'half',
+    'unlimited_ocr_text': 'half',
+    'vaultgemma': 'half',
+    'voxtral_realtime': 'half',
+    'voxtral_realtime_encoder': 'half',
+    'voxtral_realtime_text': 'half',
+    'xcodec2': 'half',
+    'youtu': 'interleaved',
+    'zamba2': 'half',
+    'zaya': 'half',
+}
+_UNSUPPORTED = {
+    'ernie4_5_vl_moe': '3D RoPE: the frequencies are permuted (h and w interleaved, t last) before M-RoPE assigns them to axes, so pair i does not rotate by theta_i',
+    'ernie4_5_vl_moe_text': '3D RoPE: the frequencies are permuted (h and w interleaved, t last) before M-RoPE assigns them to axes, so pair i does not rotate by theta_i',
+    'nanochat': "rotates by -position * theta (rotate_half with flipped signs): the inverse of rope.apply's rotation",
+}
+_INTERLEAVE_KEY = frozenset({
+    'axk1',
+    'deepseek_v3',
+    'glm4_moe_lite',
+    'mistral4',
+    'youtu',
+})
+_NO_ROPE_LAYERS = {
+    'llama4': 'no_rope_layers',
+    'llama4_text': 'no_rope_layers',
+    'smollm3': 'no_rope_layers',
+}
+# END model types
+
+# trust_remote_code models (modeling code on the Hub, not in transformers;
+# not run by the generator): InternLM2 and Phi-3-Vision use rotate_half.
+_REMOTE_CODE_LAYOUTS = {"internlm2": "half", "phi3_v": "half"}
+
+
+class UnknownModelTypeWarning(UserWarning):
+    """`from_hf_config` was given a config whose `model_type` is not in
+    MODEL_TYPE_LAYOUTS (or has none), and no `layout=`: the pair layout lives
+    in the model's modeling code, not in config.json, so it cannot be read;
+    the spec assumes "half" (Llama's rotate_half), which is wrong for
+    interleaved models. Pass `layout=` to state it (and silence this)."""
+
+
+class UnsupportedModelTypeError(ValueError):
+    """The model type's RoPE, as transformers' modeling code computes it, is
+    not one rope.apply expresses (UNSUPPORTED_MODEL_TYPES gives the reason)."""
+
+
+#: The pair layout (ROPE.md §1) of each Hugging Face model_type, as its
+#: modeling code in transformers rotates: "half" pairs (i, i + P/2)
+#: (rotate_half), "interleaved" pairs (2i, 2i+1) (GPT-J's rotate_every_two,
+#: GLM and Cohere's interleaving rotate_half, complex multiplication of
+#: adjacent channels in Llama 4 and DeepSeek). Generated by
+#: scripts/gen-hf-fixtures.py from running each model's own code and checked
+#: against its fixtures by python/tests/test_hf_fixtures.py
+#: (docs/HF_CONFIGS.md lists them).
+MODEL_TYPE_LAYOUTS: Mapping[str, str] = types.MappingProxyType(
+    dict(_LAYOUTS, **_REMOTE_CODE_LAYOUTS))
+
+#: model_type values whose RoPE pairs channels (2i, 2i+1), from
+#: MODEL_TYPE_LAYOUTS. Those in ROPE_INTERLEAVE_MODEL_TYPES (DeepSeek-V3...)
+#: read `rope_interleave` from the config: false means "half".
 INTERLEAVED_MODEL_TYPES = frozenset(
-    {"gptj", "codegen", "deepseek_v2", "deepseek_v3"})
+    t for t, layout in MODEL_TYPE_LAYOUTS.items() if layout == "interleaved")
+
+#: model_type -> why its RoPE is not expressible; from_hf_config raises
+#: UnsupportedModelTypeError for these.
+UNSUPPORTED_MODEL_TYPES: Mapping[str, str] = types.MappingProxyType(
+    dict(_UNSUPPORTED))
 
 # Where a config keeps each value, first match wins (GPT-2-style names for
 # GPT-J; DeepSeek rotates only the qk_rope_head_dim part of a head).
@@ -239,6 +523,10 @@ def from_hf_config(config: Mapping[str, Any], *, layout: Optional[str] = None,
     model_type = config.get("model_type", outer_type)
     if model_type is not None and not isinstance(model_type, str):
         raise ValueError(f"model_type must be a string, got {model_type!r}")
+    for name in (outer_type, model_type):
+        if isinstance(name, str) and name in UNSUPPORTED_MODEL_TYPES:
+            raise UnsupportedModelTypeError(
+                f"model_type {name!r}: {UNSUPPORTED_MODEL_TYPES[name]}")
 
     # Head dim.
     if config.get("qk_rope_head_dim") is not None:
@@ -321,13 +609,7 @@ def from_hf_config(config: Mapping[str, Any], *, layout: Optional[str] = None,
             scaling = None
 
     if layout is None:
-        layout = "half"
-        interleave = config.get("rope_interleave", True)
-        if interleave is not None:
-            interleave = _bool(interleave, "rope_interleave")
-        # null (unset) is falsy to Hugging Face's `if rope_interleave:`.
-        if model_type in INTERLEAVED_MODEL_TYPES and interleave:
-            layout = "interleaved"
+        layout = _layout_of(config, model_type)
 
     spec = RopeSpec(head_dim=head_dim, rotary_dim=rotary_dim, base=base,
                     layout=layout, scaling=scaling,
@@ -337,3 +619,53 @@ def from_hf_config(config: Mapping[str, Any], *, layout: Optional[str] = None,
     # Validate through the importer now, and record the scheme's magnitude.
     attrs = spec.scaling_attributes()
     return dataclasses.replace(spec, magnitude=attrs.magnitude)
+
+
+def _layout_of(config: Mapping[str, Any], model_type: Optional[str]) -> str:
+    """The model type's layout (MODEL_TYPE_LAYOUTS), with DeepSeek-style
+    `rope_interleave`; an unknown model type warns and assumes "half"."""
+    if model_type not in MODEL_TYPE_LAYOUTS:
+        what = ("has no model_type" if model_type is None else
+                f"has model_type {model_type!r}, which rope_mlir does not "
+                "know")
+        warnings.warn(
+            f"the config {what}: the RoPE pair layout is defined by the "
+            "model's code, not its config, so from_hf_config assumes "
+            "layout='half' (rotate_half); pass layout='half' or "
+            "layout='interleaved' to state it (docs/HF_CONFIGS.md)",
+            UnknownModelTypeWarning, stacklevel=3)
+        return "half"
+    layout = MODEL_TYPE_LAYOUTS[model_type]
+    if model_type in _INTERLEAVE_KEY:
+        interleave = config.get("rope_interleave", True)
+        if interleave is not None:
+            interleave = _bool(interleave, "rope_interleave")
+        # null (unset) is falsy to Hugging Face's `if rope_interleave:`.
+        layout = "interleaved" if interleave else "half"
+    return layout
+
+
+def rope_layers(config: Mapping[str, Any]) -> List[bool]:
+    """Per decoder layer, whether the modeling code applies RoPE there:
+    False for the NoPE layers of Llama 4 and SmolLM3 (their
+    `no_rope_layers[i]` is 0; 1 means RoPE), True everywhere else. The
+    list has num_hidden_layers entries. Which RoPE a layer with RoPE uses is
+    `from_hf_config(config, layer_type=config["layer_types"][i])` when the
+    rope parameters are per layer type."""
+    if not isinstance(config, Mapping):
+        raise ValueError(f"config must be a dict, got {type(config).__name__}")
+    outer_type = config.get("model_type")
+    config = _text_config(config)
+    model_type = config.get("model_type", outer_type)
+    layers = config.get("num_hidden_layers")
+    if layers is None:
+        raise ValueError("config needs num_hidden_layers")
+    layers = _positive_int(layers, "num_hidden_layers")
+    key = _NO_ROPE_LAYERS.get(model_type)
+    if key is None or config.get(key) is None:
+        return [True] * layers
+    flags = _int_list(config[key], key)
+    if len(flags) < layers:
+        raise ValueError(f"{key} has {len(flags)} entries, the config has "
+                         f"{layers} layers")
+    return [bool(f) for f in flags[:layers]]

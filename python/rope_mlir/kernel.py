@@ -33,6 +33,7 @@ _DTYPES = {
     "f32": np.dtype(np.float32),
     "f64": np.dtype(np.float64),
 }
+_DTYPE_NAMES = {dtype: name for name, dtype in _DTYPES.items()}
 _INT_DTYPES = {"i32": np.dtype(np.int32), "i64": np.dtype(np.int64)}
 _POSITION_FORMS = ("explicit", "offset", "row_offset", "none")
 _CACHE_FORMS = (None, "gathered", "pregathered")
@@ -49,6 +50,8 @@ _BOOLS = (bool, np.bool_)
 
 def _integer(value, name: str) -> int:
     """An int or numpy integer (not a bool) as an int; else TypeError."""
+    if value.__class__ is int:  # the common case, without the ABC checks
+        return value
     if isinstance(value, (int, np.integer)) and not isinstance(value, _BOOLS):
         return int(value)
     raise TypeError(f"{name} must be an integer, got {value!r} "
@@ -57,6 +60,8 @@ def _integer(value, name: str) -> int:
 
 def _real(value, name: str) -> float:
     """A finite real number (not a bool) as a float."""
+    if value.__class__ is float and math.isfinite(value):
+        return value
     if not isinstance(value, (int, float, np.integer, np.floating)) or \
             isinstance(value, _BOOLS):
         raise TypeError(f"{name} must be a real number, got {value!r} "
@@ -69,6 +74,8 @@ def _real(value, name: str) -> float:
 
 def _flag(value, name: str) -> bool:
     """A bool (or numpy bool); a string such as "false" is refused."""
+    if value is True or value is False:
+        return value
     if isinstance(value, _BOOLS):
         return bool(value)
     raise TypeError(f"{name} must be a bool, got {value!r} "
@@ -95,6 +102,8 @@ def _is_zero(offset) -> bool:
 def _scalar_offset(offset, name: str = "offset") -> int:
     """A scalar offset (int, numpy integer, 0-d integer array) as an int
     that fits int64."""
+    if offset.__class__ is int and -2**63 <= offset < 2**63:
+        return offset
     if isinstance(offset, np.ndarray) and offset.ndim == 0:
         if offset.dtype.kind not in "iu":
             raise TypeError(f"{name} must be an integer, got a 0-d array of "
@@ -169,6 +178,9 @@ def _check_out(out, name: str, shape: tuple, dtype: np.dtype, inputs=()):
 
 
 def dtype_name(dtype) -> str:
+    name = _DTYPE_NAMES.get(dtype) if isinstance(dtype, np.dtype) else None
+    if name is not None:
+        return name
     dtype = np.dtype(dtype)
     for name, candidate in _DTYPES.items():
         if candidate == dtype:
@@ -741,6 +753,8 @@ class Kernel:
 
 _kernels: dict = {}
 _kernels_lock = threading.Lock()
+# apply()'s kernels by the tuple of their configuration's fields.
+_apply_kernels: dict = {}
 _stats = {"compiled": 0, "hits": 0}
 
 
@@ -894,17 +908,30 @@ def apply(x, positions=None, *, layout="half", rotary_dim=None, base=10000.0,
         positions_dtype = "i64"
 
     inplace = out is not None and out is x
-    config = KernelConfig(
+    fields = dict(
         dtype=dtype, rank=x.ndim, head_dim=head_dim, layout=layout,
         rotary_dim=rotary_dim, base=base, magnitude=magnitude,
         inverse=inverse, token_dims=token_dims, positions=form,
         positions_dtype=positions_dtype, cache=cache, cache_dtype=cache_dtype,
         inplace=inplace, freqs=freqs, mrope=mrope, threads=threads)
+    # The kernel of these (already normalized) fields, without building and
+    # hashing a KernelConfig each call; only configurations that compiled
+    # are remembered, so a bad one is checked (and refused) every time.
+    key = tuple(fields.values())
     try:
-        kernel = compile(config)
-    except CompileError as error:
-        # Invalid attributes: the verifier's message, with the static shapes
-        # of this call for the clearest diagnostic.
-        raise ValueError(str(error)) from None
+        kernel = _apply_kernels.get(key)
+    except TypeError:  # an unhashable field (a list layout): KernelConfig
+        key, kernel = None, None  # says what is wrong with it
+    if kernel is None:
+        try:
+            kernel = compile(KernelConfig(**fields))
+        except CompileError as error:
+            # Invalid attributes: the verifier's message, with the static
+            # shapes of this call for the clearest diagnostic.
+            raise ValueError(str(error)) from None
+        if key is not None:
+            if len(_apply_kernels) >= 1024:
+                _apply_kernels.clear()
+            _apply_kernels[key] = kernel
     return kernel(x, positions, offset=offset, cos_cache=cos_cache,
                   sin_cache=sin_cache, out=out)

@@ -367,3 +367,25 @@ def test_fast_call_can_be_disabled(monkeypatch):
     np.testing.assert_array_equal(kernel(x, offset=1),
                                   kernel._checked_call(x, None, 1, None,
                                                        None, None))
+
+
+def test_apply_remembers_only_kernels_that_compiled():
+    x = np.ones((3, 2, 8), np.float32)
+    for _ in range(2):  # refused each time, never remembered
+        with pytest.raises(ValueError, match="rotary_dim"):
+            rope_mlir.apply(x, offset=2, rotary_dim=3)
+    before = dict(K._apply_kernels)
+    first = rope_mlir.apply(x, offset=2, base=1234.5)
+    added = set(K._apply_kernels) - set(before)
+    assert len(added) == 1
+    stats = K.cache_info()
+    second = rope_mlir.apply(x, offset=2, base=1234.5)
+    assert K.cache_info() == stats  # not even a compile() lookup
+    np.testing.assert_array_equal(first, second)
+    np.testing.assert_array_equal(first, rope_mlir.compile(
+        dtype="f32", rank=3, head_dim=8, positions="offset",
+        base=1234.5)(x, offset=2))
+    # A different value of any field is another kernel.
+    third = rope_mlir.apply(x, offset=2, base=1234.5, inverse=True)
+    assert len(set(K._apply_kernels) - set(before)) == 2
+    assert not np.array_equal(first, third)

@@ -127,13 +127,16 @@ def float64_torch():
     """torch.float / torch.float32 and Tensor.float() mean float64 while the
     RoPE code runs, so HF's own code computes in float64."""
     saved = (torch.float, torch.float32, torch.Tensor.float)
+    default = torch.get_default_dtype()
     torch.float = torch.float64
     torch.float32 = torch.float64
     torch.Tensor.float = lambda self, *a, **k: self.double()
+    torch.set_default_dtype(torch.float64)  # int / int (GPT-J's table)
     try:
         yield
     finally:
         torch.float, torch.float32, torch.Tensor.float = saved
+        torch.set_default_dtype(default)
 
 
 def small_config(model_type: str, rope_parameters=None, keep_size=False):
@@ -189,7 +192,7 @@ def plain(value):
 # (every value from_hf_config reads, and what tells a layer's RoPE).
 KEEP = ("rope", "rotary", "head", "hidden_size", "n_embd", "d_model",
         "position", "theta", "partial", "layer", "model_type", "interleave",
-        "mrope", "text_config", "qk_")
+        "mrope", "text_config", "qk_", "decoder")
 
 
 def recorded_config(config) -> dict:
@@ -205,7 +208,7 @@ def recorded_config(config) -> dict:
             continue
         if isinstance(value, dict) and key not in (
                 "rope_parameters", "rope_scaling"):
-            if key != "text_config" or text is config:
+            if text is config or getattr(config, key, None) is not text:
                 continue
             value = {k: v for k, v in value.items()
                      if k not in DROP and v is not None and
@@ -485,7 +488,25 @@ def record(name, model_type, config, rope_cls, fn_name, fn, layer_type,
                                            for v in entry["sets"].values()],
                      "error": [v["error"] for v in entry["sets"].values()]}
     entry["head_dim"] = head_dim
-    if len(layouts) == 1 and next(iter(layouts))[3].startswith("-"):
+    partial = params.get("partial_rotary_factor",
+                         getattr(text, "partial_rotary_factor", None))
+    if len(layouts) == 1 and next(iter(layouts))[0] is not None and \
+            partial and int(partial * head_dim) % 2:
+        # HF rotates 2 * ceil(P/2) channels with theta_i = b^(-2i/P), P odd.
+        entry["status"] = "refused"
+        entry["reason"] = (
+            f"int(partial_rotary_factor * head_dim) = "
+            f"{int(partial * head_dim)} is odd: HF rotates "
+            f"{2 * len(inv_freq)} channels with frequencies "
+            f"b^(-2i/{int(partial * head_dim)}), which no rope.apply "
+            "frequency attribute states; from_hf_config refuses the config "
+            "(its rotary dim must be even)")
+        entry["refusal"] = "rotary_dim must be a positive even integer"
+        entry["layout"] = next(iter(layouts))[0]
+        entry["rotary_dim"] = None
+        entry["mrope_axes"] = None
+        entry["output_order"] = None
+    elif len(layouts) == 1 and next(iter(layouts))[3].startswith("-"):
         entry["status"] = "unsupported"
         entry["reason"] = (
             "rotates by -position * theta (rotate_half with flipped signs): "
@@ -504,7 +525,14 @@ def record(name, model_type, config, rope_cls, fn_name, fn, layer_type,
         entry["rotary_dim"] = None
         entry["mrope_axes"] = None
         entry["output_order"] = None
+    elif axes_style(text, layer_type, layouts) == "unknown":
+        entry["status"] = "unsupported"
+        entry["reason"] = ("M-RoPE assigns frequencies to axes neither in "
+                           "chunks nor interleaved by 3 (ROPE.md §2)")
+        entry["layout"] = entry["rotary_dim"] = entry["mrope_axes"] = None
+        entry["output_order"] = None
     else:
+        entry["mrope_style"] = axes_style(text, layer_type, layouts)
         layout, p, axes, order = layouts.pop()
         entry["status"] = "supported"
         entry["layout"] = layout
@@ -518,6 +546,27 @@ def record(name, model_type, config, rope_cls, fn_name, fn, layer_type,
     (OUT / f"{name}.json").write_text(json.dumps(entry, indent=1) + "\n")
     np.savez_compressed(OUT / f"{name}.npz", **arrays)
     return entry
+
+
+def axes_style(text, layer_type, layouts):
+    """"chunked" or "interleaved" M-RoPE (ROPE.md §2), as the recorded axis
+    per frequency shows for the config's section; None without M-RoPE."""
+    axes = next(iter(layouts))[2]
+    if axes is None:
+        return None
+    section = rope_parameters_of(text, layer_type).get("mrope_section")
+    if section is None or sum(section) != len(axes):
+        return "unknown"
+    t, h, w = section
+    chunked = [0] * t + [1] * h + [2] * w
+    interleaved = [1 if j % 3 == 1 and j < 3 * h else
+                   2 if j % 3 == 2 and j < 3 * w else 0
+                   for j in range(len(axes))]
+    if list(axes) == chunked:
+        return "chunked"
+    if list(axes) == interleaved:
+        return "interleaved"
+    return "unknown"
 
 
 def infer_head_dim(text, rope_cls, layer_type):
@@ -647,6 +696,8 @@ def build_sized(model_type, index, keep_size):
                             layer_type, extra={
                                 "reads_rope_interleave":
                                     "config.rope_interleave" in sources,
+                                "reads_rotary_dim":
+                                    "config.rotary_dim" in sources,
                                 "rope_layers": rope_layer_flags(modules,
                                                                 text)}))
                 index[model_type] = "recorded: " + ", ".join(
@@ -654,6 +705,8 @@ def build_sized(model_type, index, keep_size):
                     for r in results)
                 return
             except Exception as error:  # noqa: BLE001
+                for stale in OUT.glob(f"{model_type}@*"):
+                    stale.unlink()
                 errors.append(f"{rope_cls.__name__}+{fn_name}: "
                               f"{type(error).__name__}: {error}"[:300])
     index[model_type] = "skipped: " + " | ".join(errors)
@@ -704,6 +757,7 @@ def write_table():
     """Rewrites the model-type table in python/rope_mlir/hf.py from the
     fixtures."""
     layouts, unsupported, interleave_key, no_rope = {}, {}, set(), {}
+    mrope_interleaved, rotary_dim_key = set(), set()
     for path in sorted(OUT.glob("*.json")):
         if path.name == "index.json":
             continue
@@ -716,7 +770,11 @@ def write_table():
         text = entry["config"].get("text_config", {}).get("model_type")
         names += [n for n in (outer, text) if n and n != mt]
         for name in names:
-            if entry["status"] == "supported":
+            if entry["status"] == "refused":
+                # Refused for this config only (an odd rotary dim): the
+                # model type's layout stands.
+                layouts.setdefault(name, entry["layout"])
+            elif entry["status"] == "supported":
                 layout = entry["layout"]
                 if entry.get("reads_rope_interleave"):
                     interleave_key.add(name)
@@ -728,6 +786,10 @@ def write_table():
                 unsupported[name] = entry["reason"]
             if entry.get("rope_layers") is not None:
                 no_rope[name] = "no_rope_layers"
+            if entry.get("mrope_style") == "interleaved":
+                mrope_interleaved.add(name)
+            if entry.get("reads_rotary_dim"):
+                rotary_dim_key.add(name)
     for name in unsupported:
         layouts.pop(name, None)
 
@@ -745,12 +807,79 @@ def write_table():
     block += ["_INTERLEAVE_KEY = frozenset({"]
     block += [f"    {n!r}," for n in sorted(interleave_key)] + ["})"]
     block += lines("_NO_ROPE_LAYERS", no_rope)
+    block += ["_MROPE_INTERLEAVED = frozenset({"]
+    block += [f"    {n!r}," for n in sorted(mrope_interleaved)] + ["})"]
+    block += ["_ROTARY_DIM_KEY = frozenset({"]
+    block += [f"    {n!r}," for n in sorted(rotary_dim_key)] + ["})"]
     block += ["# END model types"]
+    write_docs()
     hf = ROOT / "python" / "rope_mlir" / "hf.py"
     text = hf.read_text()
     start = text.index("# BEGIN model types")
     end = text.index("# END model types") + len("# END model types")
     hf.write_text(text[:start] + "\n".join(block) + text[end:])
+
+
+def write_docs():
+    """The model-type table of docs/HF_CONFIGS.md, from the fixtures."""
+    rows = {}
+    for path in sorted(OUT.glob("*.json")):
+        if path.name == "index.json":
+            continue
+        entry = json.loads(path.read_text())
+        if entry.get("variant"):
+            continue
+        config = entry["config"]
+        text = config
+        for key, value in config.items():
+            if isinstance(value, dict) and "model_type" in value:
+                text = value
+        params = text.get("rope_parameters") or {}
+        if entry["layer_type"]:
+            params = params.get(entry["layer_type"], {})
+        scheme = params.get("rope_type", params.get("type", "default"))
+        notes = []
+        if entry["layer_type"]:
+            notes.append(f"layer type `{entry['layer_type']}`")
+        if entry.get("mrope_style"):
+            notes.append(f"M-RoPE {entry['mrope_style']} "
+                         f"{params.get('mrope_section')}")
+        if entry.get("rope_layers"):
+            notes.append("NoPE layers (`no_rope_layers`)")
+        if entry.get("output_order") == "deinterleaved":
+            notes.append("output written de-interleaved (q and k alike)")
+        if entry.get("reads_rope_interleave"):
+            notes.append("`rope_interleave: false` gives half")
+        if text is not config and text.get("model_type"):
+            notes.append(f"text model `{text['model_type']}`")
+        if entry["status"] != "supported":
+            notes.append(f"**{entry['status']}**: {entry['reason']}")
+        p = entry["rotary_dim"]
+        dims = f"{p} of {entry['head_dim']}" if p else "—"
+        layout = entry["layout"] or "—"
+        row = (f"| `{entry['model_type']}` | {layout} | {dims} | {scheme} | "
+               f"{'; '.join(notes)} |")
+        rows.setdefault(entry["model_type"], []).append(row)
+    refused = sum(1 for r in rows.values()
+                  if all("**unsupported**" in x or "**refused**" in x
+                         for x in r))
+    lines = ["<!-- BEGIN model types (scripts/gen-hf-fixtures.py "
+             "--write-table) -->",
+             f"{len(rows)} model types recorded from transformers "
+             f"{transformers.__version__}: {len(rows) - refused} supported, "
+             f"{refused} refused (P of D: rotary dim of head dim in the "
+             "fixture's small config):", "",
+             "| model_type | layout | P of D | scheme | notes |",
+             "|---|---|---|---|---|"]
+    for name in sorted(rows):
+        lines += rows[name]
+    lines.append("<!-- END model types -->")
+    docs = ROOT / "docs" / "HF_CONFIGS.md"
+    text = docs.read_text()
+    start = text.index("<!-- BEGIN model types")
+    end = text.index("<!-- END model types -->") + len(
+        "<!-- END model types -->")
+    docs.write_text(text[:start] + "\n".join(lines) + text[end:])
 
 
 def main():

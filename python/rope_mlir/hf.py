@@ -32,7 +32,7 @@ __all__ = ["RopeSpec", "from_hf_config", "rope_layers",
 
 
 # BEGIN model types (scripts/gen-hf-fixtures.py --write-table rewrites this)
-# transformers 5.24.0: 222 model types.
+# transformers 5.24.0: 219 model types.
 _LAYOUTS = {
     'EvollaModel': 'half',
     'afmoe': 'half',
@@ -138,7 +138,6 @@ _LAYOUTS = {
     'jina_embeddings_v3': 'half',
     'kolibri1': 'half',
     'kyutai_speech_to_text': 'half',
-    'laguna': 'half',
     'lara_mini': 'half',
     'lasr_encoder': 'half',
     'lfm2': 'half',
@@ -147,7 +146,6 @@ _LAYOUTS = {
     'llama': 'half',
     'llama4': 'interleaved',
     'llama4_text': 'interleaved',
-    'mellum': 'half',
     'mimi': 'half',
     'mimi_decoder': 'half',
     'mimi_encoder': 'half',
@@ -255,7 +253,6 @@ _LAYOUTS = {
     'xcodec2': 'half',
     'youtu': 'interleaved',
     'zamba2': 'half',
-    'zaya': 'half',
 }
 _UNSUPPORTED = {
     'ernie4_5_vl_moe': '3D RoPE: the frequencies are permuted (h and w interleaved, t last) before M-RoPE assigns them to axes, so pair i does not rotate by theta_i',
@@ -274,6 +271,30 @@ _NO_ROPE_LAYERS = {
     'llama4_text': 'no_rope_layers',
     'smollm3': 'no_rope_layers',
 }
+_MROPE_INTERLEAVED = frozenset({
+    'cosmos3_edge',
+    'cosmos3_edge_text',
+    'hy_v4_vl',
+    'hy_v4_vl_text',
+    'qwen3_5',
+    'qwen3_5_moe',
+    'qwen3_5_moe_text',
+    'qwen3_5_text',
+    'qwen3_omni_moe_talker_code_predictor',
+    'qwen3_omni_moe_talker_text',
+    'qwen3_omni_moe_text',
+    'qwen3_omni_moe_thinker',
+    'qwen3_vl',
+    'qwen3_vl_moe',
+    'qwen3_vl_moe_text',
+    'qwen3_vl_text',
+    'qwen4_exp',
+    'qwen4_exp_text',
+})
+_ROTARY_DIM_KEY = frozenset({
+    'codegen',
+    'gptj',
+})
 # END model types
 
 # trust_remote_code models (modeling code on the Hub, not in transformers;
@@ -319,7 +340,8 @@ UNSUPPORTED_MODEL_TYPES: Mapping[str, str] = types.MappingProxyType(
 # Where a config keeps each value, first match wins (GPT-2-style names for
 # GPT-J; DeepSeek rotates only the qk_rope_head_dim part of a head).
 _HIDDEN_KEYS = ("hidden_size", "n_embd", "d_model")
-_HEADS_KEYS = ("num_attention_heads", "n_head", "num_heads")
+_HEADS_KEYS = ("num_attention_heads", "n_head", "num_heads", "n_heads",
+               "decoder_num_attention_heads")
 _BASE_KEYS = ("rope_theta", "rotary_emb_base")
 # Top-level keys Hugging Face reads next to rope_scaling (ROPE.md §4).
 _MERGED_KEYS = ("max_position_embeddings", "original_max_position_embeddings")
@@ -447,12 +469,25 @@ def _int_list(value: Any, name: str) -> Tuple[int, ...]:
     return tuple(_int(n, f"{name}[{i}]") for i, n in enumerate(value))
 
 
+# Where composite configs keep the language model's: multimodal ones
+# (Qwen3-VL, Gemma 3, Llava...) in `text_config`, encoder-decoder ones in
+# `decoder_config` (Dia) or `decoder` (T5Gemma).
+_TEXT_KEYS = ("text_config", "decoder_config", "decoder")
+
+# rope_parameters keys that are not the rotary embedding's: Ministral 3 and
+# Mistral 4 scale the queries by position with llama_4_scaling_beta in the
+# attention, after RoPE.
+_NOT_ROPE_KEYS = ("llama_4_scaling_beta",)
+
+
 def _text_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
-    """Multimodal configs (Qwen3-VL, Gemma 3, Llava...) keep the language
-    model's values in `text_config`."""
-    text = config.get("text_config")
-    if isinstance(text, Mapping) and _first(config, _HEADS_KEYS)[1] is None:
-        return text
+    """The language model's part of a composite config (_TEXT_KEYS)."""
+    if _first(config, _HEADS_KEYS)[1] is not None:
+        return config
+    for key in _TEXT_KEYS:
+        text = config.get(key)
+        if isinstance(text, Mapping):
+            return text
     return config
 
 
@@ -484,7 +519,10 @@ def _rope_parameters(config: Mapping[str, Any],
         if name not in chosen:
             raise ValueError(f"rope_parameters has layer types "
                              f"{sorted(chosen)}; pass layer_type=")
-        chosen = chosen[name]
+        chosen = dict(chosen[name])
+        # The layer type's own rope_theta is the one the code reads (a
+        # top-level rope_theta may be another layer type's, DeepSeek-V4).
+        chosen.setdefault("_per_layer_type", True)
     elif layer_type is not None:
         raise ValueError(f"layer_type={layer_type!r} given but the config's "
                          "rope parameters are not per layer type")
@@ -498,13 +536,17 @@ def from_hf_config(config: Mapping[str, Any], *, layout: Optional[str] = None,
     head_dim: `head_dim` (`qk_rope_head_dim` for DeepSeek's MLA), else
     hidden_size // num_attention_heads. Rotary dim: int(partial_rotary_factor
     · D) (Phi, Persimmon, GLM...), int(rotary_pct · D) (GPT-NeoX), or
-    `rotary_dim` (GPT-J, CodeGen), else D. Base: `rope_theta` (also inside
-    rope_parameters) or `rotary_emb_base` (GPT-NeoX), else 10000. The scaling
-    dict gets the top-level `max_position_embeddings` and
-    `original_max_position_embeddings` (Phi-3 keeps L there). Layout:
-    interleaved for INTERLEAVED_MODEL_TYPES unless `layout` says otherwise.
-    Multimodal configs are read from `text_config`; per-layer-type
-    rope_parameters need `layer_type` (default "full_attention").
+    `rotary_dim` (GPT-J, CodeGen), else D; with `qk_rope_head_dim` (MLA),
+    D. Base: `rope_theta` (also inside rope_parameters) or `rotary_emb_base`
+    (GPT-NeoX), else 10000. The scaling dict gets the top-level
+    `max_position_embeddings` and `original_max_position_embeddings` (Phi-3
+    keeps L there). Layout: MODEL_TYPE_LAYOUTS[model_type], what the model's
+    code in transformers rotates, unless `layout` says otherwise; an unknown
+    model type warns (UnknownModelTypeWarning) and assumes "half"; one in
+    UNSUPPORTED_MODEL_TYPES raises UnsupportedModelTypeError. Multimodal and
+    encoder-decoder configs are read from `text_config`, `decoder_config` or
+    `decoder`; per-layer-type rope_parameters need `layer_type` (default
+    "full_attention").
 
     Raises ValueError for configs the importer rejects (unknown scaling keys,
     invalid values: the attribute verifier's message), and for a value of
@@ -548,11 +590,17 @@ def from_hf_config(config: Mapping[str, Any], *, layout: Optional[str] = None,
         head_dim = hidden // heads
 
     scaling = _rope_parameters(config, layer_type)
+    per_layer_type = bool(scaling and scaling.pop("_per_layer_type", False))
+    if scaling is not None:
+        for key in _NOT_ROPE_KEYS:
+            scaling.pop(key, None)
 
     # Base.
     base = None
     bases = {}
     for key in _BASE_KEYS:
+        if per_layer_type and scaling.get("rope_theta") is not None:
+            break
         if config.get(key) is not None:
             bases[key] = _positive_number(config[key], key)
     if scaling is not None and scaling.get("rope_theta") is not None:
@@ -571,7 +619,16 @@ def from_hf_config(config: Mapping[str, Any], *, layout: Optional[str] = None,
     if partial is None and scaling is not None:
         partial = scaling.get("partial_rotary_factor")
     rotary_dim = head_dim
-    if partial is not None:
+    known = model_type in MODEL_TYPE_LAYOUTS
+    if config.get("qk_rope_head_dim") is not None:
+        # MLA: the RoPE part is qk_rope_head_dim channels, all rotated; a
+        # partial_rotary_factor is relative to the whole head (Mistral 4,
+        # DeepSeek-V4: head_dim · f = qk_rope_head_dim).
+        if partial is not None:
+            _fraction(partial, "partial_rotary_factor")
+            if scaling is not None:
+                scaling.pop("partial_rotary_factor", None)
+    elif partial is not None:
         partial = _fraction(partial, "partial_rotary_factor")
         if kind == "proportional":
             scaling.setdefault("partial_rotary_factor", partial)
@@ -581,7 +638,11 @@ def from_hf_config(config: Mapping[str, Any], *, layout: Optional[str] = None,
         rotary_dim = int(head_dim * _fraction(config["rotary_pct"],
                                               "rotary_pct"))
     elif config.get("rotary_dim") is not None:
-        rotary_dim = _positive_int(config["rotary_dim"], "rotary_dim")
+        value = _positive_int(config["rotary_dim"], "rotary_dim")
+        # Only GPT-J and CodeGen's code reads it (MiniMax configs have one
+        # their code does not use).
+        if not known or model_type in _ROTARY_DIM_KEY:
+            rotary_dim = value
 
     # Scaling: split off M-RoPE, merge the top-level lengths.
     mrope_section = None
@@ -593,6 +654,14 @@ def from_hf_config(config: Mapping[str, Any], *, layout: Optional[str] = None,
         if scaling.get("mrope_interleaved") is not None:
             mrope_interleaved = _bool(scaling["mrope_interleaved"],
                                       "mrope_interleaved")
+        elif mrope_section is not None and model_type in _MROPE_INTERLEAVED:
+            # Qwen3-VL's code interleaves; its config need not say so.
+            mrope_interleaved = True
+        if mrope_interleaved and mrope_section is not None and \
+                len(mrope_section) == 3 and sum(mrope_section) == \
+                rotary_dim // 2:
+            mrope_section = _interleaved_section(mrope_section,
+                                                 rotary_dim // 2)
         for key in _MROPE_KEYS:
             scaling.pop(key, None)
         if "rope_type" in scaling or "type" in scaling:
@@ -619,6 +688,19 @@ def from_hf_config(config: Mapping[str, Any], *, layout: Optional[str] = None,
     # Validate through the importer now, and record the scheme's magnitude.
     attrs = spec.scaling_attributes()
     return dataclasses.replace(spec, magnitude=attrs.magnitude)
+
+
+def _interleaved_section(section: Tuple[int, ...],
+                         pairs: int) -> Tuple[int, ...]:
+    """The pair counts interleaved M-RoPE gives each axis (ROPE.md §2): pair
+    j is h's if j % 3 == 1 and j < 3h, w's if j % 3 == 2 and j < 3w, else
+    t's. A section whose h (or w) runs past the last pair (Qwen4-exp's [44,
+    44, 40] of 128 pairs is [45, 43, 40]) is restated as those counts, which
+    select the same axis for every pair, as rope.apply's verifier requires."""
+    _, h, w = section
+    h_pairs = sum(1 for j in range(pairs) if j % 3 == 1 and j < 3 * h)
+    w_pairs = sum(1 for j in range(pairs) if j % 3 == 2 and j < 3 * w)
+    return (pairs - h_pairs - w_pairs, h_pairs, w_pairs)
 
 
 def _layout_of(config: Mapping[str, Any], model_type: Optional[str]) -> str:

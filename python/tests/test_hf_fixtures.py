@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import re
 import warnings
 
 import numpy as np
@@ -28,7 +29,8 @@ import pytest
 import rope_mlir
 from rope_mlir import hf, reference
 
-MODELS = pathlib.Path(__file__).resolve().parent / "fixtures" / "hf" / "models"
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+MODELS = ROOT / "python" / "tests" / "fixtures" / "hf" / "models"
 TOLERANCE = 1e-5  # of HF's float64 recomputation (issue 17)
 
 
@@ -135,10 +137,14 @@ def test_fixture(name):
 
 @pytest.mark.parametrize("name", UNSUPPORTED)
 def test_unsupported_is_refused(name):
+    """Refused by model type (UNSUPPORTED_MODEL_TYPES), or for this config
+    only ("refused": e.g. an odd int(partial_rotary_factor * D))."""
     entry = ENTRIES[name]
     assert entry["reason"]
-    with pytest.raises(hf.UnsupportedModelTypeError,
-                       match=entry["model_type"]):
+    error = (ValueError if entry["status"] == "refused"
+             else hf.UnsupportedModelTypeError)
+    with pytest.raises(error, match=entry.get("refusal",
+                                              entry["model_type"])):
         rope_mlir.from_hf_config(entry["config"],
                                  layer_type=entry["layer_type"])
 
@@ -148,7 +154,7 @@ def test_table_matches_fixtures():
     remote-code ones), with their recorded layouts."""
     seen = {}
     for entry in ENTRIES.values():
-        if entry["variant"] or entry["status"] != "supported":
+        if entry["variant"] or entry["status"] == "unsupported":
             continue
         names = {entry["model_type"], entry["config"].get("model_type"),
                  entry["config"].get("text_config", {}).get("model_type")}
@@ -160,7 +166,8 @@ def test_table_matches_fixtures():
     assert hf.INTERLEAVED_MODEL_TYPES == {
         t for t, layout in hf.MODEL_TYPE_LAYOUTS.items()
         if layout == "interleaved"}
-    unsupported = {ENTRIES[n]["model_type"] for n in UNSUPPORTED}
+    unsupported = {ENTRIES[n]["model_type"] for n in UNSUPPORTED
+                   if ENTRIES[n]["status"] == "unsupported"}
     assert unsupported <= set(hf.UNSUPPORTED_MODEL_TYPES)
 
 
@@ -210,3 +217,21 @@ def test_layout_override_and_rope_interleave():
     assert rope_mlir.from_hf_config(glm, layout="half").layout == "half"
     deepseek = dict(ENTRIES["deepseek_v3"]["config"], rope_interleave=False)
     assert rope_mlir.from_hf_config(deepseek).layout == "half"
+
+
+def test_docs_list_every_model_type():
+    """docs/HF_CONFIGS.md has a row per recorded model type, and the README
+    states the supported count and the transformers version."""
+    docs = (ROOT / "docs" / "HF_CONFIGS.md").read_text()
+    types = {e["model_type"] for e in ENTRIES.values() if not e["variant"]}
+    for name in types:
+        assert f"| `{name}` |" in docs, name
+    supported = {ENTRIES[n]["model_type"] for n in SUPPORTED
+                 if not ENTRIES[n]["variant"]} - {
+        ENTRIES[n]["model_type"] for n in UNSUPPORTED}
+    readme = (ROOT / "README.md").read_text()
+    match = re.search(r"the (\d+) Hugging Face model types \(transformers "
+                      r"([\d.]+)\)", " ".join(readme.split()))
+    assert match, "README lost the model-type count"
+    assert int(match.group(1)) == len(supported)
+    assert INDEX["transformers"].startswith(match.group(2))

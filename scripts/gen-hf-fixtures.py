@@ -139,6 +139,22 @@ def float64_torch():
         torch.set_default_dtype(default)
 
 
+def has(config, key) -> bool:
+    """hasattr, for configs that raise other errors for per-layer values
+    (Gemma 4's head_dim)."""
+    try:
+        return hasattr(config, key)
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def safe_get(config, key, default=None):
+    try:
+        return getattr(config, key, default)
+    except Exception:  # noqa: BLE001
+        return default
+
+
 def small_config(model_type: str, rope_parameters=None, keep_size=False):
     try:
         return _small_config(model_type, rope_parameters, keep_size, True)
@@ -150,24 +166,24 @@ def _small_config(model_type, rope_parameters, keep_size, few_layers):
     cls = CONFIG_MAPPING[model_type]
     probe = cls()
     text = probe.get_text_config()
-    overrides = {k: v for k, v in SMALL.items() if hasattr(text, k) and
+    overrides = {k: v for k, v in SMALL.items() if has(text, k) and
                  not isinstance(getattr(type(text), k, None), property)}
     if keep_size:
         overrides = {}
-    if getattr(text, "qk_rope_head_dim", None) is not None:
+    if safe_get(text, "qk_rope_head_dim", None) is not None:
         overrides.pop("head_dim", None)  # MLA: head_dim is the RoPE part
-    if getattr(text, "head_dim", None) is None:
+    if safe_get(text, "head_dim", None) is None:
         overrides.pop("head_dim", None)
     if rope_parameters is not None:
         overrides["rope_parameters"] = dict(
             rope_parameters, rope_theta=10000.0)
         overrides["max_position_embeddings"] = 4096
-    if few_layers and isinstance(getattr(text, "num_hidden_layers", None),
+    if few_layers and isinstance(safe_get(text, "num_hidden_layers", None),
                                  int) and \
             text.num_hidden_layers > 8 and not isinstance(
                 getattr(type(text), "num_hidden_layers", None), property):
         overrides["num_hidden_layers"] = 8
-        if isinstance(getattr(text, "layer_types", None), list):
+        if isinstance(safe_get(text, "layer_types", None), list):
             overrides["layer_types"] = text.layer_types[:8]
     if model_type in ROPE_FIXUPS:
         overrides["rope_parameters"] = dict(
@@ -243,6 +259,9 @@ def rotation_functions(module, text):
     # config's rope_interleave is set.
     if getattr(text, "rope_interleave", False):
         names.insert(0, "apply_rotary_pos_emb_interleave")
+    else:
+        # The only one some MLA models have (GLM-MoE-DSA, LongCat-Flash).
+        names.append("apply_rotary_pos_emb_interleave")
     return [(n, getattr(module, n)) for n in names
             if callable(getattr(module, n, None))]
 
@@ -623,7 +642,10 @@ def layer_types_of(config, rope_cls):
     forward = inspect.signature(rope_cls.forward).parameters
     if "layer_type" in forward and isinstance(params, dict) and params and \
             all(isinstance(v, dict) for v in params.values()):
-        return sorted(params)
+        # The layer types the config's layers use (the module builds only
+        # those).
+        used = set(getattr(text, "layer_types", None) or ()) & set(params)
+        return sorted(used or params)  # DeepSeek-V4 names them otherwise
     return [None]
 
 

@@ -32,7 +32,7 @@ __all__ = ["RopeSpec", "from_hf_config", "rope_layers",
 
 
 # BEGIN model types (scripts/gen-hf-fixtures.py --write-table rewrites this)
-# transformers 5.24.0: 219 model types.
+# transformers 5.24.0: 229 model types.
 _LAYOUTS = {
     'EvollaModel': 'half',
     'afmoe': 'half',
@@ -44,6 +44,7 @@ _LAYOUTS = {
     'aria_text': 'half',
     'axk1': 'interleaved',
     'axk2': 'half',
+    'bailing_hybrid': 'interleaved',
     'bamba': 'half',
     'bitnet': 'half',
     'blt_global_transformer': 'interleaved',
@@ -75,7 +76,9 @@ _LAYOUTS = {
     'doge': 'half',
     'dory': 'half',
     'dots1': 'half',
+    'dots3_note': 'half',
     'dots3_note_audio_encoder': 'half',
+    'dots3_note_text': 'half',
     'emu3': 'half',
     'emu3_text_model': 'half',
     'ernie4_5': 'interleaved',
@@ -104,6 +107,7 @@ _LAYOUTS = {
     'glm4v_moe': 'half',
     'glm4v_moe_text': 'half',
     'glm4v_text': 'interleaved',
+    'glm_moe_dsa': 'interleaved',
     'glm_ocr': 'interleaved',
     'glm_ocr_text': 'interleaved',
     'glmasr': 'half',
@@ -138,6 +142,7 @@ _LAYOUTS = {
     'jina_embeddings_v3': 'half',
     'kolibri1': 'half',
     'kyutai_speech_to_text': 'half',
+    'laguna': 'half',
     'lara_mini': 'half',
     'lasr_encoder': 'half',
     'lfm2': 'half',
@@ -146,6 +151,8 @@ _LAYOUTS = {
     'llama': 'half',
     'llama4': 'interleaved',
     'llama4_text': 'interleaved',
+    'longcat_flash': 'interleaved',
+    'mellum': 'half',
     'mimi': 'half',
     'mimi_decoder': 'half',
     'mimi_encoder': 'half',
@@ -159,6 +166,8 @@ _LAYOUTS = {
     'ministral3': 'half',
     'mistral': 'half',
     'mistral4': 'interleaved',
+    'mistral_large4': 'interleaved',
+    'mistral_large4_text': 'interleaved',
     'mixtral': 'half',
     'mllama': 'half',
     'mllama_text_model': 'half',
@@ -253,6 +262,7 @@ _LAYOUTS = {
     'xcodec2': 'half',
     'youtu': 'interleaved',
     'zamba2': 'half',
+    'zaya': 'half',
 }
 _UNSUPPORTED = {
     'ernie4_5_vl_moe': '3D RoPE: the frequencies are permuted (h and w interleaved, t last) before M-RoPE assigns them to axes, so pair i does not rotate by theta_i',
@@ -269,6 +279,8 @@ _INTERLEAVE_KEY = frozenset({
 _NO_ROPE_LAYERS = {
     'llama4': 'no_rope_layers',
     'llama4_text': 'no_rope_layers',
+    'mistral_large4': 'no_rope_layers',
+    'mistral_large4_text': 'no_rope_layers',
     'smollm3': 'no_rope_layers',
 }
 _MROPE_INTERLEAVED = frozenset({

@@ -380,10 +380,19 @@ class KernelConfig:
         return (0,) if self.rank <= 2 else tuple(range(self.rank - 2))
 
 
-def emit(config: KernelConfig, name: str = "rope_kernel") -> str:
+def emit(config: KernelConfig, name: str = "rope_kernel",
+         inputs: int = 1) -> str:
     """The MLIR module (memref wrapper around one `rope.apply`) for
-    `config`; the function is `@<name>` with a C interface."""
+    `config`; the function is `@<name>` with a C interface.
+
+    inputs=2 (fused.apply_qk): a second input `k` (and its destination)
+    follows the arguments of the first, rotated by a second `rope.apply`
+    on the same positions, offset and caches (convert-rope-to-vector
+    lowers the two as one token loop); the dynamic head dims let q and k
+    have different head counts."""
     c = config
+    if inputs not in (1, 2) or (inputs == 2 and c.static_shape is not None):
+        raise ValueError("inputs must be 1, or 2 without a static shape")
     if c.static_shape is not None:
         x_shape = tuple(c.static_shape)
     else:
@@ -430,22 +439,30 @@ def emit(config: KernelConfig, name: str = "rope_kernel") -> str:
         args += [(cos, ct.memref()), (sin, ct.memref())]
         operands["cache"] = (body.assign("ct", _ir.to_tensor(cos, ct)),
                              body.assign("st", _ir.to_tensor(sin, ct)), ct)
-    if c.inplace:
-        init, dest = x_tensor, x
-    else:
-        dest = body.fresh("out")
-        args.append((dest, xt.memref()))
-        init = body.assign("it", _ir.to_tensor(dest, xt, writable=True))
-
     attrs = _ir.rope_attributes(
         layout=c.layout, rotary_dim=c.rotary_dim, token_dims=c.token_dims,
         freqs=(None if c.cache is not None else
                c.freqs if c.freqs is not None else
                _ir.default_freqs(c.base)),
         mrope=c.mrope, magnitude=c.magnitude, inverse=c.inverse)
-    y = body.assign("y", _ir.rope_apply(x_tensor, xt, init, attrs,
-                                        **operands))
-    body.emit(_ir.materialize(y, xt, dest))
+    inits = []
+    for i in range(inputs):
+        if i:
+            x = body.fresh("k")
+            args.append((x, xt.memref()))
+            x_tensor = body.assign("kt", _ir.to_tensor(x, xt,
+                                                       writable=c.inplace))
+        if c.inplace:
+            init, dest = x_tensor, x
+        else:
+            dest = body.fresh("out")
+            args.append((dest, xt.memref()))
+            init = body.assign("it", _ir.to_tensor(dest, xt, writable=True))
+        inits.append((x_tensor, init, dest))
+    for x_tensor, init, dest in inits:
+        y = body.assign("y", _ir.rope_apply(x_tensor, xt, init, attrs,
+                                            **operands))
+        body.emit(_ir.materialize(y, xt, dest))
     body.ret()
     return _ir.function(name, args, body, c_interface=True)
 
@@ -564,6 +581,18 @@ class Kernel:
                                out):
             return self._call_dlpack(x, positions, offset, cos_cache,
                                      sin_cache, out)
+        keep = []  # (array, descriptor) pairs alive during the call
+        args, result = self._checked_args(keep, x, positions, offset,
+                                          cos_cache, sin_cache, out)
+        self._function(*args)
+        return result
+
+    def _checked_args(self, keep, x, positions, offset, cos_cache, sin_cache,
+                      out):
+        """The checks of _checked_call on numpy-convertible arguments: the
+        ctypes arguments of the kernel (their descriptors appended to
+        `keep`, which must outlive the call) and the array the call
+        returns. Also used by fused.apply_qk for each of q and k."""
         c = self.config
         if not isinstance(x, np.ndarray):  # keep subclasses: out=x is x
             x = np.asarray(x)
@@ -592,7 +621,6 @@ class Kernel:
                                  f"{x.strides}")
         elif not (flags.c_contiguous and flags.aligned):
             x = x.copy(order="C")
-        keep = []  # (array, descriptor) pairs alive during the call
         args = [ctypes.addressof(self._keep(keep, x))]
 
         form = c.positions
@@ -707,8 +735,7 @@ class Kernel:
             if np.may_share_memory(dest, indices):
                 raise ValueError("the destination overlaps the positions "
                                  "(or offsets) that index the cos/sin cache")
-        self._function(*args)
-        return x if c.inplace else out
+        return args, (x if c.inplace else out)
 
     def _call_dlpack(self, x, positions, offset, cos_cache, sin_cache, out):
         """A call with DLPack arguments: each imported zero-copy (see
@@ -822,6 +849,52 @@ def apply(x, positions=None, *, layout="half", rotary_dim=None, base=10000.0,
             out=out, magnitude=magnitude, mrope_section=mrope_section,
             mrope_interleaved=mrope_interleaved, threads=threads)
         return out_in if out_in is not None else _arrays.wrap(result, x_in)
+    fields, x, positions, offset, cos_cache, sin_cache = _apply_fields(
+        x, positions, layout=layout, rotary_dim=rotary_dim, base=base,
+        scaling=scaling, offset=offset, cos_cache=cos_cache,
+        sin_cache=sin_cache, inverse=inverse, token_dims=token_dims,
+        inplace=out is not None and out is x, magnitude=magnitude,
+        mrope_section=mrope_section, mrope_interleaved=mrope_interleaved,
+        threads=threads)
+    # The kernel of these (already normalized) fields, without building and
+    # hashing a KernelConfig each call; only configurations that compiled
+    # are remembered, so a bad one is checked (and refused) every time.
+    kernel = _cached_kernel(_apply_kernels, fields, compile)
+    return kernel(x, positions, offset=offset, cos_cache=cos_cache,
+                  sin_cache=sin_cache, out=out)
+
+
+def _cached_kernel(kernels: dict, fields: dict, compile_config):
+    """The kernel of `fields` in `kernels` (keyed by the tuple of the
+    values), compiled by `compile_config(KernelConfig(**fields))` when
+    absent; a configuration the verifier refuses raises ValueError."""
+    key = tuple(fields.values())
+    try:
+        kernel = kernels.get(key)
+    except TypeError:  # an unhashable field (a list layout): KernelConfig
+        key, kernel = None, None  # says what is wrong with it
+    if kernel is not None:
+        _stats["hits"] += 1  # (under the GIL: an approximate count)
+    else:
+        try:
+            kernel = compile_config(KernelConfig(**fields))
+        except CompileError as error:
+            # Invalid attributes: the verifier's message, with the static
+            # shapes of this call for the clearest diagnostic.
+            raise ValueError(str(error)) from None
+        if key is not None:
+            if len(kernels) >= 1024:
+                kernels.clear()
+            kernels[key] = kernel
+    return kernel
+
+
+def _apply_fields(x, positions, *, layout, rotary_dim, base, scaling, offset,
+                  cos_cache, sin_cache, inverse, token_dims, inplace,
+                  magnitude, mrope_section, mrope_interleaved, threads):
+    """apply()'s arguments (numpy or convertible) checked and normalized:
+    the KernelConfig fields of the kernel that rotates `x` (dict), and x,
+    positions, offset, cos_cache, sin_cache as the kernel takes them."""
     mrope_interleaved = _flag(mrope_interleaved, "mrope_interleaved")
     inverse = _flag(inverse, "inverse")
     threads = _integer(threads, "threads")
@@ -907,31 +980,10 @@ def apply(x, positions=None, *, layout="half", rotary_dim=None, base=10000.0,
         form = "row_offset" if row_offset else "offset"
         positions_dtype = "i64"
 
-    inplace = out is not None and out is x
     fields = dict(
         dtype=dtype, rank=x.ndim, head_dim=head_dim, layout=layout,
         rotary_dim=rotary_dim, base=base, magnitude=magnitude,
         inverse=inverse, token_dims=token_dims, positions=form,
         positions_dtype=positions_dtype, cache=cache, cache_dtype=cache_dtype,
         inplace=inplace, freqs=freqs, mrope=mrope, threads=threads)
-    # The kernel of these (already normalized) fields, without building and
-    # hashing a KernelConfig each call; only configurations that compiled
-    # are remembered, so a bad one is checked (and refused) every time.
-    key = tuple(fields.values())
-    try:
-        kernel = _apply_kernels.get(key)
-    except TypeError:  # an unhashable field (a list layout): KernelConfig
-        key, kernel = None, None  # says what is wrong with it
-    if kernel is None:
-        try:
-            kernel = compile(KernelConfig(**fields))
-        except CompileError as error:
-            # Invalid attributes: the verifier's message, with the static
-            # shapes of this call for the clearest diagnostic.
-            raise ValueError(str(error)) from None
-        if key is not None:
-            if len(_apply_kernels) >= 1024:
-                _apply_kernels.clear()
-            _apply_kernels[key] = kernel
-    return kernel(x, positions, offset=offset, cos_cache=cos_cache,
-                  sin_cache=sin_cache, out=out)
+    return fields, x, positions, offset, cos_cache, sin_cache

@@ -1,0 +1,189 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""Fused RoPE entry points: several tensors rotated by one compiled call.
+
+`apply_qk(q, k, positions)` rotates a query and a key (GQA: different head
+counts) at the same positions with the same frequencies. Its kernel holds
+one `rope.apply` per tensor on the same operands; convert-rope-to-vector
+lowers such siblings as one loop over tokens that computes (or gathers)
+cos/sin once per token and rotates the heads of q, then those of k, from
+registers (docs/DESIGN.md, "Sibling fusion"). The arithmetic per row is
+that of `apply`, so the results are bitwise those of two `apply` calls.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import threading
+from typing import Optional
+
+import numpy as np
+
+from . import _arrays, _jit, kernel as _kernel
+from .kernel import Kernel, KernelConfig
+
+__all__ = ["apply_qk", "QKKernel", "compile_qk"]
+
+_NAMES = ("q", "k", "positions", "offset", "cos_cache", "sin_cache",
+          "out_q", "out_k")
+
+
+class QKKernel(Kernel):
+    """A compiled pair of `rope.apply` (q then k) for one configuration:
+    `kernel(q, k, positions, offset=..., cos_cache=..., sin_cache=...,
+    out_q=..., out_k=...)` returns (q_rot, k_rot). Each of q and k is
+    checked as `Kernel` checks x; q and k must also agree on everything but
+    their head dims (rank, dtype, token dims' sizes, head dim D)."""
+
+    def __init__(self, config: KernelConfig):
+        if config.static_shape is not None:
+            raise ValueError("a q/k kernel takes no static shape (q and k "
+                             "differ in their head dims)")
+        self._pair_ir = _kernel.emit(config, inputs=2)
+        super().__init__(config)
+        self.ir = self._pair_ir
+        self._pair_module = _jit.compile_module(
+            self.ir, _kernel.pipeline(config))
+        address = self._pair_module.lookup("rope_kernel")
+        argtypes = list(self._function.argtypes)
+        argtypes += [argtypes[0]] * (1 if config.inplace else 2)
+        self._pair = ctypes.CFUNCTYPE(None, *argtypes)(address)
+
+    def __call__(self, q, k, positions=None, *, offset=0, cos_cache=None,
+                 sin_cache=None, out_q=None, out_k=None):
+        if _arrays.any_foreign(q, k, positions, offset, cos_cache, sin_cache,
+                               out_q, out_k):
+            arrays = _arrays.import_all(_NAMES, (
+                q, k, positions, offset, cos_cache, sin_cache, out_q, out_k))
+            rq, rk = self(*arrays[:3], offset=arrays[3],
+                          cos_cache=arrays[4], sin_cache=arrays[5],
+                          out_q=arrays[6], out_k=arrays[7])
+            return (out_q if out_q is not None else _arrays.wrap(rq, q),
+                    out_k if out_k is not None else _arrays.wrap(rk, k))
+        c = self.config
+        if c.inplace and (out_q is not q or out_k is not k):
+            raise ValueError("the kernel rotates in place: pass out_q=q and "
+                             "out_k=k (both, the same numpy arrays)")
+        q_arr = q if isinstance(q, np.ndarray) else np.asarray(q)
+        k_arr = k if isinstance(k, np.ndarray) else np.asarray(k)
+        _check_pair(q_arr, k_arr, self._token_sizes, c)
+        for name, out, other in (("out_q", out_q, k_arr),
+                                 ("out_k", out_k, q_arr)):
+            if out is not None and not c.inplace and \
+                    np.may_share_memory(out, other):
+                raise ValueError(f"{name} overlaps the other input "
+                                 f"({'k' if name == 'out_q' else 'q'})")
+        if out_q is not None and out_k is not None and \
+                np.may_share_memory(out_q, out_k):
+            raise ValueError("out_q and out_k overlap")
+        keep = []  # (array, descriptor) pairs alive during the call
+        try:
+            q_args, q_result = self._checked_args(
+                keep, q_arr, positions, offset, cos_cache, sin_cache,
+                q_arr if c.inplace else out_q)
+            k_args, k_result = self._checked_args(
+                keep, k_arr, positions, offset, cos_cache, sin_cache,
+                k_arr if c.inplace else out_k)
+        except ValueError as error:
+            raise type(error)(_rename(str(error))) from None
+        # k's positions/caches were checked against k; the kernel reads
+        # q's (the same arrays), so only k and its destination are passed.
+        extra = [k_args[0]] if c.inplace else [k_args[0], k_args[-1]]
+        self._pair(*q_args, *extra)
+        return q_result, k_result
+
+
+def _rename(message: str) -> str:
+    """Kernel's messages speak of `x` and `out`; a pair's of q/k."""
+    return message.replace("x has", "q or k has").replace(
+        "x is read-only", "q or k is read-only")
+
+
+def _check_pair(q: np.ndarray, k: np.ndarray, token_sizes, c) -> None:
+    if q.dtype != k.dtype:
+        raise TypeError(f"q has dtype {q.dtype} but k {k.dtype}: they must "
+                        f"match")
+    if q.ndim != k.ndim:
+        raise ValueError(f"q has shape {q.shape} and k {k.shape}: they must "
+                         f"have the same rank")
+    if q.ndim != c.rank:
+        raise ValueError(f"q has shape {q.shape}, the kernel was compiled "
+                         f"for rank {c.rank}")
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(f"q has head dim {q.shape[-1]} but k "
+                         f"{k.shape[-1]}: they must match")
+    if token_sizes(q.shape) != token_sizes(k.shape):
+        dims = c.resolved_token_dims()
+        raise ValueError(f"q has shape {q.shape} and k {k.shape}: their "
+                         f"token dims {dims} must have the same sizes "
+                         f"({token_sizes(q.shape)} vs "
+                         f"{token_sizes(k.shape)}); only head dims may "
+                         f"differ")
+
+
+_qk_kernels: dict = {}
+_compiled: dict = {}
+_lock = threading.Lock()
+
+
+def compile_qk(config: Optional[KernelConfig] = None, **kwargs) -> QKKernel:
+    """The (cached) compiled q/k kernel of a configuration, given as a
+    KernelConfig or as its fields (see `rope_mlir.compile`)."""
+    if config is None:
+        config = KernelConfig(**kwargs)
+    elif kwargs:
+        config = dataclasses.replace(config, **kwargs)
+    with _lock:
+        found = _compiled.get(config)
+    if found is not None:
+        return found
+    made = QKKernel(config)  # compile outside the lock
+    with _lock:
+        return _compiled.setdefault(config, made)
+
+
+def apply_qk(q, k, positions=None, *, layout="half", rotary_dim=None,
+             base=10000.0, scaling=None, offset=0, cos_cache=None,
+             sin_cache=None, inverse=False, token_dims=None, out_q=None,
+             out_k=None, magnitude=None, mrope_section=None,
+             mrope_interleaved=False, threads=1):
+    """Rotates q and k at the same positions: (q_rot, k_rot), bitwise what
+    `apply(q, ...)` and `apply(k, ...)` return, computed by one kernel that
+    evaluates cos/sin once per token for both (see the module docstring).
+
+    q, k: [*tokens, H, D] (or as `token_dims` says) with the same token
+    sizes and head dim D; their head counts may differ (GQA: Hq, Hkv).
+    Every other argument is `apply`'s; out_q=q and out_k=k (both) rotate in
+    place.
+    """
+    if _arrays.any_foreign(q, k, positions, offset, cos_cache, sin_cache,
+                           out_q, out_k):
+        arrays = _arrays.import_all(_NAMES, (
+            q, k, positions, offset, cos_cache, sin_cache, out_q, out_k))
+        rq, rk = apply_qk(
+            *arrays[:3], layout=layout, rotary_dim=rotary_dim, base=base,
+            scaling=scaling, offset=arrays[3], cos_cache=arrays[4],
+            sin_cache=arrays[5], inverse=inverse, token_dims=token_dims,
+            out_q=arrays[6], out_k=arrays[7], magnitude=magnitude,
+            mrope_section=mrope_section, mrope_interleaved=mrope_interleaved,
+            threads=threads)
+        return (out_q if out_q is not None else _arrays.wrap(rq, q),
+                out_k if out_k is not None else _arrays.wrap(rk, k))
+    q_inplace = out_q is not None and out_q is q
+    k_inplace = out_k is not None and out_k is k
+    if q_inplace != k_inplace:
+        raise ValueError("rotate both in place (out_q=q and out_k=k) or "
+                         "neither")
+    fields, q, positions, offset, cos_cache, sin_cache = \
+        _kernel._apply_fields(
+            q, positions, layout=layout, rotary_dim=rotary_dim, base=base,
+            scaling=scaling, offset=offset, cos_cache=cos_cache,
+            sin_cache=sin_cache, inverse=inverse, token_dims=token_dims,
+            inplace=q_inplace, magnitude=magnitude,
+            mrope_section=mrope_section, mrope_interleaved=mrope_interleaved,
+            threads=threads)
+    if q_inplace:
+        out_q = q
+    kernel = _kernel._cached_kernel(_qk_kernels, fields, compile_qk)
+    return kernel(q, k, positions, offset=offset, cos_cache=cos_cache,
+                  sin_cache=sin_cache, out_q=out_q, out_k=out_k)

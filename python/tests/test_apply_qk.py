@@ -1,0 +1,209 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""rope_mlir.apply_qk (issue 18): Q and K rotated together, one cos/sin per
+token (convert-rope-to-vector fuses the two rope.apply of its kernel).
+
+- float64 differential: random [B, S, H, D] / [T, H, D] shapes with Hq != Hkv
+  (decode- and prefill-like), explicit i32/i64 positions, scalar and per-row
+  offsets, implicit positions, gathered and pre-gathered caches, both
+  layouts, partial rotary, f32/f64/bf16/f16, scaling schemes; tolerances as
+  test_differential.py (2^-20 of the pair magnitude for f32/f64, one ulp
+  more for f16/bf16);
+- bitwise: apply_qk returns exactly what two rope_mlir.apply calls return
+  (the same arithmetic per row), also in place and through DLPack;
+- the kernel is fused: its IR has two rope.apply on the same operands and
+  the lowered module one token loop (a check that the pass runs);
+- errors name the argument: q/k dtypes, ranks, head dims, token sizes,
+  positions shape, in-place on one only, overlapping outputs.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import rope_mlir
+from rope_mlir import _jit, fused, kernel, reference
+
+DTYPES = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32,
+          "f64": np.float64}
+
+
+def _pair_scale(x64, p, layout, magnitude):
+    rot = x64[..., :p]
+    if layout == "half":
+        n = np.sqrt(rot[..., :p // 2] ** 2 + rot[..., p // 2:] ** 2)
+        n = np.concatenate([n, n], axis=-1)
+    else:
+        n = np.repeat(np.sqrt(rot[..., 0::2] ** 2 + rot[..., 1::2] ** 2), 2,
+                      axis=-1)
+    return n * 1.5 * magnitude + 1e-30
+
+
+def _check(x, got, ref, p, layout, dtype, magnitude=1.0):
+    got64 = np.asarray(got).astype(np.float64)
+    x64 = np.asarray(x).astype(np.float64)
+    np.testing.assert_array_equal(got64[..., p:], x64[..., p:])
+    scale = _pair_scale(x64, p, layout, magnitude)
+    err = np.abs(got64[..., :p] - ref[..., :p])
+    tol = 2.0 ** -20 * scale
+    if dtype in ("f16", "bf16"):
+        t = DTYPES[dtype]
+        tol = tol + np.abs(np.spacing(np.abs(ref[..., :p]).astype(t)).astype(
+            np.float64))
+    bad = err > tol
+    assert not bad.any(), f"{int(bad.sum())} values out of tolerance, worst " \
+                          f"{(err / scale).max():.3g}"
+
+
+def _case(seed):
+    """Random arguments for apply_qk and apply (same keyword arguments)."""
+    rng = np.random.default_rng(seed)
+    dtype = str(rng.choice(["f32", "f32", "f64", "bf16", "f16"]))
+    head_dim = int(rng.choice([8, 32, 64, 128]))
+    p = head_dim if rng.random() < 0.6 else \
+        int(2 * rng.integers(1, head_dim // 2 + 1))
+    hkv = int(rng.choice([1, 2, 4]))
+    hq = hkv * int(rng.choice([1, 2, 4, 8]))
+    rank = int(rng.choice([3, 4, 4]))
+    if rank == 4:
+        b = int(rng.choice([1, 3, 64]))  # 64: decode rows of one token
+        s = 1 if b == 64 else int(rng.choice([1, 5, 33]))
+        tokens = (b, s)
+    else:
+        tokens = (int(rng.choice([1, 7, 40])),)
+    t = DTYPES[dtype]
+    q = rng.standard_normal(tokens + (hq, head_dim)).astype(t)
+    k = rng.standard_normal(tokens + (hkv, head_dim)).astype(t)
+    kw = dict(layout=str(rng.choice(["half", "interleaved"])), rotary_dim=p,
+              base=float(rng.choice([10000.0, 500000.0])))
+    form = str(rng.choice(["explicit", "offset", "row_offset", "none",
+                           "gathered", "pregathered"]))
+    if form == "row_offset" and rank == 3:
+        form = "offset"
+    positions = None
+    max_pos = 1 << 20
+    if form in ("explicit", "gathered"):
+        positions = rng.integers(0, max_pos if form == "explicit" else 512,
+                                 tokens).astype(rng.choice([np.int32,
+                                                            np.int64]))
+    elif form == "offset":
+        kw["offset"] = int(rng.integers(0, max_pos))
+    elif form == "row_offset":
+        kw["offset"] = rng.integers(0, max_pos, tokens[0]).astype(np.int64)
+    if form == "gathered":
+        theta, _ = reference.inv_frequencies(p, kw["base"])
+        cos, sin = reference.cos_sin(np.arange(512), theta)
+        kw.update(cos_cache=cos.astype(np.float32),
+                  sin_cache=sin.astype(np.float32))
+    elif form == "pregathered":
+        kw.update(cos_cache=rng.uniform(-1, 1, tokens + (p // 2,)).astype(
+            np.float32), sin_cache=rng.uniform(-1, 1, tokens + (p // 2,))
+            .astype(np.float32))
+    elif rng.random() < 0.3:
+        kw["scaling"] = {"rope_type": "linear", "factor": 4.0}
+    return dtype, q, k, positions, kw
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_differential_and_bitwise(seed):
+    dtype, q, k, positions, kw = _case(seed)
+    rq, rk = rope_mlir.apply_qk(q, k, positions, **kw)
+    assert rq.dtype == q.dtype and rk.dtype == k.dtype
+    assert rq.shape == q.shape and rk.shape == k.shape
+    ref_kw = {key: v for key, v in kw.items() if key != "scaling"}
+    if "scaling" in kw:
+        ref_kw["scaling"] = kw["scaling"]
+    for x, got in ((q, rq), (k, rk)):
+        ref = reference.apply(x, positions, **ref_kw)
+        _check(x, got, ref, kw["rotary_dim"], kw["layout"], dtype)
+    # Bitwise the two separate calls.
+    np.testing.assert_array_equal(rq, rope_mlir.apply(q, positions, **kw))
+    np.testing.assert_array_equal(rk, rope_mlir.apply(k, positions, **kw))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_in_place_bitwise(seed):
+    dtype, q, k, positions, kw = _case(100 + seed)
+    q2, k2 = q.copy(), k.copy()
+    rq, rk = rope_mlir.apply_qk(q2, k2, positions, out_q=q2, out_k=k2, **kw)
+    assert rq is q2 and rk is k2
+    np.testing.assert_array_equal(q2, rope_mlir.apply(q, positions, **kw))
+    np.testing.assert_array_equal(k2, rope_mlir.apply(k, positions, **kw))
+
+
+def test_out_arguments_and_token_dims():
+    rng = np.random.default_rng(7)
+    # [B, H, S, D]: heads before the sequence (the tiled form, unfused).
+    q = rng.standard_normal((2, 8, 6, 64)).astype(np.float32)
+    k = rng.standard_normal((2, 2, 6, 64)).astype(np.float32)
+    pos = rng.integers(0, 1000, (2, 6))
+    oq, ok = np.empty_like(q), np.empty_like(k)
+    rq, rk = rope_mlir.apply_qk(q, k, pos, token_dims=(0, 2), out_q=oq,
+                                out_k=ok)
+    assert rq is oq and rk is ok
+    np.testing.assert_array_equal(
+        oq, rope_mlir.apply(q, pos, token_dims=(0, 2)))
+    np.testing.assert_array_equal(
+        ok, rope_mlir.apply(k, pos, token_dims=(0, 2)))
+
+
+def test_non_contiguous_and_lists():
+    rng = np.random.default_rng(3)
+    q = rng.standard_normal((5, 8, 32)).astype(np.float32)[:, ::2]
+    k = rng.standard_normal((5, 2, 32)).astype(np.float32)
+    pos = [3, 1, 4, 1, 5]
+    rq, rk = rope_mlir.apply_qk(q, k, pos)
+    np.testing.assert_array_equal(rq, rope_mlir.apply(q, pos))
+    np.testing.assert_array_equal(rk, rope_mlir.apply(k, pos))
+
+
+def test_dlpack():
+    torch = pytest.importorskip("torch")
+    q = torch.randn(2, 3, 8, 16)
+    k = torch.randn(2, 3, 2, 16)
+    rq, rk = rope_mlir.apply_qk(q, k, offset=5)
+    assert isinstance(rq, torch.Tensor) and isinstance(rk, torch.Tensor)
+    np.testing.assert_array_equal(
+        rq.numpy(), rope_mlir.apply(q.numpy(), offset=5))
+    np.testing.assert_array_equal(
+        rk.numpy(), rope_mlir.apply(k.numpy(), offset=5))
+
+
+def _arrays(hq=8, hkv=2, dtype=np.float32):
+    rng = np.random.default_rng(11)
+    return (rng.standard_normal((2, 4, hq, 16)).astype(dtype),
+            rng.standard_normal((2, 4, hkv, 16)).astype(dtype),
+            rng.integers(0, 100, (2, 4)))
+
+
+def test_errors():
+    q, k, pos = _arrays()
+    with pytest.raises(TypeError, match="q has dtype float32 but k float64"):
+        rope_mlir.apply_qk(q, k.astype(np.float64), pos)
+    with pytest.raises(ValueError, match="same rank"):
+        rope_mlir.apply_qk(q, k[0], pos)
+    with pytest.raises(ValueError, match="q has head dim 16 but k 8"):
+        rope_mlir.apply_qk(q, k[..., :8], pos)
+    with pytest.raises(ValueError, match=r"token dims \(0, 1\) must have the "
+                       r"same sizes \(\(2, 4\) vs \(2, 3\)\)"):
+        rope_mlir.apply_qk(q, k[:, :3], pos)
+    with pytest.raises(ValueError, match=r"positions have shape \(2, 3\)"):
+        rope_mlir.apply_qk(q, k, pos[:, :3])
+    with pytest.raises(ValueError, match="both in place"):
+        rope_mlir.apply_qk(q, k, pos, out_q=q)
+    with pytest.raises(ValueError, match="out_q and out_k overlap"):
+        out = np.empty((2, 4, 8, 16), np.float32)
+        rope_mlir.apply_qk(q, k, pos, out_q=out, out_k=out[:, :, :2])
+    with pytest.raises(ValueError, match="out_k overlaps the other input"):
+        rope_mlir.apply_qk(q, k, pos, out_k=q[:, :, :2])
+    with pytest.raises(ValueError, match="out has shape"):
+        rope_mlir.apply_qk(q, k, pos, out_k=np.empty((2, 4, 3, 16),
+                                                     np.float32))
+    with pytest.raises(ValueError, match="rotary_dim"):
+        rope_mlir.apply_qk(q, k, pos, rotary_dim=3)
+    with pytest.raises(ValueError, match="positions and offset"):
+        rope_mlir.apply_qk(q, k, pos, offset=2)
+    with pytest.raises(ValueError, match="static shape"):
+        fused.QKKernel(kernel.KernelConfig(dtype="f32", rank=4, head_dim=16,
+                                           static_shape=(2, 4, 8, 16)))

@@ -25,7 +25,8 @@
 
 // vectorize (default): no table and no trig calls. Per token, the angles of
 // the 32 frequencies as one f64 vector (range reduction with FMAs), f32
-// polynomial sin/cos, then per head two 32-lane loads, FMAs, two stores.
+// polynomial sin/cos, then per head and cache line of it (16 f32 lanes) two
+// loads, FMAs, two stores.
 // VECTOR-LABEL: llvm.func @rotate_positions(
 //   VECTOR-NOT:   llvm.call @malloc
 //       VECTOR:   llvm.intr.roundeven({{.*}}) : (vector<32xf64>)
@@ -34,10 +35,10 @@
 //       VECTOR:   llvm.fptrunc {{.*}} : vector<32xf64> to vector<32xf32>
 //   VECTOR-NOT:   llvm.intr.cos
 //   VECTOR-NOT:   llvm.intr.sin
-//       VECTOR:   llvm.load {{.*}} -> vector<32xf32>
-//       VECTOR:   llvm.load {{.*}} -> vector<32xf32>
-//       VECTOR:   llvm.store {{.*}} : vector<32xf32>, !llvm.ptr
-//       VECTOR:   llvm.store {{.*}} : vector<32xf32>, !llvm.ptr
+//       VECTOR:   llvm.load {{.*}} -> vector<16xf32>
+//       VECTOR:   llvm.load {{.*}} -> vector<16xf32>
+//       VECTOR:   llvm.store {{.*}} : vector<16xf32>, !llvm.ptr
+//       VECTOR:   llvm.store {{.*}} : vector<16xf32>, !llvm.ptr
 //       VECTOR:   llvm.return
 // The scalar path: the cos/sin table (two mallocs, freed), the f64 range
 // reduction and one (polynomial) cos and sin per (position, frequency).

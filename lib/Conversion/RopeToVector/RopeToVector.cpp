@@ -15,14 +15,16 @@
 //   scf.forall (token indices) shared_outs(%out = %init) {
 //     c, s = cos/sin of the P/2 frequencies      // once per token, vectors
 //     scf.for (head indices) {                    // every other non-head dim
-//       y = rotate(x[token, head, :], c, s)       // vector loads/FMAs/stores
+//       y = rotate(x[token, head, :], c, s)       // by cache lines
 //     }
 //   }
 //
 // so cos/sin are computed (or gathered from a cache row) once per (token,
 // frequency) and reused from registers across all heads, nothing is
 // materialized between them and the rotation, and the token loop is the
-// unit of parallelism (scf.forall -> OpenMP in rope-to-llvm-cpu).
+// unit of parallelism (scf.forall -> OpenMP in rope-to-llvm-cpu). vLLM's
+// flat [T, H*D] is this form on its [T, H, D] expansion (rope.apply's head
+// dim is the last dim).
 //
 // Where a head dim precedes the last token dim (Hugging Face's [B, H, S, D]),
 // one token's rows lie S*D elements apart, and visiting all heads of one
@@ -42,8 +44,9 @@
 // so each head's T rows are read and written as one contiguous block, two
 // heads' blocks at a time. The cos/sin arithmetic and the rotation are the
 // same ops as in the per-token form (bitwise-identical results); the loop
-// order, the table (a tensor: one small buffer per tile once bufferized) and
-// the row split into cache-line chunks (rotateRowChunked) differ.
+// order and the table (a tensor: one small buffer per tile once bufferized)
+// differ. Both forms rotate a row in cache-line chunks in ascending address
+// order (rotateRow).
 //
 // Why not linalg's vectorizer: the linalg form (RopeDecompose.cpp) pairs
 // channels through an affine partner map (`1 - k` over a size-2 member dim)
@@ -117,24 +120,29 @@ private:
   /// One forall iteration per tile of the last token dim, cos/sin of the
   /// tile's tokens in a stack buffer, heads outer and tokens inner.
   Value buildTiled(const Hoisted &hoisted);
+  /// Lanes [lane, lane + size) of a row's cos and sin (per pair for half,
+  /// spread over the lanes for interleaved).
+  using CosSinChunk = llvm::function_ref<std::pair<Value, Value>(
+      OpBuilder &, Location, int64_t lane, int64_t size)>;
   /// (cos, sin) as vector<P/2 x computeType> for the token at `tokenIvs`.
   std::pair<Value, Value> cosSinOf(OpBuilder &nb, Location nloc,
                                    ValueRange tokenIvs, const Hoisted &hoisted);
-  /// Rotates the row `rowIvs` (indices into the token slice, without the
-  /// channel index) of `source` into `dest`; returns the updated `dest`.
-  /// `cos`/`sin` are per pair (half) or spread over the lanes (interleaved).
+  /// Rotates the row `rowIvs` (indices into the slice, without the channel
+  /// index) of `source` into `dest`; returns the updated `dest`. In chunks
+  /// of `chunk` lanes (one cache line of compute type) in ascending address
+  /// order, each chunk's cos/sin from `cosSinChunk`: registers in the
+  /// per-token form, the tile's table in the tiled one. Whole-row vectors
+  /// (vector<64xf32> for D = 128) are split by LLVM into registers and
+  /// scheduled in descending address order within the row, which defeats
+  /// the hardware prefetcher: measured on 4096 tokens x 32 heads x 128 f32,
+  /// ~20% slower for [B, H, S, D] (as much as a C loop walking its rows
+  /// backwards), 0.80 vs 0.89 of the copy bandwidth for [B, S, H, D].
   Value rotateRow(OpBuilder &nb, Location nloc, Value source, Value dest,
-                  ValueRange rowIvs, Value cos, Value sin);
-  /// The tiled form's row rotation: rotateRow's arithmetic lane for lane,
-  /// in chunks of `chunk` lanes in ascending address order, the chunks of
-  /// cos/sin read from row `j` of the tile's table. Whole-row vectors (as in
-  /// rotateRow) are split by LLVM into registers and scheduled in descending
-  /// address order within the row; with a new block every T rows that
-  /// defeats the hardware prefetcher (measured ~20% slower on
-  /// [1, 32, 4096, 128] f32, the same as a C loop walking rows backwards).
-  Value rotateRowChunked(OpBuilder &nb, Location nloc, Value source, Value dest,
-                         ValueRange rowIvs, Value table, Value j,
-                         int64_t chunk);
+                  ValueRange rowIvs, CosSinChunk cosSinChunk, int64_t chunk);
+  /// Lanes per chunk of rotateRow: one 64-byte cache line of compute type.
+  int64_t chunkLanes() {
+    return std::max<int64_t>(64 / (computeType.getIntOrFloatBitWidth() / 8), 2);
+  }
   /// The slice of `tensor` holding one token, rank-reduced by as many
   /// dims as there are token dims.
   RankedTensorType tokenSliceType(Value tensor, ArrayRef<OpFoldResult> sizes);
@@ -221,56 +229,8 @@ std::pair<Value, Value> RopeVectorizer::cosSinOf(OpBuilder &nb, Location nloc,
 }
 
 Value RopeVectorizer::rotateRow(OpBuilder &nb, Location nloc, Value source,
-                                Value dest, ValueRange rowIvs, Value cos,
-                                Value sin) {
-  // In place, the pass-through channels are already where they belong.
-  bool inPlace = source == dest;
-  auto at = [&](int64_t channel) {
-    SmallVector<Value> indices(rowIvs);
-    indices.push_back(arith::ConstantIndexOp::create(nb, nloc, channel));
-    return indices;
-  };
-  auto load = [&](int64_t channel, int64_t size) {
-    return convertFloat(
-        nb, nloc, readVector(nb, nloc, source, at(channel), size), computeType);
-  };
-  // (x1 + i x2)(c + i s), with the rounding of every lowering.
-  auto rotate = [&](Value x1, Value x2) {
-    return rotatePair(nb, nloc, x1, x2, cos, sin);
-  };
-  auto store = [&](Value y, int64_t channel) {
-    dest = writeVector(nb, nloc, convertFloat(nb, nloc, y, elementType), dest,
-                       at(channel));
-  };
-
-  if (op.getLayout() == Layout::half) {
-    auto [y1, y2] = rotate(load(0, numPairs), load(numPairs, numPairs));
-    store(y1, 0);
-    store(y2, numPairs);
-  } else {
-    // Interleaved pairs (2j, 2j + 1), with cos/sin already spread over the
-    // P lanes as c = [c0, c0, c1, c1, ...] and s = [-s0, s0, -s1, s1, ...]
-    // (once per token, see spreadForInterleavedLanes): y = x * c + swap(x) * s,
-    // where swap exchanges the lanes of each pair. One in-register permute
-    // per row instead of splitting and merging even and odd lanes.
-    Value x = load(0, rotaryDim);
-    Value y = rotateInterleavedLanes(nb, nloc, x, cos, sin);
-    store(y, 0);
-  }
-  // Pass-through channels [P, D), unless they are already in place.
-  if (rotaryDim < headDim && !inPlace) {
-    int64_t size = headDim - rotaryDim;
-    dest =
-        writeVector(nb, nloc, readVector(nb, nloc, source, at(rotaryDim), size),
-                    dest, at(rotaryDim));
-  }
-  return dest;
-}
-
-Value RopeVectorizer::rotateRowChunked(OpBuilder &nb, Location nloc,
-                                       Value source, Value dest,
-                                       ValueRange rowIvs, Value table, Value j,
-                                       int64_t chunk) {
+                                Value dest, ValueRange rowIvs,
+                                CosSinChunk cosSinChunk, int64_t chunk) {
   bool inPlace = source == dest;
   auto index = [&](int64_t value) {
     return arith::ConstantIndexOp::create(nb, nloc, value).getResult();
@@ -288,10 +248,6 @@ Value RopeVectorizer::rotateRowChunked(OpBuilder &nb, Location nloc,
         readVector(nb, nloc, inPlace ? dest : source, at(channel), size),
         computeType);
   };
-  auto tableChunk = [&](int64_t which, int64_t lane, int64_t size) {
-    return readVector(nb, nloc, table, ValueRange{index(which), j, index(lane)},
-                      size);
-  };
   auto store = [&](Value y, int64_t channel) {
     dest = writeVector(nb, nloc, convertFloat(nb, nloc, y, elementType), dest,
                        at(channel));
@@ -300,23 +256,28 @@ Value RopeVectorizer::rotateRowChunked(OpBuilder &nb, Location nloc,
     for (int64_t k = 0; k < numPairs; k += chunk) {
       int64_t size = std::min(chunk, numPairs - k);
       Value x1 = load(k, size), x2 = load(numPairs + k, size);
-      Value cos = tableChunk(0, k, size), sin = tableChunk(1, k, size);
-      // (x1 + i x2)(c + i s), as in rotateRow.
+      auto [cos, sin] = cosSinChunk(nb, nloc, k, size);
+      // (x1 + i x2)(c + i s), with the rounding of every lowering.
       auto [y1, y2] = rotatePair(nb, nloc, x1, x2, cos, sin);
       store(y1, k);
       store(y2, numPairs + k);
     }
   } else {
-    // Chunks of an even number of lanes: no pair straddles two.
+    // Interleaved pairs (2j, 2j + 1), with cos/sin spread over the lanes
+    // as c = [c0, c0, c1, c1, ...] and s = [-s0, s0, -s1, s1, ...] (once per
+    // token, see spreadForInterleavedLanes): y = x * c + swap(x) * s, where
+    // swap exchanges the lanes of each pair. One in-register permute per
+    // chunk instead of splitting and merging even and odd lanes. Chunks of an
+    // even number of lanes: no pair straddles two.
     int64_t evenChunk = std::max<int64_t>(chunk - chunk % 2, 2);
     for (int64_t k = 0; k < rotaryDim; k += evenChunk) {
       int64_t size = std::min(evenChunk, rotaryDim - k);
-      store(rotateInterleavedLanes(nb, nloc, load(k, size),
-                                   tableChunk(0, k, size),
-                                   tableChunk(1, k, size)),
-            k);
+      Value x = load(k, size);
+      auto [cos, sin] = cosSinChunk(nb, nloc, k, size);
+      store(rotateInterleavedLanes(nb, nloc, x, cos, sin), k);
     }
   }
+  // Pass-through channels [P, D), unless they are already in place.
   if (!inPlace)
     for (int64_t k = rotaryDim; k < headDim; k += chunk) {
       int64_t size = std::min(chunk, headDim - k);
@@ -398,9 +359,23 @@ Value RopeVectorizer::buildPerToken(const Hoisted &hoisted) {
   std::function<Value(OpBuilder &, unsigned, SmallVector<Value> &, Value)>
       loopNest = [&](OpBuilder &lb, unsigned depth, SmallVector<Value> &rowIvs,
                      Value dest) -> Value {
-    if (depth == headDims.size())
-      return rotateRow(lb, loc, inPlace ? dest : sourceSlice, dest, rowIvs, cos,
-                       sin);
+    if (depth == headDims.size()) {
+      // The token's cos/sin are vectors in registers: chunks are slices.
+      auto registerChunk = [&](OpBuilder &cb, Location cloc, int64_t lane,
+                               int64_t size) -> std::pair<Value, Value> {
+        auto slice = [&](Value v) -> Value {
+          if (lane == 0 &&
+              cast<VectorType>(v.getType()).getNumElements() == size)
+            return v;
+          return vector::ExtractStridedSliceOp::create(
+              cb, cloc, v, ArrayRef<int64_t>{lane}, ArrayRef<int64_t>{size},
+              ArrayRef<int64_t>{1});
+        };
+        return {slice(cos), slice(sin)};
+      };
+      return rotateRow(lb, loc, inPlace ? dest : sourceSlice, dest, rowIvs,
+                       registerChunk, chunkLanes());
+    }
     Value zero = arith::ConstantIndexOp::create(lb, loc, 0);
     Value one = arith::ConstantIndexOp::create(lb, loc, 1);
     Value upper = tensor::DimOp::create(lb, loc, dest, depth);
@@ -545,15 +520,14 @@ Value RopeVectorizer::buildTiled(const Hoisted &hoisted) {
   // once, which keeps more lines in flight as each block starts (5-10% on
   // [1, 32, 4096, 128] f32; by four, no better than by one). Rows are
   // rotated in chunks of one cache line of compute type, in ascending
-  // address order (rotateRowChunked).
+  // address order (rotateRow).
   int64_t jamDim = -1;
   for (int64_t d : headDims)
     if (d < seqDim)
       jamDim = d;
   constexpr int64_t kJam = 2;
   int64_t jam = inputType.getDimSize(jamDim) == 1 ? 1 : kJam;
-  int64_t chunk =
-      std::max<int64_t>(64 / (computeType.getIntOrFloatBitWidth() / 8), 2);
+  int64_t chunk = chunkLanes();
   std::function<Value(OpBuilder &, int64_t, SmallVector<Value> &, int64_t,
                       Value, Value)>
       loopNest = [&](OpBuilder &lb, int64_t d, SmallVector<Value> &rowIvs,
@@ -565,8 +539,20 @@ Value RopeVectorizer::buildTiled(const Hoisted &hoisted) {
         if (u)
           ivs[jamDim] = arith::AddIOp::create(
               lb, loc, ivs[jamDim], arith::ConstantIndexOp::create(lb, loc, u));
-        dest = rotateRowChunked(lb, loc, inPlace ? dest : sourceTile, dest, ivs,
-                                table, token, chunk);
+        auto tableChunk = [&](OpBuilder &cb, Location cloc, int64_t lane,
+                              int64_t size) -> std::pair<Value, Value> {
+          auto read = [&](int64_t which) {
+            return readVector(
+                cb, cloc, table,
+                ValueRange{arith::ConstantIndexOp::create(cb, cloc, which),
+                           token,
+                           arith::ConstantIndexOp::create(cb, cloc, lane)},
+                size);
+          };
+          return {read(0), read(1)};
+        };
+        dest = rotateRow(lb, loc, inPlace ? dest : sourceTile, dest, ivs,
+                         tableChunk, chunk);
       }
       return dest;
     }

@@ -4,8 +4,10 @@
 // Half layout, explicit positions [B, S] on [B, S, H, D]: one scf.forall over
 // the token dims (B, S); per token the angle is formed in f64 on P/2 lanes,
 // range-reduced (roundeven + two FMAs), truncated to f32, and cos/sin are
-// computed once, before the head loop; each head row is two P/2-lane reads,
-// the rotation, and two P/2-lane writes into the destination slice.
+// computed once, before the head loop; each head row is rotated in chunks of
+// one cache line (16 f32 lanes) in ascending address order: per chunk two
+// reads, the lanes of cos/sin it needs, the rotation and two writes into the
+// destination slice.
 
 // CHECK-LABEL: func.func @half_positions(
 //  CHECK-SAME:     %[[X:[^:]*]]: tensor<2x16x4x64xf32>, %[[P:[^:]*]]: tensor<2x16xi64>, %[[INIT:[^:]*]]: tensor<2x16x4x64xf32>)
@@ -30,20 +32,30 @@
 //       CHECK:     %[[SRC:.*]] = tensor.extract_slice %[[X]][%[[B]], %[[S]], 0, 0] [1, 1, 4, 64] [1, 1, 1, 1] : tensor<2x16x4x64xf32> to tensor<4x64xf32>
 //       CHECK:     %[[ROWS:.*]] = scf.for %[[H:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[DST]]) -> (tensor<4x64xf32>) {
 //   CHECK-NOT:       math.{{cos|sin}}
-//       CHECK:       %[[X1:.*]] = vector.transfer_read %[[SRC]][%[[H]], %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<4x64xf32>, vector<32xf32>
+//       CHECK:       %[[X1:.*]] = vector.transfer_read %[[SRC]][%[[H]], %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<4x64xf32>, vector<16xf32>
 //   CHECK-NOT:       math.{{cos|sin}}
 //       CHECK:       %[[C32:.*]] = arith.constant 32 : index
-//       CHECK:       %[[X2:.*]] = vector.transfer_read %[[SRC]][%[[H]], %[[C32]]], %{{.*}} {in_bounds = [true]} : tensor<4x64xf32>, vector<32xf32>
+//       CHECK:       %[[X2:.*]] = vector.transfer_read %[[SRC]][%[[H]], %[[C32]]], %{{.*}} {in_bounds = [true]} : tensor<4x64xf32>, vector<16xf32>
 //   CHECK-NOT:       math.{{cos|sin}}
-//       CHECK:       %[[NS:.*]] = arith.negf %[[SN]] : vector<32xf32>
-//       CHECK:       %[[X1C:.*]] = arith.mulf %[[X1]], %[[C]] : vector<32xf32>
-//       CHECK:       %[[Y1:.*]] = math.fma %[[X2]], %[[NS]], %[[X1C]] : vector<32xf32>
-//       CHECK:       %[[X2C:.*]] = arith.mulf %[[X2]], %[[C]] : vector<32xf32>
-//       CHECK:       %[[Y2:.*]] = math.fma %[[X1]], %[[SN]], %[[X2C]] : vector<32xf32>
-//       CHECK:       %[[W1:.*]] = vector.transfer_write %[[Y1]], %[[ACC]][%[[H]], %{{.*}}] {in_bounds = [true]} : vector<32xf32>, tensor<4x64xf32>
-//       CHECK:       %[[W2:.*]] = vector.transfer_write %[[Y2]], %[[W1]][%[[H]], %{{.*}}] {in_bounds = [true]} : vector<32xf32>, tensor<4x64xf32>
+//       CHECK:       %[[CA:.*]] = vector.extract_strided_slice %[[C]] {offsets = [0], sizes = [16], strides = [1]} : vector<32xf32> to vector<16xf32>
+//       CHECK:       %[[SA:.*]] = vector.extract_strided_slice %[[SN]] {offsets = [0], sizes = [16], strides = [1]} : vector<32xf32> to vector<16xf32>
+//       CHECK:       %[[NS:.*]] = arith.negf %[[SA]] : vector<16xf32>
+//       CHECK:       %[[X1C:.*]] = arith.mulf %[[X1]], %[[CA]] : vector<16xf32>
+//       CHECK:       %[[Y1:.*]] = math.fma %[[X2]], %[[NS]], %[[X1C]] : vector<16xf32>
+//       CHECK:       %[[X2C:.*]] = arith.mulf %[[X2]], %[[CA]] : vector<16xf32>
+//       CHECK:       %[[Y2:.*]] = math.fma %[[X1]], %[[SA]], %[[X2C]] : vector<16xf32>
+//       CHECK:       %[[W1:.*]] = vector.transfer_write %[[Y1]], %[[ACC]][%[[H]], %{{.*}}] {in_bounds = [true]} : vector<16xf32>, tensor<4x64xf32>
+//       CHECK:       %[[W2:.*]] = vector.transfer_write %[[Y2]], %[[W1]][%[[H]], %{{.*}}] {in_bounds = [true]} : vector<16xf32>, tensor<4x64xf32>
+//       CHECK:       %[[C16:.*]] = arith.constant 16 : index
+//       CHECK:       %[[X3:.*]] = vector.transfer_read %[[SRC]][%[[H]], %[[C16]]], %{{.*}} {in_bounds = [true]} : tensor<4x64xf32>, vector<16xf32>
+//       CHECK:       %[[C48:.*]] = arith.constant 48 : index
+//       CHECK:       %[[X4:.*]] = vector.transfer_read %[[SRC]][%[[H]], %[[C48]]], %{{.*}} {in_bounds = [true]} : tensor<4x64xf32>, vector<16xf32>
+//       CHECK:       vector.extract_strided_slice %[[C]] {offsets = [16], sizes = [16], strides = [1]} : vector<32xf32> to vector<16xf32>
+//       CHECK:       vector.extract_strided_slice %[[SN]] {offsets = [16], sizes = [16], strides = [1]} : vector<32xf32> to vector<16xf32>
+//       CHECK:       %[[W3:.*]] = vector.transfer_write %{{.*}}, %[[W2]][%[[H]], %{{.*}}] {in_bounds = [true]} : vector<16xf32>, tensor<4x64xf32>
+//       CHECK:       %[[W4:.*]] = vector.transfer_write %{{.*}}, %[[W3]][%[[H]], %{{.*}}] {in_bounds = [true]} : vector<16xf32>, tensor<4x64xf32>
 //   CHECK-NOT:       vector.transfer_
-//       CHECK:       scf.yield %[[W2]] : tensor<4x64xf32>
+//       CHECK:       scf.yield %[[W4]] : tensor<4x64xf32>
 //       CHECK:     scf.forall.in_parallel {
 //       CHECK:       tensor.parallel_insert_slice %[[ROWS]] into %[[OUT]][%[[B]], %[[S]], 0, 0] [1, 1, 4, 64] [1, 1, 1, 1] : tensor<4x64xf32> into tensor<2x16x4x64xf32>
 //       CHECK:   return %[[R]]
@@ -89,7 +101,7 @@ func.func @interleaved(%x: tensor<8x4x8xf32>, %init: tensor<8x4x8xf32>) -> tenso
 
 // Partial rotary (16 of 64 channels), out of place: the rotated halves are
 // 8-lane vectors at channels 0 and 8; the pass-through channels [16, 64) are
-// copied from the input with one 48-lane read and write.
+// copied from the input in three 16-lane (cache-line) reads and writes.
 
 // CHECK-LABEL: func.func @partial(
 //  CHECK-SAME:     %[[X:[^:]*]]: tensor<8x4x64xf32>, %[[INIT:[^:]*]]: tensor<8x4x64xf32>)
@@ -104,10 +116,16 @@ func.func @interleaved(%x: tensor<8x4x8xf32>, %init: tensor<8x4x8xf32>) -> tenso
 //       CHECK:       %[[C8B:.*]] = arith.constant 8 : index
 //       CHECK:       %[[W2:.*]] = vector.transfer_write %{{.*}}, %[[W1]][%[[H]], %[[C8B]]] {in_bounds = [true]} : vector<8xf32>, tensor<4x64xf32>
 //       CHECK:       %[[C16:.*]] = arith.constant 16 : index
-//       CHECK:       %[[PASS:.*]] = vector.transfer_read %[[SRC]][%[[H]], %[[C16]]], %{{.*}} {in_bounds = [true]} : tensor<4x64xf32>, vector<48xf32>
+//       CHECK:       %[[PASS:.*]] = vector.transfer_read %[[SRC]][%[[H]], %[[C16]]], %{{.*}} {in_bounds = [true]} : tensor<4x64xf32>, vector<16xf32>
 //       CHECK:       %[[C16B:.*]] = arith.constant 16 : index
-//       CHECK:       %[[W3:.*]] = vector.transfer_write %[[PASS]], %[[W2]][%[[H]], %[[C16B]]] {in_bounds = [true]} : vector<48xf32>, tensor<4x64xf32>
-//       CHECK:       scf.yield %[[W3]] : tensor<4x64xf32>
+//       CHECK:       %[[W3:.*]] = vector.transfer_write %[[PASS]], %[[W2]][%[[H]], %[[C16B]]] {in_bounds = [true]} : vector<16xf32>, tensor<4x64xf32>
+//       CHECK:       %[[C32:.*]] = arith.constant 32 : index
+//       CHECK:       %[[PASS2:.*]] = vector.transfer_read %[[SRC]][%[[H]], %[[C32]]], %{{.*}} {in_bounds = [true]} : tensor<4x64xf32>, vector<16xf32>
+//       CHECK:       %[[W4:.*]] = vector.transfer_write %[[PASS2]], %[[W3]][%[[H]], %{{.*}}] {in_bounds = [true]} : vector<16xf32>, tensor<4x64xf32>
+//       CHECK:       %[[C48:.*]] = arith.constant 48 : index
+//       CHECK:       %[[PASS3:.*]] = vector.transfer_read %[[SRC]][%[[H]], %[[C48]]], %{{.*}} {in_bounds = [true]} : tensor<4x64xf32>, vector<16xf32>
+//       CHECK:       %[[W5:.*]] = vector.transfer_write %[[PASS3]], %[[W4]][%[[H]], %{{.*}}] {in_bounds = [true]} : vector<16xf32>, tensor<4x64xf32>
+//       CHECK:       scf.yield %[[W5]] : tensor<4x64xf32>
 func.func @partial(%x: tensor<8x4x64xf32>, %init: tensor<8x4x64xf32>) -> tensor<8x4x64xf32> {
   %y = rope.apply ins(%x : tensor<8x4x64xf32>) outs(%init : tensor<8x4x64xf32>) {rotary_dim = 16 : i64} -> tensor<8x4x64xf32>
   return %y : tensor<8x4x64xf32>

@@ -31,8 +31,10 @@ Output, python/tests/fixtures/hf/models/:
   <name>.json  config (the RoPE-relevant part of config.to_dict()), layout,
                rotary_dim, inv_freq per position set, attention_scaling,
                mrope_axes, status, reason, transformers version
-  <name>.npz   x (float16 values, exact in float64), and per position set
-               positions_<set> and y_<set> (float64, HF's output)
+  arrays/<hash>.npz  x [S, 1, D] (float16 values, exact in float64),
+               positions [sets, (3,) S], y [sets, S, 1, D] (float64, HF's
+               output), inv_freq [sets, P/2] (float64); named by a hash of
+               its content, shared by fixtures with the same RoPE
 <name> is the model type, with `-<variant>` for extra RoPE schemes run on
 Llama's code and `@<layer_type>` for per-layer-type RoPE (Gemma 3...).
 index.json lists every model type looked at and why any was skipped.
@@ -42,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import importlib
 import inspect
 import json
@@ -561,9 +564,22 @@ def record(name, model_type, config, rope_cls, fn_name, fn, layer_type,
                                  "interleaved>half" else "same")
         entry["rotary_dim"] = p
         entry["mrope_axes"] = None if axes is None else list(axes)
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / f"{name}.json").write_text(json.dumps(entry, indent=1) + "\n")
-    np.savez_compressed(OUT / f"{name}.npz", **arrays)
+    # Arrays are stored once per content (models with the same RoPE give
+    # the same output: x is the same everywhere).
+    digest = hashlib.sha256()
+    for key in sorted(arrays):
+        digest.update(key.encode())
+        digest.update(str(arrays[key].dtype).encode())
+        digest.update(np.ascontiguousarray(arrays[key]).tobytes())
+    entry["arrays"] = digest.hexdigest()[:16]
+    (OUT / "arrays").mkdir(parents=True, exist_ok=True)
+    path = OUT / "arrays" / f"{entry['arrays']}.npz"
+    if not path.exists():
+        np.savez_compressed(path, **arrays)
+    # One line per top-level key (compact, and diffs stay readable).
+    (OUT / f"{name}.json").write_text(
+        "{\n" + ",\n".join(f" {json.dumps(k)}: {json.dumps(v)}"
+                            for k, v in entry.items()) + "\n}\n")
     return entry
 
 
@@ -835,6 +851,12 @@ def write_table():
     block += [f"    {n!r}," for n in sorted(rotary_dim_key)] + ["})"]
     block += ["# END model types"]
     write_docs()
+    # Arrays no fixture names any more (a model type re-recorded).
+    used = {json.loads(p.read_text()).get("arrays")
+            for p in OUT.glob("*.json") if p.name != "index.json"}
+    for path in (OUT / "arrays").glob("*.npz"):
+        if path.stem not in used:
+            path.unlink()
     hf = ROOT / "python" / "rope_mlir" / "hf.py"
     text = hf.read_text()
     start = text.index("# BEGIN model types")
@@ -919,7 +941,10 @@ def main():
     index_path = OUT / "index.json"
     index = {}
     if args.model_types and index_path.exists():
-        index = json.loads(index_path.read_text())["model_types"]
+        data = json.loads(index_path.read_text())
+        index = dict(data["model_types"])
+        index.update((k, "skipped: no RotaryEmbedding class")
+                     for k in data.get("no_rotary_embedding", ()))
     types = args.model_types or sorted(CONFIG_MAPPING_NAMES)
     for model_type in types:
         if model_type.startswith("llama-"):
@@ -934,10 +959,13 @@ def main():
                                    for t in args.model_types):
         build_variants(index)
     OUT.mkdir(parents=True, exist_ok=True)
+    none = sorted(k for k, v in index.items()
+                  if v == "skipped: no RotaryEmbedding class")
     index_path.write_text(json.dumps(
         {"transformers": transformers.__version__, "torch": torch.__version__,
-         "model_types": {k: v[:160] for k, v in sorted(index.items())}},
-        indent=1) + "\n")
+         "model_types": {k: v[:120] for k, v in sorted(index.items())
+                         if k not in none},
+         "no_rotary_embedding": none}, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -50,7 +50,10 @@ UNSUPPORTED = sorted(n for n, e in ENTRIES.items()
 
 
 def arrays(name: str):
-    with np.load(MODELS / f"{name}.npz") as data:
+    """x, positions, y and inv_freq of a fixture (arrays/ is shared by
+    fixtures with the same RoPE)."""
+    path = MODELS / "arrays" / f"{ENTRIES[name]['arrays']}.npz"
+    with np.load(path) as data:
         return {k: data[k] for k in data.files}
 
 

@@ -917,6 +917,14 @@ def write_docs():
              "|---|---|---|---|---|"]
     for name in sorted(rows):
         lines += rows[name]
+    index = json.loads((OUT / "index.json").read_text())["model_types"]
+    skipped = {k: v for k, v in index.items() if v.startswith("skipped")}
+    lines += ["", f"Not recorded ({len(skipped)}: model types whose module "
+              "has a `*RotaryEmbedding` class the generator could not run "
+              "on their config; most are vision or audio sub-configs, "
+              "whose encoders' RoPE is not the language model's; "
+              "`index.json` has the reasons): " +
+              ", ".join(f"`{k}`" for k in sorted(skipped)) + "."]
     lines.append("<!-- END model types -->")
     docs = ROOT / "docs" / "HF_CONFIGS.md"
     text = docs.read_text()

@@ -339,8 +339,9 @@ MODEL_TYPE_LAYOUTS: Mapping[str, str] = types.MappingProxyType(
     dict(_LAYOUTS, **_REMOTE_CODE_LAYOUTS))
 
 #: model_type values whose RoPE pairs channels (2i, 2i+1), from
-#: MODEL_TYPE_LAYOUTS. Those in ROPE_INTERLEAVE_MODEL_TYPES (DeepSeek-V3...)
-#: read `rope_interleave` from the config: false means "half".
+#: MODEL_TYPE_LAYOUTS. Those whose code reads `rope_interleave` from the
+#: config (_INTERLEAVE_KEY: DeepSeek-V3, Mistral 4, ...) are "half" when it
+#: is false.
 INTERLEAVED_MODEL_TYPES = frozenset(
     t for t, layout in MODEL_TYPE_LAYOUTS.items() if layout == "interleaved")
 

@@ -119,6 +119,10 @@ def test_fixture(name):
     attrs = spec.scaling_attributes()
     assert attrs.rotary_dim == p
     assert attrs.magnitude == spec.magnitude
+    assert (attrs.mrope is not None) == (entry["mrope_axes"] is not None)
+    text = spec.attributes()
+    assert f"#rope.layout<{entry['layout']}>" in text
+    assert f"rotary_dim = {p} : i64" in text
     x = data["x"].astype(np.float64)
     for k, set_name in enumerate(entry["sets"]["names"]):
         positions = data["positions"][k]

@@ -199,6 +199,15 @@ def _small_config(model_type, rope_parameters, keep_size, few_layers):
         if value is text:
             sub = dict(text.to_dict(), **overrides)
             return cls(**{key: sub})
+    # One level deeper (Qwen2.5-Omni: thinker_config.text_config).
+    for key, value in vars(probe).items():
+        if not hasattr(value, "to_dict"):
+            continue
+        for inner, leaf in vars(value).items():
+            if leaf is text:
+                sub = dict(value.to_dict())
+                sub[inner] = dict(text.to_dict(), **overrides)
+                return cls(**{key: sub})
     raise RuntimeError("text config not found among the attributes")
 
 
@@ -214,26 +223,33 @@ KEEP = ("rope", "rotary", "head", "hidden_size", "n_embd", "d_model",
         "mrope", "text_config", "qk_", "decoder")
 
 
-def recorded_config(config) -> dict:
+def recorded_config(config, text=None) -> dict:
     """The RoPE-relevant part of the config dict: no sub-configs of other
-    modalities, only keys named like RoPE values (KEEP)."""
-    data = config.to_dict()
-    text = config.get_text_config()
+    modalities (the language model's is kept, also one level down:
+    Qwen2.5-Omni's thinker_config.text_config), only keys named like RoPE
+    values (KEEP)."""
+    text = config.get_text_config() if text is None else text
     out = {}
-    for key, value in data.items():
+    for key, value in config.to_dict().items():
         if key in DROP or value is None:
-            continue
-        if not any(part in key for part in KEEP):
             continue
         if isinstance(value, dict) and key not in (
                 "rope_parameters", "rope_scaling"):
-            if text is config or getattr(config, key, None) is not text:
+            sub = safe_get(config, key)
+            if sub is None or text is config:
                 continue
-            value = {k: v for k, v in value.items()
-                     if k not in DROP and v is not None and
-                     any(part in k for part in KEEP) and
-                     (not isinstance(v, dict) or
-                      k in ("rope_parameters", "rope_scaling"))}
+            if sub is text:
+                out[key] = {k: v for k, v in value.items()
+                            if k not in DROP and v is not None and
+                            any(part in k for part in KEEP) and
+                            (not isinstance(v, dict) or
+                             k in ("rope_parameters", "rope_scaling"))}
+            elif hasattr(sub, "to_dict") and any(
+                    v is text for v in vars(sub).values()):
+                out[key] = recorded_config(sub, text)
+            continue
+        if not any(part in key for part in KEEP):
+            continue
         if isinstance(value, list) and len(value) > 64:
             continue
         out[key] = value

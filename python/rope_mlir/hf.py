@@ -32,7 +32,7 @@ __all__ = ["RopeSpec", "from_hf_config", "rope_layers",
 
 
 # BEGIN model types (scripts/gen-hf-fixtures.py --write-table rewrites this)
-# transformers 5.24.0: 229 model types.
+# transformers 5.24.0: 231 model types.
 _LAYOUTS = {
     'EvollaModel': 'half',
     'afmoe': 'half',
@@ -211,6 +211,7 @@ _LAYOUTS = {
     'pocket_tts_audio_tokenizer_decoder': 'half',
     'pocket_tts_audio_tokenizer_encoder': 'half',
     'qwen2': 'half',
+    'qwen2_5_omni': 'half',
     'qwen2_5_omni_dit': 'half',
     'qwen2_5_omni_talker': 'half',
     'qwen2_5_omni_text': 'half',
@@ -227,6 +228,7 @@ _LAYOUTS = {
     'qwen3_5_text': 'half',
     'qwen3_moe': 'half',
     'qwen3_next': 'half',
+    'qwen3_omni_moe': 'half',
     'qwen3_omni_moe_talker_code_predictor': 'half',
     'qwen3_omni_moe_talker_text': 'half',
     'qwen3_omni_moe_text': 'half',
@@ -292,6 +294,7 @@ _MROPE_INTERLEAVED = frozenset({
     'qwen3_5_moe',
     'qwen3_5_moe_text',
     'qwen3_5_text',
+    'qwen3_omni_moe',
     'qwen3_omni_moe_talker_code_predictor',
     'qwen3_omni_moe_talker_text',
     'qwen3_omni_moe_text',
@@ -484,8 +487,9 @@ def _int_list(value: Any, name: str) -> Tuple[int, ...]:
 
 # Where composite configs keep the language model's: multimodal ones
 # (Qwen3-VL, Gemma 3, Llava...) in `text_config`, encoder-decoder ones in
-# `decoder_config` (Dia) or `decoder` (T5Gemma).
-_TEXT_KEYS = ("text_config", "decoder_config", "decoder")
+# `decoder_config` (Dia) or `decoder` (T5Gemma), omni ones in
+# `thinker_config.text_config` (Qwen2.5-Omni, Qwen3-Omni).
+_TEXT_KEYS = ("text_config", "decoder_config", "decoder", "thinker_config")
 
 # rope_parameters keys that are not the rotary embedding's: Ministral 3 and
 # Mistral 4 scale the queries by position with llama_4_scaling_beta in the
@@ -500,7 +504,7 @@ def _text_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
     for key in _TEXT_KEYS:
         text = config.get(key)
         if isinstance(text, Mapping):
-            return text
+            return _text_config(text)
     return config
 
 

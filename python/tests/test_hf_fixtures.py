@@ -12,7 +12,8 @@ give, through `from_hf_config`:
     frequency), with no UnknownModelTypeWarning;
   - the C++ importer's rotary dim and magnitude (through the C API) equal to
     the recorded ones, and the float64 reference's frequencies equal to HF's;
-  - `spec.apply` within 1e-5 of HF's float64 output at every position.
+  - `spec.apply` (f64 and f32) within 1e-5 of HF's float64 output at every
+    position, inside and past the original context.
 Fixtures whose RoPE is not expressible must be refused.
 """
 
@@ -140,6 +141,10 @@ def test_fixture(name):
         y = spec.apply(x, positions)
         err = reference.relative_error(y, expected)
         assert err <= TOLERANCE, (set_name, positions.max(), err)
+        # f32 too (x is exact in f32): within the same bound.
+        y = spec.apply(x.astype(np.float32), positions)
+        err = reference.relative_error(y, expected)
+        assert err <= TOLERANCE, ("f32", set_name, positions.max(), err)
 
 
 @pytest.mark.parametrize("name", UNSUPPORTED)

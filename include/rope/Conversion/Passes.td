@@ -61,6 +61,13 @@ def ConvertRopeToVectorPass : Pass<"convert-rope-to-vector"> {
     linalg form (`--convert-rope-to-linalg`) stays the path for tiling and
     fusion; linalg's vectorizer cannot handle its pair-partner map
     (`1 - k`), which is why this lowering builds vectors itself.
+
+    Sibling `rope.apply` in one block (same attributes, positions, offset,
+    length and caches, inputs differing only in their head dims' sizes:
+    Q with Hq heads and K with Hkv) are lowered as one `scf.forall` over
+    their tokens that computes cos/sin once per token and rotates the heads
+    of each into its own shared output; where their token sizes are not
+    statically equal an `scf.if` compares them at run time.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -85,14 +85,16 @@ using namespace mlir::rope;
 
 namespace {
 
-/// Builds the vector form of one `rope.apply`.
+/// Builds the vector form of one `rope.apply`, or of a group of sibling
+/// `rope.apply` (see areCosSinSiblings) as one token loop: cos/sin once per
+/// token, then the heads of each member in turn.
 class RopeVectorizer {
 public:
-  RopeVectorizer(OpBuilder &b, ApplyOp op)
-      : b(b), op(op), loc(op.getLoc()), inputType(op.getInputType()),
-        rank(inputType.getRank()), headDim(op.getHeadDim()),
-        rotaryDim(op.getRotaryDimOrDefault()), numPairs(rotaryDim / 2),
-        tokenDims(op.getTokenDimsOrDefault()),
+  RopeVectorizer(OpBuilder &b, ArrayRef<ApplyOp> group)
+      : b(b), group(group), op(group.front()), loc(op.getLoc()),
+        inputType(op.getInputType()), rank(inputType.getRank()),
+        headDim(op.getHeadDim()), rotaryDim(op.getRotaryDimOrDefault()),
+        numPairs(rotaryDim / 2), tokenDims(op.getTokenDimsOrDefault()),
         elementType(inputType.getElementType()),
         computeType(getComputeElementType(elementType)), core(op) {
     for (int64_t d = 0; d + 1 < rank; ++d)
@@ -100,7 +102,11 @@ public:
         headDims.push_back(d);
   }
 
-  Value build();
+  /// One result per member of the group.
+  SmallVector<Value> build();
+  /// Whether the op is built in the per-token form, the one that takes a
+  /// group of several members (the tiled form takes one).
+  bool takesGroups() { return !headsOuterToTokens(); }
 
 private:
   /// Values computed once per call, before the token loop.
@@ -116,10 +122,10 @@ private:
   /// Tokens per tile of buildTiled.
   int64_t tileTokens();
   /// One forall iteration per token, cos/sin in registers across its heads.
-  Value buildPerToken(const Hoisted &hoisted);
+  SmallVector<Value> buildPerToken(const Hoisted &hoisted);
   /// One forall iteration per tile of the last token dim, cos/sin of the
   /// tile's tokens in a stack buffer, heads outer and tokens inner.
-  Value buildTiled(const Hoisted &hoisted);
+  SmallVector<Value> buildTiled(const Hoisted &hoisted);
   /// Lanes [lane, lane + size) of a row's cos and sin (per pair for half,
   /// spread over the lanes for interleaved).
   using CosSinChunk = llvm::function_ref<std::pair<Value, Value>(
@@ -161,6 +167,9 @@ private:
                     ValueRange indices);
 
   OpBuilder &b;
+  ArrayRef<ApplyOp> group;
+  /// The first member: every member has its attributes, its operands other
+  /// than input and init, its token sizes and its head dim.
   ApplyOp op;
   Location loc;
   RankedTensorType inputType;
@@ -315,87 +324,101 @@ void RopeVectorizer::tokenSliceParams(OpBuilder &nb, Location nloc,
   }
 }
 
-Value RopeVectorizer::build() {
+SmallVector<Value> RopeVectorizer::build() {
   Hoisted hoisted = buildHoisted();
   return headsOuterToTokens() ? buildTiled(hoisted) : buildPerToken(hoisted);
 }
 
-Value RopeVectorizer::buildPerToken(const Hoisted &hoisted) {
+SmallVector<Value> RopeVectorizer::buildPerToken(const Hoisted &hoisted) {
   SmallVector<OpFoldResult> tokenSizes =
       llvm::map_to_vector(tokenDims, [&](int64_t d) {
         return tensor::getMixedSize(b, loc, op.getInput(), d);
       });
-  // In place (input and destination are one tensor): rows are read from the
-  // destination's token slice before being overwritten, so one-shot
-  // bufferization keeps the update in place.
-  bool inPlace = op.getInput() == op.getInit();
-
-  auto forall = scf::ForallOp::create(b, loc, tokenSizes,
-                                      ValueRange{op.getInit()}, std::nullopt);
+  SmallVector<Value> inits = llvm::map_to_vector(
+      group, [](ApplyOp m) -> Value { return m.getInit(); });
+  auto forall = scf::ForallOp::create(b, loc, tokenSizes, inits, std::nullopt);
   OpBuilder nb = OpBuilder::atBlockBegin(forall.getBody());
   SmallVector<Value> tokenIvs(forall.getInductionVars());
-  Value out = forall.getRegionIterArgs().front();
 
+  // Once per token for every member of the group.
   Value cos, sin;
   std::tie(cos, sin) = cosSinOf(nb, loc, tokenIvs, hoisted);
   if (op.getLayout() == Layout::interleaved)
     std::tie(cos, sin) = spreadForInterleavedLanes(nb, loc, cos, sin);
 
-  SmallVector<OpFoldResult> offsets, sizes, strides;
-  tokenSliceParams(nb, loc, out, tokenIvs, offsets, sizes, strides);
-  Value destSlice = tensor::ExtractSliceOp::create(
-      nb, loc, tokenSliceType(out, sizes), out, offsets, sizes, strides);
-  Value sourceSlice;
-  if (!inPlace) {
-    SmallVector<OpFoldResult> inOffsets, inSizes, inStrides;
-    tokenSliceParams(nb, loc, op.getInput(), tokenIvs, inOffsets, inSizes,
-                     inStrides);
-    sourceSlice = tensor::ExtractSliceOp::create(
-        nb, loc, tokenSliceType(op.getInput(), inSizes), op.getInput(),
-        inOffsets, inSizes, inStrides);
+  // The token's cos/sin are vectors in registers: chunks are slices.
+  auto registerChunk = [&](OpBuilder &cb, Location cloc, int64_t lane,
+                           int64_t size) -> std::pair<Value, Value> {
+    auto slice = [&](Value v) -> Value {
+      if (lane == 0 && cast<VectorType>(v.getType()).getNumElements() == size)
+        return v;
+      return vector::ExtractStridedSliceOp::create(
+          cb, cloc, v, ArrayRef<int64_t>{lane}, ArrayRef<int64_t>{size},
+          ArrayRef<int64_t>{1});
+    };
+    return {slice(cos), slice(sin)};
+  };
+
+  // The heads of each member in turn, each into its own shared output.
+  struct Inserted {
+    Value rotated, out;
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+  };
+  SmallVector<Inserted> inserts;
+  for (auto [memberRef, out] :
+       llvm::zip_equal(group, forall.getRegionIterArgs())) {
+    ApplyOp member = memberRef;
+    Value input = member.getInput();
+    // In place (input and destination are one tensor): rows are read from
+    // the destination's token slice before being overwritten, so one-shot
+    // bufferization keeps the update in place.
+    bool inPlace = input == member.getInit();
+    Inserted &insert = inserts.emplace_back();
+    insert.out = out;
+    tokenSliceParams(nb, loc, out, tokenIvs, insert.offsets, insert.sizes,
+                     insert.strides);
+    Value destSlice = tensor::ExtractSliceOp::create(
+        nb, loc, tokenSliceType(out, insert.sizes), out, insert.offsets,
+        insert.sizes, insert.strides);
+    Value sourceSlice;
+    if (!inPlace) {
+      SmallVector<OpFoldResult> inOffsets, inSizes, inStrides;
+      tokenSliceParams(nb, loc, input, tokenIvs, inOffsets, inSizes, inStrides);
+      sourceSlice = tensor::ExtractSliceOp::create(
+          nb, loc, tokenSliceType(input, inSizes), input, inOffsets, inSizes,
+          inStrides);
+    }
+
+    // One scf.for per head dim around the row rotation.
+    std::function<Value(OpBuilder &, unsigned, SmallVector<Value> &, Value)>
+        loopNest = [&](OpBuilder &lb, unsigned depth,
+                       SmallVector<Value> &rowIvs, Value dest) -> Value {
+      if (depth == headDims.size())
+        return rotateRow(lb, loc, inPlace ? dest : sourceSlice, dest, rowIvs,
+                         registerChunk, chunkLanes());
+      Value zero = arith::ConstantIndexOp::create(lb, loc, 0);
+      Value one = arith::ConstantIndexOp::create(lb, loc, 1);
+      Value upper = tensor::DimOp::create(lb, loc, dest, depth);
+      auto loop = scf::ForOp::create(
+          lb, loc, zero, upper, one, ValueRange{dest},
+          [&](OpBuilder &fb, Location, Value iv, ValueRange args) {
+            rowIvs.push_back(iv);
+            Value next = loopNest(fb, depth + 1, rowIvs, args.front());
+            rowIvs.pop_back();
+            scf::YieldOp::create(fb, loc, next);
+          });
+      return loop.getResult(0);
+    };
+    SmallVector<Value> rowIvs;
+    insert.rotated = loopNest(nb, 0, rowIvs, destSlice);
   }
 
-  // One scf.for per head dim around the row rotation.
-  std::function<Value(OpBuilder &, unsigned, SmallVector<Value> &, Value)>
-      loopNest = [&](OpBuilder &lb, unsigned depth, SmallVector<Value> &rowIvs,
-                     Value dest) -> Value {
-    if (depth == headDims.size()) {
-      // The token's cos/sin are vectors in registers: chunks are slices.
-      auto registerChunk = [&](OpBuilder &cb, Location cloc, int64_t lane,
-                               int64_t size) -> std::pair<Value, Value> {
-        auto slice = [&](Value v) -> Value {
-          if (lane == 0 &&
-              cast<VectorType>(v.getType()).getNumElements() == size)
-            return v;
-          return vector::ExtractStridedSliceOp::create(
-              cb, cloc, v, ArrayRef<int64_t>{lane}, ArrayRef<int64_t>{size},
-              ArrayRef<int64_t>{1});
-        };
-        return {slice(cos), slice(sin)};
-      };
-      return rotateRow(lb, loc, inPlace ? dest : sourceSlice, dest, rowIvs,
-                       registerChunk, chunkLanes());
-    }
-    Value zero = arith::ConstantIndexOp::create(lb, loc, 0);
-    Value one = arith::ConstantIndexOp::create(lb, loc, 1);
-    Value upper = tensor::DimOp::create(lb, loc, dest, depth);
-    auto loop = scf::ForOp::create(
-        lb, loc, zero, upper, one, ValueRange{dest},
-        [&](OpBuilder &fb, Location, Value iv, ValueRange args) {
-          rowIvs.push_back(iv);
-          Value next = loopNest(fb, depth + 1, rowIvs, args.front());
-          rowIvs.pop_back();
-          scf::YieldOp::create(fb, loc, next);
-        });
-    return loop.getResult(0);
-  };
-  SmallVector<Value> rowIvs;
-  Value rotated = loopNest(nb, 0, rowIvs, destSlice);
-
   nb.setInsertionPointToStart(forall.getTerminator().getBody());
-  tensor::ParallelInsertSliceOp::create(nb, loc, rotated, out, offsets, sizes,
-                                        strides);
-  return forall.getResult(0);
+  for (Inserted &insert : inserts)
+    tensor::ParallelInsertSliceOp::create(nb, loc, insert.rotated, insert.out,
+                                          insert.offsets, insert.sizes,
+                                          insert.strides);
+  return SmallVector<Value>(forall.getResults());
 }
 
 bool RopeVectorizer::headsOuterToTokens() {
@@ -430,7 +453,8 @@ int64_t RopeVectorizer::tileTokens() {
   return tokens;
 }
 
-Value RopeVectorizer::buildTiled(const Hoisted &hoisted) {
+SmallVector<Value> RopeVectorizer::buildTiled(const Hoisted &hoisted) {
+  assert(group.size() == 1 && "groups fuse in the per-token form only");
   int64_t seqDim = tokenDims.back();
   int64_t tile = tileTokens();
   bool inPlace = op.getInput() == op.getInit();
@@ -595,17 +619,107 @@ Value RopeVectorizer::buildTiled(const Hoisted &hoisted) {
   nb.setInsertionPointToStart(forall.getTerminator().getBody());
   tensor::ParallelInsertSliceOp::create(nb, loc, rotated, out, offsets, sizes,
                                         strides);
-  return forall.getResult(0);
+  return {forall.getResult(0)};
+}
+
+/// Whether `value` is defined before `op` (in its block or in a block
+/// enclosing it), so that code at `op` may use it.
+static bool isDefinedBefore(Value value, Operation *op) {
+  if (auto arg = dyn_cast<BlockArgument>(value))
+    return arg.getOwner()->findAncestorOpInBlock(*op) != nullptr;
+  Operation *def = value.getDefiningOp();
+  Operation *ancestor = def->getBlock()->findAncestorOpInBlock(*op);
+  return ancestor && def->isBeforeInBlock(ancestor);
+}
+
+/// Whether `a` and `b` compute the same cos/sin for the same tokens, so one
+/// token loop may rotate both with one cos/sin per token: the same
+/// attributes (layout, rotary dim, token dims, frequencies, M-RoPE,
+/// magnitude, inverse), the same positions, offset, length and cache
+/// values, inputs of the same rank, element type and head dim D whose token
+/// dims have equal sizes (static, or compared at run time by the caller:
+/// see VectorizeRopeApply). Only the head dims' sizes may differ (GQA: Hq
+/// query heads, Hkv key heads).
+static bool areCosSinSiblings(ApplyOp a, ApplyOp b) {
+  if (a->getAttrDictionary() != b->getAttrDictionary() ||
+      a.getPositions() != b.getPositions() || a.getOffset() != b.getOffset() ||
+      a.getLength() != b.getLength() || a.getCos() != b.getCos() ||
+      a.getSin() != b.getSin())
+    return false;
+  RankedTensorType at = a.getInputType(), bt = b.getInputType();
+  return at.getRank() == bt.getRank() &&
+         at.getElementType() == bt.getElementType() &&
+         at.getShape().back() == bt.getShape().back();
+}
+
+/// Whether the token dims of every member have statically equal sizes.
+static bool tokenSizesStaticallyEqual(ArrayRef<ApplyOp> group) {
+  ApplyOp front = group.front();
+  RankedTensorType first = front.getInputType();
+  for (int64_t d : front.getTokenDimsOrDefault())
+    for (ApplyOp member : group.drop_front()) {
+      int64_t size = member.getInputType().getDimSize(d);
+      if (ShapedType::isDynamic(size) || size != first.getDimSize(d))
+        return false;
+    }
+  return true;
 }
 
 namespace {
+/// Lowers a `rope.apply` together with its later siblings in the same block
+/// (areCosSinSiblings, every operand defined before the first) as one token
+/// loop (horizontal fusion: cos/sin once per token for Q and K). Where the
+/// token sizes are not statically equal, an `scf.if` compares them at run
+/// time and rotates the members one by one when they differ.
 struct VectorizeRopeApply : OpRewritePattern<ApplyOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(ApplyOp op,
                                 PatternRewriter &rewriter) const override {
     rewriter.setInsertionPoint(op);
-    rewriter.replaceOp(op, RopeVectorizer(rewriter, op).build());
+    SmallVector<ApplyOp> group{op};
+    if (RopeVectorizer(rewriter, group).takesGroups())
+      for (Operation &next : llvm::make_range(std::next(op->getIterator()),
+                                              op->getBlock()->end())) {
+        auto sibling = dyn_cast<ApplyOp>(&next);
+        if (sibling && areCosSinSiblings(op, sibling) &&
+            llvm::all_of(sibling->getOperands(),
+                         [&](Value v) { return isDefinedBefore(v, op); }))
+          group.push_back(sibling);
+      }
+    SmallVector<Value> results;
+    if (group.size() == 1 || tokenSizesStaticallyEqual(group)) {
+      results = RopeVectorizer(rewriter, group).build();
+    } else {
+      Location loc = op.getLoc();
+      Value equal;
+      for (int64_t d : op.getTokenDimsOrDefault()) {
+        Value size = tensor::DimOp::create(rewriter, loc, op.getInput(), d);
+        for (ApplyOp member : ArrayRef<ApplyOp>(group).drop_front()) {
+          Value same = arith::CmpIOp::create(
+              rewriter, loc, arith::CmpIPredicate::eq, size,
+              tensor::DimOp::create(rewriter, loc, member.getInput(), d));
+          equal = equal ? arith::AndIOp::create(rewriter, loc, equal, same)
+                              .getResult()
+                        : same;
+        }
+      }
+      SmallVector<Type> types = llvm::map_to_vector(
+          group, [](ApplyOp m) -> Type { return m.getType(); });
+      auto branch = scf::IfOp::create(rewriter, loc, types, equal,
+                                      /*withElseRegion=*/true);
+      rewriter.setInsertionPointToStart(branch.thenBlock());
+      scf::YieldOp::create(rewriter, loc,
+                           RopeVectorizer(rewriter, group).build());
+      rewriter.setInsertionPointToStart(branch.elseBlock());
+      SmallVector<Value> alone;
+      for (ApplyOp member : group)
+        alone.push_back(RopeVectorizer(rewriter, member).build().front());
+      scf::YieldOp::create(rewriter, loc, alone);
+      results.assign(branch.getResults().begin(), branch.getResults().end());
+    }
+    for (auto [member, result] : llvm::zip_equal(group, results))
+      rewriter.replaceOp(member, result);
     return success();
   }
 };

@@ -5,6 +5,7 @@
     python3 bench/layout_bench.py                  # f32, every layout and position form (~1 min)
     python3 bench/layout_bench.py --dtypes f32,bf16 --layouts BHSD --forms positions,cache
     python3 bench/layout_bench.py --repeat 3       # the whole table three times, then the medians
+    python3 bench/layout_bench.py --repeat 3 --write-docs   # also rewrite its region of docs/PERFORMANCE.md
 
 One large shape, 4096 tokens of 32 heads of D = 128, in three memory layouts:
   BSHD  [1, 4096, 32, 128]  token dims (0, 1): a token's heads are contiguous (the default);
@@ -26,6 +27,8 @@ Outputs are checked against the float64 reference first.
 from __future__ import annotations
 
 import argparse
+import datetime
+import os
 import pathlib
 import statistics
 import sys
@@ -39,11 +42,14 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "python"))
 
 import cpu_bench  # noqa: E402
+from _source import replace_region, source_line  # noqa: E402
 import rope_mlir  # noqa: E402
 from rope_mlir import reference  # noqa: E402
 
 SEQ, HEADS, D, CACHE_ROWS, BASE = 4096, 32, 128, 8192, 10000.0
 LAYOUTS = ("BSHD", "BHSD", "flat")
+DOC = ROOT / "docs" / "PERFORMANCE.md"
+BEGIN_MARK, END_MARK = "<!-- BEGIN layout_bench -->", "<!-- END layout_bench -->"
 FORMS = ("positions", "offset", "row_offset", "cache")
 
 
@@ -119,6 +125,9 @@ def main(argv=None) -> int:
     parser.add_argument("--pairs", default="half,interleaved", help="pair layouts")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--samples", type=int, default=11)
+    parser.add_argument("--write-docs", nargs="?", const=str(DOC), default=None, metavar="FILE",
+                        help=f"also write the report between {BEGIN_MARK} and {END_MARK} in FILE "
+                             "(default: docs/PERFORMANCE.md)")
     args = parser.parse_args(argv)
     timing = cpu_bench.Timing(samples=args.samples, min_seconds=0.15, max_seconds=3.0, quiesce=0.0)
     with tempfile.TemporaryDirectory() as workdir:
@@ -138,18 +147,28 @@ def main(argv=None) -> int:
                                   f"of copy {r['copy'] / r['ours']:.2f}"
                                   f"  best/best {r['copy'] / r['ours_best']:.2f}",
                                   file=sys.stderr, flush=True)
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
-                if line.startswith("model name")), "unknown CPU")
-    print(f"CPU: {cpu}; single thread; median of {args.repeat} run(s) of {args.samples} interleaved rounds")
-    print("| layout | positions | dtype | pairs | ours µs | copy µs | of copy | best of copy |")
-    print("|---|---|---|---|---|---|---|---|")
+    load = os.getloadavg()[0]
+    lines = [f"layout_bench, {datetime.date.today().isoformat()}: "
+             f"`python3 bench/layout_bench.py {' '.join(argv if argv is not None else sys.argv[1:])}`",
+             "",
+             f"- machine: {cpu_bench.machine_line()}",
+             f"- {source_line()}",
+             f"- single thread; per row the median over {args.repeat} run(s), each of {args.samples} "
+             f"interleaved rounds of ours and the copy; 1-minute load average {load:.2f} at the end "
+             f"(this run keeps one CPU busy)",
+             "",
+             "| layout | positions | dtype | pairs | ours µs | copy µs | of copy | best of copy |",
+             "|---|---|---|---|---:|---:|---:|---:|"]
     for (layout, form, dtype, pair), rs in rows.items():
         ours = statistics.median(r["ours"] for r in rs)
         copy = statistics.median(r["copy"] for r in rs)
         ratio = statistics.median(r["copy"] / r["ours"] for r in rs)
         best = statistics.median(r["copy"] / r["ours_best"] for r in rs)
-        print(f"| {layout} | {form} | {dtype} | {pair} | {ours * 1e6:.0f} | {copy * 1e6:.0f} | {ratio:.2f} "
-              f"| {best:.2f} |")
+        lines.append(f"| {layout} | {form} | {dtype} | {pair} | {ours * 1e6:.0f} | {copy * 1e6:.0f} | "
+                     f"{ratio:.2f} | {best:.2f} |")
+    print("\n".join(lines))
+    if args.write_docs:
+        replace_region(pathlib.Path(args.write_docs), lines, BEGIN_MARK, END_MARK)
     return 0
 
 

@@ -170,6 +170,21 @@ def test_dlpack():
         rk.numpy(), rope_mlir.apply(k.numpy(), offset=5))
 
 
+def test_kernel_is_fused():
+    """The q/k kernel's IR holds two rope.apply on one positions value, and
+    its lowering one token loop over both (with the run-time size check)."""
+    config = kernel.KernelConfig(dtype="f32", rank=4, head_dim=128,
+                                 positions="explicit")
+    ir = rope_mlir.compile_qk(config).ir
+    assert ir.count("rope.apply") == 2
+    lowered = _jit.lower(ir, "builtin.module(convert-rope-to-vector)")
+    assert lowered.count("scf.forall (") == 3  # fused + the two unfused
+    assert lowered.count("scf.if") == 1
+    assert lowered.count("math.cos") == 3
+    # The fused loop has two shared outputs (and results).
+    assert ":2 = scf.forall (" in lowered
+
+
 def _arrays(hq=8, hkv=2, dtype=np.float32):
     rng = np.random.default_rng(11)
     return (rng.standard_normal((2, 4, hq, 16)).astype(dtype),

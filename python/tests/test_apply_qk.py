@@ -132,6 +132,27 @@ def test_in_place_bitwise(seed):
     np.testing.assert_array_equal(k2, rope_mlir.apply(k, positions, **kw))
 
 
+@pytest.mark.parametrize("extra", [
+    dict(threads=2), dict(threads=0),
+    dict(scaling={"rope_type": "dynamic", "factor": 2.0,
+                  "max_position_embeddings": 2048}),
+    dict(scaling={"rope_type": "yarn", "factor": 4.0,
+                  "original_max_position_embeddings": 4096}),
+    dict(mrope_section=[8, 12, 12]),
+])
+def test_threads_and_schemes_bitwise(extra):
+    """OpenMP token loops, per-call (dynamic) frequencies, a magnitude and
+    M-RoPE positions [3, *tokens]: still bitwise two apply calls."""
+    rng = np.random.default_rng(5)
+    q = rng.standard_normal((3, 37, 8, 64)).astype(np.float32)
+    k = rng.standard_normal((3, 37, 2, 64)).astype(np.float32)
+    shape = (3, 3, 37) if "mrope_section" in extra else (3, 37)
+    pos = rng.integers(0, 5000, shape)
+    rq, rk = rope_mlir.apply_qk(q, k, pos, **extra)
+    np.testing.assert_array_equal(rq, rope_mlir.apply(q, pos, **extra))
+    np.testing.assert_array_equal(rk, rope_mlir.apply(k, pos, **extra))
+
+
 def test_out_arguments_and_token_dims():
     rng = np.random.default_rng(7)
     # [B, H, S, D]: heads before the sequence (the tiled form, unfused).

@@ -33,12 +33,12 @@
 // the table at most 16 KiB each) and the op becomes
 //
 //   scf.forall (other token indices, tiles of T along the last) {
-//     table[2, T, W] = cos/sin of the tile's tokens   // once per token
+//     table[2, T, P/2] = cos/sin of the tile's tokens // once per token
 //     scf.for (head dims before the last token dim,   // innermost by 2
 //              then a remainder head) {
 //       scf.for (token j of the tile) {
 //         scf.for (head dims after it) {
-//           y = rotate(x[..., j, ...], table[:, j])   // by cache lines
+//           y = rotate(x[..., j, ...], table[:, j]) // by cache lines
 //   }}}}
 //
 // so each head's T rows are read and written as one contiguous block, two
@@ -273,8 +273,8 @@ Value RopeVectorizer::rotateRow(OpBuilder &nb, Location nloc, Value source,
     }
   } else {
     // Interleaved pairs (2j, 2j + 1), with cos/sin spread over the lanes
-    // as c = [c0, c0, c1, c1, ...] and s = [-s0, s0, -s1, s1, ...] (once per
-    // token, see spreadForInterleavedLanes): y = x * c + swap(x) * s, where
+    // as c = [c0, c0, c1, c1, ...] and s = [-s0, s0, -s1, s1, ...] (see
+    // spreadForInterleavedLanes): y = x * c + swap(x) * s, where
     // swap exchanges the lanes of each pair. One in-register permute per
     // chunk instead of splitting and merging even and odd lanes. Chunks of an
     // even number of lanes: no pair straddles two.
@@ -433,16 +433,16 @@ bool RopeVectorizer::headsOuterToTokens() {
 
 int64_t RopeVectorizer::tileTokens() {
   // At most kBlockBytes (16 KiB: 32 f32 rows of D = 128) per head block, and
-  // as much for the [2, T, W] cos/sin table (16 interleaved f32 tokens of
-  // P = 128, spread over P lanes), as a power of two within [8, 32] tokens.
+  // as much for the [2, T, P/2] cos/sin table (32 f32 tokens of P = 128), as
+  // a power of two within [8, 32] tokens.
   // Measured on [1, 32, 4096, 128] f32 (docs/DESIGN.md): 16-64 tokens are
   // within noise of each other, 8 and fewer lose to the start of each block.
   // No static sequence length needs a longer tile than itself.
   constexpr int64_t kBlockBytes = 16384, kMinTokens = 8, kMaxTokens = 32;
   int64_t rowBytes =
       std::max<int64_t>(headDim * elementType.getIntOrFloatBitWidth() / 8, 1);
-  int64_t width = op.getLayout() == Layout::interleaved ? rotaryDim : numPairs;
-  int64_t tableRowBytes = 2 * width * computeType.getIntOrFloatBitWidth() / 8;
+  int64_t tableRowBytes =
+      2 * numPairs * computeType.getIntOrFloatBitWidth() / 8;
   int64_t fit =
       std::max<int64_t>(kBlockBytes / std::max(rowBytes, tableRowBytes), 1);
   int64_t tokens = std::clamp<int64_t>(llvm::bit_floor(uint64_t(fit)),
@@ -482,14 +482,17 @@ SmallVector<Value> RopeVectorizer::buildTiled(const Hoisted &hoisted) {
       arith::SubIOp::create(nb, loc, seqSize, first));
 
   // cos/sin of the tile's tokens, computed once per (token, frequency) into
-  // a [2, tile, W] table: cos at [0, j], sin at [1, j], W = P/2 (half) or P
-  // spread over the lanes (interleaved). A tensor, so one-shot bufferization
-  // allocates it and deallocation frees it after the tile: a memref.alloca
-  // here would grow the stack once per tile, as the sequential lowering of
-  // the loop (scf.for -> cf) does not end its allocation scope per
-  // iteration, and the stacksave/restore that would are ops of unknown
+  // a [2, tile, P/2] table: cos at [0, j], sin at [1, j], one per pair in
+  // both layouts (interleaved rows spread them over their lanes chunk by
+  // chunk: a table half as large, so interleaved tiles as long as half ones;
+  // measured 0.89 -> 0.94 of the copy, median of five alternating runs, on
+  // [1, 32, 4096, 128] f32 with explicit positions). A tensor, so one-shot
+  // bufferization allocates it and deallocation frees it after the tile: a
+  // memref.alloca here would grow the stack once per tile, as the sequential
+  // lowering of the loop (scf.for -> cf) does not end its allocation scope
+  // per iteration, and the stacksave/restore that would are ops of unknown
   // effects to ownership-based deallocation.
-  int64_t width = interleaved ? rotaryDim : numPairs;
+  int64_t width = numPairs;
   Value table = tensor::EmptyOp::create(
       nb, loc, ArrayRef<int64_t>{2, tile, width}, computeType);
   Value sinRow = arith::ConstantIndexOp::create(nb, loc, 1);
@@ -501,8 +504,6 @@ SmallVector<Value> RopeVectorizer::buildTiled(const Hoisted &hoisted) {
         SmallVector<Value> tokenIvs(ArrayRef<Value>(ivs).drop_back());
         tokenIvs.push_back(arith::AddIOp::create(fb, loc, first, j));
         auto [c, s] = cosSinOf(fb, loc, tokenIvs, hoisted);
-        if (interleaved)
-          std::tie(c, s) = spreadForInterleavedLanes(fb, loc, c, s);
         Value next =
             writeVector(fb, loc, c, args.front(), ValueRange{zero, j, zero});
         next = writeVector(fb, loc, s, next, ValueRange{sinRow, j, zero});
@@ -565,14 +566,21 @@ SmallVector<Value> RopeVectorizer::buildTiled(const Hoisted &hoisted) {
               lb, loc, ivs[jamDim], arith::ConstantIndexOp::create(lb, loc, u));
         auto tableChunk = [&](OpBuilder &cb, Location cloc, int64_t lane,
                               int64_t size) -> std::pair<Value, Value> {
+          // The table holds one cos/sin per pair (interleaved too: half the
+          // size, so as long a tile as for half pairs); spread them over the
+          // chunk's lanes here (a shuffle and a negation, exact).
+          int64_t pairLane = interleaved ? lane / 2 : lane;
+          int64_t pairs = interleaved ? size / 2 : size;
           auto read = [&](int64_t which) {
             return readVector(
                 cb, cloc, table,
                 ValueRange{arith::ConstantIndexOp::create(cb, cloc, which),
                            token,
-                           arith::ConstantIndexOp::create(cb, cloc, lane)},
-                size);
+                           arith::ConstantIndexOp::create(cb, cloc, pairLane)},
+                pairs);
           };
+          if (interleaved)
+            return spreadForInterleavedLanes(cb, cloc, read(0), read(1));
           return {read(0), read(1)};
         };
         dest = rotateRow(lb, loc, inPlace ? dest : sourceTile, dest, ivs,

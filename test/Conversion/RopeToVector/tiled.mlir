@@ -3,16 +3,18 @@
 
 // The tiled form, for ops where a head dim precedes the last token dim (a
 // token's rows are then not contiguous): the forall steps over tiles of the
-// last token dim; per tile the tokens' cos/sin go into a [2, tile, W] table
-// once, then the head dims before the last token dim loop outside the tile's
+// last token dim; per tile the tokens' cos/sin go into a [2, tile, P/2]
+// table once (one per pair in both layouts), then the head dims before the last token dim loop outside the tile's
 // tokens, the head dims after it inside; the innermost outer head dim takes
 // two heads at a time (then a remainder loop), and each row reads its cos/sin
-// from the table, in chunks of 16 f32 lanes.
+// from the table, in chunks of 16 f32 lanes (interleaved: spread over the
+// chunk's lanes after the read).
 
 // Interleaved, partial (P = 12 of D = 16), heads on both sides of the
 // sequence dim ([B, H1, S, H2, D], token dims (0, 2)), dynamic H1 and S:
-// tiles of 32 tokens; the table holds cos/sin spread over the P lanes; the
-// pass-through channels [12, 16) are copied.
+// tiles of 32 tokens; the table holds the P/2 cos/sin, which each row spreads
+// over its P lanes (c0 c0 c1 c1 ..., -s0 s0 -s1 s1 ...); the pass-through
+// channels [12, 16) are copied.
 
 // CHECK-LABEL: func.func @interleaved_heads_both_sides(
 //  CHECK-SAME:     %[[X:[^:]*]]: tensor<1x?x?x3x16xf32>, %[[P:[^:]*]]: tensor<1x?xi64>, %[[INIT:[^:]*]]: tensor<1x?x?x3x16xf32>)
@@ -26,17 +28,14 @@
 //       CHECK:   scf.forall (%[[S0:.*]]) = (0) to (%[[S]]) step (32) shared_outs(%[[OUT:.*]] = %[[INIT]])
 //       CHECK:     %[[LEFT:.*]] = arith.subi %[[S]], %[[S0]] : index
 //       CHECK:     %[[N:.*]] = arith.minsi %[[LEFT]], %[[C32]] : index
-//       CHECK:     %[[EMPTY:.*]] = tensor.empty() : tensor<2x32x12xf32>
-//       CHECK:     %[[TABLE:.*]] = scf.for %[[J:.*]] = %[[C0]] to %[[N]] step %[[C1]] iter_args(%[[T:.*]] = %[[EMPTY]]) -> (tensor<2x32x12xf32>) {
+//       CHECK:     %[[EMPTY:.*]] = tensor.empty() : tensor<2x32x6xf32>
+//       CHECK:     %[[TABLE:.*]] = scf.for %[[J:.*]] = %[[C0]] to %[[N]] step %[[C1]] iter_args(%[[T:.*]] = %[[EMPTY]]) -> (tensor<2x32x6xf32>) {
 //       CHECK:       %[[TOKEN:.*]] = arith.addi %[[S0]], %[[J]] : index
 //       CHECK:       tensor.extract %[[P]][%[[C0]], %[[TOKEN]]] : tensor<1x?xi64>
 //       CHECK:       %[[COS:.*]] = math.cos %{{.*}} : vector<6xf32>
 //       CHECK:       %[[SIN:.*]] = math.sin %{{.*}} : vector<6xf32>
-//       CHECK:       %[[NEG:.*]] = arith.negf %[[SIN]] : vector<6xf32>
-//       CHECK:       %[[CS:.*]] = vector.shuffle %[[COS]], %[[COS]] [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5] : vector<6xf32>, vector<6xf32>
-//       CHECK:       %[[SS:.*]] = vector.interleave %[[NEG]], %[[SIN]] : vector<6xf32> -> vector<12xf32>
-//       CHECK:       %[[T1:.*]] = vector.transfer_write %[[CS]], %[[T]][%[[C0]], %[[J]], %[[C0]]] {in_bounds = [true]} : vector<12xf32>, tensor<2x32x12xf32>
-//       CHECK:       %[[T2:.*]] = vector.transfer_write %[[SS]], %[[T1]][%[[C1]], %[[J]], %[[C0]]] {in_bounds = [true]} : vector<12xf32>, tensor<2x32x12xf32>
+//       CHECK:       %[[T1:.*]] = vector.transfer_write %[[COS]], %[[T]][%[[C0]], %[[J]], %[[C0]]] {in_bounds = [true]} : vector<6xf32>, tensor<2x32x6xf32>
+//       CHECK:       %[[T2:.*]] = vector.transfer_write %[[SIN]], %[[T1]][%[[C1]], %[[J]], %[[C0]]] {in_bounds = [true]} : vector<6xf32>, tensor<2x32x6xf32>
 //       CHECK:       scf.yield %[[T2]]
 //       CHECK:     %[[H1:.*]] = tensor.dim %[[OUT]], %[[C1]]
 //       CHECK:     %[[DST:.*]] = tensor.extract_slice %[[OUT]][0, 0, %[[S0]], 0, 0] [1, %[[H1]], %[[N]], 3, 16] [1, 1, 1, 1, 1] : tensor<1x?x?x3x16xf32> to tensor<1x?x?x3x16xf32>
@@ -47,11 +46,14 @@
 //       CHECK:       scf.for %[[K:.*]] = %[[C0]] to %[[N]] step %[[C1]] iter_args(%[[A2:.*]] = %[[A1]])
 //       CHECK:         scf.for %[[H2:.*]] = %[[C0]] to %[[C3]] step %[[C1]] iter_args(%[[A3:.*]] = %[[A2]])
 //       CHECK:           %[[XV:.*]] = vector.transfer_read %[[SRC]][%[[C0]], %[[HA]], %[[K]], %[[H2]], %[[C0]]], %{{.*}} {in_bounds = [true]} : tensor<1x?x?x3x16xf32>, vector<12xf32>
-//       CHECK:           %[[CR:.*]] = vector.transfer_read %[[TABLE]][%[[C0]], %[[K]], %[[C0]]], %{{.*}} {in_bounds = [true]} : tensor<2x32x12xf32>, vector<12xf32>
-//       CHECK:           %[[SR:.*]] = vector.transfer_read %[[TABLE]][%[[C1]], %[[K]], %[[C0]]], %{{.*}} {in_bounds = [true]} : tensor<2x32x12xf32>, vector<12xf32>
+//       CHECK:           %[[CR:.*]] = vector.transfer_read %[[TABLE]][%[[C0]], %[[K]], %[[C0]]], %{{.*}} {in_bounds = [true]} : tensor<2x32x6xf32>, vector<6xf32>
+//       CHECK:           %[[SR:.*]] = vector.transfer_read %[[TABLE]][%[[C1]], %[[K]], %[[C0]]], %{{.*}} {in_bounds = [true]} : tensor<2x32x6xf32>, vector<6xf32>
+//       CHECK:           %[[NEG:.*]] = arith.negf %[[SR]] : vector<6xf32>
+//       CHECK:           %[[CS:.*]] = vector.shuffle %[[CR]], %[[CR]] [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5] : vector<6xf32>, vector<6xf32>
+//       CHECK:           %[[SS:.*]] = vector.interleave %[[NEG]], %[[SR]] : vector<6xf32> -> vector<12xf32>
 //       CHECK:           %[[SWAP:.*]] = vector.shuffle %[[XV]], %[[XV]] [1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10]
-//       CHECK:           %[[XC:.*]] = arith.mulf %[[XV]], %[[CR]] : vector<12xf32>
-//       CHECK:           %[[Y:.*]] = math.fma %[[SWAP]], %[[SR]], %[[XC]] : vector<12xf32>
+//       CHECK:           %[[XC:.*]] = arith.mulf %[[XV]], %[[CS]] : vector<12xf32>
+//       CHECK:           %[[Y:.*]] = math.fma %[[SWAP]], %[[SS]], %[[XC]] : vector<12xf32>
 //       CHECK:           %[[W:.*]] = vector.transfer_write %[[Y]], %[[A3]][%[[C0]], %[[HA]], %[[K]], %[[H2]], %[[C0]]]
 //       CHECK:           %[[PASS:.*]] = vector.transfer_read %[[SRC]][%[[C0]], %[[HA]], %[[K]], %[[H2]], %[[C12]]], %{{.*}} {in_bounds = [true]} : tensor<1x?x?x3x16xf32>, vector<4xf32>
 //       CHECK:           %[[W2:.*]] = vector.transfer_write %[[PASS]], %[[W]][%[[C0]], %[[HA]], %[[K]], %[[H2]], %[[C12]]]
@@ -70,7 +72,7 @@
 // BUF-LABEL: func.func @interleaved_heads_both_sides(
 //   BUF-NOT:   memref.copy
 //       BUF:   scf.forall
-//       BUF:     %[[TABLE:.*]] = memref.alloc() {{.*}} : memref<2x32x12xf32>
+//       BUF:     %[[TABLE:.*]] = memref.alloc() {{.*}} : memref<2x32x6xf32>
 //       BUF:     scf.for
 //       BUF:       vector.transfer_write %{{.*}}, %[[TABLE]]
 //       BUF:       vector.transfer_write %{{.*}}, %[[TABLE]]
@@ -146,16 +148,16 @@ func.func @gathered_in_place(%x: tensor<2x4x?x8xbf16>, %o: i64, %cos: tensor<?x4
 
 // Tile length: at most 16 KiB per head block and per table, as a power of two
 // within [8, 32] tokens: 2 KiB rows (D = 256 f64) give 8 tokens; interleaved
-// f32 with P = D = 128 gives 16 (its table spreads cos/sin over 128 lanes:
-// 1 KiB per token); a static sequence shorter than the tile gives a tile of
-// its own length (one tile, so canonicalization drops that dim of the
-// forall).
+// f32 with P = D = 128 gives 32, as half does (its table holds one cos/sin
+// per pair: 512 bytes per token); a static sequence shorter than the tile
+// gives a tile of its own length (one tile, so canonicalization drops that
+// dim of the forall).
 
 // CHECK-LABEL: func.func @tile_lengths(
 //       CHECK:   scf.forall (%{{.*}}) = (0) to (%{{.*}}) step (8)
 //       CHECK:     tensor.empty() : tensor<2x8x128xf64>
-//       CHECK:   scf.forall (%{{.*}}) = (0) to (%{{.*}}) step (16)
-//       CHECK:     tensor.empty() : tensor<2x16x128xf32>
+//       CHECK:   scf.forall (%{{.*}}) = (0) to (%{{.*}}) step (32)
+//       CHECK:     tensor.empty() : tensor<2x32x64xf32>
 //       CHECK:   scf.forall (%{{.*}}) in (2)
 //       CHECK:     tensor.empty() : tensor<2x5x4xf32>
 func.func @tile_lengths(%x: tensor<1x2x?x256xf64>, %o: i64, %z: tensor<1x2x?x128xf32>, %y: tensor<2x3x5x8xf32>) -> (tensor<1x2x?x256xf64>, tensor<1x2x?x128xf32>, tensor<2x3x5x8xf32>) {

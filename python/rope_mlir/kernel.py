@@ -873,9 +873,7 @@ def _cached_kernel(kernels: dict, fields: dict, compile_config):
         kernel = kernels.get(key)
     except TypeError:  # an unhashable field (a list layout): KernelConfig
         key, kernel = None, None  # says what is wrong with it
-    if kernel is not None:
-        _stats["hits"] += 1  # (under the GIL: an approximate count)
-    else:
+    if kernel is None:
         try:
             kernel = compile_config(KernelConfig(**fields))
         except CompileError as error:

@@ -873,7 +873,10 @@ def _cached_kernel(kernels: dict, fields: dict, compile_config):
         kernel = kernels.get(key)
     except TypeError:  # an unhashable field (a list layout): KernelConfig
         key, kernel = None, None  # says what is wrong with it
-    if kernel is None:
+    if kernel is not None:
+        with _kernels_lock:  # a reuse, as compile() counts one
+            _stats["hits"] += 1
+    else:
         try:
             kernel = compile_config(KernelConfig(**fields))
         except CompileError as error:

@@ -155,7 +155,7 @@ def test_threads_and_schemes_bitwise(extra):
 
 def test_out_arguments_and_token_dims():
     rng = np.random.default_rng(7)
-    # [B, H, S, D]: heads before the sequence (the tiled form, unfused).
+    # [B, H, S, D]: heads before the sequence (the tiled form).
     q = rng.standard_normal((2, 8, 6, 64)).astype(np.float32)
     k = rng.standard_normal((2, 2, 6, 64)).astype(np.float32)
     pos = rng.integers(0, 1000, (2, 6))
@@ -167,6 +167,28 @@ def test_out_arguments_and_token_dims():
         oq, rope_mlir.apply(q, pos, token_dims=(0, 2)))
     np.testing.assert_array_equal(
         ok, rope_mlir.apply(k, pos, token_dims=(0, 2)))
+
+
+@pytest.mark.parametrize("layout", ["half", "interleaved"])
+@pytest.mark.parametrize("inplace", [False, True])
+@pytest.mark.parametrize("heads", [(8, 2), (5, 1), (32, 8)])
+def test_heads_before_tokens_bitwise(layout, inplace, heads):
+    """[B, H, S, D] (token dims (0, 2)): the tiled form, one cos/sin table
+    per tile for both; odd head counts take the jam's remainder loop."""
+    rng = np.random.default_rng(sum(heads))
+    hq, hkv = heads
+    q = rng.standard_normal((2, hq, 45, 64)).astype(np.float32)
+    k = rng.standard_normal((2, hkv, 45, 64)).astype(np.float32)
+    pos = rng.integers(0, 10000, (2, 45))
+    kw = dict(token_dims=(0, 2), layout=layout, rotary_dim=48)
+    qq, kk = q.copy(), k.copy()
+    if inplace:
+        rq, rk = rope_mlir.apply_qk(qq, kk, pos, out_q=qq, out_k=kk, **kw)
+        assert rq is qq and rk is kk
+    else:
+        rq, rk = rope_mlir.apply_qk(qq, kk, pos, **kw)
+    np.testing.assert_array_equal(rq, rope_mlir.apply(q, pos, **kw))
+    np.testing.assert_array_equal(rk, rope_mlir.apply(k, pos, **kw))
 
 
 def test_non_contiguous_and_lists():

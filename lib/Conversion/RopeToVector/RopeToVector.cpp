@@ -48,6 +48,11 @@
 // differ. Both forms rotate a row in cache-line chunks in ascending address
 // order (rotateRow).
 //
+// Sibling ops (Q and K: the same positions, frequencies and token sizes,
+// different head counts) are lowered as one such loop, cos/sin (or the
+// tile's table) computed once for all, then the heads of each in turn
+// (VectorizeRopeApply).
+//
 // Why not linalg's vectorizer: the linalg form (RopeDecompose.cpp) pairs
 // channels through an affine partner map (`1 - k` over a size-2 member dim)
 // to keep one in-place output, and such maps are not projected permutations,
@@ -104,9 +109,6 @@ public:
 
   /// One result per member of the group.
   SmallVector<Value> build();
-  /// Whether the op is built in the per-token form, the one that takes a
-  /// group of several members (the tiled form takes one).
-  bool takesGroups() { return !headsOuterToTokens(); }
 
 private:
   /// Values computed once per call, before the token loop.
@@ -454,10 +456,8 @@ int64_t RopeVectorizer::tileTokens() {
 }
 
 SmallVector<Value> RopeVectorizer::buildTiled(const Hoisted &hoisted) {
-  assert(group.size() == 1 && "groups fuse in the per-token form only");
   int64_t seqDim = tokenDims.back();
   int64_t tile = tileTokens();
-  bool inPlace = op.getInput() == op.getInit();
   bool interleaved = op.getLayout() == Layout::interleaved;
 
   // Token dims before the last one step by 1, the last one by `tile`.
@@ -468,11 +468,12 @@ SmallVector<Value> RopeVectorizer::buildTiled(const Hoisted &hoisted) {
       llvm::map_to_vector(tokenDims, [&](int64_t d) {
         return tensor::getMixedSize(b, loc, op.getInput(), d);
       });
-  auto forall = scf::ForallOp::create(b, loc, lbs, ubs, steps,
-                                      ValueRange{op.getInit()}, std::nullopt);
+  SmallVector<Value> inits = llvm::map_to_vector(
+      group, [](ApplyOp m) -> Value { return m.getInit(); });
+  auto forall =
+      scf::ForallOp::create(b, loc, lbs, ubs, steps, inits, std::nullopt);
   OpBuilder nb = OpBuilder::atBlockBegin(forall.getBody());
   SmallVector<Value> ivs(forall.getInductionVars());
-  Value out = forall.getRegionIterArgs().front();
   Value zero = arith::ConstantIndexOp::create(nb, loc, 0);
   Value one = arith::ConstantIndexOp::create(nb, loc, 1);
   Value first = ivs.back();
@@ -525,17 +526,10 @@ SmallVector<Value> RopeVectorizer::buildTiled(const Hoisted &hoisted) {
     }
     sizes[seqDim] = count;
   };
-  SmallVector<OpFoldResult> offsets, sizes, strides;
-  tileParams(out, offsets, sizes, strides);
-  Value destTile =
-      tensor::ExtractSliceOp::create(nb, loc, out, offsets, sizes, strides);
+  // The member being rotated (each in turn, all from the one table).
+  bool inPlace = false;
   Value sourceTile;
-  if (!inPlace) {
-    SmallVector<OpFoldResult> inOffsets, inSizes, inStrides;
-    tileParams(op.getInput(), inOffsets, inSizes, inStrides);
-    sourceTile = tensor::ExtractSliceOp::create(nb, loc, op.getInput(),
-                                                inOffsets, inSizes, inStrides);
-  }
+  int64_t jam = 1;
 
   // The dims in order: head dims loop, the last token dim loops over the
   // tile's tokens, the other token dims are index 0. Head dims before the
@@ -551,7 +545,6 @@ SmallVector<Value> RopeVectorizer::buildTiled(const Hoisted &hoisted) {
     if (d < seqDim)
       jamDim = d;
   constexpr int64_t kJam = 2;
-  int64_t jam = inputType.getDimSize(jamDim) == 1 ? 1 : kJam;
   int64_t chunk = chunkLanes();
   std::function<Value(OpBuilder &, int64_t, SmallVector<Value> &, int64_t,
                       Value, Value)>
@@ -621,13 +614,38 @@ SmallVector<Value> RopeVectorizer::buildTiled(const Hoisted &hoisted) {
     Value jammed = buildLoop(lower, split, jam, jam, dest);
     return buildLoop(split, upper, 1, 1, jammed);
   };
-  SmallVector<Value> rowIvs;
-  Value rotated = loopNest(nb, 0, rowIvs, 1, destTile, Value());
+  struct Inserted {
+    Value rotated, out;
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+  };
+  SmallVector<Inserted> inserts;
+  for (auto [memberRef, out] :
+       llvm::zip_equal(group, forall.getRegionIterArgs())) {
+    ApplyOp member = memberRef;
+    Inserted &insert = inserts.emplace_back();
+    insert.out = out;
+    tileParams(out, insert.offsets, insert.sizes, insert.strides);
+    Value destTile = tensor::ExtractSliceOp::create(
+        nb, loc, out, insert.offsets, insert.sizes, insert.strides);
+    inPlace = member.getInput() == member.getInit();
+    sourceTile = Value();
+    if (!inPlace) {
+      SmallVector<OpFoldResult> inOffsets, inSizes, inStrides;
+      tileParams(member.getInput(), inOffsets, inSizes, inStrides);
+      sourceTile = tensor::ExtractSliceOp::create(
+          nb, loc, member.getInput(), inOffsets, inSizes, inStrides);
+    }
+    jam = member.getInputType().getDimSize(jamDim) == 1 ? 1 : kJam;
+    SmallVector<Value> rowIvs;
+    insert.rotated = loopNest(nb, 0, rowIvs, 1, destTile, Value());
+  }
 
   nb.setInsertionPointToStart(forall.getTerminator().getBody());
-  tensor::ParallelInsertSliceOp::create(nb, loc, rotated, out, offsets, sizes,
-                                        strides);
-  return {forall.getResult(0)};
+  for (Inserted &insert : inserts)
+    tensor::ParallelInsertSliceOp::create(nb, loc, insert.rotated, insert.out,
+                                          insert.offsets, insert.sizes,
+                                          insert.strides);
+  return SmallVector<Value>(forall.getResults());
 }
 
 /// Whether `value` is defined before `op` (in its block or in a block
@@ -686,15 +704,14 @@ struct VectorizeRopeApply : OpRewritePattern<ApplyOp> {
                                 PatternRewriter &rewriter) const override {
     rewriter.setInsertionPoint(op);
     SmallVector<ApplyOp> group{op};
-    if (RopeVectorizer(rewriter, group).takesGroups())
-      for (Operation &next : llvm::make_range(std::next(op->getIterator()),
-                                              op->getBlock()->end())) {
-        auto sibling = dyn_cast<ApplyOp>(&next);
-        if (sibling && areCosSinSiblings(op, sibling) &&
-            llvm::all_of(sibling->getOperands(),
-                         [&](Value v) { return isDefinedBefore(v, op); }))
-          group.push_back(sibling);
-      }
+    for (Operation &next : llvm::make_range(std::next(op->getIterator()),
+                                            op->getBlock()->end())) {
+      auto sibling = dyn_cast<ApplyOp>(&next);
+      if (sibling && areCosSinSiblings(op, sibling) &&
+          llvm::all_of(sibling->getOperands(),
+                       [&](Value v) { return isDefinedBefore(v, op); }))
+        group.push_back(sibling);
+    }
     SmallVector<Value> results;
     if (group.size() == 1 || tokenSizesStaticallyEqual(group)) {
       results = RopeVectorizer(rewriter, group).build();

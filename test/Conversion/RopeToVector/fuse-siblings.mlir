@@ -171,13 +171,33 @@ func.func @operand_after_first(%q: tensor<2x16x32x128xf32>, %k: tensor<2x16x8x12
 
 // -----
 
-// Heads before the sequence ([B, H, S, D]) take the tiled form, which
-// rotates one op per loop: siblings there stay unfused.
+// Heads before the sequence ([B, H, S, D]) take the tiled form: one cos/sin
+// table per tile of tokens for both, then the heads loops of each (Q's 32
+// heads and K's 8, two at a time) over the tile's tokens.
 
-// CHECK-LABEL: func.func @bhsd_unfused(
-//       CHECK:   scf.forall {{.*}} -> (tensor<1x32x64x128xf32>)
-//       CHECK:   scf.forall {{.*}} -> (tensor<1x8x64x128xf32>)
-func.func @bhsd_unfused(%q: tensor<1x32x64x128xf32>, %k: tensor<1x8x64x128xf32>, %p: tensor<1x64xi64>, %qi: tensor<1x32x64x128xf32>, %ki: tensor<1x8x64x128xf32>) -> (tensor<1x32x64x128xf32>, tensor<1x8x64x128xf32>) {
+// CHECK-LABEL: func.func @bhsd_tiled(
+//  CHECK-SAME:     %[[Q:[^:]*]]: tensor<1x32x64x128xf32>, %[[K:[^:]*]]: tensor<1x8x64x128xf32>, %{{[^:]*}}: tensor<1x64xi64>, %[[QI:[^:]*]]: tensor<1x32x64x128xf32>, %[[KI:[^:]*]]: tensor<1x8x64x128xf32>)
+//       CHECK:   %[[R:.*]]:2 = scf.forall (%[[S0:.*]]) = (0) to (64) step (32) shared_outs(%[[QO:.*]] = %[[QI]], %[[KO:.*]] = %[[KI]]) -> (tensor<1x32x64x128xf32>, tensor<1x8x64x128xf32>) {
+//       CHECK:     %[[TABLE:.*]] = scf.for {{.*}} -> (tensor<2x32x64xf32>) {
+//       CHECK:       math.cos %{{.*}} : vector<64xf32>
+//       CHECK:       math.sin %{{.*}} : vector<64xf32>
+//       CHECK:       scf.yield
+//   CHECK-NOT:     math.{{cos|sin}}
+//       CHECK:     %[[QS:.*]] = tensor.extract_slice %[[Q]][0, 0, %[[S0]], 0] [1, 32, %{{.*}}, 128]
+//       CHECK:     %[[QR:.*]] = scf.for {{.*}} -> (tensor<1x32x?x128xf32>) {
+//       CHECK:       vector.transfer_read %[[QS]]
+//       CHECK:       vector.transfer_read %[[TABLE]]
+//       CHECK:     %[[KS:.*]] = tensor.extract_slice %[[K]][0, 0, %[[S0]], 0] [1, 8, %{{.*}}, 128]
+//       CHECK:     %[[KR:.*]] = scf.for {{.*}} -> (tensor<1x8x?x128xf32>) {
+//       CHECK:       vector.transfer_read %[[KS]]
+//       CHECK:       vector.transfer_read %[[TABLE]]
+//       CHECK:     scf.forall.in_parallel {
+//       CHECK:       tensor.parallel_insert_slice %[[QR]] into %[[QO]]
+//       CHECK:       tensor.parallel_insert_slice %[[KR]] into %[[KO]]
+//   CHECK-NOT:   scf.forall (
+//   CHECK-NOT:   math.{{cos|sin}}
+//       CHECK:   return %[[R]]#0, %[[R]]#1
+func.func @bhsd_tiled(%q: tensor<1x32x64x128xf32>, %k: tensor<1x8x64x128xf32>, %p: tensor<1x64xi64>, %qi: tensor<1x32x64x128xf32>, %ki: tensor<1x8x64x128xf32>) -> (tensor<1x32x64x128xf32>, tensor<1x8x64x128xf32>) {
   %yq = rope.apply ins(%q : tensor<1x32x64x128xf32>) positions(%p : tensor<1x64xi64>) outs(%qi : tensor<1x32x64x128xf32>) {token_dims = array<i64: 0, 2>} -> tensor<1x32x64x128xf32>
   %yk = rope.apply ins(%k : tensor<1x8x64x128xf32>) positions(%p : tensor<1x64xi64>) outs(%ki : tensor<1x8x64x128xf32>) {token_dims = array<i64: 0, 2>} -> tensor<1x8x64x128xf32>
   return %yq, %yk : tensor<1x32x64x128xf32>, tensor<1x8x64x128xf32>

@@ -75,7 +75,9 @@ class QKKernel(Kernel):
                                  f"({'k' if name == 'out_q' else 'q'})")
         if out_q is not None and out_k is not None and \
                 np.may_share_memory(out_q, out_k):
-            raise ValueError("out_q and out_k overlap")
+            raise ValueError("out_q and out_k overlap" + (
+                " (q and k, rotated in place, must be apart)"
+                if c.inplace else ""))
         keep = []  # (array, descriptor) pairs alive during the call
         try:
             q_args, q_result = self._checked_args(

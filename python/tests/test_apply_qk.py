@@ -253,6 +253,12 @@ def test_errors():
     with pytest.raises(ValueError, match="out_q and out_k overlap"):
         out = np.empty((2, 4, 8, 16), np.float32)
         rope_mlir.apply_qk(q, k, pos, out_q=out, out_k=out[:, :, :2])
+    with pytest.raises(ValueError, match="q and k, rotated in place, must "
+                       "be apart"):
+        buf = np.zeros(1024 + 256 - 16, np.float32)  # k overlaps q's end
+        qv = buf[:1024].reshape(2, 4, 8, 16)
+        kv = buf[1024 - 16:].reshape(2, 4, 2, 16)
+        rope_mlir.apply_qk(qv, kv, pos, out_q=qv, out_k=kv)
     with pytest.raises(ValueError, match="out_k overlaps the other input"):
         rope_mlir.apply_qk(q, k, pos, out_k=q[:, :, :2])
     with pytest.raises(ValueError, match="out has shape"):

@@ -120,6 +120,17 @@ func.func @add(%a: tensor<?xf32>, %b: tensor<?xf32>) -> tensor<?xf32> {
     assert isinstance(got, torch.Tensor) and torch.equal(got, a + a)
 
 
+@case("torch: apply_qk returns tensors equal to two numpy apply calls")
+def _():
+    import torch
+    q = torch.randn(2, 3, 8, 16)
+    k = torch.randn(2, 3, 2, 16)
+    rq, rk = rope_mlir.apply_qk(q, k, offset=5)
+    assert isinstance(rq, torch.Tensor) and isinstance(rk, torch.Tensor)
+    assert np.array_equal(rq.numpy(), rope_mlir.apply(q.numpy(), offset=5))
+    assert np.array_equal(rk.numpy(), rope_mlir.apply(k.numpy(), offset=5))
+
+
 @case("jax: apply returns a JAX array equal to the numpy path")
 def _():
     import jax

@@ -201,18 +201,6 @@ def test_non_contiguous_and_lists():
     np.testing.assert_array_equal(rk, rope_mlir.apply(k, pos))
 
 
-def test_dlpack():
-    torch = pytest.importorskip("torch")
-    q = torch.randn(2, 3, 8, 16)
-    k = torch.randn(2, 3, 2, 16)
-    rq, rk = rope_mlir.apply_qk(q, k, offset=5)
-    assert isinstance(rq, torch.Tensor) and isinstance(rk, torch.Tensor)
-    np.testing.assert_array_equal(
-        rq.numpy(), rope_mlir.apply(q.numpy(), offset=5))
-    np.testing.assert_array_equal(
-        rk.numpy(), rope_mlir.apply(k.numpy(), offset=5))
-
-
 def test_kernel_is_fused():
     """The q/k kernel's IR holds two rope.apply on one positions value, and
     its lowering one token loop over both (with the run-time size check)."""

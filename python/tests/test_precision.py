@@ -7,6 +7,7 @@ the float64 reference. Bounds and their justification: docs/PRECISION.md.
 
 import importlib.util
 import pathlib
+import sys
 
 import numpy as np
 import pytest
@@ -16,6 +17,9 @@ SWEEP_PATH = ROOT / "bench" / "precision_sweep.py"
 
 
 def _load_sweep():
+    # The sweep imports its sibling bench/_source.py, as a script does.
+    if str(SWEEP_PATH.parent) not in sys.path:
+        sys.path.insert(0, str(SWEEP_PATH.parent))
     spec = importlib.util.spec_from_file_location("precision_sweep", SWEEP_PATH)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

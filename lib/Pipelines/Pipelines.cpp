@@ -90,6 +90,8 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
   // linalg.generic bodies: complex.mul/div/exp/... become arith and math on
   // the parts here, complex.create/re/im LLVM structs below.
   pm.addPass(createConvertComplexToStandardPass());
+  // bf16 rounding as vector integer ops, not one libcall per element.
+  pm.addPass(createRopeExpandBFloat16Pass());
   pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());

@@ -145,4 +145,17 @@ def RopeVectorizeElementwisePass : Pass<"rope-vectorize-elementwise"> {
   ];
 }
 
+def RopeExpandBFloat16Pass : Pass<"rope-expand-bf16"> {
+  let summary = "bf16 conversions as integer arithmetic on their bits";
+  let description = [{
+    Rewrites `arith.truncf` to bf16 (round to nearest even, NaN kept quiet)
+    and `arith.extf` from bf16 as shifts, adds and selects on the bits, with
+    upstream's bf16 expansion patterns (the `include-bf16` part of
+    `arith-expand`, without its other rewrites). On x86 without AVX512-BF16
+    LLVM otherwise calls `__truncsfbf2` once per element, vectors included.
+    `rope-to-llvm-cpu` runs it before the conversion to LLVM.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 #endif // ROPE_CODEGEN_CPU_PASSES_TD

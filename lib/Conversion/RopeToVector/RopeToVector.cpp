@@ -53,13 +53,15 @@
 // tile's table) computed once for all, then the heads of each in turn
 // (VectorizeRopeApply).
 //
-// Why not linalg's vectorizer: the linalg form (RopeDecompose.cpp) pairs
-// channels through an affine partner map (`1 - k` over a size-2 member dim)
-// to keep one in-place output, and such maps are not projected permutations,
-// which the vectorizer requires. Here the pairing is explicit instead: for
-// the `half` layout the two members are the contiguous halves x[0:P/2] and
-// x[P/2:P]; for `interleaved` one contiguous load of x[0:P] is combined
-// with its pair-swapped shuffle and cos/sin spread over the lanes.
+// Why not linalg's vectorizer on the linalg form (RopeDecompose.cpp): that
+// form is portable (projected-permutation maps only, the two members of a
+// pair read as two slices) and upstream's vectorizer takes it, but the
+// generic vectorizes its whole iteration space at once: cos/sin per element
+// rather than once per token, and no loop order chosen for the layout. Here
+// the pairing is explicit: for the `half` layout the two members are the
+// contiguous halves x[0:P/2] and x[P/2:P]; for `interleaved` one contiguous
+// load of x[0:P] is combined with its pair-swapped shuffle and cos/sin
+// spread over the lanes.
 //
 //===----------------------------------------------------------------------===//
 

@@ -35,8 +35,8 @@ namespace {
 
 // The largest rank a plan takes; higher ranks keep the Python path.
 constexpr int kMaxRank = 12;
-// x, positions or offset, cos, sin, out.
-constexpr int kMaxArguments = 5;
+// x, positions or offset, cos, sin, out; then k and its out (a q/k pair).
+constexpr int kMaxArguments = 7;
 
 enum PositionForm { kExplicit = 0, kOffset = 1, kRowOffset = 2, kNone = 3 };
 enum CacheForm { kNoCache = 0, kGathered = 1, kPregathered = 2 };
@@ -71,6 +71,7 @@ struct Plan {
   StaticShape staticOffsetShape;
   int cache;
   Element cacheElement;
+  int members; // 1: one rope.apply; 2: a q/k pair
   Py_ssize_t pairs;
   StaticShape staticCacheShape;
 };
@@ -222,28 +223,45 @@ void runKernel(void *function, const std::intptr_t *a, int count) {
     reinterpret_cast<void (*)(I, I, I, I, I)>(function)(a[0], a[1], a[2], a[3],
                                                         a[4]);
     break;
+  case 6:
+    reinterpret_cast<void (*)(I, I, I, I, I, I)>(function)(a[0], a[1], a[2],
+                                                           a[3], a[4], a[5]);
+    break;
+  case 7:
+    reinterpret_cast<void (*)(I, I, I, I, I, I, I)>(function)(
+        a[0], a[1], a[2], a[3], a[4], a[5], a[6]);
+    break;
   }
 }
 
 /// plan(x, positions, offset, cos_cache, sin_cache, out): the result (out,
 /// or x in place) after running the kernel, or None when the call must take
-/// the Python path.
+/// the Python path. A q/k pair's plan (two members, fused.apply_qk) takes
+/// (q, k, positions, offset, cos_cache, sin_cache, out_q, out_k) and returns
+/// (out_q, out_k), or (q, k) in place: k is checked as x is, its token sizes
+/// must be q's, and no destination may overlap another argument it is not.
 PyObject *callPlan(PyObject *self, PyObject *args, PyObject *kwargs) {
   const Plan &plan = *reinterpret_cast<Plan *>(self);
-  if (!plan.function || kwargs || PyTuple_Size(args) != 6) {
+  bool pair = plan.members == 2;
+  if (!plan.function || kwargs || PyTuple_Size(args) != (pair ? 8 : 6)) {
     PyErr_SetString(PyExc_TypeError,
-                    "a kernel plan takes (x, positions, offset, cos_cache, "
-                    "sin_cache, out)");
+                    pair ? "a q/k plan takes (q, k, positions, offset, "
+                           "cos_cache, sin_cache, out_q, out_k)"
+                         : "a kernel plan takes (x, positions, offset, "
+                           "cos_cache, sin_cache, out)");
     return nullptr;
   }
+  int shared = pair ? 2 : 1; // where positions, offset, caches start
   PyObject *x = PyTuple_GetItem(args, 0);
-  PyObject *positions = PyTuple_GetItem(args, 1);
-  PyObject *offset = PyTuple_GetItem(args, 2);
-  PyObject *cos = PyTuple_GetItem(args, 3);
-  PyObject *sin = PyTuple_GetItem(args, 4);
-  PyObject *out = PyTuple_GetItem(args, 5);
+  PyObject *k = pair ? PyTuple_GetItem(args, 1) : nullptr;
+  PyObject *positions = PyTuple_GetItem(args, shared);
+  PyObject *offset = PyTuple_GetItem(args, shared + 1);
+  PyObject *cos = PyTuple_GetItem(args, shared + 2);
+  PyObject *sin = PyTuple_GetItem(args, shared + 3);
+  PyObject *out = PyTuple_GetItem(args, shared + 4);
+  PyObject *outK = pair ? PyTuple_GetItem(args, shared + 5) : nullptr;
 
-  View xView, indexView, cosView, sinView, outView;
+  View xView, indexView, cosView, sinView, outView, kView, outKView;
   std::int64_t descriptors[kMaxArguments][3 + 2 * (kMaxRank + 1)];
   std::intptr_t arguments[kMaxArguments];
   int count = 0;
@@ -254,7 +272,7 @@ PyObject *callPlan(PyObject *self, PyObject *args, PyObject *kwargs) {
   };
 
   // x (the destination too when in place).
-  if (plan.inplace && out != x)
+  if (plan.inplace && (out != x || (pair && outK != k)))
     Py_RETURN_NONE;
   if (!acquire(plan, x, plan.x, plan.inplace, xView))
     Py_RETURN_NONE;
@@ -370,9 +388,37 @@ PyObject *callPlan(PyObject *self, PyObject *args, PyObject *kwargs) {
   if (gatheredIndices && overlaps(*destination, indexView))
     Py_RETURN_NONE;
 
+  if (pair) {
+    // k: as x, with q's token sizes; then its destination.
+    if (!acquire(plan, k, plan.x, plan.inplace, kView))
+      Py_RETURN_NONE;
+    const Py_buffer &kb = kView.buffer;
+    if (kb.ndim != plan.rank || kb.shape[plan.rank - 1] != plan.headDim)
+      Py_RETURN_NONE;
+    for (int i = 0; i < plan.numTokenDims; ++i)
+      if (kb.shape[plan.tokenDims[i]] != xb.shape[plan.tokenDims[i]])
+        Py_RETURN_NONE;
+    pass(kView);
+    const View *destinationK = &kView;
+    if (!plan.inplace) {
+      if (!acquire(plan, outK, plan.x, true, outKView) ||
+          !hasShape(outKView, kb.ndim, kb.shape) || overlaps(outKView, kView) ||
+          overlaps(outKView, xView) || overlaps(outView, kView))
+        Py_RETURN_NONE;
+      pass(outKView);
+      destinationK = &outKView;
+    }
+    if (overlaps(*destinationK, *destination) ||
+        (gatheredIndices && overlaps(*destinationK, indexView)))
+      Py_RETURN_NONE;
+  }
+
   PyThreadState *state = PyEval_SaveThread();
   runKernel(plan.function, arguments, count);
   PyEval_RestoreThread(state);
+  if (pair)
+    return plan.inplace ? Py_BuildValue("(OO)", x, k)
+                        : Py_BuildValue("(OO)", out, outK);
   PyObject *result = plan.inplace ? x : out;
   Py_INCREF(result);
   return result;
@@ -440,7 +486,8 @@ bool readElement(PyObject *object, Element &element, const char *what) {
 /// make_plan(function, ndarray, inplace, rank, head_dim, token_dims,
 /// x_element, static_shape, positions_form, position_element, mrope,
 /// static_positions_shape, row_offset_element, static_offset_shape,
-/// cache_form, cache_element, pairs, static_cache_shape): a Plan, or None
+/// cache_form, cache_element, pairs, static_cache_shape[, members]): a Plan
+/// (members = 2: a q/k pair's kernel, see callPlan), or None
 /// when the configuration is beyond what the fast path takes. Elements are
 /// (numpy dtype, itemsize) pairs or None.
 PyObject *makePlan(PyObject *module, PyObject *args) {
@@ -448,13 +495,13 @@ PyObject *makePlan(PyObject *module, PyObject *args) {
   PyObject *ndarray, *tokenDims, *xElement, *staticShape, *positionElement,
       *staticPositions, *rowOffsetElement, *staticOffset, *cacheElement,
       *staticCache;
-  int inplace, rank, positions, mrope, cache;
+  int inplace, rank, positions, mrope, cache, members = 1;
   Py_ssize_t headDim, pairs;
-  if (!PyArg_ParseTuple(args, "KOpinOOOiOpOOOiOnO", &function, &ndarray,
+  if (!PyArg_ParseTuple(args, "KOpinOOOiOpOOOiOnO|i", &function, &ndarray,
                         &inplace, &rank, &headDim, &tokenDims, &xElement,
                         &staticShape, &positions, &positionElement, &mrope,
                         &staticPositions, &rowOffsetElement, &staticOffset,
-                        &cache, &cacheElement, &pairs, &staticCache))
+                        &cache, &cacheElement, &pairs, &staticCache, &members))
     return nullptr;
   if (!function || !PyType_Check(ndarray) || !PyTuple_Check(tokenDims)) {
     PyErr_SetString(PyExc_ValueError, "make_plan: bad arguments");
@@ -463,7 +510,7 @@ PyObject *makePlan(PyObject *module, PyObject *args) {
   Py_ssize_t numTokenDims = PyTuple_Size(tokenDims);
   if (rank < 1 || rank > kMaxRank || numTokenDims < 1 || numTokenDims >= rank ||
       positions < kExplicit || positions > kNone || cache < kNoCache ||
-      cache > kPregathered)
+      cache > kPregathered || members < 1 || members > 2)
     Py_RETURN_NONE;
 
   PyTypeObject *type = reinterpret_cast<PyTypeObject *>(
@@ -506,6 +553,7 @@ PyObject *makePlan(PyObject *module, PyObject *args) {
   plan->positions = positions;
   plan->mrope = mrope;
   plan->cache = cache;
+  plan->members = members;
   plan->pairs = pairs;
   if (!readElement(xElement, plan->x, "x_element") ||
       !readShape(staticShape, plan->staticShape, "static_shape") ||

@@ -48,9 +48,30 @@ class QKKernel(Kernel):
         argtypes = list(self._function.argtypes)
         argtypes += [argtypes[0]] * (1 if config.inplace else 2)
         self._pair = ctypes.CFUNCTYPE(None, *argtypes)(address)
+        self._pair_plan = self._make_plan(
+            address, config.resolved_token_dims(), members=2)
 
     def __call__(self, q, k, positions=None, *, offset=0, cos_cache=None,
                  sin_cache=None, out_q=None, out_k=None):
+        # The C++ plan takes exact calls (see Kernel.__call__); the rest,
+        # and every error, the checks below.
+        plan = self._pair_plan
+        if plan is not None:
+            if out_q is None and out_k is None and not self._inplace and \
+                    q.__class__ is np.ndarray and k.__class__ is np.ndarray:
+                result = plan(q, k, positions, offset, cos_cache, sin_cache,
+                              np.empty(q.shape, self._dtype),
+                              np.empty(k.shape, self._dtype))
+            else:
+                result = plan(q, k, positions, offset, cos_cache, sin_cache,
+                              out_q, out_k)
+            if result is not None:
+                return result
+        return self._checked_pair(q, k, positions, offset, cos_cache,
+                                  sin_cache, out_q, out_k)
+
+    def _checked_pair(self, q, k, positions, offset, cos_cache, sin_cache,
+                      out_q, out_k):
         if _arrays.any_foreign(q, k, positions, offset, cos_cache, sin_cache,
                                out_q, out_k):
             arrays = _arrays.import_all(_NAMES, (

@@ -514,9 +514,10 @@ class Kernel:
         self._inplace = config.inplace
         self._plan = self._make_plan(address, dims)
 
-    def _make_plan(self, address: int, token_dims):
-        """The C++ fast call for this configuration, or None (no extension,
-        or a configuration it does not take: rank > 12)."""
+    def _make_plan(self, address: int, token_dims, members: int = 1):
+        """The C++ fast call for this configuration (members=2: a q/k pair's
+        kernel, fused.QKKernel), or None (no extension, or a configuration
+        it does not take: rank > 12)."""
         module = _jit.kernel_call_module()
         if module is None:
             return None
@@ -535,7 +536,7 @@ class Kernel:
             c.mrope is not None, shape(c.static_positions_shape),
             element(_INT_DTYPES["i64"]), shape(c.static_offset_shape),
             _CACHE_FORMS.index(c.cache), element(self._cache_dtype), self._pairs,
-            shape(c.static_cache_shape))
+            shape(c.static_cache_shape), members)
 
     # -- argument checking -------------------------------------------------
     def _fail(self, message: str, shapes: dict):

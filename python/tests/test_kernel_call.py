@@ -390,3 +390,139 @@ def test_apply_remembers_only_kernels_that_compiled():
     third = rope_mlir.apply(x, offset=2, base=1234.5, inverse=True)
     assert len(set(K._apply_kernels) - set(before)) == 2
     assert not np.array_equal(first, third)
+
+
+# -- q/k pairs (fused.apply_qk) ------------------------------------------------
+
+PAIR_CONFIGS = [
+    (dict(dtype="f32", rank=4, head_dim=16, positions="explicit"),
+     (2, 3, 4, 16), (2, 3, 2, 16)),
+    (dict(dtype="f32", rank=4, head_dim=16, positions="explicit",
+          cache="gathered"), (2, 3, 4, 16), (2, 3, 1, 16)),
+    (dict(dtype="bf16", rank=3, head_dim=8, positions="offset",
+          layout="interleaved"), (5, 4, 8), (5, 2, 8)),
+    (dict(dtype="f64", rank=4, head_dim=16, positions="row_offset",
+          cache="gathered", token_dims=(0, 2)), (2, 4, 3, 16),
+     (2, 1, 3, 16)),
+    (dict(dtype="f32", rank=3, head_dim=16, positions="explicit",
+          inplace=True), (5, 4, 16), (5, 2, 16)),
+]
+
+
+def _pair_variants(kernel, args, k_shape, rng):
+    c = kernel.config
+    q = args["x"]
+    k = rng.standard_normal(k_shape).astype(q.dtype)
+    base = dict(q=q, k=k, positions=args["positions"], offset=args["offset"],
+                cos_cache=args["cos_cache"], sin_cache=args["sin_cache"],
+                out_q=args["out"], out_k=k if c.inplace else np.empty_like(k))
+    yield "valid", dict(base)
+    yield "outs None", dict(base, out_q=None, out_k=None)
+    other = np.float64 if q.dtype != np.float64 else np.float32
+    yield "k dtype", dict(base, k=k.astype(other))
+    yield "k subclass", dict(base, k=k.view(Sub))
+    yield "k rank", dict(base, k=k[None])
+    yield "k head dim", dict(base, k=k[..., :-2].copy())
+    token = c.resolved_token_dims()[-1]
+    yield "k token sizes", dict(base, k=np.take(k, [0], axis=token).copy())
+    yield "k strided", dict(base, k=np.repeat(k, 2, axis=-1)[..., ::2])
+    yield "k misaligned", dict(base, k=_misaligned(k))
+    # q and k as two views of one buffer (apart, then overlapping).
+    both = np.empty(q.size + k.size, q.dtype)
+    qv = both[:q.size].reshape(q.shape)
+    kv = both[q.size:].reshape(k.shape)
+    qv[...], kv[...] = q, k
+    yield "q, k adjacent views", dict(
+        base, q=qv, k=kv, out_q=qv if c.inplace else base["out_q"],
+        out_k=kv if c.inplace else base["out_k"])
+    kover = both[q.size - k.size // 2:][:k.size].reshape(k.shape)
+    yield "q, k overlapping views", dict(
+        base, q=qv, k=kover, out_q=qv if c.inplace else base["out_q"],
+        out_k=kover if c.inplace else base["out_k"])
+    if c.inplace:
+        yield "in place out_k copy", dict(base, out_k=k.copy())
+        yield "in place out_q None", dict(base, out_q=None)
+    else:
+        yield "out_k read-only", dict(base, out_k=_read_only(base["out_k"]))
+        yield "out_k is q", dict(base, out_k=q)
+        yield "out_q is k", dict(base, out_q=k)
+        yield "out_k is out_q", dict(base, out_k=base["out_q"])
+        yield "out_k shape", dict(base, out_k=np.empty_like(q))
+        yield "out_k dtype", dict(base, out_k=base["out_k"].astype(other))
+        yield "out_k None", dict(base, out_k=None)
+        if c.cache == "gathered" and c.positions == "explicit":
+            pos = args["positions"]
+            raw = np.zeros(max(k.nbytes, pos.nbytes), np.uint8)
+            index = raw[:pos.nbytes].view(pos.dtype).reshape(pos.shape)
+            index[...] = pos
+            dest = raw[:k.nbytes].view(k.dtype).reshape(k.shape)
+            yield "out_k holds the positions", dict(base, positions=index,
+                                                    out_k=dest)
+            yield "positions past cache", dict(
+                base, positions=pos + CACHE_ROWS)
+
+
+def _pair_outcome(fn):
+    try:
+        result = fn()
+    except Exception as error:  # noqa: BLE001 - compared below
+        return ("error", type(error), str(error))
+    if result is None:
+        return ("declined",)
+    return ("ok", tuple(np.array(r, copy=True) for r in result))
+
+
+@pytest.mark.parametrize("fields,q_shape,k_shape", PAIR_CONFIGS,
+                         ids=[str(i) for i in range(len(PAIR_CONFIGS))])
+def test_pair_plan_agrees_with_the_python_path(fields, q_shape, k_shape):
+    kernel = rope_mlir.compile_qk(**fields)
+    assert kernel._pair_plan is not None
+    rng = np.random.default_rng(len(str(fields)) + 7)
+    taken = []
+    args = _valid_arguments(kernel, q_shape, rng)
+    for name, a in _pair_variants(kernel, args, k_shape, rng):
+        order = ("q", "k", "positions", "offset", "cos_cache", "sin_cache",
+                 "out_q", "out_k")
+        call = tuple(a[n] for n in order)
+        restore = _snapshot(a)
+        checked = _pair_outcome(lambda: kernel._checked_pair(*call))
+        if a["out_q"] is not None and a["out_k"] is not None:
+            restore()
+            planned = _pair_outcome(lambda: kernel._pair_plan(*call))
+            assert planned[0] != "error", (name, planned)
+            if planned[0] == "ok":
+                taken.append(name)
+                assert checked[0] == "ok", (
+                    f"{name}: the plan ran a call the Python path refuses: "
+                    f"{checked}")
+                for got, want in zip(planned[1], checked[1]):
+                    np.testing.assert_array_equal(
+                        got.view(np.uint8), want.view(np.uint8), err_msg=name)
+        restore()
+        public = _pair_outcome(lambda: kernel(
+            a["q"], a["k"], a["positions"], offset=a["offset"],
+            cos_cache=a["cos_cache"], sin_cache=a["sin_cache"],
+            out_q=a["out_q"], out_k=a["out_k"]))
+        assert public[0] == checked[0], (name, public, checked)
+        if public[0] == "error":
+            assert public[1:] == checked[1:], name
+        else:
+            for got, want in zip(public[1], checked[1]):
+                np.testing.assert_array_equal(
+                    got.view(np.uint8), want.view(np.uint8), err_msg=name)
+    assert "valid" in taken and "q, k adjacent views" in taken, taken
+    wrongly = set(taken) & {
+        "k dtype", "k subclass", "k rank", "k head dim", "k token sizes",
+        "k strided", "k misaligned", "q, k overlapping views",
+        "out_k read-only", "out_k is q", "out_q is k", "out_k is out_q",
+        "out_k holds the positions", "positions past cache",
+        "in place out_k copy"}
+    if not kernel.config.inplace:  # two inputs may share memory
+        wrongly.discard("q, k overlapping views")
+    assert not wrongly, f"the plan took {sorted(wrongly)}"
+
+
+def test_pair_plan_rejects_malformed_calls():
+    kernel = rope_mlir.compile_qk(**PAIR_CONFIGS[0][0])
+    with pytest.raises(TypeError, match="q/k plan takes"):
+        kernel._pair_plan(1, 2, 3, 4, 5, 6)

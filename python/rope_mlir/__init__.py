@@ -18,15 +18,18 @@ from ._jit import CompileError
 from .compiled import (CompiledFunction, CompiledModule,
                        FunctionNotFoundError, jit)
 from .fused import apply_qk, compile_qk
-from .hf import RopeSpec, from_hf_config
+from .hf import (RopeSpec, UnknownModelTypeWarning,
+                 UnsupportedModelTypeError, from_hf_config, rope_layers)
 from .kernel import (Kernel, KernelConfig, apply, cache_info, compile,
                      dtype_name, scaling_attributes)
 from .kernel import emit as _emit_config
 
-__all__ = ["apply", "apply_qk", "compile_qk", "compile", "emit", "Kernel", "KernelConfig",
-           "CompileError", "cache_info", "dtype_name", "from_hf_config",
-           "RopeSpec", "scaling_attributes", "jit", "CompiledModule",
-           "CompiledFunction", "FunctionNotFoundError"]
+__all__ = ["apply", "apply_qk", "compile_qk", "compile", "emit", "Kernel",
+           "KernelConfig", "CompileError", "cache_info", "dtype_name",
+           "from_hf_config", "rope_layers", "RopeSpec",
+           "UnknownModelTypeWarning", "UnsupportedModelTypeError",
+           "scaling_attributes", "jit", "CompiledModule", "CompiledFunction",
+           "FunctionNotFoundError"]
 __version__ = "0.1.0"
 
 

@@ -252,6 +252,13 @@ def test_errors():
     with pytest.raises(ValueError, match="out has shape"):
         rope_mlir.apply_qk(q, k, pos, out_k=np.empty((2, 4, 3, 16),
                                                      np.float32))
+    with pytest.raises(ValueError, match="read-only"):
+        ro = np.empty_like(q)
+        ro.flags.writeable = False
+        rope_mlir.apply_qk(q, k, pos, out_q=ro, out_k=np.empty_like(k))
+    with pytest.raises(IndexError, match="the cos/sin cache has 50 rows"):
+        table = np.zeros((50, 8), np.float32)  # positions reach 99
+        rope_mlir.apply_qk(q, k, pos + 50, cos_cache=table, sin_cache=table)
     with pytest.raises(ValueError, match="rotary_dim"):
         rope_mlir.apply_qk(q, k, pos, rotary_dim=3)
     with pytest.raises(ValueError, match="positions and offset"):

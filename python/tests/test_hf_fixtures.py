@@ -247,3 +247,24 @@ def test_docs_list_every_model_type():
     assert match, "README lost the model-type count"
     assert int(match.group(1)) == len(supported)
     assert INDEX["transformers"].startswith(match.group(2))
+
+
+@pytest.mark.parametrize("config,error,text", [
+    ([1, 2], ValueError, "config must be a dict"),
+    ({"model_type": "llama"}, ValueError, "num_hidden_layers"),
+    ({"model_type": "llama", "num_hidden_layers": 0}, ValueError,
+     "num_hidden_layers"),
+    ({"model_type": "llama", "num_hidden_layers": 2.5}, ValueError,
+     "num_hidden_layers"),
+    ({"model_type": "llama", "num_hidden_layers": True}, ValueError,
+     "num_hidden_layers"),
+    ({"model_type": "smollm3", "num_hidden_layers": 4,
+      "no_rope_layers": [1, 0]}, ValueError, "no_rope_layers has 2 entries"),
+    ({"model_type": "smollm3", "num_hidden_layers": 2,
+      "no_rope_layers": "10"}, ValueError, "no_rope_layers"),
+    ({"model_type": "llama4", "num_hidden_layers": 2,
+      "no_rope_layers": [1, 0.5]}, ValueError, "no_rope_layers"),
+])
+def test_rope_layers_refuses_bad_configs(config, error, text):
+    with pytest.raises(error, match=text):
+        hf.rope_layers(config)

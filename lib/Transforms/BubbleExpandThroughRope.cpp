@@ -34,6 +34,10 @@ struct BubbleExpandThroughRope : OpRewritePattern<tensor::ExpandShapeOp> {
     auto rope = expand.getSrc().getDefiningOp<ApplyOp>();
     if (!rope || !rope->hasOneUse())
       return rewriter.notifyMatchFailure(expand, "not the rotation's only use");
+    // A quantized destination has another element type and a per-head scale
+    // follows the head dims this would split.
+    if (rope.getQuantScale())
+      return rewriter.notifyMatchFailure(expand, "quantized output");
     SmallVector<ReassociationIndices> groups = expand.getReassociationIndices();
     SmallVector<int64_t> tokenDims = rope.getTokenDimsOrDefault();
     unsigned channel = groups.size() - 1;
@@ -62,10 +66,11 @@ struct BubbleExpandThroughRope : OpRewritePattern<tensor::ExpandShapeOp> {
       init = view(rope.getInit());
     auto rotated = ApplyOp::create(
         rewriter, rope.getLoc(), type, input, rope.getPositions(),
-        rope.getOffset(), rope.getLength(), rope.getCos(), rope.getSin(), init,
-        rope.getLayoutAttr(), rope.getRotaryDimAttr(),
-        rewriter.getDenseI64ArrayAttr(newTokenDims), rope.getFreqsAttr(),
-        rope.getMropeAttr(), rope.getMagnitudeAttr(), rope.getInverseAttr());
+        rope.getOffset(), rope.getLength(), rope.getCos(), rope.getSin(),
+        rope.getNormWeight(), rope.getQuantScale(), init, rope.getLayoutAttr(),
+        rope.getRotaryDimAttr(), rewriter.getDenseI64ArrayAttr(newTokenDims),
+        rope.getFreqsAttr(), rope.getMropeAttr(), rope.getMagnitudeAttr(),
+        rope.getInverseAttr(), rope.getNormEpsilonAttr());
     rewriter.replaceOp(expand, rotated.getResult());
     rewriter.eraseOp(rope);
     return success();

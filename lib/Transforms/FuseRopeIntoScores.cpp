@@ -75,6 +75,11 @@ ApplyOp fusableRope(linalg::LinalgOp op, OpOperand *operand, unsigned kDim,
   auto rope = operand->get().getDefiningOp<ApplyOp>();
   if (!rope)
     return {};
+  if (!rope.isPlainRotation()) {
+    (void)skip(op, side + " rotation: fused with a QK-norm or quantization",
+               remarks);
+    return {};
+  }
   AffineMap map = op.getMatchingIndexingMap(operand);
   if (loopDimOf(map, map.getNumResults() - 1) != kDim) {
     (void)skip(op, side + " rotation: its channel dim is not the reduction",

@@ -504,6 +504,10 @@ struct LowerRopeApplyToGPU : OpRewritePattern<ApplyOp> {
 
   LogicalResult matchAndRewrite(ApplyOp op,
                                 PatternRewriter &rewriter) const override {
+    // TODO(issue 18): QK-norm and quantized output on the GPU.
+    if (!op.isPlainRotation())
+      return op.emitOpError("the GPU lowering does not yet implement norm or "
+                            "quant_scale");
     rewriter.setInsertionPoint(op);
     rewriter.replaceOp(op, RopeKernelBuilder(rewriter, op, options).build());
     return success();

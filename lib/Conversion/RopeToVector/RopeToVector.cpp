@@ -669,6 +669,9 @@ static bool isDefinedBefore(Value value, Operation *op) {
 /// see VectorizeRopeApply). Only the head dims' sizes may differ (GQA: Hq
 /// query heads, Hkv key heads).
 static bool areCosSinSiblings(ApplyOp a, ApplyOp b) {
+  // TODO(issue 18): siblings with QK-norm or quantized output.
+  if (!a.isPlainRotation() || !b.isPlainRotation())
+    return false;
   if (a->getAttrDictionary() != b->getAttrDictionary() ||
       a.getPositions() != b.getPositions() || a.getOffset() != b.getOffset() ||
       a.getLength() != b.getLength() || a.getCos() != b.getCos() ||
@@ -704,6 +707,10 @@ struct VectorizeRopeApply : OpRewritePattern<ApplyOp> {
 
   LogicalResult matchAndRewrite(ApplyOp op,
                                 PatternRewriter &rewriter) const override {
+    // TODO(issue 18): QK-norm and quantized output in the vector form.
+    if (!op.isPlainRotation())
+      return op.emitOpError("the vector lowering does not yet implement norm "
+                            "or quant_scale");
     rewriter.setInsertionPoint(op);
     SmallVector<ApplyOp> group{op};
     for (Operation &next : llvm::make_range(std::next(op->getIterator()),

@@ -1388,7 +1388,8 @@ private:
       // when nothing else reads the rotation and its frequency scheme does
       // not imply it.
       folds[side] = {};
-      if (auto apply = source->value.getDefiningOp<ApplyOp>()) {
+      auto apply = source->value.getDefiningOp<ApplyOp>();
+      if (apply && apply.isPlainRotation()) {
         double magnitude = apply.getMagnitude().convertToDouble();
         bool implied =
             !apply.getCos() && apply.getFreqsOrDefault().getImpliedMagnitude();

@@ -812,15 +812,16 @@ public:
     }
     auto apply = ApplyOp::create(
         rewriter, loc, init.getType(), plan.input, positions, offset,
-        /*length=*/Value(), cosCache, sinCache, init,
-        LayoutAttr::get(ctx, plan.layout),
+        /*length=*/Value(), cosCache, sinCache, /*norm_weight=*/Value(),
+        /*quant_scale=*/Value(), init, LayoutAttr::get(ctx, plan.layout),
         plan.rotaryDim == d ? IntegerAttr()
                             : rewriter.getI64IntegerAttr(plan.rotaryDim),
         tokenDims == defaultTokens ? DenseI64ArrayAttr()
                                    : rewriter.getDenseI64ArrayAttr(tokenDims),
         freqs ? cast<FrequencyAttrInterface>(freqs) : FrequencyAttrInterface(),
         mrope, rewriter.getF64FloatAttr(plan.magnitude),
-        plan.inverse ? rewriter.getUnitAttr() : UnitAttr());
+        plan.inverse ? rewriter.getUnitAttr() : UnitAttr(),
+        /*norm_epsilon=*/FloatAttr());
     if (failed(mlir::verify(apply, /*verifyRecursively=*/false))) {
       buildWhy = "the raised op does not verify";
       rewriter.eraseOp(apply);

@@ -416,6 +416,10 @@ Value RopeDecomposer::build() {
 }
 
 FailureOr<SmallVector<Value>> ApplyOp::decomposeOperation(OpBuilder &b) {
+  // TODO(issue 18): QK-norm and quantized output in the linalg form.
+  if (!isPlainRotation())
+    return emitOpError("the linalg lowering does not yet implement norm or "
+                       "quant_scale");
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(*this);
   return SmallVector<Value>{RopeDecomposer(b, *this).build()};

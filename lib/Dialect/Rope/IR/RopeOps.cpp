@@ -81,7 +81,7 @@ static bool isZeroConstant(Value value) {
 }
 
 bool ApplyOp::isIdentity() {
-  if (getCosSinSource() != CosSinSource::Computed ||
+  if (!isPlainRotation() || getCosSinSource() != CosSinSource::Computed ||
       getMagnitude().convertToDouble() != 1.0)
     return false;
   switch (getPositionKind()) {
@@ -136,6 +136,70 @@ static bool isPositionElementType(Type type) {
   return type.isSignlessInteger(32) || type.isSignlessInteger(64);
 }
 
+static bool isQuantizedStorageType(Type type) {
+  return isa<Float8E4M3FNType, Float8E5M2Type>(type) ||
+         type.isSignlessInteger(8);
+}
+
+std::optional<int64_t> ApplyOp::getSingleHeadDim() {
+  SmallVector<int64_t> tokenDims = getTokenDimsOrDefault();
+  std::optional<int64_t> head;
+  for (int64_t d = 0; d + 1 < getInputType().getRank(); ++d) {
+    if (llvm::is_contained(tokenDims, d))
+      continue;
+    if (head)
+      return std::nullopt;
+    head = d;
+  }
+  return head;
+}
+
+/// The fused neighbours: QK-norm's weight and epsilon, the quantization
+/// scale (its destination type is checked with init).
+static LogicalResult verifyNeighbours(ApplyOp op, int64_t headDim) {
+  if (Value weight = op.getNormWeight()) {
+    auto type = cast<RankedTensorType>(weight.getType());
+    if (type.getRank() != 1 || type.getDimSize(0) != headDim ||
+        !isSupportedDataType(type.getElementType()))
+      return op.emitOpError("norm weight must be a [D] = [")
+             << headDim << "] tensor of f16, bf16, f32 or f64, got " << type;
+    std::optional<double> epsilon =
+        op.getNormEpsilon()
+            ? std::optional<double>(op.getNormEpsilonAttr().getValueAsDouble())
+            : std::nullopt;
+    if (!epsilon)
+      return op.emitOpError("norm needs norm_epsilon (the RMSNorm's eps, "
+                            "stated explicitly)");
+    if (!(*epsilon >= 0.0) || !std::isfinite(*epsilon))
+      return op.emitOpError("norm_epsilon must be a finite number >= 0, got ")
+             << *epsilon;
+  } else if (op.getNormEpsilonAttr()) {
+    return op.emitOpError("norm_epsilon is only meaningful with norm");
+  }
+  if (Value scale = op.getQuantScale()) {
+    auto type = cast<RankedTensorType>(scale.getType());
+    if (!type.getElementType().isF32() || type.getRank() > 1)
+      return op.emitOpError("quant_scale must be tensor<f32> (per tensor) or "
+                            "tensor<Hxf32> (per head), got ")
+             << type;
+    if (type.getRank() == 1) {
+      std::optional<int64_t> head = op.getSingleHeadDim();
+      if (!head)
+        return op.emitOpError("a per-head quant_scale needs exactly one head "
+                              "dim (one dim that is neither a token dim nor "
+                              "the channels)");
+      int64_t expected = op.getInputType().getDimSize(*head);
+      int64_t actual = type.getDimSize(0);
+      if (!ShapedType::isDynamic(expected) && !ShapedType::isDynamic(actual) &&
+          expected != actual)
+        return op.emitOpError("per-head quant_scale has ")
+               << actual << " entries, expected " << expected
+               << " (the size of head dim " << *head << ")";
+    }
+  }
+  return success();
+}
+
 LogicalResult ApplyOp::verify() {
   RankedTensorType inputType = getInputType();
   int64_t rank = inputType.getRank();
@@ -145,12 +209,26 @@ LogicalResult ApplyOp::verify() {
   if (!isSupportedDataType(inputType.getElementType()))
     return emitOpError("input element type must be f16, bf16, f32 or f64, got ")
            << inputType.getElementType();
-  if (getInit().getType() != inputType)
+  auto initType = cast<RankedTensorType>(getInit().getType());
+  if (getQuantScale()) {
+    if (initType.getShape() != inputType.getShape() ||
+        !isQuantizedStorageType(initType.getElementType()))
+      return emitOpError("with quant_scale, init must be shaped like the "
+                         "input with f8E4M3FN, f8E5M2 or i8 elements, got ")
+             << initType;
+    if (isa<Float64Type>(inputType.getElementType()))
+      return emitOpError("quantized output needs f16, bf16 or f32 input "
+                         "(the quantization computes in f32), got f64");
+  } else if (initType != inputType) {
     return emitOpError("init type ")
-           << getInit().getType() << " must match input type " << inputType;
-  if (getResult().getType() != inputType)
+           << initType << " must match input type " << inputType
+           << (isQuantizedStorageType(initType.getElementType())
+                   ? " (a quantized destination needs quant_scale)"
+                   : "");
+  }
+  if (getResult().getType() != initType)
     return emitOpError("result type ")
-           << getResult().getType() << " must match input type " << inputType;
+           << getResult().getType() << " must match init type " << initType;
 
   int64_t headDim = inputType.getShape().back();
   if (ShapedType::isDynamic(headDim))
@@ -330,6 +408,9 @@ LogicalResult ApplyOp::verify() {
              << "); their partial rotation is zero frequencies";
   }
 
+  if (failed(verifyNeighbours(*this, headDim)))
+    return failure();
+
   double magnitude = getMagnitude().convertToDouble();
   if (!(magnitude > 0.0) || !std::isfinite(magnitude))
     return emitOpError("magnitude must be a positive finite number, got ")
@@ -376,7 +457,8 @@ OpFoldResult ApplyOp::fold(FoldAdaptor) {
 /// True when `a` and `b` rotate by the same frequencies with the same layout
 /// and geometry, so that their rotations compose additively in position.
 static bool haveSameRotationGeometry(ApplyOp a, ApplyOp b) {
-  return a.getCosSinSource() == ApplyOp::CosSinSource::Computed &&
+  return a.isPlainRotation() && b.isPlainRotation() &&
+         a.getCosSinSource() == ApplyOp::CosSinSource::Computed &&
          b.getCosSinSource() == ApplyOp::CosSinSource::Computed &&
          a.getLayout() == b.getLayout() &&
          a.getRotaryDimOrDefault() == b.getRotaryDimOrDefault() &&

@@ -162,10 +162,19 @@ ApplyOp::getTiledImplementation(OpBuilder &b, ArrayRef<OpFoldResult> offsets,
     sin = sliceOf(b, loc, sin, cacheOffsets, cacheSizes, slices);
   }
 
+  // A per-head quantization scale follows the tile's heads; the norm weight
+  // spans the channels, which every tile holds whole.
+  Value scale = getQuantScale();
+  if (scale && cast<RankedTensorType>(scale.getType()).getRank() == 1) {
+    int64_t head = *getSingleHeadDim();
+    scale = sliceOf(b, loc, scale, {offsets[head]}, {sizes[head]}, slices);
+  }
+
   auto tiled = ApplyOp::create(
-      b, loc, init.getType(), input, positions, offset, length, cos, sin, init,
-      getLayoutAttr(), getRotaryDimAttr(), getTokenDimsAttr(), getFreqsAttr(),
-      getMropeAttr(), getMagnitudeAttr(), getInverseAttr());
+      b, loc, init.getType(), input, positions, offset, length, cos, sin,
+      getNormWeight(), scale, init, getLayoutAttr(), getRotaryDimAttr(),
+      getTokenDimsAttr(), getFreqsAttr(), getMropeAttr(), getMagnitudeAttr(),
+      getInverseAttr(), getNormEpsilonAttr());
   result.tiledOps.push_back(tiled);
   result.tiledValues.push_back(tiled.getResult());
   return result;

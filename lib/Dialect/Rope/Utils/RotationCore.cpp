@@ -263,3 +263,76 @@ Value mlir::rope::rotatePairMember(OpBuilder &b, Location loc, Value self,
   return math::FmaOp::create(b, loc, partner, signedSin,
                              arith::MulFOp::create(b, loc, self, cos));
 }
+
+//===----------------------------------------------------------------------===//
+// Fused neighbours
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// `value` broadcast to the shape of `like` when `like` is a vector and
+/// `value` is not.
+Value splatLike(OpBuilder &b, Location loc, Value value, Value like) {
+  auto vector = dyn_cast<VectorType>(like.getType());
+  if (!vector || isa<VectorType>(value.getType()))
+    return value;
+  return vector::BroadcastOp::create(b, loc, vector.clone(value.getType()),
+                                     value);
+}
+} // namespace
+
+Value mlir::rope::buildRmsNormFactor(OpBuilder &b, Location loc,
+                                     Value sumSquares, int64_t headDim,
+                                     double epsilon) {
+  Type type = sumSquares.getType();
+  Value mean = arith::DivFOp::create(
+      b, loc, sumSquares,
+      buildFloatConstant(b, loc, type, static_cast<double>(headDim)));
+  Value shifted = arith::AddFOp::create(
+      b, loc, mean, buildFloatConstant(b, loc, type, epsilon));
+  return math::RsqrtOp::create(b, loc, shifted);
+}
+
+Value mlir::rope::applyRmsNorm(OpBuilder &b, Location loc, Value x,
+                               Value factor, Value weight) {
+  Type compute = getElementTypeOrSelf(x.getType());
+  Value normalized =
+      arith::MulFOp::create(b, loc, x, splatLike(b, loc, factor, x));
+  Value w = splatLike(b, loc, convertFloat(b, loc, weight, compute), x);
+  return arith::MulFOp::create(b, loc, w, normalized);
+}
+
+Value mlir::rope::buildStoredValue(OpBuilder &b, Location loc, Value y,
+                                   Type storage, Value scale) {
+  if (!scale)
+    return convertFloat(b, loc, y, storage);
+  auto shapedLike = [&](Type element) -> Type {
+    if (auto vector = dyn_cast<VectorType>(y.getType()))
+      return vector.clone(element);
+    return element;
+  };
+  Type f32 = b.getF32Type();
+  Type type = shapedLike(f32);
+  Value v = arith::MulFOp::create(b, loc, convertFloat(b, loc, y, f32),
+                                  splatLike(b, loc, scale, y));
+  // Clamps to [low, high]; minimumf/maximumf propagate NaN.
+  auto clamp = [&](Value x, double low, double high) -> Value {
+    Value below = arith::MinimumFOp::create(
+        b, loc, x, buildFloatConstant(b, loc, type, high));
+    return arith::MaximumFOp::create(b, loc, below,
+                                     buildFloatConstant(b, loc, type, low));
+  };
+  Type storageType = shapedLike(storage);
+  if (auto f8 = dyn_cast<FloatType>(storage)) {
+    double limit =
+        APFloat::getLargest(f8.getFloatSemantics()).convertToDouble();
+    return arith::TruncFOp::create(b, loc, storageType,
+                                   clamp(v, -limit, limit));
+  }
+  // i8: round half to even, clamp, NaN -> 0 (fptosi of NaN is poison).
+  Value rounded = clamp(math::RoundEvenOp::create(b, loc, v), -128.0, 127.0);
+  Value isNaN = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO,
+                                      rounded, rounded);
+  Value zero = buildFloatConstant(b, loc, type, 0.0);
+  rounded = arith::SelectOp::create(b, loc, isNaN, zero, rounded);
+  return arith::FPToSIOp::create(b, loc, storageType, rounded);
+}

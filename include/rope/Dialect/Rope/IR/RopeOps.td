@@ -67,6 +67,21 @@ def Rope_ApplyOp : Rope_Op<"apply", [
       axis its section assigns.
     - `inverse`: rotate by `-pos` (`s -> -s`).
 
+    Neighbours fused into the rotation (ROPE.md §7; each optional):
+    - `norm(%w)` with `norm_epsilon`: QK-norm before the rotation, an RMSNorm
+      over the head dim: `x' = w * (x * rsqrt(mean_D(x^2) + eps))`, over all
+      `D` channels (pass-through ones included), in the compute type. `%w`
+      is a `[D]` float tensor; `norm_epsilon` is required with it.
+    - `quant_scale(%s)`: quantized output. The destination's element type is
+      `f8E4M3FN`, `f8E5M2` or `i8` (input f16/bf16/f32), and every output
+      channel is `q = sat(y * s)`: the product in f32, then for fp8 clamped
+      to the largest finite value (+-448, +-57344; NaN stays NaN) and rounded
+      to nearest even; for i8 rounded to nearest even, clamped to
+      [-128, 127], NaN -> 0. `%s` is an f32 `tensor<f32>` (per tensor) or
+      `tensor<Hxf32>` indexed by the op's one head dim (per head). `s` is the
+      multiplier (FlashInfer's `quant_scale`); vLLM's dequantization scale
+      is its reciprocal.
+
     Positions are given one of three ways:
     - `positions(%p)`: an `i32`/`i64` tensor shaped like the token dims
       (with `mrope`: `[3, token dims...]`, one position per axis t, h, w);
@@ -121,6 +136,19 @@ def Rope_ApplyOp : Rope_Op<"apply", [
            {layout = #rope.layout<interleaved>, rotary_dim = 64 : i64}
            -> tensor<1x1x16x256xf16>
     ```
+
+    Example (Qwen3's K: QK-norm, rotation and an fp8 output with one scale
+    per KV head, one pass over x):
+
+    ```mlir
+    %k8 = rope.apply ins(%k : tensor<?x8x128xbf16>)
+            positions(%pos : tensor<?xi64>)
+            norm(%w : tensor<128xbf16>)
+            quant_scale(%s : tensor<8xf32>)
+            outs(%init : tensor<?x8x128xf8E4M3FN>)
+            {freqs = #rope.default<base = 1000000.0>, norm_epsilon = 1.0e-06}
+            -> tensor<?x8x128xf8E4M3FN>
+    ```
   }];
 
   let arguments = (ins
@@ -130,6 +158,8 @@ def Rope_ApplyOp : Rope_Op<"apply", [
     Optional<AnyType>:$length,
     Optional<AnyRankedTensor>:$cos,
     Optional<AnyRankedTensor>:$sin,
+    Optional<AnyRankedTensor>:$norm_weight,
+    Optional<AnyRankedTensor>:$quant_scale,
     AnyRankedTensor:$init,
     DefaultValuedAttr<Rope_LayoutAttr, "::mlir::rope::Layout::half">:$layout,
     OptionalAttr<I64Attr>:$rotary_dim,
@@ -137,7 +167,8 @@ def Rope_ApplyOp : Rope_Op<"apply", [
     OptionalAttr<Rope_FrequencyAttrInterface>:$freqs,
     OptionalAttr<Rope_MRopeAttr>:$mrope,
     DefaultValuedAttr<F64Attr, "1.0">:$magnitude,
-    UnitAttr:$inverse
+    UnitAttr:$inverse,
+    OptionalAttr<F64Attr>:$norm_epsilon
   );
   let results = (outs AnyRankedTensor:$result);
 
@@ -147,6 +178,8 @@ def Rope_ApplyOp : Rope_Op<"apply", [
     (`offset` `(` $offset^ `:` type($offset) `)`)?
     (`length` `(` $length^ `:` type($length) `)`)?
     (`cache` `(` $cos^ `,` $sin `:` type($cos) `,` type($sin) `)`)?
+    (`norm` `(` $norm_weight^ `:` type($norm_weight) `)`)?
+    (`quant_scale` `(` $quant_scale^ `:` type($quant_scale) `)`)?
     `outs` `(` $init `:` type($init) `)`
     attr-dict `->` type($result)
   }];
@@ -160,12 +193,14 @@ def Rope_ApplyOp : Rope_Op<"apply", [
       build($_builder, $_state, init.getType(), input, positions,
             /*offset=*/::mlir::Value(), /*length=*/::mlir::Value(),
             /*cos=*/::mlir::Value(),
-            /*sin=*/::mlir::Value(), init,
+            /*sin=*/::mlir::Value(), /*norm_weight=*/::mlir::Value(),
+            /*quant_scale=*/::mlir::Value(), init,
             ::mlir::rope::LayoutAttr::get($_builder.getContext(),
                                           ::mlir::rope::Layout::half),
             /*rotary_dim=*/nullptr, /*token_dims=*/nullptr, /*freqs=*/nullptr,
             /*mrope=*/nullptr,
-            $_builder.getF64FloatAttr(1.0), /*inverse=*/nullptr);
+            $_builder.getF64FloatAttr(1.0), /*inverse=*/nullptr,
+            /*norm_epsilon=*/nullptr);
     }]>
   ];
 
@@ -177,6 +212,20 @@ def Rope_ApplyOp : Rope_Op<"apply", [
 
     PositionKind getPositionKind();
     CosSinSource getCosSinSource();
+
+    /// True when the op only rotates: no QK-norm before it, no quantized
+    /// output after it. Rewrites that reason about the rotation alone
+    /// (composition, fusion into attention) require it.
+    bool isPlainRotation() { return !getNormWeight() && !getQuantScale(); }
+    /// The element type of the destination (the input's, or the quantized
+    /// storage type with `quant_scale`).
+    Type getStorageElementType() {
+      return ::llvm::cast<RankedTensorType>(getInit().getType())
+          .getElementType();
+    }
+    /// The single head dim a per-head `quant_scale` is indexed by, if the
+    /// op has exactly one head dim.
+    std::optional<int64_t> getSingleHeadDim();
 
     RankedTensorType getInputType() {
       return ::llvm::cast<RankedTensorType>(getInput().getType());

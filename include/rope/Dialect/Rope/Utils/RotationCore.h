@@ -128,6 +128,32 @@ std::pair<Value, Value> rotatePair(OpBuilder &b, Location loc, Value x1,
 Value rotatePairMember(OpBuilder &b, Location loc, Value self, Value partner,
                        Value cos, Value sin, Value isFirst);
 
+//===----------------------------------------------------------------------===//
+// Fused neighbours (docs/FUSIONS.md): what comes before and after the
+// rotation, written once for every lowering. Scalars or vectors; a scalar
+// operand next to a vector one is broadcast.
+//===----------------------------------------------------------------------===//
+
+/// QK-norm's factor of one row: rsqrt(sumSquares / D + epsilon), with
+/// `sumSquares` the sum of x^2 over the row's D channels in the compute type
+/// (the division, not a multiplication by 1/D, as torch's mean).
+Value buildRmsNormFactor(OpBuilder &b, Location loc, Value sumSquares,
+                         int64_t headDim, double epsilon);
+
+/// QK-norm applied to channels `x` (compute type): w * (x * factor), with
+/// `weight` the matching channels of the norm weight (any float type).
+Value applyRmsNorm(OpBuilder &b, Location loc, Value x, Value factor,
+                   Value weight);
+
+/// The value stored for output `y` (compute type) in a destination of
+/// element type `storage`: `y` converted when `scale` is null, else
+/// quantized: y * scale (f32), then for f8E4M3FN/f8E5M2 clamped to the
+/// largest finite value (NaN stays NaN) and truncated (arith.truncf: round
+/// to nearest even); for i8 rounded to nearest even, clamped to [-128, 127]
+/// and NaN -> 0.
+Value buildStoredValue(OpBuilder &b, Location loc, Value y, Type storage,
+                       Value scale);
+
 } // namespace mlir::rope
 
 #endif // ROPE_DIALECT_ROPE_UTILS_ROTATIONCORE_H

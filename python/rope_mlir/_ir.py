@@ -40,6 +40,8 @@ DTYPES = {
     "f64": np.dtype(np.float64),
     "i1": np.dtype(np.bool_),
     "i8": np.dtype(np.int8),
+    "f8E4M3FN": np.dtype(ml_dtypes.float8_e4m3fn),
+    "f8E5M2": np.dtype(ml_dtypes.float8_e5m2),
     "i16": np.dtype(np.int16),
     "i32": np.dtype(np.int32),
     "i64": np.dtype(np.int64),
@@ -229,7 +231,8 @@ def default_freqs(base: float) -> str:
 def rope_attributes(*, layout: str, rotary_dim: Optional[int] = None,
                     token_dims: Optional[Sequence[int]] = None,
                     freqs: Optional[str] = None, mrope: Optional[str] = None,
-                    magnitude: float = 1.0, inverse: bool = False) -> str:
+                    magnitude: float = 1.0, inverse: bool = False,
+                    norm_epsilon: Optional[float] = None) -> str:
     """The attribute dictionary of a `rope.apply`. `freqs` and `mrope` are
     attribute texts (as the C++ importer prints them, or default_freqs);
     freqs None: none (the op reads a cos/sin cache). The magnitude is
@@ -247,17 +250,24 @@ def rope_attributes(*, layout: str, rotary_dim: Optional[int] = None,
         entries.append(("magnitude", float_attr(magnitude)))
     if inverse:
         entries.append(("inverse", None))
+    if norm_epsilon is not None:
+        entries.append(("norm_epsilon", float_attr(norm_epsilon)))
     return attr_dict(entries)
 
 
 def rope_apply(x: str, t: Type, init: str, attributes: str, *,
                positions: Optional[Tuple[str, TypeLike]] = None,
                offset: Optional[Tuple[str, TypeLike]] = None,
-               cache: Optional[Tuple[str, str, TypeLike]] = None) -> str:
+               cache: Optional[Tuple[str, str, TypeLike]] = None,
+               norm: Optional[Tuple[str, TypeLike]] = None,
+               quant_scale: Optional[Tuple[str, TypeLike]] = None,
+               result: Optional[Type] = None) -> str:
     """`rope.apply ins(x) [positions(..) | offset(..)] [cache(cos, sin)]
-    outs(init) {attributes} -> t`. positions/offset: (value, type); an
-    offset type given as an element type ("i64") is a scalar. cache:
-    (cos, sin, type)."""
+    [norm(w)] [quant_scale(s)] outs(init) {attributes} -> result`.
+    positions/offset/norm/quant_scale: (value, type); an offset type given
+    as an element type ("i64") is a scalar. cache: (cos, sin, type).
+    result: the destination's type (a quantized one with quant_scale),
+    default t."""
     if positions is not None and offset is not None:
         raise ValueError("rope.apply takes positions or an offset, not both")
     tt = t.tensor()
@@ -270,7 +280,13 @@ def rope_apply(x: str, t: Type, init: str, attributes: str, *,
     if cache is not None:
         ct = _type_text(cache[2])
         parts.append(f"cache({cache[0]}, {cache[1]} : {ct}, {ct})")
-    parts.append(f"outs({init} : {tt}) {attributes} -> {tt}")
+    if norm is not None:
+        parts.append(f"norm({norm[0]} : {_type_text(norm[1])})")
+    if quant_scale is not None:
+        parts.append(f"quant_scale({quant_scale[0]} : "
+                     f"{_type_text(quant_scale[1])})")
+    rt = (result or t).tensor()
+    parts.append(f"outs({init} : {rt}) {attributes} -> {rt}")
     return " ".join(parts)
 
 

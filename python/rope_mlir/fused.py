@@ -26,6 +26,8 @@ __all__ = ["apply_qk", "QKKernel", "compile_qk"]
 
 _NAMES = ("q", "k", "positions", "offset", "cos_cache", "sin_cache",
           "out_q", "out_k")
+_NEIGHBOUR_NAMES = _NAMES + ("q_norm_weight", "k_norm_weight", "q_scale",
+                             "k_scale")
 
 
 class QKKernel(Kernel):
@@ -46,16 +48,25 @@ class QKKernel(Kernel):
             self.ir, _kernel.pipeline(config))
         address = self._pair_module.lookup("rope_kernel")
         argtypes = list(self._function.argtypes)
-        argtypes += [argtypes[0]] * (1 if config.inplace else 2)
+        # k's input, its neighbours' operands and its destination.
+        self._neighbour_count = int(config.norm) + int(
+            config.quant is not None)
+        argtypes += [argtypes[0]] * (1 + self._neighbour_count +
+                                     (0 if config.inplace else 1))
         self._pair = ctypes.CFUNCTYPE(None, *argtypes)(address)
-        self._pair_plan = self._make_plan(
-            address, config.resolved_token_dims(), members=2)
+        self._pair_plan = (None if self._neighbours else self._make_plan(
+            address, config.resolved_token_dims(), members=2))
 
     def __call__(self, q, k, positions=None, *, offset=0, cos_cache=None,
-                 sin_cache=None, out_q=None, out_k=None):
+                 sin_cache=None, out_q=None, out_k=None, q_norm_weight=None,
+                 k_norm_weight=None, q_scale=None, k_scale=None):
         # The C++ plan takes exact calls (see Kernel.__call__); the rest,
         # and every error, the checks below.
         plan = self._pair_plan
+        neighbours = (q_norm_weight, k_norm_weight, q_scale, k_scale)
+        if any(v is not None for v in neighbours):
+            return self._checked_pair(q, k, positions, offset, cos_cache,
+                                      sin_cache, out_q, out_k, *neighbours)
         if plan is not None:
             if out_q is None and out_k is None and not self._inplace and \
                     q.__class__ is np.ndarray and k.__class__ is np.ndarray:
@@ -71,14 +82,19 @@ class QKKernel(Kernel):
                                   sin_cache, out_q, out_k)
 
     def _checked_pair(self, q, k, positions, offset, cos_cache, sin_cache,
-                      out_q, out_k):
+                      out_q, out_k, q_norm_weight=None, k_norm_weight=None,
+                      q_scale=None, k_scale=None):
         if _arrays.any_foreign(q, k, positions, offset, cos_cache, sin_cache,
-                               out_q, out_k):
-            arrays = _arrays.import_all(_NAMES, (
-                q, k, positions, offset, cos_cache, sin_cache, out_q, out_k))
+                               out_q, out_k, q_norm_weight, k_norm_weight,
+                               q_scale, k_scale):
+            arrays = _arrays.import_all(_NEIGHBOUR_NAMES, (
+                q, k, positions, offset, cos_cache, sin_cache, out_q, out_k,
+                q_norm_weight, k_norm_weight, q_scale, k_scale))
             rq, rk = self(*arrays[:3], offset=arrays[3],
                           cos_cache=arrays[4], sin_cache=arrays[5],
-                          out_q=arrays[6], out_k=arrays[7])
+                          out_q=arrays[6], out_k=arrays[7],
+                          q_norm_weight=arrays[8], k_norm_weight=arrays[9],
+                          q_scale=arrays[10], k_scale=arrays[11])
             return (out_q if out_q is not None else _arrays.wrap(rq, q),
                     out_k if out_k is not None else _arrays.wrap(rk, k))
         c = self.config
@@ -103,15 +119,29 @@ class QKKernel(Kernel):
         try:
             q_args, q_result = self._checked_args(
                 keep, q_arr, positions, offset, cos_cache, sin_cache,
-                q_arr if c.inplace else out_q)
+                q_arr if c.inplace else out_q, q_norm_weight, q_scale)
             k_args, k_result = self._checked_args(
                 keep, k_arr, positions, offset, cos_cache, sin_cache,
-                k_arr if c.inplace else out_k)
+                k_arr if c.inplace else out_k, k_norm_weight, k_scale)
         except ValueError as error:
             raise type(error)(_rename(str(error))) from None
+        if out_q is not None and not c.inplace:
+            for name, array in (("k_norm_weight", k_norm_weight),
+                                ("k_scale", k_scale)):
+                if isinstance(array, np.ndarray) and \
+                        np.may_share_memory(out_q, array):
+                    raise ValueError(f"out_q overlaps {name}")
+        if out_k is not None and not c.inplace:
+            for name, array in (("q_norm_weight", q_norm_weight),
+                                ("q_scale", q_scale)):
+                if isinstance(array, np.ndarray) and \
+                        np.may_share_memory(out_k, array):
+                    raise ValueError(f"out_k overlaps {name}")
         # k's positions/caches were checked against k; the kernel reads
-        # q's (the same arrays), so only k and its destination are passed.
-        extra = [k_args[0]] if c.inplace else [k_args[0], k_args[-1]]
+        # q's (the same arrays), so only k, its neighbours' operands and
+        # its destination are passed.
+        tail = self._neighbour_count + (0 if c.inplace else 1)
+        extra = [k_args[0]] + (k_args[len(k_args) - tail:] if tail else [])
         self._pair(*q_args, *extra)
         return q_result, k_result
 
@@ -119,7 +149,10 @@ class QKKernel(Kernel):
 def _rename(message: str) -> str:
     """Kernel's messages speak of `x` and `out`; a pair's of q/k."""
     return message.replace("x has", "q or k has").replace(
-        "x is read-only", "q or k is read-only")
+        "x is read-only", "q or k is read-only").replace(
+        "norm_weight", "q_norm_weight or k_norm_weight").replace(
+        "quant_scale has", "q_scale or k_scale has").replace(
+        "pass quant_scale", "pass q_scale and k_scale")
 
 
 def _check_pair(q: np.ndarray, k: np.ndarray, token_sizes, c) -> None:
@@ -169,7 +202,9 @@ def apply_qk(q, k, positions=None, *, layout="half", rotary_dim=None,
              base=10000.0, scaling=None, offset=0, cos_cache=None,
              sin_cache=None, inverse=False, token_dims=None, out_q=None,
              out_k=None, magnitude=None, mrope_section=None,
-             mrope_interleaved=False, threads=1):
+             mrope_interleaved=False, threads=1, q_norm_weight=None,
+             k_norm_weight=None, norm_eps=1e-6, quant_dtype=None,
+             q_scale=None, k_scale=None):
     """Rotates q and k at the same positions: (q_rot, k_rot), bitwise what
     `apply(q, ...)` and `apply(k, ...)` return, computed by one kernel that
     evaluates cos/sin once per token for both (see the module docstring).
@@ -178,18 +213,27 @@ def apply_qk(q, k, positions=None, *, layout="half", rotary_dim=None,
     sizes and head dim D; their head counts may differ (GQA: Hq, Hkv).
     Every other argument is `apply`'s; out_q=q and out_k=k (both) rotate in
     place.
+
+    Fused neighbours (docs/FUSIONS.md), as `apply`'s norm_weight /
+    quant_dtype / quant_scale, one of each per tensor: q_norm_weight and
+    k_norm_weight (both or neither: Qwen3's q_norm and k_norm) with
+    norm_eps; quant_dtype with q_scale and k_scale (both).
     """
     if _arrays.any_foreign(q, k, positions, offset, cos_cache, sin_cache,
-                           out_q, out_k):
-        arrays = _arrays.import_all(_NAMES, (
-            q, k, positions, offset, cos_cache, sin_cache, out_q, out_k))
+                           out_q, out_k, q_norm_weight, k_norm_weight,
+                           q_scale, k_scale):
+        arrays = _arrays.import_all(_NEIGHBOUR_NAMES, (
+            q, k, positions, offset, cos_cache, sin_cache, out_q, out_k,
+            q_norm_weight, k_norm_weight, q_scale, k_scale))
         rq, rk = apply_qk(
             *arrays[:3], layout=layout, rotary_dim=rotary_dim, base=base,
             scaling=scaling, offset=arrays[3], cos_cache=arrays[4],
             sin_cache=arrays[5], inverse=inverse, token_dims=token_dims,
             out_q=arrays[6], out_k=arrays[7], magnitude=magnitude,
             mrope_section=mrope_section, mrope_interleaved=mrope_interleaved,
-            threads=threads)
+            threads=threads, q_norm_weight=arrays[8],
+            k_norm_weight=arrays[9], norm_eps=norm_eps,
+            quant_dtype=quant_dtype, q_scale=arrays[10], k_scale=arrays[11])
         return (out_q if out_q is not None else _arrays.wrap(rq, q),
                 out_k if out_k is not None else _arrays.wrap(rk, k))
     q_inplace = out_q is not None and out_q is q
@@ -207,6 +251,29 @@ def apply_qk(q, k, positions=None, *, layout="half", rotary_dim=None,
             threads=threads)
     if q_inplace:
         out_q = q
+    if (q_norm_weight is None) != (k_norm_weight is None):
+        raise ValueError("pass q_norm_weight and k_norm_weight together (or "
+                         "neither)")
+    if q_norm_weight is not None:
+        if not isinstance(q_norm_weight, np.ndarray):
+            q_norm_weight = np.asarray(q_norm_weight)
+        fields.update(norm=True,
+                      norm_dtype=_kernel.dtype_name(q_norm_weight.dtype),
+                      norm_epsilon=_kernel._real(norm_eps, "norm_eps"))
+    if quant_dtype is not None or q_scale is not None or k_scale is not None:
+        if quant_dtype is None or q_scale is None or k_scale is None:
+            raise ValueError("a quantized output needs quant_dtype, q_scale "
+                             "and k_scale together")
+        q_scale, k_scale = (_kernel._scale_array(s) for s in (q_scale,
+                                                              k_scale))
+        if q_scale.ndim != k_scale.ndim or q_scale.ndim > 1:
+            raise ValueError(f"q_scale and k_scale must both be scalars (per "
+                             f"tensor) or both one per head, got shapes "
+                             f"{q_scale.shape} and {k_scale.shape}")
+        fields.update(quant=_kernel._quant_name(quant_dtype),
+                      quant_scale="head" if q_scale.ndim else "tensor")
     kernel = _kernel._cached_kernel(_qk_kernels, fields, compile_qk)
     return kernel(q, k, positions, offset=offset, cos_cache=cos_cache,
-                  sin_cache=sin_cache, out_q=out_q, out_k=out_k)
+                  sin_cache=sin_cache, out_q=out_q, out_k=out_k,
+                  q_norm_weight=q_norm_weight, k_norm_weight=k_norm_weight,
+                  q_scale=q_scale, k_scale=k_scale)

@@ -34,12 +34,20 @@ _DTYPES = {
     "f64": np.dtype(np.float64),
 }
 _DTYPE_NAMES = {dtype: name for name, dtype in _DTYPES.items()}
+#: Quantized destinations (quant=...): numpy dtype and MLIR element type.
+_QUANT_DTYPES = {
+    "f8e4m3fn": (np.dtype(ml_dtypes.float8_e4m3fn), "f8E4M3FN"),
+    "f8e5m2": (np.dtype(ml_dtypes.float8_e5m2), "f8E5M2"),
+    "i8": (np.dtype(np.int8), "i8"),
+}
+_QUANT_SCALE_FORMS = ("tensor", "head")
 _INT_DTYPES = {"i32": np.dtype(np.int32), "i64": np.dtype(np.int64)}
 _POSITION_FORMS = ("explicit", "offset", "row_offset", "none")
 _CACHE_FORMS = (None, "gathered", "pregathered")
 _I64 = np.iinfo(np.int64)
 _ARGUMENT_NAMES = ("x", "positions", "offset", "cos_cache", "sin_cache",
                    "out")
+_NEIGHBOUR_NAMES = _ARGUMENT_NAMES + ("norm_weight", "quant_scale")
 _BOOLS = (bool, np.bool_)
 
 
@@ -281,6 +289,16 @@ class KernelConfig:
     #: "vector" (convert-rope-to-vector, the fast path) or "scalar" (the
     #: linalg loops, for debugging).
     lowering: str = "vector"
+    #: QK-norm before the rotation (rope.apply norm(%w)): an RMSNorm over
+    #: the head dim with a [D] weight of dtype `norm_dtype` and epsilon
+    #: `norm_epsilon` (docs/FUSIONS.md).
+    norm: bool = False
+    norm_dtype: str = "f32"
+    norm_epsilon: float = 1e-6
+    #: Quantized output (rope.apply quant_scale(%s)): "f8e4m3fn", "f8e5m2"
+    #: or "i8" destinations, scaled per "tensor" or per "head".
+    quant: Optional[str] = None
+    quant_scale: str = "tensor"
 
     def __post_init__(self):
         # Everything a kernel's IR is built from is checked here, once per
@@ -373,11 +391,53 @@ class KernelConfig:
                                    static[-1] != head_dim):
             raise ValueError(f"static_shape {static} must have rank {rank} "
                              f"and head dim {head_dim}")
+        normalize("norm", _flag(self.norm, "norm"))
+        if self.norm:
+            if self.norm_dtype not in _DTYPES:
+                raise TypeError(f"unsupported norm_dtype {self.norm_dtype!r}: "
+                                f"one of {sorted(_DTYPES)}")
+            eps = _real(self.norm_epsilon, "norm_epsilon")
+            if not (eps >= 0.0 and math.isfinite(eps)):
+                raise ValueError(f"norm_epsilon must be a finite number >= 0, "
+                                 f"got {eps!r}")
+            normalize("norm_epsilon", eps)
+        if self.quant is not None:
+            if self.quant not in _QUANT_DTYPES:
+                raise ValueError(f"quant must be one of "
+                                 f"{sorted(_QUANT_DTYPES)} or None, got "
+                                 f"{self.quant!r}")
+            if self.dtype == "f64":
+                raise TypeError("a quantized output needs f16, bf16 or f32 "
+                                "input (the quantization computes in f32), "
+                                "got f64")
+            if self.inplace:
+                raise ValueError("a quantized output cannot be written in "
+                                 "place (its dtype differs from x's)")
+            if self.quant_scale not in _QUANT_SCALE_FORMS:
+                raise ValueError(f"quant_scale must be one of "
+                                 f"{_QUANT_SCALE_FORMS}, got "
+                                 f"{self.quant_scale!r}")
+            if self.quant_scale == "head" and len(self.head_dims()) != 1:
+                raise ValueError(f"a per-head quant_scale needs exactly one "
+                                 f"head dim (neither a token dim nor the "
+                                 f"channels); this configuration has "
+                                 f"{len(self.head_dims())}")
 
     def resolved_token_dims(self) -> tuple:
         if self.token_dims is not None:
             return tuple(self.token_dims)
         return (0,) if self.rank <= 2 else tuple(range(self.rank - 2))
+
+    def head_dims(self) -> tuple:
+        """The dims that are neither token dims nor the channels."""
+        tokens = self.resolved_token_dims()
+        return tuple(d for d in range(self.rank - 1) if d not in tokens)
+
+    def out_dtype(self) -> np.dtype:
+        """The destination's numpy dtype (x's, or the quantized one)."""
+        if self.quant is not None:
+            return _QUANT_DTYPES[self.quant][0]
+        return _DTYPES[self.dtype]
 
 
 def emit(config: KernelConfig, name: str = "rope_kernel",
@@ -444,7 +504,11 @@ def emit(config: KernelConfig, name: str = "rope_kernel",
         freqs=(None if c.cache is not None else
                c.freqs if c.freqs is not None else
                _ir.default_freqs(c.base)),
-        mrope=c.mrope, magnitude=c.magnitude, inverse=c.inverse)
+        mrope=c.mrope, magnitude=c.magnitude, inverse=c.inverse,
+        norm_epsilon=c.norm_epsilon if c.norm else None)
+    # The destination: x's type, or the quantized one.
+    yt = (_ir.Type(_QUANT_DTYPES[c.quant][1], x_shape) if c.quant is not None
+          else xt)
     inits = []
     for i in range(inputs):
         if i:
@@ -452,17 +516,32 @@ def emit(config: KernelConfig, name: str = "rope_kernel",
             args.append((x, xt.memref()))
             x_tensor = body.assign("kt", _ir.to_tensor(x, xt,
                                                        writable=c.inplace))
+        # Each member's own neighbours' operands (Q and K have their own
+        # norm weight and scale).
+        neighbours = {}
+        if c.norm:
+            wt = _ir.Type(c.norm_dtype, (c.head_dim,))
+            w = body.fresh("w")
+            args.append((w, wt.memref()))
+            neighbours["norm"] = (body.assign("wt", _ir.to_tensor(w, wt)), wt)
+        if c.quant is not None:
+            st = _ir.Type("f32", () if c.quant_scale == "tensor" else (None,))
+            s = body.fresh("s")
+            args.append((s, st.memref()))
+            neighbours["quant_scale"] = (
+                body.assign("sc", _ir.to_tensor(s, st)), st)
         if c.inplace:
             init, dest = x_tensor, x
         else:
             dest = body.fresh("out")
-            args.append((dest, xt.memref()))
-            init = body.assign("it", _ir.to_tensor(dest, xt, writable=True))
-        inits.append((x_tensor, init, dest))
-    for x_tensor, init, dest in inits:
+            args.append((dest, yt.memref()))
+            init = body.assign("it", _ir.to_tensor(dest, yt, writable=True))
+        inits.append((x_tensor, init, dest, neighbours))
+    for x_tensor, init, dest, neighbours in inits:
         y = body.assign("y", _ir.rope_apply(x_tensor, xt, init, attrs,
-                                            **operands))
-        body.emit(_ir.materialize(y, xt, dest))
+                                            result=yt, **operands,
+                                            **neighbours))
+        body.emit(_ir.materialize(y, yt, dest))
     body.ret()
     return _ir.function(name, args, body, c_interface=True)
 
@@ -499,6 +578,8 @@ class Kernel:
             argtypes.append(ctypes.c_int64)
         if config.cache is not None:
             argtypes += [ctypes.c_void_p, ctypes.c_void_p]
+        argtypes += [ctypes.c_void_p] * (int(config.norm) +
+                                         int(config.quant is not None))
         if not config.inplace:
             argtypes.append(ctypes.c_void_p)
         self._function = ctypes.CFUNCTYPE(None, *argtypes)(address)
@@ -512,7 +593,12 @@ class Kernel:
         self._token_sizes = (operator.itemgetter(*dims) if len(dims) > 1 else
                              (lambda shape, d=dims[0]: (shape[d],)))
         self._inplace = config.inplace
-        self._plan = self._make_plan(address, dims)
+        self._out_dtype = config.out_dtype()
+        self._neighbours = config.norm or config.quant is not None
+        # The C++ plan takes plain rotations only; a kernel with neighbours
+        # is called through the Python path, which checks their operands.
+        self._plan = (None if self._neighbours else
+                      self._make_plan(address, dims))
 
     def _make_plan(self, address: int, token_dims, members: int = 1):
         """The C++ fast call for this configuration (members=2: a q/k pair's
@@ -554,7 +640,8 @@ class Kernel:
         raise ValueError(message)
 
     def __call__(self, x, positions=None, *, offset=0, cos_cache=None,
-                 sin_cache=None, out=None):
+                 sin_cache=None, out=None, norm_weight=None,
+                 quant_scale=None):
         """Rotates x (see the class docstring for the checks). A call whose
         arguments are exactly what the kernel was compiled for (numpy
         arrays of its dtypes and shapes, C-contiguous and aligned, out=
@@ -562,7 +649,7 @@ class Kernel:
         the plan (lib/Runtime/KernelCall.cpp); any other call, and every
         error, takes the Python path below."""
         plan = self._plan
-        if plan is not None:
+        if plan is not None and norm_weight is None and quant_scale is None:
             if out is None and not self._inplace and \
                     x.__class__ is np.ndarray:
                 result = plan(x, positions, offset, cos_cache, sin_cache,
@@ -572,24 +659,72 @@ class Kernel:
             if result is not None:
                 return result
         return self._checked_call(x, positions, offset, cos_cache, sin_cache,
-                                  out)
+                                  out, norm_weight, quant_scale)
 
-    def _checked_call(self, x, positions, offset, cos_cache, sin_cache, out):
+    def _checked_call(self, x, positions, offset, cos_cache, sin_cache, out,
+                      norm_weight=None, quant_scale=None):
         """Every check in Python (converting what may be converted), then the
         kernel through ctypes: the path for DLPack producers, lists,
         non-contiguous inputs, the other integer types, and errors."""
         if _arrays.any_foreign(x, positions, offset, cos_cache, sin_cache,
-                               out):
+                               out, norm_weight, quant_scale):
             return self._call_dlpack(x, positions, offset, cos_cache,
-                                     sin_cache, out)
+                                     sin_cache, out, norm_weight,
+                                     quant_scale)
         keep = []  # (array, descriptor) pairs alive during the call
         args, result = self._checked_args(keep, x, positions, offset,
-                                          cos_cache, sin_cache, out)
+                                          cos_cache, sin_cache, out,
+                                          norm_weight, quant_scale)
         self._function(*args)
         return result
 
+    def _neighbour_args(self, keep, x, norm_weight, quant_scale) -> list:
+        """The checked norm weight ([D], the configured dtype) and
+        quantization scale (a float32 scalar, or one per head), as ctypes
+        arguments; either passed to a kernel compiled without it raises."""
+        c = self.config
+        args = []
+        if c.norm:
+            if norm_weight is None:
+                raise ValueError("the kernel was compiled with a QK-norm: "
+                                 "pass norm_weight (shape [D])")
+            w = _float_array(norm_weight, "norm_weight", _DTYPES[c.norm_dtype])
+            if w.shape != (c.head_dim,):
+                raise ValueError(f"norm_weight has shape {w.shape}, expected "
+                                 f"({c.head_dim},) (one weight per channel)")
+            args.append(ctypes.addressof(self._keep(keep, w)))
+        elif norm_weight is not None:
+            raise ValueError("the kernel was compiled without a QK-norm: "
+                             "norm_weight must be None")
+        if c.quant is not None:
+            if quant_scale is None:
+                raise ValueError(f"the kernel was compiled with a quantized "
+                                 f"output ({c.quant}): pass quant_scale")
+            if isinstance(quant_scale, (int, float)) and \
+                    not isinstance(quant_scale, _BOOLS):
+                quant_scale = np.float32(quant_scale)  # rounded to f32
+            s = _float_array(quant_scale, "quant_scale",
+                             np.dtype(np.float32))
+            if c.quant_scale == "tensor":
+                expected = ()
+                what = "a scalar (per tensor)"
+            else:
+                expected = (x.shape[c.head_dims()[0]],)
+                what = "one per head"
+            if s.shape != expected:
+                raise ValueError(f"quant_scale has shape {s.shape}, expected "
+                                 f"{expected} ({what})")
+            if not np.isfinite(s).all():
+                raise ValueError("quant_scale must be finite (a NaN or "
+                                 "infinite scale has no quantized value)")
+            args.append(ctypes.addressof(self._keep(keep, s)))
+        elif quant_scale is not None:
+            raise ValueError("the kernel was compiled without a quantized "
+                             "output: quant_scale must be None")
+        return args
+
     def _checked_args(self, keep, x, positions, offset, cos_cache, sin_cache,
-                      out):
+                      out, norm_weight=None, quant_scale=None):
         """The checks of _checked_call on numpy-convertible arguments: the
         ctypes arguments of the kernel (their descriptors appended to
         `keep`, which must outlive the call) and the array the call
@@ -719,15 +854,26 @@ class Kernel:
         elif cos_cache is not None or sin_cache is not None:
             raise ValueError("the kernel was compiled without a cos/sin "
                              "cache: cos_cache and sin_cache must be None")
+        neighbours = ()
+        if self._neighbours or norm_weight is not None or \
+                quant_scale is not None:
+            args += self._neighbour_args(keep, x, norm_weight, quant_scale)
+            # out must not overlap them either (the kernel reads them while
+            # it writes).
+            neighbours = tuple(
+                (name, array) for name, array in (
+                    ("norm_weight", norm_weight), ("quant_scale", quant_scale))
+                if isinstance(array, np.ndarray))
 
         if not c.inplace:
             if out is None:
-                out = np.empty(shape, self._dtype)
+                out = np.empty(shape, self._out_dtype)
             else:
                 if out is x:
                     raise ValueError("out is x but the kernel is not in "
                                      "place: compile with inplace=True")
-                _check_out(out, "out", shape, self._dtype, (("x", x),))
+                _check_out(out, "out", shape, self._out_dtype,
+                           (("x", x),) + neighbours)
             args.append(ctypes.addressof(self._keep(keep, out)))
         if indices is not None and c.cache == "gathered":
             # The checked indices must stay as checked while the kernel
@@ -738,14 +884,17 @@ class Kernel:
                                  "(or offsets) that index the cos/sin cache")
         return args, (x if c.inplace else out)
 
-    def _call_dlpack(self, x, positions, offset, cos_cache, sin_cache, out):
+    def _call_dlpack(self, x, positions, offset, cos_cache, sin_cache, out,
+                     norm_weight=None, quant_scale=None):
         """A call with DLPack arguments: each imported zero-copy (see
         _arrays), the result returned as x's array type (out as passed)."""
-        arrays = _arrays.import_all(_ARGUMENT_NAMES, (
-            x, positions, offset, cos_cache, sin_cache, out))
+        arrays = _arrays.import_all(_NEIGHBOUR_NAMES, (
+            x, positions, offset, cos_cache, sin_cache, out, norm_weight,
+            quant_scale))
         result = self(arrays[0], arrays[1], offset=arrays[2],
                       cos_cache=arrays[3], sin_cache=arrays[4],
-                      out=arrays[5])
+                      out=arrays[5], norm_weight=arrays[6],
+                      quant_scale=arrays[7])
         if out is not None:
             return out
         return _arrays.wrap(result, x)
@@ -814,7 +963,9 @@ def cache_info() -> dict:
 def apply(x, positions=None, *, layout="half", rotary_dim=None, base=10000.0,
           scaling=None, offset=0, cos_cache=None, sin_cache=None,
           inverse=False, token_dims=None, out=None, magnitude=None,
-          mrope_section=None, mrope_interleaved=False, threads=1):
+          mrope_section=None, mrope_interleaved=False, threads=1,
+          norm_weight=None, norm_eps=1e-6, quant_dtype=None,
+          quant_scale=None):
     """Rotates `x` by RoPE with the compiled `rope.apply` (ROPE.md).
 
     x: [*tokens, H, D] by default (token dims = all but the last two, or
@@ -835,7 +986,28 @@ def apply(x, positions=None, *, layout="half", rotary_dim=None, base=10000.0,
     calling thread only, 0: all cores). magnitude: None for the scheme's (1 unless YaRN
     or LongRoPE define one); an explicit value must equal a YaRN/LongRoPE
     scheme's, else ValueError.
+
+    Fused neighbours (docs/FUSIONS.md), in the same pass over x:
+    norm_weight: a [D] float array: QK-norm first, an RMSNorm over the head
+    dim, x' = w * (x * rsqrt(mean(x^2) + norm_eps)), computed in f32 (f64
+    for f64 data). quant_dtype: "f8e4m3fn", "f8e5m2" or "i8" (or the numpy
+    / ml_dtypes dtype): the result is quantized, q = sat(y * quant_scale)
+    rounded to nearest even (fp8: clamped to the largest finite value, NaN
+    stays NaN; i8: clamped to [-128, 127], NaN -> 0); quant_scale is a
+    float32 scalar (per tensor) or one per head ([H] along the one head
+    dim). The multiplier convention (FlashInfer's); vLLM's dequantization
+    scale is its reciprocal.
     """
+    if norm_weight is not None or quant_dtype is not None or \
+            quant_scale is not None:
+        return _apply_with_neighbours(
+            x, positions, layout=layout, rotary_dim=rotary_dim, base=base,
+            scaling=scaling, offset=offset, cos_cache=cos_cache,
+            sin_cache=sin_cache, inverse=inverse, token_dims=token_dims,
+            out=out, magnitude=magnitude, mrope_section=mrope_section,
+            mrope_interleaved=mrope_interleaved, threads=threads,
+            norm_weight=norm_weight, norm_eps=norm_eps,
+            quant_dtype=quant_dtype, quant_scale=quant_scale)
     if _arrays.any_foreign(x, positions, offset, cos_cache, sin_cache, out):
         # DLPack arguments: numpy views of the caller's memory (zero-copy);
         # the result comes back as x's array type, out= as passed.
@@ -863,6 +1035,80 @@ def apply(x, positions=None, *, layout="half", rotary_dim=None, base=10000.0,
     kernel = _cached_kernel(_apply_kernels, fields, compile)
     return kernel(x, positions, offset=offset, cos_cache=cos_cache,
                   sin_cache=sin_cache, out=out)
+
+
+def _scale_array(scale) -> np.ndarray:
+    """A quantization scale as an array; a Python number becomes a float32
+    scalar (rounded once)."""
+    if isinstance(scale, np.ndarray):
+        return scale
+    if isinstance(scale, (int, float)) and not isinstance(scale, _BOOLS):
+        return np.asarray(np.float32(scale))
+    return np.asarray(scale)
+
+
+def _quant_name(quant_dtype) -> str:
+    """quant_dtype as a KernelConfig.quant name."""
+    if isinstance(quant_dtype, str):
+        name = quant_dtype.lower().replace("float8_", "f8").replace(
+            "int8", "i8")
+        if name in _QUANT_DTYPES:
+            return name
+    else:
+        try:
+            dtype = np.dtype(quant_dtype)
+        except TypeError:
+            dtype = None
+        for name, (candidate, _) in _QUANT_DTYPES.items():
+            if dtype == candidate:
+                return name
+    raise ValueError(f"quant_dtype must be 'f8e4m3fn', 'f8e5m2' or 'i8' (or "
+                     f"ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2, "
+                     f"numpy.int8), got {quant_dtype!r}")
+
+
+def _apply_with_neighbours(x, positions, *, norm_weight, norm_eps,
+                           quant_dtype, quant_scale, out, **kwargs):
+    """apply() with a QK-norm and/or a quantized output: the plain
+    arguments normalized as apply() does, then a kernel compiled with the
+    neighbours, called through the checked path."""
+    if _arrays.any_foreign(x, positions, kwargs["offset"],
+                           kwargs["cos_cache"], kwargs["sin_cache"], out,
+                           norm_weight, quant_scale):
+        x_in, out_in = x, out
+        (x, positions, kwargs["offset"], kwargs["cos_cache"],
+         kwargs["sin_cache"], out, norm_weight, quant_scale) = \
+            _arrays.import_all(_NEIGHBOUR_NAMES, (
+                x, positions, kwargs["offset"], kwargs["cos_cache"],
+                kwargs["sin_cache"], out, norm_weight, quant_scale))
+        result = _apply_with_neighbours(
+            x, positions, norm_weight=norm_weight, norm_eps=norm_eps,
+            quant_dtype=quant_dtype, quant_scale=quant_scale, out=out,
+            **kwargs)
+        return out_in if out_in is not None else _arrays.wrap(result, x_in)
+    if (quant_dtype is None) != (quant_scale is None):
+        raise ValueError("pass quant_dtype and quant_scale together (a "
+                         "quantized output needs both), got "
+                         + ("quant_dtype only" if quant_scale is None
+                            else "quant_scale only"))
+    fields, x, positions, offset, cos_cache, sin_cache = _apply_fields(
+        x, positions, inplace=out is not None and out is x, **kwargs)
+    if norm_weight is not None:
+        if not isinstance(norm_weight, np.ndarray):
+            norm_weight = np.asarray(norm_weight)
+        fields.update(norm=True, norm_dtype=dtype_name(norm_weight.dtype),
+                      norm_epsilon=_real(norm_eps, "norm_eps"))
+    if quant_dtype is not None:
+        quant_scale = _scale_array(quant_scale)
+        if quant_scale.ndim > 1:
+            raise ValueError(f"quant_scale must be a scalar (per tensor) or "
+                             f"one per head, got shape {quant_scale.shape}")
+        fields.update(quant=_quant_name(quant_dtype),
+                      quant_scale="head" if quant_scale.ndim else "tensor")
+    kernel = _cached_kernel(_apply_kernels, fields, compile)
+    return kernel(x, positions, offset=offset, cos_cache=cos_cache,
+                  sin_cache=sin_cache, out=out, norm_weight=norm_weight,
+                  quant_scale=quant_scale)
 
 
 def _cached_kernel(kernels: dict, fields: dict, compile_config):

@@ -33,6 +33,8 @@ __all__ = [
     "cos_sin",
     "apply",
     "relative_error",
+    "rms_norm",
+    "quantize",
 ]
 
 #: The ``rope_type`` values of ROPE.md §4 (Hugging Face spelling; "ntk" is the static NTK-aware base change).
@@ -688,3 +690,47 @@ def relative_error(actual: Any, reference: Any) -> float:
         return math.inf
     scale = max(float(np.max(np.abs(ref[np.isfinite(ref)]), initial=0.0)), 1e-30)
     return float(np.max(diff)) / scale
+
+
+# ---------------------------------------------------------------------------
+# Fused neighbours (docs/FUSIONS.md), independent float64 forms
+# ---------------------------------------------------------------------------
+
+def rms_norm(x: Any, weight: Any, eps: float) -> np.ndarray:
+    """QK-norm in float64: ``w * (x / sqrt(mean(x^2 over the last dim) + eps))``."""
+    xf = _as_float64(x)
+    w = _as_float64(weight)
+    if w.shape != (xf.shape[-1],):
+        raise ValueError(f"weight shape {w.shape} != ({xf.shape[-1]},)")
+    mean = np.mean(xf * xf, axis=-1, keepdims=True)
+    return w * (xf / np.sqrt(mean + float(eps)))
+
+
+#: The largest finite value of each quantized type, and its bit width.
+QUANT_LIMITS = {"f8e4m3fn": 448.0, "f8e5m2": 57344.0, "i8": 127.0}
+
+
+def quantize(y: Any, quant: str, scale: Any, head_axis: Optional[int] = None) -> np.ndarray:
+    """The documented quantization of float64 values ``y``: ``v = y * scale`` (``scale`` a scalar, or one
+    per index of ``head_axis``), then for fp8 clamped to +-max finite and rounded to nearest even (NaN stays
+    NaN), for i8 rounded half to even, clamped to [-128, 127], NaN -> 0. Returns the quantized values as
+    float64 (exactly representable in the target type)."""
+    import ml_dtypes  # a dependency of the package
+
+    yf = _as_float64(y)
+    s = _as_float64(scale)
+    if s.ndim == 1:
+        if head_axis is None:
+            raise ValueError("a per-head scale needs head_axis")
+        shape = [1] * yf.ndim
+        shape[head_axis] = s.shape[0]
+        s = s.reshape(shape)
+    v = yf * s
+    if quant == "i8":
+        r = np.clip(np.round(v), -128.0, 127.0)  # np.round: half to even
+        return np.where(np.isnan(r), 0.0, r)
+    limit = QUANT_LIMITS[quant]
+    dtype = {"f8e4m3fn": ml_dtypes.float8_e4m3fn, "f8e5m2": ml_dtypes.float8_e5m2}[quant]
+    clamped = np.clip(v, -limit, limit)  # NaN stays NaN
+    # ml_dtypes rounds float64 -> fp8 to nearest even, once.
+    return clamped.astype(dtype).astype(np.float64)

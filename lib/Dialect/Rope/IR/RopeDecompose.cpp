@@ -18,6 +18,16 @@
 //      permutations only: upstream's vectorizer and IREE take them);
 //   3. tensor.insert_slice of the rotated channels and of the pass-through
 //      channels [P, D) into the destination.
+// The fused neighbours (RotationCore's buildRmsNormFactor, applyRmsNorm,
+// buildStoredValue) add:
+//   - QK-norm: a reduction generic (the sum of squares of each row over its
+//     D channels, compute type) and a per-row generic turning it into the
+//     row's factor; the rotation and pass-through generics normalize the
+//     channels they read (x' is never materialized);
+//   - quantized output: the rotation and pass-through generics store
+//     sat(y * s) into a destination of the storage type, `s` read through a
+//     broadcast map (per tensor) or by the head dim (per head). The
+//     pass-through channels then become a generic too.
 // The table is indexed only by the dims positions depend on, so the trig is
 // never repeated across heads (or across batch rows when positions do not
 // vary per row). The rotation has a single output with an identity map, so it
@@ -57,6 +67,7 @@ public:
         tokenDims(op.getTokenDimsOrDefault()), core(op) {
     elementType = inputType.getElementType();
     computeType = getComputeElementType(elementType);
+    storageType = op.getStorageElementType();
   }
 
   Value build();
@@ -75,7 +86,19 @@ private:
   Table buildComputedOrGatheredTable();
   Table buildPregatheredTable();
 
+  /// QK-norm's factor rsqrt(mean_D(x^2) + eps) of each row (the input
+  /// without its channel dim), in the compute type.
+  Value buildNormFactors();
+  /// The map of the per-tensor or per-head quantization scale in a generic
+  /// with `numLoops` loops whose first rank - 1 follow the input's dims.
+  AffineMap quantScaleMap(unsigned numLoops);
+  /// Channels [P, D) of the result: a plain copy, or with neighbours x (or
+  /// x') stored by buildStoredValue.
+  Value buildPassThrough(Value result, Value normFactors);
+
   Value emptyTensor(ArrayRef<int64_t> inputDims, int64_t lastSize, Type type);
+  /// `size` channels of the 1-D `source` from `offset`, `stride` apart.
+  Value sliceVector(Value source, int64_t offset, int64_t size, int64_t stride);
   /// Channels [offset, offset + size) of the last dim of `source`.
   Value sliceChannels(Value source, int64_t offset, int64_t size);
   /// Inserts `slice` at channel `offset` of `dest`.
@@ -87,7 +110,7 @@ private:
   RankedTensorType inputType;
   int64_t rank, headDim, rotaryDim, numPairs;
   SmallVector<int64_t> tokenDims;
-  Type elementType, computeType;
+  Type elementType, computeType, storageType;
   RotationCore core;
   TensorOperandReader tensorReader;
 };
@@ -127,6 +150,71 @@ Value RopeDecomposer::emptyTensor(ArrayRef<int64_t> inputDims, int64_t lastSize,
     sizes.push_back(tensor::getMixedSize(b, loc, op.getInput(), d));
   sizes.push_back(b.getIndexAttr(lastSize));
   return tensor::EmptyOp::create(b, loc, sizes, type);
+}
+
+Value RopeDecomposer::sliceVector(Value source, int64_t offset, int64_t size,
+                                  int64_t stride) {
+  return tensor::ExtractSliceOp::create(
+      b, loc, source, ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(size)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(stride)});
+}
+
+Value RopeDecomposer::buildNormFactors() {
+  MLIRContext *ctx = b.getContext();
+  Value input = op.getInput();
+  SmallVector<OpFoldResult> rowSizes = tensor::getMixedSizes(b, loc, input);
+  rowSizes.pop_back();
+  Value zero = arith::ConstantOp::create(b, loc, computeType,
+                                         b.getFloatAttr(computeType, 0.0));
+  Value sumInit =
+      linalg::FillOp::create(
+          b, loc, zero,
+          tensor::EmptyOp::create(b, loc, rowSizes, computeType).getResult())
+          .getResult(0);
+  // sum_D x^2 per row: rows parallel, channels reduced.
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  AffineMap rows = identity.getMajorSubMap(rank - 1);
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  iterators.back() = utils::IteratorType::reduction;
+  Value sums =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{sumInit.getType()}, ValueRange{input},
+          ValueRange{sumInit}, {identity, rows}, iterators,
+          [&](OpBuilder &nb, Location nloc, ValueRange args) {
+            Value x = convertFloat(nb, nloc, args[0], computeType);
+            Value square = arith::MulFOp::create(nb, nloc, x, x);
+            linalg::YieldOp::create(
+                nb, nloc,
+                ValueRange{arith::AddFOp::create(nb, nloc, args[1], square)});
+          })
+          .getResult(0);
+  // The factor once per row, not once per channel.
+  AffineMap rowIdentity = AffineMap::getMultiDimIdentityMap(rank - 1, ctx);
+  double epsilon = op.getNormEpsilonAttr().getValueAsDouble();
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{sumInit.getType()}, ValueRange{sums},
+             ValueRange{tensor::EmptyOp::create(b, loc, rowSizes, computeType)},
+             {rowIdentity, rowIdentity},
+             SmallVector<utils::IteratorType>(rank - 1,
+                                              utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               linalg::YieldOp::create(
+                   nb, nloc,
+                   ValueRange{buildRmsNormFactor(nb, nloc, args[0], headDim,
+                                                 epsilon)});
+             })
+      .getResult(0);
+}
+
+AffineMap RopeDecomposer::quantScaleMap(unsigned numLoops) {
+  Value scale = op.getQuantScale();
+  if (cast<RankedTensorType>(scale.getType()).getRank() == 0)
+    return AffineMap::get(numLoops, 0, {}, b.getContext());
+  return AffineMap::get(
+      numLoops, 0, {getAffineDimExpr(*op.getSingleHeadDim(), b.getContext())},
+      b.getContext());
 }
 
 Value RopeDecomposer::positionAxis(int64_t axis) {
@@ -306,6 +394,7 @@ Value RopeDecomposer::build() {
   MLIRContext *ctx = b.getContext();
   core.buildPerCall(b, loc, tensorReader);
   Table table = buildTable();
+  Value normFactors = op.getNormWeight() ? buildNormFactors() : Value();
 
   // View the rotated channels [0, P) as pairs: [..., 2, P/2] for `half`
   // (channel k*P/2 + j is member k of pair j), [..., P/2, 2] for
@@ -328,7 +417,8 @@ Value RopeDecomposer::build() {
       shape.push_back(b.getIndexAttr(size));
       staticShape.push_back(size);
     }
-    auto type = RankedTensorType::get(staticShape, elementType);
+    auto type = RankedTensorType::get(
+        staticShape, cast<RankedTensorType>(v.getType()).getElementType());
     return tensor::ExpandShapeOp::create(b, loc, type, v, reassociation, shape)
         .getResult();
   };
@@ -344,6 +434,9 @@ Value RopeDecomposer::build() {
   // rotates itself with its partner (rotatePairMember):
   //   k = 0: y = fma(x2, -s, x1 c)      k = 1: y = fma(x1, s, x2 c)
   // i.e. the complex product (x1 + i x2)(c + i s).
+  // With QK-norm, both members are normalized first (the row's factor, each
+  // member's weight: the weight's channels read as the same two slices);
+  // the result is stored by buildStoredValue (converted, or quantized).
   unsigned numLoops = rank + 1;
   unsigned memberLoop = half ? rank - 1 : rank;
   unsigned pairLoop = half ? rank : rank - 1;
@@ -375,16 +468,42 @@ Value RopeDecomposer::build() {
     tableExprs.push_back(getAffineDimExpr(d, ctx));
   tableExprs.push_back(getAffineDimExpr(pairLoop, ctx));
   AffineMap tableMap = AffineMap::get(numLoops, 0, tableExprs, ctx);
+  SmallVector<Value> inputs{firstMembers, secondMembers, table.cos, table.sin};
+  SmallVector<AffineMap> maps{memberMap, memberMap, tableMap, tableMap};
+  int normArg = -1, scaleArg = -1;
+  if (normFactors) {
+    // Member k of pair j is channel k P/2 + j (half) or 2j + k
+    // (interleaved): the weight's members are two (strided) slices.
+    Value weight = op.getNormWeight();
+    normArg = inputs.size();
+    inputs.push_back(normFactors);
+    inputs.push_back(half ? sliceVector(weight, 0, numPairs, 1)
+                          : sliceVector(weight, 0, numPairs, 2));
+    inputs.push_back(half ? sliceVector(weight, numPairs, numPairs, 1)
+                          : sliceVector(weight, 1, numPairs, 2));
+    maps.push_back(identity.getMajorSubMap(rank - 1));
+    AffineMap pairMap =
+        AffineMap::get(numLoops, 0, {getAffineDimExpr(pairLoop, ctx)}, ctx);
+    maps.append({pairMap, pairMap});
+  }
+  if (Value scale = op.getQuantScale()) {
+    scaleArg = inputs.size();
+    inputs.push_back(scale);
+    maps.push_back(quantScaleMap(numLoops));
+  }
+  maps.push_back(identity);
   SmallVector<utils::IteratorType> iterators(numLoops,
                                              utils::IteratorType::parallel);
   auto rotation = linalg::GenericOp::create(
-      b, loc, TypeRange{pairsInit.getType()},
-      ValueRange{firstMembers, secondMembers, table.cos, table.sin},
-      ValueRange{pairsInit},
-      {memberMap, memberMap, tableMap, tableMap, identity}, iterators,
-      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+      b, loc, TypeRange{pairsInit.getType()}, inputs, ValueRange{pairsInit},
+      maps, iterators, [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Value x1 = convertFloat(nb, nloc, args[0], computeType);
         Value x2 = convertFloat(nb, nloc, args[1], computeType);
+        if (normArg >= 0) {
+          Value factor = args[normArg];
+          x1 = applyRmsNorm(nb, nloc, x1, factor, args[normArg + 1]);
+          x2 = applyRmsNorm(nb, nloc, x2, factor, args[normArg + 2]);
+        }
         Value c = args[2], s = args[3];
         Value k = linalg::IndexOp::create(nb, nloc, memberLoop);
         Value zero = arith::ConstantIndexOp::create(nb, nloc, 0);
@@ -394,32 +513,68 @@ Value RopeDecomposer::build() {
         Value partner = arith::SelectOp::create(nb, nloc, isFirst, x2, x1);
         // The member's half of rotatePair, with the same rounding.
         Value y = rotatePairMember(nb, nloc, self, partner, c, s, isFirst);
-        linalg::YieldOp::create(nb, nloc,
-                                convertFloat(nb, nloc, y, elementType));
+        Value scale = scaleArg >= 0 ? args[scaleArg] : Value();
+        linalg::YieldOp::create(
+            nb, nloc, buildStoredValue(nb, nloc, y, storageType, scale));
       });
 
   Value rotated = tensor::CollapseShapeOp::create(
       b, loc, rotatedInit.getType(), rotation.getResult(0), reassociation);
   Value result = insertChannels(rotated, op.getInit(), 0, rotaryDim);
-  if (rotaryDim < headDim) {
-    // A linalg.copy into the destination's slice (not a bare insert_slice)
-    // so that bufferization writes it in place with inlined loops instead of
-    // a strided memref.copy runtime call.
-    int64_t passSize = headDim - rotaryDim;
-    Value pass = linalg::CopyOp::create(
-                     b, loc, sliceChannels(op.getInput(), rotaryDim, passSize),
-                     sliceChannels(result, rotaryDim, passSize))
-                     .getResult(0);
-    result = insertChannels(pass, result, rotaryDim, passSize);
-  }
+  if (rotaryDim < headDim)
+    result = buildPassThrough(result, normFactors);
   return result;
 }
 
+Value RopeDecomposer::buildPassThrough(Value result, Value normFactors) {
+  // Into the destination's slice (not a bare insert_slice) so that
+  // bufferization writes it in place with inlined loops instead of a strided
+  // memref.copy runtime call.
+  int64_t passSize = headDim - rotaryDim;
+  Value in = sliceChannels(op.getInput(), rotaryDim, passSize);
+  Value init = sliceChannels(result, rotaryDim, passSize);
+  if (op.isPlainRotation())
+    return insertChannels(linalg::CopyOp::create(b, loc, in, init).getResult(0),
+                          result, rotaryDim, passSize);
+
+  // With neighbours the channels are not copied: x' with QK-norm, stored
+  // quantized with quant_scale.
+  MLIRContext *ctx = b.getContext();
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  SmallVector<Value> inputs{in};
+  SmallVector<AffineMap> maps{identity};
+  int normArg = -1, scaleArg = -1;
+  if (normFactors) {
+    normArg = inputs.size();
+    inputs.push_back(normFactors);
+    inputs.push_back(
+        sliceVector(op.getNormWeight(), rotaryDim, passSize, /*stride=*/1));
+    maps.push_back(identity.getMajorSubMap(rank - 1));
+    maps.push_back(identity.getMinorSubMap(1));
+  }
+  if (Value scale = op.getQuantScale()) {
+    scaleArg = inputs.size();
+    inputs.push_back(scale);
+    maps.push_back(quantScaleMap(rank));
+  }
+  maps.push_back(identity);
+  Value pass =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{init.getType()}, inputs, ValueRange{init}, maps,
+          SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+          [&](OpBuilder &nb, Location nloc, ValueRange args) {
+            Value x = convertFloat(nb, nloc, args[0], computeType);
+            if (normArg >= 0)
+              x = applyRmsNorm(nb, nloc, x, args[normArg], args[normArg + 1]);
+            Value scale = scaleArg >= 0 ? args[scaleArg] : Value();
+            linalg::YieldOp::create(
+                nb, nloc, buildStoredValue(nb, nloc, x, storageType, scale));
+          })
+          .getResult(0);
+  return insertChannels(pass, result, rotaryDim, passSize);
+}
+
 FailureOr<SmallVector<Value>> ApplyOp::decomposeOperation(OpBuilder &b) {
-  // TODO(issue 18): QK-norm and quantized output in the linalg form.
-  if (!isPlainRotation())
-    return emitOpError("the linalg lowering does not yet implement norm or "
-                       "quant_scale");
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(*this);
   return SmallVector<Value>{RopeDecomposer(b, *this).build()};

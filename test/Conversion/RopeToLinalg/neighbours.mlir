@@ -1,6 +1,7 @@
 // RUN: rope-opt %s --convert-rope-to-linalg -split-input-file | FileCheck %s --enable-var-scope
 // RUN: rope-opt %s --convert-rope-to-linalg -split-input-file | FileCheck %s --check-prefix=PORTABLE
 // RUN: rope-opt %s --convert-rope-to-linalg --transform-interpreter -split-input-file | FileCheck %s --check-prefix=VECTOR
+// RUN: rope-opt %s --convert-rope-to-linalg --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" -canonicalize -cse -canonicalize -split-input-file | FileCheck %s --check-prefix=BUFFER --enable-var-scope
 // PORTABLE-NOT: affine_map<{{.*}}-d{{[0-9]}}
 
 // rope.apply's fused neighbours in the linalg form (ROPE.md §7), built from
@@ -209,6 +210,23 @@ module attributes {transform.with_named_sequence} {
 //  CHECK-NEXT:     linalg.yield %[[Q]] : i8
 //       CHECK:   %[[OUT:.*]] = tensor.insert_slice %[[PASS]] into %[[ROT]][0, 0, 32] [4, 8, 32] [1, 1, 1]
 //  CHECK-NEXT:   return %[[OUT]]
+// Bufferized, the op writes straight into its destination (rotated channels
+// through the pairs view, pass-through channels through their subview);
+// only the cos/sin table and the per-row sums and factors are allocated.
+// BUFFER-LABEL: func.func @norm_quant_partial(
+//  BUFFER-SAME:     %[[X:[^:]*]]: memref<4x8x64xf32>, %{{.*}}: memref<4xi64>, %{{.*}}: memref<64xbf16>, %[[S:[^:]*]]: memref<8xf32>, %[[INIT:[^:]*]]: memref<4x8x64xi8>) -> memref<4x8x64xi8>
+//   BUFFER-NOT:   memref.copy
+//   BUFFER-NOT:   memref.alloc() {{.*}} : memref<4x8x{{[0-9]}}
+//       BUFFER:   %[[ROWS:.*]] = memref.alloc() {{.*}} : memref<4x8xf32>
+//       BUFFER:   %[[FACTOR:.*]] = memref.alloc() {{.*}} : memref<4x8xf32>
+//       BUFFER:   %[[ROT:.*]] = memref.subview %[[INIT]][0, 0, 0] [4, 8, 32]
+//       BUFFER:   %[[PAIRS:.*]] = memref.expand_shape %[[ROT]]
+//       BUFFER:   linalg.generic {{.*}} outs(%[[PAIRS]] : memref<4x8x16x2xi8, {{.*}}>)
+//       BUFFER:   %[[PASS:.*]] = memref.subview %[[INIT]][0, 0, 32] [4, 8, 32]
+//       BUFFER:   linalg.generic {{.*}} ins(%{{.*}}, %[[FACTOR]], %{{.*}}, %[[S]] : {{.*}}) outs(%[[PASS]] : memref<4x8x32xi8, {{.*}}>)
+//   BUFFER-NOT:   memref.copy
+//   BUFFER-NOT:   memref.alloc
+//       BUFFER:   return %[[INIT]] : memref<4x8x64xi8>
 // VECTOR-LABEL: func.func @norm_quant_partial(
 //   VECTOR-NOT:   linalg.
 //       VECTOR:   return

@@ -24,6 +24,7 @@
 #include "CosSinSources.h"
 #include "ElementAlgebra.h"
 #include "RaiseAttention.h"
+#include "RaiseNeighbours.h"
 
 #include "rope/Dialect/Rope/IR/RopeDialect.h"
 #include "rope/Dialect/Rope/IR/RopeOps.h"
@@ -923,6 +924,7 @@ struct RopeRaisePass : rope::impl::RopeRaisePassBase<RopeRaisePass> {
 void mlir::rope::populateRopeRaisePatterns(RewritePatternSet &patterns,
                                            bool remarks) {
   patterns.add<RaiseRotationPattern>(patterns.getContext(), remarks);
+  populateRopeRaiseNeighbourPatterns(patterns);
   populateRopeRaiseAttentionPatterns(patterns, remarks);
 }
 
@@ -996,6 +998,8 @@ void mlir::rope::raiseRope(Operation *root, bool remarks) {
     if (!feedsOnRaised)
       op->emitRemark("rope-raise: not raised: ") << why;
   }
+  // The QK-norm before a raised rotation and the quantization after it.
+  raiseNeighbours(root);
   // Attention after the rotations, so that rope.apply produces Q and K.
   raiseAttention(root, remarks);
 }

@@ -1,0 +1,33 @@
+//===- RaiseNeighbours.h - Neighbours folded into rope.apply ----*- C++ -*-===//
+//
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ROPE_LIB_TRANSFORMS_ROPERAISE_RAISENEIGHBOURS_H
+#define ROPE_LIB_TRANSFORMS_ROPERAISE_RAISENEIGHBOURS_H
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::rope {
+
+/// Adds two patterns rooted at `rope.apply`: one folds an RMSNorm over the
+/// head dim written out in linalg (Qwen3's / Gemma-3's QK-norm as torch-mlir
+/// emits it) that produces the op's input into `norm(%w)` with
+/// `norm_epsilon`; one folds a quantization of the op's only result (a scale,
+/// a saturating clamp, a round-to-nearest-even conversion to f8E4M3FN,
+/// f8E5M2 or i8) into `quant_scale(%s)` with a destination of the storage
+/// type. Each folds only when the matched IR computes what the op computes
+/// (RaiseNeighbours.cpp states the rules).
+void populateRopeRaiseNeighbourPatterns(RewritePatternSet &patterns);
+
+/// Tries both folds once on every `rope.apply` under `root` (the norm first)
+/// and erases the ops that only fed what was folded.
+void raiseNeighbours(Operation *root);
+
+} // namespace mlir::rope
+
+#endif // ROPE_LIB_TRANSFORMS_ROPERAISE_RAISENEIGHBOURS_H

@@ -92,6 +92,8 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
   pm.addPass(createConvertComplexToStandardPass());
   // bf16 rounding as vector integer ops, not one libcall per element.
   pm.addPass(createRopeExpandBFloat16Pass());
+  // fp8 rounding (quantized outputs) has no LLVM lowering upstream.
+  pm.addPass(createRopeExpandFloat8Pass());
   pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
@@ -170,6 +172,9 @@ void mlir::rope::buildRopeToNVVMPipeline(
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // fp8 rounding (quantized outputs) has no LLVM lowering upstream, and
+  // PTX's cvt to fp8 saturates (and needs sm_89).
+  pm.addPass(createRopeExpandFloat8Pass());
 
   // Upstream's buildLowerToNVVMPassPipeline from here, except that constants
   // and index computations are sunk into the launch first (so the kernel

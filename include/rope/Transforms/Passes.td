@@ -31,6 +31,38 @@ def RopeApproximateTrigPass : Pass<"rope-approximate-trig"> {
   ];
 }
 
+def RopeExpandFloat8Pass : Pass<"rope-expand-f8"> {
+  let summary = "Rounding from f32 to f8E4M3FN/f8E5M2 as integer arithmetic "
+                "on the bits";
+  let description = [{
+    Rewrites `arith.truncf` from `f32` (scalars and vectors, default or
+    `to_nearest_even` rounding) to `f8E4M3FN` or `f8E5M2` into integer
+    arithmetic on the bits and an `arith.bitcast` from `i8`; MLIR 22 has no
+    LLVM lowering of these truncations (the LLVM type converter maps fp8 types
+    to `i8`, but `arith-to-llvm` leaves the truncation unconverted). The
+    result is arith.truncf's (APFloat's, ml_dtypes') bit for bit: round to
+    nearest, ties to even; subnormals exact (steps of 2^-9 and 2^-16);
+    `f8E4M3FN`, which has no infinity: results above 448 after rounding,
+    infinities and NaN give NaN (`0x7f` with the sign); `f8E5M2`: overflow
+    and infinities give infinity (`0x7c` with the sign), NaN the quiet NaN
+    `0x7e` with the sign. Normal results round with an integer add of half an
+    ulp; subnormal ones with one f32 addition of a power of two whose ulp is
+    the fp8 subnormal step (exact under flush-to-zero too). Other truncations
+    are left alone. `rope-to-llvm-cpu` and `rope-to-nvvm` run it before the
+    conversion to LLVM. C++: `populateExpandFloat8TruncPatterns`
+    (`rope/Transforms/ExpandFloat8.h`).
+
+    ```mlir
+    %q = arith.truncf %y : vector<16xf32> to vector<16xf8E4M3FN>
+    // becomes
+    %bits = arith.bitcast %y : vector<16xf32> to vector<16xi32>
+    ...
+    %q = arith.bitcast %encoded : vector<16xi8> to vector<16xf8E4M3FN>
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def RopeRaiseSoftmaxPass : Pass<"rope-raise-softmax"> {
   let summary = "Raise a softmax written out in linalg ops to linalg.softmax";
   let description = [{

@@ -1209,3 +1209,136 @@ func.func @i8_scale_by_token(%x: tensor<4x2x8xbf16>, %p: tensor<4xi64>, %s: tens
   } -> tensor<4x2x8xi8>
   return %q : tensor<4x2x8xi8>
 }
+
+// -----
+
+#tok = affine_map<(d0, d1) -> (d0)>
+#ch = affine_map<(d0, d1) -> (d1)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0, 0)>
+
+// The whole path written out, one step per op (as torch-mlir emits it): the
+// norm's products are elementwise, so the rotation raise would read x, w and
+// the rsqrt as three data tensors; rope-raise first gathers the norm into one
+// generic (isolateNorms), raises the rotation of it, then folds it.
+// CHECK-LABEL: func.func @written_out_norm_then_rotation(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<8x8xf32>, %[[W:[^:]*]]: tensor<8xf32>, %[[P:[^:]*]]: tensor<8xi64>
+// CHECK-NOT: linalg.generic
+// CHECK: %[[Y:.*]] = rope.apply ins(%[[X]] : tensor<8x8xf32>) positions(%[[P]] : tensor<8xi64>) norm(%[[W]] : tensor<8xf32>) outs(%{{.*}} : tensor<8x8xf32>) {freqs = #rope.default<>, norm_epsilon = 9.9999999747524271E-7 : f64}
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[Y]]
+func.func @written_out_norm_then_rotation(%x: tensor<8x8xf32>, %w: tensor<8xf32>, %p: tensor<8xi64>) -> tensor<8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %d = arith.constant 8.0 : f32
+  %eps = arith.constant 1.0e-6 : f32
+  %e8 = tensor.empty() : tensor<8x8xf32>
+  %e1 = tensor.empty() : tensor<8x1xf32>
+  %sq = linalg.mul ins(%x, %x : tensor<8x8xf32>, tensor<8x8xf32>) outs(%e8 : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e1 : tensor<8x1xf32>) -> tensor<8x1xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%sq : tensor<8x8xf32>) outs(%z : tensor<8x1xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %r = arith.addf %in, %o : f32
+    linalg.yield %r : f32
+  } -> tensor<8x1xf32>
+  %rs = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%sum : tensor<8x1xf32>) outs(%e1 : tensor<8x1xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %m = arith.divf %in, %d : f32
+    %a = arith.addf %m, %eps : f32
+    %r = math.rsqrt %a : f32
+    linalg.yield %r : f32
+  } -> tensor<8x1xf32>
+  %n = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %rs : tensor<8x8xf32>, tensor<8x1xf32>) outs(%e8 : tensor<8x8xf32>) {
+  ^bb0(%in: f32, %f: f32, %o: f32):
+    %r = arith.mulf %in, %f : f32
+    linalg.yield %r : f32
+  } -> tensor<8x8xf32>
+  %xn = linalg.generic {indexing_maps = [#ch, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%w, %n : tensor<8xf32>, tensor<8x8xf32>) outs(%e8 : tensor<8x8xf32>) {
+  ^bb0(%wi: f32, %in: f32, %o: f32):
+    %r = arith.mulf %wi, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<8x8xf32>
+  %inv = arith.constant dense<[1.0, 0.1, 0.01, 0.001]> : tensor<4xf32>
+  %e4 = tensor.empty() : tensor<8x4xf32>
+  %ang = linalg.generic {indexing_maps = [#tok, #ch, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p, %inv : tensor<8xi64>, tensor<4xf32>) outs(%e4 : tensor<8x4xf32>) {
+  ^bb0(%pi: i64, %f: f32, %o: f32):
+    %pf = arith.sitofp %pi : i64 to f32
+    %a = arith.mulf %pf, %f : f32
+    linalg.yield %a : f32
+  } -> tensor<8x4xf32>
+  %emb = tensor.concat dim(1) %ang, %ang : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x8xf32>
+  %cos = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%emb : tensor<8x8xf32>) outs(%e8 : tensor<8x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %c = math.cos %a : f32
+    linalg.yield %c : f32
+  } -> tensor<8x8xf32>
+  %sin = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%emb : tensor<8x8xf32>) outs(%e8 : tensor<8x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = math.sin %a : f32
+    linalg.yield %s : f32
+  } -> tensor<8x8xf32>
+  %x1 = tensor.extract_slice %xn[0, 0] [8, 4] [1, 1] : tensor<8x8xf32> to tensor<8x4xf32>
+  %x2 = tensor.extract_slice %xn[0, 4] [8, 4] [1, 1] : tensor<8x8xf32> to tensor<8x4xf32>
+  %neg = linalg.negf ins(%x2 : tensor<8x4xf32>) outs(%e4 : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %rot = tensor.concat dim(1) %neg, %x1 : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x8xf32>
+  %rs2 = linalg.mul ins(%sin, %rot : tensor<8x8xf32>, tensor<8x8xf32>) outs(%e8 : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %xc = linalg.mul ins(%cos, %xn : tensor<8x8xf32>, tensor<8x8xf32>) outs(%e8 : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %y = linalg.add ins(%rs2, %xc : tensor<8x8xf32>, tensor<8x8xf32>) outs(%e8 : tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %y : tensor<8x8xf32>
+}
+
+// -----
+
+#ch = affine_map<(d0, d1) -> (d1)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0, 0)>
+
+// A norm that no rotation reads: gathered for the rotation raise, then put
+// back as it was (every step, in order; nothing fused).
+// CHECK-LABEL: func.func @norm_without_rotation(
+// CHECK: linalg.mul
+// CHECK-NEXT: linalg.fill
+// CHECK-NEXT: linalg.generic
+// CHECK: arith.addf
+// CHECK: linalg.generic
+// CHECK: math.rsqrt
+// CHECK: %[[N:.*]] = linalg.generic
+// CHECK-NOT: math.rsqrt
+// CHECK: linalg.yield
+// CHECK: %[[WN:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[N]] : tensor<8xf32>, tensor<8x8xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[WN]]
+func.func @norm_without_rotation(%x: tensor<8x8xf32>, %w: tensor<8xf32>) -> tensor<8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %d = arith.constant 8.0 : f32
+  %eps = arith.constant 1.0e-6 : f32
+  %e8 = tensor.empty() : tensor<8x8xf32>
+  %e1 = tensor.empty() : tensor<8x1xf32>
+  %sq = linalg.mul ins(%x, %x : tensor<8x8xf32>, tensor<8x8xf32>) outs(%e8 : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e1 : tensor<8x1xf32>) -> tensor<8x1xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%sq : tensor<8x8xf32>) outs(%z : tensor<8x1xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %r = arith.addf %in, %o : f32
+    linalg.yield %r : f32
+  } -> tensor<8x1xf32>
+  %rs = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%sum : tensor<8x1xf32>) outs(%e1 : tensor<8x1xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %m = arith.divf %in, %d : f32
+    %a = arith.addf %m, %eps : f32
+    %r = math.rsqrt %a : f32
+    linalg.yield %r : f32
+  } -> tensor<8x1xf32>
+  %n = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %rs : tensor<8x8xf32>, tensor<8x1xf32>) outs(%e8 : tensor<8x8xf32>) {
+  ^bb0(%in: f32, %f: f32, %o: f32):
+    %r = arith.mulf %in, %f : f32
+    linalg.yield %r : f32
+  } -> tensor<8x8xf32>
+  %xn = linalg.generic {indexing_maps = [#ch, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%w, %n : tensor<8xf32>, tensor<8x8xf32>) outs(%e8 : tensor<8x8xf32>) {
+  ^bb0(%wi: f32, %in: f32, %o: f32):
+    %r = arith.mulf %wi, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<8x8xf32>
+  return %xn : tensor<8x8xf32>
+}

@@ -56,6 +56,16 @@
 // (i8), so it is not folded. `minnumf`/`maxnumf` likewise. For i8 a NaN
 // reaching fptosi is poison in the IR; the op's 0 refines it.
 //
+// Reaching the fold from a frontend: written out one step per op (as
+// torch-mlir emits it), the norm's products are elementwise, and the
+// rotation raise would read through them and see x, w and the rsqrt as
+// three data tensors. So `isolateNorms`, before the rotation raise, gathers
+// each norm the matcher accepts (its result, or a transpose of it: HF's
+// `q_norm(...).transpose(1, 2)`) into one linalg.generic holding the same
+// scalar ops in the same order and types; the rotation raise reads that as
+// one tensor (it does not look through rsqrt), and `raiseNeighbours` then
+// folds it, or restores the original result when no rope.apply consumed it.
+//
 //===----------------------------------------------------------------------===//
 
 #include "RaiseNeighbours.h"
@@ -66,9 +76,13 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Transforms/RegionUtils.h"
+
+#include <map>
+#include <set>
 
 #include <cmath>
 
@@ -308,17 +322,22 @@ struct NormMatch {
 
 class NormMatcher {
 public:
-  explicit NormMatcher(ApplyOp op)
-      : op(op), rank(op.getInputType().getRank()), d(op.getHeadDim()) {
-    Type data = op.getInputType().getElementType();
-    compute = isa<Float64Type>(data) ? Type(Float64Type::get(op.getContext()))
-                                     : Type(Float32Type::get(op.getContext()));
+  /// Matches the norm producing `value`, a tensor whose last dim is the
+  /// channels (its element type gives the compute type).
+  explicit NormMatcher(Value value) : value(value) {
+    auto type = cast<RankedTensorType>(value.getType());
+    rank = type.getRank();
+    d = type.getShape().back();
+    ctx = value.getContext();
+    compute = isa<Float64Type>(type.getElementType())
+                  ? Type(Float64Type::get(ctx))
+                  : Type(Float32Type::get(ctx));
   }
 
   FailureOr<NormMatch> match() {
-    if (op.getNormWeight())
+    if (rank < 1 || ShapedType::isDynamic(d))
       return failure();
-    Elem top = reader.throughCasts(reader.root(op.getInput()));
+    Elem top = reader.throughCasts(reader.root(value));
     auto mul = dyn_cast_or_null<arith::MulFOp>(top.def());
     if (!mul)
       return failure();
@@ -407,7 +426,6 @@ private:
       return failure();
     // The root dim of every loop: the parallel ones from how the sum is
     // read, the reduction the channel dim.
-    MLIRContext *ctx = op.getContext();
     unsigned numLoops = red.getNumLoops();
     SmallVector<AffineExpr> loops(numLoops);
     AffineMap out = red.getIndexingMapMatchingResult(cast<OpResult>(e.value));
@@ -524,7 +542,8 @@ private:
     return failure();
   }
 
-  ApplyOp op;
+  Value value;
+  MLIRContext *ctx;
   int64_t rank, d;
   Type compute;
 };
@@ -584,9 +603,9 @@ Value materializeInput(RewriterBase &rewriter, ApplyOp op, Value x,
 
 LogicalResult foldNorm(ApplyOp op, RewriterBase &rewriter,
                        ApplyOp *folded = nullptr) {
-  if (!op.getInput().hasOneUse())
+  if (op.getNormWeight() || !op.getInput().hasOneUse())
     return failure();
-  NormMatcher matcher(op);
+  NormMatcher matcher(op.getInput());
   FailureOr<NormMatch> m = matcher.match();
   if (failed(m))
     return failure();
@@ -615,6 +634,148 @@ LogicalResult foldNorm(ApplyOp op, RewriterBase &rewriter,
   if (folded)
     *folded = raised;
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// One generic per norm, for the rotation raise
+//===----------------------------------------------------------------------===//
+
+/// Clones the element computation of a tensor (through the elementwise ops
+/// the Reader follows) into one linalg.generic: the same scalar ops in the
+/// same order and types, reading the tensors it stops at (those it cannot
+/// enter, and `stop`) at their maps.
+class Gatherer {
+public:
+  Gatherer(Reader &reader, Value stop) : reader(reader), stop(stop) {}
+
+  FailureOr<Value> build(RewriterBase &rewriter, Value value) {
+    auto type = cast<RankedTensorType>(value.getType());
+    Elem top = reader.root(value);
+    if (top.isTensor() || failed(collect(top)))
+      return failure();
+    Location loc = value.getLoc();
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, loc, value);
+    Value init =
+        tensor::EmptyOp::create(rewriter, loc, sizes, type.getElementType());
+    SmallVector<Value> inputs;
+    SmallVector<AffineMap> maps;
+    for (const Elem &leaf : leaves) {
+      auto [tensor, map] = leafTensor(leaf);
+      inputs.push_back(tensor);
+      maps.push_back(map);
+    }
+    maps.push_back(rewriter.getMultiDimIdentityMap(type.getRank()));
+    SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                               utils::IteratorType::parallel);
+    bool ok = true;
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, type, inputs, ValueRange{init}, maps, iterators,
+        [&](OpBuilder &b, Location, ValueRange args) {
+          std::map<Key, Value> cloned;
+          for (auto [i, leaf] : llvm::enumerate(leaves))
+            cloned[key(leaf)] = args[i];
+          Value result = emit(b, top, cloned);
+          ok = static_cast<bool>(result);
+          linalg::YieldOp::create(b, loc, result ? result : args.back());
+        });
+    if (!ok) {
+      rewriter.eraseOp(generic);
+      return failure();
+    }
+    return generic.getResult(0);
+  }
+
+private:
+  using Key = std::tuple<const void *, const void *, Operation *>;
+  static Key key(const Elem &e) {
+    return {e.value.getAsOpaquePointer(), e.map.getAsOpaquePointer(), e.owner};
+  }
+
+  bool isLeaf(const Elem &e) const {
+    return e.isTensor() || (stop && e.tensor == stop);
+  }
+  std::pair<Value, AffineMap> leafTensor(const Elem &e) const {
+    return Reader::tensorOf(e);
+  }
+
+  LogicalResult collect(const Elem &e) {
+    if (!seen.insert(key(e)).second)
+      return success();
+    if (isLeaf(e)) {
+      leaves.push_back(e);
+      return success();
+    }
+    if (!e.owner)
+      return success(); // a scalar from outside: used as is
+    Operation *def = e.def();
+    if (!def || def->getNumRegions() != 0 || def->getNumResults() != 1)
+      return failure(); // an init's block argument, or a region
+    for (unsigned i = 0, n = def->getNumOperands(); i < n; ++i)
+      if (failed(collect(reader.operand(e, i))))
+        return failure();
+    return success();
+  }
+
+  Value emit(OpBuilder &b, const Elem &e, std::map<Key, Value> &cloned) {
+    auto it = cloned.find(key(e));
+    if (it != cloned.end())
+      return it->second;
+    if (!e.owner)
+      return e.value;
+    Operation *def = e.def();
+    IRMapping mapping;
+    for (unsigned i = 0, n = def->getNumOperands(); i < n; ++i) {
+      Value operand = emit(b, reader.operand(e, i), cloned);
+      if (!operand)
+        return {};
+      mapping.map(def->getOperand(i), operand);
+    }
+    Value result = b.clone(*def, mapping)->getResult(0);
+    cloned[key(e)] = result;
+    return result;
+  }
+
+  Reader &reader;
+  Value stop;
+  std::set<Key> seen;
+  SmallVector<Elem> leaves;
+};
+
+/// Each matched norm over the last dim (its result V, or a transpose of it)
+/// gathered into one generic F that the uses of V now read. The rotation
+/// raise does not look through F's rsqrt, so it raises a rotation of F;
+/// RaiseNeighbours then folds F into the op, or puts V back.
+SmallVector<std::pair<Value, Value>> isolateNormsImpl(Operation *root) {
+  SmallVector<linalg::LinalgOp> candidates;
+  root->walk([&](linalg::LinalgOp op) {
+    if (op.hasPureTensorSemantics() && op->getNumResults() == 1 &&
+        op.isAllParallelLoops())
+      candidates.push_back(op);
+  });
+  IRRewriter rewriter(root->getContext());
+  SmallVector<std::pair<Value, Value>> isolated;
+  for (linalg::LinalgOp op : llvm::reverse(candidates)) {
+    Value v = op->getResult(0);
+    if (llvm::all_of(v.getUsers(),
+                     [](Operation *user) { return isOpTriviallyDead(user); }))
+      continue;
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type || type.getRank() < 2 || !isa<FloatType>(type.getElementType()))
+      continue;
+    NormMatcher matcher(v);
+    FailureOr<NormMatch> m = matcher.match();
+    if (failed(m))
+      continue;
+    Gatherer gatherer(matcher.reader, Reader::tensorOf(m->x).first);
+    rewriter.setInsertionPoint(op);
+    FailureOr<Value> fused = gatherer.build(rewriter, v);
+    if (failed(fused))
+      continue;
+    rewriter.replaceAllUsesWith(v, *fused);
+    isolated.push_back({v, *fused});
+  }
+  return isolated;
 }
 
 //===----------------------------------------------------------------------===//
@@ -940,14 +1101,40 @@ void mlir::rope::populateRopeRaiseNeighbourPatterns(
       patterns.getContext());
 }
 
-void mlir::rope::raiseNeighbours(Operation *root) {
+SmallVector<std::pair<Value, Value>> mlir::rope::isolateNorms(Operation *root) {
+  return isolateNormsImpl(root);
+}
+
+void mlir::rope::raiseNeighbours(Operation *root,
+                                 ArrayRef<std::pair<Value, Value>> isolated) {
+  // A gathered norm F is consumed when it is the input of a rope.apply whose
+  // norm folds; otherwise the original V is put back.
+  DenseMap<Operation *, unsigned> applyOfNorm;
+  for (auto [i, pair] : llvm::enumerate(isolated))
+    for (Operation *user : pair.second.getUsers())
+      if (auto apply = dyn_cast<ApplyOp>(user);
+          apply && apply.getInput() == pair.second)
+        applyOfNorm[apply] = i;
+  SmallVector<bool> consumed(isolated.size(), false);
   SmallVector<ApplyOp> ops;
   root->walk([&](ApplyOp op) { ops.push_back(op); });
   IRRewriter rewriter(root->getContext());
   for (ApplyOp op : ops) {
+    auto it = applyOfNorm.find(op);
     ApplyOp folded;
-    if (succeeded(foldNorm(op, rewriter, &folded)))
+    if (succeeded(foldNorm(op, rewriter, &folded))) {
+      if (it != applyOfNorm.end())
+        consumed[it->second] = true;
       op = folded;
+    }
     (void)foldQuant(op, rewriter);
+  }
+  for (auto [i, pair] : llvm::enumerate(isolated)) {
+    auto [original, fused] = pair;
+    if (!consumed[i]) {
+      rewriter.replaceAllUsesWith(fused, original);
+      eraseDeadProducers(rewriter, {fused});
+    }
+    eraseDeadProducers(rewriter, {original});
   }
 }

@@ -24,9 +24,21 @@ namespace mlir::rope {
 /// (RaiseNeighbours.cpp states the rules).
 void populateRopeRaiseNeighbourPatterns(RewritePatternSet &patterns);
 
+/// Before the rotation raise: gathers each RMSNorm over the last dim that
+/// the norm fold would accept (its result, or a transpose of it) into one
+/// linalg.generic computing the same scalar ops in the same order, which the
+/// uses of the result read instead. The rotation raise reads that generic as
+/// one tensor (it does not look through rsqrt), so a rotation of a
+/// normalized tensor is raised with it as its input. Returns the pairs
+/// (original result, gathered generic) for `raiseNeighbours`.
+SmallVector<std::pair<Value, Value>> isolateNorms(Operation *root);
+
 /// Tries both folds once on every `rope.apply` under `root` (the norm first)
-/// and erases the ops that only fed what was folded.
-void raiseNeighbours(Operation *root);
+/// and erases the ops that only fed what was folded. Each gathered norm of
+/// `isolated` that no fold consumed is put back (its original result
+/// restored).
+void raiseNeighbours(Operation *root,
+                     ArrayRef<std::pair<Value, Value>> isolated = {});
 
 } // namespace mlir::rope
 

@@ -929,6 +929,9 @@ void mlir::rope::populateRopeRaisePatterns(RewritePatternSet &patterns,
 }
 
 void mlir::rope::raiseRope(Operation *root, bool remarks) {
+  // A QK-norm producing a rotated tensor is gathered into one generic first,
+  // so that the rotation is raised with the normalized tensor as its input.
+  SmallVector<std::pair<Value, Value>> norms = isolateNorms(root);
   // Last ops first: a rotation is raised from the op that ends it, before
   // the ops it reads are tried (so a partial rotation is raised whole, not
   // its rotated slice alone). Each op is tried once (a remark is said
@@ -999,7 +1002,7 @@ void mlir::rope::raiseRope(Operation *root, bool remarks) {
       op->emitRemark("rope-raise: not raised: ") << why;
   }
   // The QK-norm before a raised rotation and the quantization after it.
-  raiseNeighbours(root);
+  raiseNeighbours(root, norms);
   // Attention after the rotations, so that rope.apply produces Q and K.
   raiseAttention(root, remarks);
 }

@@ -178,22 +178,42 @@ def _f8_probe_values(quant):
 
 @pytest.mark.parametrize("lowering", ["vector", "scalar"])
 @pytest.mark.parametrize("quant", ["f8e4m3fn", "f8e5m2", "i8"])
-def test_quantization_bit_exact(quant, lowering):
+@pytest.mark.parametrize("channels", ["rotated", "pass-through"])
+def test_quantization_bit_exact(quant, lowering, channels):
+    """Rotated channels: at position 0 (cos = 1, sin = 0) a finite value
+    passes the rotation exactly (its partner's term is +-0), so the stored
+    value is the conversion of x * s alone; only the sign of a zero may
+    change (x1 * 1 + x2 * -0), and inf/NaN would poison their partner
+    (inf * 0), so those go through the pass-through channels, which are
+    stored through the same conversion, bit for bit including -0."""
     values = _f8_probe_values(quant)
+    if channels == "rotated":
+        values = values[np.isfinite(values)]
     d = 64
     n = -(-values.size // d)
     padded = np.zeros(n * d, np.float32)
     padded[:values.size] = values
     x = padded.reshape(n, 1, d)
+    if channels == "pass-through":
+        # Channels 0 and 1 rotate (zeros), the probe values pass through.
+        x = np.concatenate([np.zeros((n, 1, 2), np.float32), x], axis=-1)
+        d += 2
     positions = np.zeros(n, np.int64)  # the identity rotation, exactly
     got = _run(x, dict(positions=positions, quant_dtype=quant,
-                       quant_scale=1.0), lowering)
+                       quant_scale=1.0,
+                       rotary_dim=2 if channels == "pass-through" else None),
+               lowering)
     want = reference.quantize(x.astype(np.float64), quant, 1.0)
     if quant == "i8":
         np.testing.assert_array_equal(got.astype(np.float64), want)
-    else:
-        np.testing.assert_array_equal(
-            got.view(np.uint8), want.astype(QUANT[quant]).view(np.uint8))
+        return
+    got_bits = got.view(np.uint8)
+    want_bits = want.astype(QUANT[quant]).view(np.uint8)
+    if channels == "rotated":  # +0 and -0 are one value here
+        zero = got.astype(np.float64) == 0
+        got_bits = np.where(zero, 0, got_bits)
+        want_bits = np.where(want == 0, 0, want_bits)
+    np.testing.assert_array_equal(got_bits, want_bits)
 
 
 def test_norm_then_identity_rotation_matches_hf_form():
@@ -230,7 +250,7 @@ def _x():
     (dict(norm_weight=np.ones(16, np.float32), norm_eps=-1.0), ValueError,
      "norm_epsilon must be a finite number"),
     (dict(norm_weight=np.ones(16, np.float32), norm_eps=float("nan")),
-     ValueError, "norm_epsilon must be a finite number"),
+     ValueError, "norm_eps must be finite"),
     (dict(quant_dtype="f8e4m3fn"), ValueError, "quant_dtype and quant_scale together"),
     (dict(quant_scale=1.0), ValueError, "quant_dtype and quant_scale together"),
     (dict(quant_dtype="fp4", quant_scale=1.0), ValueError, "quant_dtype must be"),

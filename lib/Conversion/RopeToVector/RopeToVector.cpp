@@ -53,6 +53,17 @@
 // tile's table) computed once for all, then the heads of each in turn
 // (VectorizeRopeApply).
 //
+// The fused neighbours (ROPE.md §7) ride on the same rows. With QK-norm a
+// row is read twice: a first pass sums x^2 chunk by chunk into one vector
+// (reduced once per row), then the rotation pass reads each chunk again
+// (from L1: a row is a few cache lines) and normalizes it before rotating
+// it; pass-through channels [P, D) are normalized and written too, in place
+// as well. The weight is read once per call. With a quantized output every
+// stored chunk (pass-through ones included) goes through buildStoredValue
+// with the row's scale: the per-tensor scalar read once per call, or
+// scale[h] read once per head row. Each member of a sibling group carries
+// its own weight, scale and destination type.
+//
 // Why not linalg's vectorizer on the linalg form (RopeDecompose.cpp): that
 // form is portable (projected-permutation maps only, the two members of a
 // pair read as two slices) and upstream's vectorizer takes it, but the
@@ -117,8 +128,28 @@ private:
   struct Hoisted {
     Value theta; // vector<P/2 x f64>, computed cos/sin
   };
+  /// A member's fused neighbours, read once per call.
+  struct Neighbours {
+    Value weight;     // vector<D x computeType>: the norm weight, or null
+    Value scale;      // f32: a per-tensor quant scale, or null
+    Value headScales; // tensor<H x f32>: a per-head quant scale, or null
+    Type storage;     // the destination's element type
+  };
+  /// What rotateRow does around the rotation of one row.
+  struct RowNeighbours {
+    Value weight; // as in Neighbours
+    Value scale;  // f32: the row's quant scale, or null
+    Type storage;
+  };
 
   Hoisted buildHoisted();
+  /// Reads `member`'s norm weight and per-tensor scale (at `b`, before the
+  /// token loop).
+  Neighbours buildNeighbours(ApplyOp member);
+  /// The neighbours of one row of a member, `headIndex` its index along the
+  /// op's single head dim (read only for a per-head scale).
+  RowNeighbours rowNeighbours(OpBuilder &nb, Location nloc,
+                              const Neighbours &neighbours, Value headIndex);
   /// Whether a head dim (of static size other than 1) precedes the last
   /// token dim (of static size other than 1), so that one token's rows are
   /// not contiguous.
@@ -147,8 +178,16 @@ private:
   /// the hardware prefetcher: measured on 4096 tokens x 32 heads x 128 f32,
   /// ~20% slower for [B, H, S, D] (as much as a C loop walking its rows
   /// backwards), 0.80 vs 0.89 of the copy bandwidth for [B, S, H, D].
+  /// `neighbours`: QK-norm before the rotation, the stored value after it.
   Value rotateRow(OpBuilder &nb, Location nloc, Value source, Value dest,
-                  ValueRange rowIvs, CosSinChunk cosSinChunk, int64_t chunk);
+                  ValueRange rowIvs, CosSinChunk cosSinChunk, int64_t chunk,
+                  const RowNeighbours &neighbours);
+  /// The sum of x^2 (compute type) over a row's D channels read by `load`
+  /// (channel, lanes), in chunks of `chunk` lanes accumulated into one
+  /// vector and reduced once.
+  Value sumOfSquares(OpBuilder &nb, Location nloc,
+                     llvm::function_ref<Value(int64_t, int64_t)> load,
+                     int64_t chunk);
   /// Lanes per chunk of rotateRow: one 64-byte cache line of compute type.
   int64_t chunkLanes() {
     return std::max<int64_t>(64 / (computeType.getIntOrFloatBitWidth() / 8), 2);
@@ -182,6 +221,8 @@ private:
   Type elementType, computeType;
   RotationCore core;
   TensorOperandReader reader;
+  /// Per member of the group, in order (build).
+  SmallVector<Neighbours> neighbours;
 };
 
 } // namespace
@@ -241,9 +282,68 @@ std::pair<Value, Value> RopeVectorizer::cosSinOf(OpBuilder &nb, Location nloc,
                      hoisted.theta);
 }
 
+RopeVectorizer::Neighbours RopeVectorizer::buildNeighbours(ApplyOp member) {
+  Neighbours result;
+  result.storage = member.getStorageElementType();
+  if (Value weight = member.getNormWeight())
+    result.weight = convertFloat(
+        b, loc,
+        readVector(b, loc, weight,
+                   ValueRange{arith::ConstantIndexOp::create(b, loc, 0)},
+                   headDim),
+        computeType);
+  if (Value scale = member.getQuantScale()) {
+    if (cast<RankedTensorType>(scale.getType()).getRank() == 0)
+      result.scale = tensor::ExtractOp::create(b, loc, scale, ValueRange{});
+    else
+      result.headScales = scale;
+  }
+  return result;
+}
+
+RopeVectorizer::RowNeighbours
+RopeVectorizer::rowNeighbours(OpBuilder &nb, Location nloc,
+                              const Neighbours &neighbours, Value headIndex) {
+  RowNeighbours row{neighbours.weight, neighbours.scale, neighbours.storage};
+  if (neighbours.headScales)
+    row.scale = tensor::ExtractOp::create(nb, nloc, neighbours.headScales,
+                                          ValueRange{headIndex});
+  return row;
+}
+
+Value RopeVectorizer::sumOfSquares(
+    OpBuilder &nb, Location nloc,
+    llvm::function_ref<Value(int64_t, int64_t)> load, int64_t chunk) {
+  // Whole chunks into one vector accumulator, a shorter last chunk reduced
+  // on its own. The reduction may reassociate (a shuffle tree rather than
+  // chunk - 1 dependent adds): the order of a sum is not part of RMSNorm's
+  // meaning, and the float64 reference bounds the difference.
+  auto reduce = [&](Value vector) -> Value {
+    return vector::ReductionOp::create(nb, nloc, vector::CombiningKind::ADD,
+                                       vector, arith::FastMathFlags::reassoc);
+  };
+  Value whole, tail;
+  for (int64_t k = 0; k < headDim; k += chunk) {
+    int64_t size = std::min(chunk, headDim - k);
+    Value x = load(k, size);
+    Value squares = arith::MulFOp::create(nb, nloc, x, x);
+    if (size == chunk)
+      whole = whole
+                  ? arith::AddFOp::create(nb, nloc, whole, squares).getResult()
+                  : squares;
+    else
+      tail = reduce(squares);
+  }
+  if (!whole)
+    return tail;
+  Value sum = reduce(whole);
+  return tail ? arith::AddFOp::create(nb, nloc, sum, tail).getResult() : sum;
+}
+
 Value RopeVectorizer::rotateRow(OpBuilder &nb, Location nloc, Value source,
                                 Value dest, ValueRange rowIvs,
-                                CosSinChunk cosSinChunk, int64_t chunk) {
+                                CosSinChunk cosSinChunk, int64_t chunk,
+                                const RowNeighbours &neighbours) {
   bool inPlace = source == dest;
   auto index = [&](int64_t value) {
     return arith::ConstantIndexOp::create(nb, nloc, value).getResult();
@@ -261,14 +361,36 @@ Value RopeVectorizer::rotateRow(OpBuilder &nb, Location nloc, Value source,
         readVector(nb, nloc, inPlace ? dest : source, at(channel), size),
         computeType);
   };
+  // QK-norm: the row's factor from a first pass over its D channels; each
+  // chunk loaded for the rotation is then normalized with its weights.
+  Value factor;
+  if (neighbours.weight)
+    factor =
+        buildRmsNormFactor(nb, nloc, sumOfSquares(nb, nloc, load, chunk),
+                           headDim, op.getNormEpsilonAttr().getValueAsDouble());
+  auto loadNormalized = [&](int64_t channel, int64_t size) {
+    Value x = load(channel, size);
+    if (!factor)
+      return x;
+    Value weight = neighbours.weight;
+    if (channel != 0 || size != headDim)
+      weight = vector::ExtractStridedSliceOp::create(
+          nb, nloc, weight, ArrayRef<int64_t>{channel}, ArrayRef<int64_t>{size},
+          ArrayRef<int64_t>{1});
+    return applyRmsNorm(nb, nloc, x, factor, weight);
+  };
+  // Converted to the destination's type, or quantized with the row's scale.
   auto store = [&](Value y, int64_t channel) {
-    dest = writeVector(nb, nloc, convertFloat(nb, nloc, y, elementType), dest,
-                       at(channel));
+    dest = writeVector(
+        nb, nloc,
+        buildStoredValue(nb, nloc, y, neighbours.storage, neighbours.scale),
+        dest, at(channel));
   };
   if (op.getLayout() == Layout::half) {
     for (int64_t k = 0; k < numPairs; k += chunk) {
       int64_t size = std::min(chunk, numPairs - k);
-      Value x1 = load(k, size), x2 = load(numPairs + k, size);
+      Value x1 = loadNormalized(k, size),
+            x2 = loadNormalized(numPairs + k, size);
       auto [cos, sin] = cosSinChunk(nb, nloc, k, size);
       // (x1 + i x2)(c + i s), with the rounding of every lowering.
       auto [y1, y2] = rotatePair(nb, nloc, x1, x2, cos, sin);
@@ -285,18 +407,25 @@ Value RopeVectorizer::rotateRow(OpBuilder &nb, Location nloc, Value source,
     int64_t evenChunk = std::max<int64_t>(chunk - chunk % 2, 2);
     for (int64_t k = 0; k < rotaryDim; k += evenChunk) {
       int64_t size = std::min(evenChunk, rotaryDim - k);
-      Value x = load(k, size);
+      Value x = loadNormalized(k, size);
       auto [cos, sin] = cosSinChunk(nb, nloc, k, size);
       store(rotateInterleavedLanes(nb, nloc, x, cos, sin), k);
     }
   }
-  // Pass-through channels [P, D), unless they are already in place.
-  if (!inPlace)
+  // Pass-through channels [P, D): normalized and/or quantized like the
+  // rotated ones (in place too), else copied unless already in place.
+  if (factor || neighbours.scale) {
+    for (int64_t k = rotaryDim; k < headDim; k += chunk) {
+      int64_t size = std::min(chunk, headDim - k);
+      store(loadNormalized(k, size), k);
+    }
+  } else if (!inPlace) {
     for (int64_t k = rotaryDim; k < headDim; k += chunk) {
       int64_t size = std::min(chunk, headDim - k);
       dest = writeVector(nb, nloc, readVector(nb, nloc, source, at(k), size),
                          dest, at(k));
     }
+  }
   return dest;
 }
 
@@ -330,6 +459,8 @@ void RopeVectorizer::tokenSliceParams(OpBuilder &nb, Location nloc,
 
 SmallVector<Value> RopeVectorizer::build() {
   Hoisted hoisted = buildHoisted();
+  neighbours = llvm::map_to_vector(
+      group, [&](ApplyOp member) { return buildNeighbours(member); });
   return headsOuterToTokens() ? buildTiled(hoisted) : buildPerToken(hoisted);
 }
 
@@ -369,9 +500,10 @@ SmallVector<Value> RopeVectorizer::buildPerToken(const Hoisted &hoisted) {
     SmallVector<OpFoldResult> offsets, sizes, strides;
   };
   SmallVector<Inserted> inserts;
-  for (auto [memberRef, out] :
-       llvm::zip_equal(group, forall.getRegionIterArgs())) {
+  for (auto [memberRef, out, memberNeighbours] :
+       llvm::zip_equal(group, forall.getRegionIterArgs(), neighbours)) {
     ApplyOp member = memberRef;
+    const Neighbours &nbrs = memberNeighbours;
     Value input = member.getInput();
     // In place (input and destination are one tensor): rows are read from
     // the destination's token slice before being overwritten, so one-shot
@@ -397,9 +529,14 @@ SmallVector<Value> RopeVectorizer::buildPerToken(const Hoisted &hoisted) {
     std::function<Value(OpBuilder &, unsigned, SmallVector<Value> &, Value)>
         loopNest = [&](OpBuilder &lb, unsigned depth,
                        SmallVector<Value> &rowIvs, Value dest) -> Value {
-      if (depth == headDims.size())
+      if (depth == headDims.size()) {
+        // A per-head scale implies one head dim: the slice's dims are
+        // [H, D] (the token dims are its dropped unit dims).
+        RowNeighbours row = rowNeighbours(
+            lb, loc, nbrs, nbrs.headScales ? rowIvs.front() : Value());
         return rotateRow(lb, loc, inPlace ? dest : sourceSlice, dest, rowIvs,
-                         registerChunk, chunkLanes());
+                         registerChunk, chunkLanes(), row);
+      }
       Value zero = arith::ConstantIndexOp::create(lb, loc, 0);
       Value one = arith::ConstantIndexOp::create(lb, loc, 1);
       Value upper = tensor::DimOp::create(lb, loc, dest, depth);
@@ -531,6 +668,7 @@ SmallVector<Value> RopeVectorizer::buildTiled(const Hoisted &hoisted) {
   // The member being rotated (each in turn, all from the one table).
   bool inPlace = false;
   Value sourceTile;
+  const Neighbours *memberNeighbours = nullptr;
   int64_t jam = 1;
 
   // The dims in order: head dims loop, the last token dim loops over the
@@ -578,8 +716,12 @@ SmallVector<Value> RopeVectorizer::buildTiled(const Hoisted &hoisted) {
             return spreadForInterleavedLanes(cb, cloc, read(0), read(1));
           return {read(0), read(1)};
         };
+        std::optional<int64_t> headDimIndex = op.getSingleHeadDim();
+        RowNeighbours row = rowNeighbours(
+            lb, loc, *memberNeighbours,
+            memberNeighbours->headScales ? ivs[*headDimIndex] : Value());
         dest = rotateRow(lb, loc, inPlace ? dest : sourceTile, dest, ivs,
-                         tableChunk, chunk);
+                         tableChunk, chunk, row);
       }
       return dest;
     }
@@ -621,9 +763,10 @@ SmallVector<Value> RopeVectorizer::buildTiled(const Hoisted &hoisted) {
     SmallVector<OpFoldResult> offsets, sizes, strides;
   };
   SmallVector<Inserted> inserts;
-  for (auto [memberRef, out] :
-       llvm::zip_equal(group, forall.getRegionIterArgs())) {
+  for (auto [memberRef, out, nbrs] :
+       llvm::zip_equal(group, forall.getRegionIterArgs(), neighbours)) {
     ApplyOp member = memberRef;
+    memberNeighbours = &nbrs;
     Inserted &insert = inserts.emplace_back();
     insert.out = out;
     tileParams(out, insert.offsets, insert.sizes, insert.strides);
@@ -667,15 +810,21 @@ static bool isDefinedBefore(Value value, Operation *op) {
 /// values, inputs of the same rank, element type and head dim D whose token
 /// dims have equal sizes (static, or compared at run time by the caller:
 /// see VectorizeRopeApply). Only the head dims' sizes may differ (GQA: Hq
-/// query heads, Hkv key heads).
+/// query heads, Hkv key heads), and the fused neighbours, which RopeVectorizer
+/// applies member by member: each its own norm weight (with the same
+/// norm_epsilon, so QK-norm on both or on neither), its own quant scale (or
+/// none: a bf16 Q beside an fp8 K) and destination type.
 static bool areCosSinSiblings(ApplyOp a, ApplyOp b) {
-  // TODO(issue 18): siblings with QK-norm or quantized output.
-  if (!a.isPlainRotation() || !b.isPlainRotation())
-    return false;
-  if (a->getAttrDictionary() != b->getAttrDictionary() ||
-      a.getPositions() != b.getPositions() || a.getOffset() != b.getOffset() ||
-      a.getLength() != b.getLength() || a.getCos() != b.getCos() ||
-      a.getSin() != b.getSin())
+  // The attributes besides operandSegmentSizes, which differ with the
+  // presence of a quant scale; the operands that must match are compared.
+  auto attributes = [](ApplyOp op) {
+    NamedAttrList list(op->getAttrDictionary());
+    list.erase(op.getOperandSegmentSizesAttrName());
+    return list.getDictionary(op.getContext());
+  };
+  if (attributes(a) != attributes(b) || a.getPositions() != b.getPositions() ||
+      a.getOffset() != b.getOffset() || a.getLength() != b.getLength() ||
+      a.getCos() != b.getCos() || a.getSin() != b.getSin())
     return false;
   RankedTensorType at = a.getInputType(), bt = b.getInputType();
   return at.getRank() == bt.getRank() &&
@@ -707,10 +856,6 @@ struct VectorizeRopeApply : OpRewritePattern<ApplyOp> {
 
   LogicalResult matchAndRewrite(ApplyOp op,
                                 PatternRewriter &rewriter) const override {
-    // TODO(issue 18): QK-norm and quantized output in the vector form.
-    if (!op.isPlainRotation())
-      return op.emitOpError("the vector lowering does not yet implement norm "
-                            "or quant_scale");
     rewriter.setInsertionPoint(op);
     SmallVector<ApplyOp> group{op};
     for (Operation &next : llvm::make_range(std::next(op->getIterator()),

@@ -37,10 +37,34 @@
 // kernel's shape explicit; everything after it (outlining, NVVM, binary) is
 // upstream's.
 //
+// Fused neighbours (ROPE.md §7). Quantized output changes only the stores:
+// every stored value (rotated lanes and pass-through channels) goes through
+// buildStoredValue with the per-tensor scale or the scale of the row's head,
+// into a destination of the storage element type. QK-norm needs each
+// (token, head) row's sum of squares over all D channels before any channel
+// of the row is stored, so with norm the thread's loops are reordered:
+//
+//   for t (grid-stride): c, s and norm weights of the thread's G = ceil(P/2
+//       / (V TX)) frequency groups (G static, usually 1), in registers
+//     for h in heads:
+//       factor = rsqrt(sum_D(x^2) / D + eps)  // the whole row, read by each
+//                                              // of its threads (L1 hits)
+//       rotate w * (x * factor) for the G groups; then the pass-through
+//       channels ch = P + tx, P + tx + TX, ... as w * (x * factor)
+//
+// In place, a thread must not store a channel of a row that another thread
+// has still to read for its sum: the kernel then has one thread per row
+// (TX = 1; c, s of its P/2 pairs recomputed per head, in a loop, unless they
+// are few enough to stay in registers). Coalesced in-place QK-norm would need
+// the row's threads to exchange partial sums (a warp shuffle, or a barrier,
+// which ownership-based buffer deallocation refuses today as an op of
+// unknown memory effects).
+//
 // What the kernel computes (positions, M-RoPE's axis per pair, cos/sin from
-// every source, magnitude, direction, the pair rotation) is RotationCore's,
-// shared with the CPU lowerings; this file only reads device buffers
-// (GpuBufferReader) and builds the launch and its loops.
+// every source, magnitude, direction, the pair rotation, the norm factor and
+// the stored value) is RotationCore's, shared with the CPU lowerings; this
+// file only reads device buffers (GpuBufferReader) and builds the launch and
+// its loops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -145,6 +169,15 @@ private:
   const DenseMap<Value, Value> &buffers;
 };
 
+/// What the fused neighbours need to rotate one group of pairs of one row
+/// (each null when the op has no such neighbour): QK-norm's factor of the
+/// row and the group's norm weights (half layout: the two halves' lanes;
+/// interleaved: the 2V channels in `weight1`), the quantization scale of
+/// the row.
+struct GroupNeighbours {
+  Value factor, weight1, weight2, scale;
+};
+
 /// Builds the kernel of one `rope.apply`.
 class RopeKernelBuilder {
 public:
@@ -155,7 +188,8 @@ public:
         headDim(op.getHeadDim()), rotaryDim(op.getRotaryDimOrDefault()),
         numPairs(rotaryDim / 2), tokenDims(op.getTokenDimsOrDefault()),
         elementType(inputType.getElementType()),
-        computeType(getComputeElementType(elementType)) {
+        computeType(getComputeElementType(elementType)),
+        storageType(op.getStorageElementType()) {
     for (int64_t d = 0; d + 1 < rank; ++d)
       if (!llvm::is_contained(tokenDims, d))
         headDims.push_back(d);
@@ -192,10 +226,27 @@ private:
   SmallVector<Value> rowIndex(ValueRange tokenIvs, ValueRange headIvs,
                               Value channel);
   void rotatePair(OpBuilder &kb, ValueRange tokenIvs, ValueRange headIvs,
-                  Value j, Value cos, Value sin);
+                  Value j, Value cos, Value sin,
+                  const GroupNeighbours &neighbours);
   /// `for h in heads: body(headIvs)`.
   void forEachHead(OpBuilder &kb,
                    function_ref<void(OpBuilder &, ValueRange)> body);
+  /// The quantization scale of the row of head `headIvs` (f32; null without
+  /// quant_scale).
+  Value scaleOf(OpBuilder &kb, ValueRange headIvs);
+  /// `x` (a channel or lanes of the input, any float type) as it enters the
+  /// rotation: in the compute type, normalized when `factor` is set.
+  Value normalized(OpBuilder &kb, Value x, Value factor, Value weight);
+  /// QK-norm's factor of row (token, head): its sum of squares over the D
+  /// channels, read in accesses of `lanes` channels.
+  Value rowNormFactor(OpBuilder &kb, ValueRange tokenIvs, ValueRange headIvs);
+  /// The norm weights of channels [channel, channel + count) (count 1: a
+  /// scalar).
+  Value weightLanes(OpBuilder &kb, Value channel, int64_t count);
+  /// The token loop's body with QK-norm (the reordered loops of the file
+  /// comment).
+  void buildNormTokenBody(OpBuilder &tb, ValueRange tokenIvs, Value tx,
+                          Value firstJ);
 
   Value index(OpBuilder &kb, int64_t v) {
     return arith::ConstantIndexOp::create(kb, loc, v);
@@ -208,10 +259,14 @@ private:
   RankedTensorType inputType;
   int64_t rank, headDim, rotaryDim, numPairs, width = 1;
   SmallVector<int64_t> tokenDims, headDims;
-  Type elementType, computeType;
+  Type elementType, computeType, storageType;
 
   // Host-side values captured by the kernel.
   Value input, output;
+  // The neighbours' buffers (null when absent) and, in the kernel, a
+  // per-tensor scale (loaded once per thread).
+  Value normWeight, quantScale, tensorScale;
+  int64_t blockX = 1;
   // The buffers of the op's tensor operands, read by the kernel.
   DenseMap<Value, Value> buffers;
   // Built in the kernel before the token loop: the frequency scheme's
@@ -342,50 +397,215 @@ SmallVector<Value> RopeKernelBuilder::rowIndex(ValueRange tokenIvs,
 
 void RopeKernelBuilder::rotatePair(OpBuilder &kb, ValueRange tokenIvs,
                                    ValueRange headIvs, Value j, Value cos,
-                                   Value sin) {
+                                   Value sin,
+                                   const GroupNeighbours &neighbours) {
   int64_t bytes = elementType.getIntOrFloatBitWidth() / 8;
+  int64_t storedBytes = storageType.getIntOrFloatBitWidth() / 8;
+  // The stored value of an output (the destination's type; quantized with
+  // quant_scale).
+  auto stored = [&](Value y) {
+    return buildStoredValue(kb, loc, y, storageType, neighbours.scale);
+  };
   // (x1 + i x2)(c + i s), with the rounding of every lowering (rotatePair).
   auto rotate = [&](Value x1, Value x2) {
-    auto [y1, y2] = mlir::rope::rotatePair(
-        kb, loc, convertFloat(kb, loc, x1, computeType),
-        convertFloat(kb, loc, x2, computeType), cos, sin);
-    return std::pair<Value, Value>(convertFloat(kb, loc, y1, elementType),
-                                   convertFloat(kb, loc, y2, elementType));
+    auto [y1, y2] = mlir::rope::rotatePair(kb, loc, x1, x2, cos, sin);
+    return std::pair<Value, Value>(stored(y1), stored(y2));
   };
   if (op.getLayout() == Layout::half) {
     // V channels from each half: x[j : j + V] and x[P/2 + j : P/2 + j + V].
     Value second = arith::AddIOp::create(kb, loc, j, index(kb, numPairs));
     SmallVector<Value> at1 = rowIndex(tokenIvs, headIvs, j);
     SmallVector<Value> at2 = rowIndex(tokenIvs, headIvs, second);
-    int64_t align = width * bytes;
-    auto [y1, y2] = rotate(loadLanes(kb, input, at1, width, align),
-                           loadLanes(kb, input, at2, width, align));
-    storeLanes(kb, y1, output, at1, align);
-    storeLanes(kb, y2, output, at2, align);
+    auto [y1, y2] =
+        rotate(normalized(kb, loadLanes(kb, input, at1, width, width * bytes),
+                          neighbours.factor, neighbours.weight1),
+               normalized(kb, loadLanes(kb, input, at2, width, width * bytes),
+                          neighbours.factor, neighbours.weight2));
+    storeLanes(kb, y1, output, at1, width * storedBytes);
+    storeLanes(kb, y2, output, at2, width * storedBytes);
     return;
   }
   // Interleaved: pairs (2j, 2j + 1) ... (2j + 2V - 2, 2j + 2V - 1) are one
   // aligned vector of 2V channels (every row starts at a multiple of 2V).
   SmallVector<Value> at = rowIndex(
       tokenIvs, headIvs, arith::MulIOp::create(kb, loc, j, index(kb, 2)));
-  auto rowType = VectorType::get({2 * width}, elementType);
-  int64_t align = 2 * width * bytes;
-  Value x = loadLanes(kb, input, at, 2 * width, align);
+  auto rowType = VectorType::get({2 * width}, storageType);
+  int64_t storeAlign = 2 * width * storedBytes;
+  Value x = loadLanes(kb, input, at, 2 * width, 2 * width * bytes);
   if (width == 1) {
-    auto [y1, y2] = rotate(vector::ExtractOp::create(kb, loc, x, 0),
-                           vector::ExtractOp::create(kb, loc, x, 1));
+    // The pair's two channels (and their norm weights) as scalars.
+    auto member = [&](int64_t i) {
+      Value weight =
+          neighbours.weight1
+              ? vector::ExtractOp::create(kb, loc, neighbours.weight1, i)
+              : Value();
+      return normalized(kb, vector::ExtractOp::create(kb, loc, x, i),
+                        neighbours.factor, weight);
+    };
+    auto [y1, y2] = rotate(member(0), member(1));
     storeLanes(
         kb,
         vector::FromElementsOp::create(kb, loc, rowType, ValueRange{y1, y2}),
-        output, at, align);
+        output, at, storeAlign);
     return;
   }
+  x = normalized(kb, x, neighbours.factor, neighbours.weight1);
   // As on the CPU: cos/sin were spread over the lanes once per token
   // ([c0, c0, c1, c1, ...], [-s0, s0, -s1, s1, ...]), so
   // y = x * c + swap(x) * s with one in-register pair swap.
-  x = convertFloat(kb, loc, x, computeType);
   Value y = rotateInterleavedLanes(kb, loc, x, cos, sin);
-  storeLanes(kb, convertFloat(kb, loc, y, elementType), output, at, align);
+  storeLanes(kb, stored(y), output, at, storeAlign);
+}
+
+Value RopeKernelBuilder::normalized(OpBuilder &kb, Value x, Value factor,
+                                    Value weight) {
+  x = convertFloat(kb, loc, x, computeType);
+  if (!factor)
+    return x;
+  return applyRmsNorm(kb, loc, x, factor, weight);
+}
+
+Value RopeKernelBuilder::scaleOf(OpBuilder &kb, ValueRange headIvs) {
+  if (!quantScale)
+    return Value();
+  if (tensorScale)
+    return tensorScale;
+  // Per head: the op's one head dim (the verifier checked it exists).
+  assert(headIvs.size() == 1 && op.getSingleHeadDim() == headDims.front());
+  return memref::LoadOp::create(kb, loc, quantScale, headIvs);
+}
+
+Value RopeKernelBuilder::weightLanes(OpBuilder &kb, Value channel,
+                                     int64_t count) {
+  int64_t bytes =
+      cast<MemRefType>(normWeight.getType()).getElementTypeBitWidth() / 8;
+  return loadLanes(kb, normWeight, ValueRange{channel}, count,
+                   std::min<int64_t>(count * bytes, 16));
+}
+
+Value RopeKernelBuilder::rowNormFactor(OpBuilder &kb, ValueRange tokenIvs,
+                                       ValueRange headIvs) {
+  // The accesses of the rotation (V channels for half, 2V for interleaved):
+  // D is a whole number of them (chooseWidth).
+  int64_t lanes = op.getLayout() == Layout::half ? width : 2 * width;
+  int64_t bytes = elementType.getIntOrFloatBitWidth() / 8;
+  Type accType =
+      lanes == 1 ? computeType : Type(VectorType::get({lanes}, computeType));
+  Value zero = buildFloatConstant(kb, loc, accType, 0.0);
+  Value acc =
+      scf::ForOp::create(
+          kb, loc, index(kb, 0), index(kb, headDim), index(kb, lanes),
+          ValueRange{zero},
+          [&](OpBuilder &cb, Location, Value ch, ValueRange args) {
+            Value x = convertFloat(cb, loc,
+                                   loadLanes(cb, input,
+                                             rowIndex(tokenIvs, headIvs, ch),
+                                             lanes, lanes * bytes),
+                                   computeType);
+            scf::YieldOp::create(
+                cb, loc,
+                ValueRange{math::FmaOp::create(cb, loc, x, x, args.front())});
+          })
+          .getResult(0);
+  Value sum = lanes == 1 ? acc
+                         : vector::ReductionOp::create(
+                               kb, loc, vector::CombiningKind::ADD, acc)
+                               .getResult();
+  return buildRmsNormFactor(kb, loc, sum, headDim,
+                            op.getNormEpsilonAttr().getValueAsDouble());
+}
+
+void RopeKernelBuilder::buildNormTokenBody(OpBuilder &tb, ValueRange tokenIvs,
+                                           Value tx, Value firstJ) {
+  bool half = op.getLayout() == Layout::half;
+  struct Group {
+    Value j, exists, cos, sin, weight1, weight2;
+  };
+  // The cos/sin and norm weights of group j (`exists`: null, or whether the
+  // group exists in this thread; when it does not, group 0 is computed).
+  auto makeGroup = [&](OpBuilder &gb, Value j, Value exists) {
+    Group group;
+    group.exists = exists;
+    if (exists)
+      j = arith::SelectOp::create(gb, loc, exists, j, index(gb, 0));
+    group.j = j;
+    Value theta = op.getCos() ? Value() : thetaOf(gb, j);
+    std::pair<Value, Value> cs = core->cosSin(gb, loc, *reader, tokenIvs, j,
+                                              width == 1 ? 0 : width, theta);
+    if (!half && width > 1)
+      cs = spreadForInterleavedLanes(gb, loc, cs.first, cs.second);
+    group.cos = cs.first;
+    group.sin = cs.second;
+    if (half) {
+      group.weight1 = weightLanes(gb, j, width);
+      group.weight2 = weightLanes(
+          gb, arith::AddIOp::create(gb, loc, j, index(gb, numPairs)), width);
+    } else {
+      group.weight1 = weightLanes(
+          gb, arith::MulIOp::create(gb, loc, j, index(gb, 2)), 2 * width);
+    }
+    return group;
+  };
+  // The thread's frequency groups j_g = firstJ + g V TX, g < G: all but the
+  // last exist in every thread. When they hold at most kMaxHoistedPairs
+  // pairs, their cos/sin are computed once per token, before the heads loop
+  // (kept in registers); more (one thread per row: in place) are computed
+  // per row, in a loop.
+  constexpr int64_t kMaxHoistedPairs = 8;
+  int64_t groupCount = numPairs / width;
+  int64_t groupsPerThread = llvm::divideCeil(groupCount, blockX);
+  bool hoisted = groupsPerThread * width <= kMaxHoistedPairs;
+  SmallVector<Group> groups;
+  for (int64_t g = 0; hoisted && g < groupsPerThread; ++g) {
+    Value j = g == 0 ? firstJ
+                     : arith::AddIOp::create(tb, loc, firstJ,
+                                             index(tb, g * blockX * width));
+    Value exists;
+    if (groupCount % blockX != 0 && g + 1 == groupsPerThread)
+      exists = arith::CmpIOp::create(tb, loc, arith::CmpIPredicate::ult, j,
+                                     index(tb, numPairs));
+    groups.push_back(makeGroup(tb, j, exists));
+  }
+  forEachHead(tb, [&](OpBuilder &hb, ValueRange headIvs) {
+    Value factor = rowNormFactor(hb, tokenIvs, headIvs);
+    Value scale = scaleOf(hb, headIvs);
+    auto rotate = [&](OpBuilder &rb, const Group &group) {
+      rotatePair(rb, tokenIvs, headIvs, group.j, group.cos, group.sin,
+                 {factor, group.weight1, group.weight2, scale});
+    };
+    for (const Group &group : groups) {
+      if (!group.exists) {
+        rotate(hb, group);
+        continue;
+      }
+      scf::IfOp::create(hb, loc, group.exists, [&](OpBuilder &ib, Location) {
+        rotate(ib, group);
+        scf::YieldOp::create(ib, loc);
+      });
+    }
+    if (!hoisted)
+      scf::ForOp::create(hb, loc, firstJ, index(hb, numPairs),
+                         index(hb, blockX * width), ValueRange{},
+                         [&](OpBuilder &jb, Location, Value j, ValueRange) {
+                           rotate(jb, makeGroup(jb, j, Value()));
+                           scf::YieldOp::create(jb, loc);
+                         });
+    // Pass-through channels [P, D): normalized (and quantized) too.
+    if (rotaryDim == headDim)
+      return;
+    Value first = arith::AddIOp::create(hb, loc, tx, index(hb, rotaryDim));
+    scf::ForOp::create(
+        hb, loc, first, index(hb, headDim), index(hb, blockX), ValueRange{},
+        [&](OpBuilder &cb, Location, Value ch, ValueRange) {
+          SmallVector<Value> at = rowIndex(tokenIvs, headIvs, ch);
+          Value x = normalized(cb, memref::LoadOp::create(cb, loc, input, at),
+                               factor, weightLanes(cb, ch, 1));
+          memref::StoreOp::create(
+              cb, loc, buildStoredValue(cb, loc, x, storageType, scale), output,
+              at);
+          scf::YieldOp::create(cb, loc);
+        });
+  });
 }
 
 void RopeKernelBuilder::forEachHead(
@@ -408,6 +628,10 @@ Value RopeKernelBuilder::build() {
                                           op.getCos(), op.getSin()})
     if (operand && isa<RankedTensorType>(operand.getType()))
       buffers[operand] = bufferOf(operand, /*readOnly=*/true);
+  if (Value weight = op.getNormWeight())
+    normWeight = bufferOf(weight, /*readOnly=*/true);
+  if (Value scale = op.getQuantScale())
+    quantScale = bufferOf(scale, /*readOnly=*/true);
   reader.emplace(buffers);
   core.emplace(op);
   auto sizeOf = [&](int64_t d) -> Value {
@@ -424,7 +648,12 @@ Value RopeKernelBuilder::build() {
 
   // Geometry: x over the frequencies (a whole number of warps), y over tokens.
   // Threads along x: one per V pairs; a warp may span several tokens.
-  int64_t blockX = std::min<int64_t>(numPairs / width, options.blockSize);
+  // QK-norm in place: one thread per row (it reads the whole row for its
+  // sum of squares before it stores any channel of it; no other thread
+  // stores into the row).
+  blockX = normWeight && inPlace
+               ? 1
+               : std::min<int64_t>(numPairs / width, options.blockSize);
   int64_t blockY = std::max<int64_t>(1, options.blockSize / blockX);
   Value one = index(b, 1);
   Value groups =
@@ -447,7 +676,8 @@ Value RopeKernelBuilder::build() {
       arith::MulIOp::create(kb, loc, launch.getGridSize().x, stepY);
   // Once per thread: the scalar offset, the cache's rows and, for a
   // length-dependent scheme, the call's length (from device buffers: the
-  // kernel is all that runs on the device) and the scheme's state.
+  // kernel is all that runs on the device) and the scheme's state; a
+  // per-tensor quantization scale.
   core->buildPerCall(kb, loc, *reader);
   if (!op.getCos()) {
     FrequencyAttrInterface freqs = op.getFreqsOrDefault();
@@ -455,10 +685,18 @@ Value RopeKernelBuilder::build() {
       frequencyState = freqs.buildFrequencyState(
           kb, loc, core->runtimeLength(kb, loc, *reader), rotaryDim);
   }
+  if (quantScale && cast<MemRefType>(quantScale.getType()).getRank() == 0)
+    tensorScale = memref::LoadOp::create(kb, loc, quantScale, ValueRange{});
+
   scf::ForOp::create(
       kb, loc, firstToken, numTokens, tokenStride, ValueRange{},
       [&](OpBuilder &tb, Location, Value t, ValueRange) {
         SmallVector<Value> tokenIvs = delinearize(tb, t, tokenSizes);
+        if (normWeight) {
+          buildNormTokenBody(tb, tokenIvs, tx, firstJ);
+          scf::YieldOp::create(tb, loc);
+          return;
+        }
         scf::ForOp::create(
             tb, loc, firstJ, index(tb, numPairs), stepJ, ValueRange{},
             [&](OpBuilder &jb, Location, Value j, ValueRange) {
@@ -468,11 +706,13 @@ Value RopeKernelBuilder::build() {
               if (op.getLayout() == Layout::interleaved && width > 1)
                 cs = spreadForInterleavedLanes(jb, loc, cs.first, cs.second);
               forEachHead(jb, [&](OpBuilder &hb, ValueRange headIvs) {
-                rotatePair(hb, tokenIvs, headIvs, j, cs.first, cs.second);
+                rotatePair(hb, tokenIvs, headIvs, j, cs.first, cs.second,
+                           {Value(), Value(), Value(), scaleOf(hb, headIvs)});
               });
               scf::YieldOp::create(jb, loc);
             });
-        // Pass-through channels [P, D), unless already in place.
+        // Pass-through channels [P, D), unless already in place: copied, or
+        // quantized with quant_scale.
         if (rotaryDim < headDim && !inPlace) {
           Value first =
               arith::AddIOp::create(tb, loc, tx, index(tb, rotaryDim));
@@ -481,9 +721,12 @@ Value RopeKernelBuilder::build() {
               [&](OpBuilder &cb, Location, Value ch, ValueRange) {
                 forEachHead(cb, [&](OpBuilder &hb, ValueRange headIvs) {
                   SmallVector<Value> at = rowIndex(tokenIvs, headIvs, ch);
-                  memref::StoreOp::create(
-                      hb, loc, memref::LoadOp::create(hb, loc, input, at),
-                      output, at);
+                  Value x = memref::LoadOp::create(hb, loc, input, at);
+                  if (quantScale)
+                    x = buildStoredValue(hb, loc,
+                                         convertFloat(hb, loc, x, computeType),
+                                         storageType, scaleOf(hb, headIvs));
+                  memref::StoreOp::create(hb, loc, x, output, at);
                 });
                 scf::YieldOp::create(cb, loc);
               });
@@ -504,10 +747,6 @@ struct LowerRopeApplyToGPU : OpRewritePattern<ApplyOp> {
 
   LogicalResult matchAndRewrite(ApplyOp op,
                                 PatternRewriter &rewriter) const override {
-    // TODO(issue 18): QK-norm and quantized output on the GPU.
-    if (!op.isPlainRotation())
-      return op.emitOpError("the GPU lowering does not yet implement norm or "
-                            "quant_scale");
     rewriter.setInsertionPoint(op);
     rewriter.replaceOp(op, RopeKernelBuilder(rewriter, op, options).build());
     return success();

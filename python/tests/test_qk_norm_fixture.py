@@ -1,14 +1,16 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-"""Qwen3's QK-norm as torch-mlir emits it, raised and folded by --rope-raise.
+"""Qwen3's and Gemma-3's QK-norm as torch-mlir emits it, raised and folded by --rope-raise.
 
 The fixtures of test/Frontends/Inputs/neighbours (scripts/gen-neighbour-fixtures.py: transformers' own Qwen3
-q/k path, q_proj -> view -> q_norm -> transpose -> RoPE, f32 and bf16) are checked two ways:
+q/k path, q_proj -> view -> q_norm -> transpose -> RoPE, f32 and bf16; Gemma-3's, transpose before the norm,
+bf16) are checked two ways:
 - rope-raise gives one rope.apply per output with norm(...) and eps = f32(1e-6), and leaves no rsqrt, cos or
   sin behind (the norm is folded, not computed beside the op);
 - the raised module (rope_mlir.jit's default pipeline) equals the float64 reference the generator computed
   with the model's code in float64 (f32: 1e-5 relative; measured 2.5e-7). In bf16 the model rounds to bf16
   after the norm, after the weight multiply and in the rotation; the raised op computes in f32 and rounds
-  once, so it must be within 2^-8 and closer than the model's own bf16 output (measured 3.4e-3 vs 6.8e-3).
+  once, so it must be closer than the model's own bf16 output (Qwen3 3.4e-3 vs 6.8e-3, Gemma-3 4.0e-3 vs
+  5.4e-3) and below 2^-7.
   The un-raised module does not compile today (xfail, see the reason).
 """
 
@@ -23,7 +25,7 @@ import rope_mlir
 from rope_mlir import _jit
 
 INPUTS = pathlib.Path(__file__).resolve().parents[2] / "test" / "Frontends" / "Inputs" / "neighbours"
-NAMES = ["qwen3_qk_norm", "qwen3_qk_norm_bf16"]
+NAMES = ["qwen3_qk_norm", "qwen3_qk_norm_bf16", "gemma3_qk_norm_bf16"]
 UNRAISED = "builtin.module(rope-to-llvm-cpu{emit-c-interface=true})"
 
 
@@ -72,8 +74,10 @@ def test_runs_right(name, raise_first):
         assert out.shape == ref.shape
         error = _relative_error(out, ref)
         if name.endswith("bf16"):
-            # Computed in f32 and rounded to bf16 once: half a bf16 ulp, at most 2^-8 of max|ref|; the model's
-            # own output (several bf16 roundings: 6.8e-3, 6.4e-3) must not be closer.
-            assert error < 2.0 ** -8 and error < _relative_error(front, ref), error
+            # x (q_proj's output) is rounded to bf16 in the IR and not in the float64 reference: up to 2^-9 of
+            # each pair, then one bf16 rounding of the output (2^-8 of max|ref|): below 2^-7 in all. The
+            # model's own output (bf16 roundings after the norm, the weight and in the rotation) must not be
+            # closer. Measured (raised vs model): Qwen3 3.4e-3 vs 6.8e-3, Gemma-3 4.0e-3 vs 5.4e-3.
+            assert error < 2.0 ** -7 and error < _relative_error(front, ref), error
         else:
             assert error < 1e-5, error

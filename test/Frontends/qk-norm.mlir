@@ -26,3 +26,22 @@
 // CHECK-NOT: math.rsqrt
 // CHECK-NOT: math.cos
 // CHECK: return %[[RQ]], %[[RK]]
+
+// Gemma-3 (bf16): the transpose first, then Gemma3RMSNorm on [B, H, S, D]
+// (x.float() * rsqrt(...) * (1 + w.float()) in f32, cast to bf16). The norm
+// reads x through the transpose, so x is transposed for the op; its weight is
+// the frontend's own [32] f32 tensor 1 + w (a linalg.generic adding 1).
+// RUN: rope-opt --rope-raise %S/Inputs/neighbours/gemma3_qk_norm_bf16.mlir | FileCheck %s --check-prefix=GEMMA
+// GEMMA-LABEL: func.func @main(
+// GEMMA-SAME: %[[H:.*]]: tensor<2x8x64xbf16>, %[[POS:.*]]: tensor<2x8xi64>
+// GEMMA-NOT: math.rsqrt
+// GEMMA: %[[WQ:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<32xf32>) outs(%{{.*}} : tensor<32xf32>)
+// GEMMA-NEXT: ^bb0
+// GEMMA-NEXT: arith.addf %{{.*}}, %{{.*}} : f32
+// GEMMA: %[[QT:.*]] = linalg.transpose ins(%{{.*}} : tensor<2x8x4x32xbf16>) outs(%{{.*}} : tensor<2x4x8x32xbf16>) permutation = [0, 2, 1, 3]
+// GEMMA: %[[RQ:.*]] = rope.apply ins(%[[QT]] : tensor<2x4x8x32xbf16>) positions(%[[POS]] : tensor<2x8xi64>) norm(%[[WQ]] : tensor<32xf32>) outs(%{{.*}} : tensor<2x4x8x32xbf16>)
+// GEMMA-SAME: norm_epsilon = 9.9999999747524271E-7 : f64, token_dims = array<i64: 0, 2>
+// GEMMA: %[[RK:.*]] = rope.apply ins(%{{.*}} : tensor<2x2x8x32xbf16>) positions(%[[POS]] : tensor<2x8xi64>) norm(%{{.*}} : tensor<32xf32>)
+// GEMMA-NOT: math.rsqrt
+// GEMMA-NOT: math.cos
+// GEMMA: return %[[RQ]], %[[RK]]

@@ -513,14 +513,17 @@ private:
 
   /// w[c] read by the channel only, possibly extended; or constant + that.
   LogicalResult matchWeight(const Elem &e, NormMatch &m) {
+    // A [D] tensor read by the channel: the element's own tensor (e.g. the
+    // frontend's computed 1 + w), or one it extends.
     auto tensorOfChannel = [&](const Elem &w) -> Value {
-      Elem t = reader.throughExtensions(w);
-      if (!t.isTensor() || !readsOnlyDim(t.map, rank - 1))
-        return {};
-      auto type = cast<RankedTensorType>(t.value.getType());
-      if (type.getNumElements() != d)
-        return {};
-      return t.value;
+      for (const Elem &t : {w, reader.throughExtensions(w)}) {
+        auto [tensor, map] = Reader::tensorOf(t);
+        if (!tensor || !readsOnlyDim(map, rank - 1) ||
+            cast<RankedTensorType>(tensor.getType()).getNumElements() != d)
+          continue;
+        return tensor;
+      }
+      return {};
     };
     if (Value w = tensorOfChannel(e)) {
       m.weight = w;
@@ -643,10 +646,11 @@ LogicalResult foldNorm(ApplyOp op, RewriterBase &rewriter,
 /// Clones the element computation of a tensor (through the elementwise ops
 /// the Reader follows) into one linalg.generic: the same scalar ops in the
 /// same order and types, reading the tensors it stops at (those it cannot
-/// enter, and `stop`) at their maps.
+/// enter, and `stops`) at their maps.
 class Gatherer {
 public:
-  Gatherer(Reader &reader, Value stop) : reader(reader), stop(stop) {}
+  Gatherer(Reader &reader, SmallVector<Value, 2> stops)
+      : reader(reader), stops(std::move(stops)) {}
 
   FailureOr<Value> build(RewriterBase &rewriter, Value value) {
     auto type = cast<RankedTensorType>(value.getType());
@@ -693,7 +697,7 @@ private:
   }
 
   bool isLeaf(const Elem &e) const {
-    return e.isTensor() || (stop && e.tensor == stop);
+    return e.isTensor() || (e.tensor && llvm::is_contained(stops, e.tensor));
   }
   std::pair<Value, AffineMap> leafTensor(const Elem &e) const {
     return Reader::tensorOf(e);
@@ -737,7 +741,7 @@ private:
   }
 
   Reader &reader;
-  Value stop;
+  SmallVector<Value, 2> stops;
   std::set<Key> seen;
   SmallVector<Elem> leaves;
 };
@@ -767,7 +771,9 @@ SmallVector<std::pair<Value, Value>> isolateNormsImpl(Operation *root) {
     FailureOr<NormMatch> m = matcher.match();
     if (failed(m))
       continue;
-    Gatherer gatherer(matcher.reader, Reader::tensorOf(m->x).first);
+    // x and the weight stay tensors the generic reads (the fold uses them).
+    Gatherer gatherer(matcher.reader,
+                      {Reader::tensorOf(m->x).first, m->weight});
     rewriter.setInsertionPoint(op);
     FailureOr<Value> fused = gatherer.build(rewriter, v);
     if (failed(fused))

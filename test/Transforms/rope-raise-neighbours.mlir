@@ -1342,3 +1342,63 @@ func.func @norm_without_rotation(%x: tensor<8x8xf32>, %w: tensor<8xf32>) -> tens
   } -> tensor<8x8xf32>
   return %xn : tensor<8x8xf32>
 }
+
+// -----
+
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+
+// torch-mlir's clamp (select(cmpf ult, lo, v), select(cmpf ugt, hi, v)) with
+// fastmath<nnan> on the comparisons: NaN is poison, so the NaN the clamp
+// would send to -448 is no difference; folded.
+// CHECK-LABEL: func.func @fp8_torch_mlir_clamp_nnan(
+// CHECK: rope.apply {{.*}} quant_scale(%{{.*}} : tensor<f32>) outs(%{{.*}} : tensor<4x2x8xf8E4M3FN>)
+// CHECK-NOT: linalg.generic
+func.func @fp8_torch_mlir_clamp_nnan(%x: tensor<4x2x8xbf16>, %p: tensor<4xi64>) -> tensor<4x2x8xf8E4M3FN> {
+  %lo = arith.constant -448.0 : f32
+  %hi = arith.constant 448.0 : f32
+  %sc = arith.constant 2.0 : f32
+  %e = tensor.empty() : tensor<4x2x8xbf16>
+  %y = rope.apply ins(%x : tensor<4x2x8xbf16>) positions(%p : tensor<4xi64>) outs(%e : tensor<4x2x8xbf16>) -> tensor<4x2x8xbf16>
+  %eq = tensor.empty() : tensor<4x2x8xf8E4M3FN>
+  %q = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%y : tensor<4x2x8xbf16>) outs(%eq : tensor<4x2x8xf8E4M3FN>) {
+  ^bb0(%in: bf16, %o: f8E4M3FN):
+    %f = arith.extf %in : bf16 to f32
+    %v = arith.mulf %f, %sc : f32
+    %b1 = arith.cmpf ult, %v, %lo fastmath<nnan> : f32
+    %c1 = arith.select %b1, %lo, %v : f32
+    %b2 = arith.cmpf ugt, %c1, %hi fastmath<nnan> : f32
+    %c2 = arith.select %b2, %hi, %c1 : f32
+    %t = arith.truncf %c2 : f32 to f8E4M3FN
+    linalg.yield %t : f8E4M3FN
+  } -> tensor<4x2x8xf8E4M3FN>
+  return %q : tensor<4x2x8xf8E4M3FN>
+}
+
+// -----
+
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+
+// maxnumf/minnumf with fastmath<nnan>: folded (i8, y / 0.25 -> scale 4).
+// CHECK-LABEL: func.func @i8_numf_nnan(
+// CHECK: %[[S:.*]] = arith.constant dense<4.000000e+00> : tensor<f32>
+// CHECK: rope.apply {{.*}} quant_scale(%[[S]] : tensor<f32>) outs(%{{.*}} : tensor<4x2x8xi8>)
+// CHECK-NOT: linalg.generic
+func.func @i8_numf_nnan(%x: tensor<4x2x8xbf16>, %p: tensor<4xi64>) -> tensor<4x2x8xi8> {
+  %lo = arith.constant -128.0 : f32
+  %hi = arith.constant 127.0 : f32
+  %sc = arith.constant 0.25 : f32
+  %e = tensor.empty() : tensor<4x2x8xbf16>
+  %y = rope.apply ins(%x : tensor<4x2x8xbf16>) positions(%p : tensor<4xi64>) outs(%e : tensor<4x2x8xbf16>) -> tensor<4x2x8xbf16>
+  %eq = tensor.empty() : tensor<4x2x8xi8>
+  %q = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%y : tensor<4x2x8xbf16>) outs(%eq : tensor<4x2x8xi8>) {
+  ^bb0(%in: bf16, %o: i8):
+    %f = arith.extf %in : bf16 to f32
+    %v = arith.divf %f, %sc : f32
+    %r = math.roundeven %v : f32
+    %c1 = arith.maxnumf %r, %lo fastmath<nnan> : f32
+    %c2 = arith.minnumf %c1, %hi fastmath<nnan> : f32
+    %t = arith.fptosi %c2 : f32 to i8
+    linalg.yield %t : i8
+  } -> tensor<4x2x8xi8>
+  return %q : tensor<4x2x8xi8>
+}

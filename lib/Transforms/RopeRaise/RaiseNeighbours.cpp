@@ -53,8 +53,10 @@
 // that keeps NaN (an ordered predicate choosing the bound, or an unordered
 // one choosing the value). torch-mlir's clamp, `select(cmpf ult, lo, v)`,
 // sends NaN to the lower bound while the op keeps NaN (fp8) or writes 0
-// (i8), so it is not folded. `minnumf`/`maxnumf` likewise. For i8 a NaN
-// reaching fptosi is poison in the IR; the op's 0 refines it.
+// (i8), so it is not folded. `minnumf`/`maxnumf` likewise. Either is folded
+// when the frontend states `fastmath<nnan>` on the comparison (or on the
+// minnumf/maxnumf): NaN is then poison and any result refines it. For i8 a
+// NaN reaching fptosi is poison in the IR; the op's 0 refines it.
 //
 // Reaching the fold from a frontend: written out one step per op (as
 // torch-mlir emits it), the norm's products are elementwise, and the
@@ -827,8 +829,19 @@ arith::CmpFPredicate swapped(arith::CmpFPredicate p) {
 /// or select(cmpf(v, c), v, c) with an unordered one true within it.
 std::optional<ClampStep> matchClampStep(Reader &reader, const Elem &e) {
   Operation *def = e.def();
-  if (isa_and_present<arith::MaximumFOp, arith::MinimumFOp>(def)) {
-    Side side = isa<arith::MaximumFOp>(def) ? Side::Lower : Side::Upper;
+  // With `nnan` the IR has no NaN to keep (a NaN operand is poison), so
+  // clamps that would send NaN to a bound are clamps too.
+  auto noNaN = [](Operation *op) {
+    auto fmf = dyn_cast<arith::ArithFastMathInterface>(op);
+    return fmf &&
+           arith::bitEnumContainsAll(fmf.getFastMathFlagsAttr().getValue(),
+                                     arith::FastMathFlags::nnan);
+  };
+  if (isa_and_present<arith::MaximumFOp, arith::MinimumFOp>(def) ||
+      (isa_and_present<arith::MaxNumFOp, arith::MinNumFOp>(def) &&
+       noNaN(def))) {
+    Side side = isa<arith::MaximumFOp, arith::MaxNumFOp>(def) ? Side::Lower
+                                                              : Side::Upper;
     for (unsigned i : {0u, 1u})
       if (std::optional<double> c = constantOf(reader.operand(e, 1 - i)))
         return ClampStep{side, *c, reader.operand(e, i)};
@@ -867,7 +880,7 @@ std::optional<ClampStep> matchClampStep(Reader &reader, const Elem &e) {
     return std::nullopt;
   // NaN must select v: the condition false for NaN when true chooses the
   // bound, true for NaN when true chooses v.
-  if (boundIfTrue != ordered)
+  if (boundIfTrue != ordered && !noNaN(cmp))
     return std::nullopt;
   // True beyond the bound (bound chosen): v < lo, or v > hi; true within
   // it (v chosen): v >= lo, or v <= hi.

@@ -58,8 +58,8 @@ std::optional<Float8Format> getFloat8Format(Type type) {
   // f8E4M3FN: 448 = 0x7e is the largest finite value, 0x7f the only NaN.
   if (isa<Float8E4M3FNType>(type))
     return Float8Format{3, 7, 0x7f, -1};
-  // f8E5M2: 0x7c is infinity; 0x7e is the quiet NaN APFloat (and ml_dtypes)
-  // produce from f32 NaN.
+  // f8E5M2: 0x7c is infinity; 0x7e is the quiet NaN ml_dtypes gives for
+  // every f32 NaN (APFloat for the canonical one; it keeps payload bits).
   if (isa<Float8E5M2Type>(type))
     return Float8Format{2, 15, 0x7c, 0x7e};
   return std::nullopt;

@@ -40,14 +40,15 @@ def RopeExpandFloat8Pass : Pass<"rope-expand-f8"> {
     arithmetic on the bits and an `arith.bitcast` from `i8`; MLIR 22 has no
     LLVM lowering of these truncations (the LLVM type converter maps fp8 types
     to `i8`, but `arith-to-llvm` leaves the truncation unconverted). The
-    result is arith.truncf's (APFloat's, ml_dtypes') bit for bit: round to
-    nearest, ties to even; subnormals exact (steps of 2^-9 and 2^-16);
-    `f8E4M3FN`, which has no infinity: results above 448 after rounding,
-    infinities and NaN give NaN (`0x7f` with the sign); `f8E5M2`: overflow
-    and infinities give infinity (`0x7c` with the sign), NaN the quiet NaN
-    `0x7e` with the sign. Normal results round with an integer add of half an
-    ulp; subnormal ones with one f32 addition of a power of two whose ulp is
-    the fp8 subnormal step (exact under flush-to-zero too). Other truncations
+    result is ml_dtypes' bit for bit, and APFloat's up to NaN payloads:
+    round to nearest, ties to even; subnormals exact (steps of 2^-9 and
+    2^-16); `f8E4M3FN`, which has no infinity: results above 448 after
+    rounding, infinities and NaN give NaN (`0x7f` with the sign); `f8E5M2`:
+    overflow and infinities give infinity (`0x7c` with the sign), any NaN
+    the quiet NaN `0x7e` with the sign. Normal results round with an
+    integer add of half an ulp; subnormal ones with one f32 addition of a
+    power of two whose ulp is the fp8 subnormal step (exact under
+    flush-to-zero too). Other truncations
     are left alone. `rope-to-llvm-cpu` and `rope-to-nvvm` run it before the
     conversion to LLVM. C++: `populateExpandFloat8TruncPatterns`
     (`rope/Transforms/ExpandFloat8.h`).

@@ -37,7 +37,7 @@
 // kernel's shape explicit; everything after it (outlining, NVVM, binary) is
 // upstream's.
 //
-// Fused neighbours (ROPE.md §7). Quantized output changes only the stores:
+// Fused neighbours (docs/FUSIONS.md). Quantized output changes only the stores:
 // every stored value (rotated lanes and pass-through channels) goes through
 // buildStoredValue with the per-tensor scale or the scale of the row's head,
 // into a destination of the storage element type. QK-norm needs each

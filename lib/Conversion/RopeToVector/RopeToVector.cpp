@@ -53,7 +53,7 @@
 // tile's table) computed once for all, then the heads of each in turn
 // (VectorizeRopeApply).
 //
-// The fused neighbours (ROPE.md §7) ride on the same rows. With QK-norm a
+// The fused neighbours (docs/FUSIONS.md) ride on the same rows. With QK-norm a
 // row is read twice: a first pass sums x^2 chunk by chunk into one vector
 // (reduced once per row), then the rotation pass reads each chunk again
 // (from L1: a row is a few cache lines) and normalizes it before rotating

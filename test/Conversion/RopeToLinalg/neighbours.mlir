@@ -4,7 +4,7 @@
 // RUN: rope-opt %s --convert-rope-to-linalg --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" -canonicalize -cse -canonicalize -split-input-file | FileCheck %s --check-prefix=BUFFER --enable-var-scope
 // PORTABLE-NOT: affine_map<{{.*}}-d{{[0-9]}}
 
-// rope.apply's fused neighbours in the linalg form (ROPE.md §7), built from
+// rope.apply's fused neighbours in the linalg form (docs/FUSIONS.md), built from
 // RotationCore's buildRmsNormFactor / applyRmsNorm / buildStoredValue. Every
 // map is a projected permutation (the PORTABLE run: no negated dim) and
 // upstream's vectorizer takes every linalg op (the VECTOR run: none left

@@ -67,7 +67,7 @@ def Rope_ApplyOp : Rope_Op<"apply", [
       axis its section assigns.
     - `inverse`: rotate by `-pos` (`s -> -s`).
 
-    Neighbours fused into the rotation (ROPE.md §7; each optional):
+    Neighbours fused into the rotation (docs/FUSIONS.md; each optional):
     - `norm(%w)` with `norm_epsilon`: QK-norm before the rotation, an RMSNorm
       over the head dim: `x' = w * (x * rsqrt(mean_D(x^2) + eps))`, over all
       `D` channels (pass-through ones included), in the compute type. `%w`

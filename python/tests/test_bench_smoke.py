@@ -181,3 +181,25 @@ def test_attention_bench_smoke():
             result.stdout
         assert "vs ORT GQA prefill causal H=2 D=64 | S=40 |" in \
             result.stdout
+
+
+def test_neighbours_bench_smoke(tmp_path):
+    """bench/neighbours_bench.py checks every output against float64 before it times anything, and writes
+    one table row per (shape, form) with a verdict on both targets."""
+    import neighbours_bench
+
+    doc = tmp_path / "doc.md"
+    doc.write_text(f"x\n{neighbours_bench.BEGIN_MARK}\nSTALE\n{neighbours_bench.END_MARK}\ny\n")
+    forms = "norm+rope,rope+i8,qk norm+rope+fp8"
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "neighbours_bench.py"), "--shapes", "decode", "--forms", forms,
+         "--samples", "3", "--write-docs", str(doc)],
+        cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    region = doc.read_text().split(neighbours_bench.BEGIN_MARK, 1)[1].split(neighbours_bench.END_MARK, 1)[0]
+    assert "STALE" not in region
+    rows = [line for line in region.splitlines() if line.startswith("| decode |")]
+    assert [row.split("|")[2].strip() for row in rows] == forms.split(",")
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert cells[-2].endswith((" PASS", " MISS")) and cells[-1].endswith((" PASS", " MISS")), row

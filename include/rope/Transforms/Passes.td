@@ -168,6 +168,19 @@ def RopeRaisePass : Pass<"rope-raise"> {
     An output in de-interleaved order (DeepSeek's interleaved variant) is
     raised to `rope.apply` followed by the channel permutation.
 
+    The rotation's neighbours are folded into the op (docs/FUSIONS.md): an
+    RMSNorm over the head dim producing its input (QK-norm as Qwen3, OLMo-2
+    and Gemma-3 write it: `w * (x * rsqrt(sum_D(x^2) / D + eps))`, the sum
+    from zero over exactly the head dim, `* (1/D)` only for D a power of
+    two, Gemma's `1 + w`; gathered into one op before the rotation is raised
+    and put back if no rotation uses it) becomes `norm(%w)` +
+    `norm_epsilon`; a quantization of its only result (`truncf` of `y * s`
+    clamped to the fp8 type's finite range, or `fptosi` of `roundeven(y *
+    s)` clamped to [-128, 127]; the clamp must keep NaN unless the IR says
+    `fastmath<nnan>`; `s` a constant, a rank-0 tensor or one per head; `y /
+    c` only for c a power of two) becomes `quant_scale(%s)` with the
+    quantized destination.
+
     Nothing else is raised; `remarks` says, on the last op of a computation
     that multiplies by a cos or sin, which check failed.
 

@@ -30,7 +30,6 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/IR/BuiltinTypes.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -66,196 +65,100 @@ std::optional<Float8Format> getFloat8Format(Type type) {
   return std::nullopt;
 }
 
-/// Checks what both patterns need of `op`: an f32 scalar or vector source,
-/// an f8E4M3FN or f8E5M2 result and round to nearest even.
-FailureOr<Float8Format> matchExpandableTruncF(arith::TruncFOp op,
-                                              PatternRewriter &rewriter) {
-  Type inType = op.getIn().getType();
-  if (!isa<FloatType, VectorType>(inType) ||
-      !getElementTypeOrSelf(inType).isF32())
-    return rewriter.notifyMatchFailure(op, "not an f32 scalar or vector");
-  std::optional<Float8Format> format =
-      getFloat8Format(getElementTypeOrSelf(op.getType()));
-  if (!format)
-    return rewriter.notifyMatchFailure(op, "not f8E4M3FN or f8E5M2");
-  if (std::optional<arith::RoundingMode> mode = op.getRoundingmode();
-      mode && *mode != arith::RoundingMode::to_nearest_even)
-    return rewriter.notifyMatchFailure(op, "not round to nearest even");
-  return *format;
-}
-
-/// Replaces `op` by the integer expansion of `arith.truncf` applied to `in`
-/// (f32, of the type of op's source). With `saturate`, by that of
-/// `arith.truncf(clamp(in, -largest, largest))`, the clamp propagating NaN:
-/// the magnitude is clamped instead, by one `arith.minimumf` with the
-/// largest finite value (NaN stays a NaN, infinities become the largest
-/// value), so that the rounding overflows only for NaN: f8E4M3FN's overflow
-/// clamp to 0x7f is kept for it (whatever NaN minimumf gives: every NaN
-/// pattern, sign bit set or not, rounds above 0x7f, wrapping or not), and
-/// f8E5M2's (to infinity) is not needed, its NaN select, on the unclamped
-/// magnitude, covers it.
-void expandTruncF(arith::TruncFOp op, Value in, const Float8Format &format,
-                  bool saturate, PatternRewriter &rewriter) {
-  Location loc = op.getLoc();
-  Type inType = in.getType();
-  Type outType = op.getType();
-  auto like = [&](Type element) -> Type {
-    if (auto vector = dyn_cast<VectorType>(inType))
-      return vector.clone(element);
-    return element;
-  };
-  Type i32 = like(rewriter.getI32Type());
-  Type i8 = like(rewriter.getI8Type());
-  Type f32 = inType;
-  auto c32 = [&](int64_t value) {
-    return createScalarOrSplatConstant(rewriter, loc, i32, value);
-  };
-  auto c8 = [&](int64_t value) {
-    return createScalarOrSplatConstant(rewriter, loc, i8, value);
-  };
-
-  const int64_t shift = 23 - format.mantissaBits;
-  // Exponent field (f32 bias 127) of the smallest f8 normal, 2^(1 - bias).
-  const int64_t minNormalExponent = 127 + 1 - format.bias;
-  // 2^(24 - bias - mantissaBits): its f32 ulp, 2^(1 - bias -
-  // mantissaBits), is the f8 subnormal step.
-  const int64_t magicExponent = 127 + 24 - format.bias - format.mantissaBits;
-
-  Value bits = arith::BitcastOp::create(rewriter, loc, i32, in);
-  Value magnitude = arith::AndIOp::create(rewriter, loc, bits, c32(0x7fffffff));
-  Value sign = arith::AndIOp::create(
-      rewriter, loc,
-      arith::TruncIOp::create(
-          rewriter, loc, i8,
-          arith::ShRUIOp::create(rewriter, loc, bits, c32(24))),
-      c8(0x80));
-  // The magnitude that is rounded (and as f32, once there is one): with
-  // `saturate`, at most the largest finite value, or a NaN.
-  Value finite = magnitude;
-  Value finiteFloat;
-  if (saturate) {
-    const llvm::fltSemantics &semantics =
-        cast<FloatType>(getElementTypeOrSelf(outType)).getFloatSemantics();
-    APFloat largest = APFloat::getLargest(semantics);
-    bool losesInfo = false;
-    largest.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven,
-                    &losesInfo);
-    finiteFloat = arith::MinimumFOp::create(
-        rewriter, loc, arith::BitcastOp::create(rewriter, loc, f32, magnitude),
-        createScalarOrSplatConstant(rewriter, loc, f32, largest));
-    finite = arith::BitcastOp::create(rewriter, loc, i32, finiteFloat);
-  }
-
-  // Normal: round the mantissa to nearest even, rebias the exponent.
-  Value lowestKept = arith::AndIOp::create(
-      rewriter, loc, arith::ShRUIOp::create(rewriter, loc, finite, c32(shift)),
-      c32(1));
-  Value rounded = arith::AddIOp::create(
-      rewriter, loc,
-      arith::AddIOp::create(rewriter, loc, finite,
-                            c32((int64_t(1) << (shift - 1)) - 1)),
-      lowestKept);
-  Value normal = arith::SubIOp::create(
-      rewriter, loc, arith::ShRUIOp::create(rewriter, loc, rounded, c32(shift)),
-      c32((127 - format.bias) << format.mantissaBits));
-  // Overflow, infinities (and for f8E4M3FN NaN): all above the largest
-  // finite encoding once rounded. Saturated, only NaN is.
-  if (!saturate || format.nan < 0)
-    normal =
-        arith::MinUIOp::create(rewriter, loc, normal, c32(format.overflow));
-
-  // Subnormal: the f32 sum's mantissa counts the f8 subnormal steps.
-  Value magic = c32(magicExponent << 23);
-  Value sum = arith::AddFOp::create(
-      rewriter, loc,
-      finiteFloat ? finiteFloat
-                  : arith::BitcastOp::create(rewriter, loc, f32, finite),
-      arith::BitcastOp::create(rewriter, loc, f32, magic));
-  Value subnormal = arith::SubIOp::create(
-      rewriter, loc, arith::BitcastOp::create(rewriter, loc, i32, sum), magic);
-
-  Value isSubnormal =
-      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult, finite,
-                            c32(minNormalExponent << 23));
-  Value result =
-      arith::SelectOp::create(rewriter, loc, isSubnormal, subnormal, normal);
-  if (format.nan >= 0) {
-    Value isNaN = arith::CmpIOp::create(
-        rewriter, loc, arith::CmpIPredicate::ugt, magnitude, c32(0x7f800000));
-    result =
-        arith::SelectOp::create(rewriter, loc, isNaN, c32(format.nan), result);
-  }
-  Value encoded = arith::OrIOp::create(
-      rewriter, loc, arith::TruncIOp::create(rewriter, loc, i8, result), sign);
-  rewriter.replaceOpWithNewOp<arith::BitcastOp>(op, outType, encoded);
-}
-
 struct ExpandTruncFToFloat8 : OpRewritePattern<arith::TruncFOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(arith::TruncFOp op,
                                 PatternRewriter &rewriter) const override {
-    FailureOr<Float8Format> format = matchExpandableTruncF(op, rewriter);
-    if (failed(format))
-      return failure();
-    expandTruncF(op, op.getIn(), *format, /*saturate=*/false, rewriter);
-    return success();
-  }
-};
+    Type inType = op.getIn().getType();
+    Type outType = op.getType();
+    if (!isa<FloatType, VectorType>(inType) ||
+        !getElementTypeOrSelf(inType).isF32())
+      return rewriter.notifyMatchFailure(op, "not an f32 scalar or vector");
+    std::optional<Float8Format> format =
+        getFloat8Format(getElementTypeOrSelf(outType));
+    if (!format)
+      return rewriter.notifyMatchFailure(op, "not f8E4M3FN or f8E5M2");
+    if (std::optional<arith::RoundingMode> mode = op.getRoundingmode();
+        mode && *mode != arith::RoundingMode::to_nearest_even)
+      return rewriter.notifyMatchFailure(op, "not round to nearest even");
 
-/// `truncf(maximumf(minimumf(x, L), -L))` and `truncf(minimumf(maximumf(x,
-/// -L), L))`, either operand order, with L exactly the destination's largest
-/// finite value (rope.apply's quantized store, RotationCore's
-/// buildStoredValue): NaN stays NaN, everything else saturates to +-L, so
-/// one minimumf of the magnitude with L replaces the two of x, and for
-/// f8E5M2 the overflow clamp goes too. The same result for every x (for a
-/// NaN, the expansion keeps x's sign, as numpy's clip does; minimumf and
-/// maximumf promise a NaN, not its sign). LLVM lowers each minimumf or
-/// maximumf with a constant bound to one vminps/vmaxps on x86.
-/// Only when the clamp feeds nothing else, so that it goes away.
-struct ExpandClampedTruncFToFloat8 : OpRewritePattern<arith::TruncFOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(arith::TruncFOp op,
-                                PatternRewriter &rewriter) const override {
-    FailureOr<Float8Format> format = matchExpandableTruncF(op, rewriter);
-    if (failed(format))
-      return failure();
-    const llvm::fltSemantics &semantics =
-        cast<FloatType>(getElementTypeOrSelf(op.getType())).getFloatSemantics();
-    const double largest = APFloat::getLargest(semantics).convertToDouble();
-
-    // `value` is `bound` (a scalar or splat f32 constant).
-    auto isConstant = [](Value value, double bound) {
-      APFloat constant(APFloat::Bogus());
-      return matchPattern(value, m_ConstantFloat(&constant)) &&
-             &constant.getSemantics() == &APFloat::IEEEsingle() &&
-             constant.isExactlyValue(bound);
+    Location loc = op.getLoc();
+    auto like = [&](Type element) -> Type {
+      if (auto vector = dyn_cast<VectorType>(inType))
+        return vector.clone(element);
+      return element;
     };
-    // The other operand of a single-use `OpTy` defining `value` whose
-    // other operand is `bound`.
-    auto clampedBy = [&](auto opTag, Value value, double bound) -> Value {
-      using OpTy = decltype(opTag);
-      auto clamp = value.getDefiningOp<OpTy>();
-      if (!clamp || !clamp->hasOneUse())
-        return nullptr;
-      if (isConstant(clamp.getRhs(), bound))
-        return clamp.getLhs();
-      if (isConstant(clamp.getLhs(), bound))
-        return clamp.getRhs();
-      return nullptr;
+    Type i32 = like(rewriter.getI32Type());
+    Type i8 = like(rewriter.getI8Type());
+    Type f32 = inType;
+    auto c32 = [&](int64_t value) {
+      return createScalarOrSplatConstant(rewriter, loc, i32, value);
+    };
+    auto c8 = [&](int64_t value) {
+      return createScalarOrSplatConstant(rewriter, loc, i8, value);
     };
 
-    Value in = op.getIn();
-    Value x;
-    if (Value below = clampedBy(arith::MaximumFOp(), in, -largest))
-      x = clampedBy(arith::MinimumFOp(), below, largest);
-    else if (Value above = clampedBy(arith::MinimumFOp(), in, largest))
-      x = clampedBy(arith::MaximumFOp(), above, -largest);
-    if (!x)
-      return rewriter.notifyMatchFailure(
-          op, "not clamped to the largest finite value by minimumf/maximumf");
-    expandTruncF(op, x, *format, /*saturate=*/true, rewriter);
+    const int64_t shift = 23 - format->mantissaBits;
+    // Exponent field (f32 bias 127) of the smallest f8 normal, 2^(1 - bias).
+    const int64_t minNormalExponent = 127 + 1 - format->bias;
+    // 2^(24 - bias - mantissaBits): its f32 ulp, 2^(1 - bias -
+    // mantissaBits), is the f8 subnormal step.
+    const int64_t magicExponent =
+        127 + 24 - format->bias - format->mantissaBits;
+
+    Value bits = arith::BitcastOp::create(rewriter, loc, i32, op.getIn());
+    Value magnitude =
+        arith::AndIOp::create(rewriter, loc, bits, c32(0x7fffffff));
+    Value sign = arith::AndIOp::create(
+        rewriter, loc,
+        arith::TruncIOp::create(
+            rewriter, loc, i8,
+            arith::ShRUIOp::create(rewriter, loc, bits, c32(24))),
+        c8(0x80));
+
+    // Normal: round the mantissa to nearest even, rebias the exponent.
+    Value lowestKept = arith::AndIOp::create(
+        rewriter, loc,
+        arith::ShRUIOp::create(rewriter, loc, magnitude, c32(shift)), c32(1));
+    Value rounded = arith::AddIOp::create(
+        rewriter, loc,
+        arith::AddIOp::create(rewriter, loc, magnitude,
+                              c32((int64_t(1) << (shift - 1)) - 1)),
+        lowestKept);
+    Value normal = arith::SubIOp::create(
+        rewriter, loc,
+        arith::ShRUIOp::create(rewriter, loc, rounded, c32(shift)),
+        c32((127 - format->bias) << format->mantissaBits));
+    // Overflow, infinities (and for f8E4M3FN NaN): all above the largest
+    // finite encoding once rounded.
+    normal =
+        arith::MinUIOp::create(rewriter, loc, normal, c32(format->overflow));
+
+    // Subnormal: the f32 sum's mantissa counts the f8 subnormal steps.
+    Value magic = c32(magicExponent << 23);
+    Value sum = arith::AddFOp::create(
+        rewriter, loc, arith::BitcastOp::create(rewriter, loc, f32, magnitude),
+        arith::BitcastOp::create(rewriter, loc, f32, magic));
+    Value subnormal = arith::SubIOp::create(
+        rewriter, loc, arith::BitcastOp::create(rewriter, loc, i32, sum),
+        magic);
+
+    Value isSubnormal =
+        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult,
+                              magnitude, c32(minNormalExponent << 23));
+    Value result =
+        arith::SelectOp::create(rewriter, loc, isSubnormal, subnormal, normal);
+    if (format->nan >= 0) {
+      Value isNaN = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::ugt, magnitude, c32(0x7f800000));
+      result = arith::SelectOp::create(rewriter, loc, isNaN, c32(format->nan),
+                                       result);
+    }
+    Value encoded = arith::OrIOp::create(
+        rewriter, loc, arith::TruncIOp::create(rewriter, loc, i8, result),
+        sign);
+    rewriter.replaceOpWithNewOp<arith::BitcastOp>(op, outType, encoded);
     return success();
   }
 };
@@ -275,7 +178,4 @@ struct RopeExpandFloat8Pass
 void mlir::rope::populateExpandFloat8TruncPatterns(
     RewritePatternSet &patterns) {
   patterns.add<ExpandTruncFToFloat8>(patterns.getContext());
-  // Before the plain expansion, which would keep the clamp.
-  patterns.add<ExpandClampedTruncFToFloat8>(patterns.getContext(),
-                                            /*benefit=*/2);
 }

@@ -20,6 +20,7 @@
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
@@ -94,6 +95,12 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
   pm.addPass(createRopeExpandBFloat16Pass());
   // fp8 rounding (quantized outputs) has no LLVM lowering upstream.
   pm.addPass(createRopeExpandFloat8Pass());
+  // torch-mlir's x^2 is math.fpowi(x, 2): once vectorized its exponent is a
+  // vector, which llvm.intr.powi cannot take. A constant exponent becomes
+  // multiplications, any other math.powf.
+  math::MathExpandOpsPassOptions expandPowI;
+  expandPowI.opMnemonics = {"fpowi"};
+  pm.addPass(math::createMathExpandOpsPass(expandPowI));
   pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());

@@ -20,6 +20,13 @@
 // CHECK-LABEL: llvm.func @libm(
 // CHECK:         llvm.call @erff(
 // CHECK-NOT:   _mlir_ciface_erff
+// torch-mlir's x^2, vectorized: no llvm.intr.powi (its exponent would be a
+// vector, which does not verify), one multiplication instead.
+// CHECK-LABEL: llvm.func @square_by_fpowi(
+// CHECK-NOT:     llvm.intr.powi
+// CHECK:         llvm.fmul {{.*}} : vector<8xf32>
+// CHECK-NOT:     llvm.intr.powi
+// CHECK:         llvm.return
 
 #map = affine_map<(d0) -> (d0)>
 func.func @complex_mul(%a: tensor<4xf32>, %b: tensor<4xf32>, %c: tensor<4xf32>, %d: tensor<4xf32>) -> tensor<4xf32> {
@@ -58,4 +65,16 @@ func.func @libm(%a: tensor<4xf32>) -> tensor<4xf32> {
     linalg.yield %y : f32
   } -> tensor<4xf32>
   return %r : tensor<4xf32>
+}
+
+func.func @square_by_fpowi(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %c2 = arith.constant 2 : i64
+  %e = tensor.empty() : tensor<4x8xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+    ins(%a : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = math.fpowi %x, %c2 : f32, i64
+    linalg.yield %y : f32
+  } -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
 }

@@ -699,11 +699,16 @@ def relative_error(actual: Any, reference: Any) -> float:
 def rms_norm(x: Any, weight: Any, eps: float) -> np.ndarray:
     """QK-norm in float64: ``w * (x / sqrt(mean(x^2 over the last dim) + eps))``."""
     xf = _as_float64(x)
+    if xf.ndim == 0:
+        raise ValueError("x must have at least one dim (the channel dim)")
     w = _as_float64(weight)
     if w.shape != (xf.shape[-1],):
         raise ValueError(f"weight shape {w.shape} != ({xf.shape[-1]},)")
+    eps = _as_float(eps, "eps")
+    if not (eps >= 0.0 and np.isfinite(eps)):
+        raise ValueError(f"eps must be a finite number >= 0, got {eps!r}")
     mean = np.mean(xf * xf, axis=-1, keepdims=True)
-    return w * (xf / np.sqrt(mean + float(eps)))
+    return w * (xf / np.sqrt(mean + eps))
 
 
 #: The largest finite value of each quantized type, and its bit width.
@@ -717,11 +722,18 @@ def quantize(y: Any, quant: str, scale: Any, head_axis: Optional[int] = None) ->
     float64 (exactly representable in the target type)."""
     import ml_dtypes  # a dependency of the package
 
+    if quant not in QUANT_LIMITS:
+        raise ValueError(f"quant must be one of {sorted(QUANT_LIMITS)}, got {quant!r}")
     yf = _as_float64(y)
     s = _as_float64(scale)
+    if s.ndim > 1:
+        raise ValueError(f"scale must be a scalar or one per head, got shape {s.shape}")
     if s.ndim == 1:
         if head_axis is None:
             raise ValueError("a per-head scale needs head_axis")
+        head_axis = _as_int(head_axis, "head_axis")
+        if not -yf.ndim <= head_axis < yf.ndim or s.shape[0] != yf.shape[head_axis]:
+            raise ValueError(f"scale has {s.shape[0]} entries, y has shape {yf.shape} (head_axis {head_axis})")
         shape = [1] * yf.ndim
         shape[head_axis] = s.shape[0]
         s = s.reshape(shape)

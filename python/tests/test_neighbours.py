@@ -321,3 +321,21 @@ def test_out_overlapping_the_norm_weight_refused():
     w[:] = 1
     with pytest.raises(ValueError, match="out overlaps norm_weight"):
         rope_mlir.apply(x, pos, norm_weight=w, out=out)
+
+
+# -- the float64 reference's own argument checks -------------------------------
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: reference.rms_norm(np.ones((2, 8)), np.ones(4), 1e-6), r"weight shape \(4,\)"),
+    (lambda: reference.rms_norm(np.float64(1.0), np.ones(1), 1e-6), "at least one dim"),
+    (lambda: reference.rms_norm(np.ones((2, 8)), np.ones(8), -1.0), "eps must be a finite number"),
+    (lambda: reference.rms_norm(np.ones((2, 8)), np.ones(8), float("inf")), "eps must be finite"),
+    (lambda: reference.quantize(np.ones((2, 4, 8)), "fp4", 1.0), "quant must be one of"),
+    (lambda: reference.quantize(np.ones((2, 4, 8)), "i8", np.ones(4)), "needs head_axis"),
+    (lambda: reference.quantize(np.ones((2, 4, 8)), "i8", np.ones(3), head_axis=1), "scale has 3 entries"),
+    (lambda: reference.quantize(np.ones((2, 4, 8)), "i8", np.ones(4), head_axis=5), "scale has 4 entries"),
+    (lambda: reference.quantize(np.ones((2, 4, 8)), "i8", np.ones((4, 1))), "scalar or one per head"),
+])
+def test_reference_refuses_bad_arguments(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()

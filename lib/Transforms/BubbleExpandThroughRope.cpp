@@ -38,6 +38,9 @@ struct BubbleExpandThroughRope : OpRewritePattern<tensor::ExpandShapeOp> {
     // follows the head dims this would split.
     if (rope.getQuantScale())
       return rewriter.notifyMatchFailure(expand, "quantized output");
+    // With slots the result is the cache, not the rotated tokens.
+    if (rope.getSlots())
+      return rewriter.notifyMatchFailure(expand, "cache append");
     SmallVector<ReassociationIndices> groups = expand.getReassociationIndices();
     SmallVector<int64_t> tokenDims = rope.getTokenDimsOrDefault();
     unsigned channel = groups.size() - 1;
@@ -67,10 +70,11 @@ struct BubbleExpandThroughRope : OpRewritePattern<tensor::ExpandShapeOp> {
     auto rotated = ApplyOp::create(
         rewriter, rope.getLoc(), type, input, rope.getPositions(),
         rope.getOffset(), rope.getLength(), rope.getCos(), rope.getSin(),
-        rope.getNormWeight(), rope.getQuantScale(), init, rope.getLayoutAttr(),
-        rope.getRotaryDimAttr(), rewriter.getDenseI64ArrayAttr(newTokenDims),
-        rope.getFreqsAttr(), rope.getMropeAttr(), rope.getMagnitudeAttr(),
-        rope.getInverseAttr(), rope.getNormEpsilonAttr());
+        rope.getNormWeight(), rope.getQuantScale(), /*slots=*/Value(), init,
+        rope.getLayoutAttr(), rope.getRotaryDimAttr(),
+        rewriter.getDenseI64ArrayAttr(newTokenDims), rope.getFreqsAttr(),
+        rope.getMropeAttr(), rope.getMagnitudeAttr(), rope.getInverseAttr(),
+        rope.getNormEpsilonAttr());
     rewriter.replaceOp(expand, rotated.getResult());
     rewriter.eraseOp(rope);
     return success();

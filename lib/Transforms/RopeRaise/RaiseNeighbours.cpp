@@ -303,9 +303,9 @@ ApplyOp rebuild(RewriterBase &rewriter, ApplyOp op, Value input, Value weight,
   return ApplyOp::create(
       rewriter, op.getLoc(), init.getType(), input, op.getPositions(),
       op.getOffset(), op.getLength(), op.getCos(), op.getSin(), weight, scale,
-      init, op.getLayoutAttr(), op.getRotaryDimAttr(), op.getTokenDimsAttr(),
-      op.getFreqsAttr(), op.getMropeAttr(), op.getMagnitudeAttr(),
-      op.getInverseAttr(), epsilon);
+      op.getSlots(), init, op.getLayoutAttr(), op.getRotaryDimAttr(),
+      op.getTokenDimsAttr(), op.getFreqsAttr(), op.getMropeAttr(),
+      op.getMagnitudeAttr(), op.getInverseAttr(), epsilon);
 }
 
 //===----------------------------------------------------------------------===//
@@ -915,7 +915,9 @@ public:
   explicit QuantMatcher(ApplyOp op) : op(op) {}
 
   FailureOr<QuantMatch> match() {
-    if (op.getQuantScale() || isa<Float64Type>(op.getStorageElementType()))
+    // With slots the result is a whole cache, not the rotated rows.
+    if (op.getQuantScale() || op.getSlots() ||
+        isa<Float64Type>(op.getStorageElementType()))
       return failure();
     // The only user chain from y to a value of a quantized type.
     Value y = op.getResult();

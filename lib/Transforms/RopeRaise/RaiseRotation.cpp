@@ -814,7 +814,8 @@ public:
     auto apply = ApplyOp::create(
         rewriter, loc, init.getType(), plan.input, positions, offset,
         /*length=*/Value(), cosCache, sinCache, /*norm_weight=*/Value(),
-        /*quant_scale=*/Value(), init, LayoutAttr::get(ctx, plan.layout),
+        /*quant_scale=*/Value(), /*slots=*/Value(), init,
+        LayoutAttr::get(ctx, plan.layout),
         plan.rotaryDim == d ? IntegerAttr()
                             : rewriter.getI64IntegerAttr(plan.rotaryDim),
         tokenDims == defaultTokens ? DenseI64ArrayAttr()

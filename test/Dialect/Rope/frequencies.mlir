@@ -11,7 +11,7 @@
 // CHECK-LABEL: func.func @default_base(
 //       CHECK:   rope.apply {{.*}} {freqs = #rope.default<base = 5.000000e+05>} -> tensor<2x64xf32>
 // GENERIC-LABEL: sym_name = "default_base"
-//       GENERIC:   "rope.apply"(%{{.*}}, %{{.*}}) <{freqs = #rope.default<base = 5.000000e+05>, layout = #rope.layout<half>, magnitude = 1.000000e+00 : f64, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 1>}>
+//       GENERIC:   "rope.apply"(%{{.*}}, %{{.*}}) <{freqs = #rope.default<base = 5.000000e+05>, layout = #rope.layout<half>, magnitude = 1.000000e+00 : f64, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 1>}>
 func.func @default_base(%x: tensor<2x64xf32>) -> tensor<2x64xf32> {
   %y = rope.apply ins(%x : tensor<2x64xf32>) outs(%x : tensor<2x64xf32>) {freqs = #rope.default<base = 500000.0>} -> tensor<2x64xf32>
   return %y : tensor<2x64xf32>
@@ -73,7 +73,7 @@ func.func @dynamic_ntk(%x: tensor<2x64xf32>) -> tensor<2x64xf32> {
 //  CHECK-SAME:     %[[X:[^:]*]]: tensor<1x4x64xf32>, %[[O:[^:]*]]: i64, %[[L:[^:]*]]: i64)
 //       CHECK:   rope.apply ins(%[[X]] : tensor<1x4x64xf32>) offset(%[[O]] : i64) length(%[[L]] : i64) outs(%[[X]] : tensor<1x4x64xf32>) {freqs = #rope.dynamic_ntk<factor = 4.000000e+00, max_position_embeddings = 2048>} -> tensor<1x4x64xf32>
 // GENERIC-LABEL: sym_name = "dynamic_ntk_length"
-//       GENERIC:   "rope.apply"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{freqs = #rope.dynamic_ntk<factor = 4.000000e+00, max_position_embeddings = 2048>, layout = #rope.layout<half>, magnitude = 1.000000e+00 : f64, operandSegmentSizes = array<i32: 1, 0, 1, 1, 0, 0, 0, 0, 1>}> : (tensor<1x4x64xf32>, i64, i64, tensor<1x4x64xf32>)
+//       GENERIC:   "rope.apply"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{freqs = #rope.dynamic_ntk<factor = 4.000000e+00, max_position_embeddings = 2048>, layout = #rope.layout<half>, magnitude = 1.000000e+00 : f64, operandSegmentSizes = array<i32: 1, 0, 1, 1, 0, 0, 0, 0, 0, 1>}> : (tensor<1x4x64xf32>, i64, i64, tensor<1x4x64xf32>)
 func.func @dynamic_ntk_length(%x: tensor<1x4x64xf32>, %o: i64, %l: i64) -> tensor<1x4x64xf32> {
   %y = rope.apply ins(%x : tensor<1x4x64xf32>) offset(%o : i64) length(%l : i64) outs(%x : tensor<1x4x64xf32>) {freqs = #rope.dynamic_ntk<factor = 4.0, max_position_embeddings = 2048>} -> tensor<1x4x64xf32>
   return %y : tensor<1x4x64xf32>
@@ -84,7 +84,7 @@ func.func @dynamic_ntk_length(%x: tensor<1x4x64xf32>, %o: i64, %l: i64) -> tenso
 //  CHECK-SAME:     %[[X:[^:]*]]: tensor<8x4xf32>, %[[P:[^:]*]]: tensor<8xi32>, %[[L:[^:]*]]: index)
 //       CHECK:   rope.apply ins(%[[X]] : tensor<8x4xf32>) positions(%[[P]] : tensor<8xi32>) length(%[[L]] : index) outs(%[[X]] : tensor<8x4xf32>)
 // GENERIC-LABEL: sym_name = "longrope_index_length"
-//       GENERIC:   operandSegmentSizes = array<i32: 1, 1, 0, 1, 0, 0, 0, 0, 1>}> : (tensor<8x4xf32>, tensor<8xi32>, index, tensor<8x4xf32>)
+//       GENERIC:   operandSegmentSizes = array<i32: 1, 1, 0, 1, 0, 0, 0, 0, 0, 1>}> : (tensor<8x4xf32>, tensor<8xi32>, index, tensor<8x4xf32>)
 func.func @longrope_index_length(%x: tensor<8x4xf32>, %p: tensor<8xi32>, %l: index) -> tensor<8x4xf32> {
   %y = rope.apply ins(%x : tensor<8x4xf32>) positions(%p : tensor<8xi32>) length(%l : index) outs(%x : tensor<8x4xf32>) {freqs = #rope.longrope<short_factor = [1.0, 1.5], long_factor = [2.0, 4.0], original_max_position_embeddings = 4096>} -> tensor<8x4xf32>
   return %y : tensor<8x4xf32>
@@ -139,7 +139,7 @@ func.func @llama3_all_parameters(%x: tensor<2x128xf32>) -> tensor<2x128xf32> {
 // CHECK-LABEL: func.func @longrope(
 //       CHECK:   {freqs = #rope.longrope<short_factor = [1.000000e+00, 1.500000e+00], long_factor = [2.000000e+00, 4.000000e+00], original_max_position_embeddings = 4096>, rotary_dim = 4 : i64}
 // GENERIC-LABEL: sym_name = "longrope"
-//       GENERIC:   <{freqs = #rope.longrope<short_factor = [1.000000e+00, 1.500000e+00], long_factor = [2.000000e+00, 4.000000e+00], original_max_position_embeddings = 4096>, layout = #rope.layout<half>, magnitude = 1.000000e+00 : f64, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 1>, rotary_dim = 4 : i64}>
+//       GENERIC:   <{freqs = #rope.longrope<short_factor = [1.000000e+00, 1.500000e+00], long_factor = [2.000000e+00, 4.000000e+00], original_max_position_embeddings = 4096>, layout = #rope.layout<half>, magnitude = 1.000000e+00 : f64, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 1>, rotary_dim = 4 : i64}>
 func.func @longrope(%x: tensor<2x64xf32>) -> tensor<2x64xf32> {
   %y = rope.apply ins(%x : tensor<2x64xf32>) outs(%x : tensor<2x64xf32>) {rotary_dim = 4 : i64, freqs = #rope.longrope<short_factor = [1.0, 1.5], long_factor = [2.0, 4.0], original_max_position_embeddings = 4096>} -> tensor<2x64xf32>
   return %y : tensor<2x64xf32>
@@ -182,7 +182,7 @@ func.func @proportional_defaults(%x: tensor<2x64xf32>) -> tensor<2x64xf32> {
 //  CHECK-SAME:     %[[X:[^:]*]]: tensor<2x8x4x128xbf16>, %[[P:[^:]*]]: tensor<3x2x8xi64>)
 //       CHECK:   rope.apply ins(%[[X]] : tensor<2x8x4x128xbf16>) positions(%[[P]] : tensor<3x2x8xi64>) outs(%[[X]] : tensor<2x8x4x128xbf16>) {freqs = #rope.default<base = 1.000000e+06>, mrope = #rope.mrope<section = [16, 24, 24]>} -> tensor<2x8x4x128xbf16>
 // GENERIC-LABEL: sym_name = "mrope_chunked"
-//       GENERIC:   "rope.apply"(%{{.*}}, %{{.*}}, %{{.*}}) <{freqs = #rope.default<base = 1.000000e+06>, layout = #rope.layout<half>, magnitude = 1.000000e+00 : f64, mrope = #rope.mrope<section = [16, 24, 24]>, operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 1>}> : (tensor<2x8x4x128xbf16>, tensor<3x2x8xi64>, tensor<2x8x4x128xbf16>)
+//       GENERIC:   "rope.apply"(%{{.*}}, %{{.*}}, %{{.*}}) <{freqs = #rope.default<base = 1.000000e+06>, layout = #rope.layout<half>, magnitude = 1.000000e+00 : f64, mrope = #rope.mrope<section = [16, 24, 24]>, operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>}> : (tensor<2x8x4x128xbf16>, tensor<3x2x8xi64>, tensor<2x8x4x128xbf16>)
 func.func @mrope_chunked(%x: tensor<2x8x4x128xbf16>, %p: tensor<3x2x8xi64>) -> tensor<2x8x4x128xbf16> {
   %y = rope.apply ins(%x : tensor<2x8x4x128xbf16>) positions(%p : tensor<3x2x8xi64>) outs(%x : tensor<2x8x4x128xbf16>) {freqs = #rope.default<base = 1000000.0>, mrope = #rope.mrope<section = [16, 24, 24], interleaved = false>} -> tensor<2x8x4x128xbf16>
   return %y : tensor<2x8x4x128xbf16>

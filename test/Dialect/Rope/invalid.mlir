@@ -167,7 +167,7 @@ func.func @offset_float(%x: tensor<1x8x64xf32>, %o: f32) -> tensor<1x8x64xf32> {
 // The custom syntax always takes both caches: use the generic form.
 func.func @cos_without_sin(%x: tensor<8x4x64xf32>, %p: tensor<8xi64>, %cos: tensor<16x32xf32>) -> tensor<8x4x64xf32> {
   // expected-error @+1 {{'rope.apply' op cos and sin caches must be given together}}
-  %y = "rope.apply"(%x, %p, %cos, %x) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 1, 0, 0, 0, 1>}>
+  %y = "rope.apply"(%x, %p, %cos, %x) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 1, 0, 0, 0, 0, 1>}>
          : (tensor<8x4x64xf32>, tensor<8xi64>, tensor<16x32xf32>, tensor<8x4x64xf32>) -> tensor<8x4x64xf32>
   return %y : tensor<8x4x64xf32>
 }

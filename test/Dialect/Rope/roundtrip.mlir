@@ -10,7 +10,7 @@
 //       CHECK:   %[[Y:.*]] = rope.apply ins(%[[X]] : tensor<4x8x64xf32>) outs(%[[INIT]] : tensor<4x8x64xf32>) -> tensor<4x8x64xf32>
 //       CHECK:   return %[[Y]]
 // GENERIC-LABEL: sym_name = "implicit_positions"
-//       GENERIC:   "rope.apply"(%{{.*}}, %{{.*}}) <{layout = #rope.layout<half>, magnitude = 1.000000e+00 : f64, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 1>}> : (tensor<4x8x64xf32>, tensor<4x8x64xf32>) -> tensor<4x8x64xf32>
+//       GENERIC:   "rope.apply"(%{{.*}}, %{{.*}}) <{layout = #rope.layout<half>, magnitude = 1.000000e+00 : f64, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 1>}> : (tensor<4x8x64xf32>, tensor<4x8x64xf32>) -> tensor<4x8x64xf32>
 func.func @implicit_positions(%x: tensor<4x8x64xf32>, %init: tensor<4x8x64xf32>) -> tensor<4x8x64xf32> {
   %y = rope.apply ins(%x : tensor<4x8x64xf32>) outs(%init : tensor<4x8x64xf32>) -> tensor<4x8x64xf32>
   return %y : tensor<4x8x64xf32>
@@ -29,7 +29,7 @@ func.func @explicit_defaults(%x: tensor<4x8x64xf32>, %init: tensor<4x8x64xf32>) 
 //       CHECK:   rope.apply ins(%{{.*}} : tensor<1x1x16x256xf32>) outs(%{{.*}} : tensor<1x1x16x256xf32>)
 //  CHECK-SAME:     {layout = #rope.layout<interleaved>, rotary_dim = 64 : i64} -> tensor<1x1x16x256xf32>
 // GENERIC-LABEL: sym_name = "interleaved_partial"
-//       GENERIC:   "rope.apply"(%{{.*}}, %{{.*}}) <{layout = #rope.layout<interleaved>, magnitude = 1.000000e+00 : f64, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 1>, rotary_dim = 64 : i64}>
+//       GENERIC:   "rope.apply"(%{{.*}}, %{{.*}}) <{layout = #rope.layout<interleaved>, magnitude = 1.000000e+00 : f64, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 1>, rotary_dim = 64 : i64}>
 func.func @interleaved_partial(%x: tensor<1x1x16x256xf32>, %init: tensor<1x1x16x256xf32>) -> tensor<1x1x16x256xf32> {
   %y = rope.apply ins(%x : tensor<1x1x16x256xf32>) outs(%init : tensor<1x1x16x256xf32>)
          {layout = #rope.layout<interleaved>, rotary_dim = 64 : i64} -> tensor<1x1x16x256xf32>
@@ -42,7 +42,7 @@ func.func @interleaved_partial(%x: tensor<1x1x16x256xf32>, %init: tensor<1x1x16x
 //       CHECK:   rope.apply ins(%[[X]] : tensor<2x32x16x128xf32>) positions(%[[P]] : tensor<2x16xi64>) outs(%[[INIT]] : tensor<2x32x16x128xf32>)
 //  CHECK-SAME:     {token_dims = array<i64: 0, 2>} -> tensor<2x32x16x128xf32>
 // GENERIC-LABEL: sym_name = "token_dims_bhsd"
-//       GENERIC:   "rope.apply"(%{{.*}}, %{{.*}}, %{{.*}}) <{layout = #rope.layout<half>, magnitude = 1.000000e+00 : f64, operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 1>, token_dims = array<i64: 0, 2>}>
+//       GENERIC:   "rope.apply"(%{{.*}}, %{{.*}}, %{{.*}}) <{layout = #rope.layout<half>, magnitude = 1.000000e+00 : f64, operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>, token_dims = array<i64: 0, 2>}>
 func.func @token_dims_bhsd(%x: tensor<2x32x16x128xf32>, %p: tensor<2x16xi64>, %init: tensor<2x32x16x128xf32>) -> tensor<2x32x16x128xf32> {
   %y = rope.apply ins(%x : tensor<2x32x16x128xf32>) positions(%p : tensor<2x16xi64>)
          outs(%init : tensor<2x32x16x128xf32>) {token_dims = array<i64: 0, 2>} -> tensor<2x32x16x128xf32>
@@ -72,7 +72,7 @@ func.func @ragged_tokens(%x: tensor<7x4x64xbf16>, %p: tensor<7xi64>, %init: tens
 //  CHECK-SAME:     %[[O:[^:]*]]: i64
 //       CHECK:   rope.apply ins(%{{.*}} : tensor<1x1x8x64xf16>) offset(%[[O]] : i64) outs(%{{.*}} : tensor<1x1x8x64xf16>) -> tensor<1x1x8x64xf16>
 // GENERIC-LABEL: sym_name = "offset_i64"
-//       GENERIC:   "rope.apply"(%{{.*}}, %{{.*}}, %{{.*}}) <{layout = #rope.layout<half>, magnitude = 1.000000e+00 : f64, operandSegmentSizes = array<i32: 1, 0, 1, 0, 0, 0, 0, 0, 1>}> : (tensor<1x1x8x64xf16>, i64, tensor<1x1x8x64xf16>)
+//       GENERIC:   "rope.apply"(%{{.*}}, %{{.*}}, %{{.*}}) <{layout = #rope.layout<half>, magnitude = 1.000000e+00 : f64, operandSegmentSizes = array<i32: 1, 0, 1, 0, 0, 0, 0, 0, 0, 1>}> : (tensor<1x1x8x64xf16>, i64, tensor<1x1x8x64xf16>)
 func.func @offset_i64(%x: tensor<1x1x8x64xf16>, %o: i64, %init: tensor<1x1x8x64xf16>) -> tensor<1x1x8x64xf16> {
   %y = rope.apply ins(%x : tensor<1x1x8x64xf16>) offset(%o : i64) outs(%init : tensor<1x1x8x64xf16>) -> tensor<1x1x8x64xf16>
   return %y : tensor<1x1x8x64xf16>
@@ -108,7 +108,7 @@ func.func @offset_per_row(%x: tensor<3x1x8x64xf32>, %o: tensor<3xi64>, %init: te
 //  CHECK-SAME:     %[[P:[^:]*]]: tensor<2x16xi64>, %[[COS:[^:]*]]: tensor<2048x32xf32>, %[[SIN:[^:]*]]: tensor<2048x32xf32>
 //       CHECK:   rope.apply ins(%{{.*}} : tensor<2x16x4x64xf16>) positions(%[[P]] : tensor<2x16xi64>) cache(%[[COS]], %[[SIN]] : tensor<2048x32xf32>, tensor<2048x32xf32>) outs(%{{.*}} : tensor<2x16x4x64xf16>) -> tensor<2x16x4x64xf16>
 // GENERIC-LABEL: sym_name = "gathered_cache"
-//       GENERIC:   "rope.apply"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{layout = #rope.layout<half>, magnitude = 1.000000e+00 : f64, operandSegmentSizes = array<i32: 1, 1, 0, 0, 1, 1, 0, 0, 1>}>
+//       GENERIC:   "rope.apply"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{layout = #rope.layout<half>, magnitude = 1.000000e+00 : f64, operandSegmentSizes = array<i32: 1, 1, 0, 0, 1, 1, 0, 0, 0, 1>}>
 func.func @gathered_cache(%x: tensor<2x16x4x64xf16>, %p: tensor<2x16xi64>, %cos: tensor<2048x32xf32>, %sin: tensor<2048x32xf32>, %init: tensor<2x16x4x64xf16>) -> tensor<2x16x4x64xf16> {
   %y = rope.apply ins(%x : tensor<2x16x4x64xf16>) positions(%p : tensor<2x16xi64>)
          cache(%cos, %sin : tensor<2048x32xf32>, tensor<2048x32xf32>)
@@ -121,7 +121,7 @@ func.func @gathered_cache(%x: tensor<2x16x4x64xf16>, %p: tensor<2x16xi64>, %cos:
 //       CHECK:   rope.apply ins(%{{.*}} : tensor<1x1x16x256xf16>) offset(%{{.*}} : i64) cache(%{{.*}}, %{{.*}} : tensor<2048x32xf16>, tensor<2048x32xf16>) outs(%{{.*}} : tensor<1x1x16x256xf16>)
 //  CHECK-SAME:     {layout = #rope.layout<interleaved>, rotary_dim = 64 : i64} -> tensor<1x1x16x256xf16>
 // GENERIC-LABEL: sym_name = "offset_gathered_cache"
-//       GENERIC:   operandSegmentSizes = array<i32: 1, 0, 1, 0, 1, 1, 0, 0, 1>
+//       GENERIC:   operandSegmentSizes = array<i32: 1, 0, 1, 0, 1, 1, 0, 0, 0, 1>
 func.func @offset_gathered_cache(%x: tensor<1x1x16x256xf16>, %o: i64, %cos: tensor<2048x32xf16>, %sin: tensor<2048x32xf16>, %init: tensor<1x1x16x256xf16>) -> tensor<1x1x16x256xf16> {
   %y = rope.apply ins(%x : tensor<1x1x16x256xf16>) offset(%o : i64)
          cache(%cos, %sin : tensor<2048x32xf16>, tensor<2048x32xf16>)
@@ -136,7 +136,7 @@ func.func @offset_gathered_cache(%x: tensor<1x1x16x256xf16>, %o: i64, %cos: tens
 //       CHECK:   rope.apply ins(%{{.*}} : tensor<2x4x16x64xf32>) cache(%{{.*}}, %{{.*}} : tensor<2x16x32xf32>, tensor<2x16x32xf32>) outs(%{{.*}} : tensor<2x4x16x64xf32>)
 //  CHECK-SAME:     {token_dims = array<i64: 0, 2>} -> tensor<2x4x16x64xf32>
 // GENERIC-LABEL: sym_name = "pregathered_cache"
-//       GENERIC:   operandSegmentSizes = array<i32: 1, 0, 0, 0, 1, 1, 0, 0, 1>
+//       GENERIC:   operandSegmentSizes = array<i32: 1, 0, 0, 0, 1, 1, 0, 0, 0, 1>
 func.func @pregathered_cache(%x: tensor<2x4x16x64xf32>, %cos: tensor<2x16x32xf32>, %sin: tensor<2x16x32xf32>, %init: tensor<2x4x16x64xf32>) -> tensor<2x4x16x64xf32> {
   %y = rope.apply ins(%x : tensor<2x4x16x64xf32>) cache(%cos, %sin : tensor<2x16x32xf32>, tensor<2x16x32xf32>)
          outs(%init : tensor<2x4x16x64xf32>) {token_dims = array<i64: 0, 2>} -> tensor<2x4x16x64xf32>
@@ -166,7 +166,7 @@ func.func @freqs_fractional_base(%x: tensor<16x4x128xf32>, %init: tensor<16x4x12
 //       CHECK:   rope.apply ins(%{{.*}} : tensor<16x4x64xf64>) positions(%{{.*}} : tensor<16xi64>) outs(%{{.*}} : tensor<16x4x64xf64>)
 //  CHECK-SAME:     {inverse, magnitude = 1.250000e+00 : f64} -> tensor<16x4x64xf64>
 // GENERIC-LABEL: sym_name = "magnitude_inverse"
-//       GENERIC:   "rope.apply"(%{{.*}}, %{{.*}}, %{{.*}}) <{inverse, layout = #rope.layout<half>, magnitude = 1.250000e+00 : f64, operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 1>}>
+//       GENERIC:   "rope.apply"(%{{.*}}, %{{.*}}, %{{.*}}) <{inverse, layout = #rope.layout<half>, magnitude = 1.250000e+00 : f64, operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>}>
 func.func @magnitude_inverse(%x: tensor<16x4x64xf64>, %p: tensor<16xi64>, %init: tensor<16x4x64xf64>) -> tensor<16x4x64xf64> {
   %y = rope.apply ins(%x : tensor<16x4x64xf64>) positions(%p : tensor<16xi64>) outs(%init : tensor<16x4x64xf64>)
          {magnitude = 1.25, inverse} -> tensor<16x4x64xf64>
@@ -206,7 +206,7 @@ func.func @dynamic_dims(%x: tensor<?x?x8x64xf32>, %p: tensor<?x?xi64>, %o: tenso
 //       CHECK:   rope.apply ins(%{{.*}} : tensor<4x8x64xf32>) positions(%{{.*}} : tensor<4xi32>) outs(%{{.*}} : tensor<4x8x64xf32>)
 //  CHECK-SAME:     {layout = #rope.layout<interleaved>, rotary_dim = 32 : i64} -> tensor<4x8x64xf32>
 func.func @generic_form_input(%x: tensor<4x8x64xf32>, %p: tensor<4xi32>, %init: tensor<4x8x64xf32>) -> tensor<4x8x64xf32> {
-  %y = "rope.apply"(%x, %p, %init) <{layout = #rope.layout<interleaved>, rotary_dim = 32 : i64, operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 1>}>
+  %y = "rope.apply"(%x, %p, %init) <{layout = #rope.layout<interleaved>, rotary_dim = 32 : i64, operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>}>
          : (tensor<4x8x64xf32>, tensor<4xi32>, tensor<4x8x64xf32>) -> tensor<4x8x64xf32>
   return %y : tensor<4x8x64xf32>
 }
@@ -216,7 +216,7 @@ func.func @generic_form_input(%x: tensor<4x8x64xf32>, %p: tensor<4xi32>, %init: 
 // The fused neighbours: QK-norm before, a per-head fp8 output after.
 // CHECK-LABEL: func.func @norm_and_quant(
 //       CHECK:   rope.apply ins(%{{.*}} : tensor<?x8x128xbf16>) positions(%{{.*}} : tensor<?xi64>) norm(%{{.*}} : tensor<128xbf16>) quant_scale(%{{.*}} : tensor<8xf32>) outs(%{{.*}} : tensor<?x8x128xf8E4M3FN>) {freqs = #rope.default<base = 1.000000e+06>, norm_epsilon = 9.9999999999999995E-7 : f64} -> tensor<?x8x128xf8E4M3FN>
-//       GENERIC:   operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 1, 1, 1>
+//       GENERIC:   operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 1, 1, 0, 1>
 func.func @norm_and_quant(%k: tensor<?x8x128xbf16>, %pos: tensor<?xi64>, %w: tensor<128xbf16>, %s: tensor<8xf32>, %init: tensor<?x8x128xf8E4M3FN>) -> tensor<?x8x128xf8E4M3FN> {
   %k8 = rope.apply ins(%k : tensor<?x8x128xbf16>) positions(%pos : tensor<?xi64>) norm(%w : tensor<128xbf16>) quant_scale(%s : tensor<8xf32>) outs(%init : tensor<?x8x128xf8E4M3FN>) {freqs = #rope.default<base = 1000000.0>, norm_epsilon = 1.0e-06} -> tensor<?x8x128xf8E4M3FN>
   return %k8 : tensor<?x8x128xf8E4M3FN>

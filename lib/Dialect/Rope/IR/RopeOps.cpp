@@ -59,13 +59,23 @@ int64_t ApplyOp::getRotaryDimOrDefault() {
   return getHeadDim();
 }
 
-SmallVector<int64_t> ApplyOp::getTokenDimsOrDefault() {
-  if (std::optional<ArrayRef<int64_t>> dims = getTokenDims())
+/// `token_dims` or its default: every dim but the last two (`[*tokens, H,
+/// D]`), or `[0]` for rank 2.
+static SmallVector<int64_t>
+tokenDimsOrDefault(std::optional<ArrayRef<int64_t>> dims, int64_t rank) {
+  if (dims)
     return llvm::to_vector(*dims);
-  int64_t rank = getInputType().getRank();
   if (rank <= 2)
     return {0};
   return llvm::to_vector(llvm::seq<int64_t>(0, rank - 2));
+}
+
+SmallVector<int64_t> ApplyOp::getTokenDimsOrDefault() {
+  return tokenDimsOrDefault(getTokenDims(), getInputType().getRank());
+}
+
+SmallVector<int64_t> CacheWriteOp::getTokenDimsOrDefault() {
+  return tokenDimsOrDefault(getTokenDims(), getInputType().getRank());
 }
 
 FrequencyAttrInterface ApplyOp::getFreqsOrDefault() {
@@ -107,14 +117,14 @@ bool ApplyOp::isIdentity() {
 
 /// Checks that the static sizes `actual` are compatible with `expected`
 /// (dynamic sizes match anything), naming the first mismatch.
-static LogicalResult verifyTokenDimsMatch(ApplyOp op, StringRef what,
+static LogicalResult verifyTokenDimsMatch(Operation *op, StringRef what,
                                           ArrayRef<int64_t> actual,
                                           ArrayRef<int64_t> expected) {
   for (auto [i, pair] : llvm::enumerate(llvm::zip_equal(actual, expected))) {
     auto [a, e] = pair;
     if (ShapedType::isDynamic(a) || ShapedType::isDynamic(e) || a == e)
       continue;
-    return op.emitOpError()
+    return op->emitOpError()
            << what << " dim " << i << " has size " << a << ", expected " << e;
   }
   return success();
@@ -141,10 +151,12 @@ static bool isQuantizedStorageType(Type type) {
          type.isSignlessInteger(8);
 }
 
-std::optional<int64_t> ApplyOp::getSingleHeadDim() {
-  SmallVector<int64_t> tokenDims = getTokenDimsOrDefault();
+/// The one dim of a rank-`rank` input that is neither a token dim nor the
+/// channels, if there is exactly one.
+static std::optional<int64_t> singleHeadDim(ArrayRef<int64_t> tokenDims,
+                                            int64_t rank) {
   std::optional<int64_t> head;
-  for (int64_t d = 0; d + 1 < getInputType().getRank(); ++d) {
+  for (int64_t d = 0; d + 1 < rank; ++d) {
     if (llvm::is_contained(tokenDims, d))
       continue;
     if (head)
@@ -152,6 +164,100 @@ std::optional<int64_t> ApplyOp::getSingleHeadDim() {
     head = d;
   }
   return head;
+}
+
+std::optional<int64_t> ApplyOp::getSingleHeadDim() {
+  return singleHeadDim(getTokenDimsOrDefault(), getInputType().getRank());
+}
+
+std::optional<int64_t> CacheWriteOp::getSingleHeadDim() {
+  return singleHeadDim(getTokenDimsOrDefault(), getInputType().getRank());
+}
+
+/// Checks `token_dims` against a rank-`rank` input.
+static LogicalResult verifyTokenDims(Operation *op, ArrayRef<int64_t> tokenDims,
+                                     int64_t rank) {
+  if (tokenDims.empty())
+    return op->emitOpError("token_dims must not be empty");
+  for (auto [i, dim] : llvm::enumerate(tokenDims)) {
+    if (dim < 0 || dim >= rank - 1)
+      return op->emitOpError("token_dims entry ")
+             << dim << " is out of range [0, " << rank - 1
+             << ") (the head dimension cannot be a token dim)";
+    if (i > 0 && dim <= tokenDims[i - 1])
+      return op->emitOpError("token_dims must be strictly increasing");
+  }
+  return success();
+}
+
+/// A quant_scale: `tensor<f32>` or `tensor<Hxf32>` with H the size of the
+/// single head dim of `inputType`.
+static LogicalResult verifyQuantScale(Operation *op, Value scale,
+                                      RankedTensorType inputType,
+                                      std::optional<int64_t> head) {
+  auto type = cast<RankedTensorType>(scale.getType());
+  if (!type.getElementType().isF32() || type.getRank() > 1)
+    return op->emitOpError("quant_scale must be tensor<f32> (per tensor) or "
+                           "tensor<Hxf32> (per head), got ")
+           << type;
+  if (type.getRank() == 1) {
+    if (!head)
+      return op->emitOpError("a per-head quant_scale needs exactly one head "
+                             "dim (one dim that is neither a token dim nor "
+                             "the channels)");
+    int64_t expected = inputType.getDimSize(*head);
+    int64_t actual = type.getDimSize(0);
+    if (!ShapedType::isDynamic(expected) && !ShapedType::isDynamic(actual) &&
+        expected != actual)
+      return op->emitOpError("per-head quant_scale has ")
+             << actual << " entries, expected " << expected
+             << " (the size of head dim " << *head << ")";
+  }
+  return success();
+}
+
+/// The cache append's operands: `slots` (i32/i64, shaped like the input's
+/// token dims) and a cache `initType` of the input's rank whose non-token
+/// dims (heads, channels) have the input's sizes and whose elements are
+/// `storage`. The input must not be the cache.
+static LogicalResult verifySlotsAndCache(Operation *op, Value input,
+                                         ArrayRef<int64_t> tokenDims,
+                                         Value slots, Value init,
+                                         Type storage) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  auto initType = cast<RankedTensorType>(init.getType());
+  auto slotsType = cast<RankedTensorType>(slots.getType());
+  if (!isPositionElementType(slotsType.getElementType()))
+    return op->emitOpError("slots must have i32 or i64 elements, got ")
+           << slotsType.getElementType();
+  if (slotsType.getRank() != static_cast<int64_t>(tokenDims.size()))
+    return op->emitOpError("slots must be shaped like the token dims: "
+                           "expected rank ")
+           << tokenDims.size() << ", got " << slotsType.getRank();
+  SmallVector<int64_t> tokenSizes = llvm::map_to_vector(
+      tokenDims, [&](int64_t d) { return inputType.getDimSize(d); });
+  if (failed(
+          verifyTokenDimsMatch(op, "slots", slotsType.getShape(), tokenSizes)))
+    return failure();
+  if (initType.getRank() != inputType.getRank() ||
+      initType.getElementType() != storage)
+    return op->emitOpError("with slots, init is the cache: rank ")
+           << inputType.getRank() << " with " << storage << " elements, got "
+           << initType;
+  for (int64_t d = 0; d < inputType.getRank(); ++d) {
+    if (llvm::is_contained(tokenDims, d))
+      continue;
+    int64_t a = initType.getDimSize(d), e = inputType.getDimSize(d);
+    if (!ShapedType::isDynamic(a) && !ShapedType::isDynamic(e) && a != e)
+      return op->emitOpError("cache dim ")
+             << d << " has size " << a << ", expected " << e
+             << " (a head or channel dim: only token dims may differ from "
+                "the input's)";
+  }
+  if (input == init)
+    return op->emitOpError("with slots, the cache (init) must not be the "
+                           "input: a cache append is not in place");
+  return success();
 }
 
 /// The fused neighbours: QK-norm's weight and epsilon, the quantization
@@ -176,27 +282,10 @@ static LogicalResult verifyNeighbours(ApplyOp op, int64_t headDim) {
   } else if (op.getNormEpsilonAttr()) {
     return op.emitOpError("norm_epsilon is only meaningful with norm");
   }
-  if (Value scale = op.getQuantScale()) {
-    auto type = cast<RankedTensorType>(scale.getType());
-    if (!type.getElementType().isF32() || type.getRank() > 1)
-      return op.emitOpError("quant_scale must be tensor<f32> (per tensor) or "
-                            "tensor<Hxf32> (per head), got ")
-             << type;
-    if (type.getRank() == 1) {
-      std::optional<int64_t> head = op.getSingleHeadDim();
-      if (!head)
-        return op.emitOpError("a per-head quant_scale needs exactly one head "
-                              "dim (one dim that is neither a token dim nor "
-                              "the channels)");
-      int64_t expected = op.getInputType().getDimSize(*head);
-      int64_t actual = type.getDimSize(0);
-      if (!ShapedType::isDynamic(expected) && !ShapedType::isDynamic(actual) &&
-          expected != actual)
-        return op.emitOpError("per-head quant_scale has ")
-               << actual << " entries, expected " << expected
-               << " (the size of head dim " << *head << ")";
-    }
-  }
+  if (Value scale = op.getQuantScale())
+    if (failed(verifyQuantScale(op, scale, op.getInputType(),
+                                op.getSingleHeadDim())))
+      return failure();
   return success();
 }
 
@@ -210,7 +299,26 @@ LogicalResult ApplyOp::verify() {
     return emitOpError("input element type must be f16, bf16, f32 or f64, got ")
            << inputType.getElementType();
   auto initType = cast<RankedTensorType>(getInit().getType());
-  if (getQuantScale()) {
+  if (Value slots = getSlots()) {
+    // The storage type: the input's, or a quantized one with quant_scale.
+    Type storage = initType.getElementType();
+    if (!getQuantScale() && storage != inputType.getElementType())
+      return emitOpError("with slots, the cache's element type must be the "
+                         "input's (")
+             << inputType.getElementType() << ") or a quantized type with "
+             << "quant_scale, got " << storage;
+    if (getQuantScale() && !isQuantizedStorageType(storage))
+      return emitOpError("with quant_scale, the cache must have f8E4M3FN, "
+                         "f8E5M2 or i8 elements, got ")
+             << storage;
+    if (getQuantScale() && isa<Float64Type>(inputType.getElementType()))
+      return emitOpError("quantized output needs f16, bf16 or f32 input "
+                         "(the quantization computes in f32), got f64");
+    if (failed(verifyTokenDims(*this, getTokenDimsOrDefault(), rank)) ||
+        failed(verifySlotsAndCache(*this, getInput(), getTokenDimsOrDefault(),
+                                   slots, getInit(), storage)))
+      return failure();
+  } else if (getQuantScale()) {
     if (initType.getShape() != inputType.getShape() ||
         !isQuantizedStorageType(initType.getElementType()))
       return emitOpError("with quant_scale, init must be shaped like the "
@@ -250,16 +358,8 @@ LogicalResult ApplyOp::verify() {
 
   // Token dims.
   SmallVector<int64_t> tokenDims = getTokenDimsOrDefault();
-  if (tokenDims.empty())
-    return emitOpError("token_dims must not be empty");
-  for (auto [i, dim] : llvm::enumerate(tokenDims)) {
-    if (dim < 0 || dim >= rank - 1)
-      return emitOpError("token_dims entry ")
-             << dim << " is out of range [0, " << rank - 1
-             << ") (the head dimension cannot be a token dim)";
-    if (i > 0 && dim <= tokenDims[i - 1])
-      return emitOpError("token_dims must be strictly increasing");
-  }
+  if (failed(verifyTokenDims(*this, tokenDims, rank)))
+    return failure();
   SmallVector<int64_t> tokenSizes = llvm::map_to_vector(
       tokenDims, [&](int64_t d) { return inputType.getDimSize(d); });
 
@@ -438,6 +538,55 @@ LogicalResult ApplyOp::verify() {
 LogicalResult
 ApplyOp::reifyResultShapes(OpBuilder &builder,
                            ReifiedRankedShapedTypeDims &reifiedReturnShapes) {
+  reifiedReturnShapes.push_back(
+      tensor::getMixedSizes(builder, getLoc(), getInit()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// CacheWriteOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult CacheWriteOp::verify() {
+  RankedTensorType inputType = getInputType();
+  int64_t rank = inputType.getRank();
+  if (rank < 2)
+    return emitOpError("input must have rank >= 2 ([tokens..., D]), got rank ")
+           << rank;
+  if (!isSupportedDataType(inputType.getElementType()))
+    return emitOpError("input element type must be f16, bf16, f32 or f64, got ")
+           << inputType.getElementType();
+  if (ShapedType::isDynamic(inputType.getShape().back()))
+    return emitOpError("head dimension (the last dimension) must be static");
+  Type storage = getStorageElementType();
+  if (Value scale = getQuantScale()) {
+    if (!isQuantizedStorageType(storage))
+      return emitOpError("with quant_scale, the cache must have f8E4M3FN, "
+                         "f8E5M2 or i8 elements, got ")
+             << storage;
+    if (isa<Float64Type>(inputType.getElementType()))
+      return emitOpError("quantized output needs f16, bf16 or f32 input "
+                         "(the quantization computes in f32), got f64");
+    if (failed(verifyQuantScale(*this, scale, inputType, getSingleHeadDim())))
+      return failure();
+  } else if (storage != inputType.getElementType()) {
+    return emitOpError("the cache's element type must be the input's (")
+           << inputType.getElementType() << ") or a quantized type with "
+           << "quant_scale, got " << storage;
+  }
+  if (getResult().getType() != getInit().getType())
+    return emitOpError("result type ")
+           << getResult().getType() << " must match init type "
+           << getInit().getType();
+  SmallVector<int64_t> tokenDims = getTokenDimsOrDefault();
+  if (failed(verifyTokenDims(*this, tokenDims, rank)))
+    return failure();
+  return verifySlotsAndCache(*this, getInput(), tokenDims, getSlots(),
+                             getInit(), storage);
+}
+
+LogicalResult CacheWriteOp::reifyResultShapes(
+    OpBuilder &builder, ReifiedRankedShapedTypeDims &reifiedReturnShapes) {
   reifiedReturnShapes.push_back(
       tensor::getMixedSizes(builder, getLoc(), getInit()));
   return success();

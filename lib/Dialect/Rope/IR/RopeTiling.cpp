@@ -74,7 +74,7 @@ SmallVector<Range> ApplyOp::getIterationDomain(OpBuilder &b) {
   SmallVector<Range> domain;
   for (int64_t d = 0, e = getInputType().getRank() - 1; d < e; ++d)
     domain.push_back(Range{b.getIndexAttr(0),
-                           tensor::getMixedSize(b, loc, getInit(), d),
+                           tensor::getMixedSize(b, loc, getInput(), d),
                            b.getIndexAttr(1)});
   return domain;
 }
@@ -83,6 +83,8 @@ LogicalResult ApplyOp::getResultTilePosition(
     OpBuilder &b, unsigned resultNumber, ArrayRef<OpFoldResult> offsets,
     ArrayRef<OpFoldResult> sizes, SmallVector<OpFoldResult> &resultOffsets,
     SmallVector<OpFoldResult> &resultSizes) {
+  if (getSlots())
+    return failure();
   // The channel dim is whole in every tile.
   resultOffsets.assign(offsets.begin(), offsets.end());
   resultSizes.assign(sizes.begin(), sizes.end());
@@ -94,6 +96,10 @@ LogicalResult ApplyOp::getResultTilePosition(
 FailureOr<TilingResult>
 ApplyOp::getTiledImplementation(OpBuilder &b, ArrayRef<OpFoldResult> offsets,
                                 ArrayRef<OpFoldResult> sizes) {
+  // A cache append scatters its tokens to slots: no tile of the cache is
+  // the result of a tile of the tokens.
+  if (getSlots())
+    return failure();
   Location loc = getLoc();
   TilingResult result;
   SmallVector<Operation *> &slices = result.generatedSlices;
@@ -172,9 +178,9 @@ ApplyOp::getTiledImplementation(OpBuilder &b, ArrayRef<OpFoldResult> offsets,
 
   auto tiled = ApplyOp::create(
       b, loc, init.getType(), input, positions, offset, length, cos, sin,
-      getNormWeight(), scale, init, getLayoutAttr(), getRotaryDimAttr(),
-      getTokenDimsAttr(), getFreqsAttr(), getMropeAttr(), getMagnitudeAttr(),
-      getInverseAttr(), getNormEpsilonAttr());
+      getNormWeight(), scale, /*slots=*/Value(), init, getLayoutAttr(),
+      getRotaryDimAttr(), getTokenDimsAttr(), getFreqsAttr(), getMropeAttr(),
+      getMagnitudeAttr(), getInverseAttr(), getNormEpsilonAttr());
   result.tiledOps.push_back(tiled);
   result.tiledValues.push_back(tiled.getResult());
   return result;
@@ -184,6 +190,8 @@ FailureOr<TilingResult>
 ApplyOp::generateResultTileValue(OpBuilder &b, unsigned resultNumber,
                                  ArrayRef<OpFoldResult> offsets,
                                  ArrayRef<OpFoldResult> sizes) {
+  if (getSlots())
+    return failure();
   // A result tile maps to an iteration tile only if it covers every channel.
   if (!isConstantIntValue(offsets.back(), 0) ||
       !isConstantIntValue(sizes.back(), getHeadDim()))

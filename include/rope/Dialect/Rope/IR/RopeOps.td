@@ -81,6 +81,20 @@ def Rope_ApplyOp : Rope_Op<"apply", [
       `tensor<Hxf32>` indexed by the op's one head dim (per head). `s` is the
       multiplier (FlashInfer's `quant_scale`); vLLM's dequantization scale
       is its reciprocal.
+    - `slots(%s)`: KV-cache append. `init` is then a cache: the input's rank,
+      the same head dims and `D`, token dims of any sizes (`[B, max_len, H,
+      D]`, `[B, H, max_len, D]` at the input's token dims, or paged pages
+      `[num_pages * page_size, H, D]` collapsed). `%s` is an `i32`/`i64`
+      tensor shaped like the input's token dims; token `t`'s rows are
+      written at the cache's token coordinates `delinearize(s[t], cache
+      token sizes)` (row-major: for pages, `page * page_size + offset`,
+      vLLM's `slot_mapping`), and the result is the whole cache, every other
+      slot unchanged. A slot outside `[0, prod(cache token sizes))` (vLLM's
+      `-1` padding) writes nothing: never out of bounds. Two tokens with one
+      slot leave that slot's value unspecified (the caller's to avoid; the
+      Python entry points refuse it). The fused form writes each rotated row
+      straight into its cache row (no rotated temporary); not tileable (a
+      scatter has no result tile).
 
     Positions are given one of three ways:
     - `positions(%p)`: an `i32`/`i64` tensor shaped like the token dims
@@ -160,6 +174,7 @@ def Rope_ApplyOp : Rope_Op<"apply", [
     Optional<AnyRankedTensor>:$sin,
     Optional<AnyRankedTensor>:$norm_weight,
     Optional<AnyRankedTensor>:$quant_scale,
+    Optional<AnyRankedTensor>:$slots,
     AnyRankedTensor:$init,
     DefaultValuedAttr<Rope_LayoutAttr, "::mlir::rope::Layout::half">:$layout,
     OptionalAttr<I64Attr>:$rotary_dim,
@@ -180,6 +195,7 @@ def Rope_ApplyOp : Rope_Op<"apply", [
     (`cache` `(` $cos^ `,` $sin `:` type($cos) `,` type($sin) `)`)?
     (`norm` `(` $norm_weight^ `:` type($norm_weight) `)`)?
     (`quant_scale` `(` $quant_scale^ `:` type($quant_scale) `)`)?
+    (`slots` `(` $slots^ `:` type($slots) `)`)?
     `outs` `(` $init `:` type($init) `)`
     attr-dict `->` type($result)
   }];
@@ -194,7 +210,7 @@ def Rope_ApplyOp : Rope_Op<"apply", [
             /*offset=*/::mlir::Value(), /*length=*/::mlir::Value(),
             /*cos=*/::mlir::Value(),
             /*sin=*/::mlir::Value(), /*norm_weight=*/::mlir::Value(),
-            /*quant_scale=*/::mlir::Value(), init,
+            /*quant_scale=*/::mlir::Value(), /*slots=*/::mlir::Value(), init,
             ::mlir::rope::LayoutAttr::get($_builder.getContext(),
                                           ::mlir::rope::Layout::half),
             /*rotary_dim=*/nullptr, /*token_dims=*/nullptr, /*freqs=*/nullptr,
@@ -214,9 +230,11 @@ def Rope_ApplyOp : Rope_Op<"apply", [
     CosSinSource getCosSinSource();
 
     /// True when the op only rotates: no QK-norm before it, no quantized
-    /// output after it. Rewrites that reason about the rotation alone
-    /// (composition, fusion into attention) require it.
-    bool isPlainRotation() { return !getNormWeight() && !getQuantScale(); }
+    /// output or cache append after it. Rewrites that reason about the
+    /// rotation alone (composition, fusion into attention) require it.
+    bool isPlainRotation() {
+      return !getNormWeight() && !getQuantScale() && !getSlots();
+    }
     /// The element type of the destination (the input's, or the quantized
     /// storage type with `quant_scale`).
     Type getStorageElementType() {
@@ -251,6 +269,75 @@ def Rope_ApplyOp : Rope_Op<"apply", [
   let hasCanonicalizer = 1;
 }
 
+
+def Rope_CacheWriteOp : Rope_Op<"cache_write", [
+    Pure,
+    DestinationStyleOpInterface,
+    DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
+        ["reifyResultShapes"]>
+  ]> {
+  let summary = "writes rows into a KV cache at slots (V beside a rotated K)";
+  let description = [{
+    The cache append of `rope.apply`'s `slots` without the rotation: the
+    value rows that go into a KV cache next to the rotated keys (vLLM's
+    `reshape_and_cache`, FlashInfer's `append_paged_kv_cache`). `input` is
+    `[tokens..., heads..., D]` with `token_dims` as for `rope.apply`;
+    `init` is the cache (the input's rank, the same head dims and `D`, token
+    dims of any sizes); `%slots` (`i32`/`i64`, shaped like the input's token
+    dims) gives each token's slot, delinearized over the cache's token dims.
+    A slot outside `[0, prod(cache token sizes))` writes nothing. The result
+    is the cache with the token rows written, every other slot unchanged.
+
+    With `quant_scale(%s)` the cache holds `f8E4M3FN`, `f8E5M2` or `i8`
+    values stored as `rope.apply` stores them (`sat(x * s)`, docs/FUSIONS.md),
+    `%s` a `tensor<f32>` or `tensor<Hxf32>` indexed by the single head dim.
+
+    ```mlir
+    %vc = rope.cache_write ins(%v : tensor<?x8x128xbf16>)
+            slots(%slot : tensor<?xi64>)
+            outs(%vcache : tensor<4096x8x128xbf16>)
+            -> tensor<4096x8x128xbf16>
+    ```
+  }];
+
+  let arguments = (ins
+    AnyRankedTensor:$input,
+    AnyRankedTensor:$slots,
+    Optional<AnyRankedTensor>:$quant_scale,
+    AnyRankedTensor:$init,
+    OptionalAttr<DenseI64ArrayAttr>:$token_dims
+  );
+  let results = (outs AnyRankedTensor:$result);
+
+  let assemblyFormat = [{
+    `ins` `(` $input `:` type($input) `)`
+    `slots` `(` $slots `:` type($slots) `)`
+    (`quant_scale` `(` $quant_scale^ `:` type($quant_scale) `)`)?
+    `outs` `(` $init `:` type($init) `)`
+    attr-dict `->` type($result)
+  }];
+
+  let extraClassDeclaration = [{
+    RankedTensorType getInputType() {
+      return ::llvm::cast<RankedTensorType>(getInput().getType());
+    }
+    /// The element type of the cache.
+    Type getStorageElementType() {
+      return ::llvm::cast<RankedTensorType>(getInit().getType())
+          .getElementType();
+    }
+    /// The token dims, defaulted as for `rope.apply`.
+    ::llvm::SmallVector<int64_t> getTokenDimsOrDefault();
+    /// The single head dim a per-head `quant_scale` is indexed by, if the
+    /// op has exactly one head dim.
+    std::optional<int64_t> getSingleHeadDim();
+
+    /// DestinationStyleOpInterface.
+    MutableOperandRange getDpsInitsMutable() { return getInitMutable(); }
+  }];
+
+  let hasVerifier = 1;
+}
 
 //===----------------------------------------------------------------------===//
 // Attention

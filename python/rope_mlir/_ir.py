@@ -261,13 +261,14 @@ def rope_apply(x: str, t: Type, init: str, attributes: str, *,
                cache: Optional[Tuple[str, str, TypeLike]] = None,
                norm: Optional[Tuple[str, TypeLike]] = None,
                quant_scale: Optional[Tuple[str, TypeLike]] = None,
+               slots: Optional[Tuple[str, TypeLike]] = None,
                result: Optional[Type] = None) -> str:
     """`rope.apply ins(x) [positions(..) | offset(..)] [cache(cos, sin)]
-    [norm(w)] [quant_scale(s)] outs(init) {attributes} -> result`.
-    positions/offset/norm/quant_scale: (value, type); an offset type given
-    as an element type ("i64") is a scalar. cache: (cos, sin, type).
-    result: the destination's type (a quantized one with quant_scale),
-    default t."""
+    [norm(w)] [quant_scale(s)] [slots(s)] outs(init) {attributes} ->
+    result`. positions/offset/norm/quant_scale/slots: (value, type); an
+    offset type given as an element type ("i64") is a scalar. cache: (cos,
+    sin, type). result: the destination's type (a quantized one with
+    quant_scale, the KV cache with slots), default t."""
     if positions is not None and offset is not None:
         raise ValueError("rope.apply takes positions or an offset, not both")
     tt = t.tensor()
@@ -285,8 +286,29 @@ def rope_apply(x: str, t: Type, init: str, attributes: str, *,
     if quant_scale is not None:
         parts.append(f"quant_scale({quant_scale[0]} : "
                      f"{_type_text(quant_scale[1])})")
+    if slots is not None:
+        parts.append(f"slots({slots[0]} : {_type_text(slots[1])})")
     rt = (result or t).tensor()
     parts.append(f"outs({init} : {rt}) {attributes} -> {rt}")
+    return " ".join(parts)
+
+
+def cache_write(x: str, t: Type, slots: Tuple[str, TypeLike], init: str,
+                result: Type, *,
+                quant_scale: Optional[Tuple[str, TypeLike]] = None,
+                token_dims: Optional[Sequence[int]] = None) -> str:
+    """`rope.cache_write ins(x) slots(s) [quant_scale(q)] outs(cache)
+    [{token_dims = ..}] -> result` (the KV-cache append of V rows)."""
+    parts = [f"rope.cache_write ins({x} : {t.tensor()})",
+             f"slots({slots[0]} : {_type_text(slots[1])})"]
+    if quant_scale is not None:
+        parts.append(f"quant_scale({quant_scale[0]} : "
+                     f"{_type_text(quant_scale[1])})")
+    rt = result.tensor()
+    parts.append(f"outs({init} : {rt})")
+    if token_dims is not None:
+        parts.append(attr_dict([("token_dims", i64_array(token_dims))]))
+    parts.append(f"-> {rt}")
     return " ".join(parts)
 
 

@@ -10,11 +10,13 @@
 `compile` returns the reusable kernel; `emit` returns its IR. The float64
 reference of the semantics is `rope_mlir.reference`. `from_hf_config` reads
 a Hugging Face config.json into a `RopeSpec` (scaling, M-RoPE, partial
-rotary) whose `.apply` runs it. `jit` compiles any module of tensor
+rotary) whose `.apply` runs it. `append_kv` rotates K into a KV cache (and
+writes V beside it) in place. `jit` compiles any module of tensor
 functions (rope.apply, linalg, frontend IR) and calls them on numpy arrays.
 """
 
 from ._jit import CompileError
+from .cache import AppendKernel, append_kv, compile_append
 from .compiled import (CompiledFunction, CompiledModule,
                        FunctionNotFoundError, jit)
 from .fused import apply_qk, compile_qk
@@ -24,7 +26,8 @@ from .kernel import (Kernel, KernelConfig, apply, cache_info, compile,
                      dtype_name, scaling_attributes)
 from .kernel import emit as _emit_config
 
-__all__ = ["apply", "apply_qk", "compile_qk", "compile", "emit", "Kernel",
+__all__ = ["apply", "apply_qk", "compile_qk", "append_kv", "compile_append",
+           "AppendKernel", "compile", "emit", "Kernel",
            "KernelConfig", "CompileError", "cache_info", "dtype_name",
            "from_hf_config", "rope_layers", "RopeSpec",
            "UnknownModelTypeWarning", "UnsupportedModelTypeError",

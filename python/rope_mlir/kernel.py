@@ -299,6 +299,22 @@ class KernelConfig:
     #: or "i8" destinations, scaled per "tensor" or per "head".
     quant: Optional[str] = None
     quant_scale: str = "tensor"
+    #: KV-cache append (rope.apply slots(%s), docs/FUSIONS.md): the
+    #: destination is a cache of x's rank with dynamic token dims, written
+    #: in place at each token's slot (an integer of `slots_dtype`); the
+    #: quantization, if any, is the cache's storage. Such a kernel is built
+    #: by cache.compile_append (its arguments differ from Kernel's).
+    slots: bool = False
+    slots_dtype: str = "i64"
+    #: With slots: a rope.cache_write of a second input v (V, same shape as
+    #: x but for its head dims' sizes) into its own cache at the same slots,
+    #: quantized like x with its own scale when `quant` is set.
+    cache_write: bool = False
+    #: With slots: a rope.apply without slots of a query q (its own head
+    #: count) at the same positions into a plain output of x's dtype, in
+    #: the same function (QK siblings), with its own norm weight when
+    #: `norm` is set; never quantized.
+    query: bool = False
 
     def __post_init__(self):
         # Everything a kernel's IR is built from is checked here, once per
@@ -423,6 +439,25 @@ class KernelConfig:
                                  f"channels); this configuration has "
                                  f"{len(self.head_dims())}")
 
+        normalize("slots", _flag(self.slots, "slots"))
+        normalize("cache_write", _flag(self.cache_write, "cache_write"))
+        normalize("query", _flag(self.query, "query"))
+        if self.slots:
+            if self.slots_dtype not in _INT_DTYPES:
+                raise TypeError(f"slots_dtype must be 'i32' or 'i64', got "
+                                f"{self.slots_dtype!r}")
+            if self.inplace:
+                raise ValueError("a cache append writes the cache, not x: "
+                                 "inplace must be False with slots")
+            if any(getattr(self, f) is not None for f in (
+                    "static_shape", "static_positions_shape",
+                    "static_offset_shape", "static_cache_shape")):
+                raise ValueError("a cache append kernel takes no static "
+                                 "shapes")
+        elif self.cache_write or self.query:
+            raise ValueError("cache_write and query are members of a cache "
+                             "append kernel: they need slots=True")
+
     def resolved_token_dims(self) -> tuple:
         if self.token_dims is not None:
             return tuple(self.token_dims)
@@ -451,6 +486,11 @@ def emit(config: KernelConfig, name: str = "rope_kernel",
     lowers the two as one token loop); the dynamic head dims let q and k
     have different head counts."""
     c = config
+    if c.slots:
+        if inputs != 1:
+            raise ValueError("a cache append kernel has one input form "
+                             "(its members are fields of the config)")
+        return _emit_append(c, name)
     if inputs not in (1, 2) or (inputs == 2 and c.static_shape is not None):
         raise ValueError("inputs must be 1, or 2 without a static shape")
     if c.static_shape is not None:
@@ -546,6 +586,94 @@ def emit(config: KernelConfig, name: str = "rope_kernel",
     return _ir.function(name, args, body, c_interface=True)
 
 
+def _emit_append(c: KernelConfig, name: str) -> str:
+    """The cache append kernel (config.slots): its C interface takes, in
+    order, k, the positions or offset, cos and sin (with a cos/sin cache),
+    k's norm weight and quantization scale (as configured), the slots, the
+    K cache; then with cache_write v, its scale and the V cache; then with
+    query q, its norm weight and q's output. K is rotated straight into its
+    cache (rope.apply slots), V copied (rope.cache_write), q rotated by a
+    rope.apply without slots on the same operands (the QK siblings)."""
+    x_shape = (None,) * (c.rank - 1) + (c.head_dim,)
+    xt = _ir.Type(c.dtype, x_shape)
+    cache_elt = (_QUANT_DTYPES[c.quant][1] if c.quant is not None
+                 else c.dtype)
+    cache_t = _ir.Type(cache_elt, x_shape)
+    token_dims = c.resolved_token_dims()
+    pair_count = (c.rotary_dim if c.rotary_dim is not None
+                  else c.head_dim) // 2
+    body = _ir.Body()
+    args = []
+
+    def argument(hint, t, writable=False):
+        value = body.fresh(hint)
+        args.append((value, t.memref()))
+        return value, body.assign(hint + "t", _ir.to_tensor(
+            value, t, writable=writable))
+
+    k, k_tensor = argument("k", xt)
+    operands = {}
+    if c.positions == "explicit":
+        shape = (None,) * len(token_dims)
+        if c.mrope is not None:
+            shape = (3,) + shape
+        pt = _ir.Type(c.positions_dtype, shape)
+        operands["positions"] = (argument("pos", pt)[1], pt)
+    elif c.positions == "offset":
+        off = body.fresh("off")
+        args.append((off, "i64"))
+        operands["offset"] = (off, "i64")
+    elif c.positions == "row_offset":
+        ot = _ir.Type("i64", (None,))
+        operands["offset"] = (argument("off", ot)[1], ot)
+    if c.cache is not None:
+        lead = 1 if c.cache == "gathered" else len(token_dims)
+        ct = _ir.Type(c.cache_dtype, (None,) * lead + (pair_count,))
+        operands["cache"] = (argument("cos", ct)[1], argument("sin", ct)[1],
+                             ct)
+    wt = _ir.Type(c.norm_dtype, (c.head_dim,))
+    st = _ir.Type("f32", () if c.quant_scale == "tensor" else (None,))
+    k_neighbours = {}
+    if c.norm:
+        k_neighbours["norm"] = (argument("kw", wt)[1], wt)
+    if c.quant is not None:
+        k_neighbours["quant_scale"] = (argument("ks", st)[1], st)
+    slot_t = _ir.Type(c.slots_dtype, (None,) * len(token_dims))
+    slots = (argument("slots", slot_t)[1], slot_t)
+    kc, kc_tensor = argument("kcache", cache_t, writable=True)
+    if c.cache_write:
+        _, v_tensor = argument("v", xt)
+        v_scale = (argument("vs", st)[1], st) if c.quant is not None \
+            else None
+        vc, vc_tensor = argument("vcache", cache_t, writable=True)
+    if c.query:
+        _, q_tensor = argument("q", xt)
+        q_norm = {"norm": (argument("qw", wt)[1], wt)} if c.norm else {}
+        qo, qo_tensor = argument("qout", xt, writable=True)
+    attrs = _ir.rope_attributes(
+        layout=c.layout, rotary_dim=c.rotary_dim, token_dims=c.token_dims,
+        freqs=(None if c.cache is not None else
+               c.freqs if c.freqs is not None else
+               _ir.default_freqs(c.base)),
+        mrope=c.mrope, magnitude=c.magnitude, inverse=c.inverse,
+        norm_epsilon=c.norm_epsilon if c.norm else None)
+    if c.query:  # first, as apply_qk orders the siblings
+        y = body.assign("qy", _ir.rope_apply(q_tensor, xt, qo_tensor, attrs,
+                                             **operands, **q_norm))
+        body.emit(_ir.materialize(y, xt, qo))
+    y = body.assign("ky", _ir.rope_apply(k_tensor, xt, kc_tensor, attrs,
+                                         result=cache_t, slots=slots,
+                                         **operands, **k_neighbours))
+    body.emit(_ir.materialize(y, cache_t, kc))
+    if c.cache_write:
+        y = body.assign("vy", _ir.cache_write(
+            v_tensor, xt, slots, vc_tensor, cache_t, quant_scale=v_scale,
+            token_dims=c.token_dims))
+        body.emit(_ir.materialize(y, cache_t, vc))
+    body.ret()
+    return _ir.function(name, args, body, c_interface=True)
+
+
 def pipeline(config: KernelConfig) -> str:
     """The `rope-to-llvm-cpu` pipeline a kernel for `config` is built with."""
     return ("builtin.module(rope-to-llvm-cpu{emit-c-interface=true "
@@ -567,6 +695,9 @@ class Kernel:
     expected."""
 
     def __init__(self, config: KernelConfig):
+        if config.slots and type(self) is Kernel:
+            raise ValueError("a cache append configuration (slots=True) is "
+                             "compiled by rope_mlir.compile_append")
         self.config = config
         self.ir = emit(config)
         self._module = _jit.compile_module(self.ir, pipeline(config))

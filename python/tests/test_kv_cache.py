@@ -520,3 +520,37 @@ def test_dlpack_caches_written_in_place():
     rope_mlir.append_kv(k, k * 3, kc, vc, torch.tensor([[1], [2]]))
     assert float(vc[0, 1].sum()) == 48 and float(vc[1, 2].sum()) == 48
     assert float(vc.sum()) == 96 and float(kc[0, 1].abs().sum()) > 0
+
+
+def test_kv_cache_bench_smoke(tmp_path):
+    """bench/kv_cache_bench.py checks every form's caches and q against
+    float64 before it times anything, and writes one table row per (shape,
+    form) with a verdict on both targets."""
+    import pathlib
+    import subprocess
+    import sys
+    root = pathlib.Path(__file__).resolve().parents[2]
+    sys.path.insert(0, str(root / "bench"))
+    import kv_cache_bench
+
+    doc = tmp_path / "doc.md"
+    doc.write_text(f"x\n{kv_cache_bench.BEGIN_MARK}\nSTALE\n"
+                   f"{kv_cache_bench.END_MARK}\ny\n")
+    forms = "bhsd,paged+q"
+    result = subprocess.run(
+        [sys.executable, str(root / "bench" / "kv_cache_bench.py"),
+         "--shapes", "decode", "--forms", forms, "--dtypes", "bf16",
+         "--samples", "3", "--write-docs", str(doc)],
+        cwd=root, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-2000:] + \
+        result.stderr[-4000:]
+    region = doc.read_text().split(kv_cache_bench.BEGIN_MARK, 1)[1].split(
+        kv_cache_bench.END_MARK, 1)[0]
+    assert "STALE" not in region
+    rows = [line for line in region.splitlines()
+            if line.startswith("| decode |")]
+    assert [row.split("|")[2].strip() for row in rows] == forms.split(",")
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert cells[-2].endswith((" PASS", " MISS")) and \
+            cells[-1].endswith((" PASS", " MISS")), row

@@ -554,3 +554,67 @@ def test_kv_cache_bench_smoke(tmp_path):
         cells = [c.strip() for c in row.strip("|").split("|")]
         assert cells[-2].endswith((" PASS", " MISS")) and \
             cells[-1].endswith((" PASS", " MISS")), row
+
+
+@pytest.mark.parametrize("lowering", ["vector", "scalar"])
+@pytest.mark.parametrize("quant", [None, "f8e4m3fn"])
+def test_kernel_slot_out_of_range_writes_nothing(lowering, quant):
+    """The compiled append itself (no Python range check: AppendKernel
+    takes any slot) writes nothing for a slot outside the cache, whatever
+    its value: the cache lies inside a larger buffer whose guard rows
+    before and after must keep their bytes."""
+    t = np.float32
+    store = np.dtype(QUANT[quant]) if quant else np.dtype(t)
+    rng = np.random.default_rng(11)
+    n_slots, h, d = 6, 2, 16
+    guard = 5
+    buf = _fill((guard + n_slots + guard, h, d), store)
+    kc = buf[guard:guard + n_slots]
+    vbuf = _fill((guard + n_slots + guard, h, d), store)
+    vc = vbuf[guard:guard + n_slots]
+    before_k, before_v = buf.copy(), vbuf.copy()
+    slots = np.array([-1, n_slots, -2**40, 2**40, 2**63 - 1, -2**63, 3],
+                     np.int64)
+    k = rng.standard_normal((slots.size, h, d)).astype(t)
+    v = rng.standard_normal((slots.size, h, d)).astype(t)
+    fields = dict(dtype="f32", rank=3, head_dim=d, positions="explicit",
+                  slots=True, cache_write=True, lowering=lowering)
+    extra = {}
+    if quant:
+        fields.update(quant=quant)
+        extra = dict(k_scale=np.float32(4.0), v_scale=np.float32(4.0))
+    append = rope_mlir.compile_append(**fields)
+    append(k, slots, kc, positions=np.zeros(slots.size, np.int64), v=v,
+           v_cache=vc, **extra)
+    changed_k = (buf.view(np.uint8) != before_k.view(np.uint8)).reshape(
+        buf.shape[0], -1).any(axis=1)
+    changed_v = (vbuf.view(np.uint8) != before_v.view(np.uint8)).reshape(
+        vbuf.shape[0], -1).any(axis=1)
+    assert changed_k.nonzero()[0].tolist() == [guard + 3]
+    assert changed_v.nonzero()[0].tolist() == [guard + 3]
+    if quant is None:
+        np.testing.assert_array_equal(vc[3], v[-1])
+        np.testing.assert_array_equal(kc[3], k[-1])  # position 0: identity
+
+
+@pytest.mark.parametrize("lowering", ["vector", "scalar"])
+def test_threads_agree_with_one_thread(lowering):
+    """OpenMP over tokens (threads=2) writes the same caches and q as the
+    sequential kernel, bit for bit."""
+    rng = np.random.default_rng(12)
+    k = rng.standard_normal((40, 2, 32)).astype(np.float32)
+    v = rng.standard_normal((40, 2, 32)).astype(np.float32)
+    q = rng.standard_normal((40, 8, 32)).astype(np.float32)
+    pos = rng.permutation(64)[:40].astype(np.int64)
+    results = []
+    for threads in (1, 2):
+        kc = np.zeros((8, 8, 2, 32), np.float32)
+        vc = np.zeros_like(kc)
+        qr = rope_mlir.append_kv(k, v, kc, vc, pos, q=q,
+                                 cache_layout="paged",
+                                 block_table=np.arange(8)[::-1][None],
+                                 threads=threads, lowering=lowering)
+        results.append((kc, vc, qr))
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)
+    assert results[0][0].any()

@@ -25,8 +25,10 @@ from .hf import (RopeSpec, UnknownModelTypeWarning,
 from .kernel import (Kernel, KernelConfig, apply, cache_info, compile,
                      dtype_name, scaling_attributes)
 from .kernel import emit as _emit_config
+from .mla import apply_mla
 
 __all__ = ["apply", "apply_qk", "compile_qk", "append_kv", "compile_append",
+           "apply_mla",
            "AppendKernel", "compile", "emit", "Kernel",
            "KernelConfig", "CompileError", "cache_info", "dtype_name",
            "from_hf_config", "rope_layers", "RopeSpec",

@@ -410,6 +410,11 @@ def append_kv(k, v, k_cache, v_cache, positions, *, cache_layout="bshd",
     if positions is None:
         raise ValueError("positions are required (the rotation's and the "
                          "cache's)")
+    if mrope_section is not None or mrope_interleaved or (
+            isinstance(scaling, dict) and "mrope_section" in scaling):
+        raise ValueError("append_kv does not take M-RoPE (positions "
+                         "[3, tokens] say no cache position): rotate with "
+                         "apply and append with rope.cache_write")
     positions = _int64(positions, "positions")
     for name, cache in (("k_cache", k_cache), ("v_cache", v_cache)):
         if cache is not None and not isinstance(cache, np.ndarray):

@@ -443,6 +443,7 @@ ERRORS = [
      r"k_norm_weight has shape \(4,\)"),
     (_small(positions=np.array([[1], [3]]), block_table=np.zeros((2, 1))),
      ValueError, "block_table / batch_indices are for paged caches"),
+    (_small(mrope_section=[2, 1, 1]), ValueError, "does not take M-RoPE"),
     (_small(cos_cache=np.ones((3, 4), np.float32),
             sin_cache=np.ones((3, 4), np.float32)), IndexError,
      "cos/sin cache has 3 rows"),
@@ -618,3 +619,19 @@ def test_threads_agree_with_one_thread(lowering):
     for a, b in zip(*results):
         np.testing.assert_array_equal(a, b)
     assert results[0][0].any()
+
+
+@pytest.mark.parametrize("layout", ["bshd", "paged"])
+def test_no_tokens_writes_nothing(layout):
+    if layout == "bshd":
+        k = np.ones((2, 0, 2, 8), np.float32)
+        kc = np.full((2, 4, 2, 8), 5.0, np.float32)
+        extra, pos = {}, np.zeros((2, 0), np.int64)
+    else:
+        k = np.ones((0, 2, 8), np.float32)
+        kc = np.full((3, 2, 2, 8), 5.0, np.float32)
+        extra = dict(cache_layout="paged", block_table=np.zeros((1, 1), np.int64))
+        pos = np.zeros(0, np.int64)
+    vc = kc.copy()
+    assert rope_mlir.append_kv(k, k, kc, vc, pos, **extra) is None
+    assert (kc == 5).all() and (vc == 5).all()

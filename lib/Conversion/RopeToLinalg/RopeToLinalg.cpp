@@ -27,12 +27,13 @@ using namespace mlir;
 using namespace mlir::rope;
 
 namespace {
-/// Replaces `rope.apply` by its AggregatedOpInterface decomposition, so the
-/// pass and the interface (used by upstream transforms) share one lowering.
-struct DecomposeRopeApply : OpRewritePattern<ApplyOp> {
-  using OpRewritePattern::OpRewritePattern;
+/// Replaces `rope.apply` (or `rope.cache_write`) by its AggregatedOpInterface
+/// decomposition, so the pass and the interface (used by upstream transforms)
+/// share one lowering.
+template <typename OpTy> struct DecomposeRopeOp : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
 
-  LogicalResult matchAndRewrite(ApplyOp op,
+  LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
     FailureOr<SmallVector<Value>> replacements =
         op.decomposeOperation(rewriter);
@@ -47,7 +48,7 @@ struct ConvertRopeToLinalgPass
     : rope::impl::ConvertRopeToLinalgPassBase<ConvertRopeToLinalgPass> {
   void runOnOperation() override {
     ConversionTarget target(getContext());
-    target.addIllegalOp<ApplyOp>();
+    target.addIllegalOp<ApplyOp, CacheWriteOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(&getContext());
     populateRopeToLinalgConversionPatterns(patterns);
@@ -60,5 +61,6 @@ struct ConvertRopeToLinalgPass
 
 void mlir::rope::populateRopeToLinalgConversionPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<DecomposeRopeApply>(patterns.getContext());
+  patterns.add<DecomposeRopeOp<ApplyOp>, DecomposeRopeOp<CacheWriteOp>>(
+      patterns.getContext());
 }

@@ -18,6 +18,9 @@
 //      permutations only: upstream's vectorizer and IREE take them);
 //   3. tensor.insert_slice of the rotated channels and of the pass-through
 //      channels [P, D) into the destination.
+// With `slots` (KV-cache append) the destination is a temporary shaped like
+// the input, scattered into the cache by CacheWriteDecompose.cpp's
+// buildCacheScatter (the form of rope.cache_write).
 // The fused neighbours (RotationCore's buildRmsNormFactor, applyRmsNorm,
 // buildStoredValue) add:
 //   - QK-norm: a reduction generic (the sum of squares of each row over its
@@ -35,6 +38,8 @@
 // destination.
 //
 //===----------------------------------------------------------------------===//
+
+#include "CacheWriteDecompose.h"
 
 #include "rope/Dialect/Rope/IR/RopeOps.h"
 #include "rope/Dialect/Rope/Utils/RopeArith.h"
@@ -60,14 +65,17 @@ namespace {
 /// Builds the decomposition of one `rope.apply`.
 class RopeDecomposer {
 public:
-  RopeDecomposer(OpBuilder &b, ApplyOp op)
-      : b(b), op(op), loc(op.getLoc()), inputType(op.getInputType()),
-        rank(inputType.getRank()), headDim(op.getHeadDim()),
-        rotaryDim(op.getRotaryDimOrDefault()), numPairs(rotaryDim / 2),
-        tokenDims(op.getTokenDimsOrDefault()), core(op) {
+  /// Rotates into `init` (the op's own, or with `slots` a temporary shaped
+  /// like the input).
+  RopeDecomposer(OpBuilder &b, ApplyOp op, Value init)
+      : b(b), op(op), init(init), loc(op.getLoc()),
+        inputType(op.getInputType()), rank(inputType.getRank()),
+        headDim(op.getHeadDim()), rotaryDim(op.getRotaryDimOrDefault()),
+        numPairs(rotaryDim / 2), tokenDims(op.getTokenDimsOrDefault()),
+        core(op) {
     elementType = inputType.getElementType();
     computeType = getComputeElementType(elementType);
-    storageType = op.getStorageElementType();
+    storageType = cast<RankedTensorType>(init.getType()).getElementType();
   }
 
   Value build();
@@ -106,6 +114,7 @@ private:
 
   OpBuilder &b;
   ApplyOp op;
+  Value init;
   Location loc;
   RankedTensorType inputType;
   int64_t rank, headDim, rotaryDim, numPairs;
@@ -401,7 +410,7 @@ Value RopeDecomposer::build() {
   // `interleaved` (channel 2j + k).
   bool half = op.getLayout() == Layout::half;
   Value rotatedIn = sliceChannels(op.getInput(), 0, rotaryDim);
-  Value rotatedInit = sliceChannels(op.getInit(), 0, rotaryDim);
+  Value rotatedInit = sliceChannels(init, 0, rotaryDim);
   SmallVector<ReassociationIndices> reassociation;
   for (int64_t d = 0; d < rank - 1; ++d)
     reassociation.push_back({d});
@@ -520,7 +529,7 @@ Value RopeDecomposer::build() {
 
   Value rotated = tensor::CollapseShapeOp::create(
       b, loc, rotatedInit.getType(), rotation.getResult(0), reassociation);
-  Value result = insertChannels(rotated, op.getInit(), 0, rotaryDim);
+  Value result = insertChannels(rotated, init, 0, rotaryDim);
   if (rotaryDim < headDim)
     result = buildPassThrough(result, normFactors);
   return result;
@@ -533,7 +542,7 @@ Value RopeDecomposer::buildPassThrough(Value result, Value normFactors) {
   int64_t passSize = headDim - rotaryDim;
   Value in = sliceChannels(op.getInput(), rotaryDim, passSize);
   Value init = sliceChannels(result, rotaryDim, passSize);
-  if (op.isPlainRotation())
+  if (!op.getNormWeight() && !op.getQuantScale())
     return insertChannels(linalg::CopyOp::create(b, loc, in, init).getResult(0),
                           result, rotaryDim, passSize);
 
@@ -577,5 +586,19 @@ Value RopeDecomposer::buildPassThrough(Value result, Value normFactors) {
 FailureOr<SmallVector<Value>> ApplyOp::decomposeOperation(OpBuilder &b) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(*this);
-  return SmallVector<Value>{RopeDecomposer(b, *this).build()};
+  Value slots = getSlots();
+  if (!slots)
+    return SmallVector<Value>{RopeDecomposer(b, *this, getInit()).build()};
+  // KV-cache append: the rotation (with its neighbours: the stored values
+  // are final) into a temporary shaped like the input, then scattered into
+  // the cache at the slots as rope.cache_write is (a slot out of range
+  // writes nothing). The portable form; the fused ones (no rotated
+  // temporary) are the vector and GPU lowerings'.
+  Value rotatedInit = tensor::EmptyOp::create(
+      b, getLoc(), tensor::getMixedSizes(b, getLoc(), getInput()),
+      getStorageElementType());
+  Value rotated = RopeDecomposer(b, *this, rotatedInit).build();
+  return SmallVector<Value>{buildCacheScatter(
+      b, getLoc(), rotated, slots, /*scale=*/Value(), getInit(),
+      getTokenDimsOrDefault(), getSingleHeadDim())};
 }

@@ -273,6 +273,7 @@ def Rope_ApplyOp : Rope_Op<"apply", [
 def Rope_CacheWriteOp : Rope_Op<"cache_write", [
     Pure,
     DestinationStyleOpInterface,
+    DeclareOpInterfaceMethods<AggregatedOpInterface, ["decomposeOperation"]>,
     DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
         ["reifyResultShapes"]>
   ]> {

@@ -78,6 +78,7 @@
 
 #include "rope/Conversion/RopeToVector/RopeToVector.h"
 #include "rope/Dialect/Rope/IR/RopeOps.h"
+#include "rope/Dialect/Rope/Utils/CacheSlots.h"
 #include "rope/Dialect/Rope/Utils/RopeArith.h"
 #include "rope/Dialect/Rope/Utils/RotationCore.h"
 
@@ -100,6 +101,22 @@ namespace mlir::rope {
 
 using namespace mlir;
 using namespace mlir::rope;
+
+/// Whether a head dim (of static size other than 1) precedes the last
+/// token dim (of static size other than 1) of `op`'s input, so that one
+/// token's rows are not contiguous.
+static bool tokenRowsApart(ApplyOp op) {
+  RankedTensorType inputType = op.getInputType();
+  SmallVector<int64_t> tokenDims = op.getTokenDimsOrDefault();
+  // With a last token dim of static size 1 (decode, [B, H, 1, D]) a token's
+  // rows are contiguous whatever the order.
+  if (inputType.getDimSize(tokenDims.back()) == 1)
+    return false;
+  for (int64_t d = 0; d < tokenDims.back(); ++d)
+    if (!llvm::is_contained(tokenDims, d) && inputType.getDimSize(d) != 1)
+      return true;
+  return false;
+}
 
 namespace {
 
@@ -150,9 +167,8 @@ private:
   /// op's single head dim (read only for a per-head scale).
   RowNeighbours rowNeighbours(OpBuilder &nb, Location nloc,
                               const Neighbours &neighbours, Value headIndex);
-  /// Whether a head dim (of static size other than 1) precedes the last
-  /// token dim (of static size other than 1), so that one token's rows are
-  /// not contiguous.
+  /// Whether to build the tiled form: tokenRowsApart, and no member appends
+  /// to a cache (slots: per token).
   bool headsOuterToTokens();
   /// Tokens per tile of buildTiled.
   int64_t tileTokens();
@@ -226,6 +242,74 @@ private:
 };
 
 } // namespace
+
+/// One token's write into a KV cache at its slot (`rope.apply`'s `slots`,
+/// `rope.cache_write`), inside the token loop whose shared output `out`
+/// holds `cache`: the slot `slots[tokenIvs]` is placed by buildCacheSlot
+/// (the one slot rule), and the cache's slice at its coordinates has size
+/// `n` = valid ? 1 : 0 along the last token dim (1 along the others), so an
+/// invalid slot's parallel_insert_slice inserts nothing at all (not even
+/// slot 0's own rows back: no conflict with the token that owns slot 0).
+/// `scf.if valid` { the slot's rows (rank-reduced as the token slices are)
+/// written by `writeRows`, inserted back } else { the slice unchanged }.
+/// Sets the parallel_insert_slice's parameters; returns the value it
+/// inserts. On buffers every step is a subview of the cache: written in
+/// place.
+static Value
+buildSlotWrite(OpBuilder &nb, Location loc, Value cache, Value out, Value slots,
+               ValueRange tokenIvs, ArrayRef<int64_t> tokenDims,
+               SmallVectorImpl<OpFoldResult> &offsets,
+               SmallVectorImpl<OpFoldResult> &sizes,
+               SmallVectorImpl<OpFoldResult> &strides,
+               llvm::function_ref<Value(OpBuilder &, Value)> writeRows) {
+  int64_t rank = cast<RankedTensorType>(out.getType()).getRank();
+  Value slot = tensor::ExtractOp::create(nb, loc, slots, tokenIvs);
+  SmallVector<Value> cacheSizes =
+      llvm::map_to_vector(tokenDims, [&](int64_t d) {
+        return getValueOrCreateConstantIndexOp(
+            nb, loc, tensor::getMixedSize(nb, loc, cache, d));
+      });
+  CacheSlot place = buildCacheSlot(nb, loc, slot, cacheSizes);
+  Value count = arith::SelectOp::create(
+      nb, loc, place.valid, arith::ConstantIndexOp::create(nb, loc, 1),
+      arith::ConstantIndexOp::create(nb, loc, 0));
+  offsets.assign(rank, nb.getIndexAttr(0));
+  sizes = tensor::getMixedSizes(nb, loc, out);
+  strides.assign(rank, nb.getIndexAttr(1));
+  for (auto [d, index] : llvm::zip_equal(tokenDims, place.indices)) {
+    offsets[d] = index;
+    sizes[d] = nb.getIndexAttr(1);
+  }
+  sizes[tokenDims.back()] = count;
+  Value tile =
+      tensor::ExtractSliceOp::create(nb, loc, out, offsets, sizes, strides);
+  auto branch = scf::IfOp::create(nb, loc, TypeRange{tile.getType()},
+                                  place.valid, /*withElseRegion=*/true);
+  OpBuilder tb = OpBuilder::atBlockBegin(branch.thenBlock());
+  SmallVector<OpFoldResult> rowOffsets(rank, tb.getIndexAttr(0));
+  SmallVector<OpFoldResult> rowSizes = tensor::getMixedSizes(tb, loc, tile);
+  SmallVector<OpFoldResult> rowStrides(rank, tb.getIndexAttr(1));
+  for (int64_t d : tokenDims)
+    rowSizes[d] = tb.getIndexAttr(1);
+  // The canonical rank reduction, as tokenSliceType.
+  auto [staticSizes, dynamicSizes] = decomposeMixedValues(rowSizes);
+  (void)dynamicSizes;
+  RankedTensorType rowType =
+      tensor::ExtractSliceOp::inferCanonicalRankReducedResultType(
+          rank - static_cast<int64_t>(tokenDims.size()),
+          cast<RankedTensorType>(tile.getType()), staticSizes);
+  Value rows = tensor::ExtractSliceOp::create(tb, loc, rowType, tile,
+                                              rowOffsets, rowSizes, rowStrides);
+  Value written = writeRows(tb, rows);
+  scf::YieldOp::create(tb, loc,
+                       tensor::InsertSliceOp::create(tb, loc, written, tile,
+                                                     rowOffsets, rowSizes,
+                                                     rowStrides)
+                           .getResult());
+  OpBuilder eb = OpBuilder::atBlockBegin(branch.elseBlock());
+  scf::YieldOp::create(eb, loc, tile);
+  return branch.getResult(0);
+}
 
 Value RopeVectorizer::readVector(OpBuilder &nb, Location nloc, Value source,
                                  ValueRange indices, int64_t size) {
@@ -505,25 +589,25 @@ SmallVector<Value> RopeVectorizer::buildPerToken(const Hoisted &hoisted) {
     ApplyOp member = memberRef;
     const Neighbours &nbrs = memberNeighbours;
     Value input = member.getInput();
+    Value slots = member.getSlots();
     // In place (input and destination are one tensor): rows are read from
     // the destination's token slice before being overwritten, so one-shot
-    // bufferization keeps the update in place.
-    bool inPlace = input == member.getInit();
+    // bufferization keeps the update in place. (Never with slots: the
+    // verifier refuses a cache that is the input.)
+    bool inPlace = !slots && input == member.getInit();
     Inserted &insert = inserts.emplace_back();
     insert.out = out;
-    tokenSliceParams(nb, loc, out, tokenIvs, insert.offsets, insert.sizes,
-                     insert.strides);
-    Value destSlice = tensor::ExtractSliceOp::create(
-        nb, loc, tokenSliceType(out, insert.sizes), out, insert.offsets,
-        insert.sizes, insert.strides);
+    // The token's rows of the input (unless in place), at `sb`.
     Value sourceSlice;
-    if (!inPlace) {
+    auto extractSource = [&](OpBuilder &sb) {
+      if (inPlace)
+        return;
       SmallVector<OpFoldResult> inOffsets, inSizes, inStrides;
-      tokenSliceParams(nb, loc, input, tokenIvs, inOffsets, inSizes, inStrides);
+      tokenSliceParams(sb, loc, input, tokenIvs, inOffsets, inSizes, inStrides);
       sourceSlice = tensor::ExtractSliceOp::create(
-          nb, loc, tokenSliceType(input, inSizes), input, inOffsets, inSizes,
+          sb, loc, tokenSliceType(input, inSizes), input, inOffsets, inSizes,
           inStrides);
-    }
+    };
 
     // One scf.for per head dim around the row rotation.
     std::function<Value(OpBuilder &, unsigned, SmallVector<Value> &, Value)>
@@ -551,7 +635,26 @@ SmallVector<Value> RopeVectorizer::buildPerToken(const Hoisted &hoisted) {
       return loop.getResult(0);
     };
     SmallVector<Value> rowIvs;
-    insert.rotated = loopNest(nb, 0, rowIvs, destSlice);
+
+    if (!slots) {
+      tokenSliceParams(nb, loc, out, tokenIvs, insert.offsets, insert.sizes,
+                       insert.strides);
+      Value destSlice = tensor::ExtractSliceOp::create(
+          nb, loc, tokenSliceType(out, insert.sizes), out, insert.offsets,
+          insert.sizes, insert.strides);
+      extractSource(nb);
+      insert.rotated = loopNest(nb, 0, rowIvs, destSlice);
+      continue;
+    }
+    // KV-cache append: the token's rows go to its slot's rows of the cache
+    // (buildCacheSlot), straight from the rotation (no temporary).
+    insert.rotated =
+        buildSlotWrite(nb, loc, member.getInit(), out, slots, tokenIvs,
+                       tokenDims, insert.offsets, insert.sizes, insert.strides,
+                       [&](OpBuilder &rb, Value destRows) {
+                         extractSource(rb);
+                         return loopNest(rb, 0, rowIvs, destRows);
+                       });
   }
 
   nb.setInsertionPointToStart(forall.getTerminator().getBody());
@@ -563,13 +666,13 @@ SmallVector<Value> RopeVectorizer::buildPerToken(const Hoisted &hoisted) {
 }
 
 bool RopeVectorizer::headsOuterToTokens() {
-  // With a last token dim of static size 1 (decode, [B, H, 1, D]) a token's
-  // rows are contiguous whatever the order.
-  if (inputType.getDimSize(tokenDims.back()) == 1)
+  // A KV-cache append (slots) scatters each token's rows to its own slot:
+  // the per-token form, whatever the layout. (A tiled form for a [B, H, S,
+  // D] prefill into a [B, H, max_len, D] cache, a tile of T consecutive
+  // tokens to T slots, is future work.)
+  if (llvm::any_of(group, [](ApplyOp m) { return bool(m.getSlots()); }))
     return false;
-  return llvm::any_of(headDims, [&](int64_t d) {
-    return d < tokenDims.back() && inputType.getDimSize(d) != 1;
-  });
+  return tokenRowsApart(op);
 }
 
 int64_t RopeVectorizer::tileTokens() {
@@ -861,6 +964,13 @@ struct VectorizeRopeApply : OpRewritePattern<ApplyOp> {
     for (Operation &next : llvm::make_range(std::next(op->getIterator()),
                                             op->getBlock()->end())) {
       auto sibling = dyn_cast<ApplyOp>(&next);
+      // A cache append (slots) is lowered per token: a member without slots
+      // beside one with them (Q beside K appended to its cache, the decode
+      // step) joins its group only where its own form is per token too, not
+      // to be dragged out of the tiled form.
+      if (sibling && bool(sibling.getSlots()) != bool(op.getSlots()) &&
+          tokenRowsApart(op))
+        continue;
       if (sibling && areCosSinSiblings(op, sibling) &&
           llvm::all_of(sibling->getOperands(),
                        [&](Value v) { return isDefinedBefore(v, op); }))
@@ -903,11 +1013,130 @@ struct VectorizeRopeApply : OpRewritePattern<ApplyOp> {
   }
 };
 
+/// `rope.cache_write` (V beside a rotated K): one forall iteration per
+/// token, its rows copied to its slot's rows of the cache (buildSlotWrite)
+/// by cache lines, each chunk through buildStoredValue with the row's scale
+/// when the cache is quantized.
+struct VectorizeCacheWrite : OpRewritePattern<CacheWriteOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(CacheWriteOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = op.getInput();
+    RankedTensorType inputType = op.getInputType();
+    int64_t rank = inputType.getRank();
+    int64_t headDim = inputType.getShape().back();
+    Type element = inputType.getElementType();
+    Type storage = op.getStorageElementType();
+    SmallVector<int64_t> tokenDims = op.getTokenDimsOrDefault();
+    int64_t rowRank = rank - static_cast<int64_t>(tokenDims.size());
+    // The per-tensor scale once per call; a per-head one per row.
+    Value scale, headScales;
+    if (Value quantScale = op.getQuantScale()) {
+      if (cast<RankedTensorType>(quantScale.getType()).getRank() == 0)
+        scale =
+            tensor::ExtractOp::create(rewriter, loc, quantScale, ValueRange{});
+      else
+        headScales = quantScale;
+    }
+    // Quantized chunks compute in f32 (buildStoredValue): one cache line of
+    // the wider of the two types per chunk.
+    int64_t bytes = element.getIntOrFloatBitWidth() / 8;
+    if (op.getQuantScale())
+      bytes = std::max<int64_t>(bytes, 4);
+    int64_t chunk = std::max<int64_t>(64 / bytes, 1);
+
+    SmallVector<OpFoldResult> tokenSizes =
+        llvm::map_to_vector(tokenDims, [&](int64_t d) {
+          return tensor::getMixedSize(rewriter, loc, input, d);
+        });
+    auto forall = scf::ForallOp::create(rewriter, loc, tokenSizes,
+                                        ValueRange{op.getInit()}, std::nullopt);
+    OpBuilder nb = OpBuilder::atBlockBegin(forall.getBody());
+    SmallVector<Value> tokenIvs(forall.getInductionVars());
+    Value out = forall.getRegionIterArgs().front();
+
+    // The token's rows of the input, rank-reduced as the cache's (the
+    // canonical reduction: the first unit dims go).
+    SmallVector<OpFoldResult> inOffsets(rank, nb.getIndexAttr(0));
+    SmallVector<OpFoldResult> inSizes = tensor::getMixedSizes(nb, loc, input);
+    SmallVector<OpFoldResult> inStrides(rank, nb.getIndexAttr(1));
+    for (auto [d, iv] : llvm::zip_equal(tokenDims, tokenIvs)) {
+      inOffsets[d] = iv;
+      inSizes[d] = nb.getIndexAttr(1);
+    }
+    auto [staticSizes, dynamicSizes] = decomposeMixedValues(inSizes);
+    (void)dynamicSizes;
+    Value source = tensor::ExtractSliceOp::create(
+        nb, loc,
+        tensor::ExtractSliceOp::inferCanonicalRankReducedResultType(
+            rowRank, inputType, staticSizes),
+        input, inOffsets, inSizes, inStrides);
+
+    auto index = [&](OpBuilder &ib, int64_t value) -> Value {
+      return arith::ConstantIndexOp::create(ib, loc, value);
+    };
+    std::function<Value(OpBuilder &, int64_t, SmallVector<Value> &, Value)>
+        loopNest = [&](OpBuilder &lb, int64_t depth, SmallVector<Value> &rowIvs,
+                       Value dest) -> Value {
+      if (depth == rowRank - 1) {
+        // A per-head scale implies one head dim: the rows' dims are [H, D].
+        Value rowScale = scale;
+        if (headScales)
+          rowScale = tensor::ExtractOp::create(lb, loc, headScales,
+                                               ValueRange{rowIvs.front()});
+        Type f32 = lb.getF32Type();
+        for (int64_t k = 0; k < headDim; k += chunk) {
+          int64_t size = std::min(chunk, headDim - k);
+          SmallVector<Value> at(rowIvs);
+          at.push_back(index(lb, k));
+          Value x = vector::TransferReadOp::create(
+              lb, loc, VectorType::get({size}, element), source, at,
+              arith::ConstantOp::create(lb, loc, element,
+                                        lb.getZeroAttr(element)),
+              ArrayRef<bool>{true});
+          if (rowScale)
+            x = buildStoredValue(lb, loc, convertFloat(lb, loc, x, f32),
+                                 storage, rowScale);
+          dest = vector::TransferWriteOp::create(lb, loc, x, dest, at,
+                                                 ArrayRef<bool>{true})
+                     .getResult();
+        }
+        return dest;
+      }
+      Value upper = tensor::DimOp::create(lb, loc, dest, depth);
+      auto loop = scf::ForOp::create(
+          lb, loc, index(lb, 0), upper, index(lb, 1), ValueRange{dest},
+          [&](OpBuilder &fb, Location, Value iv, ValueRange args) {
+            rowIvs.push_back(iv);
+            Value next = loopNest(fb, depth + 1, rowIvs, args.front());
+            rowIvs.pop_back();
+            scf::YieldOp::create(fb, loc, next);
+          });
+      return loop.getResult(0);
+    };
+
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    SmallVector<Value> rowIvs;
+    Value written = buildSlotWrite(nb, loc, op.getInit(), out, op.getSlots(),
+                                   tokenIvs, tokenDims, offsets, sizes, strides,
+                                   [&](OpBuilder &rb, Value destRows) {
+                                     return loopNest(rb, 0, rowIvs, destRows);
+                                   });
+    nb.setInsertionPointToStart(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(nb, loc, written, out, offsets, sizes,
+                                          strides);
+    rewriter.replaceOp(op, forall.getResults());
+    return success();
+  }
+};
+
 struct ConvertRopeToVectorPass
     : rope::impl::ConvertRopeToVectorPassBase<ConvertRopeToVectorPass> {
   void runOnOperation() override {
     ConversionTarget target(getContext());
-    target.addIllegalOp<ApplyOp>();
+    target.addIllegalOp<ApplyOp, CacheWriteOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(&getContext());
     populateRopeToVectorConversionPatterns(patterns);
@@ -920,5 +1149,5 @@ struct ConvertRopeToVectorPass
 
 void mlir::rope::populateRopeToVectorConversionPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<VectorizeRopeApply>(patterns.getContext());
+  patterns.add<VectorizeRopeApply, VectorizeCacheWrite>(patterns.getContext());
 }

@@ -214,6 +214,19 @@ def emit_mla(config: MLAConfig, name: str = "mla_kernel") -> str:
         sct = _ir.Type("f32", ())
         scale = (argument("scale", sct)[1], sct)
 
+    quant = {} if scale is None else {"quant_scale": scale}
+    # k_pe's destination: the cache's channels [r, r + p) (concat) or the
+    # k_pe cache. Taken first, so that every operand of k_pe's rope.apply
+    # is defined before q's: convert-rope-to-vector then lowers the two as
+    # siblings, one token loop with cos/sin once per token.
+    if c.cache_form == "concat":
+        rows = body.dim(cache[1], cat, 0)
+        kdest_t = _ir.Type(elt, (None, 1, p))
+        k_off, k_sizes = ["0", "0", str(r)], [rows, "1", str(p)]
+        kdest = body.assign("k_part", _extract_slice(cache[1], cat, k_off,
+                                                     k_sizes, kdest_t))
+    else:
+        kdest_t, kdest = kct, kpe_cache[1]
     if q is not None:
         # q's rope channels, rotated in place: the slice is the rotation's
         # input and its destination.
@@ -225,23 +238,17 @@ def emit_mla(config: MLAConfig, name: str = "mla_kernel") -> str:
                                                     rt))
         rotated = body.assign("q_rot", _ir.rope_apply(
             part, rt, part, attrs, positions=(pos[1], pt)))
+    krot = body.assign("k_rot", _ir.rope_apply(
+        kpe[1], kpt, kdest, attrs, positions=(pos[1], pt),
+        slots=(slots[1], st), result=kdest_t, **quant))
+    if q is not None:
         whole = body.assign("q_out", _insert_slice(rotated, rt, q[1], qt,
                                                    offsets, sizes))
         body.emit(_ir.materialize(whole, qt, q[0]))
 
-    quant = {} if scale is None else {"quant_scale": scale}
     if c.cache_form == "concat":
-        rows = body.dim(cache[1], cat, 0)
-        # k_pe rotated into the channels [r, r + p) of its slot's row.
-        kpart_t = _ir.Type(elt, (None, 1, p))
-        k_off, k_sizes = ["0", "0", str(r)], [rows, "1", str(p)]
-        kpart = body.assign("k_part", _extract_slice(cache[1], cat, k_off,
-                                                     k_sizes, kpart_t))
-        krot = body.assign("k_rot", _ir.rope_apply(
-            kpe[1], kpt, kpart, attrs, positions=(pos[1], pt),
-            slots=(slots[1], st), result=kpart_t, **quant))
         with_k = body.assign("cache_k", _insert_slice(
-            krot, kpart_t, cache[1], cat, k_off, k_sizes))
+            krot, kdest_t, cache[1], cat, k_off, k_sizes))
         # c_kv into the channels [0, r).
         vpart_t = _ir.Type(elt, (None, 1, r))
         v_off, v_sizes = ["0", "0", "0"], [rows, "1", str(r)]
@@ -253,9 +260,6 @@ def emit_mla(config: MLAConfig, name: str = "mla_kernel") -> str:
             written, vpart_t, with_k, cat, v_off, v_sizes))
         body.emit(_ir.materialize(whole, cat, cache[0]))
     else:
-        krot = body.assign("k_rot", _ir.rope_apply(
-            kpe[1], kpt, kpe_cache[1], attrs, positions=(pos[1], pt),
-            slots=(slots[1], st), result=kct, **quant))
         body.emit(_ir.materialize(krot, kct, kpe_cache[0]))
         written = body.assign("v_written", _ir.cache_write(
             ckv[1], ckt, (slots[1], st), ckv_cache[1], cct, **quant))

@@ -345,13 +345,22 @@ def test_deepseek_v3_config_json():
 
 
 def test_ir_is_one_function_of_the_existing_ops():
+    import re
     text = mla.emit_mla(mla.MLAConfig(dtype="bf16"))
     assert text.count("func.func") == 1
     assert text.count("rope.apply") == 2 and "rope.cache_write" in text
-    assert "tensor.extract_slice %q_t[0, 0, 128]" in text
-    assert "[%dim, %dim_1, 64]" in text
+    assert re.search(r"tensor.extract_slice %q_t\[0, 0, 128\] \[%\w+, %\w+, "
+                     r"64\] \[1, 1, 1\]", text)
+    assert re.search(r"tensor.extract_slice %cache_t\[0, 0, 512\] \[%\w+, 1, "
+                     r"64\]", text)
     assert text.count("slots(") == 2
-    assert "rope.mla" not in text
+    # k_pe's rope.apply right after q's, every operand defined before q's:
+    # the vector lowering's sibling rule (one cos/sin per token).
+    lines = [line.strip() for line in text.splitlines()]
+    q_at = next(i for i, line in enumerate(lines) if "%q_rot = " in line)
+    assert lines[q_at + 1].startswith("%k_rot = rope.apply")
+    assert lines.index(next(line for line in lines if "%k_part = " in line)) \
+        < q_at
 
 
 # -- errors ------------------------------------------------------------------

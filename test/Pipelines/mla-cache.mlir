@@ -6,7 +6,9 @@
 // DeepSeek-V2/V3 MLA (docs/FUSIONS.md, "MLA") as rope_mlir.apply_mla builds
 // it (python/rope_mlir/mla.py): no MLA op, only channel slices.
 // - q [T, H, 192]: its rope channels [128, 192) rotated in place (the slice
-//   is the rotation's input and destination) and inserted back;
+//   is the rotation's input and destination) and inserted back; every
+//   operand of k_pe's rope.apply is defined before q's, so that the two are
+//   lowered as siblings (one cos/sin per token);
 // - k_pe [T, 1, 64] rotated into the cache's channels [512, 576) at each
 //   token's slot (rope.apply slots), c_kv [T, 1, 512] written into channels
 //   [0, 512) (rope.cache_write), both inserted back into the cache
@@ -26,23 +28,29 @@
 // BUF-LABEL: func.func @mla(
 //  BUF-SAME:     %[[Q:.*]]: memref<?x?x192xbf16>, %[[CKV:.*]]: memref<?x1x512xbf16>, %[[KPE:.*]]: memref<?x1x64xbf16>, %[[CACHE:.*]]: memref<?x1x576xbf16>
 //   BUF-NOT:   memref.{{alloc|copy}}
-//       BUF:   %[[QR:.*]] = memref.subview %[[Q]][0, 0, 128] [%{{.*}}, %{{.*}}, 64] [1, 1, 1]
-//   BUF-NOT:   memref.{{alloc|copy}}
-//       BUF:   scf.forall
-//   BUF-NOT:   memref.{{alloc|copy}}
-//       BUF:     memref.subview %[[QR]]
-//   BUF-NOT:   memref.{{alloc|copy}}
-//       BUF:     vector.transfer_write
-//   BUF-NOT:   memref.{{alloc|copy}}
 //       BUF:   %[[KC:.*]] = memref.subview %[[CACHE]][0, 0, 512] [%{{.*}}, 1, 64] [1, 1, 1]
 //   BUF-NOT:   memref.{{alloc|copy}}
-//       BUF:   scf.forall
+//       BUF:   %[[QR:.*]] = memref.subview %[[Q]][0, 0, 128] [%{{.*}}, %{{.*}}, 64] [1, 1, 1]
 //   BUF-NOT:   memref.{{alloc|copy}}
-//       BUF:     memref.subview %[[KC]]
+// q and k_pe are siblings (same positions and rotation): one token loop, one
+// cos/sin per token for both (when their token counts agree at run time).
+//       BUF:   scf.if
 //   BUF-NOT:   memref.{{alloc|copy}}
-//       BUF:     scf.if
+//       BUF:     scf.forall
 //   BUF-NOT:   memref.{{alloc|copy}}
-//       BUF:       vector.transfer_write
+//       BUF:       math.sin
+//   BUF-NOT:   memref.{{alloc|copy}}
+//       BUF:       memref.subview %[[QR]]
+//   BUF-NOT:   memref.{{alloc|copy}}
+//       BUF:         vector.transfer_write
+//   BUF-NOT:   {{memref.alloc|memref.copy|math.sin}}
+//       BUF:       memref.subview %[[KC]]
+//   BUF-NOT:   memref.{{alloc|copy}}
+//       BUF:       scf.if
+//   BUF-NOT:   memref.{{alloc|copy}}
+//       BUF:         vector.transfer_write
+//   BUF-NOT:   memref.{{alloc|copy}}
+//       BUF:   } else {
 //   BUF-NOT:   memref.{{alloc|copy}}
 //       BUF:   %[[VC:.*]] = memref.subview %[[CACHE]][0, 0, 0] [%{{.*}}, 1, 512] [1, 1, 1]
 //   BUF-NOT:   memref.{{alloc|copy}}
@@ -64,15 +72,15 @@ func.func @mla(%q: memref<?x?x192xbf16>, %c_kv: memref<?x1x512xbf16>, %k_pe: mem
   %ct = bufferization.to_tensor %cache restrict writable : memref<?x1x576xbf16> to tensor<?x1x576xbf16>
   %pos = bufferization.to_tensor %positions restrict : memref<?xi64> to tensor<?xi64>
   %s = bufferization.to_tensor %slots restrict : memref<?xi64> to tensor<?xi64>
+  %n = tensor.dim %ct, %c0 : tensor<?x1x576xbf16>
+  %k_part = tensor.extract_slice %ct[0, 0, 512] [%n, 1, 64] [1, 1, 1] : tensor<?x1x576xbf16> to tensor<?x1x64xbf16>
   %t = tensor.dim %qt, %c0 : tensor<?x?x192xbf16>
   %h = tensor.dim %qt, %c1 : tensor<?x?x192xbf16>
   %q_rope = tensor.extract_slice %qt[0, 0, 128] [%t, %h, 64] [1, 1, 1] : tensor<?x?x192xbf16> to tensor<?x?x64xbf16>
   %q_rot = rope.apply ins(%q_rope : tensor<?x?x64xbf16>) positions(%pos : tensor<?xi64>) outs(%q_rope : tensor<?x?x64xbf16>) {layout = #rope.layout<interleaved>, freqs = #rope.yarn<factor = 4.000000e+01, original_max_position_embeddings = 4096, mscale = 1.000000e+00, mscale_all_dim = 1.000000e+00>} -> tensor<?x?x64xbf16>
+  %k_rot = rope.apply ins(%kpe : tensor<?x1x64xbf16>) positions(%pos : tensor<?xi64>) slots(%s : tensor<?xi64>) outs(%k_part : tensor<?x1x64xbf16>) {layout = #rope.layout<interleaved>, freqs = #rope.yarn<factor = 4.000000e+01, original_max_position_embeddings = 4096, mscale = 1.000000e+00, mscale_all_dim = 1.000000e+00>} -> tensor<?x1x64xbf16>
   %q_out = tensor.insert_slice %q_rot into %qt[0, 0, 128] [%t, %h, 64] [1, 1, 1] : tensor<?x?x64xbf16> into tensor<?x?x192xbf16>
   bufferization.materialize_in_destination %q_out in restrict writable %q : (tensor<?x?x192xbf16>, memref<?x?x192xbf16>) -> ()
-  %n = tensor.dim %ct, %c0 : tensor<?x1x576xbf16>
-  %k_part = tensor.extract_slice %ct[0, 0, 512] [%n, 1, 64] [1, 1, 1] : tensor<?x1x576xbf16> to tensor<?x1x64xbf16>
-  %k_rot = rope.apply ins(%kpe : tensor<?x1x64xbf16>) positions(%pos : tensor<?xi64>) slots(%s : tensor<?xi64>) outs(%k_part : tensor<?x1x64xbf16>) {layout = #rope.layout<interleaved>, freqs = #rope.yarn<factor = 4.000000e+01, original_max_position_embeddings = 4096, mscale = 1.000000e+00, mscale_all_dim = 1.000000e+00>} -> tensor<?x1x64xbf16>
   %cache_k = tensor.insert_slice %k_rot into %ct[0, 0, 512] [%n, 1, 64] [1, 1, 1] : tensor<?x1x64xbf16> into tensor<?x1x576xbf16>
   %v_part = tensor.extract_slice %cache_k[0, 0, 0] [%n, 1, 512] [1, 1, 1] : tensor<?x1x576xbf16> to tensor<?x1x512xbf16>
   %v_written = rope.cache_write ins(%ckv : tensor<?x1x512xbf16>) slots(%s : tensor<?xi64>) outs(%v_part : tensor<?x1x512xbf16>) -> tensor<?x1x512xbf16>

@@ -635,3 +635,38 @@ def test_no_tokens_writes_nothing(layout):
     vc = kc.copy()
     assert rope_mlir.append_kv(k, k, kc, vc, pos, **extra) is None
     assert (kc == 5).all() and (vc == 5).all()
+
+
+@pytest.mark.parametrize("lowering", ["vector", "scalar"])
+@pytest.mark.parametrize("rotation", ["yarn", "cos_sin_cache", "inverse"])
+def test_rotation_arguments_as_apply(rotation, lowering):
+    """The rotation arguments mean what they mean for apply: a YaRN
+    scaling dict (with its magnitude), a gathered cos/sin cache, inverse;
+    the cached k rows and q against reference.apply with the same
+    arguments in float64."""
+    rng = np.random.default_rng(21)
+    b, s, hkv, hq, d = 2, 3, 2, 4, 64
+    k = rng.standard_normal((b, s, hkv, d)).astype(np.float32)
+    q = rng.standard_normal((b, s, hq, d)).astype(np.float32)
+    pos = np.stack([rng.choice(40, s, replace=False) for _ in range(b)])
+    kw = {}
+    if rotation == "yarn":
+        kw["scaling"] = {"rope_type": "yarn", "factor": 4.0,
+                         "original_max_position_embeddings": 32}
+        kw["base"] = 10000.0
+    elif rotation == "cos_sin_cache":
+        angles = np.arange(40)[:, None] * (
+            1.0 / 500.0 ** (np.arange(0, d, 2) / d))[None]
+        kw["cos_cache"] = np.cos(angles).astype(np.float32)
+        kw["sin_cache"] = np.sin(angles).astype(np.float32)
+    else:
+        kw["inverse"] = True
+    kc = np.zeros((b, 40, hkv, d), np.float32)
+    vc = np.zeros_like(kc)
+    q_rot = rope_mlir.append_kv(k, k, kc, vc, pos, q=q, lowering=lowering,
+                                **kw)
+    for x, got in ((k, kc[np.arange(b)[:, None], pos]), (q, q_rot)):
+        want = reference.apply(x.astype(np.float64), pos, **kw)
+        np.testing.assert_allclose(got, want, rtol=0, atol=2e-5 *
+                                   np.abs(want).max())
+    np.testing.assert_array_equal(vc[np.arange(b)[:, None], pos], k)

@@ -506,3 +506,26 @@ def test_mla_bench_smoke(tmp_path):
     assert len(rows) == 1
     cells = [c.strip() for c in rows[0].strip("|").split("|")]
     assert all(float(c) > 0 for c in cells[2:])
+
+
+@pytest.mark.parametrize("lowering", ["vector", "scalar"])
+def test_threads_write_what_one_thread_writes(lowering):
+    """OpenMP over tokens (threads=3) writes q and the cache bit for bit as
+    one thread does (each token owns its slot's row)."""
+    rng = np.random.default_rng(21)
+    q = rng.standard_normal((37, 8, 192)).astype(ml_dtypes.bfloat16)
+    c_kv = rng.standard_normal((37, 512)).astype(ml_dtypes.bfloat16)
+    k_pe = rng.standard_normal((37, 64)).astype(ml_dtypes.bfloat16)
+    positions = rng.integers(0, 4096, size=37)
+    slots = rng.permutation(100)[:37]
+    slots[5] = -1
+    results = []
+    for threads in (1, 3):
+        cache = _random_cache(np.random.default_rng(0), (100, 576),
+                              ml_dtypes.bfloat16)
+        got = mla.apply_mla(q, c_kv, k_pe, cache, positions, slots=slots,
+                            scaling=DEEPSEEK_V3_YARN, threads=threads,
+                            lowering=lowering)
+        results.append((got.view(np.uint16), cache.view(np.uint16)))
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    np.testing.assert_array_equal(results[0][1], results[1][1])

@@ -312,3 +312,69 @@ def test_cases_cover_the_matrix():
     assert any(c["layout"] == "interleaved" for c in cases)
     assert any(c["p"] < c["k"].shape[-1] for c in cases)
     assert any((c["slots"] < 0).any() for c in cases)
+
+
+_KERNEL = """
+func.func @append(%k: memref<?x4x64xbf16>, %v: memref<?x4x64xbf16>,
+                  %positions: memref<?xi64>, %slots: memref<?xi32>,
+                  %k_cache: memref<?x4x64xbf16>, %v_cache: memref<?x4x64xbf16>)
+    attributes {llvm.emit_c_interface} {
+  %kt = bufferization.to_tensor %k restrict : memref<?x4x64xbf16> to tensor<?x4x64xbf16>
+  %vt = bufferization.to_tensor %v restrict : memref<?x4x64xbf16> to tensor<?x4x64xbf16>
+  %pos = bufferization.to_tensor %positions restrict : memref<?xi64> to tensor<?xi64>
+  %s = bufferization.to_tensor %slots restrict : memref<?xi32> to tensor<?xi32>
+  %kc = bufferization.to_tensor %k_cache restrict writable : memref<?x4x64xbf16> to tensor<?x4x64xbf16>
+  %vc = bufferization.to_tensor %v_cache restrict writable : memref<?x4x64xbf16> to tensor<?x4x64xbf16>
+  %rk = rope.apply ins(%kt : tensor<?x4x64xbf16>) positions(%pos : tensor<?xi64>) slots(%s : tensor<?xi32>) outs(%kc : tensor<?x4x64xbf16>) {layout = #rope.layout<interleaved>} -> tensor<?x4x64xbf16>
+  %rv = rope.cache_write ins(%vt : tensor<?x4x64xbf16>) slots(%s : tensor<?xi32>) outs(%vc : tensor<?x4x64xbf16>) -> tensor<?x4x64xbf16>
+  bufferization.materialize_in_destination %rk in restrict writable %k_cache : (tensor<?x4x64xbf16>, memref<?x4x64xbf16>) -> ()
+  bufferization.materialize_in_destination %rv in restrict writable %v_cache : (tensor<?x4x64xbf16>, memref<?x4x64xbf16>) -> ()
+  return
+}
+"""
+
+
+@pytest.mark.parametrize("threads", [1, 4])
+def test_kernel_form_writes_the_caches_in_place(threads):
+    """The kernel form (memref arguments, the caches restrict writable, as
+    the package's kernels are built) writes the caller's own cache arrays:
+    the slot rows of K rotated and of V copied, every other byte unchanged,
+    nothing returned. Paged [pages * page_size, H, D] caches, vLLM's -1
+    padding and slots past the end skipped."""
+    import ctypes
+
+    from rope_mlir import _jit
+
+    rng = np.random.default_rng(7)
+    tokens, rows = 37, 128
+    bf16 = ml_dtypes.bfloat16
+    k = rng.standard_normal((tokens, 4, 64)).astype(bf16)
+    v = rng.standard_normal((tokens, 4, 64)).astype(bf16)
+    positions = rng.integers(0, 8192, tokens).astype(np.int64)
+    slots = rng.permutation(rows)[:tokens].astype(np.int32)
+    slots[::5] = -1
+    slots[3] = rows
+    caches = [np.frombuffer(rng.bytes(rows * 4 * 64 * 2), bf16).reshape(
+        rows, 4, 64).copy() for _ in range(2)]
+    before = [c.copy() for c in caches]
+    module = _jit.compile_module(_KERNEL, _pipeline(threads).replace(
+        " bufferize-function-boundaries=true", ""))
+    function = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * 6)(
+        module.lookup("append"))
+    descriptors = [_jit.memref_descriptor(a)
+                   for a in (k, v, positions, slots, *caches)]
+    function(*[ctypes.addressof(d) for d in descriptors])
+
+    valid = (slots >= 0) & (slots < rows)
+    targets = slots[valid]
+    untouched = np.ones(rows, bool)
+    untouched[targets] = False
+    for cache, initial in zip(caches, before):
+        assert (cache[untouched].view(np.uint16) ==
+                initial[untouched].view(np.uint16)).all()
+    assert (caches[1][targets].view(np.uint16) ==
+            v[valid].view(np.uint16)).all()
+    c = dict(layout="interleaved", p=64, positions=positions, base=10000.0,
+             token_dims=(0,))
+    x64, y = _rotated(c, k, None)
+    _check_float(caches[0][targets], y[valid], x64[valid], c, bf16)

@@ -15,6 +15,15 @@
 // to a subview of the cache argument: nothing is allocated or copied, and
 // the CPU pipeline on the kernel form (memref arguments, as the Python
 // package builds it) calls no malloc and no memcpy.
+//
+// Mutations of RopeToVector.cpp this test was run against (each fails it):
+// n = 1 always (VEC, BUF); writing unconditionally (scf.if on true, n = 1:
+// VEC, BUF; python/tests/test_cache_lowering_vector.py too); the cache's
+// slice taken from the op's init rather than the forall's shared output
+// (VEC, BUF and LLVM: a copy of the cache); Q grouped with K's append in a
+// heads-outer prefill (VEC); a per-head scale read at head 0 (VEC; the
+// Python test too); the cache token sizes reversed before buildCacheSlot
+// (VEC; the Python test writes out of bounds).
 
 // VEC-LABEL: func.func @paged(
 //  VEC-SAME:     %[[K:[^:]*]]: tensor<?x8x128xbf16>, %[[P:[^:]*]]: tensor<?xi64>, %[[S:[^:]*]]: tensor<?xi32>, %[[C:[^:]*]]: tensor<?x8x128xbf16>)

@@ -169,15 +169,13 @@ class AppendKernel:
                  q_norm_weight=None, out_q=None):
         c = self.config
         keep = []
-        # k's checks are apply()'s; the `out` they make (k's shape, never
-        # touched) is not passed: the destination is the cache.
+        # k's checks are apply()'s, without a destination: it is the cache.
         try:
-            args, _ = self._k._checked_args(keep, k, positions, offset,
-                                            cos_cache, sin_cache, None,
-                                            k_norm_weight, k_scale)
+            args, _ = self._k._checked_args(
+                keep, k, positions, offset, cos_cache, sin_cache,
+                _kernel._NO_DESTINATION, k_norm_weight, k_scale)
         except (TypeError, ValueError) as error:
             raise type(error)(_rename(str(error), "k")) from None
-        args = args[:-1]
         k = np.asarray(k)
         dims = c.resolved_token_dims()
         tokens = tuple(k.shape[d] for d in dims)

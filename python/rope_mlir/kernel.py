@@ -996,6 +996,10 @@ class Kernel:
                     ("norm_weight", norm_weight), ("quant_scale", quant_scale))
                 if isinstance(array, np.ndarray))
 
+        if out is _NO_DESTINATION:
+            # The caller (cache.AppendKernel) passes its own destination
+            # and checks it.
+            return args, None
         if not c.inplace:
             if out is None:
                 out = np.empty(shape, self._out_dtype)
@@ -1058,6 +1062,9 @@ class Kernel:
                 f"rows: positions must be in [0, {rows}) (a position outside "
                 "has no cached angle)")
 
+
+#: Kernel._checked_args(out=_NO_DESTINATION): check the inputs only.
+_NO_DESTINATION = object()
 
 _kernels: dict = {}
 _kernels_lock = threading.Lock()

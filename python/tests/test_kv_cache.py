@@ -513,14 +513,41 @@ def test_emitted_ir_verifies(fields):
         in text
 
 
+class _Producer:
+    """A DLPack producer that is not a numpy array (as test_dlpack's)."""
+
+    def __init__(self, array, device=(1, 0)):
+        self.array = array
+        self.device = device
+
+    def __dlpack__(self, **kwargs):
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.device
+
+
 def test_dlpack_caches_written_in_place():
-    torch = pytest.importorskip("torch")
-    k = torch.ones((2, 1, 2, 8))
-    kc = torch.zeros((2, 4, 2, 8))
-    vc = torch.zeros((2, 4, 2, 8))
-    rope_mlir.append_kv(k, k * 3, kc, vc, torch.tensor([[1], [2]]))
-    assert float(vc[0, 1].sum()) == 48 and float(vc[1, 2].sum()) == 48
-    assert float(vc.sum()) == 96 and float(kc[0, 1].abs().sum()) > 0
+    """DLPack arguments are imported zero-copy: the caches the producer
+    owns are written through; a cache on another device is refused by
+    name, before anything is written."""
+    rng = np.random.default_rng(31)
+    k = rng.standard_normal((2, 1, 2, 8)).astype(np.float32)
+    q = rng.standard_normal((2, 1, 4, 8)).astype(np.float32)
+    kc, vc = np.zeros((2, 4, 2, 8), np.float32), np.zeros((2, 4, 2, 8),
+                                                          np.float32)
+    pos = np.array([[1], [2]])
+    got = rope_mlir.append_kv(_Producer(k), _Producer(k * 3), _Producer(kc),
+                              _Producer(vc), _Producer(pos), q=_Producer(q))
+    np.testing.assert_array_equal(vc[[0, 1], [1, 2]], (k * 3)[:, 0])
+    np.testing.assert_allclose(kc[[0, 1], [1, 2]],
+                               rope_mlir.apply(k, pos)[:, 0], atol=1e-6)
+    np.testing.assert_allclose(got, rope_mlir.apply(q, pos), atol=1e-6)
+    before = vc.copy()
+    with pytest.raises(ValueError, match="v_cache is on the DLPack device "
+                                         "CUDA"):
+        rope_mlir.append_kv(k, k, kc, _Producer(vc, device=(2, 0)), pos)
+    np.testing.assert_array_equal(vc, before)
 
 
 def test_kv_cache_bench_smoke(tmp_path):

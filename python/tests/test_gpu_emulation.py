@@ -26,12 +26,25 @@ QK-norm (f32/bf16, both layouts, partial and full rotary, in place) within
 f8E5M2 outputs (per-tensor scale; per-head scale after QK-norm) between the
 quantizations of the float64 value -/+ the f32 computation's error, >= 95%
 exactly the float64 value's quantization, some saturating.
+
+KV-cache append (issue 18), on modules written here that materialize the
+result into the cache argument (in place, as the kernel writes it):
+rope.apply with slots into [B, max_len, H, D], [B, H, max_len, D] and paged
+caches (f32/bf16/f16, both pair layouts, partial rotary, i32 and i64
+slots), with QK-norm and an fp8 cache; rope.cache_write plain and
+quantized (i8/fp8, per-tensor and per-head scales); MLA's rope channels
+[512, 576) of a concatenated cache through a strided slice. Rows at valid
+slots against reference.apply (check's tolerance), bit for bit for a copy,
+by the quantization rule for fp8/int8; every other byte of the cache
+unchanged, padding (-1), past-the-end and huge slots included.
 """
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import pathlib
+import re
 import sys
 from unittest import mock
 
@@ -433,3 +446,349 @@ def test_quantized_output_on_emulated_gpu(quant, scale_form, norm, dtype,
     assert np.any(np.abs(got64) == np.max(np.abs(_quantize64(
         np.array([1e9, -1e9]), quant))))
     assert np.mean(got64 != 0) > 0.5
+
+
+# ---------------------------------------------------------------------------
+# KV-cache append (issue 18): rope.apply with slots(%s) and rope.cache_write
+# on the emulated launch. The kernel writes the cache in place (the module
+# below materializes the result into the cache argument itself). Rows at
+# valid slots are checked against float64 (reference.apply for the rotation;
+# bit for bit for a plain copy; the quantization rule for fp8/int8 caches);
+# every other byte of the cache must be unchanged, also for padding (-1),
+# out-of-range and huge slots.
+# ---------------------------------------------------------------------------
+
+_ELT = {"f32": "f32", "bf16": "bf16", "f16": "f16", "i8": "i8",
+        "f8e4m3fn": "f8E4M3FN", "f8e5m2": "f8E5M2", "i32": "i32",
+        "i64": "i64"}
+# cache layout -> (token dims of the input, and of the cache)
+CACHE_LAYOUTS = {"bshd": (0, 1), "bhsd": (0, 2), "paged": (0,)}
+
+
+def _memref(shape, elt, dynamic=True, last_static=True):
+    """Sizes dynamic (`dynamic`) but for the last one (`last_static`)."""
+    dims = ["?" if dynamic and (i + 1 < len(shape) or not last_static)
+            else str(n) for i, n in enumerate(shape)]
+    return "memref<" + "".join(d + "x" for d in dims) + _ELT[elt] + ">"
+
+
+def _cache_module(op, x, slots, cache, *, positions=None, norm=None,
+                  scale=None, attrs="", slice_channels=None):
+    """`@f(x, [positions], [norm weight], [scale], slots, cache)`: the op on
+    tensors of the arguments, its result materialized into the cache
+    argument. slice_channels=(lo, hi): the op writes channels [lo, hi) of
+    the cache (tensor.extract_slice / insert_slice around it)."""
+    args, body = [], []
+
+    def arg(name, array, elt, writable=False, dynamic=True):
+        # Rows of D channels keep D static (the op needs it); positions and
+        # slots are dynamic throughout.
+        m = _memref(array.shape, elt, dynamic, last_static=elt not in (
+            "i32", "i64"))
+        t = m.replace("memref", "tensor")
+        args.append(f"%{name}m: {m}")
+        body.append(f"%{name} = bufferization.to_tensor %{name}m restrict"
+                    f"{' writable' if writable else ''} : {m} to {t}")
+        return t
+
+    xt = arg("x", x[0], x[1])
+    operands = f"ins(%x : {xt})"
+    if positions is not None:
+        operands += f" positions(%p : {arg('p', positions, 'i64')})"
+    if norm is not None:
+        operands += f" norm(%w : {arg('w', norm[0], norm[1], dynamic=False)})"
+    # rope.apply: quant_scale, then slots; rope.cache_write the other way.
+    quant = "" if scale is None else (
+        f" quant_scale(%s : {arg('s', scale, 'f32', dynamic=False)})")
+    slot_operand = f" slots(%sl : {arg('sl', slots[0], slots[1])})"
+    operands += (quant + slot_operand if op == "apply" else
+                 slot_operand + quant)
+    ct = arg("c", cache[0], cache[1], writable=True)
+    cm = ct.replace("tensor", "memref")
+    dest, dt = "%c", ct
+    if slice_channels is not None:
+        lo, hi = slice_channels
+        rank = cache[0].ndim
+        sizes = [f"%d{i}" for i in range(rank - 1)] + [str(hi - lo)]
+        for i in range(rank - 1):
+            body.append(f"%i{i} = arith.constant {i} : index")
+            body.append(f"%d{i} = tensor.dim %c, %i{i} : {ct}")
+        dt = "tensor<" + "?x" * (rank - 1) + f"{hi - lo}x" + \
+            _ELT[cache[1]] + ">"
+        where = (f"[{', '.join(['0'] * (rank - 1) + [str(lo)])}] "
+                 f"[{', '.join(sizes)}] [{', '.join(['1'] * rank)}]")
+        body.append(f"%part = tensor.extract_slice %c{where} : {ct} to {dt}")
+        dest = "%part"
+    body.append(f"%r = rope.{op} {operands} outs({dest} : {dt}) {attrs} -> "
+                f"{dt}")
+    result = "%r"
+    if slice_channels is not None:
+        body.append(f"%whole = tensor.insert_slice %r into %c{where} : "
+                    f"{dt} into {ct}")
+        result = "%whole"
+    body.append(f"bufferization.materialize_in_destination {result} in "
+                f"restrict writable %cm : ({ct}, {cm}) -> ()")
+    body.append("return")
+    return ("func.func @f(" + ", ".join(args) +
+            ") attributes {llvm.emit_c_interface} {\n  " +
+            "\n  ".join(body) + "\n}\n")
+
+
+def _run_cache_module(ir, launch, arrays, f8=False):
+    """Lowers `ir` as rope-to-nvvm does up to the launch, emulates the launch
+    on CPU loops, and calls @f on `arrays` (the last one, the cache, is
+    written in place)."""
+    gpu = _jit.lower(ir, TO_LAUNCH.format(options=LAUNCHES[launch]))
+    emulated, launches = emulate_launch.emulate(gpu)
+    assert launches == 1 and "gpu." not in emulated, gpu
+    # In place: nothing allocated, nothing copied (but a copy of a slice onto
+    # itself, insert_slice's of the slice the kernel wrote, which a later
+    # canonicalization erases).
+    copies = re.findall(r"memref\.copy (%\w+), (%\w+)", gpu)
+    assert "rope.apply" not in gpu and "rope.cache_write" not in gpu and \
+        "memref.alloc" not in gpu and all(a == b for a, b in copies), gpu
+    module = _jit.compile_module(emulated, TO_LLVM_F8 if f8 else TO_LLVM)
+    descs = [_jit.memref_descriptor(a) for a in arrays]
+    function = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * len(descs))(
+        module.lookup("f"))
+    function(*[ctypes.addressof(d) for d in descs])
+    return module
+
+
+def _token_rows(array, token_dims):
+    """[rows over the token dims (row-major), heads..., D]: a view when
+    possible."""
+    k = len(token_dims)
+    moved = np.moveaxis(array, token_dims, range(k))
+    return moved.reshape((-1,) + moved.shape[k:])
+
+
+def _append_case(seed, layout, dtype, slot_dtype="i64", head_dim=40,
+                 heads=2):
+    """x, positions, slots and a cache filled with junk for `layout`: rows
+    of B = 3 sequences (S = 4 new tokens each, at per-row offsets) or T = 7
+    paged tokens on 4 pages of 8; some slots padding (-1), one past the end,
+    one huge (beyond i32 for i64 slots)."""
+    rng = np.random.default_rng(seed)
+    np_dtype = DTYPES[dtype] if dtype in DTYPES else QUANT_TYPES[dtype]
+    if layout == "paged":
+        tokens, rows = 7, 32
+        x_shape = (tokens, heads, head_dim)
+        cache_shape = (rows, heads, head_dim)
+        slots = rng.permutation(rows)[:tokens].astype(np.int64)
+        positions = rng.integers(0, 5000, tokens).astype(np.int64)
+    else:
+        batch, seq, max_len = 3, 4, 16
+        offsets = rng.integers(0, max_len - seq, batch)
+        positions = (offsets[:, None] + np.arange(seq)).astype(np.int64)
+        slots = (np.arange(batch)[:, None] * max_len + positions)
+        if layout == "bshd":
+            x_shape = (batch, seq, heads, head_dim)
+            cache_shape = (batch, max_len, heads, head_dim)
+        else:
+            x_shape = (batch, heads, seq, head_dim)
+            cache_shape = (batch, heads, max_len, head_dim)
+    flat = slots.reshape(-1)
+    flat[1] = -1                       # padding
+    flat[3] = np.prod(cache_shape) // (heads * head_dim)  # one past the end
+    flat[-1] = -(2 ** 31) if slot_dtype == "i32" else 2 ** 40 + flat[-1]
+    slots = slots.astype(np.int32 if slot_dtype == "i32" else np.int64)
+    x = (rng.standard_normal(x_shape) *
+         rng.uniform(0.5, 4.0, x_shape[:-1] + (1,))).astype(
+             DTYPES["f32" if dtype not in DTYPES else dtype])
+    # Old cache contents (compared byte for byte where nothing is written).
+    if np.dtype(np_dtype) == np.int8:
+        cache = rng.integers(-128, 128, cache_shape).astype(np.int8)
+    else:
+        cache = (rng.standard_normal(cache_shape) * 3.0).astype(np_dtype)
+    return rng, x, positions, slots, cache
+
+
+def _check_untouched(before, after, slots, token_dims):
+    """Every cache row but those at valid slots keeps its bytes; returns the
+    (token index, cache row) pairs of the valid slots."""
+    rows_before = _token_rows(before, token_dims)
+    rows_after = _token_rows(after, token_dims)
+    n = rows_before.shape[0]
+    flat = slots.reshape(-1).astype(np.int64)
+    valid = [(t, int(s)) for t, s in enumerate(flat) if 0 <= s < n]
+    written = np.zeros(n, bool)
+    written[[s for _, s in valid]] = True
+    assert len(valid) < flat.size  # the case has invalid slots
+    np.testing.assert_array_equal(
+        rows_after[~written].view(np.uint8), rows_before[~written].view(
+            np.uint8), err_msg="a row at no valid slot changed")
+    return valid
+
+
+def _as_c(array):
+    return np.ascontiguousarray(array)
+
+
+APPEND_CASES = [(layout, dtype, rope_layout, rotary)
+                for layout in CACHE_LAYOUTS
+                for dtype, rope_layout, rotary in (
+                    ("f32", "half", 40), ("bf16", "interleaved", 24),
+                    ("f16", "half", 24))]
+
+
+@pytest.mark.parametrize("launch", list(LAUNCHES))
+@pytest.mark.parametrize("layout,dtype,rope_layout,rotary", APPEND_CASES,
+                         ids=["-".join(map(str, c)) for c in APPEND_CASES])
+def test_rope_cache_append_on_emulated_gpu(layout, dtype, rope_layout, rotary,
+                                           launch):
+    """rope.apply with slots: each valid token's rotated rows (pass-through
+    channels copied) land at its slot's cache coordinates, within
+    test_differential.check's tolerance of reference.apply; no other byte of
+    the cache changes (padding, past-the-end and huge slots included)."""
+    token_dims = CACHE_LAYOUTS[layout]
+    slot_dtype = "i32" if dtype == "f16" else "i64"
+    rng, x, positions, slots, cache = _append_case(
+        APPEND_CASES.index((layout, dtype, rope_layout, rotary)), layout,
+        dtype, slot_dtype)
+    attrs = (f"{{layout = #rope.layout<{rope_layout}>, rotary_dim = {rotary} "
+             f": i64, token_dims = array<i64: "
+             f"{', '.join(map(str, token_dims))}>}}")
+    ir = _cache_module("apply", (x, dtype), (slots, slot_dtype),
+                       (cache, dtype), positions=positions, attrs=attrs)
+    before = cache.copy()
+    _run_cache_module(ir, launch, [x, positions, slots, cache])
+    valid = _check_untouched(before, cache, slots, token_dims)
+    ref = _token_rows(reference.apply(x, positions, layout=rope_layout,
+                                      rotary_dim=rotary,
+                                      token_dims=token_dims), token_dims)
+    x_rows = _token_rows(x, token_dims)
+    got_rows = _token_rows(cache, token_dims)
+    case = _case(x_rows, "explicit", layout=rope_layout, rotary_dim=rotary,
+                 dtype=dtype)
+    tokens = [t for t, _ in valid]
+    check(case, x_rows[tokens], got_rows[[s for _, s in valid]], ref[tokens])
+
+
+CACHE_WRITE_CASES = [(layout, dtype, quant, scale_form)
+                     for layout in CACHE_LAYOUTS
+                     for dtype, quant, scale_form in (
+                         ("bf16", None, None), ("f32", "i8", "head"),
+                         ("bf16", "f8e4m3fn", "tensor"),
+                         ("f16", "f8e5m2", "head"))]
+
+
+@pytest.mark.parametrize("launch", list(LAUNCHES))
+@pytest.mark.parametrize("layout,dtype,quant,scale_form", CACHE_WRITE_CASES,
+                         ids=["-".join(map(str, c))
+                              for c in CACHE_WRITE_CASES])
+def test_cache_write_on_emulated_gpu(layout, dtype, quant, scale_form,
+                                     launch):
+    """rope.cache_write: each valid token's rows copied bit for bit, or
+    quantized: between the quantizations of x * s -/+ the f32 product's
+    rounding (one grid step at most, next to a boundary), >= 95% exactly
+    the float64 value's; no other byte of the cache changes."""
+    if quant not in (None, "i8") and not _has_expand_f8():
+        pytest.skip("rope-expand-f8 is not in this build")
+    token_dims = CACHE_LAYOUTS[layout]
+    storage = quant or dtype
+    rng, x, _, slots, cache = _append_case(
+        100 + CACHE_WRITE_CASES.index((layout, dtype, quant, scale_form)),
+        layout, storage, head_dim=64, heads=3)
+    x = x.astype(DTYPES[dtype])
+    x64 = x.astype(np.float64)
+    head_axis = 1 if layout == "bhsd" else x.ndim - 2
+    scale = None
+    if quant is not None:
+        if scale_form == "tensor":
+            scale = np.array(1.3 * QUANT_MAX[quant] / np.max(np.abs(x64)),
+                             np.float32)
+        else:
+            top = np.max(np.abs(np.moveaxis(x64, head_axis, 0)).reshape(
+                x.shape[head_axis], -1), axis=1)
+            scale = (1.3 * QUANT_MAX[quant] / top).astype(np.float32)
+    ir = _cache_module("cache_write", (x, dtype), (slots, "i64"),
+                       (cache, storage), scale=scale,
+                       attrs=f"{{token_dims = array<i64: "
+                             f"{', '.join(map(str, token_dims))}>}}")
+    before = cache.copy()
+    arrays = [x] + ([scale] if scale is not None else []) + [slots, cache]
+    _run_cache_module(ir, launch, arrays, f8=quant not in (None, "i8"))
+    valid = _check_untouched(before, cache, slots, token_dims)
+    tokens, rows = [t for t, _ in valid], [s for _, s in valid]
+    got = _token_rows(cache, token_dims)[rows]
+    want = _token_rows(x, token_dims)[tokens]
+    if quant is None:
+        np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+        return
+    s64 = scale.astype(np.float64)
+    if scale.ndim:
+        shape = [1] * x.ndim
+        shape[head_axis] = -1
+        s64 = s64.reshape(shape)
+    v = _token_rows(x64 * s64, token_dims)[tokens]
+    e = np.abs(v) * 2.0 ** -23
+    got64 = got.astype(np.float64)
+    low, high = _quantize64(v - e, quant), _quantize64(v + e, quant)
+    outside = (got64 < low) | (got64 > high)
+    assert not np.any(outside), (got64[outside][:4], v[outside][:4])
+    assert np.mean(got64 == _quantize64(v, quant)) >= 0.95
+    assert np.any(np.abs(got64) == np.max(np.abs(_quantize64(
+        np.array([1e9, -1e9]), quant))))  # some saturate
+
+
+@pytest.mark.parametrize("launch", list(LAUNCHES))
+def test_paged_norm_fp8_append_on_emulated_gpu(launch):
+    """QK-norm + rotation + f8E4M3FN with a per-head scale, appended at
+    slots (all three neighbours in the one kernel): the _quantized bracket of
+    test_quantized_output_on_emulated_gpu at the valid slots' rows."""
+    if not _has_expand_f8():
+        pytest.skip("rope-expand-f8 is not in this build")
+    rotary_dim, eps = 24, 1e-6
+    rng, x, positions, slots, cache = _append_case(7, "paged", "f8e4m3fn",
+                                                   heads=3)
+    x = x.astype(ml_dtypes.bfloat16)
+    w = (rng.standard_normal(40) * 0.5 + 1.0).astype(np.float32)
+    normed = _rms_norm64(x.astype(np.float64), w.astype(np.float64), eps)
+    y = _rotate64(normed, positions, rotary_dim, "half")
+    scale = (1.3 * 448.0 / np.max(np.abs(y), axis=(0, 2))).astype(np.float32)
+    ir = _cache_module(
+        "apply", (x, "bf16"), (slots, "i64"), (cache, "f8e4m3fn"),
+        positions=positions, norm=(w, "f32"), scale=scale,
+        attrs=f"{{rotary_dim = {rotary_dim} : i64, norm_epsilon = {eps:.1e}}}")
+    before = cache.copy()
+    _run_cache_module(ir, launch, [x, positions, w, scale, slots, cache],
+                      f8=True)
+    valid = _check_untouched(before, cache, slots, (0,))
+    tokens, rows = [t for t, _ in valid], [s for _, s in valid]
+    s64 = scale.astype(np.float64)[None, :, None]
+    v = (y * s64)[tokens]
+    e = (2.0 ** -18 * _magnitude(normed, rotary_dim, "half") * s64)[tokens] \
+        + np.abs(v) * 2.0 ** -22
+    got64 = cache[rows].astype(np.float64)
+    low, high = _quantize64(v - e, "f8e4m3fn"), _quantize64(v + e, "f8e4m3fn")
+    assert not np.any((got64 < low) | (got64 > high))
+    assert np.mean(got64 == _quantize64(v, "f8e4m3fn")) >= 0.95
+
+
+@pytest.mark.parametrize("launch", list(LAUNCHES))
+def test_mla_slice_append_on_emulated_gpu(launch):
+    """MLA's concatenated cache [slots, 1, 576]: k_pe rotated (interleaved,
+    64 channels) into channels [512, 576) through a strided buffer of the
+    slice (no copy of the cache: _run_cache_module asserts no alloc/copy);
+    channels [0, 512) and every other row keep their bytes."""
+    rng = np.random.default_rng(11)
+    rows, tokens = 24, 5
+    k_pe = rng.standard_normal((tokens, 1, 64)).astype(ml_dtypes.bfloat16)
+    positions = rng.integers(0, 4096, tokens).astype(np.int64)
+    slots = rng.permutation(rows)[:tokens].astype(np.int64)
+    slots[2] = -1
+    cache = rng.standard_normal((rows, 1, 576)).astype(ml_dtypes.bfloat16)
+    ir = _cache_module("apply", (k_pe, "bf16"), (slots, "i64"),
+                       (cache, "bf16"), positions=positions,
+                       attrs="{layout = #rope.layout<interleaved>}",
+                       slice_channels=(512, 576))
+    before = cache.copy()
+    _run_cache_module(ir, launch, [k_pe, positions, slots, cache])
+    valid = _check_untouched(before, cache, slots, (0,))
+    tokens_, rows_ = [t for t, _ in valid], [s for _, s in valid]
+    np.testing.assert_array_equal(cache[:, :, :512].view(np.uint8),
+                                  before[:, :, :512].view(np.uint8))
+    ref = reference.apply(k_pe, positions, layout="interleaved")
+    case = _case(k_pe, "explicit", layout="interleaved", dtype="bf16")
+    check(case, k_pe[tokens_], cache[rows_][:, :, 512:], ref[tokens_])

@@ -60,6 +60,27 @@
 // which ownership-based buffer deallocation refuses today as an op of
 // unknown memory effects).
 //
+// KV-cache append (`slots`, docs/FUSIONS.md): the output buffer is the
+// cache. Each token's slot is loaded at the token's index and turned into
+// cache coordinates by buildCacheSlot (CacheSlots.h, the one slot rule of
+// every lowering); the token's whole work (cos/sin, norm, rotation,
+// pass-through channels) sits in `scf.if valid`, reading the input at the
+// token's own index (its position too) and storing at the slot's
+// coordinates, so a padding or out-of-range slot stores nothing (no clamped
+// write). `rope.cache_write` (V) is a copy kernel of the same shape:
+// threads over 16-byte pieces of a row's D channels, tokens over y and the
+// grid-stride loop, heads looped, each piece stored as is or through
+// buildStoredValue (quantized). Heads-outer caches ([B, Hkv, max_len, D])
+// need nothing more: the kernel computes cos/sin once per (token,
+// frequency) whatever the dim order.
+//
+// Buffers (kernelBufferType): identity layouts, except for a tensor sliced
+// out of another (MLA writes channels [512, 576) of a [slots, 1, 576]
+// cache), whose buffer gets dynamic strides and offset (innermost stride
+// 1) so that bufferization hands the kernel the slice's subview instead of
+// a copy; the access width is then limited to the alignment the slice's
+// static offset and strides guarantee (alignedElements).
+//
 // What the kernel computes (positions, M-RoPE's axis per pair, cos/sin from
 // every source, magnitude, direction, the pair rotation, the norm factor and
 // the stored value) is RotationCore's, shared with the CPU lowerings; this
@@ -70,6 +91,7 @@
 
 #include "rope/Conversion/RopeToGPU/RopeToGPU.h"
 #include "rope/Dialect/Rope/IR/RopeOps.h"
+#include "rope/Dialect/Rope/Utils/CacheSlots.h"
 #include "rope/Dialect/Rope/Utils/RopeArith.h"
 #include "rope/Dialect/Rope/Utils/RotationCore.h"
 
@@ -79,6 +101,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
@@ -98,6 +121,155 @@ using namespace mlir;
 using namespace mlir::rope;
 
 namespace {
+
+/// The layout of a slice's buffer: the strides and offset of `slice` within
+/// its source (a value of identity layout, or a slice of one), each static
+/// where the IR states it, else dynamic. std::nullopt when the slice's
+/// innermost stride is not 1 (the kernel's vector accesses need unit
+/// stride).
+static std::optional<std::pair<SmallVector<int64_t>, int64_t>>
+sliceLayout(tensor::ExtractSliceOp slice) {
+  RankedTensorType sourceType = slice.getSourceType();
+  ArrayRef<int64_t> shape = sourceType.getShape();
+  int64_t rank = sourceType.getRank();
+  // The source's strides: identity, unless it is a slice itself.
+  SmallVector<int64_t> sourceStrides(rank, ShapedType::kDynamic);
+  int64_t sourceOffset = 0;
+  if (auto inner = slice.getSource().getDefiningOp<tensor::ExtractSliceOp>()) {
+    auto layout = sliceLayout(inner);
+    if (!layout)
+      return std::nullopt;
+    sourceStrides = layout->first;
+    sourceOffset = layout->second;
+  } else {
+    int64_t stride = 1;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      sourceStrides[d] = stride;
+      if (stride != ShapedType::kDynamic)
+        stride = ShapedType::isDynamic(shape[d]) ? ShapedType::kDynamic
+                                                 : stride * shape[d];
+    }
+  }
+  ArrayRef<int64_t> offsets = slice.getStaticOffsets();
+  ArrayRef<int64_t> strides = slice.getStaticStrides();
+  int64_t offset = sourceOffset;
+  SmallVector<int64_t> resultStrides;
+  auto mul = [](int64_t a, int64_t c) {
+    return ShapedType::isDynamic(a) || ShapedType::isDynamic(c)
+               ? ShapedType::kDynamic
+               : a * c;
+  };
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t term = mul(offsets[d], sourceStrides[d]);
+    offset = ShapedType::isDynamic(term) || ShapedType::isDynamic(offset)
+                 ? ShapedType::kDynamic
+                 : offset + term;
+  }
+  llvm::SmallBitVector dropped = slice.getDroppedDims();
+  for (int64_t d = 0; d < rank; ++d)
+    if (!dropped.test(d))
+      resultStrides.push_back(mul(strides[d], sourceStrides[d]));
+  if (resultStrides.empty() || resultStrides.back() != 1)
+    return std::nullopt;
+  return std::make_pair(resultStrides, offset);
+}
+
+/// The buffer type the kernel reads or writes `tensor` through. A tensor
+/// sliced out of another (MLA's rope channels [512, 576) of a cache, or of a
+/// query head) gets a strided layout, dynamic strides and offset but the
+/// innermost stride 1, so that one-shot bufferization passes the slice's
+/// subview itself (a memref.cast) instead of a copy into an identity-layout
+/// buffer; everything else (function arguments, whole tensors) the identity
+/// layout the pipeline gives its buffers.
+static MemRefType kernelBufferType(Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  auto slice = tensor.getDefiningOp<tensor::ExtractSliceOp>();
+  if (!slice || !sliceLayout(slice))
+    return MemRefType::get(type.getShape(), type.getElementType());
+  SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
+  if (!strides.empty())
+    strides.back() = 1;
+  return MemRefType::get(type.getShape(), type.getElementType(),
+                         StridedLayoutAttr::get(tensor.getContext(),
+                                                ShapedType::kDynamic, strides));
+}
+
+/// How many consecutive elements of `tensor`'s buffer, from any element at
+/// a multiple of that count in its innermost dim, begin at an address
+/// aligned like the allocation (a power of two; kUnbounded for a tensor
+/// with its own identity-layout buffer). A slice is aligned to the greatest
+/// power of two dividing its offset and outer strides, as far as the IR
+/// states them (a dynamic stride is a multiple of the static sizes inside
+/// it; a dynamic offset, of its dim's stride), so the kernel's 16-byte
+/// accesses stay aligned in a slice at any channel offset.
+constexpr int64_t kUnbounded = int64_t(1) << 40;
+namespace {
+/// Powers of two dividing a buffer's offset and each of its strides.
+struct Alignment {
+  int64_t offset = kUnbounded;
+  SmallVector<int64_t> strides;
+};
+} // namespace
+static int64_t powerOfTwoIn(int64_t v) {
+  return v == 0 ? kUnbounded : std::min<int64_t>(v & -v, kUnbounded);
+}
+static int64_t times(int64_t a, int64_t b) {
+  return a >= kUnbounded / b ? kUnbounded : a * b;
+}
+static Alignment alignmentOf(Value tensor) {
+  Alignment result;
+  auto slice = tensor.getDefiningOp<tensor::ExtractSliceOp>();
+  if (!slice) {
+    // Identity layout: stride d is the product of the sizes after d.
+    ArrayRef<int64_t> shape =
+        cast<RankedTensorType>(tensor.getType()).getShape();
+    result.strides.resize(shape.size());
+    int64_t stride = 1;
+    for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+      result.strides[d] = stride;
+      if (!ShapedType::isDynamic(shape[d]))
+        stride = times(stride, powerOfTwoIn(shape[d]));
+    }
+    return result;
+  }
+  Alignment source = alignmentOf(slice.getSource());
+  result.offset = source.offset;
+  ArrayRef<int64_t> offsets = slice.getStaticOffsets();
+  ArrayRef<int64_t> strides = slice.getStaticStrides();
+  llvm::SmallBitVector dropped = slice.getDroppedDims();
+  for (auto [d, sourceStride] : llvm::enumerate(source.strides)) {
+    int64_t offset = offsets[d], stride = strides[d];
+    result.offset = std::min(result.offset,
+                             ShapedType::isDynamic(offset)
+                                 ? sourceStride
+                                 : times(powerOfTwoIn(offset), sourceStride));
+    if (!dropped.test(d))
+      result.strides.push_back(ShapedType::isDynamic(stride)
+                                   ? sourceStride
+                                   : times(powerOfTwoIn(stride), sourceStride));
+  }
+  return result;
+}
+static int64_t alignedElements(Value tensor) {
+  auto slice = tensor.getDefiningOp<tensor::ExtractSliceOp>();
+  if (!slice)
+    return kUnbounded;
+  if (!sliceLayout(slice))
+    return 1;
+  Alignment alignment = alignmentOf(tensor);
+  int64_t result = alignment.offset;
+  for (int64_t stride : ArrayRef<int64_t>(alignment.strides).drop_back())
+    result = std::min(result, stride);
+  return result;
+}
+
+/// The buffer of a tensor operand (read only unless it is a destination),
+/// of kernelBufferType.
+static Value kernelBufferOf(OpBuilder &b, Location loc, Value tensor,
+                            bool readOnly) {
+  return bufferization::ToBufferOp::create(b, loc, kernelBufferType(tensor),
+                                           tensor, readOnly);
+}
 
 /// Reads the op's operands inside the kernel, from their buffers (or the
 /// captured scalar): memref.load, or a vector.load of V consecutive
@@ -225,6 +397,10 @@ private:
   /// The full index of channel `channel` of row (token, head).
   SmallVector<Value> rowIndex(ValueRange tokenIvs, ValueRange headIvs,
                               Value channel);
+  /// Where channel `channel` of row (token, head) is stored: rowIndex, or
+  /// with slots the token's cache row (slotIvs).
+  SmallVector<Value> storeIndex(ValueRange tokenIvs, ValueRange headIvs,
+                                Value channel);
   void rotatePair(OpBuilder &kb, ValueRange tokenIvs, ValueRange headIvs,
                   Value j, Value cos, Value sin,
                   const GroupNeighbours &neighbours);
@@ -243,6 +419,10 @@ private:
   /// The norm weights of channels [channel, channel + count) (count 1: a
   /// scalar).
   Value weightLanes(OpBuilder &kb, Value channel, int64_t count);
+  /// The token loop's body without QK-norm: cos/sin per frequency group,
+  /// rotated in every head; then the pass-through channels.
+  void buildTokenBody(OpBuilder &tb, ValueRange tokenIvs, Value tx,
+                      Value firstJ);
   /// The token loop's body with QK-norm (the reordered loops of the file
   /// comment).
   void buildNormTokenBody(OpBuilder &tb, ValueRange tokenIvs, Value tx,
@@ -277,6 +457,10 @@ private:
   SmallVector<Value> tokenSizes, headSizes;
   Value numHeads;
   bool inPlace = false;
+  // KV-cache append: the slots' buffer, the cache's token sizes (host) and,
+  // while the body of a token is built, the cache coordinates of its slot.
+  Value slotsBuffer;
+  SmallVector<Value> cacheTokenSizes, slotIvs;
 };
 
 } // namespace
@@ -288,7 +472,16 @@ int64_t RopeKernelBuilder::chooseWidth() {
   bool half = op.getLayout() == Layout::half;
   int64_t v = std::max<int64_t>(1, (half ? 16 : 8) / bytes);
   int64_t channels = half ? 1 : 2;
-  while (v > 1 && (numPairs % v != 0 || headDim % (channels * v) != 0))
+  // Buffers sliced out of others (kernelBufferType) keep every access as
+  // aligned as it claims to be.
+  int64_t aligned = kUnbounded;
+  for (Value operand :
+       SmallVector<Value>{op.getInput(), op.getInit(), op.getCos(), op.getSin(),
+                          op.getNormWeight()})
+    if (operand)
+      aligned = std::min(aligned, alignedElements(operand));
+  while (v > 1 && (numPairs % v != 0 || headDim % (channels * v) != 0 ||
+                   aligned % (channels * v) != 0))
     v /= 2;
   return v;
 }
@@ -315,10 +508,7 @@ void RopeKernelBuilder::storeLanes(OpBuilder &kb, Value value, Value memref,
 }
 
 Value RopeKernelBuilder::bufferOf(Value tensor, bool readOnly) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
-  return bufferization::ToBufferOp::create(b, loc, memrefType, tensor,
-                                           readOnly);
+  return kernelBufferOf(b, loc, tensor, readOnly);
 }
 
 Value RopeKernelBuilder::constantTable(OpBuilder &kb, DenseElementsAttr values,
@@ -395,6 +585,13 @@ SmallVector<Value> RopeKernelBuilder::rowIndex(ValueRange tokenIvs,
   return indices;
 }
 
+SmallVector<Value> RopeKernelBuilder::storeIndex(ValueRange tokenIvs,
+                                                 ValueRange headIvs,
+                                                 Value channel) {
+  return rowIndex(slotsBuffer ? ValueRange(slotIvs) : tokenIvs, headIvs,
+                  channel);
+}
+
 void RopeKernelBuilder::rotatePair(OpBuilder &kb, ValueRange tokenIvs,
                                    ValueRange headIvs, Value j, Value cos,
                                    Value sin,
@@ -421,14 +618,17 @@ void RopeKernelBuilder::rotatePair(OpBuilder &kb, ValueRange tokenIvs,
                           neighbours.factor, neighbours.weight1),
                normalized(kb, loadLanes(kb, input, at2, width, width * bytes),
                           neighbours.factor, neighbours.weight2));
-    storeLanes(kb, y1, output, at1, width * storedBytes);
-    storeLanes(kb, y2, output, at2, width * storedBytes);
+    storeLanes(kb, y1, output, storeIndex(tokenIvs, headIvs, j),
+               width * storedBytes);
+    storeLanes(kb, y2, output, storeIndex(tokenIvs, headIvs, second),
+               width * storedBytes);
     return;
   }
   // Interleaved: pairs (2j, 2j + 1) ... (2j + 2V - 2, 2j + 2V - 1) are one
   // aligned vector of 2V channels (every row starts at a multiple of 2V).
-  SmallVector<Value> at = rowIndex(
-      tokenIvs, headIvs, arith::MulIOp::create(kb, loc, j, index(kb, 2)));
+  Value channel = arith::MulIOp::create(kb, loc, j, index(kb, 2));
+  SmallVector<Value> at = rowIndex(tokenIvs, headIvs, channel);
+  SmallVector<Value> out = storeIndex(tokenIvs, headIvs, channel);
   auto rowType = VectorType::get({2 * width}, storageType);
   int64_t storeAlign = 2 * width * storedBytes;
   Value x = loadLanes(kb, input, at, 2 * width, 2 * width * bytes);
@@ -446,7 +646,7 @@ void RopeKernelBuilder::rotatePair(OpBuilder &kb, ValueRange tokenIvs,
     storeLanes(
         kb,
         vector::FromElementsOp::create(kb, loc, rowType, ValueRange{y1, y2}),
-        output, at, storeAlign);
+        output, out, storeAlign);
     return;
   }
   x = normalized(kb, x, neighbours.factor, neighbours.weight1);
@@ -454,7 +654,7 @@ void RopeKernelBuilder::rotatePair(OpBuilder &kb, ValueRange tokenIvs,
   // ([c0, c0, c1, c1, ...], [-s0, s0, -s1, s1, ...]), so
   // y = x * c + swap(x) * s with one in-register pair swap.
   Value y = rotateInterleavedLanes(kb, loc, x, cos, sin);
-  storeLanes(kb, stored(y), output, at, storeAlign);
+  storeLanes(kb, stored(y), output, out, storeAlign);
 }
 
 Value RopeKernelBuilder::normalized(OpBuilder &kb, Value x, Value factor,
@@ -602,7 +802,7 @@ void RopeKernelBuilder::buildNormTokenBody(OpBuilder &tb, ValueRange tokenIvs,
                                factor, weightLanes(cb, ch, 1));
           memref::StoreOp::create(
               cb, loc, buildStoredValue(cb, loc, x, storageType, scale), output,
-              at);
+              storeIndex(tokenIvs, headIvs, ch));
           scf::YieldOp::create(cb, loc);
         });
   });
@@ -632,6 +832,15 @@ Value RopeKernelBuilder::build() {
     normWeight = bufferOf(weight, /*readOnly=*/true);
   if (Value scale = op.getQuantScale())
     quantScale = bufferOf(scale, /*readOnly=*/true);
+  if (Value slots = op.getSlots()) {
+    slotsBuffer = bufferOf(slots, /*readOnly=*/true);
+    auto cacheType = cast<RankedTensorType>(op.getInit().getType());
+    for (int64_t d : tokenDims)
+      cacheTokenSizes.push_back(
+          cacheType.isDynamicDim(d)
+              ? Value(memref::DimOp::create(b, loc, output, d))
+              : Value(index(b, cacheType.getDimSize(d))));
+  }
   reader.emplace(buffers);
   core.emplace(op);
   auto sizeOf = [&](int64_t d) -> Value {
@@ -665,8 +874,7 @@ Value RopeKernelBuilder::build() {
                                       index(b, blockY), one);
   OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
   Value tx = launch.getThreadIds().x, ty = launch.getThreadIds().y;
-  Value stepX = index(kb, blockX), stepY = index(kb, blockY);
-  Value stepJ = index(kb, blockX * width);
+  Value stepY = index(kb, blockY);
   Value firstJ =
       width == 1 ? tx : arith::MulIOp::create(kb, loc, tx, index(kb, width));
   Value firstToken = arith::AddIOp::create(
@@ -690,48 +898,32 @@ Value RopeKernelBuilder::build() {
 
   scf::ForOp::create(
       kb, loc, firstToken, numTokens, tokenStride, ValueRange{},
-      [&](OpBuilder &tb, Location, Value t, ValueRange) {
-        SmallVector<Value> tokenIvs = delinearize(tb, t, tokenSizes);
-        if (normWeight) {
-          buildNormTokenBody(tb, tokenIvs, tx, firstJ);
-          scf::YieldOp::create(tb, loc);
+      [&](OpBuilder &lb, Location, Value t, ValueRange) {
+        SmallVector<Value> tokenIvs = delinearize(lb, t, tokenSizes);
+        // The token's work (reads at its own index, stores at storeIndex).
+        auto tokenBody = [&](OpBuilder &tb) {
+          if (normWeight) {
+            buildNormTokenBody(tb, tokenIvs, tx, firstJ);
+            return;
+          }
+          buildTokenBody(tb, tokenIvs, tx, firstJ);
+        };
+        if (!slotsBuffer) {
+          tokenBody(lb);
+          scf::YieldOp::create(lb, loc);
           return;
         }
-        scf::ForOp::create(
-            tb, loc, firstJ, index(tb, numPairs), stepJ, ValueRange{},
-            [&](OpBuilder &jb, Location, Value j, ValueRange) {
-              Value theta = op.getCos() ? Value() : thetaOf(jb, j);
-              std::pair<Value, Value> cs = core->cosSin(
-                  jb, loc, *reader, tokenIvs, j, width == 1 ? 0 : width, theta);
-              if (op.getLayout() == Layout::interleaved && width > 1)
-                cs = spreadForInterleavedLanes(jb, loc, cs.first, cs.second);
-              forEachHead(jb, [&](OpBuilder &hb, ValueRange headIvs) {
-                rotatePair(hb, tokenIvs, headIvs, j, cs.first, cs.second,
-                           {Value(), Value(), Value(), scaleOf(hb, headIvs)});
-              });
-              scf::YieldOp::create(jb, loc);
-            });
-        // Pass-through channels [P, D), unless already in place: copied, or
-        // quantized with quant_scale.
-        if (rotaryDim < headDim && !inPlace) {
-          Value first =
-              arith::AddIOp::create(tb, loc, tx, index(tb, rotaryDim));
-          scf::ForOp::create(
-              tb, loc, first, index(tb, headDim), stepX, ValueRange{},
-              [&](OpBuilder &cb, Location, Value ch, ValueRange) {
-                forEachHead(cb, [&](OpBuilder &hb, ValueRange headIvs) {
-                  SmallVector<Value> at = rowIndex(tokenIvs, headIvs, ch);
-                  Value x = memref::LoadOp::create(hb, loc, input, at);
-                  if (quantScale)
-                    x = buildStoredValue(hb, loc,
-                                         convertFloat(hb, loc, x, computeType),
-                                         storageType, scaleOf(hb, headIvs));
-                  memref::StoreOp::create(hb, loc, x, output, at);
-                });
-                scf::YieldOp::create(cb, loc);
-              });
-        }
-        scf::YieldOp::create(tb, loc);
+        // KV-cache append: the token's cache row from its slot; all of the
+        // token's work, every store included, only for a valid slot.
+        CacheSlot slot = buildCacheSlot(
+            lb, loc, memref::LoadOp::create(lb, loc, slotsBuffer, tokenIvs),
+            cacheTokenSizes);
+        slotIvs = slot.indices;
+        scf::IfOp::create(lb, loc, slot.valid, [&](OpBuilder &ib, Location) {
+          tokenBody(ib);
+          scf::YieldOp::create(ib, loc);
+        });
+        scf::YieldOp::create(lb, loc);
       });
   gpu::TerminatorOp::create(kb, loc);
 
@@ -739,6 +931,226 @@ Value RopeKernelBuilder::build() {
                                            output, /*restrict=*/true,
                                            /*writable=*/true);
 }
+
+void RopeKernelBuilder::buildTokenBody(OpBuilder &tb, ValueRange tokenIvs,
+                                       Value tx, Value firstJ) {
+  Value stepX = index(tb, blockX), stepJ = index(tb, blockX * width);
+  scf::ForOp::create(
+      tb, loc, firstJ, index(tb, numPairs), stepJ, ValueRange{},
+      [&](OpBuilder &jb, Location, Value j, ValueRange) {
+        Value theta = op.getCos() ? Value() : thetaOf(jb, j);
+        std::pair<Value, Value> cs = core->cosSin(
+            jb, loc, *reader, tokenIvs, j, width == 1 ? 0 : width, theta);
+        if (op.getLayout() == Layout::interleaved && width > 1)
+          cs = spreadForInterleavedLanes(jb, loc, cs.first, cs.second);
+        forEachHead(jb, [&](OpBuilder &hb, ValueRange headIvs) {
+          rotatePair(hb, tokenIvs, headIvs, j, cs.first, cs.second,
+                     {Value(), Value(), Value(), scaleOf(hb, headIvs)});
+        });
+        scf::YieldOp::create(jb, loc);
+      });
+  // Pass-through channels [P, D), unless already in place: copied, or
+  // quantized with quant_scale.
+  if (rotaryDim < headDim && !inPlace) {
+    Value first = arith::AddIOp::create(tb, loc, tx, index(tb, rotaryDim));
+    scf::ForOp::create(
+        tb, loc, first, index(tb, headDim), stepX, ValueRange{},
+        [&](OpBuilder &cb, Location, Value ch, ValueRange) {
+          forEachHead(cb, [&](OpBuilder &hb, ValueRange headIvs) {
+            SmallVector<Value> at = rowIndex(tokenIvs, headIvs, ch);
+            Value x = memref::LoadOp::create(hb, loc, input, at);
+            if (quantScale)
+              x = buildStoredValue(hb, loc,
+                                   convertFloat(hb, loc, x, computeType),
+                                   storageType, scaleOf(hb, headIvs));
+            memref::StoreOp::create(hb, loc, x, output,
+                                    storeIndex(tokenIvs, headIvs, ch));
+          });
+          scf::YieldOp::create(cb, loc);
+        });
+  }
+}
+
+/// Builds the kernel of one `rope.cache_write`: a coalesced copy of the
+/// token rows into their cache rows.
+///
+///   blockDim = (TX: 16-byte pieces of a row's D channels, TY: tokens)
+///   for t = blockIdx.x * TY + ty; t < T; t += gridDim.x * TY  // grid-stride
+///     slot -> (valid, cache row)                 // buildCacheSlot
+///     if valid:
+///       for h in heads:                          // the head's scale once
+///         for c = V tx; c < D; c += V TX: cache[row, h, c : c+V] =
+///                                          stored(input[t, h, c : c+V])
+///
+/// Neighbouring threads copy neighbouring 16-byte pieces of one row (V
+/// input elements; a quantized store is V narrower elements), so a warp's
+/// loads and stores are contiguous runs of the input and cache rows.
+static Value buildCacheWriteKernel(PatternRewriter &b, CacheWriteOp op,
+                                   const RopeToGPUOptions &options) {
+  Location loc = op.getLoc();
+  RankedTensorType inputType = op.getInputType();
+  int64_t rank = inputType.getRank();
+  int64_t headDim = inputType.getShape().back();
+  SmallVector<int64_t> tokenDims = op.getTokenDimsOrDefault(), headDims;
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    if (!llvm::is_contained(tokenDims, d))
+      headDims.push_back(d);
+  Type elementType = inputType.getElementType();
+  Type storageType = op.getStorageElementType();
+  Type computeType = getComputeElementType(elementType);
+  auto index = [&](OpBuilder &ib, int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(ib, loc, v);
+  };
+
+  // Buffers and sizes, on the host.
+  Value cache = kernelBufferOf(b, loc, op.getInit(), /*readOnly=*/false);
+  Value input = kernelBufferOf(b, loc, op.getInput(), /*readOnly=*/true);
+  Value slots = kernelBufferOf(b, loc, op.getSlots(), /*readOnly=*/true);
+  Value scale = op.getQuantScale() ? kernelBufferOf(b, loc, op.getQuantScale(),
+                                                    /*readOnly=*/true)
+                                   : Value();
+  auto sizesOf = [&](Value buffer, ArrayRef<int64_t> dims) {
+    auto type = cast<MemRefType>(buffer.getType());
+    return llvm::map_to_vector(dims, [&](int64_t d) -> Value {
+      if (type.isDynamicDim(d))
+        return memref::DimOp::create(b, loc, buffer, d);
+      return index(b, type.getDimSize(d));
+    });
+  };
+  SmallVector<Value> tokenSizes = sizesOf(input, tokenDims);
+  SmallVector<Value> headSizes = sizesOf(input, headDims);
+  SmallVector<Value> cacheTokenSizes = sizesOf(cache, tokenDims);
+  auto product = [&](ArrayRef<Value> sizes) {
+    Value result = index(b, 1);
+    for (Value size : sizes)
+      result = arith::MulIOp::create(b, loc, result, size);
+    return result;
+  };
+  Value numTokens = product(tokenSizes), numHeads = product(headSizes);
+
+  // V input elements per access: 16 bytes, dividing D and as aligned as
+  // the buffers (slices of others: alignedElements).
+  int64_t bytes = elementType.getIntOrFloatBitWidth() / 8;
+  int64_t storedBytes = storageType.getIntOrFloatBitWidth() / 8;
+  int64_t width = options.vectorize ? std::max<int64_t>(1, 16 / bytes) : 1;
+  int64_t aligned =
+      std::min(alignedElements(op.getInput()), alignedElements(op.getInit()));
+  while (width > 1 && (headDim % width != 0 || aligned % width != 0))
+    width /= 2;
+  int64_t blockX = std::min<int64_t>(headDim / width, options.blockSize);
+  int64_t blockY = std::max<int64_t>(1, options.blockSize / blockX);
+  Value one = index(b, 1);
+  Value groups =
+      arith::CeilDivUIOp::create(b, loc, numTokens, index(b, blockY));
+  Value grid = arith::MaxUIOp::create(
+      b, loc, one,
+      arith::MinUIOp::create(b, loc, groups, index(b, options.maxBlocks)));
+  auto launch = gpu::LaunchOp::create(b, loc, grid, one, one, index(b, blockX),
+                                      index(b, blockY), one);
+  OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
+  Value tx = launch.getThreadIds().x, ty = launch.getThreadIds().y;
+  Value stepY = index(kb, blockY);
+  Value firstToken = arith::AddIOp::create(
+      kb, loc, arith::MulIOp::create(kb, loc, launch.getBlockIds().x, stepY),
+      ty);
+  Value tokenStride =
+      arith::MulIOp::create(kb, loc, launch.getGridSize().x, stepY);
+  Value firstChannel =
+      width == 1 ? tx : arith::MulIOp::create(kb, loc, tx, index(kb, width));
+  Value tensorScale;
+  if (scale && cast<MemRefType>(scale.getType()).getRank() == 0)
+    tensorScale = memref::LoadOp::create(kb, loc, scale, ValueRange{});
+
+  auto delinearize = [&](OpBuilder &ib, Value linear, ArrayRef<Value> sizes) {
+    SmallVector<Value> ivs(sizes.size());
+    for (int64_t i = static_cast<int64_t>(sizes.size()) - 1; i > 0; --i) {
+      ivs[i] = arith::RemUIOp::create(ib, loc, linear, sizes[i]);
+      linear = arith::DivUIOp::create(ib, loc, linear, sizes[i]);
+    }
+    if (!sizes.empty())
+      ivs[0] = linear;
+    return ivs;
+  };
+  auto rowIndex = [&](ValueRange tokenIvs, ValueRange headIvs, Value ch) {
+    SmallVector<Value> indices(rank);
+    for (auto [d, iv] : llvm::zip_equal(tokenDims, tokenIvs))
+      indices[d] = iv;
+    for (auto [d, iv] : llvm::zip_equal(headDims, headIvs))
+      indices[d] = iv;
+    indices.back() = ch;
+    return indices;
+  };
+  VectorType inputLanes = VectorType::get({width}, elementType);
+
+  scf::ForOp::create(
+      kb, loc, firstToken, numTokens, tokenStride, ValueRange{},
+      [&](OpBuilder &tb, Location, Value t, ValueRange) {
+        SmallVector<Value> tokenIvs = delinearize(tb, t, tokenSizes);
+        CacheSlot slot = buildCacheSlot(
+            tb, loc, memref::LoadOp::create(tb, loc, slots, tokenIvs),
+            cacheTokenSizes);
+        // Nothing of an invalid slot's token is stored.
+        scf::IfOp::create(tb, loc, slot.valid, [&](OpBuilder &ib, Location) {
+          scf::ForOp::create(
+              ib, loc, index(ib, 0), numHeads, index(ib, 1), ValueRange{},
+              [&](OpBuilder &hb, Location, Value h, ValueRange) {
+                SmallVector<Value> headIvs = delinearize(hb, h, headSizes);
+                Value rowScale = tensorScale;
+                if (scale && !rowScale)
+                  rowScale = memref::LoadOp::create(hb, loc, scale, headIvs);
+                scf::ForOp::create(
+                    hb, loc, firstChannel, index(hb, headDim),
+                    index(hb, blockX * width), ValueRange{},
+                    [&](OpBuilder &cb, Location, Value ch, ValueRange) {
+                      SmallVector<Value> from = rowIndex(tokenIvs, headIvs, ch);
+                      SmallVector<Value> to =
+                          rowIndex(slot.indices, headIvs, ch);
+                      Value x = width == 1
+                                    ? Value(memref::LoadOp::create(cb, loc,
+                                                                   input, from))
+                                    : Value(vector::LoadOp::create(
+                                          cb, loc, inputLanes, input, from,
+                                          /*nontemporal=*/false,
+                                          llvm::MaybeAlign(width * bytes)));
+                      if (scale)
+                        x = buildStoredValue(
+                            cb, loc, convertFloat(cb, loc, x, computeType),
+                            storageType, rowScale);
+                      if (width == 1)
+                        memref::StoreOp::create(cb, loc, x, cache, to);
+                      else
+                        vector::StoreOp::create(
+                            cb, loc, x, cache, to, /*nontemporal=*/false,
+                            llvm::MaybeAlign(width * storedBytes));
+                      scf::YieldOp::create(cb, loc);
+                    });
+                scf::YieldOp::create(hb, loc);
+              });
+          scf::YieldOp::create(ib, loc);
+        });
+        scf::YieldOp::create(tb, loc);
+      });
+  gpu::TerminatorOp::create(kb, loc);
+  return bufferization::ToTensorOp::create(b, loc, op.getResult().getType(),
+                                           cache, /*restrict=*/true,
+                                           /*writable=*/true);
+}
+
+namespace {
+struct LowerCacheWriteToGPU : OpRewritePattern<CacheWriteOp> {
+  LowerCacheWriteToGPU(MLIRContext *context, const RopeToGPUOptions &options)
+      : OpRewritePattern(context), options(options) {}
+
+  LogicalResult matchAndRewrite(CacheWriteOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.setInsertionPoint(op);
+    rewriter.replaceOp(op, buildCacheWriteKernel(rewriter, op, options));
+    return success();
+  }
+
+  RopeToGPUOptions options;
+};
+} // namespace
 
 namespace {
 struct LowerRopeApplyToGPU : OpRewritePattern<ApplyOp> {
@@ -765,7 +1177,7 @@ struct ConvertRopeToGPUPass
       return signalPassFailure();
     }
     ConversionTarget target(getContext());
-    target.addIllegalOp<ApplyOp>();
+    target.addIllegalOp<ApplyOp, CacheWriteOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(&getContext());
     populateRopeToGPUConversionPatterns(patterns,
@@ -779,5 +1191,6 @@ struct ConvertRopeToGPUPass
 
 void mlir::rope::populateRopeToGPUConversionPatterns(
     RewritePatternSet &patterns, const RopeToGPUOptions &options) {
-  patterns.add<LowerRopeApplyToGPU>(patterns.getContext(), options);
+  patterns.add<LowerRopeApplyToGPU, LowerCacheWriteToGPU>(patterns.getContext(),
+                                                          options);
 }

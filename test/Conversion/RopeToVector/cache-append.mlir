@@ -16,14 +16,15 @@
 // the CPU pipeline on the kernel form (memref arguments, as the Python
 // package builds it) calls no malloc and no memcpy.
 //
-// Mutations of RopeToVector.cpp this test was run against (each fails it):
-// n = 1 always (VEC, BUF); writing unconditionally (scf.if on true, n = 1:
-// VEC, BUF; python/tests/test_cache_lowering_vector.py too); the cache's
-// slice taken from the op's init rather than the forall's shared output
-// (VEC, BUF and LLVM: a copy of the cache); Q grouped with K's append in a
-// heads-outer prefill (VEC); a per-head scale read at head 0 (VEC; the
-// Python test too); the cache token sizes reversed before buildCacheSlot
-// (VEC; the Python test writes out of bounds).
+// Mutations of RopeToVector.cpp this test was run against, each failing it
+// (the failing prefixes in parentheses): n = 1 always (VEC, BUF); writing
+// unconditionally, scf.if on true and n = 1 (VEC, BUF, and the Python test
+// python/tests/test_cache_lowering_vector.py); the cache's slice taken from
+// the op's init rather than the forall's shared output (VEC, BUF, LLVM, all
+// three seeing a copy of the cache); Q grouped with K's append in a
+// heads-outer prefill (VEC); a per-head scale read at head 0 (VEC, and the
+// Python test); the cache token sizes reversed before buildCacheSlot (VEC,
+// and the Python test, which writes out of bounds).
 
 // VEC-LABEL: func.func @paged(
 //  VEC-SAME:     %[[K:[^:]*]]: tensor<?x8x128xbf16>, %[[P:[^:]*]]: tensor<?xi64>, %[[S:[^:]*]]: tensor<?xi32>, %[[C:[^:]*]]: tensor<?x8x128xbf16>)

@@ -434,6 +434,56 @@ def _check_unique(s: np.ndarray):
                          "written at most once per call")
 
 
+#: apply_mla's compiled kernels by _call_key.
+_calls: dict = {}
+
+
+def _typed(value):
+    """`value` with its type, so that True and 1 (or 1 and 1.0) differ."""
+    return (type(value), value)
+
+
+def _call_key(scaling, base, magnitude, *rest):
+    """A hashable key of apply_mla's configuration arguments, or None."""
+    try:
+        items = None if scaling is None else tuple(
+            (k, _typed(v)) for k, v in sorted(scaling.items()))
+        key = (items, _typed(base), _typed(magnitude)) + tuple(
+            _typed(v) for v in rest)
+        hash(key)
+    except (TypeError, AttributeError):
+        return None
+    return key
+
+
+def _compile_call(scaling, base, magnitude, dtype, lora, rope_dim, nope,
+                  form, quant, layout, positions_dtype, lowering, threads):
+    if scaling is None:
+        freqs, scheme_magnitude = None, 1.0
+        if not isinstance(base, (int, float, np.integer, np.floating)) or \
+                isinstance(base, (bool, np.bool_)):
+            raise TypeError(f"base must be a real number, got {base!r}")
+    else:
+        attrs = _kernel.scaling_attributes(scaling, base=base,
+                                           head_dim=rope_dim,
+                                           rotary_dim=rope_dim)
+        freqs, scheme_magnitude = attrs.freqs, attrs.magnitude
+    if magnitude is None:
+        magnitude = scheme_magnitude
+    else:
+        magnitude = _real(magnitude, "magnitude")
+        if scaling is not None and not math.isclose(
+                magnitude, scheme_magnitude, rel_tol=1e-12):
+            raise ValueError(f"magnitude {magnitude} differs from the "
+                             f"scaling scheme's {scheme_magnitude}")
+    return compile_mla(MLAConfig(
+        dtype=dtype, kv_lora_rank=lora, rope_dim=rope_dim, nope_dim=nope,
+        cache_form=form, quant=quant, layout=layout, freqs=freqs,
+        base=base, magnitude=magnitude,
+        positions_dtype="i32" if positions_dtype == np.int32 else "i64",
+        lowering=lowering, threads=threads))
+
+
 # -- the entry point ----------------------------------------------------------
 
 def apply_mla(q, c_kv, k_pe, kv_cache, positions, *, slots=None,
@@ -622,32 +672,19 @@ def apply_mla(q, c_kv, k_pe, kv_cache, positions, *, slots=None,
                                                     cache_arrays]):
         raise ValueError("kv_cache[0] overlaps kv_cache[1]")
 
-    # Rotation attributes.
-    if scaling is None:
-        freqs, scheme_magnitude = None, 1.0
-        if not isinstance(base, (int, float, np.integer, np.floating)) or \
-                isinstance(base, (bool, np.bool_)):
-            raise TypeError(f"base must be a real number, got {base!r}")
-    else:
-        attrs = _kernel.scaling_attributes(scaling, base=base,
-                                           head_dim=rope_dim,
-                                           rotary_dim=rope_dim)
-        freqs, scheme_magnitude = attrs.freqs, attrs.magnitude
-    if magnitude is None:
-        magnitude = scheme_magnitude
-    else:
-        magnitude = _real(magnitude, "magnitude")
-        if scaling is not None and not math.isclose(
-                magnitude, scheme_magnitude, rel_tol=1e-12):
-            raise ValueError(f"magnitude {magnitude} differs from the "
-                             f"scaling scheme's {scheme_magnitude}")
-    config = MLAConfig(
-        dtype=dtype, kv_lora_rank=lora, rope_dim=rope_dim, nope_dim=nope,
-        cache_form=form, quant=quant, layout=layout, freqs=freqs,
-        base=base, magnitude=magnitude,
-        positions_dtype="i32" if pos.dtype == np.int32 else "i64",
-        lowering=lowering, threads=threads)
-    compiled = compile_mla(config)
+    # Rotation attributes and the compiled kernel, memoized on the exact
+    # values and types passed (a repeated decode call skips the scaling
+    # import and the configuration's checks; anything unhashable, such as
+    # a list in the scaling dict, takes the checked path every time).
+    key = _call_key(scaling, base, magnitude, dtype, lora, rope_dim, nope,
+                    form, quant, layout, pos.dtype, lowering, threads)
+    compiled = _calls.get(key) if key is not None else None
+    if compiled is None:
+        compiled = _compile_call(scaling, base, magnitude, dtype, lora,
+                                 rope_dim, nope, form, quant, layout,
+                                 pos.dtype, lowering, threads)
+        if key is not None:
+            _calls[key] = compiled
 
     arrays = []
     if result is not None:

@@ -529,3 +529,22 @@ def test_threads_write_what_one_thread_writes(lowering):
         results.append((got.view(np.uint16), cache.view(np.uint16)))
     np.testing.assert_array_equal(results[0][0], results[1][0])
     np.testing.assert_array_equal(results[0][1], results[1][1])
+
+
+def test_memoized_calls_still_check_their_arguments():
+    """apply_mla memoizes kernels on the exact values and types of its
+    configuration arguments: a bool base after an int one, or a YaRN dict
+    with a bool where a number was, is checked (and refused) again."""
+    q, c_kv, k_pe, cache, positions = _args()
+    kw = dict(slots=np.arange(4), rope_dim=8)
+    mla.apply_mla(q, c_kv, k_pe, cache, positions, base=1, **kw)
+    with pytest.raises(TypeError, match="base must be a real number"):
+        mla.apply_mla(q, c_kv, k_pe, cache, positions, base=True, **kw)
+    yarn = dict(DEEPSEEK_V3_YARN)
+    mla.apply_mla(q, c_kv, k_pe, cache, positions, scaling=yarn, **kw)
+    yarn["beta_slow"] = True
+    with pytest.raises(ValueError):
+        mla.apply_mla(q, c_kv, k_pe, cache, positions, scaling=yarn, **kw)
+    with pytest.raises(ValueError, match="magnitude"):
+        mla.apply_mla(q, c_kv, k_pe, cache, positions, magnitude=2.0,
+                      scaling=DEEPSEEK_V3_YARN, **kw)

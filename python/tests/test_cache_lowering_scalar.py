@@ -301,3 +301,62 @@ def test_all_slots_out_of_range_write_nothing():
     slots = np.array([-1, 6, 2 ** 40, -(2 ** 40)], np.int64)
     got = fn(np.ones((4, 2, 8), np.float32), slots, cache)
     assert np.array_equal(got, cache)
+
+
+# -- rope-raise: an insert_slice of a rotation into a cache ----------------
+
+_RAISE_CASES = {
+    # HF [B, H, S, D] into [B, H, max_len, D] at %p (token dims (0, 2)).
+    "bhsd": ((2, 4, 3, 16), (2, 4, 11, 16), (0, 2), "[0, 0, %p, 0]"),
+    # Contiguous [B, S, H, D] into [B, max_len, H, D] at %p.
+    "bshd": ((3, 2, 2, 32), (3, 9, 2, 32), (0, 1), "[0, %p, 0, 0]"),
+    # Flat tokens [T, H, D] into rows [N, H, D] at %p.
+    "flat": ((5, 3, 8), (40, 3, 8), (0,), "[%p, 0, 0]"),
+}
+
+
+@pytest.mark.parametrize("layout", ["half", "interleaved"])
+@pytest.mark.parametrize("case", sorted(_RAISE_CASES))
+def test_raised_append_equals_the_insert(case, layout):
+    """The IR a frontend writes (rope.apply into a temporary, then
+    tensor.insert_slice into the cache at a runtime offset) compiled as is
+    and after rope-raise (one rope.apply with slots into the cache): the
+    same bits, and the rows at the offset are the float64 rotation."""
+    in_shape, cache_shape, token_dims, offsets = _RAISE_CASES[case]
+    xt, ct = _t(in_shape, "f32"), _t(cache_shape, "f32")
+    pt = _t([in_shape[d] for d in token_dims], "i64")
+    ones = ", ".join("1" for _ in in_shape)
+    src = (f"func.func @f(%x: {xt}, %pos: {pt}, %cache: {ct}, %p: index) -> "
+           f"{ct} {{\n"
+           f"  %e = tensor.empty() : {xt}\n"
+           f"  %r = rope.apply ins(%x : {xt}) positions(%pos : {pt}) "
+           f"outs(%e : {xt}) {{token_dims = array<i64: "
+           f"{', '.join(map(str, token_dims))}>, layout = "
+           f"#rope.layout<{layout}>}} -> {xt}\n"
+           f"  %c = tensor.insert_slice %r into %cache{offsets} "
+           f"[{', '.join(map(str, in_shape))}] [{ones}] : {xt} into {ct}\n"
+           f"  return %c : {ct}\n}}\n")
+    raised_ir = compiled._jit.lower(src, "builtin.module(rope-raise)")
+    assert "slots(" in raised_ir and "tensor.insert_slice" not in raised_ir
+    as_is = compiled.jit(src, PIPELINE).function("f")
+    raised = compiled.jit(src, PIPELINE.replace(
+        "builtin.module(", "builtin.module(rope-raise, ")).function("f")
+    rng = np.random.default_rng(len(case))
+    x = rng.standard_normal(in_shape).astype(np.float32)
+    pos = rng.integers(0, 2048, [in_shape[d] for d in token_dims])
+    cache = rng.standard_normal(cache_shape).astype(np.float32)
+    last = token_dims[-1]
+    for p in (0, cache_shape[last] - in_shape[last]):
+        got = raised(x, pos, cache, p)
+        assert np.array_equal(got.view(np.uint32),
+                              as_is(x, pos, cache, p).view(np.uint32))
+        y = reference.apply(x, pos, layout=layout, token_dims=token_dims)
+        window = [slice(None)] * len(in_shape)
+        window[last] = slice(p, p + in_shape[last])
+        expected = cache.astype(np.float64)
+        expected[tuple(window)] = y
+        rest = np.ones(cache_shape, bool)
+        rest[tuple(window)] = False
+        assert np.array_equal(got[rest], cache[rest])
+        assert np.abs(got - expected).max() <= 2.0 ** -18 * (
+            np.abs(y).max() + 1)

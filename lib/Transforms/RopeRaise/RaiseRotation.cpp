@@ -24,6 +24,7 @@
 #include "CosSinSources.h"
 #include "ElementAlgebra.h"
 #include "RaiseAttention.h"
+#include "RaiseCacheAppend.h"
 #include "RaiseNeighbours.h"
 
 #include "rope/Dialect/Rope/IR/RopeDialect.h"
@@ -926,6 +927,7 @@ void mlir::rope::populateRopeRaisePatterns(RewritePatternSet &patterns,
                                            bool remarks) {
   patterns.add<RaiseRotationPattern>(patterns.getContext(), remarks);
   populateRopeRaiseNeighbourPatterns(patterns);
+  populateRopeRaiseCacheAppendPatterns(patterns);
   populateRopeRaiseAttentionPatterns(patterns, remarks);
 }
 
@@ -1004,6 +1006,9 @@ void mlir::rope::raiseRope(Operation *root, bool remarks) {
   }
   // The QK-norm before a raised rotation and the quantization after it.
   raiseNeighbours(root, norms);
+  // A rotation (with its neighbours) inserted into a KV cache: one rope.apply
+  // with slots writing into the cache.
+  raiseCacheAppends(root);
   // Attention after the rotations, so that rope.apply produces Q and K.
   raiseAttention(root, remarks);
 }

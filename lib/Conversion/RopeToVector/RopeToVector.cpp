@@ -64,6 +64,21 @@
 // scale[h] read once per head row. Each member of a sibling group carries
 // its own weight, scale and destination type.
 //
+// KV-cache append (`slots`, issue 18): the destination is a cache and a
+// token's rows go to its slot's rows (buildCacheSlot, the one slot rule),
+// in the per-token form whatever the layout (a tiled form for a [B, H, S,
+// D] prefill is future work). In the token loop the cache's slice at the
+// slot's coordinates has n = valid ? 1 : 0 rows along the last token dim;
+// the rows are rotated under `scf.if valid` straight into it (no rotated
+// temporary) and the parallel_insert_slice inserts n rows, so an invalid
+// slot (vLLM's -1 padding, a corrupt block table) writes nothing at all.
+// One-shot bufferization keeps it in the cache's own buffer (subviews).
+// A member without slots (Q) stays in the group of a member with them (K:
+// the decode step, one cos/sin per token for both) unless its own form is
+// the tiled one. `rope.cache_write` (V) is the same token loop copying rows
+// by cache lines, through buildStoredValue with the row's scale when the
+// cache is quantized (VectorizeCacheWrite).
+//
 // Why not linalg's vectorizer on the linalg form (RopeDecompose.cpp): that
 // form is portable (projected-permutation maps only, the two members of a
 // pair read as two slices) and upstream's vectorizer takes it, but the

@@ -23,6 +23,11 @@ in float64; a float output within its tolerance, a quantized one equal to
 the quantized reference except within 2^-17 of the largest value of a
 rounding boundary, where either neighbour is accepted (at least 99% equal).
 fp8 results come back bit-cast to i8 (numpy has no fp8 dtype).
+The KV-cache append (CACHE_CASES: rope.apply with slots into HF and
+contiguous caches, with QK-norm and i8 per head; rope.cache_write into
+collapsed pages, f16 and fp8 per tensor; slots with -1 padding and past
+the end) is checked the same way on the written rows, and every other cache
+row must come back bit-identical.
 IREE flags: `--iree-input-demote-f64-to-f32=false` (the angle is formed in
 f64 on purpose, ROPE.md §5; IREE's default demotion costs f32 results three
 orders of magnitude: 1.8e-4 instead of 1.7e-7 at positions < 4000), and for
@@ -234,6 +239,143 @@ def neighbour_error(case, got, ref, quant, s):
     return inside and same >= 0.99, f"{same:.4f} equal, bracketed: {inside}"
 
 
+# The KV-cache append (issue 18): name, op ("apply" with slots or
+# "cache_write"), input dtype, input shape, cache shape, token dims, norm,
+# quantized type, scale ("tensor" or "head"). Slots include -1 padding and
+# slots past the end (nothing written); the cache comes back whole.
+CACHE_CASES = [
+    ("cache_apply_bhsd_f32", "apply", "f32", (2, 4, 5, 64), (2, 4, 16, 64),
+     (0, 2), False, None, None),
+    ("cache_apply_bshd_norm_i8_head_f32", "apply", "f32", (2, 3, 4, 64),
+     (2, 16, 4, 64), (0, 1), True, "i8", "head"),
+    ("cache_write_paged_f16", "cache_write", "f16", (6, 4, 64), (32, 4, 64),
+     (0,), False, None, None),
+    ("cache_write_paged_f8e4m3fn_tensor_f32", "cache_write", "f32",
+     (6, 4, 64), (32, 4, 64), (0,), False, "f8e4m3fn", "tensor"),
+]
+
+
+def cache_module_for(case):
+    """The function (x, slots, cache[, positions][, weight][, scale]) ->
+    cache; fp8 caches cross the boundary bit-cast to i8. Returns the text,
+    the inputs, the float64 values written per cache row (NaN where not
+    written), the input cache, and (quant, scale, head axis)."""
+    name, op, dtype, shape, cshape, tdims, norm, quant, scale = case
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    rank = len(shape)
+    tokens = tuple(shape[d] for d in tdims)
+    ctoks = tuple(cshape[d] for d in tdims)
+    rows = int(np.prod(ctoks))
+    n = int(np.prod(tokens))
+    slots = rng.permutation(rows)[:n].astype(np.int64)
+    slots[0] = -1
+    slots[-1] = rows + 3
+    slots = slots.reshape(tokens)
+    x = (rng.standard_normal(shape) * 2).astype(NP[dtype])
+    t, st = tensor(shape, dtype), tensor(tokens, "i64")
+    storage = MLIR_QUANT[quant] if quant else dtype
+    boundary = "i8" if quant else dtype
+    ct, cbt = tensor(cshape, storage), tensor(cshape, boundary)
+    if quant:
+        cache = rng.integers(-100, 100, cshape).astype(np.int8)
+    else:
+        cache = rng.standard_normal(cshape).astype(NP[dtype])
+    args = [f"%x: {t}", f"%slots: {st}", f"%cache: {cbt}"]
+    inputs = [x, slots, cache]
+    operands = []
+    values = x.astype(np.float64)
+    head = [d for d in range(rank - 1) if d not in tdims][0]
+    if op == "apply":
+        p = rng.integers(0, 4000, tokens).astype(np.int64)
+        args.append(f"%p: {st}")
+        operands.append(f"positions(%p : {st})")
+        inputs.append(p)
+        if norm:
+            w = rng.uniform(0.5, 1.5, shape[-1]).astype(NP[dtype])
+            args.append(f"%w: {tensor(w.shape, dtype)}")
+            operands.append(f"norm(%w : {tensor(w.shape, dtype)})")
+            inputs.append(w)
+            values = reference.rms_norm(values, w, 1e-6)
+        values = reference.apply(values, p, token_dims=tdims)
+    s = None
+    if quant:
+        limit = reference.QUANT_LIMITS[quant]
+        if scale == "head":
+            s = (limit / 4 / rng.uniform(1, 4, shape[head])).astype(
+                np.float32)
+        else:
+            s = np.array(limit / 6, np.float32)
+        sst = tensor(s.shape, "f32") if s.ndim else "tensor<f32>"
+        args.append(f"%s: {sst}")
+        operands.append(f"quant_scale(%s : {sst})")
+        inputs.append(s)
+    body = ""
+    c = "%cache"
+    if quant and quant != "i8":
+        body += f"  %c = arith.bitcast %cache : {cbt} to {ct}\n"
+        c = "%c"
+    attrs = f"token_dims = array<i64: {', '.join(map(str, tdims))}>"
+    if op == "apply":
+        if norm:
+            attrs += ", norm_epsilon = 1.0e-06"
+        body += (f"  %y = rope.apply ins(%x : {t}) {' '.join(operands)} "
+                 f"slots(%slots : {st}) outs({c} : {ct}) {{{attrs}}} "
+                 f"-> {ct}\n")
+    else:
+        body += (f"  %y = rope.cache_write ins(%x : {t}) slots(%slots : "
+                 f"{st}) {' '.join(operands)} outs({c} : {ct}) {{{attrs}}} "
+                 f"-> {ct}\n")
+    r = "%y"
+    if quant and quant != "i8":
+        body += f"  %r = arith.bitcast %y : {ct} to {cbt}\n"
+        r = "%r"
+    text = (f"func.func @{name}({', '.join(args)}) -> {cbt} {{\n"
+            f"{body}  return {r} : {cbt}\n}}\n")
+    written = np.full(cshape, np.nan)
+    for tok in np.ndindex(*tokens):
+        slot = int(slots[tok])
+        if not 0 <= slot < rows:
+            continue
+        where = np.unravel_index(slot, ctoks)
+        src, dst = [slice(None)] * rank, [slice(None)] * rank
+        for i, d in enumerate(tdims):
+            src[d], dst[d] = tok[i], where[i]
+        written[tuple(dst)] = values[tuple(src)]
+    return text, inputs, written, cache, (quant, s, head)
+
+
+def cache_error(case, got, written, cache, quant, s, head):
+    """Untouched rows bit-identical; written rows as neighbour_error."""
+    mask = ~np.isnan(written)
+    if not np.array_equal(got[~mask], cache[~mask]):
+        return False, "an untouched cache row changed"
+    dtype = case[2]
+    ref = written[mask]
+    if not quant:
+        err = float(np.max(np.abs(got[mask].astype(np.float64) - ref)) /
+                    np.max(np.abs(ref)))
+        return err <= TOL[dtype], f"max rel err {err:.2e}, rest unchanged"
+    import ml_dtypes
+    g = got
+    if quant != "i8":
+        g = got.view({"f8e4m3fn": ml_dtypes.float8_e4m3fn,
+                      "f8e5m2": ml_dtypes.float8_e5m2}[quant])
+    g = g.astype(np.float64)
+    sfull = np.broadcast_to(
+        s.reshape([-1 if d == head else 1 for d in range(got.ndim)])
+        if s.ndim else s, got.shape)[mask].astype(np.float64)
+    e = 2.0 ** -17 * np.max(np.abs(ref))
+    exact = reference.quantize(ref * sfull, quant, 1.0)
+    lo = reference.quantize((ref - e) * sfull, quant, 1.0)
+    hi = reference.quantize((ref + e) * sfull, quant, 1.0)
+    gm = g[mask]
+    inside = bool(((gm >= np.minimum(lo, hi)) & (gm <= np.maximum(lo, hi))
+                   ).all())
+    same = float((gm == exact).mean())
+    return inside and same >= 0.99, \
+        f"{same:.4f} equal, bracketed: {inside}, rest unchanged"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rope-opt", default=str(ROOT / "build/bin/rope-opt"))
@@ -301,7 +443,34 @@ def main() -> int:
         ok, summary = neighbour_error(case, got, ref, quant, s)
         failures += not ok
         print(f"{'ok  ' if ok else 'FAIL'} {name}: {summary}")
-    total = len(CASES) + len(NEIGHBOUR_CASES)
+    for case in CACHE_CASES:
+        name = case[0]
+        text, inputs, written, cache, (quant, s, head) = \
+            cache_module_for(case)
+        linalg = subprocess.run(
+            [args.rope_opt, "--convert-rope-to-linalg", "--canonicalize",
+             "--cse"], input=text, capture_output=True, text=True)
+        if linalg.returncode != 0 or "rope." in linalg.stdout:
+            print(f"FAIL {name}: rope-opt: {linalg.stderr.strip()[:300]}")
+            failures += 1
+            continue
+        try:
+            vmfb = ireec.compile_str(
+                linalg.stdout, target_backends=["llvm-cpu"],
+                extra_args=["--iree-input-demote-f64-to-f32=false",
+                            "--iree-llvmcpu-target-cpu=generic"])
+        except Exception as error:
+            print(f"FAIL {name}: iree-compile: {str(error)[-1500:]}")
+            failures += 1
+            continue
+        config = ireert.Config("local-task")
+        ctx = ireert.SystemContext(config=config)
+        ctx.add_vm_module(ireert.VmModule.copy_buffer(ctx.instance, vmfb))
+        got = np.asarray(getattr(ctx.modules.module, name)(*inputs))
+        ok, summary = cache_error(case, got, written, cache, quant, s, head)
+        failures += not ok
+        print(f"{'ok  ' if ok else 'FAIL'} {name}: {summary}")
+    total = len(CASES) + len(NEIGHBOUR_CASES) + len(CACHE_CASES)
     print(f"iree-check: {total - failures} of {total} passed")
     return 1 if failures else 0
 

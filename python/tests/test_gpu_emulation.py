@@ -792,3 +792,46 @@ def test_mla_slice_append_on_emulated_gpu(launch):
     ref = reference.apply(k_pe, positions, layout="interleaved")
     case = _case(k_pe, "explicit", layout="interleaved", dtype="bf16")
     check(case, k_pe[tokens_], cache[rows_][:, :, 512:], ref[tokens_])
+
+
+@pytest.mark.parametrize("launch", list(LAUNCHES))
+@pytest.mark.parametrize("quant", [None, "f8e4m3fn"])
+def test_mla_c_kv_slice_write_on_emulated_gpu(quant, launch):
+    """MLA's compressed kv c_kv [T, 1, 512] written by rope.cache_write into
+    channels [0, 512) of the concatenated cache (a strided slice, no copy),
+    plain (bit for bit) or fp8 with a per-tensor scale (the quantization
+    rule); channels [512, 576) and every other row keep their bytes."""
+    if quant is not None and not _has_expand_f8():
+        pytest.skip("rope-expand-f8 is not in this build")
+    rng = np.random.default_rng(13)
+    rows, tokens = 24, 6
+    c_kv = rng.standard_normal((tokens, 1, 512)).astype(ml_dtypes.bfloat16)
+    slots = rng.permutation(rows)[:tokens].astype(np.int64)
+    slots[0], slots[4] = -1, rows
+    storage = quant or "bf16"
+    cache = (rng.standard_normal((rows, 1, 576)) * 3.0).astype(
+        QUANT_TYPES[quant] if quant else ml_dtypes.bfloat16)
+    scale = None if quant is None else np.array(
+        1.3 * 448.0 / np.max(np.abs(c_kv.astype(np.float64))), np.float32)
+    ir = _cache_module("cache_write", (c_kv, "bf16"), (slots, "i64"),
+                       (cache, storage), scale=scale,
+                       slice_channels=(0, 512))
+    before = cache.copy()
+    arrays = [c_kv] + ([scale] if scale is not None else []) + \
+        [slots, cache]
+    _run_cache_module(ir, launch, arrays, f8=quant is not None)
+    valid = _check_untouched(before, cache, slots, (0,))
+    tokens_, rows_ = [t for t, _ in valid], [s for _, s in valid]
+    np.testing.assert_array_equal(cache[:, :, 512:].view(np.uint8),
+                                  before[:, :, 512:].view(np.uint8))
+    got = cache[rows_][:, :, :512]
+    if quant is None:
+        np.testing.assert_array_equal(got.view(np.uint8),
+                                      c_kv[tokens_].view(np.uint8))
+        return
+    v = c_kv[tokens_].astype(np.float64) * np.float64(scale)
+    e = np.abs(v) * 2.0 ** -23
+    got64 = got.astype(np.float64)
+    assert not np.any((got64 < _quantize64(v - e, quant)) |
+                      (got64 > _quantize64(v + e, quant)))
+    assert np.mean(got64 == _quantize64(v, quant)) >= 0.95

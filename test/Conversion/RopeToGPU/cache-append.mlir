@@ -268,3 +268,34 @@ func.func @unaligned_slice(%k: tensor<?x2x64xbf16>, %slots: tensor<?xi64>, %cach
   %c1 = tensor.insert_slice %r into %cache[0, 0, 2] [%n, 2, 64] [1, 1, 1] : tensor<?x2x64xbf16> into tensor<?x2x66xbf16>
   return %c1 : tensor<?x2x66xbf16>
 }
+
+// -----
+
+// The same for a rotation in place in a slice (MLA's query: the rope
+// channels [128, 192) of each head rotated, the nope channels untouched):
+// one strided buffer read and written, the query's own memory.
+// CHECK-LABEL: func.func @q_rope_slice_in_place(
+//       CHECK:   %[[QS:.*]] = bufferization.to_buffer %{{.*}} : tensor<?x16x64xbf16> to memref<?x16x64xbf16, strided<[?, ?, 1], offset: ?>>
+//   CHECK-NOT:   tensor<?x16x64xbf16> to memref
+//       CHECK:   gpu.launch
+//       CHECK:     vector.load %[[QS]]
+//       CHECK:     vector.store %{{.*}}, %[[QS]]
+// BUF-LABEL: func.func @q_rope_slice_in_place(
+//  BUF-SAME:     %[[Q:[^:]*]]: memref<?x16x192xbf16>, %{{[^:]*}}: memref<?xi64>) -> memref<?x16x192xbf16>
+//   BUF-NOT:   memref.alloc
+//   BUF-NOT:   memref.copy
+//       BUF:   %[[S:.*]] = memref.subview %[[Q]][0, 0, 128] [%{{.*}}, 16, 64] [1, 1, 1]
+//       BUF:   gpu.launch
+//       BUF:     vector.load %[[S]][
+//       BUF:     vector.store %{{.*}}, %[[S]][
+//   BUF-NOT:   memref.alloc
+//   BUF-NOT:   memref.copy
+//       BUF:   return %[[Q]]
+func.func @q_rope_slice_in_place(%q: tensor<?x16x192xbf16>, %pos: tensor<?xi64>) -> tensor<?x16x192xbf16> {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %q, %c0 : tensor<?x16x192xbf16>
+  %qs = tensor.extract_slice %q[0, 0, 128] [%t, 16, 64] [1, 1, 1] : tensor<?x16x192xbf16> to tensor<?x16x64xbf16>
+  %r = rope.apply ins(%qs : tensor<?x16x64xbf16>) positions(%pos : tensor<?xi64>) outs(%qs : tensor<?x16x64xbf16>) {layout = #rope.layout<interleaved>} -> tensor<?x16x64xbf16>
+  %q2 = tensor.insert_slice %r into %q[0, 0, 128] [%t, 16, 64] [1, 1, 1] : tensor<?x16x64xbf16> into tensor<?x16x192xbf16>
+  return %q2 : tensor<?x16x192xbf16>
+}

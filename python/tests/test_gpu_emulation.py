@@ -473,7 +473,7 @@ def _memref(shape, elt, dynamic=True, last_static=True):
 
 
 def _cache_module(op, x, slots, cache, *, positions=None, norm=None,
-                  scale=None, attrs="", slice_channels=None):
+                  scale=None, attrs="", slice_channels=None, cos_sin=None):
     """`@f(x, [positions], [norm weight], [scale], slots, cache)`: the op on
     tensors of the arguments, its result materialized into the cache
     argument. slice_channels=(lo, hi): the op writes channels [lo, hi) of
@@ -495,6 +495,10 @@ def _cache_module(op, x, slots, cache, *, positions=None, norm=None,
     operands = f"ins(%x : {xt})"
     if positions is not None:
         operands += f" positions(%p : {arg('p', positions, 'i64')})"
+    if cos_sin is not None:
+        ct_ = arg("cs", cos_sin[0], "f32")
+        arg("sn", cos_sin[1], "f32")
+        operands += f" cache(%cs, %sn : {ct_}, {ct_})"
     if norm is not None:
         operands += f" norm(%w : {arg('w', norm[0], norm[1], dynamic=False)})"
     # rope.apply: quant_scale, then slots; rope.cache_write the other way.
@@ -835,3 +839,39 @@ def test_mla_c_kv_slice_write_on_emulated_gpu(quant, launch):
     assert not np.any((got64 < _quantize64(v - e, quant)) |
                       (got64 > _quantize64(v + e, quant)))
     assert np.mean(got64 == _quantize64(v, quant)) >= 0.95
+
+
+@pytest.mark.parametrize("launch", list(LAUNCHES))
+@pytest.mark.parametrize("form", ["implicit", "gathered"])
+def test_append_positions_at_token_index_on_emulated_gpu(form, launch):
+    """Paged append whose slots are unrelated to the token order: with no
+    positions the position is the token's index in the input (not its
+    slot); with a gathered cos/sin cache the rows are gathered at the
+    token's position. Against reference.apply (f32, check's tolerance)."""
+    rng, x, positions, slots, cache = _append_case(21, "paged", "f32",
+                                                   head_dim=32, heads=3)
+    kwargs, args = {}, [x]
+    if form == "gathered":
+        table = np.arange(64, dtype=np.float64)[:, None] * \
+            10000.0 ** (-np.arange(16) / 16.0)
+        cos, sin = np.cos(table).astype(np.float32), \
+            np.sin(table).astype(np.float32)
+        positions = rng.integers(0, 64, x.shape[0]).astype(np.int64)
+        kwargs = {"positions": positions, "cos_sin": (cos, sin)}
+        args += [positions, cos, sin]
+    ir = _cache_module("apply", (x, "f32"), (slots, "i64"), (cache, "f32"),
+                       **kwargs)
+    before = cache.copy()
+    _run_cache_module(ir, launch, args + [slots, cache])
+    valid = _check_untouched(before, cache, slots, (0,))
+    tokens, rows = [t for t, _ in valid], [s for _, s in valid]
+    assert any(t != s for t, s in valid)
+    ref = (reference.apply(x, positions, cos_cache=cos, sin_cache=sin)
+           if form == "gathered" else reference.apply(x))
+    case = _case(x, "explicit")
+    check(case, x[tokens], cache[rows], ref[tokens])
+    if form == "implicit":
+        # The test tells the two apart: the slots as positions would not
+        # pass the check.
+        wrong = reference.apply(x, np.asarray(slots).clip(0, 2 ** 20))
+        assert np.max(np.abs(wrong[tokens] - ref[tokens])) > 1e-2

@@ -20,6 +20,8 @@ reference.quantize, then a numpy scatter by the slot rule).
 
 from __future__ import annotations
 
+import pathlib
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -360,3 +362,47 @@ def test_raised_append_equals_the_insert(case, layout):
         assert np.array_equal(got[rest], cache[rest])
         assert np.abs(got - expected).max() <= 2.0 ** -18 * (
             np.abs(y).max() + 1)
+
+
+# -- frontend fixtures (scripts/gen-cache-fixtures.py) ---------------------
+
+_FIXTURES = pathlib.Path(__file__).resolve().parents[2] / "test" / \
+    "Frontends" / "Inputs" / "cache"
+
+
+@pytest.mark.parametrize("name", ["jax_dynamic_update_slice",
+                                  "torch_slice_scatter"])
+def test_frontend_fixture(name):
+    """The frontend's IR (rotation, then the rotated k written into the
+    cache at a runtime position) compiled after rope-raise: raised to one
+    rope.apply with slots, and equal to the float64 result of the same
+    formulas (frontend's own f32 output within the same tolerance); other
+    start positions (the first, the last that fits) against the reference
+    rotation written at that window."""
+    src = (_FIXTURES / f"{name}.mlir").read_text()
+    raised_ir = compiled._jit.lower(src, "builtin.module(rope-raise)")
+    assert "slots(" in raised_ir
+    assert "tensor.insert_slice" not in raised_ir
+    data = np.load(_FIXTURES / f"{name}.npz")
+    args = [data[f"arg{i}"] for i in range(4)]
+    fn = compiled.jit(src, PIPELINE.replace(
+        "builtin.module(", "builtin.module(rope-raise, ")).function("main")
+    ref = data["ref0"]
+    got = fn(*args)
+    scale = np.abs(ref).max()
+    assert np.abs(got - ref).max() / scale <= 1e-5
+    assert np.abs(data["frontend0"] - ref).max() / scale <= 1e-5
+    k, positions, cache, _ = args
+    token_axis = 1 if name.startswith("jax") else 2
+    s, max_len = k.shape[token_axis], cache.shape[token_axis]
+    rot = reference.apply(k, positions, token_dims=(0, token_axis))
+    for start in (0, max_len - s):
+        got = fn(k, positions, cache, np.array(start, args[3].dtype))
+        expected = cache.astype(np.float64)
+        window = [slice(None)] * 4
+        window[token_axis] = slice(start, start + s)
+        expected[tuple(window)] = rot
+        rest = np.ones(cache.shape, bool)
+        rest[tuple(window)] = False
+        assert np.array_equal(got[rest], cache[rest])
+        assert np.abs(got - expected).max() / scale <= 1e-5

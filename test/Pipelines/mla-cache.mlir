@@ -2,6 +2,7 @@
 // RUN: rope-opt %s --convert-rope-to-vector --canonicalize --cse \
 // RUN:   --one-shot-bufferize --canonicalize --cse --canonicalize \
 // RUN:   -split-input-file | FileCheck %s --check-prefix=BUF
+// RUN: rope-opt %s --rope-to-nvvm -split-input-file | FileCheck %s --check-prefix=GPU
 
 // DeepSeek-V2/V3 MLA (docs/FUSIONS.md, "MLA") as rope_mlir.apply_mla builds
 // it (python/rope_mlir/mla.py): no MLA op, only channel slices.
@@ -14,7 +15,8 @@
 //   [0, 512) (rope.cache_write), both inserted back into the cache
 //   [rows, 1, 576] (vLLM's concat_and_cache_mla layout).
 // The whole update stays in q's and the cache's own buffers: after the CPU
-// pipeline nothing is allocated or copied; after bufferization each write
+// pipeline nothing is allocated or copied (nor on the host after the GPU
+// pipeline, whose kernels take strided subviews of q and the cache); after bufferization each write
 // goes to a subview of q or of the cache, a token's cache row only under
 // its slot's validity test.
 
@@ -24,6 +26,13 @@
 //   LLVM-NOT:   llvm.intr.memcpy
 //       LLVM:   llvm.return
 // LLVM-LABEL: llvm.func @_mlir_ciface_mla(
+
+// GPU-LABEL: llvm.func @mla(
+//   GPU-NOT:   {{llvm.call @malloc|llvm.call @memrefCopy|llvm.intr.memcpy}}
+//       GPU:   gpu.launch_func
+//   GPU-NOT:   {{llvm.call @malloc|llvm.call @memrefCopy|llvm.intr.memcpy}}
+//       GPU:   llvm.return
+// GPU-LABEL: llvm.func @_mlir_ciface_mla(
 
 // BUF-LABEL: func.func @mla(
 //  BUF-SAME:     %[[Q:.*]]: memref<?x?x192xbf16>, %[[CKV:.*]]: memref<?x1x512xbf16>, %[[KPE:.*]]: memref<?x1x64xbf16>, %[[CACHE:.*]]: memref<?x1x576xbf16>
@@ -101,6 +110,12 @@ func.func @mla(%q: memref<?x?x192xbf16>, %c_kv: memref<?x1x512xbf16>, %k_pe: mem
 //       LLVM:   llvm.return
 // LLVM-LABEL: llvm.func @_mlir_ciface_mla_separate_fp8(
 
+// GPU-LABEL: llvm.func @mla_separate_fp8(
+//   GPU-NOT:   {{llvm.call @malloc|llvm.call @memrefCopy|llvm.intr.memcpy}}
+//       GPU:   gpu.launch_func
+//   GPU-NOT:   {{llvm.call @malloc|llvm.call @memrefCopy|llvm.intr.memcpy}}
+//       GPU:   llvm.return
+
 // BUF-LABEL: func.func @mla_separate_fp8(
 //   BUF-NOT:   memref.{{alloc|copy}}
 //       BUF:   scf.if
@@ -137,6 +152,10 @@ func.func @mla_separate_fp8(%c_kv: memref<?x1x512xbf16>, %k_pe: memref<?x1x64xbf
 // LLVM-LABEL: llvm.func @not_in_place(
 //       LLVM:   llvm.call @malloc
 //       LLVM:   llvm.return
+
+// GPU-LABEL: llvm.func @not_in_place(
+//       GPU:   llvm.call @malloc
+//       GPU:   llvm.return
 
 // BUF-LABEL: func.func @not_in_place(
 //       BUF:   memref.alloc

@@ -27,7 +27,9 @@ The KV-cache append (CACHE_CASES: rope.apply with slots into HF and
 contiguous caches, with QK-norm and i8 per head; rope.cache_write into
 collapsed pages, f16 and fp8 per tensor; slots with -1 padding and past
 the end) is checked the same way on the written rows, and every other cache
-row must come back bit-identical.
+row must come back bit-identical. FIXTURE_CASES: the frontend fixtures of
+the append (JAX dynamic_update_slice, torch slice_scatter) raised by
+rope-raise to rope.apply with slots, lowered and run the same way.
 IREE flags: `--iree-input-demote-f64-to-f32=false` (the angle is formed in
 f64 on purpose, ROPE.md §5; IREE's default demotion costs f32 results three
 orders of magnitude: 1.8e-4 instead of 1.7e-7 at positions < 4000), and for
@@ -376,6 +378,12 @@ def cache_error(case, got, written, cache, quant, s, head):
         f"{same:.4f} equal, bracketed: {inside}, rest unchanged"
 
 
+# Frontend fixtures of the cache append (scripts/gen-cache-fixtures.py):
+# the frontend's IR raised by rope-raise (one rope.apply with slots), then
+# lowered as above; the whole cache against the float64 reference (ref0).
+FIXTURE_CASES = ["jax_dynamic_update_slice", "torch_slice_scatter"]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rope-opt", default=str(ROOT / "build/bin/rope-opt"))
@@ -470,7 +478,45 @@ def main() -> int:
         ok, summary = cache_error(case, got, written, cache, quant, s, head)
         failures += not ok
         print(f"{'ok  ' if ok else 'FAIL'} {name}: {summary}")
-    total = len(CASES) + len(NEIGHBOUR_CASES) + len(CACHE_CASES)
+    for name in FIXTURE_CASES:
+        base = ROOT / "test" / "Frontends" / "Inputs" / "cache" / name
+        data = np.load(f"{base}.npz")
+        raised = subprocess.run(
+            [args.rope_opt, "--rope-raise", f"{base}.mlir"],
+            capture_output=True, text=True)
+        linalg = subprocess.run(
+            [args.rope_opt, "--convert-rope-to-linalg", "--canonicalize",
+             "--cse"], input=raised.stdout, capture_output=True, text=True)
+        if raised.returncode != 0 or "slots(" not in raised.stdout or \
+                linalg.returncode != 0 or "rope." in linalg.stdout:
+            print(f"FAIL {name}: rope-opt: not raised, or "
+                  f"{(raised.stderr + linalg.stderr).strip()[:300]}")
+            failures += 1
+            continue
+        try:
+            vmfb = ireec.compile_str(
+                linalg.stdout, target_backends=["llvm-cpu"],
+                extra_args=["--iree-input-demote-f64-to-f32=false",
+                            "--iree-llvmcpu-target-cpu=generic"])
+        except Exception as error:
+            print(f"FAIL {name}: iree-compile: {str(error)[-1500:]}")
+            failures += 1
+            continue
+        config = ireert.Config("local-task")
+        ctx = ireert.SystemContext(config=config)
+        vm_module = ireert.VmModule.copy_buffer(ctx.instance, vmfb)
+        ctx.add_vm_module(vm_module)
+        inputs = [data[f"arg{i}"] for i in range(4)]
+        # The module keeps its frontend name (JAX: @jit_append).
+        got = np.asarray(ctx.modules[vm_module.name].main(*inputs))
+        ref = data["ref0"]
+        err = float(np.max(np.abs(got - ref)) / np.max(np.abs(ref)))
+        ok = err <= 1e-5
+        failures += not ok
+        print(f"{'ok  ' if ok else 'FAIL'} {name} (raised): max rel err "
+              f"{err:.2e} (tol 1.0e-05)")
+    total = (len(CASES) + len(NEIGHBOUR_CASES) + len(CACHE_CASES) +
+             len(FIXTURE_CASES))
     print(f"iree-check: {total - failures} of {total} passed")
     return 1 if failures else 0
 

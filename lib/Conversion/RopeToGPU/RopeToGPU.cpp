@@ -106,6 +106,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 #include <functional>
@@ -122,143 +124,185 @@ using namespace mlir::rope;
 
 namespace {
 
-/// The layout of a slice's buffer: the strides and offset of `slice` within
-/// its source (a value of identity layout, or a slice of one), each static
-/// where the IR states it, else dynamic. std::nullopt when the slice's
-/// innermost stride is not 1 (the kernel's vector accesses need unit
-/// stride).
-static std::optional<std::pair<SmallVector<int64_t>, int64_t>>
-sliceLayout(tensor::ExtractSliceOp slice) {
-  RankedTensorType sourceType = slice.getSourceType();
-  ArrayRef<int64_t> shape = sourceType.getShape();
-  int64_t rank = sourceType.getRank();
-  // The source's strides: identity, unless it is a slice itself.
-  SmallVector<int64_t> sourceStrides(rank, ShapedType::kDynamic);
-  int64_t sourceOffset = 0;
-  if (auto inner = slice.getSource().getDefiningOp<tensor::ExtractSliceOp>()) {
-    auto layout = sliceLayout(inner);
-    if (!layout)
-      return std::nullopt;
-    sourceStrides = layout->first;
-    sourceOffset = layout->second;
-  } else {
-    int64_t stride = 1;
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      sourceStrides[d] = stride;
-      if (stride != ShapedType::kDynamic)
-        stride = ShapedType::isDynamic(shape[d]) ? ShapedType::kDynamic
-                                                 : stride * shape[d];
-    }
+constexpr int64_t kUnbounded = int64_t(1) << 40;
+
+/// What the IR states about the buffer a tensor operand will have, as far
+/// as the kernel's accesses care: whether its innermost stride is 1, and
+/// powers of two dividing its offset and its strides (elements, from an
+/// allocation the kernel assumes 16-byte aligned, as for every buffer).
+struct BufferFacts {
+  bool known = false;
+  bool unitInnerStride = false;
+  /// Whether a slice is on the way (the layout may not be the identity).
+  bool sliced = false;
+  int64_t offset = kUnbounded;
+  SmallVector<int64_t> strides;
+};
+
+static int64_t powerOfTwoIn(int64_t v) {
+  return v == 0 ? kUnbounded : std::min<int64_t>(v & -v, kUnbounded);
+}
+
+static int64_t times(int64_t a, int64_t b) {
+  return a >= kUnbounded / b ? kUnbounded : a * b;
+}
+
+/// The tensor whose buffer `tensor`'s is: through the results of
+/// destination-style ops (written into their init's buffer, or a new one of
+/// identity layout).
+static Value throughDestinations(Value tensor) {
+  while (auto result = dyn_cast<OpResult>(tensor)) {
+    auto dps = dyn_cast<DestinationStyleOpInterface>(result.getOwner());
+    if (!dps)
+      break;
+    tensor = dps.getTiedOpOperand(result)->get();
   }
+  return tensor;
+}
+
+/// Whether `tensor` bufferizes to a buffer of identity layout at the start
+/// of its allocation: a function argument (the pipeline's function
+/// boundaries have identity layouts), a new tensor, or a to_tensor of an
+/// identity-layout memref.
+static bool hasIdentityBuffer(Value tensor) {
+  if (auto arg = dyn_cast<BlockArgument>(tensor))
+    return arg.getOwner()->isEntryBlock() &&
+           isa<FunctionOpInterface>(arg.getOwner()->getParentOp());
+  if (tensor.getDefiningOp<tensor::EmptyOp>() ||
+      tensor.getDefiningOp<bufferization::AllocTensorOp>())
+    return true;
+  if (auto toTensor = tensor.getDefiningOp<bufferization::ToTensorOp>())
+    return cast<MemRefType>(toTensor.getBuffer().getType())
+        .getLayout()
+        .isIdentity();
+  return false;
+}
+
+/// BufferFacts of `tensor`: through the results of destination-style ops
+/// (written into their init's buffer, or a new identity one), slices and
+/// reshapes (paged caches collapsed to [pages * page_size, ...], a slice
+/// viewed [N, 1, 64]), down to a tensor with an identity buffer; unknown
+/// elsewhere.
+static BufferFacts factsOf(Value tensor) {
+  tensor = throughDestinations(tensor);
+  BufferFacts facts;
+  if (auto expand = tensor.getDefiningOp<tensor::ExpandShapeOp>()) {
+    BufferFacts source = factsOf(expand.getSrc());
+    if (!source.known)
+      return facts;
+    facts = source;
+    facts.strides.clear();
+    ArrayRef<int64_t> shape = expand.getResultType().getShape();
+    for (auto [d, group] : llvm::enumerate(expand.getReassociationIndices())) {
+      // A dim split into [a, b, c]: strides [s b c, s c, s].
+      SmallVector<int64_t> inner(group.size());
+      int64_t stride = source.strides[d];
+      for (int64_t i = static_cast<int64_t>(group.size()) - 1; i >= 0; --i) {
+        inner[i] = stride;
+        if (!ShapedType::isDynamic(shape[group[i]]))
+          stride = times(stride, powerOfTwoIn(shape[group[i]]));
+      }
+      llvm::append_range(facts.strides, inner);
+    }
+    return facts;
+  }
+  if (auto collapse = tensor.getDefiningOp<tensor::CollapseShapeOp>()) {
+    BufferFacts source = factsOf(collapse.getSrc());
+    if (!source.known)
+      return facts;
+    facts = source;
+    facts.strides.clear();
+    // A merged group's stride is its innermost dim's (when bufferization
+    // can merge it; else the copy it makes is at least this aligned).
+    for (const ReassociationIndices &group :
+         collapse.getReassociationIndices()) {
+      int64_t stride = kUnbounded;
+      for (int64_t d : group)
+        stride = std::min(stride, source.strides[d]);
+      facts.strides.push_back(stride);
+    }
+    return facts;
+  }
+  auto slice = tensor.getDefiningOp<tensor::ExtractSliceOp>();
+  if (!slice) {
+    if (!hasIdentityBuffer(tensor))
+      return facts;
+    // Identity layout: stride d is the product of the sizes after d (a
+    // dynamic size contributes nothing known).
+    ArrayRef<int64_t> shape =
+        cast<RankedTensorType>(tensor.getType()).getShape();
+    facts.known = facts.unitInnerStride = true;
+    facts.strides.resize(shape.size());
+    int64_t stride = 1;
+    for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+      facts.strides[d] = stride;
+      if (!ShapedType::isDynamic(shape[d]))
+        stride = times(stride, powerOfTwoIn(shape[d]));
+    }
+    return facts;
+  }
+  BufferFacts source = factsOf(slice.getSource());
+  if (!source.known)
+    return facts;
+  facts.known = facts.sliced = true;
+  facts.offset = source.offset;
   ArrayRef<int64_t> offsets = slice.getStaticOffsets();
   ArrayRef<int64_t> strides = slice.getStaticStrides();
-  int64_t offset = sourceOffset;
-  SmallVector<int64_t> resultStrides;
-  auto mul = [](int64_t a, int64_t c) {
-    return ShapedType::isDynamic(a) || ShapedType::isDynamic(c)
-               ? ShapedType::kDynamic
-               : a * c;
-  };
-  for (int64_t d = 0; d < rank; ++d) {
-    int64_t term = mul(offsets[d], sourceStrides[d]);
-    offset = ShapedType::isDynamic(term) || ShapedType::isDynamic(offset)
-                 ? ShapedType::kDynamic
-                 : offset + term;
-  }
   llvm::SmallBitVector dropped = slice.getDroppedDims();
-  for (int64_t d = 0; d < rank; ++d)
-    if (!dropped.test(d))
-      resultStrides.push_back(mul(strides[d], sourceStrides[d]));
-  if (resultStrides.empty() || resultStrides.back() != 1)
-    return std::nullopt;
-  return std::make_pair(resultStrides, offset);
+  int64_t innermost = -1;
+  for (auto [d, sourceStride] : llvm::enumerate(source.strides)) {
+    int64_t offset = offsets[d], stride = strides[d];
+    facts.offset =
+        std::min(facts.offset, ShapedType::isDynamic(offset)
+                                   ? sourceStride
+                                   : times(powerOfTwoIn(offset), sourceStride));
+    if (dropped.test(d))
+      continue;
+    facts.strides.push_back(ShapedType::isDynamic(stride)
+                                ? sourceStride
+                                : times(powerOfTwoIn(stride), sourceStride));
+    innermost = d;
+  }
+  int64_t rank = static_cast<int64_t>(source.strides.size());
+  facts.unitInnerStride = source.unitInnerStride && innermost >= 0 &&
+                          innermost == rank - 1 && strides[innermost] == 1;
+  return facts;
 }
 
 /// The buffer type the kernel reads or writes `tensor` through. A tensor
-/// sliced out of another (MLA's rope channels [512, 576) of a cache, or of a
-/// query head) gets a strided layout, dynamic strides and offset but the
-/// innermost stride 1, so that one-shot bufferization passes the slice's
-/// subview itself (a memref.cast) instead of a copy into an identity-layout
-/// buffer; everything else (function arguments, whole tensors) the identity
-/// layout the pipeline gives its buffers.
+/// sliced out of another with contiguous rows (MLA's rope channels [512,
+/// 576) of a cache, or of a query head; or a reshape of such a slice) gets a
+/// strided layout, dynamic strides and offset but the innermost stride 1, so
+/// that one-shot bufferization passes the slice's subview itself (a
+/// memref.cast) instead of a copy into an identity-layout buffer; everything
+/// else (function arguments, whole tensors, slices of buffers the IR says
+/// nothing about) the identity layout, copied by bufferization where needed.
 static MemRefType kernelBufferType(Value tensor) {
   auto type = cast<RankedTensorType>(tensor.getType());
-  auto slice = tensor.getDefiningOp<tensor::ExtractSliceOp>();
-  if (!slice || !sliceLayout(slice))
+  BufferFacts facts = factsOf(tensor);
+  if (!facts.known || !facts.sliced || !facts.unitInnerStride)
     return MemRefType::get(type.getShape(), type.getElementType());
   SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
-  if (!strides.empty())
-    strides.back() = 1;
+  strides.back() = 1;
   return MemRefType::get(type.getShape(), type.getElementType(),
                          StridedLayoutAttr::get(tensor.getContext(),
                                                 ShapedType::kDynamic, strides));
 }
 
-/// How many consecutive elements of `tensor`'s buffer, from any element at
-/// a multiple of that count in its innermost dim, begin at an address
-/// aligned like the allocation (a power of two; kUnbounded for a tensor
-/// with its own identity-layout buffer). A slice is aligned to the greatest
-/// power of two dividing its offset and outer strides, as far as the IR
+/// How many consecutive elements of `tensor`'s kernel buffer, from any
+/// element at a multiple of that count in its innermost dim, begin at an
+/// address aligned like the allocation (a power of two; kUnbounded for an
+/// identity-layout buffer). A slice's buffer is aligned to the greatest
+/// power of two dividing its offset and outer strides as far as the IR
 /// states them (a dynamic stride is a multiple of the static sizes inside
 /// it; a dynamic offset, of its dim's stride), so the kernel's 16-byte
 /// accesses stay aligned in a slice at any channel offset.
-constexpr int64_t kUnbounded = int64_t(1) << 40;
-namespace {
-/// Powers of two dividing a buffer's offset and each of its strides.
-struct Alignment {
-  int64_t offset = kUnbounded;
-  SmallVector<int64_t> strides;
-};
-} // namespace
-static int64_t powerOfTwoIn(int64_t v) {
-  return v == 0 ? kUnbounded : std::min<int64_t>(v & -v, kUnbounded);
-}
-static int64_t times(int64_t a, int64_t b) {
-  return a >= kUnbounded / b ? kUnbounded : a * b;
-}
-static Alignment alignmentOf(Value tensor) {
-  Alignment result;
-  auto slice = tensor.getDefiningOp<tensor::ExtractSliceOp>();
-  if (!slice) {
-    // Identity layout: stride d is the product of the sizes after d.
-    ArrayRef<int64_t> shape =
-        cast<RankedTensorType>(tensor.getType()).getShape();
-    result.strides.resize(shape.size());
-    int64_t stride = 1;
-    for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
-      result.strides[d] = stride;
-      if (!ShapedType::isDynamic(shape[d]))
-        stride = times(stride, powerOfTwoIn(shape[d]));
-    }
-    return result;
-  }
-  Alignment source = alignmentOf(slice.getSource());
-  result.offset = source.offset;
-  ArrayRef<int64_t> offsets = slice.getStaticOffsets();
-  ArrayRef<int64_t> strides = slice.getStaticStrides();
-  llvm::SmallBitVector dropped = slice.getDroppedDims();
-  for (auto [d, sourceStride] : llvm::enumerate(source.strides)) {
-    int64_t offset = offsets[d], stride = strides[d];
-    result.offset = std::min(result.offset,
-                             ShapedType::isDynamic(offset)
-                                 ? sourceStride
-                                 : times(powerOfTwoIn(offset), sourceStride));
-    if (!dropped.test(d))
-      result.strides.push_back(ShapedType::isDynamic(stride)
-                                   ? sourceStride
-                                   : times(powerOfTwoIn(stride), sourceStride));
-  }
-  return result;
-}
 static int64_t alignedElements(Value tensor) {
-  auto slice = tensor.getDefiningOp<tensor::ExtractSliceOp>();
-  if (!slice)
+  if (kernelBufferType(tensor).getLayout().isIdentity())
     return kUnbounded;
-  if (!sliceLayout(slice))
-    return 1;
-  Alignment alignment = alignmentOf(tensor);
-  int64_t result = alignment.offset;
-  for (int64_t stride : ArrayRef<int64_t>(alignment.strides).drop_back())
+  BufferFacts facts = factsOf(tensor);
+  int64_t result = facts.offset;
+  for (int64_t stride : ArrayRef<int64_t>(facts.strides).drop_back())
     result = std::min(result, stride);
   return result;
 }

@@ -299,3 +299,65 @@ func.func @q_rope_slice_in_place(%q: tensor<?x16x192xbf16>, %pos: tensor<?xi64>)
   %q2 = tensor.insert_slice %r into %q[0, 0, 128] [%t, 16, 64] [1, 1, 1] : tensor<?x16x64xbf16> into tensor<?x16x192xbf16>
   return %q2 : tensor<?x16x192xbf16>
 }
+
+// -----
+
+// Paged MLA: pages [P, 16, 576] collapsed to rows [P * 16, 576], the rope
+// channels sliced and viewed [N, 1, 64] (a reshape of the slice): still the
+// slice's buffer, written in place through the collapsed and expanded
+// views of the argument. The [N, 1, 64] view's strides [576, 64, 1]: 16-byte
+// accesses.
+// CHECK-LABEL: func.func @paged_mla_view(
+//       CHECK:   bufferization.to_buffer %{{.*}} : tensor<?x1x64xbf16> to memref<?x1x64xbf16, strided<[?, ?, 1], offset: ?>>
+//       CHECK:   gpu.launch
+//       CHECK:     vector.store %{{.*}} {alignment = 16 : i64} : memref<?x1x64xbf16, strided<[?, ?, 1], offset: ?>>, vector<8xbf16>
+// BUF-LABEL: func.func @paged_mla_view(
+//  BUF-SAME:     %[[P:[^:]*]]: memref<?x16x576xbf16>) -> memref<?x16x576xbf16>
+//   BUF-NOT:   memref.alloc
+//   BUF-NOT:   memref.copy
+//       BUF:   %[[ROWS:.*]] = memref.collapse_shape %[[P]]
+//       BUF:   %[[S:.*]] = memref.subview %[[ROWS]][0, 512] [%{{.*}}, 64] [1, 1]
+//       BUF:   %[[V:.*]] = memref.expand_shape %[[S]]
+//   BUF-NOT:   memref.alloc
+//   BUF-NOT:   memref.copy
+//       BUF:   gpu.launch
+//       BUF:     vector.store %{{.*}}, %[[V]][
+//   BUF-NOT:   memref.alloc
+//   BUF-NOT:   memref.copy
+//       BUF:   return %[[P]]
+func.func @paged_mla_view(%kpe: tensor<?x1x64xbf16>, %pos: tensor<?xi64>, %slots: tensor<?xi64>, %pages: tensor<?x16x576xbf16>) -> tensor<?x16x576xbf16> {
+  %rows = tensor.collapse_shape %pages [[0, 1], [2]] : tensor<?x16x576xbf16> into tensor<?x576xbf16>
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %rows, %c0 : tensor<?x576xbf16>
+  %pe = tensor.extract_slice %rows[0, 512] [%n, 64] [1, 1] : tensor<?x576xbf16> to tensor<?x64xbf16>
+  %pe3 = tensor.expand_shape %pe [[0], [1, 2]] output_shape [%n, 1, 64] : tensor<?x64xbf16> into tensor<?x1x64xbf16>
+  %r = rope.apply ins(%kpe : tensor<?x1x64xbf16>) positions(%pos : tensor<?xi64>) slots(%slots : tensor<?xi64>) outs(%pe3 : tensor<?x1x64xbf16>) {layout = #rope.layout<interleaved>} -> tensor<?x1x64xbf16>
+  %r2 = tensor.collapse_shape %r [[0], [1, 2]] : tensor<?x1x64xbf16> into tensor<?x64xbf16>
+  %rows2 = tensor.insert_slice %r2 into %rows[0, 512] [%n, 64] [1, 1] : tensor<?x64xbf16> into tensor<?x576xbf16>
+  %out = tensor.expand_shape %rows2 [[0, 1], [2]] output_shape [%n, 16, 576] : tensor<?x576xbf16> into tensor<?x16x576xbf16>
+  return %out : tensor<?x16x576xbf16>
+}
+
+// -----
+
+// A slice of a buffer the IR says nothing about (here a function's
+// scf.for iteration argument) keeps the identity layout: bufferization
+// copies if it must, and the accesses are as aligned as the copy (16
+// bytes).
+// CHECK-LABEL: func.func @slice_of_unknown(
+//       CHECK:   scf.for
+//       CHECK:     bufferization.to_buffer %{{.*}} : tensor<?x1x64xbf16> to memref<?x1x64xbf16>
+//       CHECK:     gpu.launch
+//       CHECK:       vector.store %{{.*}} {alignment = 16 : i64} : memref<?x1x64xbf16>, vector<8xbf16>
+func.func @slice_of_unknown(%kpe: tensor<?x1x64xbf16>, %slots: tensor<?xi64>, %cache: tensor<?x1x576xbf16>, %steps: index) -> tensor<?x1x576xbf16> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %cache, %c0 : tensor<?x1x576xbf16>
+  %res = scf.for %i = %c0 to %steps step %c1 iter_args(%acc = %cache) -> (tensor<?x1x576xbf16>) {
+    %pe = tensor.extract_slice %acc[0, 0, 512] [%n, 1, 64] [1, 1, 1] : tensor<?x1x576xbf16> to tensor<?x1x64xbf16>
+    %r = rope.apply ins(%kpe : tensor<?x1x64xbf16>) slots(%slots : tensor<?xi64>) outs(%pe : tensor<?x1x64xbf16>) {layout = #rope.layout<interleaved>} -> tensor<?x1x64xbf16>
+    %next = tensor.insert_slice %r into %acc[0, 0, 512] [%n, 1, 64] [1, 1, 1] : tensor<?x1x64xbf16> into tensor<?x1x576xbf16>
+    scf.yield %next : tensor<?x1x576xbf16>
+  }
+  return %res : tensor<?x1x576xbf16>
+}

@@ -875,3 +875,53 @@ def test_append_positions_at_token_index_on_emulated_gpu(form, launch):
         # pass the check.
         wrong = reference.apply(x, np.asarray(slots).clip(0, 2 ** 20))
         assert np.max(np.abs(wrong[tokens] - ref[tokens])) > 1e-2
+
+
+_PAGED_MLA_VIEW = """
+func.func @f(%km: memref<?x1x64xbf16>, %pm: memref<?xi64>,
+             %sm: memref<?xi64>, %cm: memref<?x16x576xbf16>)
+    attributes {llvm.emit_c_interface} {
+  %k = bufferization.to_tensor %km restrict : memref<?x1x64xbf16> to tensor<?x1x64xbf16>
+  %p = bufferization.to_tensor %pm restrict : memref<?xi64> to tensor<?xi64>
+  %s = bufferization.to_tensor %sm restrict : memref<?xi64> to tensor<?xi64>
+  %pages = bufferization.to_tensor %cm restrict writable : memref<?x16x576xbf16> to tensor<?x16x576xbf16>
+  %rows = tensor.collapse_shape %pages [[0, 1], [2]] : tensor<?x16x576xbf16> into tensor<?x576xbf16>
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %rows, %c0 : tensor<?x576xbf16>
+  %np = tensor.dim %pages, %c0 : tensor<?x16x576xbf16>
+  %pe = tensor.extract_slice %rows[0, 512] [%n, 64] [1, 1] : tensor<?x576xbf16> to tensor<?x64xbf16>
+  %pe3 = tensor.expand_shape %pe [[0], [1, 2]] output_shape [%n, 1, 64] : tensor<?x64xbf16> into tensor<?x1x64xbf16>
+  %r = rope.apply ins(%k : tensor<?x1x64xbf16>) positions(%p : tensor<?xi64>) slots(%s : tensor<?xi64>) outs(%pe3 : tensor<?x1x64xbf16>) {layout = #rope.layout<interleaved>} -> tensor<?x1x64xbf16>
+  %r2 = tensor.collapse_shape %r [[0], [1, 2]] : tensor<?x1x64xbf16> into tensor<?x64xbf16>
+  %rows2 = tensor.insert_slice %r2 into %rows[0, 512] [%n, 64] [1, 1] : tensor<?x64xbf16> into tensor<?x576xbf16>
+  %out = tensor.expand_shape %rows2 [[0, 1], [2]] output_shape [%np, 16, 576] : tensor<?x576xbf16> into tensor<?x16x576xbf16>
+  bufferization.materialize_in_destination %out in restrict writable %cm : (tensor<?x16x576xbf16>, memref<?x16x576xbf16>) -> ()
+  return
+}
+"""
+
+
+@pytest.mark.parametrize("launch", list(LAUNCHES))
+def test_paged_mla_view_on_emulated_gpu(launch):
+    """Paged MLA cache [pages, 16, 576]: collapsed to rows, the rope
+    channels sliced and viewed [N, 1, 64]: the kernel writes the pages in
+    place (no alloc, no copy) at slot = page * 16 + offset; the c_kv
+    channels and every other row keep their bytes."""
+    rng = np.random.default_rng(17)
+    pages, tokens = 3, 6
+    k_pe = rng.standard_normal((tokens, 1, 64)).astype(ml_dtypes.bfloat16)
+    positions = rng.integers(0, 4096, tokens).astype(np.int64)
+    slots = rng.permutation(pages * 16)[:tokens].astype(np.int64)
+    slots[1] = -1
+    cache = rng.standard_normal((pages, 16, 576)).astype(ml_dtypes.bfloat16)
+    before = cache.copy()
+    _run_cache_module(_PAGED_MLA_VIEW, launch,
+                      [k_pe, positions, slots, cache])
+    rows, rows_before = cache.reshape(-1, 1, 576), before.reshape(-1, 1, 576)
+    valid = _check_untouched(rows_before, rows, slots, (0,))
+    np.testing.assert_array_equal(rows[:, :, :512].view(np.uint8),
+                                  rows_before[:, :, :512].view(np.uint8))
+    tokens_, rows_ = [t for t, _ in valid], [s for _, s in valid]
+    ref = reference.apply(k_pe, positions, layout="interleaved")
+    case = _case(k_pe, "explicit", layout="interleaved", dtype="bf16")
+    check(case, k_pe[tokens_], rows[rows_][:, :, 512:], ref[tokens_])

@@ -16,7 +16,7 @@
 //     %n = scf.if %valid {
 //       %row  = tensor.extract_slice %input[token t, all heads, all D]
 //       %dst  = tensor.extract_slice %c[slot's token indices, ...]
-//       %st   = linalg.generic ins(%row [, %scale]) outs(%dst)  // stored value
+//       %st   = linalg.copy / generic (quantized) ins(%row) outs(%dst)
 //       %ins  = tensor.insert_slice %st into %c[...]
 //       scf.yield %ins
 //     } else { scf.yield %c }
@@ -104,32 +104,34 @@ Value mlir::rope::buildCacheScatter(OpBuilder &b, Location loc, Value input,
                   tb, tloc, input, rowOffsets, rowSizes, strides);
               Value dest = tensor::ExtractSliceOp::create(
                   tb, tloc, current, slotOffsets, rowSizes, strides);
-              SmallVector<Value> ins{row};
-              SmallVector<AffineMap> maps{identity};
-              if (scale) {
-                ins.push_back(scale);
-                maps.push_back(scaleMap);
-              }
-              maps.push_back(identity);
-              Value stored =
-                  linalg::GenericOp::create(
-                      tb, tloc, TypeRange{dest.getType()}, ins,
-                      ValueRange{dest}, maps,
-                      SmallVector<utils::IteratorType>(
-                          rank, utils::IteratorType::parallel),
-                      [&](OpBuilder &gb, Location gloc, ValueRange args) {
-                        // Without a scale the row already has the cache's
-                        // element type (verified; for rope.apply's slots the
-                        // rotation stored it): a plain copy.
-                        Value stored = args[0];
-                        if (scale)
-                          stored = buildStoredValue(
+              // Without a scale the row already has the cache's element
+              // type (verified; for rope.apply's slots the rotation stored
+              // it): a linalg.copy, which canonicalization keeps (an
+              // identity generic would fold into a bare insert_slice, a
+              // strided memref.copy runtime call once bufferized) and the
+              // loop lowering inlines. With a scale, a generic storing
+              // buildStoredValue.
+              Value stored;
+              if (!scale) {
+                stored =
+                    linalg::CopyOp::create(tb, tloc, row, dest).getResult(0);
+              } else {
+                stored =
+                    linalg::GenericOp::create(
+                        tb, tloc, TypeRange{dest.getType()},
+                        ValueRange{row, scale}, ValueRange{dest},
+                        ArrayRef<AffineMap>{identity, scaleMap, identity},
+                        SmallVector<utils::IteratorType>(
+                            rank, utils::IteratorType::parallel),
+                        [&](OpBuilder &gb, Location gloc, ValueRange args) {
+                          Value x =
+                              convertFloat(gb, gloc, args[0], computeType);
+                          linalg::YieldOp::create(
                               gb, gloc,
-                              convertFloat(gb, gloc, args[0], computeType),
-                              storage, args[1]);
-                        linalg::YieldOp::create(gb, gloc, stored);
-                      })
-                      .getResult(0);
+                              buildStoredValue(gb, gloc, x, storage, args[1]));
+                        })
+                        .getResult(0);
+              }
               Value written = tensor::InsertSliceOp::create(
                   tb, tloc, stored, current, slotOffsets, rowSizes, strides);
               scf::YieldOp::create(tb, tloc, written);

@@ -8,6 +8,7 @@
 // RUN: %extract_ptx %t.sm90.mlir --name write_v_i8_kernel -o %t.e90.ptx
 // RUN: %extract_ptx %t.sm90.mlir --name mla_concatenated_kernel -o %t.f90.ptx
 // RUN: %extract_ptx %t.sm90.mlir --name mla_concatenated_kernel_0 -o %t.g90.ptx
+// RUN: %extract_ptx %t.sm90.mlir --name paged_mla_view_kernel -o %t.h90.ptx
 // RUN: %ptxas -arch=sm_90 -v %t.a90.ptx -o %t.a90.cubin 2>&1 | FileCheck %s
 // RUN: %ptxas -arch=sm_90 -v %t.b90.ptx -o %t.b90.cubin 2>&1 | FileCheck %s
 // RUN: %ptxas -arch=sm_90 -v %t.c90.ptx -o %t.c90.cubin 2>&1 | FileCheck %s
@@ -15,6 +16,7 @@
 // RUN: %ptxas -arch=sm_90 -v %t.e90.ptx -o %t.e90.cubin 2>&1 | FileCheck %s
 // RUN: %ptxas -arch=sm_90 -v %t.f90.ptx -o %t.f90.cubin 2>&1 | FileCheck %s
 // RUN: %ptxas -arch=sm_90 -v %t.g90.ptx -o %t.g90.cubin 2>&1 | FileCheck %s
+// RUN: %ptxas -arch=sm_90 -v %t.h90.ptx -o %t.h90.cubin 2>&1 | FileCheck %s
 // RUN: %extract_ptx %t.sm80.mlir --name contiguous_bf16_kernel -o %t.a80.ptx
 // RUN: %extract_ptx %t.sm80.mlir --name hf_partial_f32_kernel -o %t.b80.ptx
 // RUN: %extract_ptx %t.sm80.mlir --name paged_norm_e4m3_kernel -o %t.c80.ptx
@@ -22,6 +24,7 @@
 // RUN: %extract_ptx %t.sm80.mlir --name write_v_i8_kernel -o %t.e80.ptx
 // RUN: %extract_ptx %t.sm80.mlir --name mla_concatenated_kernel -o %t.f80.ptx
 // RUN: %extract_ptx %t.sm80.mlir --name mla_concatenated_kernel_0 -o %t.g80.ptx
+// RUN: %extract_ptx %t.sm80.mlir --name paged_mla_view_kernel -o %t.h80.ptx
 // RUN: %ptxas -arch=sm_80 -v %t.a80.ptx -o %t.a80.cubin 2>&1 | FileCheck %s
 // RUN: %ptxas -arch=sm_80 -v %t.b80.ptx -o %t.b80.cubin 2>&1 | FileCheck %s
 // RUN: %ptxas -arch=sm_80 -v %t.c80.ptx -o %t.c80.cubin 2>&1 | FileCheck %s
@@ -29,6 +32,7 @@
 // RUN: %ptxas -arch=sm_80 -v %t.e80.ptx -o %t.e80.cubin 2>&1 | FileCheck %s
 // RUN: %ptxas -arch=sm_80 -v %t.f80.ptx -o %t.f80.cubin 2>&1 | FileCheck %s
 // RUN: %ptxas -arch=sm_80 -v %t.g80.ptx -o %t.g80.cubin 2>&1 | FileCheck %s
+// RUN: %ptxas -arch=sm_80 -v %t.h80.ptx -o %t.h80.cubin 2>&1 | FileCheck %s
 // RUN: FileCheck %s --check-prefix=PTX < %t.a80.ptx
 // RUN: FileCheck %s --check-prefix=COPY < %t.d90.ptx
 // RUN: FileCheck %s --check-prefix=MLA < %t.f90.ptx
@@ -41,7 +45,8 @@
 // row), Hugging Face's [B, Hkv, max_len, D] with partial rotary and i32
 // slots, a paged fp8 cache after QK-norm with a per-head scale;
 // rope.cache_write plain (bf16) and quantized (i8, per-head scale); MLA's
-// concatenated cache written through slices of it (strided buffers).
+// concatenated cache written through slices of it (strided buffers), also
+// paged ([pages, 16, 576] collapsed, the rope slice viewed [N, 1, 64]).
 
 // CHECK: Compiling entry function '{{.*}}_kernel' for 'sm_{{[89]}}0'
 // CHECK-NOT: {{[1-9][0-9]*}} bytes stack frame
@@ -103,4 +108,18 @@ func.func @mla_concatenated(%kpe: tensor<?x1x64xbf16>, %ckv: tensor<?x1x512xbf16
   %w = rope.cache_write ins(%ckv : tensor<?x1x512xbf16>) slots(%slots : tensor<?xi64>) outs(%kv : tensor<?x1x512xbf16>) -> tensor<?x1x512xbf16>
   %c2 = tensor.insert_slice %w into %c1[0, 0, 0] [%n, 1, 512] [1, 1, 1] : tensor<?x1x512xbf16> into tensor<?x1x576xbf16>
   return %c2 : tensor<?x1x576xbf16>
+}
+
+func.func @paged_mla_view(%kpe: tensor<?x1x64xbf16>, %pos: tensor<?xi64>, %slots: tensor<?xi64>, %pages: tensor<?x16x576xbf16>) -> tensor<?x16x576xbf16> {
+  %rows = tensor.collapse_shape %pages [[0, 1], [2]] : tensor<?x16x576xbf16> into tensor<?x576xbf16>
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %rows, %c0 : tensor<?x576xbf16>
+  %np = tensor.dim %pages, %c0 : tensor<?x16x576xbf16>
+  %pe = tensor.extract_slice %rows[0, 512] [%n, 64] [1, 1] : tensor<?x576xbf16> to tensor<?x64xbf16>
+  %pe3 = tensor.expand_shape %pe [[0], [1, 2]] output_shape [%n, 1, 64] : tensor<?x64xbf16> into tensor<?x1x64xbf16>
+  %r = rope.apply ins(%kpe : tensor<?x1x64xbf16>) positions(%pos : tensor<?xi64>) slots(%slots : tensor<?xi64>) outs(%pe3 : tensor<?x1x64xbf16>) {layout = #rope.layout<interleaved>} -> tensor<?x1x64xbf16>
+  %r2 = tensor.collapse_shape %r [[0], [1, 2]] : tensor<?x1x64xbf16> into tensor<?x64xbf16>
+  %rows2 = tensor.insert_slice %r2 into %rows[0, 512] [%n, 64] [1, 1] : tensor<?x64xbf16> into tensor<?x576xbf16>
+  %out = tensor.expand_shape %rows2 [[0, 1], [2]] output_shape [%np, 16, 576] : tensor<?x576xbf16> into tensor<?x16x576xbf16>
+  return %out : tensor<?x16x576xbf16>
 }

@@ -34,6 +34,7 @@
 // RUN: %ptxas -arch=sm_80 -v %t.g80.ptx -o %t.g80.cubin 2>&1 | FileCheck %s
 // RUN: %ptxas -arch=sm_80 -v %t.h80.ptx -o %t.h80.cubin 2>&1 | FileCheck %s
 // RUN: FileCheck %s --check-prefix=PTX < %t.a80.ptx
+// RUN: rope-opt %s --rope-to-nvvm="chip=sm_90" --mlir-print-ir-before=gpu-kernel-outlining --mlir-disable-threading -o /dev/null 2>&1 | FileCheck %s --check-prefix=INPLACE
 // RUN: FileCheck %s --check-prefix=COPY < %t.d90.ptx
 // RUN: FileCheck %s --check-prefix=MLA < %t.f90.ptx
 // RUN: FileCheck %s --check-prefix=MLA2 < %t.g90.ptx
@@ -72,6 +73,26 @@
 // MLA2: .entry mla_concatenated_kernel
 // MLA2: ld.global.v4.b32
 // MLA2: st.global.v4.b32
+
+// The whole pipeline's bufferization (and deallocation), just before
+// outlining: MLA's caches written in place, the K cache through the
+// subview of its rope channels, the V part through [0, 512), q's rope
+// channels rotated in place; nothing allocated or copied (a function that
+// returns its tensor argument gets a clone from ownership-based
+// deallocation, so this one writes its memref arguments).
+// INPLACE-LABEL: func.func @mla_in_place(
+//  INPLACE-SAME:     %[[Q:[^:]*]]: memref<?x16x192xbf16>, %{{[^:]*}}: memref<?x1x512xbf16>, %{{[^:]*}}: memref<?x1x64xbf16>, %{{[^:]*}}: memref<?xi64>, %{{[^:]*}}: memref<?xi64>, %[[C:[^:]*]]: memref<?x1x576xbf16>)
+//   INPLACE-NOT:   memref.alloc
+//   INPLACE-NOT:   memref.copy
+//       INPLACE:   memref.subview %[[Q]][0, 0, 128]
+//       INPLACE:   gpu.launch
+//       INPLACE:   memref.subview %[[C]][0, 0, 512]
+//       INPLACE:   gpu.launch
+//       INPLACE:   memref.subview %[[C]][0, 0, 0]
+//       INPLACE:   gpu.launch
+//   INPLACE-NOT:   memref.alloc
+//   INPLACE-NOT:   memref.copy
+//       INPLACE:   return
 
 func.func @contiguous_bf16(%k: tensor<?x1x8x128xbf16>, %pos: tensor<?x1xi64>, %slots: tensor<?x1xi64>, %cache: tensor<?x4096x8x128xbf16>) -> tensor<?x4096x8x128xbf16> {
   %r = rope.apply ins(%k : tensor<?x1x8x128xbf16>) positions(%pos : tensor<?x1xi64>) slots(%slots : tensor<?x1xi64>) outs(%cache : tensor<?x4096x8x128xbf16>) {freqs = #rope.default<base = 500000.0>} -> tensor<?x4096x8x128xbf16>
@@ -122,4 +143,28 @@ func.func @paged_mla_view(%kpe: tensor<?x1x64xbf16>, %pos: tensor<?xi64>, %slots
   %rows2 = tensor.insert_slice %r2 into %rows[0, 512] [%n, 64] [1, 1] : tensor<?x64xbf16> into tensor<?x576xbf16>
   %out = tensor.expand_shape %rows2 [[0, 1], [2]] output_shape [%np, 16, 576] : tensor<?x576xbf16> into tensor<?x16x576xbf16>
   return %out : tensor<?x16x576xbf16>
+}
+
+func.func @mla_in_place(%qm: memref<?x16x192xbf16>, %ckvm: memref<?x1x512xbf16>, %kpem: memref<?x1x64xbf16>, %posm: memref<?xi64>, %slotsm: memref<?xi64>, %cachem: memref<?x1x576xbf16>) {
+  %q = bufferization.to_tensor %qm restrict writable : memref<?x16x192xbf16> to tensor<?x16x192xbf16>
+  %ckv = bufferization.to_tensor %ckvm restrict : memref<?x1x512xbf16> to tensor<?x1x512xbf16>
+  %kpe = bufferization.to_tensor %kpem restrict : memref<?x1x64xbf16> to tensor<?x1x64xbf16>
+  %pos = bufferization.to_tensor %posm restrict : memref<?xi64> to tensor<?xi64>
+  %slots = bufferization.to_tensor %slotsm restrict : memref<?xi64> to tensor<?xi64>
+  %cache = bufferization.to_tensor %cachem restrict writable : memref<?x1x576xbf16> to tensor<?x1x576xbf16>
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %q, %c0 : tensor<?x16x192xbf16>
+  %n = tensor.dim %cache, %c0 : tensor<?x1x576xbf16>
+  %qs = tensor.extract_slice %q[0, 0, 128] [%t, 16, 64] [1, 1, 1] : tensor<?x16x192xbf16> to tensor<?x16x64xbf16>
+  %qr = rope.apply ins(%qs : tensor<?x16x64xbf16>) positions(%pos : tensor<?xi64>) outs(%qs : tensor<?x16x64xbf16>) {layout = #rope.layout<interleaved>} -> tensor<?x16x64xbf16>
+  %q2 = tensor.insert_slice %qr into %q[0, 0, 128] [%t, 16, 64] [1, 1, 1] : tensor<?x16x64xbf16> into tensor<?x16x192xbf16>
+  %pe = tensor.extract_slice %cache[0, 0, 512] [%n, 1, 64] [1, 1, 1] : tensor<?x1x576xbf16> to tensor<?x1x64xbf16>
+  %kr = rope.apply ins(%kpe : tensor<?x1x64xbf16>) positions(%pos : tensor<?xi64>) slots(%slots : tensor<?xi64>) outs(%pe : tensor<?x1x64xbf16>) {layout = #rope.layout<interleaved>} -> tensor<?x1x64xbf16>
+  %c1 = tensor.insert_slice %kr into %cache[0, 0, 512] [%n, 1, 64] [1, 1, 1] : tensor<?x1x64xbf16> into tensor<?x1x576xbf16>
+  %kv = tensor.extract_slice %c1[0, 0, 0] [%n, 1, 512] [1, 1, 1] : tensor<?x1x576xbf16> to tensor<?x1x512xbf16>
+  %w = rope.cache_write ins(%ckv : tensor<?x1x512xbf16>) slots(%slots : tensor<?xi64>) outs(%kv : tensor<?x1x512xbf16>) -> tensor<?x1x512xbf16>
+  %c2 = tensor.insert_slice %w into %c1[0, 0, 0] [%n, 1, 512] [1, 1, 1] : tensor<?x1x512xbf16> into tensor<?x1x576xbf16>
+  bufferization.materialize_in_destination %q2 in restrict writable %qm : (tensor<?x16x192xbf16>, memref<?x16x192xbf16>) -> ()
+  bufferization.materialize_in_destination %c2 in restrict writable %cachem : (tensor<?x1x576xbf16>, memref<?x1x576xbf16>) -> ()
+  return
 }

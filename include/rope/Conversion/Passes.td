@@ -31,6 +31,11 @@ def ConvertRopeToLinalgPass : Pass<"convert-rope-to-linalg"> {
 
     becomes a table `linalg.generic` over `[4, 32]` (positions are the index
     along dim 0) and a rotation `linalg.generic` over `[4, 8, 32]`.
+
+    KV-cache append: `rope.apply` with `slots` becomes the rotation into a
+    `tensor.empty` followed by the decomposition of `rope.cache_write`, a
+    portable scatter (`scf.for` over the tokens, an `scf.if` on the slot's
+    validity around a per-row `linalg.generic` inserted at the slot).
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -68,6 +73,12 @@ def ConvertRopeToVectorPass : Pass<"convert-rope-to-vector"> {
     their tokens that computes cos/sin once per token and rotates the heads
     of each into its own shared output; where their token sizes are not
     statically equal an `scf.if` compares them at run time.
+
+    KV-cache append (`rope.apply` with `slots`, `rope.cache_write`): the
+    per-token form whatever the layout; each token's rows go to the cache
+    slice at its slot (CacheSlots.h), `valid ? 1 : 0` rows under an `scf.if`,
+    so an out-of-range slot writes nothing and one-shot bufferization keeps
+    the cache in place. A Q without slots joins K's append loop.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -116,6 +127,15 @@ def ConvertRopeToGPUPass : Pass<"convert-rope-to-gpu", "ModuleOp"> {
     loop: O(tokens) loads per thread, so pass `length` for long prefill),
     then theta per pair with the scheme's per-element form
     (`FrequencyAttrInterface::buildInverseFrequencyAt`).
+
+    KV-cache append: with `slots` the output buffer is the cache and each
+    token's work (cos/sin, norm, rotation, stores) runs under `scf.if` on
+    its slot's validity (CacheSlots.h): reads at the token's own index,
+    stores at the slot's, never a clamped write. `rope.cache_write` becomes
+    a coalesced copy kernel (x: 16-byte pieces of a row, y: tokens with a
+    grid-stride loop, heads looped). A destination sliced from a function
+    argument (MLA's channel ranges) gets a strided buffer, so it is written
+    in place.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -179,7 +179,11 @@ def RopeRaisePass : Pass<"rope-raise"> {
     s)` clamped to [-128, 127]; the clamp must keep NaN unless the IR says
     `fastmath<nnan>`; `s` a constant, a rank-0 tensor or one per head; `y /
     c` only for c a power of two) becomes `quant_scale(%s)` with the
-    quantized destination.
+    quantized destination. A raised rotation's only result inserted into a
+    KV cache (`tensor.insert_slice` with unit strides, whole head and
+    channel dims: JAX's `dynamic_update_slice` after stablehlo-to-linalg,
+    torch-mlir's `slice_scatter`) becomes `slots(%s)` with the cache as the
+    destination, `%s` computed from the insert's own offsets (docs/FUSIONS.md).
 
     Nothing else is raised; `remarks` says, on the last op of a computation
     that multiplies by a cos or sin, which check failed.

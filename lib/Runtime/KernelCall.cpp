@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <new>
+#include <utility>
 
 namespace {
 
@@ -580,9 +581,109 @@ PyObject *makePlan(PyObject *module, PyObject *args) {
   return object;
 }
 
+// -- run: a call on arguments the caller has checked ----------------------
+
+// The most arguments run() takes (cache.AppendKernel: k, positions or an
+// offset, cos, sin, k's norm weight and scale, slots, k_cache, v, v_scale,
+// v_cache, q, q's norm weight, out_q).
+constexpr int kMaxRunArguments = 16;
+
+template <std::size_t... I>
+void callWith(void *function, const std::intptr_t *a,
+              std::index_sequence<I...>) {
+  // Every argument is pointer-sized and of integer class, as in runKernel.
+  using F = void (*)(decltype((void)I, std::intptr_t{})...);
+  reinterpret_cast<F>(function)(a[I]...);
+}
+
+template <std::size_t... N>
+void callCount(void *function, const std::intptr_t *a, int count,
+               std::index_sequence<N...>) {
+  ((count == static_cast<int>(N) + 1
+        ? callWith(function, a, std::make_index_sequence<N + 1>())
+        : void()),
+   ...);
+}
+
+/// A held view of an exact numpy array that the compiled code may take as a
+/// row-major memref: C-contiguous as numpy defines it (size-1 dims may have
+/// any stride), aligned to its item size, rank <= kMaxRank. Empty arrays
+/// are taken (their descriptor is never dereferenced).
+bool acquireAny(PyObject *ndarrayType, PyObject *object, View &view) {
+  if (reinterpret_cast<PyObject *>(Py_TYPE(object)) != ndarrayType)
+    return false;
+  if (PyObject_GetBuffer(object, &view.buffer, PyBUF_STRIDES) != 0) {
+    PyErr_Clear();
+    return false;
+  }
+  view.held = true;
+  const Py_buffer &b = view.buffer;
+  if (b.ndim > kMaxRank || b.itemsize <= 0 ||
+      reinterpret_cast<std::uintptr_t>(b.buf) % b.itemsize != 0)
+    return false;
+  Py_ssize_t expected = b.itemsize;
+  bool empty = false;
+  for (int i = b.ndim - 1; i >= 0; --i) {
+    empty |= b.shape[i] == 0;
+    if (b.shape[i] > 1 && b.strides[i] != expected)
+      return false;
+    expected *= b.shape[i];
+  }
+  return empty || b.len == expected || b.ndim == 0;
+}
+
+/// run(function, ndarray, arguments): calls the compiled function at address
+/// `function` with `arguments`, a tuple of exact numpy arrays (each passed
+/// as its row-major memref descriptor, built here on the stack) and ints
+/// (passed as int64), and returns True; returns False, running nothing, when
+/// an argument is not one of those (another type, non-contiguous,
+/// misaligned, rank > kMaxRank) or there are more than kMaxRunArguments:
+/// the caller then builds ctypes descriptors. The caller has checked every
+/// argument's dtype, shape, writeability and overlap (cache.AppendKernel,
+/// mla.MLAKernel): this only saves the descriptors' construction.
+PyObject *run(PyObject *, PyObject *args) {
+  unsigned long long function;
+  PyObject *ndarray, *arguments;
+  if (!PyArg_ParseTuple(args, "KOO", &function, &ndarray, &arguments))
+    return nullptr;
+  if (!function || !PyTuple_Check(arguments)) {
+    PyErr_SetString(PyExc_ValueError, "run: bad arguments");
+    return nullptr;
+  }
+  Py_ssize_t count = PyTuple_Size(arguments);
+  if (count < 1 || count > kMaxRunArguments)
+    Py_RETURN_FALSE;
+  View views[kMaxRunArguments];
+  std::int64_t descriptors[kMaxRunArguments][3 + 2 * kMaxRank];
+  std::intptr_t values[kMaxRunArguments];
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    PyObject *argument = PyTuple_GetItem(arguments, i);
+    if (Py_TYPE(argument) == &PyLong_Type) {
+      int overflow = 0;
+      long long value = PyLong_AsLongLongAndOverflow(argument, &overflow);
+      if (overflow || (value == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        Py_RETURN_FALSE;
+      }
+      values[i] = static_cast<std::intptr_t>(value);
+      continue;
+    }
+    if (!acquireAny(ndarray, argument, views[i]))
+      Py_RETURN_FALSE;
+    describe(views[i], descriptors[i]);
+    values[i] = reinterpret_cast<std::intptr_t>(descriptors[i]);
+  }
+  callCount(reinterpret_cast<void *>(function), values, static_cast<int>(count),
+            std::make_index_sequence<kMaxRunArguments>());
+  Py_RETURN_TRUE;
+}
+
 PyMethodDef methods[] = {
     {"make_plan", makePlan, METH_VARARGS,
      "The checked fast call of one compiled kernel (see KernelCall.cpp)."},
+    {"run", run, METH_VARARGS,
+     "run(function, ndarray, arguments): a call on checked arguments, its "
+     "descriptors built on the stack (see KernelCall.cpp)."},
     {nullptr, nullptr, 0, nullptr}};
 
 int execModule(PyObject *module) {

@@ -61,6 +61,54 @@ _NAMES = ("k", "v", "k_cache", "v_cache", "positions", "block_table",
           "k_norm_weight", "q_norm_weight", "k_scale", "v_scale", "out_q")
 
 
+# -- arguments by reference -----------------------------------------------------
+#
+# A call's memref descriptors are built in C++ on the stack (KernelCall.cpp,
+# run()) rather than as ctypes structures: while the arguments are checked,
+# each array a descriptor would be made for is appended to the call's `keep`
+# list and stands in the argument list as the address of a token (one
+# preallocated, never written ctypes byte per position in `keep`); before
+# the call, each token address is replaced by its array. Without the
+# extension, or for an array it does not take, the descriptors are made by
+# _jit.memref_descriptor as before.
+_TOKENS = tuple(ctypes.c_byte() for _ in range(64))
+_TOKEN_INDEX = {ctypes.addressof(t): i for i, t in enumerate(_TOKENS)}
+
+
+def _defer(keep, array):
+    """Kernel._keep's replacement in an append: keep `array` (it outlives
+    the call) and return the token of its position."""
+    index = len(keep)
+    keep.append(array)
+    if index < len(_TOKENS):
+        return _TOKENS[index]
+    desc = _jit.memref_descriptor(array)  # beyond the tokens: a real one
+    keep.append(desc)  # (kept alive; never a token's position)
+    return desc
+
+
+def _resolve(args, keep, skip: int = -1) -> list:
+    """The call's arguments with each token address replaced by its array
+    (args[skip], a scalar offset, is a value whatever it equals)."""
+    index = _TOKEN_INDEX
+    return [keep[index[a]] if i != skip and a in index else a
+            for i, a in enumerate(args)]
+
+
+def _run_ctypes(function, arguments) -> None:
+    """The call through ctypes: arrays as _jit memref descriptors."""
+    keep = []
+    values = []
+    for a in arguments:
+        if isinstance(a, np.ndarray):
+            desc = _jit.memref_descriptor(a)
+            keep.append(desc)
+            values.append(ctypes.addressof(desc))
+        else:
+            values.append(a)
+    function(*values)
+
+
 def _checker(config: KernelConfig, **changes) -> Kernel:
     """A Kernel that only checks arguments (Kernel._checked_args) for the
     plain rotation `config` describes, without compiling it."""
@@ -78,6 +126,7 @@ def _checker(config: KernelConfig, **changes) -> Kernel:
     checker._inplace = False
     checker._out_dtype = plain.out_dtype()
     checker._neighbours = plain.norm or plain.quant is not None
+    checker._keep = _defer  # descriptors by reference (see _defer)
     return checker
 
 
@@ -157,6 +206,9 @@ class AppendKernel:
         if scalar_offset:
             argtypes.insert(1, ctypes.c_int64)
         self._function = ctypes.CFUNCTYPE(None, *argtypes)(address)
+        self._address = address
+        self._offset_index = 1 if scalar_offset else -1
+        self._fast = _jit.kernel_call_module()
         self._k = _checker(config)
         self._q = _checker(config, quant=None) if c.query else None
         self._v = _checker(config, norm=False)
@@ -255,10 +307,14 @@ class AppendKernel:
                         f"{name} overlaps {other}" + (
                             f": the kernel reads {other} while it writes "
                             f"{name}" if j < len(inputs) else ""))
-        self._function(*args)
+        arguments = _resolve(args, keep, self._offset_index)
+        fast = self._fast
+        if fast is None or not fast.run(self._address, np.ndarray,
+                                        tuple(arguments)):
+            _run_ctypes(self._function, arguments)
         return result
 
-    _keep = staticmethod(Kernel._keep)
+    _keep = staticmethod(_defer)
 
 
 _append_kernels: dict = {}

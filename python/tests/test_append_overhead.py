@@ -1,0 +1,205 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""The cheap call of cache appends and MLA (issue 18's follow-up).
+
+AppendKernel (and MLAKernel) pass their checked arrays to the C++
+extension's `run` (lib/Runtime/KernelCall.cpp), which builds the memref
+descriptors on the stack, instead of building ctypes descriptors in
+Python. Both ways must compute the same bytes, the fast way must really be
+taken for ordinary numpy arguments (else the speed is lost without a
+failing test), and `run` must refuse (answer False, run nothing) anything
+it cannot describe, so that the ctypes path takes it."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import rope_mlir
+from rope_mlir import _jit, cache as cache_mod
+
+FAST = _jit.kernel_call_module()
+needs_fast = pytest.mark.skipif(FAST is None,
+                                reason="built without the _kernel_call "
+                                "extension")
+
+
+class _Spy:
+    """Stands for the extension module in a kernel: records run()'s answers."""
+
+    def __init__(self, module):
+        self.module = module
+        self.answers = []
+
+    def run(self, *args):
+        answer = self.module.run(*args)
+        self.answers.append(answer)
+        return answer
+
+
+def _case(form, dtype, rng):
+    """(kwargs of append_kv) for a small case of `form`."""
+    d, hkv, hq = 16, 2, 4
+    if form in ("bshd", "bhsd"):
+        b, s, max_len = 3, 2, 8
+        kshape = (b, s, hkv, d) if form == "bshd" else (b, hkv, s, d)
+        cshape = ((b, max_len, hkv, d) if form == "bshd" else
+                  (b, hkv, max_len, d))
+        pos = np.stack([rng.permutation(max_len)[:s] for _ in range(b)])
+        extra = {}
+        q = None
+    else:
+        t, pages, page = 5, 6, 4
+        kshape, cshape = (t, hkv, d), (pages, page, hkv, d)
+        table = rng.permutation(pages)[:4].reshape(2, 2)
+        pos = np.array([0, 5, 1, 7, 2])
+        extra = dict(block_table=table,
+                     batch_indices=np.array([0, 0, 1, 1, 0]))
+        q = rng.standard_normal((t, hq, d)).astype(dtype)
+    k = rng.standard_normal(kshape).astype(dtype)
+    v = rng.standard_normal(kshape).astype(dtype)
+    kc = rng.standard_normal(cshape).astype(dtype)
+    vc = rng.standard_normal(cshape).astype(dtype)
+    return dict(k=k, v=v, k_cache=kc, v_cache=vc, positions=pos,
+                cache_layout="paged" if form == "paged+q" else form, q=q,
+                **extra)
+
+
+def _run(case, monkeypatch, fast):
+    """append_kv on fresh copies of the case's caches, with the kernels'
+    extension replaced by `fast` (None: the ctypes path)."""
+    case = dict(case, k_cache=case["k_cache"].copy(),
+                v_cache=case["v_cache"].copy())
+    seen = []
+    original = cache_mod.AppendKernel.__call__
+
+    def call(self, *args, **kwargs):
+        monkeypatch.setattr(self, "_fast", fast)
+        seen.append(self)
+        return original(self, *args, **kwargs)
+
+    with monkeypatch.context() as m:
+        m.setattr(cache_mod.AppendKernel, "__call__", call)
+        q = rope_mlir.append_kv(**case)
+    assert seen
+    return case["k_cache"], case["v_cache"], q
+
+
+@needs_fast
+@pytest.mark.parametrize("form", ["bshd", "bhsd", "paged+q"])
+@pytest.mark.parametrize("dtype", [np.float32, ml_dtypes.bfloat16])
+def test_fast_call_matches_ctypes_call(form, dtype, monkeypatch):
+    case = _case(form, dtype, np.random.default_rng(7))
+    spy = _Spy(FAST)
+    fast = _run(case, monkeypatch, spy)
+    assert spy.answers == [True]  # taken, once
+    slow = _run(case, monkeypatch, None)
+    for a, b in zip(fast, slow):
+        if a is None:
+            assert b is None
+            continue
+        assert a.tobytes() == b.tobytes()
+    # and the result is the append's: the written rows rotated, v copied
+    if form == "bshd":
+        rot = rope_mlir.apply(case["k"], case["positions"])
+        for b in range(case["k"].shape[0]):
+            for s, p in enumerate(case["positions"][b]):
+                assert fast[0][b, p].tobytes() == rot[b, s].tobytes()
+                assert fast[1][b, p].tobytes() == case["v"][b, s].tobytes()
+
+
+@needs_fast
+def test_fast_call_with_norm_and_quant(monkeypatch):
+    rng = np.random.default_rng(3)
+    case = _case("paged+q", np.float32, rng)
+    case["k_cache"] = np.zeros(case["k_cache"].shape, ml_dtypes.float8_e4m3fn)
+    case["v_cache"] = np.zeros(case["v_cache"].shape, ml_dtypes.float8_e4m3fn)
+    case.update(k_norm_weight=rng.standard_normal(16).astype(np.float32),
+                q_norm_weight=rng.standard_normal(16).astype(np.float32),
+                k_scale=np.float32(2.0), v_scale=np.float32(0.5))
+    spy = _Spy(FAST)
+    fast = _run(case, monkeypatch, spy)
+    assert spy.answers == [True]
+    slow = _run(case, monkeypatch, None)
+    for a, b in zip(fast, slow):
+        assert a.tobytes() == b.tobytes()
+    assert fast[0].view(np.uint8).any() and fast[1].view(np.uint8).any()
+
+
+class _Sub(np.ndarray):
+    pass
+
+
+def _copy_kernel():
+    """A compiled append (K only, f32) and valid ctypes-free arguments:
+    (kernel, [k, positions, slots, k_cache])."""
+    kernel = rope_mlir.compile_append(dtype="f32", rank=3, head_dim=8,
+                                      positions="explicit", slots=True,
+                                      slots_dtype="i64")
+    k = np.ones((2, 1, 8), np.float32)
+    pos = np.zeros(2, np.int64)
+    slots = np.array([0, 3], np.int64)
+    cache = np.zeros((4, 1, 8), np.float32)
+    return kernel, [k, pos, slots, cache]
+
+
+@needs_fast
+def test_run_takes_checked_arrays():
+    kernel, args = _copy_kernel()
+    assert FAST.run(kernel._address, np.ndarray, tuple(args)) is True
+    cache = args[3]
+    assert cache[0].tobytes() == cache[3].tobytes() and cache[0].any()
+    assert not cache[1:3].any()
+
+
+@needs_fast
+@pytest.mark.parametrize("bad", [
+    "strided", "misaligned", "subclass", "float", "list", "too_many",
+    "none_at_all", "huge_int"])
+def test_run_refuses_what_it_cannot_describe(bad):
+    kernel, args = _copy_kernel()
+    cache = args[3]
+    if bad == "strided":
+        args[0] = np.ones((2, 1, 16), np.float32)[:, :, ::2]
+    elif bad == "misaligned":
+        raw = np.zeros(2 * 8 * 4 + 1, np.uint8)[1:]
+        args[0] = raw.view(np.float32).reshape(2, 1, 8)
+    elif bad == "subclass":
+        args[0] = args[0].view(_Sub)
+    elif bad == "float":
+        args[1] = 1.5
+    elif bad == "list":
+        args[1] = [0, 0]
+    elif bad == "too_many":
+        args = args + [0] * 13
+    elif bad == "none_at_all":
+        args = []
+    elif bad == "huge_int":
+        args[1] = 1 << 70
+    assert FAST.run(kernel._address, np.ndarray, tuple(args)) is False
+    assert not cache.any()  # nothing ran
+
+
+def test_ctypes_path_without_extension(monkeypatch):
+    """ROPE_MLIR_FAST_CALL=0 (no extension): the same bytes through
+    ctypes descriptors."""
+    case = _case("bshd", np.float32, np.random.default_rng(11))
+    slow = _run(case, monkeypatch, None)
+    rot = rope_mlir.apply(case["k"], case["positions"])
+    for b in range(case["k"].shape[0]):
+        for s, p in enumerate(case["positions"][b]):
+            assert slow[0][b, p].tobytes() == rot[b, s].tobytes()
+
+
+def test_tokens_resolve_to_their_arrays():
+    import ctypes
+    keep = []
+    a, b = np.zeros(3), np.ones(2)
+    args = [ctypes.addressof(cache_mod._defer(keep, a)), 7,
+            ctypes.addressof(cache_mod._defer(keep, b))]
+    resolved = cache_mod._resolve(args, keep)
+    assert [x is y for x, y in zip(resolved, [a, 7, b])] == [True] * 3
+    # a scalar offset equal to a token's address stays a value
+    token = args[0]
+    assert cache_mod._resolve([args[0], token], keep, skip=1)[1] == token
+

@@ -129,6 +129,9 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
   // to LLVM IR.
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  // bf16 vector loads and stores as i16 vectors: x86 otherwise moves part
+  // of a bf16 copy 2 bytes at a time.
+  pm.addPass(createRopeExpandBFloat16Pass());
 }
 
 void mlir::rope::buildRopeToNVVMPipeline(

@@ -16,12 +16,36 @@
 // arith-expand would also rewrite min/max and the integer divisions, which
 // LLVM already lowers well.
 //
+// The f32 -> bf16 rounding is our own pattern (preferred over upstream's),
+// bit-identical to it: upstream detects NaN with `arith.cmpf une` and selects
+// the quiet NaN 0x7fc0 among the i16 results. LLVM's InstCombine then moves
+// the bitcast to bf16 into that select (its constant arm folds), and a
+// select of <N x bfloat> has no vector form on x86 without AVX512-BF16: it
+// is split into one vucomiss/cmov and one 2-byte store per element, which
+// made a bf16 rope.apply ~3x slower than f32. Here NaN is an integer
+// compare on the bits ((bits & 0x7fffffff) > 0x7f800000) and the select is
+// on the i32 values before the truncation to i16: a vector compare and
+// blend with the mask of its own width, then one pack; nothing folds it
+// into bf16.
+//
+// Run again on the LLVM dialect (rope-to-llvm-cpu does, at its end), the
+// pass also gives every load and store of a bf16 vector the i16 vector type
+// of the same bits (an llvm.bitcast next to it). A plain bf16 copy (the rows
+// of rope.cache_write) is otherwise an <N x bfloat> load and store, which
+// x86 legalizes partly as 2-byte scalar moves (4368 movzwl/movw per token
+// of 8 heads x 128 channels, the rest ymm moves), slower than the f32 copy
+// of twice the bytes. LLVM folds the bitcast pairs: the copy is then of i16
+// vectors.
+//
 //===----------------------------------------------------------------------===//
 
 #include "rope/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::rope {
@@ -32,13 +56,102 @@ namespace mlir::rope {
 using namespace mlir;
 
 namespace {
+/// f32 -> bf16 round to nearest even, NaN -> 0x7fc0, as integer arithmetic
+/// whose select stays on i32 (see the file comment).
+struct TruncFToBFloat16 : OpRewritePattern<arith::TruncFOp> {
+  TruncFToBFloat16(MLIRContext *context)
+      : OpRewritePattern(context, /*benefit=*/2) {}
+
+  LogicalResult matchAndRewrite(arith::TruncFOp op,
+                                PatternRewriter &rewriter) const override {
+    Type operandType = op.getIn().getType();
+    Type resultType = op.getType();
+    if (!getElementTypeOrSelf(operandType).isF32() ||
+        !getElementTypeOrSelf(resultType).isBF16())
+      return rewriter.notifyMatchFailure(op, "not a truncation f32 -> bf16");
+    if (op.getRoundingmodeAttr())
+      return rewriter.notifyMatchFailure(op, "not the default rounding");
+    Location loc = op.getLoc();
+    Type i32 = rewriter.getI32Type();
+    Type i16 = rewriter.getI16Type();
+    auto like = [&](Type element) -> Type {
+      if (auto shaped = dyn_cast<ShapedType>(operandType))
+        return shaped.clone(element);
+      return element;
+    };
+    Type i32Type = like(i32), i16Type = like(i16);
+    auto constant = [&](int64_t value) -> Value {
+      TypedAttr attr = rewriter.getI32IntegerAttr(value);
+      if (auto shaped = dyn_cast<ShapedType>(i32Type))
+        attr = SplatElementsAttr::get(shaped, attr);
+      return arith::ConstantOp::create(rewriter, loc, attr);
+    };
+    Value bits = arith::BitcastOp::create(rewriter, loc, i32Type, op.getIn());
+    Value magnitude =
+        arith::AndIOp::create(rewriter, loc, bits, constant(0x7fffffff));
+    Value isNan =
+        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ugt,
+                              magnitude, constant(0x7f800000));
+    Value c16 = constant(16);
+    // 0x7fff or 0x8000 by bit 16: ties round to even; a carry into the
+    // exponent is the correct rounding up (infinities have no mantissa).
+    Value bit16 = arith::AndIOp::create(
+        rewriter, loc, arith::ShRUIOp::create(rewriter, loc, bits, c16),
+        constant(1));
+    Value bias = arith::AddIOp::create(rewriter, loc, bit16, constant(0x7fff));
+    Value rounded = arith::ShRUIOp::create(
+        rewriter, loc, arith::AddIOp::create(rewriter, loc, bits, bias), c16);
+    Value selected = arith::SelectOp::create(rewriter, loc, isNan,
+                                             constant(0x7fc0), rounded);
+    Value narrow = arith::TruncIOp::create(rewriter, loc, i16Type, selected);
+    rewriter.replaceOpWithNewOp<arith::BitcastOp>(op, resultType, narrow);
+    return success();
+  }
+};
+
 struct RopeExpandBFloat16Pass
     : rope::impl::RopeExpandBFloat16PassBase<RopeExpandBFloat16Pass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
+    patterns.add<TruncFToBFloat16>(&getContext());
     arith::populateExpandBFloat16Patterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      signalPassFailure();
+      return signalPassFailure();
+    bf16MemoryAsInteger();
+  }
+
+  /// The i16 vector type of a bf16 vector type, else null.
+  static VectorType asInteger(Type type) {
+    auto vector = dyn_cast<VectorType>(type);
+    if (!vector || !vector.getElementType().isBF16())
+      return nullptr;
+    return vector.clone(IntegerType::get(type.getContext(), 16));
+  }
+
+  /// llvm.load / llvm.store of bf16 vectors as i16 vectors (see the file
+  /// comment); the ops keep their attributes (alignment, nontemporal, ...).
+  void bf16MemoryAsInteger() {
+    getOperation()->walk([](LLVM::LoadOp load) {
+      VectorType integer = asInteger(load.getType());
+      if (!integer)
+        return;
+      Type type = load.getType();
+      load.getResult().setType(integer);
+      OpBuilder builder(load->getContext());
+      builder.setInsertionPointAfter(load);
+      auto cast = LLVM::BitcastOp::create(builder, load.getLoc(), type,
+                                          load.getResult());
+      load.getResult().replaceAllUsesExcept(cast.getResult(), cast);
+    });
+    getOperation()->walk([](LLVM::StoreOp store) {
+      VectorType integer = asInteger(store.getValue().getType());
+      if (!integer)
+        return;
+      OpBuilder builder(store);
+      Value cast = LLVM::BitcastOp::create(builder, store.getLoc(), integer,
+                                           store.getValue());
+      store.getValueMutable().assign(cast);
+    });
   }
 };
 } // namespace

@@ -153,7 +153,15 @@ def RopeExpandBFloat16Pass : Pass<"rope-expand-bf16"> {
     upstream's bf16 expansion patterns (the `include-bf16` part of
     `arith-expand`, without its other rewrites). On x86 without AVX512-BF16
     LLVM otherwise calls `__truncsfbf2` once per element, vectors included.
-    `rope-to-llvm-cpu` runs it before the conversion to LLVM.
+    The f32 -> bf16 rounding is this pass's own pattern, bit-identical to
+    upstream's but with NaN found by an integer compare on the bits and the
+    quiet NaN selected among i32 values before the truncation to i16 (LLVM
+    turns upstream's i16 select into a select of bf16 vectors, which x86
+    scalarizes). On the LLVM dialect it also gives `llvm.load` and
+    `llvm.store` of bf16 vectors the i16 vector type of the same bits (with
+    `llvm.bitcast`s), as x86 moves parts of a bf16 vector copy 2 bytes at a
+    time. `rope-to-llvm-cpu` runs it before the conversion to LLVM and again
+    at its end.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }

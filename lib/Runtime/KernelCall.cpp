@@ -27,7 +27,9 @@
 #define Py_LIMITED_API 0x030B0000
 #include <Python.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <new>
 #include <utility>
@@ -678,9 +680,89 @@ PyObject *run(PyObject *, PyObject *args) {
   Py_RETURN_TRUE;
 }
 
+// -- integer checks of slot computations (cache.py, mla.py) ---------------
+
+/// A held C-contiguous exact numpy array of int32 or int64 (format i, l or
+/// q), or false.
+bool acquireIntegers(PyObject *ndarrayType, PyObject *object, View &view) {
+  if (reinterpret_cast<PyObject *>(Py_TYPE(object)) != ndarrayType)
+    return false;
+  if (PyObject_GetBuffer(object, &view.buffer,
+                         PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
+    PyErr_Clear();
+    return false;
+  }
+  view.held = true;
+  const Py_buffer &b = view.buffer;
+  const char *format = b.format ? b.format : "B";
+  if (*format == '=' || *format == '<' || *format == '@')
+    ++format;
+  if (std::strlen(format) != 1 || std::strchr("ilq", *format) == nullptr)
+    return false;
+  return (b.itemsize == 4 || b.itemsize == 8) &&
+         reinterpret_cast<std::uintptr_t>(b.buf) % b.itemsize == 0;
+}
+
+/// int_range(ndarray, a): (min, max) of a non-empty int32/int64 array in one
+/// pass, or None (empty, or not such an array: numpy's min/max then).
+PyObject *intRange(PyObject *, PyObject *args) {
+  PyObject *ndarray, *object;
+  if (!PyArg_ParseTuple(args, "OO", &ndarray, &object))
+    return nullptr;
+  View view;
+  if (!acquireIntegers(ndarray, object, view) || view.buffer.len == 0)
+    Py_RETURN_NONE;
+  std::int64_t low, high;
+  integerRange(view, low, high);
+  return Py_BuildValue("(LL)", static_cast<long long>(low),
+                       static_cast<long long>(high));
+}
+
+/// first_duplicate(ndarray, slots): the smallest value >= 0 held by two
+/// elements of an int64 array, or None when there is none; NotImplemented
+/// when `slots` is not a C-contiguous int64 array (numpy's check then).
+PyObject *firstDuplicate(PyObject *, PyObject *args) {
+  PyObject *ndarray, *object;
+  if (!PyArg_ParseTuple(args, "OO", &ndarray, &object))
+    return nullptr;
+  View view;
+  if (!acquireIntegers(ndarray, object, view) || view.buffer.itemsize != 8)
+    Py_RETURN_NOTIMPLEMENTED;
+  Py_ssize_t count = view.buffer.len / 8;
+  const auto *values = static_cast<const std::int64_t *>(view.buffer.buf);
+  constexpr Py_ssize_t kStack = 512;
+  std::int64_t stack[kStack];
+  std::int64_t *sorted = stack;
+  if (count > kStack) {
+    sorted = static_cast<std::int64_t *>(
+        PyMem_Malloc(static_cast<std::size_t>(count) * 8));
+    if (!sorted)
+      return PyErr_NoMemory();
+  }
+  Py_ssize_t valid = 0;
+  for (Py_ssize_t i = 0; i < count; ++i)
+    if (values[i] >= 0)
+      sorted[valid++] = values[i];
+  std::sort(sorted, sorted + valid);
+  PyObject *result = nullptr;
+  for (Py_ssize_t i = 1; i < valid && !result; ++i)
+    if (sorted[i] == sorted[i - 1])
+      result = PyLong_FromLongLong(sorted[i]);
+  if (sorted != stack)
+    PyMem_Free(sorted);
+  if (!result)
+    Py_RETURN_NONE;
+  return result;
+}
+
 PyMethodDef methods[] = {
     {"make_plan", makePlan, METH_VARARGS,
      "The checked fast call of one compiled kernel (see KernelCall.cpp)."},
+    {"int_range", intRange, METH_VARARGS,
+     "int_range(ndarray, a): (min, max) of an int32/int64 array, or None."},
+    {"first_duplicate", firstDuplicate, METH_VARARGS,
+     "first_duplicate(ndarray, slots): the smallest slot >= 0 given twice, "
+     "None, or NotImplemented (not an int64 array)."},
     {"run", run, METH_VARARGS,
      "run(function, ndarray, arguments): a call on checked arguments, its "
      "descriptors built on the stack (see KernelCall.cpp)."},

@@ -346,23 +346,39 @@ def _int64(value, name: str) -> np.ndarray:
     return array
 
 
+def _range(values: np.ndarray) -> tuple:
+    """(min, max) of a non-empty integer array: one pass in C++ (the
+    extension's int_range), or numpy's min and max."""
+    fast = _jit.kernel_call_module()
+    found = fast.int_range(np.ndarray, values) if fast is not None else None
+    if found is None:
+        return int(values.min()), int(values.max())
+    return found
+
+
 def _refuse_duplicates(slots: np.ndarray, name: str) -> None:
-    valid = slots[slots >= 0].ravel()
-    if valid.size > 1:
-        ordered = np.sort(valid)
-        same = ordered[1:] == ordered[:-1]
-        if same.any():
-            slot = int(ordered[1:][same][0])
-            raise ValueError(
-                f"two tokens have the same cache slot {slot} ({name}): the "
-                f"value left there would be unspecified; give each token "
-                f"its own slot")
+    fast = _jit.kernel_call_module()
+    slot = (fast.first_duplicate(np.ndarray, slots) if fast is not None
+            else NotImplemented)
+    if slot is NotImplemented:  # no extension, or not int64 C-contiguous
+        slot = None
+        valid = slots[slots >= 0].ravel()
+        if valid.size > 1:
+            ordered = np.sort(valid)
+            same = ordered[1:] == ordered[:-1]
+            if same.any():
+                slot = int(ordered[1:][same][0])
+    if slot is not None:
+        raise ValueError(
+            f"two tokens have the same cache slot {slot} ({name}): the "
+            f"value left there would be unspecified; give each token "
+            f"its own slot")
 
 
 def _contiguous_slots(positions, batch: int, max_len: int) -> np.ndarray:
     """b * max_len + positions[b, s] for positions [B, S]."""
     if positions.size:
-        low, high = int(positions.min()), int(positions.max())
+        low, high = _range(positions)
         if low < 0 or high >= max_len:
             raise IndexError(
                 f"positions span [{low}, {high}] but the cache holds "
@@ -376,7 +392,7 @@ def _paged_slots(positions, rows, block_table, page_size: int,
                  num_pages: int) -> np.ndarray:
     """block_table[row, pos // page_size] * page_size + pos % page_size."""
     if positions.size:
-        low, high = int(positions.min()), int(positions.max())
+        low, high = _range(positions)
         if low < 0:
             raise IndexError(f"positions span [{low}, {high}]: a position "
                              f"must be >= 0")
@@ -388,7 +404,7 @@ def _paged_slots(positions, rows, block_table, page_size: int,
                 f"{high} (column {high // page_size})")
     blocks = block_table[rows, positions // page_size]
     if blocks.size:
-        low, high = int(blocks.min()), int(blocks.max())
+        low, high = _range(blocks)
         if low < 0 or high >= num_pages:
             raise IndexError(
                 f"block_table gives block ids in [{low}, {high}] for these "
@@ -592,7 +608,7 @@ def append_kv(k, v, k_cache, v_cache, positions, *, cache_layout="bshd",
                                  f"{block_table.shape}, expected [B, "
                                  f"max_blocks]")
             if rows.size:
-                low, high = int(rows.min()), int(rows.max())
+                low, high = _range(rows)
                 if low < 0 or high >= block_table.shape[0]:
                     raise IndexError(
                         f"batch_indices span [{low}, {high}] but block_table "
@@ -647,8 +663,9 @@ def append_kv(k, v, k_cache, v_cache, positions, *, cache_layout="bshd",
                              f"{shape} (k's token dims)")
         total = int(np.prod([kc_view.shape[d] for d in cache_tokens],
                             dtype=np.int64))
-        bad = (slots < -1) | (slots >= total)
-        if bad.any():
+        low, high = _range(slots) if slots.size else (0, 0)
+        if low < -1 or high >= total:
+            bad = (slots < -1) | (slots >= total)
             raise IndexError(
                 f"slots hold {int(slots[bad].ravel()[0])}, outside the "
                 f"cache's {total} slots [0, {total}) (-1 marks padding)")

@@ -44,6 +44,7 @@ from typing import Optional
 import numpy as np
 
 from . import _arrays, _ir, _jit
+from .cache import _range as _cache_range
 from . import kernel as _kernel
 from .kernel import (_DTYPES, _QUANT_DTYPES, _float_array, _integer,
                      _integer_array, _real)
@@ -292,10 +293,18 @@ class MLAKernel:
                  (config.quant is not None))
         self._function = ctypes.CFUNCTYPE(
             None, *([ctypes.c_void_p] * count))(address)
+        self._address = address
+        self._fast = _jit.kernel_call_module()
 
     def __call__(self, arrays):
         """Runs the kernel on `arrays` (in argument order, numpy,
-        C-contiguous and aligned)."""
+        C-contiguous and aligned): their memref descriptors built in C++
+        (the extension's run, KernelCall.cpp), or through ctypes when it
+        is absent or does not take them."""
+        fast = self._fast
+        if fast is not None and fast.run(self._address, np.ndarray,
+                                         tuple(arrays)):
+            return
         descriptors = [_jit.memref_descriptor(a) for a in arrays]
         self._function(*[ctypes.addressof(d) for d in descriptors])
 
@@ -389,24 +398,27 @@ def _slots_from_table(positions, block_table, batch_indices, num_blocks,
         if rows.shape != (tokens,):
             raise ValueError(f"batch_indices has shape {rows.shape}, "
                              f"expected ({tokens},)")
-        if tokens and (rows.min() < 0 or rows.max() >= table.shape[0]):
+        low, high = _range(rows) if tokens else (0, 0)
+        if low < 0 or high >= table.shape[0]:
             raise IndexError(
-                f"batch_indices span [{int(rows.min())}, {int(rows.max())}] "
+                f"batch_indices span [{low}, {high}] "
                 f"but block_table has {table.shape[0]} rows")
     if not tokens:
         return np.zeros(0, np.int64)
     pos = positions.astype(np.int64)
-    if pos.min() < 0:
+    low, high = _range(pos)
+    if low < 0:
         raise IndexError(f"positions must be >= 0 with a block table, got "
-                         f"{int(pos.min())}")
+                         f"{low}")
     column = pos // page_size
-    if column.max() >= table.shape[1]:
+    if high // page_size >= table.shape[1]:
         raise IndexError(
-            f"position {int(pos.max())} needs column "
-            f"{int(column.max())} of block_table, which has "
+            f"position {high} needs column "
+            f"{high // page_size} of block_table, which has "
             f"{table.shape[1]} columns (page_size {page_size})")
     pages = table[rows, column]
-    if pages.min() < 0 or pages.max() >= num_blocks:
+    low, high = _range(pages)
+    if low < 0 or high >= num_blocks:
         bad = int(pages[(pages < 0) | (pages >= num_blocks)][0])
         raise IndexError(f"block_table gives block {bad} for a token, but "
                          f"the cache has {num_blocks} blocks")
@@ -418,20 +430,33 @@ def _check_slots(slots, tokens: int, rows: int) -> np.ndarray:
     if s.shape != (tokens,):
         raise ValueError(f"slots has shape {s.shape}, expected ({tokens},) "
                          "(one per token)")
-    if tokens and (s.min() < -1 or s.max() >= rows):
-        raise IndexError(f"slots span [{int(s.min())}, {int(s.max())}] but "
+    low, high = _range(s) if tokens else (0, 0)
+    if low < -1 or high >= rows:
+        raise IndexError(f"slots span [{low}, {high}] but "
                          f"the cache has {rows} rows (-1 marks a padding "
                          "token, which is skipped)")
     return s
 
 
+def _range(values: np.ndarray) -> tuple:
+    """(min, max) of a non-empty integer array, in one C++ pass when the
+    extension takes it (cache._range)."""
+    return _cache_range(values)
+
+
 def _check_unique(s: np.ndarray):
-    valid = s[s >= 0]
-    if valid.size != np.unique(valid).size:
-        values, counts = np.unique(valid, return_counts=True)
-        raise ValueError(f"two tokens write cache row "
-                         f"{int(values[counts > 1][0])}: each slot must be "
-                         "written at most once per call")
+    fast = _jit.kernel_call_module()
+    row = (fast.first_duplicate(np.ndarray, s) if fast is not None
+           else NotImplemented)
+    if row is NotImplemented:  # no extension, or not int64 C-contiguous
+        valid = s[s >= 0]
+        row = None
+        if valid.size != np.unique(valid).size:
+            values, counts = np.unique(valid, return_counts=True)
+            row = int(values[counts > 1][0])
+    if row is not None:
+        raise ValueError(f"two tokens write cache row {row}: each slot must "
+                         "be written at most once per call")
 
 
 #: apply_mla's compiled kernels by _call_key.

@@ -203,3 +203,137 @@ def test_tokens_resolve_to_their_arrays():
     token = args[0]
     assert cache_mod._resolve([args[0], token], keep, skip=1)[1] == token
 
+
+
+@needs_fast
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("size", [1, 7, 600])
+def test_int_range_is_min_max(dtype, size):
+    rng = np.random.default_rng(size)
+    a = rng.integers(-1000, 1000, size).astype(dtype)
+    assert FAST.int_range(np.ndarray, a) == (int(a.min()), int(a.max()))
+    assert cache_mod._range(a) == (int(a.min()), int(a.max()))
+
+
+@needs_fast
+@pytest.mark.parametrize("a", [np.zeros(0, np.int64), np.ones(3),
+                               np.ones(3, np.uint64), np.arange(8)[::2],
+                               np.arange(4).view(_Sub)])
+def test_int_range_leaves_other_arrays_to_numpy(a):
+    assert FAST.int_range(np.ndarray, a) is None
+    if a.size:
+        assert cache_mod._range(a) == (a.min(), a.max())
+
+
+def _numpy_duplicate(s):
+    valid = np.sort(s[s >= 0])
+    same = valid[1:] == valid[:-1]
+    return int(valid[1:][same][0]) if same.any() else None
+
+
+@needs_fast
+@pytest.mark.parametrize("size", [0, 1, 2, 64, 511, 512, 513, 5000])
+def test_first_duplicate_is_numpy_s(size):
+    rng = np.random.default_rng(size)
+    for trial in range(20):
+        s = rng.integers(-1, 2 * size + 1, size).astype(np.int64)
+        if trial % 2:  # mostly unique
+            s = rng.permutation(4 * size + 2)[:size].astype(np.int64) - 1
+        assert FAST.first_duplicate(np.ndarray, s) == _numpy_duplicate(s)
+    assert FAST.first_duplicate(np.ndarray, np.full(3, -1)) is None
+    assert FAST.first_duplicate(np.ndarray,
+                                np.arange(4, dtype=np.int32)) is \
+        NotImplemented
+
+
+ERRORS = [
+    # (form, change, error)
+    ("bshd", dict(positions=np.array([[0, 0], [1, 8], [2, 3]])), IndexError),
+    ("bshd", dict(positions=np.array([[0, -1], [1, 2], [2, 3]])), IndexError),
+    ("bshd", dict(positions=np.array([[4, 4], [1, 2], [2, 3]])), ValueError),
+    ("paged+q", dict(positions=np.array([0, 5, 1, 5, 0])), ValueError),
+    ("paged+q", dict(positions=np.array([0, 5, 1, 9, 2])), IndexError),
+    ("paged+q", dict(batch_indices=np.array([0, 0, 1, 2, 0])), IndexError),
+    ("paged+q", dict(block_table=np.array([[0, 1], [2, 6]])), IndexError),
+]
+
+
+@pytest.mark.parametrize("form, change, error", ERRORS)
+def test_errors_the_same_with_and_without_extension(form, change, error,
+                                                    monkeypatch):
+    case = _case(form, np.float32, np.random.default_rng(2))
+    case.update(change)
+    messages = []
+    for fast in (True, False):
+        kc, vc = case["k_cache"].copy(), case["v_cache"].copy()
+        with monkeypatch.context() as m:
+            if not fast:
+                m.setattr(_jit, "kernel_call_module", lambda: None)
+            with pytest.raises(error) as info:
+                rope_mlir.append_kv(**dict(case, k_cache=kc, v_cache=vc))
+        messages.append(str(info.value))
+        assert kc.tobytes() == case["k_cache"].tobytes()  # nothing written
+    assert messages[0] == messages[1]
+
+
+def _mla_case(rng):
+    t, pages, page = 4, 5, 4
+    return dict(q=rng.standard_normal((t, 2, 24)).astype(np.float32),
+                c_kv=rng.standard_normal((t, 32)).astype(np.float32),
+                k_pe=rng.standard_normal((t, 8)).astype(np.float32),
+                kv_cache=np.zeros((pages, page, 40), np.float32),
+                positions=np.array([0, 3, 5, 1]), rope_dim=8,
+                block_table=np.array([[0, 1], [2, 3], [4, 0], [1, 2]]))
+
+
+MLA_ERRORS = [
+    (dict(positions=np.array([0, 3, 9, 1])), IndexError),
+    (dict(positions=np.array([0, -3, 5, 1])), IndexError),
+    (dict(block_table=np.array([[0, 1], [2, 3], [4, 7], [1, 2]])),
+     IndexError),
+    (dict(block_table=None, slots=np.array([0, 3, 3, -1])), ValueError),
+    (dict(block_table=None, slots=np.array([0, 3, 20, -1])), IndexError),
+    (dict(block_table=np.array([[0, 1], [0, 3], [4, 0], [1, 0]]),
+          positions=np.array([0, 0, 5, 1])), ValueError),
+    (dict(batch_indices=np.array([0, 1, 2, 4])), IndexError),
+]
+
+
+@pytest.mark.parametrize("change, error", MLA_ERRORS)
+def test_mla_errors_the_same_with_and_without_extension(change, error,
+                                                        monkeypatch):
+    case = _mla_case(np.random.default_rng(4))
+    case.update(change)
+    messages = []
+    for fast in (True, False):
+        cache = case["kv_cache"].copy()
+        with monkeypatch.context() as m:
+            if not fast:
+                m.setattr(_jit, "kernel_call_module", lambda: None)
+            with pytest.raises(error) as info:
+                rope_mlir.apply_mla(**dict(case, kv_cache=cache))
+        messages.append(str(info.value))
+        assert not cache.any()
+    assert messages[0] == messages[1]
+
+
+@needs_fast
+def test_mla_fast_call_matches_ctypes_call(monkeypatch):
+    case = _mla_case(np.random.default_rng(9))
+    results = []
+    for fast in (True, False):
+        cache = case["kv_cache"].copy()
+        with monkeypatch.context() as m:
+            if not fast:
+                m.setattr(rope_mlir.mla.MLAKernel, "_fast", None,
+                          raising=False)
+                m.setattr(rope_mlir.mla.MLAKernel, "__getattribute__",
+                          _no_fast, raising=False)
+            q = rope_mlir.apply_mla(**dict(case, kv_cache=cache))
+        results.append((q.tobytes(), cache.tobytes()))
+        assert cache.any()
+    assert results[0] == results[1]
+
+
+def _no_fast(self, name):
+    return None if name == "_fast" else object.__getattribute__(self, name)

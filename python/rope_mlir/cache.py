@@ -413,6 +413,33 @@ def _paged_slots(positions, rows, block_table, page_size: int,
     return blocks * page_size + positions % page_size
 
 
+#: append_kv's rotation fields (_apply_fields) by _rotation_key.
+_rotation_fields: dict = {}
+
+
+def _typed(value):
+    """`value` with its type, so that True and 1 (or 1 and 1.0) differ."""
+    return (type(value), value)
+
+
+def _rotation_key(x, positions, layout, rotary_dim, base, inverse,
+                  token_dims, magnitude, threads):
+    """A hashable key of the rotation arguments _apply_fields reads (for
+    numpy rows `x` and numpy int64 positions, no scaling, no cos/sin
+    cache), or None."""
+    if not isinstance(positions, np.ndarray) or positions.dtype != _I64:
+        return None
+    try:
+        key = (x.dtype, x.ndim, x.shape[-1] if x.ndim else None,
+               _typed(layout), _typed(rotary_dim), _typed(base),
+               _typed(inverse), _typed(token_dims), _typed(magnitude),
+               _typed(threads))
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
 def append_kv(k, v, k_cache, v_cache, positions, *, cache_layout="bshd",
               block_table=None, batch_indices=None, slots=None, q=None,
               out_q=None, layout="half", rotary_dim=None, base=10000.0,
@@ -691,13 +718,31 @@ def append_kv(k, v, k_cache, v_cache, positions, *, cache_layout="bshd",
     else:
         out_q_view = out_q
 
-    fields, k_view, kernel_positions, _, cos_cache, sin_cache = \
-        _kernel._apply_fields(
-            k_view, kernel_positions, layout=layout, rotary_dim=rotary_dim,
-            base=base, scaling=scaling, offset=0, cos_cache=cos_cache,
-            sin_cache=sin_cache, inverse=inverse, token_dims=token_dims,
-            inplace=False, magnitude=magnitude, mrope_section=mrope_section,
-            mrope_interleaved=mrope_interleaved, threads=threads)
+    # The rotation's fields, memoized on the exact values and types of the
+    # rotation arguments for numpy rows without scaling or cos/sin caches
+    # (a decode step repeats them); anything else, or anything unhashable,
+    # is checked by _apply_fields every time.
+    key = None
+    if scaling is None and cos_cache is None and sin_cache is None and \
+            isinstance(k_view, np.ndarray):
+        key = _rotation_key(k_view, kernel_positions, layout, rotary_dim,
+                            base, inverse, token_dims, magnitude, threads)
+    fields = _rotation_fields.get(key) if key is not None else None
+    if fields is not None:
+        fields = dict(fields)
+    else:
+        fields, k_view, kernel_positions, _, cos_cache, sin_cache = \
+            _kernel._apply_fields(
+                k_view, kernel_positions, layout=layout,
+                rotary_dim=rotary_dim, base=base, scaling=scaling, offset=0,
+                cos_cache=cos_cache, sin_cache=sin_cache, inverse=inverse,
+                token_dims=token_dims, inplace=False, magnitude=magnitude,
+                mrope_section=mrope_section,
+                mrope_interleaved=mrope_interleaved, threads=threads)
+        if key is not None:
+            if len(_rotation_fields) >= 1024:
+                _rotation_fields.clear()
+            _rotation_fields[key] = dict(fields)
     if k_norm_weight is not None:
         if not isinstance(k_norm_weight, np.ndarray):
             k_norm_weight = np.asarray(k_norm_weight)

@@ -337,3 +337,39 @@ def test_mla_fast_call_matches_ctypes_call(monkeypatch):
 
 def _no_fast(self, name):
     return None if name == "_fast" else object.__getattribute__(self, name)
+
+
+@pytest.mark.parametrize("change, error", [
+    (dict(base=True), TypeError), (dict(rotary_dim=8.0), TypeError),
+    (dict(layout="sideways"), ValueError), (dict(threads="1"), TypeError),
+    (dict(inverse=1.5), TypeError), (dict(rotary_dim=7), ValueError),
+    (dict(magnitude="x"), TypeError)])
+def test_memoized_rotation_still_checks(change, error):
+    """append_kv memoizes the rotation's fields on the exact arguments: a
+    call that differs from a memoized one in any of them (or only in its
+    type) is checked again."""
+    case = _case("bshd", np.float32, np.random.default_rng(5))
+    good = dict(base=10000.0, rotary_dim=8, layout="half", threads=1,
+                inverse=False, magnitude=None)
+    rope_mlir.append_kv(**case, **good)
+    rope_mlir.append_kv(**case, **good)  # memoized
+    kc = case["k_cache"].copy()
+    with pytest.raises(error):
+        rope_mlir.append_kv(**dict(case, k_cache=kc), **dict(good, **change))
+    assert kc.tobytes() == case["k_cache"].tobytes()
+
+
+def test_memoized_rotation_follows_its_arguments():
+    """Two calls that differ only in base, rotary_dim or inverse rotate as
+    apply does with each."""
+    case = _case("bshd", np.float32, np.random.default_rng(6))
+    for kwargs in (dict(base=10000.0), dict(base=500000.0),
+                   dict(base=500000.0, rotary_dim=8),
+                   dict(base=500000.0, inverse=True), dict(base=10000.0)):
+        for _ in range(2):
+            kc = np.zeros_like(case["k_cache"])
+            rope_mlir.append_kv(**dict(case, k_cache=kc), **kwargs)
+            rot = rope_mlir.apply(case["k"], case["positions"], **kwargs)
+            for b, row in enumerate(case["positions"]):
+                for s, p in enumerate(row):
+                    assert kc[b, p].tobytes() == rot[b, s].tobytes()

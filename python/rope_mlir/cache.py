@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import math
 import threading
 from typing import Optional
 
@@ -688,8 +689,7 @@ def append_kv(k, v, k_cache, v_cache, positions, *, cache_layout="bshd",
         if slots.shape != shape:
             raise ValueError(f"slots have shape {slots.shape}, expected "
                              f"{shape} (k's token dims)")
-        total = int(np.prod([kc_view.shape[d] for d in cache_tokens],
-                            dtype=np.int64))
+        total = math.prod(kc_view.shape[d] for d in cache_tokens)
         low, high = _range(slots) if slots.size else (0, 0)
         if low < -1 or high >= total:
             bad = (slots < -1) | (slots >= total)

@@ -610,7 +610,7 @@ def apply_mla(q, c_kv, k_pe, kv_cache, positions, *, slots=None,
         page = _cache_rows(cache, "kv_cache", lora + rope_dim, None)
         cache_arrays = [("kv_cache", cache)]
     first = cache_arrays[0][1]
-    rows = int(np.prod(first.shape[:-1], dtype=np.int64))
+    rows = math.prod(first.shape[:-1])  # Python ints: no numpy reduction
     quant = None
     if first.dtype != c_kv.dtype:
         quant = next((k for k, (d, _) in _QUANT_DTYPES.items()

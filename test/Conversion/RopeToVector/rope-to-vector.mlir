@@ -44,16 +44,21 @@
 //       CHECK:       %[[Y1:.*]] = math.fma %[[X2]], %[[NS]], %[[X1C]] : vector<16xf32>
 //       CHECK:       %[[X2C:.*]] = arith.mulf %[[X2]], %[[CA]] : vector<16xf32>
 //       CHECK:       %[[Y2:.*]] = math.fma %[[X1]], %[[SA]], %[[X2C]] : vector<16xf32>
+// Stores in ascending address order: the first half's chunks as they are
+// rotated (channels 0, 16), then the second half's (32 = Y2, then 48).
 //       CHECK:       %[[W1:.*]] = vector.transfer_write %[[Y1]], %[[ACC]][%[[H]], %{{.*}}] {in_bounds = [true]} : vector<16xf32>, tensor<4x64xf32>
-//       CHECK:       %[[W2:.*]] = vector.transfer_write %[[Y2]], %[[W1]][%[[H]], %{{.*}}] {in_bounds = [true]} : vector<16xf32>, tensor<4x64xf32>
 //       CHECK:       %[[C16:.*]] = arith.constant 16 : index
 //       CHECK:       %[[X3:.*]] = vector.transfer_read %[[SRC]][%[[H]], %[[C16]]], %{{.*}} {in_bounds = [true]} : tensor<4x64xf32>, vector<16xf32>
 //       CHECK:       %[[C48:.*]] = arith.constant 48 : index
 //       CHECK:       %[[X4:.*]] = vector.transfer_read %[[SRC]][%[[H]], %[[C48]]], %{{.*}} {in_bounds = [true]} : tensor<4x64xf32>, vector<16xf32>
 //       CHECK:       vector.extract_strided_slice %[[C]] {offsets = [16], sizes = [16], strides = [1]} : vector<32xf32> to vector<16xf32>
 //       CHECK:       vector.extract_strided_slice %[[SN]] {offsets = [16], sizes = [16], strides = [1]} : vector<32xf32> to vector<16xf32>
-//       CHECK:       %[[W3:.*]] = vector.transfer_write %{{.*}}, %[[W2]][%[[H]], %{{.*}}] {in_bounds = [true]} : vector<16xf32>, tensor<4x64xf32>
-//       CHECK:       %[[W4:.*]] = vector.transfer_write %{{.*}}, %[[W3]][%[[H]], %{{.*}}] {in_bounds = [true]} : vector<16xf32>, tensor<4x64xf32>
+//       CHECK:       %[[S16:.*]] = arith.constant 16 : index
+//       CHECK:       %[[W2:.*]] = vector.transfer_write %{{.*}}, %[[W1]][%[[H]], %[[S16]]] {in_bounds = [true]} : vector<16xf32>, tensor<4x64xf32>
+//       CHECK:       %[[S32:.*]] = arith.constant 32 : index
+//       CHECK:       %[[W3:.*]] = vector.transfer_write %[[Y2]], %[[W2]][%[[H]], %[[S32]]] {in_bounds = [true]} : vector<16xf32>, tensor<4x64xf32>
+//       CHECK:       %[[S48:.*]] = arith.constant 48 : index
+//       CHECK:       %[[W4:.*]] = vector.transfer_write %{{.*}}, %[[W3]][%[[H]], %[[S48]]] {in_bounds = [true]} : vector<16xf32>, tensor<4x64xf32>
 //   CHECK-NOT:       vector.transfer_
 //       CHECK:       scf.yield %[[W4]] : tensor<4x64xf32>
 //       CHECK:     scf.forall.in_parallel {

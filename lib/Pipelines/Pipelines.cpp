@@ -91,8 +91,11 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
   // linalg.generic bodies: complex.mul/div/exp/... become arith and math on
   // the parts here, complex.create/re/im LLVM structs below.
   pm.addPass(createConvertComplexToStandardPass());
-  // bf16 rounding as vector integer ops, not one libcall per element.
-  pm.addPass(createRopeExpandBFloat16Pass());
+  // bf16 rounding as vector integer ops, not one libcall per element (or,
+  // with bf16-truncation=target, the target's conversion instruction).
+  RopeExpandBFloat16PassOptions bf16;
+  bf16.truncation = options.bf16Truncation;
+  pm.addPass(createRopeExpandBFloat16Pass(bf16));
   // fp8 rounding (quantized outputs) has no LLVM lowering upstream.
   pm.addPass(createRopeExpandFloat8Pass());
   // torch-mlir's x^2 is math.fpowi(x, 2): once vectorized its exponent is a
@@ -131,7 +134,7 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
   pm.addPass(createReconcileUnrealizedCastsPass());
   // bf16 vector loads and stores as i16 vectors: x86 otherwise moves part
   // of a bf16 copy 2 bytes at a time.
-  pm.addPass(createRopeExpandBFloat16Pass());
+  pm.addPass(createRopeExpandBFloat16Pass(bf16));
 }
 
 void mlir::rope::buildRopeToNVVMPipeline(

@@ -36,6 +36,7 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Host.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -399,6 +400,18 @@ extern "C" int ropeJitIsRegistered(const char *name) {
   return guarded<int>(nullptr, 0, [&] {
     initializeOnce();
     return PassPipelineInfo::lookup(name) || PassInfo::lookup(name) ? 1 : 0;
+  });
+}
+
+extern "C" int ropeJitHostHasFeature(const char *name) {
+  if (!name)
+    return 0;
+  return guarded<int>(nullptr, 0, [&] {
+    // The same detection as JITTargetMachineBuilder::detectHost(), which
+    // the ExecutionEngine compiles for.
+    llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+    auto it = features.find(name);
+    return it != features.end() && it->second ? 1 : 0;
   });
 }
 

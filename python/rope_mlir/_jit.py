@@ -77,6 +77,8 @@ def _library():
                 ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
             lib.ropeJitIsRegistered.restype = ctypes.c_int
             lib.ropeJitIsRegistered.argtypes = [ctypes.c_char_p]
+            lib.ropeJitHostHasFeature.restype = ctypes.c_int
+            lib.ropeJitHostHasFeature.argtypes = [ctypes.c_char_p]
             lib.ropeJitLookup.restype = ctypes.c_void_p
             lib.ropeJitLookup.argtypes = [ctypes.c_void_p, ctypes.c_char_p,
                                           ctypes.c_int]
@@ -187,6 +189,29 @@ def compile_module(source: str, pipeline: str | None = None,
         raise CompileError(_take_string(lib, error.value) or
                            "compilation failed")
     return JitModule(handle, lib)
+
+
+@functools.lru_cache(maxsize=None)
+def host_has_feature(name: str) -> bool:
+    """Whether this CPU has the LLVM target feature `name` (e.g.
+    "avx512bf16"), as the JIT's target machine sees it."""
+    if not isinstance(name, str) or "\0" in name:
+        raise TypeError(f"name must be a str without NUL characters (an LLVM "
+                        f"target feature), got {name!r}")
+    return bool(_library().ropeJitHostHasFeature(name.encode()))
+
+
+def bf16_truncation(rounding: str = "exact") -> str:
+    """The rope-to-llvm-cpu `bf16-truncation` for a kernel's `bf16_rounding`:
+    "target" (the CPU's vcvtneps2bf16: round to nearest even, results below
+    2^-126 flushed to zero) for "native" on a host with AVX512-BF16, else
+    "bits" (integer arithmetic, bf16 subnormal results kept)."""
+    if rounding not in ("exact", "native"):
+        raise ValueError(f"bf16_rounding must be 'exact' or 'native', got "
+                         f"{rounding!r}")
+    if rounding == "native" and host_has_feature("avx512bf16"):
+        return "target"
+    return "bits"
 
 
 def is_registered(name: str) -> bool:

@@ -289,6 +289,12 @@ class KernelConfig:
     #: "vector" (convert-rope-to-vector, the fast path) or "scalar" (the
     #: linalg loops, for debugging).
     lowering: str = "vector"
+    #: f32 -> bf16 rounding of bf16 outputs: "exact" (round to nearest
+    #: even as integer arithmetic, bf16 subnormal results kept: ROPE.md) or
+    #: "native": the CPU's own conversion where it has one (AVX512-BF16:
+    #: vcvtneps2bf16, the same rounding but results below 2^-126 in
+    #: magnitude flushed to zero), else "exact"'s (docs/DESIGN.md).
+    bf16_rounding: str = "exact"
     #: QK-norm before the rotation (rope.apply norm(%w)): an RMSNorm over
     #: the head dim with a [D] weight of dtype `norm_dtype` and epsilon
     #: `norm_epsilon` (docs/FUSIONS.md).
@@ -388,6 +394,9 @@ class KernelConfig:
                 not isinstance(self.threads, int) or self.threads < 0:
             raise ValueError(f"threads must be an int >= 0 (0 = all cores), "
                              f"got {self.threads!r}")
+        if self.bf16_rounding not in ("exact", "native"):
+            raise ValueError(f"bf16_rounding must be 'exact' or 'native', got "
+                             f"{self.bf16_rounding!r}")
         if self.lowering not in ("vector", "scalar"):
             raise ValueError(f"lowering must be 'vector' or 'scalar', got "
                              f"{self.lowering!r}")
@@ -678,7 +687,14 @@ def pipeline(config: KernelConfig) -> str:
     """The `rope-to-llvm-cpu` pipeline a kernel for `config` is built with."""
     return ("builtin.module(rope-to-llvm-cpu{emit-c-interface=true "
             f"vectorize={'true' if config.lowering == 'vector' else 'false'} "
-            f"num-threads={int(config.threads)}}})")
+            f"num-threads={int(config.threads)}{_bf16_option(config)}}})")
+
+
+def _bf16_option(config: KernelConfig) -> str:
+    """rope-to-llvm-cpu's bf16-truncation for `config` where it is not the
+    default (`bits`)."""
+    truncation = _jit.bf16_truncation(config.bf16_rounding)
+    return "" if truncation == "bits" else f" bf16-truncation={truncation}"
 
 
 class Kernel:

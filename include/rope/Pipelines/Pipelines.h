@@ -11,6 +11,7 @@
 #define ROPE_PIPELINES_PIPELINES_H
 
 #include "mlir/Pass/PassOptions.h"
+#include "rope/Codegen/CPU/Passes.h"
 
 namespace mlir {
 class OpPassManager;
@@ -49,6 +50,18 @@ struct RopeToLLVMCpuPipelineOptions
                      "with N threads, 0 lets the OpenMP runtime choose (all "
                      "cores); the program then needs libomp"),
       llvm::cl::init(1)};
+  PassOptions::Option<BFloat16Truncation> bf16Truncation{
+      *this, "bf16-truncation",
+      llvm::cl::desc("How f32 -> bf16 roundings are lowered (rope-expand-bf16 "
+                     "truncation=): `bits`, integer arithmetic for any target "
+                     "(the default), or `target`, the target's conversion "
+                     "instruction (vcvtneps2bf16 with AVX512-BF16, which "
+                     "flushes results below 2^-126 to zero)"),
+      llvm::cl::init(BFloat16Truncation::Bits),
+      llvm::cl::values(clEnumValN(BFloat16Truncation::Bits, "bits",
+                                  "integer arithmetic on the bits"),
+                       clEnumValN(BFloat16Truncation::Target, "target",
+                                  "the target's conversion instruction"))};
 };
 
 /// rope IR (on tensors) -> LLVM dialect, runnable by mlir-runner or the JIT:

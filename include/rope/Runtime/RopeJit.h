@@ -69,6 +69,11 @@ char *ropeJitFunctionNames(RopeJitModule *module, char **error);
 /// "rope-optimize") of this library.
 int ropeJitIsRegistered(const char *name);
 
+/// Non-zero when the CPU this process runs on, as LLVM detects it for the
+/// JIT's target machine, has the LLVM target feature `name` (e.g.
+/// "avx512bf16"); 0 otherwise or when `name` is NULL.
+int ropeJitHostHasFeature(const char *name);
+
 /// Address of the C-interface wrapper `_mlir_ciface_<name>` (or of `name`
 /// itself when `raw` is non-zero), NULL if absent.
 void *ropeJitLookup(RopeJitModule *module, const char *name, int raw);

@@ -109,12 +109,52 @@ struct TruncFToBFloat16 : OpRewritePattern<arith::TruncFOp> {
   }
 };
 
+/// bf16 -> f32 as a shift of the bits into the high half (exact). Upstream
+/// has the same pattern, but only together with its truncation, which
+/// `truncation=target` must leave alone.
+struct ExtFFromBFloat16 : OpRewritePattern<arith::ExtFOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(arith::ExtFOp op,
+                                PatternRewriter &rewriter) const override {
+    Type operandType = op.getIn().getType();
+    if (!getElementTypeOrSelf(operandType).isBF16() ||
+        !getElementTypeOrSelf(op.getType()).isF32())
+      return rewriter.notifyMatchFailure(op, "not an extension bf16 -> f32");
+    Location loc = op.getLoc();
+    auto like = [&](Type element) -> Type {
+      if (auto shaped = dyn_cast<ShapedType>(operandType))
+        return shaped.clone(element);
+      return element;
+    };
+    Type i16Type = like(rewriter.getI16Type());
+    Type i32Type = like(rewriter.getI32Type());
+    TypedAttr c16 = rewriter.getI32IntegerAttr(16);
+    if (auto shaped = dyn_cast<ShapedType>(i32Type))
+      c16 = SplatElementsAttr::get(shaped, c16);
+    Value bits = arith::BitcastOp::create(rewriter, loc, i16Type, op.getIn());
+    Value wide = arith::ExtUIOp::create(rewriter, loc, i32Type, bits);
+    Value shifted = arith::ShLIOp::create(
+        rewriter, loc, wide, arith::ConstantOp::create(rewriter, loc, c16));
+    rewriter.replaceOpWithNewOp<arith::BitcastOp>(op, op.getType(), shifted);
+    return success();
+  }
+};
+
 struct RopeExpandBFloat16Pass
     : rope::impl::RopeExpandBFloat16PassBase<RopeExpandBFloat16Pass> {
+  using Base::Base;
+
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<TruncFToBFloat16>(&getContext());
-    arith::populateExpandBFloat16Patterns(patterns);
+    if (truncation == rope::BFloat16Truncation::Target) {
+      // Only the extension: the truncation stays an arith.truncf, which
+      // becomes LLVM's fptrunc to bfloat (vcvtneps2bf16 on AVX512-BF16).
+      patterns.add<ExtFFromBFloat16>(&getContext());
+    } else {
+      patterns.add<TruncFToBFloat16>(&getContext());
+      arith::populateExpandBFloat16Patterns(patterns);
+    }
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     bf16MemoryAsInteger();

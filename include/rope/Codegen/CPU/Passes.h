@@ -14,6 +14,17 @@
 
 namespace mlir::rope {
 
+/// How `rope-expand-bf16` lowers `arith.truncf` f32 -> bf16.
+enum class BFloat16Truncation {
+  /// Round to nearest even as integer arithmetic on the bits: any target,
+  /// subnormal results rounded as bf16 subnormals.
+  Bits,
+  /// Left to the target's own conversion (`vcvtneps2bf16` with
+  /// AVX512-BF16): one instruction per vector, results below 2^-126 in
+  /// magnitude flushed to zero.
+  Target,
+};
+
 #define GEN_PASS_DECL
 #include "rope/Codegen/CPU/Passes.h.inc"
 

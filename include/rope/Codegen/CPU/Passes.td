@@ -162,7 +162,26 @@ def RopeExpandBFloat16Pass : Pass<"rope-expand-bf16"> {
     `llvm.bitcast`s), as x86 moves parts of a bf16 vector copy 2 bytes at a
     time. `rope-to-llvm-cpu` runs it before the conversion to LLVM and again
     at its end.
+
+    `truncation=target` leaves `arith.truncf` f32 -> bf16 to the target:
+    for a host with AVX512-BF16 (Intel Sapphire Rapids and later, AMD Zen 4
+    and later) LLVM emits one `vcvtneps2bf16` per 16 lanes, which rounds
+    to nearest even like `bits` but reads f32 subnormal inputs as zero, so
+    results below 2^-126 in magnitude become +-0 (`bits` rounds them as
+    bf16 subnormals). `arith.extf` from bf16 is a shift in both modes.
   }];
+  let options = [
+    Option<"truncation", "truncation", "::mlir::rope::BFloat16Truncation",
+           /*default=*/"::mlir::rope::BFloat16Truncation::Bits",
+           "How arith.truncf f32 -> bf16 is lowered",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::rope::BFloat16Truncation::Bits, "bits",
+                        "integer arithmetic on the bits (any target; "
+                        "subnormal results kept)"),
+             clEnumValN(::mlir::rope::BFloat16Truncation::Target, "target",
+                        "left to the target's conversion (AVX512-BF16: "
+                        "subnormal results flushed to zero)"))}]>
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 

@@ -26,6 +26,8 @@ import ml_dtypes
 import numpy as np
 
 _ndarray = np.ndarray
+#: Outputs from this size on are allocated 64-byte aligned (empty()).
+_ALIGNED_FROM_BYTES = 1 << 20
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 _KDLCPU = 1
 _DEVICES = {1: "CPU", 2: "CUDA", 3: "CUDA host", 4: "OpenCL", 7: "Vulkan",
@@ -234,3 +236,22 @@ def wrap(result, like):
         return result
     convert = wrapper(type(like))
     return result if convert is None else convert(result)
+
+
+def empty(shape, dtype) -> np.ndarray:
+    """np.empty(shape, dtype), but starting on a 64-byte boundary when it is
+    1 MiB or more. numpy's large arrays come from mmap and start 16 bytes
+    into a page, so every 64-byte vector store of a kernel writing them
+    splits two cache lines; on Intel Sapphire Rapids that made a rotation
+    into such an output ~1.2x slower than into an aligned one (torch's and
+    JAX's allocators align to 64 bytes already). Small outputs stay plain
+    np.empty: they live in the caches, and the call costs less."""
+    dtype = np.dtype(dtype)
+    nbytes = dtype.itemsize
+    for size in shape:
+        nbytes *= size
+    if nbytes < _ALIGNED_FROM_BYTES:
+        return np.empty(shape, dtype)
+    raw = np.empty(nbytes + 64, np.uint8)
+    start = -raw.ctypes.data % 64
+    return raw[start:start + nbytes].view(dtype).reshape(shape)

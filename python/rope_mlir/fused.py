@@ -71,8 +71,8 @@ class QKKernel(Kernel):
             if out_q is None and out_k is None and not self._inplace and \
                     q.__class__ is np.ndarray and k.__class__ is np.ndarray:
                 result = plan(q, k, positions, offset, cos_cache, sin_cache,
-                              np.empty(q.shape, self._dtype),
-                              np.empty(k.shape, self._dtype))
+                              _arrays.empty(q.shape, self._dtype),
+                              _arrays.empty(k.shape, self._dtype))
             else:
                 result = plan(q, k, positions, offset, cos_cache, sin_cache,
                               out_q, out_k)

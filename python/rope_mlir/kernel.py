@@ -800,7 +800,7 @@ class Kernel:
             if out is None and not self._inplace and \
                     x.__class__ is np.ndarray:
                 result = plan(x, positions, offset, cos_cache, sin_cache,
-                              np.empty(x.shape, self._dtype))
+                              _arrays.empty(x.shape, self._dtype))
             else:
                 result = plan(x, positions, offset, cos_cache, sin_cache, out)
             if result is not None:
@@ -1018,7 +1018,7 @@ class Kernel:
             return args, None
         if not c.inplace:
             if out is None:
-                out = np.empty(shape, self._out_dtype)
+                out = _arrays.empty(shape, self._out_dtype)
             else:
                 if out is x:
                     raise ValueError("out is x but the kernel is not in "

@@ -526,3 +526,36 @@ def test_pair_plan_rejects_malformed_calls():
     kernel = rope_mlir.compile_qk(**PAIR_CONFIGS[0][0])
     with pytest.raises(TypeError, match="q/k plan takes"):
         kernel._pair_plan(1, 2, 3, 4, 5, 6)
+
+
+def test_large_fresh_results_are_64_byte_aligned():
+    # Fresh outputs of 1 MiB or more start on a 64-byte boundary (numpy's
+    # own start 16 bytes into a page: every vector store would split two
+    # lines), whichever path allocates them; smaller ones are plain
+    # np.empty. The bytes are those of a call into a caller's misaligned
+    # out=.
+    from rope_mlir import _arrays
+    rng = np.random.default_rng(7)
+    shape = (1, 1024, 4, 128)                       # 2 MiB of f32
+    x = rng.standard_normal(shape).astype(np.float32)
+    k = rng.standard_normal((1, 1024, 2, 128)).astype(np.float32)  # 1 MiB
+    positions = rng.integers(0, 4096, (1, 1024)).astype(np.int64)
+    kernel = K.Kernel(K.KernelConfig(dtype="f32", rank=4, head_dim=128,
+                                     positions="explicit"))
+    raw = np.empty(x.nbytes + 64, np.uint8)
+    start = (-raw.ctypes.data % 64) + 16
+    misaligned = raw[start:start + x.nbytes].view(np.float32).reshape(shape)
+    kernel(x, positions, out=misaligned)
+    fast = kernel(x, positions)                      # the C++ plan's call
+    checked = kernel._checked_call(x, positions, 0, None, None, None)
+    qk = rope_mlir.apply_qk(x, k, positions)
+    for result in (fast, checked, rope_mlir.apply(x, positions), qk[0], qk[1]):
+        assert result.ctypes.data % 64 == 0
+        assert result.flags.c_contiguous and result.flags.writeable
+    for result in (fast, checked, rope_mlir.apply(x, positions), qk[0]):
+        np.testing.assert_array_equal(result, misaligned)
+    small = _arrays.empty((3, 5), np.float32)
+    assert small.shape == (3, 5) and small.flags.owndata
+    assert _arrays.empty((0, 1 << 22), np.float64).shape == (0, 1 << 22)
+    big = _arrays.empty((1 << 18,), np.float32)
+    assert big.shape == (1 << 18,) and big.ctypes.data % 64 == 0

@@ -22,6 +22,11 @@ through Kernel.__call__, a few µs more) and the same-bytes STREAM copy of bench
 target: >= 0.85 on large shapes) and `best of copy` = best copy / best kernel time (each as undisturbed
 as the run saw it: less sensitive to another process taking the memory bus on a shared machine).
 Outputs are checked against the float64 reference first.
+
+Each row is measured twice in the same rounds: on numpy's own arrays (`numpy`: arrays of 1 MiB or more
+come from mmap and start 16 bytes into a page, so every 64-byte vector access of x and out splits two
+cache lines) and on copies of x and out placed on 64-byte boundaries (`64 B`: what torch's and JAX's
+allocators give, and rope_mlir's own fresh outputs), each against the copy of the same placement.
 """
 
 from __future__ import annotations
@@ -73,6 +78,7 @@ def run_row(lib, layout: str, form: str, dtype: str, pair_layout: str, timing) -
         x = rng.standard_normal(shape, dtype=np.float32).astype(np_dtype)
         pos = np.arange(SEQ, dtype=np.int64)[None, :]
     out = np.empty_like(x)
+    x64, out64 = aligned_copy(x), aligned_copy(out)
     theta, _ = reference.inv_frequencies(D, BASE, None, head_dim=D, seq_len=CACHE_ROWS)
     cos64, sin64 = reference.cos_sin(np.arange(CACHE_ROWS), theta)
     cos, sin = cos64.astype(np.float32), sin64.astype(np.float32)
@@ -99,22 +105,39 @@ def run_row(lib, layout: str, form: str, dtype: str, pair_layout: str, timing) -
         arrays = [x, pos, cos, sin, out]
         ref = reference.apply(x, pos, cos_cache=cos, sin_cache=sin, **ref_kw)
 
-    if form == "offset":
-        # A scalar offset is an i64 argument, not a memref: through Kernel.__call__.
-        def fn():
-            kernel(x, offset=offset, out=out)
-    else:
-        fn = cpu_bench.raw_call(kernel, arrays)
-    out.fill(0)
-    fn()
-    scale = float(np.max(np.abs(ref)))
-    error = cpu_bench.relative_error(out, ref, scale)
-    if error > cpu_bench.TOLERANCE[(dtype, "ours")]:
-        raise SystemExit(f"WRONG OUTPUT: {layout} {form} {dtype} {pair_layout}: {error:.2g}")
-    xp, yp = x.ctypes.data, out.ctypes.data
+    def placed(xa, outa):
+        """The call on (xa, outa) in place of (x, out), and a check of outa."""
+        args = [xa if a is x else outa if a is out else a for a in arrays]
+        if form == "offset":
+            # A scalar offset is an i64 argument, not a memref: through Kernel.__call__.
+            def fn():
+                kernel(xa, offset=offset, out=outa)
+        else:
+            fn = cpu_bench.raw_call(kernel, args)
+        outa.fill(0)
+        fn()
+        scale = float(np.max(np.abs(ref)))
+        error = cpu_bench.relative_error(outa, ref, scale)
+        if error > cpu_bench.TOLERANCE[(dtype, "ours")]:
+            raise SystemExit(f"WRONG OUTPUT: {layout} {form} {dtype} {pair_layout}: {error:.2g}")
+        xp, yp = xa.ctypes.data, outa.ctypes.data
+        return fn, lambda: lib.copy_baseline(xp, yp, xa.nbytes, 1)
+
+    ours, copy = placed(x, out)
+    ours64, copy64 = placed(x64, out64)
     stats = cpu_bench.measure_interleaved(
-        {"ours": fn, "copy": lambda: lib.copy_baseline(xp, yp, x.nbytes, 1)}, timing)
-    return dict(ours=stats["ours"].median, copy=stats["copy"].best, ours_best=stats["ours"].best)
+        {"ours": ours, "copy": copy, "ours64": ours64, "copy64": copy64}, timing)
+    return dict(ours=stats["ours"].median, copy=stats["copy"].best, ours_best=stats["ours"].best,
+                ours64=stats["ours64"].median, copy64=stats["copy64"].best)
+
+
+def aligned_copy(a: np.ndarray) -> np.ndarray:
+    """A copy of `a` starting on a 64-byte boundary."""
+    raw = np.empty(a.nbytes + 64, np.uint8)
+    start = -raw.ctypes.data % 64
+    b = raw[start:start + a.nbytes].view(a.dtype).reshape(a.shape)
+    b[...] = a
+    return b
 
 
 def main(argv=None) -> int:
@@ -145,7 +168,9 @@ def main(argv=None) -> int:
                             print(f"  {layout:5} {form:10} {dtype:4} {pair:11} "
                                   f"ours {r['ours'] * 1e6:8.0f} µs  copy {r['copy'] * 1e6:8.0f} µs  "
                                   f"of copy {r['copy'] / r['ours']:.2f}"
-                                  f"  best/best {r['copy'] / r['ours_best']:.2f}",
+                                  f"  best/best {r['copy'] / r['ours_best']:.2f}"
+                                  f"  64 B: ours {r['ours64'] * 1e6:8.0f} µs  of copy "
+                                  f"{r['copy64'] / r['ours64']:.2f}",
                                   file=sys.stderr, flush=True)
     load = os.getloadavg()[0]
     lines = [f"layout_bench, {datetime.date.today().isoformat()}: "
@@ -157,15 +182,23 @@ def main(argv=None) -> int:
              f"interleaved rounds of ours and the copy; 1-minute load average {load:.2f} at the end "
              f"(this run keeps one CPU busy)",
              "",
-             "| layout | positions | dtype | pairs | ours µs | copy µs | of copy | best of copy |",
-             "|---|---|---|---|---:|---:|---:|---:|"]
+             "- arrays: `numpy` columns on numpy's own x and out (16 bytes into a page), `64 B` columns on "
+             "copies placed on 64-byte boundaries, measured in the same rounds",
+             "",
+             "| layout | positions | dtype | pairs | ours µs | copy µs | of copy | best of copy "
+             "| 64 B: ours µs | 64 B: copy µs | 64 B: of copy |",
+             "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for (layout, form, dtype, pair), rs in rows.items():
         ours = statistics.median(r["ours"] for r in rs)
         copy = statistics.median(r["copy"] for r in rs)
         ratio = statistics.median(r["copy"] / r["ours"] for r in rs)
         best = statistics.median(r["copy"] / r["ours_best"] for r in rs)
+        ours64 = statistics.median(r["ours64"] for r in rs)
+        copy64 = statistics.median(r["copy64"] for r in rs)
+        ratio64 = statistics.median(r["copy64"] / r["ours64"] for r in rs)
         lines.append(f"| {layout} | {form} | {dtype} | {pair} | {ours * 1e6:.0f} | {copy * 1e6:.0f} | "
-                     f"{ratio:.2f} | {best:.2f} |")
+                     f"{ratio:.2f} | {best:.2f} | {ours64 * 1e6:.0f} | {copy64 * 1e6:.0f} | "
+                     f"{ratio64:.2f} |")
     print("\n".join(lines))
     if args.write_docs:
         replace_region(pathlib.Path(args.write_docs), lines, BEGIN_MARK, END_MARK)

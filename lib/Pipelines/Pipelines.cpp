@@ -39,10 +39,13 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
   RopeTileAttentionPassOptions attention;
   attention.fuseRotations = false;
   pm.addPass(createRopeTileAttentionPass(attention));
-  if (options.vectorize)
-    pm.addPass(createConvertRopeToVectorPass());
-  else
+  if (options.vectorize) {
+    ConvertRopeToVectorPassOptions vector;
+    vector.vectorBytes = options.vectorBytes;
+    pm.addPass(createConvertRopeToVectorPass(vector));
+  } else {
     pm.addPass(createConvertRopeToLinalgPass());
+  }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // Canonicalization of rope.apply may produce tensor arithmetic on

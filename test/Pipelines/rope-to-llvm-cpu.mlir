@@ -1,3 +1,4 @@
+// RUN: rope-opt %s --pass-pipeline="builtin.module(rope-to-llvm-cpu{vector-bytes=0})" -split-input-file | FileCheck %s --check-prefix=LINE
 // RUN: rope-opt %s --rope-to-llvm-cpu -split-input-file | FileCheck %s \
 // RUN:   --check-prefixes=CHECK,VECTOR \
 // RUN:   --implicit-check-not=rope. --implicit-check-not=linalg. \
@@ -25,8 +26,9 @@
 
 // vectorize (default): no table and no trig calls. Per token, the angles of
 // the 32 frequencies as one f64 vector (range reduction with FMAs), f32
-// polynomial sin/cos, then per head and cache line of it (16 f32 lanes) two
-// loads, FMAs, two stores.
+// polynomial sin/cos, then per head and 32 bytes of it (8 f32 lanes: the
+// pipeline's vector-bytes=32; with 0, a cache line: 16 lanes) two loads,
+// FMAs, two stores.
 // VECTOR-LABEL: llvm.func @rotate_positions(
 //   VECTOR-NOT:   llvm.call @malloc
 //       VECTOR:   llvm.intr.roundeven({{.*}}) : (vector<32xf64>)
@@ -35,10 +37,15 @@
 //       VECTOR:   llvm.fptrunc {{.*}} : vector<32xf64> to vector<32xf32>
 //   VECTOR-NOT:   llvm.intr.cos
 //   VECTOR-NOT:   llvm.intr.sin
-//       VECTOR:   llvm.load {{.*}} -> vector<16xf32>
-//       VECTOR:   llvm.load {{.*}} -> vector<16xf32>
-//       VECTOR:   llvm.store {{.*}} : vector<16xf32>, !llvm.ptr
-//       VECTOR:   llvm.store {{.*}} : vector<16xf32>, !llvm.ptr
+//       VECTOR:   llvm.load {{.*}} -> vector<8xf32>
+//       VECTOR:   llvm.load {{.*}} -> vector<8xf32>
+//       VECTOR:   llvm.store {{.*}} : vector<8xf32>, !llvm.ptr
+//       VECTOR:   llvm.store {{.*}} : vector<8xf32>, !llvm.ptr
+// LINE-LABEL: llvm.func @rotate_positions(
+//       LINE:   llvm.load {{.*}} -> vector<16xf32>
+//       LINE:   llvm.load {{.*}} -> vector<16xf32>
+//       LINE:   llvm.store {{.*}} : vector<16xf32>, !llvm.ptr
+//       LINE:   llvm.store {{.*}} : vector<16xf32>, !llvm.ptr
 //       VECTOR:   llvm.return
 // The scalar path: the cos/sin table (two mallocs, freed), the f64 range
 // reduction and one (polynomial) cos and sin per (position, frequency).

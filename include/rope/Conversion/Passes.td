@@ -88,6 +88,13 @@ def ConvertRopeToVectorPass : Pass<"convert-rope-to-vector"> {
     "::mlir::tensor::TensorDialect",
     "::mlir::vector::VectorDialect"
   ];
+  let options = [
+    Option<"vectorBytes", "vector-bytes", "int64_t", /*default=*/"0",
+           "Width in bytes of x's element type of each vector chunk a row "
+           "is rotated in: 0 (the default) is one 64-byte cache line of the "
+           "compute type (16 f32 lanes, for f32, f16 and bf16 data alike); "
+           "rope-to-llvm-cpu passes 32 (8 f32 lanes, 16 bf16, 4 f64)">
+  ];
 }
 
 def ConvertRopeToGPUPass : Pass<"convert-rope-to-gpu", "ModuleOp"> {

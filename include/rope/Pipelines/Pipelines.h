@@ -50,6 +50,12 @@ struct RopeToLLVMCpuPipelineOptions
                      "with N threads, 0 lets the OpenMP runtime choose (all "
                      "cores); the program then needs libomp"),
       llvm::cl::init(1)};
+  PassOptions::Option<int64_t> vectorBytes{
+      *this, "vector-bytes",
+      llvm::cl::desc("convert-rope-to-vector's vector-bytes: the bytes of "
+                     "x's element type per vector chunk of a row (32: 8 f32 "
+                     "lanes, 16 bf16; 0: one cache line of the compute type)"),
+      llvm::cl::init(32)};
   PassOptions::Option<BFloat16Truncation> bf16Truncation{
       *this, "bf16-truncation",
       llvm::cl::desc("How f32 -> bf16 roundings are lowered (rope-expand-bf16 "

@@ -15,7 +15,7 @@
 //   scf.forall (token indices) shared_outs(%out = %init) {
 //     c, s = cos/sin of the P/2 frequencies      // once per token, vectors
 //     scf.for (head indices) {                    // every other non-head dim
-//       y = rotate(x[token, head, :], c, s)       // by cache lines
+//       y = rotate(x[token, head, :], c, s)       // by chunks
 //     }
 //   }
 //
@@ -38,14 +38,14 @@
 //              then a remainder head) {
 //       scf.for (token j of the tile) {
 //         scf.for (head dims after it) {
-//           y = rotate(x[..., j, ...], table[:, j]) // by cache lines
+//           y = rotate(x[..., j, ...], table[:, j]) // by chunks
 //   }}}}
 //
 // so each head's T rows are read and written as one contiguous block, two
 // heads' blocks at a time. The cos/sin arithmetic and the rotation are the
 // same ops as in the per-token form (bitwise-identical results); the loop
 // order and the table (a tensor: one small buffer per tile once bufferized)
-// differ. Both forms rotate a row in cache-line chunks in ascending address
+// differ. Both forms rotate a row in chunks (chunkLanes) in ascending address
 // order (rotateRow).
 //
 // Sibling ops (Q and K: the same positions, frequencies and token sizes,
@@ -140,11 +140,12 @@ namespace {
 /// token, then the heads of each member in turn.
 class RopeVectorizer {
 public:
-  RopeVectorizer(OpBuilder &b, ArrayRef<ApplyOp> group)
+  RopeVectorizer(OpBuilder &b, ArrayRef<ApplyOp> group, int64_t vectorBytes)
       : b(b), group(group), op(group.front()), loc(op.getLoc()),
-        inputType(op.getInputType()), rank(inputType.getRank()),
-        headDim(op.getHeadDim()), rotaryDim(op.getRotaryDimOrDefault()),
-        numPairs(rotaryDim / 2), tokenDims(op.getTokenDimsOrDefault()),
+        vectorBytes(vectorBytes), inputType(op.getInputType()),
+        rank(inputType.getRank()), headDim(op.getHeadDim()),
+        rotaryDim(op.getRotaryDimOrDefault()), numPairs(rotaryDim / 2),
+        tokenDims(op.getTokenDimsOrDefault()),
         elementType(inputType.getElementType()),
         computeType(getComputeElementType(elementType)), core(op) {
     for (int64_t d = 0; d + 1 < rank; ++d)
@@ -201,7 +202,7 @@ private:
                                    ValueRange tokenIvs, const Hoisted &hoisted);
   /// Rotates the row `rowIvs` (indices into the slice, without the channel
   /// index) of `source` into `dest`; returns the updated `dest`. In chunks
-  /// of `chunk` lanes (one cache line of compute type) in ascending address
+  /// of `chunk` lanes (chunkLanes) in ascending address
   /// order, each chunk's cos/sin from `cosSinChunk`: registers in the
   /// per-token form, the tile's table in the tiled one. Whole-row vectors
   /// (vector<64xf32> for D = 128) are split by LLVM into registers and
@@ -219,8 +220,17 @@ private:
   Value sumOfSquares(OpBuilder &nb, Location nloc,
                      llvm::function_ref<Value(int64_t, int64_t)> load,
                      int64_t chunk);
-  /// Lanes per chunk of rotateRow: one 64-byte cache line of compute type.
+  /// Lanes per chunk of rotateRow: `vectorBytes` of x's element type, or
+  /// (0) one 64-byte cache line of the compute type. rope-to-llvm-cpu asks
+  /// for 32 bytes: with 64-byte vectors of f32 (zmm on AVX-512) every
+  /// access to a row not 64-byte aligned splits two cache lines, which made
+  /// a large f32 rope.apply on Intel Sapphire Rapids 1.2-1.3x slower on
+  /// numpy's arrays (16 bytes into a page) than on aligned ones; bf16 keeps
+  /// 16 lanes (its f32 arithmetic, not memory, sets its time there).
   int64_t chunkLanes() {
+    if (vectorBytes > 0)
+      return std::max<int64_t>(
+          vectorBytes / (elementType.getIntOrFloatBitWidth() / 8), 2);
     return std::max<int64_t>(64 / (computeType.getIntOrFloatBitWidth() / 8), 2);
   }
   /// The slice of `tensor` holding one token, rank-reduced by as many
@@ -246,6 +256,7 @@ private:
   /// than input and init, its token sizes and its head dim.
   ApplyOp op;
   Location loc;
+  int64_t vectorBytes; // see chunkLanes
   RankedTensorType inputType;
   int64_t rank, headDim, rotaryDim, numPairs;
   SmallVector<int64_t> tokenDims, headDims;
@@ -986,7 +997,8 @@ namespace {
 /// token sizes are not statically equal, an `scf.if` compares them at run
 /// time and rotates the members one by one when they differ.
 struct VectorizeRopeApply : OpRewritePattern<ApplyOp> {
-  using OpRewritePattern::OpRewritePattern;
+  VectorizeRopeApply(MLIRContext *context, int64_t vectorBytes)
+      : OpRewritePattern(context), vectorBytes(vectorBytes) {}
 
   LogicalResult matchAndRewrite(ApplyOp op,
                                 PatternRewriter &rewriter) const override {
@@ -1009,7 +1021,7 @@ struct VectorizeRopeApply : OpRewritePattern<ApplyOp> {
     }
     SmallVector<Value> results;
     if (group.size() == 1 || tokenSizesStaticallyEqual(group)) {
-      results = RopeVectorizer(rewriter, group).build();
+      results = RopeVectorizer(rewriter, group, vectorBytes).build();
     } else {
       Location loc = op.getLoc();
       Value equal;
@@ -1029,12 +1041,13 @@ struct VectorizeRopeApply : OpRewritePattern<ApplyOp> {
       auto branch = scf::IfOp::create(rewriter, loc, types, equal,
                                       /*withElseRegion=*/true);
       rewriter.setInsertionPointToStart(branch.thenBlock());
-      scf::YieldOp::create(rewriter, loc,
-                           RopeVectorizer(rewriter, group).build());
+      scf::YieldOp::create(
+          rewriter, loc, RopeVectorizer(rewriter, group, vectorBytes).build());
       rewriter.setInsertionPointToStart(branch.elseBlock());
       SmallVector<Value> alone;
       for (ApplyOp member : group)
-        alone.push_back(RopeVectorizer(rewriter, member).build().front());
+        alone.push_back(
+            RopeVectorizer(rewriter, member, vectorBytes).build().front());
       scf::YieldOp::create(rewriter, loc, alone);
       results.assign(branch.getResults().begin(), branch.getResults().end());
     }
@@ -1042,6 +1055,9 @@ struct VectorizeRopeApply : OpRewritePattern<ApplyOp> {
       rewriter.replaceOp(member, result);
     return success();
   }
+
+private:
+  int64_t vectorBytes; // RopeVectorizer::chunkLanes
 };
 
 /// `rope.cache_write` (V beside a rotated K): one forall iteration per
@@ -1165,12 +1181,21 @@ struct VectorizeCacheWrite : OpRewritePattern<CacheWriteOp> {
 
 struct ConvertRopeToVectorPass
     : rope::impl::ConvertRopeToVectorPassBase<ConvertRopeToVectorPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ConversionTarget target(getContext());
     target.addIllegalOp<ApplyOp, CacheWriteOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    if (vectorBytes < 0) {
+      getOperation()->emitError()
+          << "convert-rope-to-vector: vector-bytes must be >= 0 (0: one "
+             "cache line of the compute type), got "
+          << static_cast<int64_t>(vectorBytes);
+      return signalPassFailure();
+    }
     RewritePatternSet patterns(&getContext());
-    populateRopeToVectorConversionPatterns(patterns);
+    populateRopeToVectorConversionPatterns(patterns, vectorBytes);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();
@@ -1179,6 +1204,7 @@ struct ConvertRopeToVectorPass
 } // namespace
 
 void mlir::rope::populateRopeToVectorConversionPatterns(
-    RewritePatternSet &patterns) {
-  patterns.add<VectorizeRopeApply, VectorizeCacheWrite>(patterns.getContext());
+    RewritePatternSet &patterns, int64_t vectorBytes) {
+  patterns.add<VectorizeRopeApply>(patterns.getContext(), vectorBytes);
+  patterns.add<VectorizeCacheWrite>(patterns.getContext());
 }

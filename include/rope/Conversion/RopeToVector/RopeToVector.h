@@ -21,8 +21,11 @@ namespace rope {
 
 /// Lowers `rope.apply` to an `scf.forall` over tokens whose body computes
 /// (or gathers) cos/sin as vectors of the P/2 frequencies once per token and
-/// rotates every head's row with vector loads, FMAs and stores.
-void populateRopeToVectorConversionPatterns(RewritePatternSet &patterns);
+/// rotates every head's row with vector loads, FMAs and stores, in chunks of
+/// `vectorBytes` of x's element type (0: one 64-byte cache line of the
+/// compute type; the pass option `vector-bytes`).
+void populateRopeToVectorConversionPatterns(RewritePatternSet &patterns,
+                                            int64_t vectorBytes = 0);
 
 } // namespace rope
 } // namespace mlir

@@ -35,10 +35,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import datetime
-import os
 import pathlib
-import statistics
 import sys
 import tempfile
 
@@ -50,7 +47,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "python"))
 
 import cpu_bench  # noqa: E402
-from _source import replace_region, source_line  # noqa: E402
+import _fused_report  # noqa: E402
+from _source import replace_region  # noqa: E402
 import rope_mlir  # noqa: E402
 from rope_mlir import _ir, _jit, cache, fused, kernel, reference  # noqa: E402
 
@@ -237,9 +235,7 @@ def run_row(lib, shape, form, dtype, timing):
     fns["numpy"] = numpy_form
 
     moved = (k.nbytes * 2 + v.nbytes * 2 + (q.nbytes * 2 if q is not None else 0)) // 2
-    src, dst = np.empty(moved, np.uint8), np.empty(moved, np.uint8)
-    src[:] = 1
-    fns["copy"] = lambda: lib.copy_baseline(src.ctypes.data, dst.ctypes.data, moved, 1)
+    fns["copy"] = _fused_report.copy_peer(lib, moved)
     stats = cpu_bench.measure_interleaved(fns, timing)
     return {n: st.median for n, st in stats.items()}
 
@@ -266,26 +262,8 @@ def main(argv=None) -> int:
                         rows.setdefault((shape, form, dtype), []).append(r)
                         print(f"  {shape:8} {form:8} {dtype:4} " +
                               " ".join(f"{n} {r[n] * 1e6:9.1f}" for n in names), file=sys.stderr, flush=True)
-    load = os.getloadavg()[0]
-    lines = [f"kv_cache_bench, {datetime.date.today().isoformat()}: "
-             f"`python3 bench/kv_cache_bench.py {' '.join(argv if argv is not None else sys.argv[1:])}`",
-             "",
-             f"- machine: {cpu_bench.machine_line()}",
-             f"- {source_line()}",
-             f"- single thread; per row the median over {args.repeat} run(s), each of {args.samples} "
-             f"interleaved rounds; 1-minute load average {load:.2f} at the end",
-             "",
-             "| shape | form | dtype | fused raw µs | fused call µs | unfused raw µs | numpy µs | copy µs "
-             "| unfused/fused | of copy |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for (shape, form, dtype), rs in rows.items():
-        med = {n: statistics.median(r[n] for r in rs) for n in names}
-        speedup = statistics.median(r["unfused raw"] / r["fused raw"] for r in rs)
-        of_copy = statistics.median(r["copy"] / r["fused raw"] for r in rs)
-        lines.append(f"| {shape} | {form} | {dtype} | " +
-                     " | ".join(f"{med[n] * 1e6:.1f}" for n in names) +
-                     f" | {speedup:.2f} {'PASS' if speedup >= 1.3 else 'MISS'} "
-                     f"| {of_copy:.2f} {'PASS' if of_copy >= 0.85 else 'MISS'} |")
+    lines = _fused_report.report("kv_cache_bench", argv, args.repeat, args.samples, ("shape", "form", "dtype"),
+                                 rows, names, unfused="unfused raw")
     print("\n".join(lines))
     if args.write_docs:
         replace_region(pathlib.Path(args.write_docs), lines, BEGIN_MARK, END_MARK)

@@ -27,10 +27,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import datetime
-import os
 import pathlib
-import statistics
 import sys
 import tempfile
 
@@ -42,7 +39,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "python"))
 
 import cpu_bench  # noqa: E402
-from _source import replace_region, source_line  # noqa: E402
+import _fused_report  # noqa: E402
+from _source import replace_region  # noqa: E402
 import rope_mlir  # noqa: E402
 from rope_mlir import _jit, mla, reference  # noqa: E402
 
@@ -163,9 +161,7 @@ def run_row(lib, shape, dtype, timing):
     moved_in = (t * H * ROPE + t * (LORA + ROPE)) * item
     moved_out = (t * H * ROPE + t * (LORA + ROPE)) * item
     moved = (moved_in + moved_out) // 2
-    src, dst = np.empty(moved, np.uint8), np.empty(moved, np.uint8)
-    src[:] = 1
-    fns["copy"] = lambda: lib.copy_baseline(src.ctypes.data, dst.ctypes.data, moved, 1)
+    fns["copy"] = _fused_report.copy_peer(lib, moved)
     stats = cpu_bench.measure_interleaved(fns, timing)
     return {n: st.median for n, st in stats.items()}
 
@@ -190,24 +186,8 @@ def main(argv=None) -> int:
                     rows.setdefault((shape, dtype), []).append(r)
                     print(f"  {shape:8} {dtype:4} " + " ".join(f"{n} {r[n] * 1e6:9.1f}" for n in names),
                           file=sys.stderr, flush=True)
-    load = os.getloadavg()[0]
-    lines = [f"mla_bench, {datetime.date.today().isoformat()}: "
-             f"`python3 bench/mla_bench.py {' '.join(argv if argv is not None else sys.argv[1:])}`",
-             "",
-             f"- machine: {cpu_bench.machine_line()}",
-             f"- {source_line()}",
-             f"- single thread; per row the median over {args.repeat} run(s), each of {args.samples} "
-             f"interleaved rounds; 1-minute load average {load:.2f} at the end",
-             "",
-             "| shape | dtype | fused raw µs | fused call µs | unfused µs | numpy µs | copy µs "
-             "| unfused/fused | of copy |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for (shape, dtype), rs in rows.items():
-        med = {n: statistics.median(r[n] for r in rs) for n in names}
-        speedup = statistics.median(r["unfused"] / r["fused raw"] for r in rs)
-        of_copy = statistics.median(r["copy"] / r["fused raw"] for r in rs)
-        lines.append(f"| {shape} | {dtype} | " + " | ".join(f"{med[n] * 1e6:.1f}" for n in names) +
-                     f" | {speedup:.2f} | {of_copy:.2f} |")
+    lines = _fused_report.report("mla_bench", argv, args.repeat, args.samples, ("shape", "dtype"), rows, names,
+                                 unfused="unfused", verdicts=False)
     print("\n".join(lines))
     if args.write_docs:
         replace_region(pathlib.Path(args.write_docs), lines, BEGIN_MARK, END_MARK)

@@ -1,0 +1,58 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""What the fused-form benchmarks (kv_cache_bench, neighbours_bench, mla_bench) share: the copy peer of
+the bytes a fused form must move, and the markdown report with issue 18's two ratios (unfused / fused,
+target >= 1.3; copy / fused, target >= 0.85), written once here so the three tables stay alike."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import statistics
+import sys
+from typing import Callable, Dict, List, Sequence, Tuple
+
+import numpy as np
+
+import cpu_bench
+from _source import source_line
+
+SPEEDUP_TARGET, COPY_TARGET = 1.3, 0.85
+
+
+def copy_peer(lib, moved: int) -> Callable[[], None]:
+    """A STREAM-style copy of `moved` bytes (bench/cpp/rope_baseline.cpp's copy_baseline, one thread)
+    between two buffers of its own."""
+    src, dst = np.empty(moved, np.uint8), np.empty(moved, np.uint8)
+    src[:] = 1
+    return lambda: lib.copy_baseline(src.ctypes.data, dst.ctypes.data, moved, 1)
+
+
+def report(script: str, argv, repeat: int, samples: int, keys: Sequence[str],
+           rows: Dict[Tuple[str, ...], List[Dict[str, float]]], names: Sequence[str], unfused: str,
+           verdicts: bool = True) -> List[str]:
+    """The markdown report: a header naming the command, machine, source and load, then one line per
+    row key (the `keys` columns) with the median of each timed function in `names` (µs) and the
+    medians of unfused / "fused raw" and "copy" / "fused raw", with PASS/MISS when `verdicts`."""
+    load = os.getloadavg()[0]
+    args = " ".join(argv if argv is not None else sys.argv[1:])
+    lines = [f"{script}, {datetime.date.today().isoformat()}: `python3 bench/{script}.py {args}`",
+             "",
+             f"- machine: {cpu_bench.machine_line()}",
+             f"- {source_line()}",
+             f"- single thread; per row the median over {repeat} run(s), each of {samples} "
+             f"interleaved rounds; 1-minute load average {load:.2f} at the end",
+             "",
+             "| " + " | ".join(list(keys) + [f"{n} µs" for n in names] + ["unfused/fused", "of copy"]) + " |",
+             "|" + "---|" * len(keys) + "---:|" * (len(names) + 2)]
+
+    def verdict(value: float, target: float) -> str:
+        return f"{value:.2f} {'PASS' if value >= target else 'MISS'}" if verdicts else f"{value:.2f}"
+
+    for key, rs in rows.items():
+        med = {n: statistics.median(r[n] for r in rs) for n in names}
+        speedup = statistics.median(r[unfused] / r["fused raw"] for r in rs)
+        of_copy = statistics.median(r["copy"] / r["fused raw"] for r in rs)
+        lines.append("| " + " | ".join(list(key) + [f"{med[n] * 1e6:.1f}" for n in names] +
+                                       [verdict(speedup, SPEEDUP_TARGET), verdict(of_copy, COPY_TARGET)])
+                     + " |")
+    return lines

@@ -385,6 +385,41 @@ private:
   const DenseMap<Value, Value> &buffers;
 };
 
+/// A `gpu.launch` over tokens, the geometry of every kernel of this file:
+/// blocks of `blockX` x `blockY` threads (x within a token, y over tokens)
+/// on a 1-D grid of ceil(tokens / blockY) blocks, at least one and at most
+/// `maxBlocks`, the tokens then walked grid-stride from `firstToken` by
+/// `tokenStride`. `body` inserts into the kernel, after these values.
+struct TokenLaunch {
+  OpBuilder body;
+  Value tx;          // threadIdx.x
+  Value firstToken;  // blockIdx.x * blockY + threadIdx.y
+  Value tokenStride; // gridDim.x * blockY
+};
+
+TokenLaunch launchOverTokens(OpBuilder &b, Location loc, Value numTokens,
+                             int64_t blockX, int64_t blockY,
+                             int64_t maxBlocks) {
+  auto index = [&](OpBuilder &ib, int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(ib, loc, v);
+  };
+  Value one = index(b, 1);
+  Value groups =
+      arith::CeilDivUIOp::create(b, loc, numTokens, index(b, blockY));
+  Value grid = arith::MaxUIOp::create(
+      b, loc, one, arith::MinUIOp::create(b, loc, groups, index(b, maxBlocks)));
+  auto launch = gpu::LaunchOp::create(b, loc, grid, one, one, index(b, blockX),
+                                      index(b, blockY), one);
+  OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
+  Value stepY = index(kb, blockY);
+  Value firstToken = arith::AddIOp::create(
+      kb, loc, arith::MulIOp::create(kb, loc, launch.getBlockIds().x, stepY),
+      launch.getThreadIds().y);
+  Value tokenStride =
+      arith::MulIOp::create(kb, loc, launch.getGridSize().x, stepY);
+  return {kb, launch.getThreadIds().x, firstToken, tokenStride};
+}
+
 /// What the fused neighbours need to rotate one group of pairs of one row
 /// (each null when the op has no such neighbour): QK-norm's factor of the
 /// row and the group's norm weights (half layout: the two halves' lanes;
@@ -908,24 +943,13 @@ Value RopeKernelBuilder::build() {
                ? 1
                : std::min<int64_t>(numPairs / width, options.blockSize);
   int64_t blockY = std::max<int64_t>(1, options.blockSize / blockX);
-  Value one = index(b, 1);
-  Value groups =
-      arith::CeilDivUIOp::create(b, loc, numTokens, index(b, blockY));
-  Value grid = arith::MaxUIOp::create(
-      b, loc, one,
-      arith::MinUIOp::create(b, loc, groups, index(b, options.maxBlocks)));
-  auto launch = gpu::LaunchOp::create(b, loc, grid, one, one, index(b, blockX),
-                                      index(b, blockY), one);
-  OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
-  Value tx = launch.getThreadIds().x, ty = launch.getThreadIds().y;
-  Value stepY = index(kb, blockY);
+  TokenLaunch grid =
+      launchOverTokens(b, loc, numTokens, blockX, blockY, options.maxBlocks);
+  OpBuilder &kb = grid.body;
+  Value tx = grid.tx, firstToken = grid.firstToken,
+        tokenStride = grid.tokenStride;
   Value firstJ =
       width == 1 ? tx : arith::MulIOp::create(kb, loc, tx, index(kb, width));
-  Value firstToken = arith::AddIOp::create(
-      kb, loc, arith::MulIOp::create(kb, loc, launch.getBlockIds().x, stepY),
-      ty);
-  Value tokenStride =
-      arith::MulIOp::create(kb, loc, launch.getGridSize().x, stepY);
   // Once per thread: the scalar offset, the cache's rows and, for a
   // length-dependent scheme, the call's length (from device buffers: the
   // kernel is all that runs on the device) and the scheme's state; a
@@ -1083,22 +1107,11 @@ static Value buildCacheWriteKernel(PatternRewriter &b, CacheWriteOp op,
     width /= 2;
   int64_t blockX = std::min<int64_t>(headDim / width, options.blockSize);
   int64_t blockY = std::max<int64_t>(1, options.blockSize / blockX);
-  Value one = index(b, 1);
-  Value groups =
-      arith::CeilDivUIOp::create(b, loc, numTokens, index(b, blockY));
-  Value grid = arith::MaxUIOp::create(
-      b, loc, one,
-      arith::MinUIOp::create(b, loc, groups, index(b, options.maxBlocks)));
-  auto launch = gpu::LaunchOp::create(b, loc, grid, one, one, index(b, blockX),
-                                      index(b, blockY), one);
-  OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
-  Value tx = launch.getThreadIds().x, ty = launch.getThreadIds().y;
-  Value stepY = index(kb, blockY);
-  Value firstToken = arith::AddIOp::create(
-      kb, loc, arith::MulIOp::create(kb, loc, launch.getBlockIds().x, stepY),
-      ty);
-  Value tokenStride =
-      arith::MulIOp::create(kb, loc, launch.getGridSize().x, stepY);
+  TokenLaunch grid =
+      launchOverTokens(b, loc, numTokens, blockX, blockY, options.maxBlocks);
+  OpBuilder &kb = grid.body;
+  Value tx = grid.tx, firstToken = grid.firstToken,
+        tokenStride = grid.tokenStride;
   Value firstChannel =
       width == 1 ? tx : arith::MulIOp::create(kb, loc, tx, index(kb, width));
   Value tensorScale;

@@ -6,6 +6,7 @@
     python3 bench/layout_bench.py --dtypes f32,bf16 --layouts BHSD --forms positions,cache
     python3 bench/layout_bench.py --repeat 3       # the whole table three times, then the medians
     python3 bench/layout_bench.py --repeat 3 --write-docs   # also rewrite its region of docs/PERFORMANCE.md
+    python3 bench/layout_bench.py --smoke --dtypes f32,bf16 # 96 tokens of 3 heads: every row checked (the pytest)
 
 One large shape, 4096 tokens of 32 heads of D = 128, in three memory layouts:
   BSHD  [1, 4096, 32, 128]  token dims (0, 1): a token's heads are contiguous (the default);
@@ -148,11 +149,18 @@ def main(argv=None) -> int:
     parser.add_argument("--pairs", default="half,interleaved", help="pair layouts")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--samples", type=int, default=11)
+    parser.add_argument("--smoke", action="store_true",
+                        help="96 tokens of 3 heads, 3 samples: every row checked and timed, numbers meaningless "
+                             "(the pytest)")
     parser.add_argument("--write-docs", nargs="?", const=str(DOC), default=None, metavar="FILE",
                         help=f"also write the report between {BEGIN_MARK} and {END_MARK} in FILE "
                              "(default: docs/PERFORMANCE.md)")
     args = parser.parse_args(argv)
-    timing = cpu_bench.Timing(samples=args.samples, min_seconds=0.15, max_seconds=3.0, quiesce=0.0)
+    if args.smoke:
+        global SEQ, HEADS
+        SEQ, HEADS, args.samples = 96, 3, 3
+    timing = cpu_bench.Timing(samples=args.samples, min_seconds=0.01 if args.smoke else 0.15, max_seconds=3.0,
+                              quiesce=0.0)
     with tempfile.TemporaryDirectory() as workdir:
         lib = cpu_bench.build_baseline(pathlib.Path(workdir))
         rows = {}
@@ -174,7 +182,8 @@ def main(argv=None) -> int:
                                   file=sys.stderr, flush=True)
     load = os.getloadavg()[0]
     lines = [f"layout_bench, {datetime.date.today().isoformat()}: "
-             f"`python3 bench/layout_bench.py {' '.join(argv if argv is not None else sys.argv[1:])}`",
+             f"`python3 bench/layout_bench.py {' '.join(argv if argv is not None else sys.argv[1:])}`"
+             + (" (smoke mode: numbers meaningless)" if args.smoke else ""),
              "",
              f"- machine: {cpu_bench.machine_line()}",
              f"- {source_line()}",

@@ -203,3 +203,29 @@ def test_neighbours_bench_smoke(tmp_path):
     for row in rows:
         cells = [c.strip() for c in row.strip("|").split("|")]
         assert cells[-2].endswith((" PASS", " MISS")) and cells[-1].endswith((" PASS", " MISS")), row
+
+
+def test_layout_bench_smoke(tmp_path):
+    """bench/layout_bench.py checks every row's output (both placements: numpy's arrays and 64-byte-aligned
+    copies) against float64 before timing it, and writes one row per (layout, positions form, dtype, pair
+    layout) with both placements' columns. A wrong output makes it exit non-zero."""
+    import layout_bench
+
+    doc = tmp_path / "doc.md"
+    doc.write_text(f"x\n{layout_bench.BEGIN_MARK}\nSTALE\n{layout_bench.END_MARK}\ny\n")
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "layout_bench.py"), "--smoke", "--dtypes", "f32,bf16",
+         "--write-docs", str(doc)],
+        cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    region = doc.read_text().split(layout_bench.BEGIN_MARK, 1)[1].split(layout_bench.END_MARK, 1)[0]
+    assert "STALE" not in region and "(smoke mode" in region
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in region.splitlines()
+            if line.startswith(("| BSHD", "| BHSD", "| flat"))]
+    expected = {(layout, form, dtype, pair) for layout in layout_bench.LAYOUTS for form in layout_bench.FORMS
+                for dtype in ("f32", "bf16") for pair in ("half", "interleaved")
+                if not (form == "row_offset" and layout == "flat")}
+    assert {tuple(row[:4]) for row in rows} == expected and len(rows) == len(expected)
+    for row in rows:
+        assert len(row) == 11, row
+        assert all(float(cell) > 0 for cell in row[4:]), row

@@ -559,3 +559,16 @@ def test_large_fresh_results_are_64_byte_aligned():
     assert _arrays.empty((0, 1 << 22), np.float64).shape == (0, 1 << 22)
     big = _arrays.empty((1 << 18,), np.float32)
     assert big.shape == (1 << 18,) and big.ctypes.data % 64 == 0
+
+
+def test_aligned_empty_refuses_what_numpy_refuses():
+    # _arrays.empty takes what np.empty takes and fails as it does, large
+    # or small: a negative size or a non-dtype never yields a buffer.
+    from rope_mlir import _arrays
+    for shape in ((-1, 4), (1 << 21, -2), (-(1 << 30),)):
+        with pytest.raises(ValueError, match="negative"):
+            _arrays.empty(shape, np.float32)
+    with pytest.raises(TypeError):
+        _arrays.empty((4, 4), "not-a-dtype")
+    with pytest.raises(TypeError):
+        _arrays.empty((1 << 20, 4), object())

@@ -497,15 +497,15 @@ Value RopeVectorizer::rotateRow(OpBuilder &nb, Location nloc, Value source,
         dest, at(channel));
   };
   if (op.getLayout() == Layout::half) {
-    // Every chunk of the row rotated first, then stored in ascending
-    // address order: the first half's chunks, then the second half's.
-    // Storing each pair's two chunks together (k, then P/2 + k) alternates
-    // between the halves, and on Intel (Sapphire Rapids) with rows not
-    // 64-byte aligned (numpy's large arrays start 16 bytes into a page)
-    // every store then splits a line left half-written by a store several
-    // stores back: 1.7x slower than the same row stored in order.
-    // In place the first half is not written either before every chunk
-    // of the row is read (the second half's loads would see it).
+    // Stores in ascending address order: the first half's chunks as they
+    // are rotated, the second half's after the last of them. Storing each
+    // pair's two chunks together (k, then P/2 + k) alternates between the
+    // halves, and on Intel (Sapphire Rapids) with rows not 64-byte aligned
+    // (numpy's large arrays start 16 bytes into a page) every store then splits
+    // a line left half-written by a store several stores back: 1.7x slower than
+    // the same row stored in order. In place the first half is not written
+    // either before every chunk of the row is read (the second half's loads
+    // would see it).
     SmallVector<std::pair<int64_t, Value>> firstHalf, secondHalf;
     for (int64_t k = 0; k < numPairs; k += chunk) {
       int64_t size = std::min(chunk, numPairs - k);

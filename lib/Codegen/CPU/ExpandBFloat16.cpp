@@ -22,11 +22,10 @@
 // the bitcast to bf16 into that select (its constant arm folds), and a
 // select of <N x bfloat> has no vector form on x86 without AVX512-BF16: it
 // is split into one vucomiss/cmov and one 2-byte store per element, which
-// made a bf16 rope.apply ~3x slower than f32. Here NaN is an integer
-// compare on the bits ((bits & 0x7fffffff) > 0x7f800000) and the select is
-// on the i32 values before the truncation to i16: a vector compare and
-// blend with the mask of its own width, then one pack; nothing folds it
-// into bf16.
+// made a bf16 rope.apply ~3x slower than f32. Here the select is on the
+// i32 values before the truncation to i16 (NaN found by an unordered compare
+// of the f32 value with itself): a vector compare and blend with the mask of
+// its own width, then one pack; nothing folds it into bf16.
 //
 // Run again on the LLVM dialect (rope-to-llvm-cpu does, at its end), the
 // pass also gives every load and store of a bf16 vector the i16 vector type
@@ -44,6 +43,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -56,6 +56,44 @@ namespace mlir::rope {
 using namespace mlir;
 
 namespace {
+/// A splat i32 constant shaped like `like` (or a scalar).
+static Value i32Constant(PatternRewriter &rewriter, Location loc, Type like,
+                         int64_t value) {
+  TypedAttr attr = rewriter.getI32IntegerAttr(static_cast<int32_t>(value));
+  if (auto shaped = dyn_cast<ShapedType>(like))
+    attr = SplatElementsAttr::get(shaped.clone(rewriter.getI32Type()), attr);
+  return arith::ConstantOp::create(rewriter, loc, attr);
+}
+
+/// f32 `x` rounded to bf16, as i32 bits whose high half is the bf16 value
+/// (round to nearest even, NaN -> 0x7fc0) and whose low half is not zero:
+/// the one rounding rule of both patterns below. NaN is found by an
+/// unordered compare of x with itself (one vcmpps on x86) and selected among
+/// i32 values (see the file comment).
+static Value roundedHighHalf(PatternRewriter &rewriter, Location loc, Value x) {
+  Type type = x.getType();
+  Type i32Type = type;
+  if (auto shaped = dyn_cast<ShapedType>(type))
+    i32Type = shaped.clone(rewriter.getI32Type());
+  else
+    i32Type = rewriter.getI32Type();
+  auto constant = [&](int64_t value) {
+    return i32Constant(rewriter, loc, type, value);
+  };
+  Value bits = arith::BitcastOp::create(rewriter, loc, i32Type, x);
+  Value isNan =
+      arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::UNO, x, x);
+  // 0x7fff or 0x8000 by bit 16: ties round to even; a carry into the
+  // exponent is the correct rounding up (infinities have no mantissa).
+  Value bit16 = arith::AndIOp::create(
+      rewriter, loc, arith::ShRUIOp::create(rewriter, loc, bits, constant(16)),
+      constant(1));
+  Value bias = arith::AddIOp::create(rewriter, loc, bit16, constant(0x7fff));
+  Value rounded = arith::AddIOp::create(rewriter, loc, bits, bias);
+  return arith::SelectOp::create(rewriter, loc, isNan, constant(0x7fc00000),
+                                 rounded);
+}
+
 /// f32 -> bf16 round to nearest even, NaN -> 0x7fc0, as integer arithmetic
 /// whose select stays on i32 (see the file comment).
 struct TruncFToBFloat16 : OpRewritePattern<arith::TruncFOp> {
@@ -72,39 +110,89 @@ struct TruncFToBFloat16 : OpRewritePattern<arith::TruncFOp> {
     if (op.getRoundingmodeAttr())
       return rewriter.notifyMatchFailure(op, "not the default rounding");
     Location loc = op.getLoc();
-    Type i32 = rewriter.getI32Type();
-    Type i16 = rewriter.getI16Type();
-    auto like = [&](Type element) -> Type {
-      if (auto shaped = dyn_cast<ShapedType>(operandType))
-        return shaped.clone(element);
-      return element;
-    };
-    Type i32Type = like(i32), i16Type = like(i16);
-    auto constant = [&](int64_t value) -> Value {
-      TypedAttr attr = rewriter.getI32IntegerAttr(value);
-      if (auto shaped = dyn_cast<ShapedType>(i32Type))
-        attr = SplatElementsAttr::get(shaped, attr);
-      return arith::ConstantOp::create(rewriter, loc, attr);
-    };
-    Value bits = arith::BitcastOp::create(rewriter, loc, i32Type, op.getIn());
-    Value magnitude =
-        arith::AndIOp::create(rewriter, loc, bits, constant(0x7fffffff));
-    Value isNan =
-        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ugt,
-                              magnitude, constant(0x7f800000));
-    Value c16 = constant(16);
-    // 0x7fff or 0x8000 by bit 16: ties round to even; a carry into the
-    // exponent is the correct rounding up (infinities have no mantissa).
-    Value bit16 = arith::AndIOp::create(
-        rewriter, loc, arith::ShRUIOp::create(rewriter, loc, bits, c16),
-        constant(1));
-    Value bias = arith::AddIOp::create(rewriter, loc, bit16, constant(0x7fff));
-    Value rounded = arith::ShRUIOp::create(
-        rewriter, loc, arith::AddIOp::create(rewriter, loc, bits, bias), c16);
-    Value selected = arith::SelectOp::create(rewriter, loc, isNan,
-                                             constant(0x7fc0), rounded);
-    Value narrow = arith::TruncIOp::create(rewriter, loc, i16Type, selected);
+    Type i16Type = rewriter.getI16Type();
+    if (auto shaped = dyn_cast<ShapedType>(operandType))
+      i16Type = shaped.clone(i16Type);
+    Value high = arith::ShRUIOp::create(
+        rewriter, loc, roundedHighHalf(rewriter, loc, op.getIn()),
+        i32Constant(rewriter, loc, operandType, 16));
+    Value narrow = arith::TruncIOp::create(rewriter, loc, i16Type, high);
     rewriter.replaceOpWithNewOp<arith::BitcastOp>(op, resultType, narrow);
+    return success();
+  }
+};
+
+/// The lanes of a bf16 vector split into even and odd, widened:
+///   arith.extf (vector.deinterleave %v)#0 : vector<N x f32>
+/// is the even lanes' bits shifted into the high half of the 32-bit words
+/// of %v (vector<2N x bf16> as vector<N x i32>), and the odd lanes (#1) are
+/// those words with their low half cleared: one shift or one mask per N
+/// lanes, no lane moves (little-endian: lane 2j is the low half of word j).
+/// Convert-rope-to-vector rotates bf16 rows in this form.
+struct WidenBFloat16WordLanes : OpRewritePattern<arith::ExtFOp> {
+  WidenBFloat16WordLanes(MLIRContext *context)
+      : OpRewritePattern(context, /*benefit=*/3) {}
+
+  LogicalResult matchAndRewrite(arith::ExtFOp op,
+                                PatternRewriter &rewriter) const override {
+    auto lanes = op.getIn().getDefiningOp<vector::DeinterleaveOp>();
+    auto resultType = dyn_cast<VectorType>(op.getType());
+    if (!lanes || !resultType || !resultType.getElementType().isF32())
+      return rewriter.notifyMatchFailure(op, "not an extf of lanes to f32");
+    VectorType sourceType = lanes.getSourceVectorType();
+    if (!sourceType.getElementType().isBF16() || sourceType.getRank() != 1 ||
+        sourceType.isScalable())
+      return rewriter.notifyMatchFailure(op, "not 1-D bf16 lanes");
+    bool even = op.getIn() == lanes.getRes1();
+    Location loc = op.getLoc();
+    VectorType wordType = resultType.clone(rewriter.getI32Type());
+    Value words =
+        vector::BitCastOp::create(rewriter, loc, wordType, lanes.getSource());
+    Value high =
+        even ? arith::ShLIOp::create(rewriter, loc, words,
+                                     i32Constant(rewriter, loc, wordType, 16))
+                   .getResult()
+             : arith::AndIOp::create(
+                   rewriter, loc, words,
+                   i32Constant(rewriter, loc, wordType, 0xffff0000))
+                   .getResult();
+    rewriter.replaceOpWithNewOp<arith::BitcastOp>(op, resultType, high);
+    return success();
+  }
+};
+
+/// The inverse: two f32 vectors rounded to bf16 and interleaved,
+///   vector.interleave (arith.truncf %a), (arith.truncf %b)
+/// is the words (rounded(a) >> 16) | (rounded(b) & 0xffff0000) viewed as
+/// vector<2N x bf16>: a shift and an and-or per 2N lanes instead of a
+/// narrowing per N lanes and a word shuffle. The rounding is
+/// roundedHighHalf's.
+struct NarrowBFloat16WordLanes : OpRewritePattern<vector::InterleaveOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::InterleaveOp op,
+                                PatternRewriter &rewriter) const override {
+    auto even = op.getLhs().getDefiningOp<arith::TruncFOp>();
+    auto odd = op.getRhs().getDefiningOp<arith::TruncFOp>();
+    if (!even || !odd)
+      return rewriter.notifyMatchFailure(op, "not an interleave of truncf");
+    auto halfType = dyn_cast<VectorType>(even.getIn().getType());
+    if (!halfType || halfType != odd.getIn().getType() ||
+        !halfType.getElementType().isF32() || halfType.getRank() != 1 ||
+        halfType.isScalable() ||
+        !op.getResultVectorType().getElementType().isBF16() ||
+        even.getRoundingmodeAttr() || odd.getRoundingmodeAttr())
+      return rewriter.notifyMatchFailure(op, "not 1-D f32 -> bf16 halves");
+    Location loc = op.getLoc();
+    Value low = arith::ShRUIOp::create(
+        rewriter, loc, roundedHighHalf(rewriter, loc, even.getIn()),
+        i32Constant(rewriter, loc, halfType, 16));
+    Value high = arith::AndIOp::create(
+        rewriter, loc, roundedHighHalf(rewriter, loc, odd.getIn()),
+        i32Constant(rewriter, loc, halfType, 0xffff0000));
+    Value words = arith::OrIOp::create(rewriter, loc, low, high);
+    rewriter.replaceOpWithNewOp<vector::BitCastOp>(op, op.getResultVectorType(),
+                                                   words);
     return success();
   }
 };
@@ -146,6 +234,14 @@ struct RopeExpandBFloat16Pass
   using Base::Base;
 
   void runOnOperation() override {
+    // First the word-lane forms, whose roots' operands the one-op patterns
+    // below would otherwise rewrite first.
+    RewritePatternSet wordLanes(&getContext());
+    wordLanes.add<WidenBFloat16WordLanes>(&getContext());
+    if (truncation == rope::BFloat16Truncation::Bits)
+      wordLanes.add<NarrowBFloat16WordLanes>(&getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(wordLanes))))
+      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     if (truncation == rope::BFloat16Truncation::Target) {
       // Only the extension: the truncation stays an arith.truncf, which

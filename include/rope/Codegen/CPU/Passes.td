@@ -154,14 +154,22 @@ def RopeExpandBFloat16Pass : Pass<"rope-expand-bf16"> {
     `arith-expand`, without its other rewrites). On x86 without AVX512-BF16
     LLVM otherwise calls `__truncsfbf2` once per element, vectors included.
     The f32 -> bf16 rounding is this pass's own pattern, bit-identical to
-    upstream's but with NaN found by an integer compare on the bits and the
-    quiet NaN selected among i32 values before the truncation to i16 (LLVM
+    upstream's but with the quiet NaN selected among i32 values before the
+    truncation to i16 (LLVM
     turns upstream's i16 select into a select of bf16 vectors, which x86
     scalarizes). On the LLVM dialect it also gives `llvm.load` and
     `llvm.store` of bf16 vectors the i16 vector type of the same bits (with
     `llvm.bitcast`s), as x86 moves parts of a bf16 vector copy 2 bytes at a
     time. `rope-to-llvm-cpu` runs it before the conversion to LLVM and again
     at its end.
+
+    Two word-lane forms come first: `arith.extf` of the even (odd) lanes of a
+    bf16 vector (`vector.deinterleave` results) is a shift (a mask) of the
+    vector's 32-bit words, and with `truncation=bits` a `vector.interleave`
+    of two `arith.truncf` to bf16 is one or of the two roundings' words (the
+    first shifted down, the second masked), so no lane moves at all:
+    `convert-rope-to-vector` rotates bf16 rows in this form (little-endian
+    targets).
 
     `truncation=target` leaves `arith.truncf` f32 -> bf16 to the target:
     for a host with AVX512-BF16 (Intel Sapphire Rapids and later, AMD Zen 4
@@ -182,7 +190,8 @@ def RopeExpandBFloat16Pass : Pass<"rope-expand-bf16"> {
                         "left to the target's conversion (AVX512-BF16: "
                         "subnormal results flushed to zero)"))}]>
   ];
-  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 #endif // ROPE_CODEGEN_CPU_PASSES_TD

@@ -87,7 +87,9 @@
 // the pairing is explicit: for the `half` layout the two members are the
 // contiguous halves x[0:P/2] and x[P/2:P]; for `interleaved` one contiguous
 // load of x[0:P] is combined with its pair-swapped shuffle and cos/sin
-// spread over the lanes.
+// spread over the lanes. bf16 rows go through word lanes instead (the
+// chunk's even and odd lanes as two f32 halves; see wordLanes), which
+// rope-expand-bf16 turns into shifts and masks of 32-bit words.
 //
 //===----------------------------------------------------------------------===//
 
@@ -151,6 +153,11 @@ public:
     for (int64_t d = 0; d + 1 < rank; ++d)
       if (!llvm::is_contained(tokenDims, d))
         headDims.push_back(d);
+    wordLanes = computeType.isF32() && llvm::all_of(group, [](ApplyOp m) {
+                  return m.getInputType().getElementType().isBF16() &&
+                         m.getStorageElementType().isBF16() &&
+                         !m.getNormWeight() && !m.getQuantScale();
+                });
   }
 
   /// One result per member of the group.
@@ -193,8 +200,9 @@ private:
   /// One forall iteration per tile of the last token dim, cos/sin of the
   /// tile's tokens in a stack buffer, heads outer and tokens inner.
   SmallVector<Value> buildTiled(const Hoisted &hoisted);
-  /// Lanes [lane, lane + size) of a row's cos and sin (per pair for half,
-  /// spread over the lanes for interleaved).
+  /// Lanes [lane, lane + size) of a row's cos and sin: per pair for half
+  /// (in wordLaneOrder with word lanes), spread over the lanes for
+  /// interleaved (per pair with word lanes).
   using CosSinChunk = llvm::function_ref<std::pair<Value, Value>(
       OpBuilder &, Location, int64_t lane, int64_t size)>;
   /// (cos, sin) as vector<P/2 x computeType> for the token at `tokenIvs`.
@@ -214,6 +222,21 @@ private:
   Value rotateRow(OpBuilder &nb, Location nloc, Value source, Value dest,
                   ValueRange rowIvs, CosSinChunk cosSinChunk, int64_t chunk,
                   const RowNeighbours &neighbours);
+  /// Half pairs in word lanes: `cos` and `sin` (vector<P/2>, one lane per
+  /// pair) with each rotateRow chunk's even pairs first and its odd pairs
+  /// after them (a chunk of odd size as it is): the order in which that
+  /// chunk's words split (wordLaneOrder).
+  std::pair<Value, Value> orderForWordLanes(OpBuilder &nb, Location nloc,
+                                            Value cos, Value sin);
+  SmallVector<int64_t> wordLaneOrder();
+  /// The even and odd lanes of a bf16 vector of an even number of lanes,
+  /// each widened to f32 (rope-expand-bf16: a shift and a mask of its
+  /// words).
+  std::pair<Value, Value> splitWordLanes(OpBuilder &nb, Location nloc,
+                                         Value words);
+  /// The inverse: f32 `even` and `odd` rounded to bf16 and interleaved
+  /// (rope-expand-bf16: one or of the two roundings' words).
+  Value joinWordLanes(OpBuilder &nb, Location nloc, Value even, Value odd);
   /// The sum of x^2 (compute type) over a row's D channels read by `load`
   /// (channel, lanes), in chunks of `chunk` lanes accumulated into one
   /// vector and reduced once.
@@ -225,13 +248,21 @@ private:
   /// for 32 bytes: with 64-byte vectors of f32 (zmm on AVX-512) every
   /// access to a row not 64-byte aligned splits two cache lines, which made
   /// a large f32 rope.apply on Intel Sapphire Rapids 1.2-1.3x slower on
-  /// numpy's arrays (16 bytes into a page) than on aligned ones; bf16 keeps
-  /// 16 lanes (its f32 arithmetic, not memory, sets its time there).
+  /// numpy's arrays (16 bytes into a page) than on aligned ones. In word
+  /// lanes a chunk is at least 64 bytes of bf16 (halves of 16 f32 lanes):
+  /// on Sapphire Rapids, cache-resident ([1, 64, 32, 128], 64-byte
+  /// aligned), 23.5 us against 33-35 us with 32-byte chunks, and 31-39 us
+  /// for the 16-lane chunks without word lanes.
   int64_t chunkLanes() {
-    if (vectorBytes > 0)
-      return std::max<int64_t>(
-          vectorBytes / (elementType.getIntOrFloatBitWidth() / 8), 2);
-    return std::max<int64_t>(64 / (computeType.getIntOrFloatBitWidth() / 8), 2);
+    int64_t elementBytes = elementType.getIntOrFloatBitWidth() / 8;
+    int64_t lanes =
+        vectorBytes > 0
+            ? std::max<int64_t>(vectorBytes / elementBytes, 2)
+            : std::max<int64_t>(64 / (computeType.getIntOrFloatBitWidth() / 8),
+                                2);
+    if (wordLanes)
+      lanes = std::max<int64_t>(lanes, 64 / elementBytes);
+    return lanes;
   }
   /// The slice of `tensor` holding one token, rank-reduced by as many
   /// dims as there are token dims.
@@ -265,6 +296,19 @@ private:
   TensorOperandReader reader;
   /// Per member of the group, in order (build).
   SmallVector<Neighbours> neighbours;
+  /// bf16 rows rotated in word lanes: each chunk of 2N bf16 lanes is split
+  /// into its even and odd lanes (N f32 each), rotated, and joined again.
+  /// rope-expand-bf16 makes the split a shift and a mask of the chunk's
+  /// 32-bit words and the join one or of the two roundings, where widening
+  /// and narrowing N lanes at a time takes a vpmovzxwd and a vpmovdw per N
+  /// lanes (one shuffle port on x86: the bf16 kernel's bottleneck). Pairs
+  /// then sit in the same lane of the two halves: interleaved pairs (2j,
+  /// 2j + 1) become the two halves themselves (no lane swap, cos/sin not
+  /// spread); half pairs (j, P/2 + j) keep their chunk structure, with
+  /// cos/sin in the order of the split (orderForWordLanes). Every member
+  /// bf16 in and out, with no QK-norm (its weights would need the order
+  /// too) and no quantized store.
+  bool wordLanes = false;
 };
 
 } // namespace
@@ -450,6 +494,50 @@ Value RopeVectorizer::sumOfSquares(
   return tail ? arith::AddFOp::create(nb, nloc, sum, tail).getResult() : sum;
 }
 
+SmallVector<int64_t> RopeVectorizer::wordLaneOrder() {
+  SmallVector<int64_t> order;
+  int64_t chunk = chunkLanes();
+  for (int64_t k = 0; k < numPairs; k += chunk) {
+    int64_t size = std::min(chunk, numPairs - k);
+    int64_t step = size % 2 ? 1 : 2;
+    for (int64_t first = 0; first < step; ++first)
+      for (int64_t lane = first; lane < size; lane += step)
+        order.push_back(k + lane);
+  }
+  return order;
+}
+
+std::pair<Value, Value> RopeVectorizer::orderForWordLanes(OpBuilder &nb,
+                                                          Location nloc,
+                                                          Value cos,
+                                                          Value sin) {
+  SmallVector<int64_t> order = wordLaneOrder();
+  if (llvm::equal(order, llvm::seq<int64_t>(0, numPairs)))
+    return {cos, sin};
+  auto shuffle = [&](Value v) -> Value {
+    return vector::ShuffleOp::create(nb, nloc, v, v, order);
+  };
+  return {shuffle(cos), shuffle(sin)};
+}
+
+std::pair<Value, Value>
+RopeVectorizer::splitWordLanes(OpBuilder &nb, Location nloc, Value words) {
+  // arith.extf of each half, not convertFloat's integer widening:
+  // rope-expand-bf16 rewrites the pair into word arithmetic (LLVM alone
+  // splits a bf16 shuffle into one word extraction per lane).
+  auto lanes = vector::DeinterleaveOp::create(nb, nloc, words);
+  VectorType wide = lanes.getResultVectorType().clone(computeType);
+  return {arith::ExtFOp::create(nb, nloc, wide, lanes.getRes1()),
+          arith::ExtFOp::create(nb, nloc, wide, lanes.getRes2())};
+}
+
+Value RopeVectorizer::joinWordLanes(OpBuilder &nb, Location nloc, Value even,
+                                    Value odd) {
+  return vector::InterleaveOp::create(nb, nloc,
+                                      convertFloat(nb, nloc, even, elementType),
+                                      convertFloat(nb, nloc, odd, elementType));
+}
+
 Value RopeVectorizer::rotateRow(OpBuilder &nb, Location nloc, Value source,
                                 Value dest, ValueRange rowIvs,
                                 CosSinChunk cosSinChunk, int64_t chunk,
@@ -470,6 +558,10 @@ Value RopeVectorizer::rotateRow(OpBuilder &nb, Location nloc, Value source,
         nb, nloc,
         readVector(nb, nloc, inPlace ? dest : source, at(channel), size),
         computeType);
+  };
+  // The stored bf16 lanes themselves (word lanes).
+  auto loadWords = [&](int64_t channel, int64_t size) {
+    return readVector(nb, nloc, inPlace ? dest : source, at(channel), size);
   };
   // QK-norm: the row's factor from a first pass over its D channels; each
   // chunk loaded for the rotation is then normalized with its weights.
@@ -509,11 +601,31 @@ Value RopeVectorizer::rotateRow(OpBuilder &nb, Location nloc, Value source,
     SmallVector<std::pair<int64_t, Value>> firstHalf, secondHalf;
     for (int64_t k = 0; k < numPairs; k += chunk) {
       int64_t size = std::min(chunk, numPairs - k);
-      Value x1 = loadNormalized(k, size),
-            x2 = loadNormalized(numPairs + k, size);
-      auto [cos, sin] = cosSinChunk(nb, nloc, k, size);
-      // (x1 + i x2)(c + i s), with the rounding of every lowering.
-      auto [y1, y2] = rotatePair(nb, nloc, x1, x2, cos, sin);
+      Value y1, y2;
+      if (wordLanes && size % 2 == 0) {
+        // The chunk's even pairs, then its odd ones (orderForWordLanes).
+        auto [x1Even, x1Odd] = splitWordLanes(nb, nloc, loadWords(k, size));
+        auto [x2Even, x2Odd] =
+            splitWordLanes(nb, nloc, loadWords(numPairs + k, size));
+        auto [cos, sin] = cosSinChunk(nb, nloc, k, size);
+        auto part = [&](Value v, int64_t first) -> Value {
+          return vector::ExtractStridedSliceOp::create(
+              nb, nloc, v, ArrayRef<int64_t>{first},
+              ArrayRef<int64_t>{size / 2}, ArrayRef<int64_t>{1});
+        };
+        auto [y1Even, y2Even] =
+            rotatePair(nb, nloc, x1Even, x2Even, part(cos, 0), part(sin, 0));
+        auto [y1Odd, y2Odd] = rotatePair(
+            nb, nloc, x1Odd, x2Odd, part(cos, size / 2), part(sin, size / 2));
+        y1 = joinWordLanes(nb, nloc, y1Even, y1Odd);
+        y2 = joinWordLanes(nb, nloc, y2Even, y2Odd);
+      } else {
+        Value x1 = loadNormalized(k, size),
+              x2 = loadNormalized(numPairs + k, size);
+        auto [cos, sin] = cosSinChunk(nb, nloc, k, size);
+        // (x1 + i x2)(c + i s), with the rounding of every lowering.
+        std::tie(y1, y2) = rotatePair(nb, nloc, x1, x2, cos, sin);
+      }
       if (inPlace)
         firstHalf.push_back({k, y1});
       else
@@ -533,6 +645,15 @@ Value RopeVectorizer::rotateRow(OpBuilder &nb, Location nloc, Value source,
     int64_t evenChunk = std::max<int64_t>(chunk - chunk % 2, 2);
     for (int64_t k = 0; k < rotaryDim; k += evenChunk) {
       int64_t size = std::min(evenChunk, rotaryDim - k);
+      if (wordLanes) {
+        // The pairs' first and second members are the chunk's even and
+        // odd lanes; cos/sin one per pair (not spread).
+        auto [first, second] = splitWordLanes(nb, nloc, loadWords(k, size));
+        auto [cos, sin] = cosSinChunk(nb, nloc, k / 2, size / 2);
+        auto [y1, y2] = rotatePair(nb, nloc, first, second, cos, sin);
+        store(joinWordLanes(nb, nloc, y1, y2), k);
+        continue;
+      }
       Value x = loadNormalized(k, size);
       auto [cos, sin] = cosSinChunk(nb, nloc, k, size);
       store(rotateInterleavedLanes(nb, nloc, x, cos, sin), k);
@@ -604,8 +725,10 @@ SmallVector<Value> RopeVectorizer::buildPerToken(const Hoisted &hoisted) {
   // Once per token for every member of the group.
   Value cos, sin;
   std::tie(cos, sin) = cosSinOf(nb, loc, tokenIvs, hoisted);
-  if (op.getLayout() == Layout::interleaved)
+  if (op.getLayout() == Layout::interleaved && !wordLanes)
     std::tie(cos, sin) = spreadForInterleavedLanes(nb, loc, cos, sin);
+  else if (op.getLayout() == Layout::half && wordLanes)
+    std::tie(cos, sin) = orderForWordLanes(nb, loc, cos, sin);
 
   // The token's cos/sin are vectors in registers: chunks are slices.
   auto registerChunk = [&](OpBuilder &cb, Location cloc, int64_t lane,
@@ -789,6 +912,8 @@ SmallVector<Value> RopeVectorizer::buildTiled(const Hoisted &hoisted) {
         SmallVector<Value> tokenIvs(ArrayRef<Value>(ivs).drop_back());
         tokenIvs.push_back(arith::AddIOp::create(fb, loc, first, j));
         auto [c, s] = cosSinOf(fb, loc, tokenIvs, hoisted);
+        if (wordLanes && !interleaved)
+          std::tie(c, s) = orderForWordLanes(fb, loc, c, s);
         Value next =
             writeVector(fb, loc, c, args.front(), ValueRange{zero, j, zero});
         next = writeVector(fb, loc, s, next, ValueRange{sinRow, j, zero});
@@ -849,8 +974,10 @@ SmallVector<Value> RopeVectorizer::buildTiled(const Hoisted &hoisted) {
           // The table holds one cos/sin per pair (interleaved too: half the
           // size, so as long a tile as for half pairs); spread them over the
           // chunk's lanes here (a shuffle and a negation, exact).
-          int64_t pairLane = interleaved ? lane / 2 : lane;
-          int64_t pairs = interleaved ? size / 2 : size;
+          // (Word lanes ask for pairs, in the table's order.)
+          bool spread = interleaved && !wordLanes;
+          int64_t pairLane = spread ? lane / 2 : lane;
+          int64_t pairs = spread ? size / 2 : size;
           auto read = [&](int64_t which) {
             return readVector(
                 cb, cloc, table,
@@ -859,7 +986,7 @@ SmallVector<Value> RopeVectorizer::buildTiled(const Hoisted &hoisted) {
                            arith::ConstantIndexOp::create(cb, cloc, pairLane)},
                 pairs);
           };
-          if (interleaved)
+          if (spread)
             return spreadForInterleavedLanes(cb, cloc, read(0), read(1));
           return {read(0), read(1)};
         };

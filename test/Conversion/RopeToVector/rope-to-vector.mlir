@@ -358,9 +358,13 @@ func.func @pregathered_cache(%x: tensor<2x8x4x8xf32>, %cos: tensor<2x8x4xf32>, %
 
 // -----
 
-// bf16 data and bf16 cache: bf16 vectors are widened exactly to f32 by
-// bitcast to i16, zero-extension to i32, shift left by 16, bitcast to f32;
-// the arithmetic is f32 and each result is truncated to bf16 once, just
+// bf16 data and bf16 cache: the cache's bf16 vectors are widened exactly
+// to f32 by bitcast to i16, zero-extension to i32, shift left by 16, bitcast
+// to f32. x's rows are rotated in word lanes: each chunk of a half split
+// into its even and odd pairs (vector.deinterleave, then arith.extf, which
+// rope-expand-bf16 makes a shift and a mask of the 32-bit words), cos/sin
+// put in that order once per token, the arithmetic in f32, and each result
+// truncated to bf16 once and the halves joined (vector.interleave) just
 // before its write.
 
 // CHECK-LABEL: func.func @bf16_cache(
@@ -377,22 +381,35 @@ func.func @pregathered_cache(%x: tensor<2x8x4x8xf32>, %cos: tensor<2x8x4xf32>, %
 //       CHECK:     arith.bitcast %[[SR]] : vector<4xbf16> to vector<4xi16>
 //       CHECK:     %[[SF:.*]] = arith.bitcast %{{.*}} : vector<4xi32> to vector<4xf32>
 //       CHECK:     scf.yield %[[CF]], %[[SF]] : vector<4xf32>, vector<4xf32>
+//       CHECK:     %[[CO:.*]] = vector.shuffle %[[CSIF]]#0, %[[CSIF]]#0 [0, 2, 1, 3] : vector<4xf32>, vector<4xf32>
+//       CHECK:     %[[SO:.*]] = vector.shuffle %[[CSIF]]#1, %[[CSIF]]#1 [0, 2, 1, 3] : vector<4xf32>, vector<4xf32>
 //       CHECK:     scf.for %[[H:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<4x8xbf16>) {
 //       CHECK:       %[[X1R:.*]] = vector.transfer_read %{{.*}}[%[[H]], %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<4x8xbf16>, vector<4xbf16>
-//       CHECK:       %[[X1I:.*]] = arith.bitcast %[[X1R]] : vector<4xbf16> to vector<4xi16>
-//       CHECK:       %[[X1E:.*]] = arith.extui %[[X1I]] : vector<4xi16> to vector<4xi32>
-//       CHECK:       %[[X1S:.*]] = arith.shli %[[X1E]], %{{.*}} : vector<4xi32>
-//       CHECK:       %[[X1:.*]] = arith.bitcast %[[X1S]] : vector<4xi32> to vector<4xf32>
+//       CHECK:       %[[X1E:.*]], %[[X1O:.*]] = vector.deinterleave %[[X1R]] : vector<4xbf16> -> vector<2xbf16>
+//       CHECK:       %[[X1EF:.*]] = arith.extf %[[X1E]] : vector<2xbf16> to vector<2xf32>
+//       CHECK:       %[[X1OF:.*]] = arith.extf %[[X1O]] : vector<2xbf16> to vector<2xf32>
 //       CHECK:       %[[X2R:.*]] = vector.transfer_read %{{.*}}[%[[H]], %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<4x8xbf16>, vector<4xbf16>
-//       CHECK:       %[[X2:.*]] = arith.bitcast %{{.*}} : vector<4xi32> to vector<4xf32>
-//       CHECK:       %[[X1C:.*]] = arith.mulf %[[X1]], %[[CSIF]]#0 : vector<4xf32>
-//       CHECK:       %[[Y1:.*]] = math.fma %[[X2]], %{{.*}}, %[[X1C]] : vector<4xf32>
-//       CHECK:       %[[X2C:.*]] = arith.mulf %[[X2]], %[[CSIF]]#0 : vector<4xf32>
-//       CHECK:       %[[Y2:.*]] = math.fma %[[X1]], %[[CSIF]]#1, %[[X2C]] : vector<4xf32>
-//       CHECK:       %[[Y1B:.*]] = arith.truncf %[[Y1]] : vector<4xf32> to vector<4xbf16>
-//       CHECK:       %[[W1:.*]] = vector.transfer_write %[[Y1B]], %[[ACC]]{{.*}} : vector<4xbf16>, tensor<4x8xbf16>
-//       CHECK:       %[[Y2B:.*]] = arith.truncf %[[Y2]] : vector<4xf32> to vector<4xbf16>
-//       CHECK:       vector.transfer_write %[[Y2B]], %[[W1]]{{.*}} : vector<4xbf16>, tensor<4x8xbf16>
+//       CHECK:       %[[X2E:.*]], %[[X2O:.*]] = vector.deinterleave %[[X2R]] : vector<4xbf16> -> vector<2xbf16>
+//       CHECK:       %[[X2EF:.*]] = arith.extf %[[X2E]]
+//       CHECK:       %[[X2OF:.*]] = arith.extf %[[X2O]]
+//       CHECK:       %[[CE:.*]] = vector.extract_strided_slice %[[CO]] {offsets = [0], sizes = [2], strides = [1]} : vector<4xf32> to vector<2xf32>
+//       CHECK:       %[[SE:.*]] = vector.extract_strided_slice %[[SO]] {offsets = [0], sizes = [2], strides = [1]} : vector<4xf32> to vector<2xf32>
+//       CHECK:       %[[NSE:.*]] = arith.negf %[[SE]] : vector<2xf32>
+//       CHECK:       %[[X1C:.*]] = arith.mulf %[[X1EF]], %[[CE]] : vector<2xf32>
+//       CHECK:       %[[Y1E:.*]] = math.fma %[[X2EF]], %[[NSE]], %[[X1C]] : vector<2xf32>
+//       CHECK:       %[[X2C:.*]] = arith.mulf %[[X2EF]], %[[CE]] : vector<2xf32>
+//       CHECK:       %[[Y2E:.*]] = math.fma %[[X1EF]], %[[SE]], %[[X2C]] : vector<2xf32>
+//       CHECK:       vector.extract_strided_slice %[[CO]] {offsets = [2], sizes = [2], strides = [1]} : vector<4xf32> to vector<2xf32>
+//       CHECK:       %[[Y1O:.*]] = math.fma %[[X2OF]], %{{.*}}, %{{.*}} : vector<2xf32>
+//       CHECK:       %[[Y2O:.*]] = math.fma %[[X1OF]], %{{.*}}, %{{.*}} : vector<2xf32>
+//       CHECK:       %[[T1E:.*]] = arith.truncf %[[Y1E]] : vector<2xf32> to vector<2xbf16>
+//       CHECK:       %[[T1O:.*]] = arith.truncf %[[Y1O]] : vector<2xf32> to vector<2xbf16>
+//       CHECK:       %[[Y1:.*]] = vector.interleave %[[T1E]], %[[T1O]] : vector<2xbf16> -> vector<4xbf16>
+//       CHECK:       %[[T2E:.*]] = arith.truncf %[[Y2E]]
+//       CHECK:       %[[T2O:.*]] = arith.truncf %[[Y2O]]
+//       CHECK:       %[[Y2:.*]] = vector.interleave %[[T2E]], %[[T2O]] : vector<2xbf16> -> vector<4xbf16>
+//       CHECK:       %[[W1:.*]] = vector.transfer_write %[[Y1]], %[[ACC]]{{.*}} : vector<4xbf16>, tensor<4x8xbf16>
+//       CHECK:       vector.transfer_write %[[Y2]], %[[W1]]{{.*}} : vector<4xbf16>, tensor<4x8xbf16>
 func.func @bf16_cache(%x: tensor<8x4x8xbf16>, %p: tensor<8xi64>, %cos: tensor<128x4xbf16>, %sin: tensor<128x4xbf16>, %init: tensor<8x4x8xbf16>) -> tensor<8x4x8xbf16> {
   %y = rope.apply ins(%x : tensor<8x4x8xbf16>) positions(%p : tensor<8xi64>) cache(%cos, %sin : tensor<128x4xbf16>, tensor<128x4xbf16>) outs(%init : tensor<8x4x8xbf16>) -> tensor<8x4x8xbf16>
   return %y : tensor<8x4x8xbf16>

@@ -96,7 +96,8 @@ func.func @interleaved_heads_both_sides(%x: tensor<1x?x?x3x16xf32>, %p: tensor<1
 
 // In place, bf16 data, a gathered cache at a scalar offset: the cache row (or
 // NaN, for a position outside the cache) is read once per token, in the
-// table loop; the rows are read from the destination's tile itself, the
+// table loop, in word-lane order (bf16 rows: each chunk's even pairs, then
+// its odd ones); the rows are read from the destination's tile itself, the
 // second head's from the value the first head's writes produced (H = 4: the
 // remainder loop folds away).
 
@@ -113,8 +114,10 @@ func.func @interleaved_heads_both_sides(%x: tensor<1x?x?x3x16xf32>, %p: tensor<1
 //       CHECK:         vector.transfer_read %[[SIN]]
 //       CHECK:       } else {
 //       CHECK:         scf.yield %[[NAN:.*]], %[[NAN]] : vector<4xf32>, vector<4xf32>
-//       CHECK:       vector.transfer_write %[[CS]]#0
-//       CHECK:       vector.transfer_write %[[CS]]#1
+//       CHECK:       %[[CO:.*]] = vector.shuffle %[[CS]]#0, %[[CS]]#0 [0, 2, 1, 3]
+//       CHECK:       %[[SO:.*]] = vector.shuffle %[[CS]]#1, %[[CS]]#1 [0, 2, 1, 3]
+//       CHECK:       vector.transfer_write %[[CO]]
+//       CHECK:       vector.transfer_write %[[SO]]
 //       CHECK:     %[[TILE:.*]] = tensor.extract_slice %[[OUT]][%[[B]], 0, %[[S0]], 0] [1, 4, %[[N]], 8] [1, 1, 1, 1] : tensor<2x4x?x8xbf16> to tensor<1x4x?x8xbf16>
 //   CHECK-NOT:     tensor.extract_slice
 //       CHECK:     %[[ROWS:.*]] = scf.for %[[H:.*]] = {{.*}} iter_args(%[[A1:.*]] = %[[TILE]])

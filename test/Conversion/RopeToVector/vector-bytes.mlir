@@ -4,8 +4,10 @@
 
 // vector-bytes sets the chunk a row is rotated in by the bytes of x's
 // element type: 32 bytes are 8 f32 lanes (4 loads and 4 stores per half of
-// a 64-wide row: two chunks of each half) and 16 bf16 lanes; the default
+// a 64-wide row: two chunks of each half) and 16 f16 lanes; the default
 // (0) is one 64-byte cache line of the compute type, 16 f32 lanes for both.
+// bf16 rows in word lanes take at least 64 bytes (32 lanes: two halves of
+// 16 f32 lanes) either way.
 // B32-LABEL: func.func @f32_rows
 // B32-COUNT-4: vector.transfer_read {{.*}} : tensor<4x64xf32>, vector<8xf32>
 // B32-COUNT-4: vector.transfer_write {{.*}} : vector<8xf32>, tensor<4x64xf32>
@@ -22,10 +24,23 @@ func.func @f32_rows(%x: tensor<2x16x4x64xf32>, %p: tensor<2x16xi64>, %init: tens
 // -----
 
 // B32-LABEL: func.func @bf16_rows
-// B32-COUNT-2: vector.transfer_read {{.*}} : tensor<4x64xbf16>, vector<16xbf16>
+// B32-COUNT-2: vector.transfer_read {{.*}} : tensor<4x64xbf16>, vector<32xbf16>
+// B32-NOT:     vector<16xbf16>, tensor
 // LINE-LABEL: func.func @bf16_rows
-// LINE-COUNT-2: vector.transfer_read {{.*}} : tensor<4x64xbf16>, vector<16xbf16>
+// LINE-COUNT-2: vector.transfer_read {{.*}} : tensor<4x64xbf16>, vector<32xbf16>
+// LINE-NOT:     vector<16xbf16>, tensor
 func.func @bf16_rows(%x: tensor<2x16x4x64xbf16>, %p: tensor<2x16xi64>, %init: tensor<2x16x4x64xbf16>) -> tensor<2x16x4x64xbf16> {
   %y = rope.apply ins(%x : tensor<2x16x4x64xbf16>) positions(%p : tensor<2x16xi64>) outs(%init : tensor<2x16x4x64xbf16>) -> tensor<2x16x4x64xbf16>
   return %y : tensor<2x16x4x64xbf16>
+}
+
+// -----
+
+// B32-LABEL: func.func @f16_rows
+// B32-COUNT-4: vector.transfer_read {{.*}} : tensor<4x64xf16>, vector<16xf16>
+// LINE-LABEL: func.func @f16_rows
+// LINE-COUNT-4: vector.transfer_read {{.*}} : tensor<4x64xf16>, vector<16xf16>
+func.func @f16_rows(%x: tensor<2x16x4x64xf16>, %p: tensor<2x16xi64>, %init: tensor<2x16x4x64xf16>) -> tensor<2x16x4x64xf16> {
+  %y = rope.apply ins(%x : tensor<2x16x4x64xf16>) positions(%p : tensor<2x16xi64>) outs(%init : tensor<2x16x4x64xf16>) -> tensor<2x16x4x64xf16>
+  return %y : tensor<2x16x4x64xf16>
 }

@@ -245,6 +245,57 @@ def measure_interleaved(fns: Dict[str, Callable[[], object]], timing: Timing) ->
     return {name: _stat(values) for name, values in times.items()}
 
 
+def last_level_cache_bytes() -> int:
+    """The largest cache the kernel's CPU reports in sysfs (the shared L3 on both of our machines), or 0."""
+    largest = 0
+    for index in pathlib.Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
+        try:
+            text = (index / "size").read_text().strip()
+        except OSError:
+            continue
+        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+        digits = text[:-1] if text[-1:] in "KMG" else text
+        if digits.isdigit():
+            largest = max(largest, int(digits) * scale)
+    return largest
+
+
+class CacheFlusher:
+    """Evicts the working set of a measurement from every cache level by reading a buffer of `nbytes`
+    (default: twice the last-level cache, at least 64 MiB). Reading, not writing: dirty lines of the last
+    call's output are written back during the flush, not during the next timed call."""
+
+    def __init__(self, nbytes: Optional[int] = None):
+        if nbytes is None:
+            nbytes = max(2 * last_level_cache_bytes(), 64 << 20)
+        self.nbytes = nbytes
+        self._buffer = np.ones(max(nbytes // 8, 1), np.uint64)
+
+    def __call__(self) -> None:
+        self._buffer.sum()
+
+
+def measure_cold(fns: Dict[str, Callable[[], object]], samples: int,
+                 flush: Callable[[], None]) -> Dict[str, Stat]:
+    """Each fn called once per round after flush() (untimed), the order rotating: its arrays come from
+    memory, not from a cache that holds the whole working set. This is what a STREAM-sized measurement
+    means on a machine whose last-level cache exceeds the arrays (the Intel VM's 480 MiB L3 holds a
+    [1, 4096, 32, 128] f32 rope.apply's 128 MiB), and what the warm batches of measure_interleaved
+    measure on a small cache. One warm-up call each first (page faults, first-call work)."""
+    names = list(fns)
+    for name in names:
+        fns[name]()
+    times: Dict[str, List[float]] = {name: [] for name in names}
+    for i in range(samples):
+        k = i % len(names)
+        for name in names[k:] + names[:k]:
+            flush()
+            start = time.perf_counter_ns()
+            fns[name]()
+            times[name].append((time.perf_counter_ns() - start) * 1e-9)
+    return {name: _stat(values) for name, values in times.items()}
+
+
 # -- the C++ peers ------------------------------------------------------------------------------------
 def build_baseline(workdir: pathlib.Path) -> ctypes.CDLL:
     digest = hashlib.sha256(BASELINE_SRC.read_bytes()).hexdigest()[:12]

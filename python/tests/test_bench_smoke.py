@@ -227,5 +227,25 @@ def test_layout_bench_smoke(tmp_path):
                 if not (form == "row_offset" and layout == "flat")}
     assert {tuple(row[:4]) for row in rows} == expected and len(rows) == len(expected)
     for row in rows:
-        assert len(row) == 11, row
+        assert len(row) == 15, row
         assert all(float(cell) > 0 for cell in row[4:]), row
+    assert "`cold` columns" in region
+
+
+def test_cold_measurement_flushes_before_every_call():
+    """cpu_bench.measure_cold: one warm-up call per fn, then per round every fn once, each right after a
+    flush, in an order that rotates; the flusher reads a buffer of the size asked for."""
+    import cpu_bench
+
+    events = []
+    fns = {name: (lambda name=name: events.append(name)) for name in ("a", "b", "c")}
+    stats = cpu_bench.measure_cold(fns, 4, lambda: events.append("flush"))
+    assert events[:3] == ["a", "b", "c"]
+    rounds = events[3:]
+    assert rounds[0::2] == ["flush"] * 12
+    assert rounds[1::2] == ["a", "b", "c", "b", "c", "a", "c", "a", "b", "a", "b", "c"]
+    assert set(stats) == {"a", "b", "c"} and all(s.best > 0 for s in stats.values())
+    flusher = cpu_bench.CacheFlusher(1 << 20)
+    assert flusher.nbytes == 1 << 20 and flusher._buffer.nbytes == 1 << 20
+    flusher()
+    assert cpu_bench.last_level_cache_bytes() >= 0

@@ -26,7 +26,9 @@ Columns (per row, interleaved rounds of cpu_bench.measure_interleaved, medians):
   numpy        the rotation in numpy float32 (HF's rotate_half) and the scatter by fancy indexing
   copy         a STREAM-style copy (bench/cpp/rope_baseline.cpp) of the bytes the fused form must move:
                read k, v (and q), write their rows (and q's output), (in + out) / 2 bytes copied
-and the ratios unfused raw / fused raw (target >= 1.3) and copy / fused raw (target >= 0.85). Every
+and the ratios unfused raw / fused raw (target >= 1.3) and copy / fused raw (target >= 0.85), warm (the
+batches above) and cold (_fused_report.measure: fused raw, unfused raw and copy each called alone after a
+read of twice the last-level cache, cpu_bench.measure_cold). Every
 form's caches and q are checked against the float64 reference first (the written rows; the v rows
 bit-exact; the rest of the caches unchanged).
 """
@@ -236,8 +238,7 @@ def run_row(lib, shape, form, dtype, timing):
 
     moved = (k.nbytes * 2 + v.nbytes * 2 + (q.nbytes * 2 if q is not None else 0)) // 2
     fns["copy"] = _fused_report.copy_peer(lib, moved)
-    stats = cpu_bench.measure_interleaved(fns, timing)
-    return {n: st.median for n, st in stats.items()}
+    return _fused_report.measure(fns, timing, unfused="unfused raw")
 
 
 def main(argv=None) -> int:

@@ -20,7 +20,9 @@ Columns (per row, interleaved rounds of cpu_bench.measure_interleaved, medians):
   numpy          the same in numpy float32 (interleaved rotation, then the copies)
   copy           a STREAM-style copy (bench/cpp/rope_baseline.cpp) of the bytes the fused form must move:
                  read and write q's rope channels, read c_kv and k_pe, write their cache rows; (in + out) / 2
-and the ratios unfused / fused raw and copy / fused raw. Every output is checked against float64 first.
+and the ratios unfused / fused raw and copy / fused raw, warm (the batches above) and cold
+(_fused_report.measure: fused raw, unfused and copy each called alone after a read of twice the last-level
+cache, cpu_bench.measure_cold). Every output is checked against float64 first.
 """
 
 from __future__ import annotations
@@ -162,8 +164,7 @@ def run_row(lib, shape, dtype, timing):
     moved_out = (t * H * ROPE + t * (LORA + ROPE)) * item
     moved = (moved_in + moved_out) // 2
     fns["copy"] = _fused_report.copy_peer(lib, moved)
-    stats = cpu_bench.measure_interleaved(fns, timing)
-    return {n: st.median for n, st in stats.items()}
+    return _fused_report.measure(fns, timing, unfused="unfused")
 
 
 def main(argv=None) -> int:

@@ -28,7 +28,8 @@ Columns (per row, interleaved rounds of cpu_bench.measure_interleaved, medians):
   copy           a STREAM-style copy (bench/cpp/rope_baseline.cpp) of the bytes the fused form must move:
                  read x (+ weight) and write the output, (in + out) / 2 bytes copied
 and the ratios unfused raw / fused raw (target >= 1.3) and copy / fused raw (the fraction of the copy
-bandwidth; target >= 0.85). Every output is checked against the float64 reference first (quantized ones
+bandwidth; target >= 0.85), warm (the batches above) and cold (_fused_report.measure: fused raw, unfused
+raw and copy each called alone after a read of twice the last-level cache, cpu_bench.measure_cold). Every output is checked against the float64 reference first (quantized ones
 within one step of the fp8/int8 grid).
 """
 
@@ -185,8 +186,7 @@ def run_row(lib, shape, form, dtype, timing):
 
     moved = sum(x.nbytes + o.nbytes for x, o in zip(xs, outs)) // 2
     fns["copy"] = _fused_report.copy_peer(lib, moved)
-    stats = cpu_bench.measure_interleaved(fns, timing)
-    return {n: st.median for n, st in stats.items()}
+    return _fused_report.measure(fns, timing, unfused="unfused raw")
 
 
 def main(argv=None) -> int:

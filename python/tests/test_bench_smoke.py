@@ -185,7 +185,7 @@ def test_attention_bench_smoke():
 
 def test_neighbours_bench_smoke(tmp_path):
     """bench/neighbours_bench.py checks every output against float64 before it times anything, and writes
-    one table row per (shape, form) with a verdict on both targets."""
+    one table row per (shape, form) with a verdict on both targets, warm and cold (_fused_report.measure)."""
     import neighbours_bench
 
     doc = tmp_path / "doc.md"
@@ -202,7 +202,11 @@ def test_neighbours_bench_smoke(tmp_path):
     assert [row.split("|")[2].strip() for row in rows] == forms.split(",")
     for row in rows:
         cells = [c.strip() for c in row.strip("|").split("|")]
-        assert cells[-2].endswith((" PASS", " MISS")) and cells[-1].endswith((" PASS", " MISS")), row
+        # Warm: unfused/fused, of copy; cold: fused µs, unfused/fused, of copy.
+        verdicts = cells[-5:-3] + cells[-2:]
+        assert all(cell.endswith((" PASS", " MISS")) for cell in verdicts), row
+        assert float(cells[-3]) > 0, row
+    assert "`cold` columns" in region
 
 
 def test_layout_bench_smoke(tmp_path):

@@ -42,6 +42,7 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
   if (options.vectorize) {
     ConvertRopeToVectorPassOptions vector;
     vector.vectorBytes = options.vectorBytes;
+    vector.tileHeads = options.tileHeads;
     pm.addPass(createConvertRopeToVectorPass(vector));
   } else {
     pm.addPass(createConvertRopeToLinalgPass());

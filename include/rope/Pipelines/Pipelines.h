@@ -56,6 +56,11 @@ struct RopeToLLVMCpuPipelineOptions
                      "x's element type per vector chunk of a row (32: 8 f32 "
                      "lanes, 16 bf16; 0: one cache line of the compute type)"),
       llvm::cl::init(32)};
+  PassOptions::Option<int64_t> tileHeads{
+      *this, "tile-heads",
+      llvm::cl::desc("convert-rope-to-vector's tile-heads: heads rotated at "
+                     "once by the tiled form of [B, H, S, D] (>= 1)"),
+      llvm::cl::init(3)};
   PassOptions::Option<BFloat16Truncation> bf16Truncation{
       *this, "bf16-truncation",
       llvm::cl::desc("How f32 -> bf16 roundings are lowered (rope-expand-bf16 "

@@ -142,12 +142,13 @@ namespace {
 /// token, then the heads of each member in turn.
 class RopeVectorizer {
 public:
-  RopeVectorizer(OpBuilder &b, ArrayRef<ApplyOp> group, int64_t vectorBytes)
+  RopeVectorizer(OpBuilder &b, ArrayRef<ApplyOp> group,
+                 const RopeToVectorOptions &options)
       : b(b), group(group), op(group.front()), loc(op.getLoc()),
-        vectorBytes(vectorBytes), inputType(op.getInputType()),
-        rank(inputType.getRank()), headDim(op.getHeadDim()),
-        rotaryDim(op.getRotaryDimOrDefault()), numPairs(rotaryDim / 2),
-        tokenDims(op.getTokenDimsOrDefault()),
+        vectorBytes(options.vectorBytes), tileHeads(options.tileHeads),
+        inputType(op.getInputType()), rank(inputType.getRank()),
+        headDim(op.getHeadDim()), rotaryDim(op.getRotaryDimOrDefault()),
+        numPairs(rotaryDim / 2), tokenDims(op.getTokenDimsOrDefault()),
         elementType(inputType.getElementType()),
         computeType(getComputeElementType(elementType)), core(op) {
     for (int64_t d = 0; d + 1 < rank; ++d)
@@ -288,6 +289,7 @@ private:
   ApplyOp op;
   Location loc;
   int64_t vectorBytes; // see chunkLanes
+  int64_t tileHeads;   // see buildTiled
   RankedTensorType inputType;
   int64_t rank, headDim, rotaryDim, numPairs;
   SmallVector<int64_t> tokenDims, headDims;
@@ -945,18 +947,20 @@ SmallVector<Value> RopeVectorizer::buildTiled(const Hoisted &hoisted) {
   // tile's tokens, the other token dims are index 0. Head dims before the
   // last token dim are outer, so each head's rows of the tile are read and
   // written as one contiguous block. The innermost of them is unrolled and
-  // jammed by two (a remainder loop takes an odd head): two blocks stream at
-  // once, which keeps more lines in flight as each block starts (5-10% on
-  // [1, 32, 4096, 128] f32 on AMD EPYC; by four, no better than by one).
-  // On Intel Sapphire Rapids with 32-byte chunks, by four was ~12% faster
-  // for half pairs and by one ~9% faster for interleaved ones: no one value
-  // is best on both machines, so two stays. Rows are rotated in chunks
-  // (chunkLanes), in ascending address order (rotateRow).
+  // jammed by `tileHeads` (a remainder loop takes the heads left over):
+  // that many blocks stream at once, which keeps more lines in flight as
+  // each block starts. The best count is the machine's: on AMD EPYC (warm
+  // rounds, [1, 32, 4096, 128] f32) two was 5-10% faster than one and four
+  // no better than one; on Intel Sapphire Rapids with x and out from memory
+  // (cold rounds, bench/layout_bench.py) three gave 0.90-0.93 of the copy
+  // for both pair layouts, two 0.81-0.86, four 0.94 for half pairs but 0.82
+  // for interleaved ones. The pass default is two; rope-to-llvm-cpu passes
+  // three. Rows are rotated in chunks (chunkLanes), in ascending address
+  // order (rotateRow).
   int64_t jamDim = -1;
   for (int64_t d : headDims)
     if (d < seqDim)
       jamDim = d;
-  constexpr int64_t kJam = 2;
   int64_t chunk = chunkLanes();
   std::function<Value(OpBuilder &, int64_t, SmallVector<Value> &, int64_t,
                       Value, Value)>
@@ -1054,7 +1058,7 @@ SmallVector<Value> RopeVectorizer::buildTiled(const Hoisted &hoisted) {
       sourceTile = tensor::ExtractSliceOp::create(
           nb, loc, member.getInput(), inOffsets, inSizes, inStrides);
     }
-    jam = member.getInputType().getDimSize(jamDim) == 1 ? 1 : kJam;
+    jam = member.getInputType().getDimSize(jamDim) == 1 ? 1 : tileHeads;
     SmallVector<Value> rowIvs;
     insert.rotated = loopNest(nb, 0, rowIvs, 1, destTile, Value());
   }
@@ -1126,8 +1130,8 @@ namespace {
 /// token sizes are not statically equal, an `scf.if` compares them at run
 /// time and rotates the members one by one when they differ.
 struct VectorizeRopeApply : OpRewritePattern<ApplyOp> {
-  VectorizeRopeApply(MLIRContext *context, int64_t vectorBytes)
-      : OpRewritePattern(context), vectorBytes(vectorBytes) {}
+  VectorizeRopeApply(MLIRContext *context, const RopeToVectorOptions &options)
+      : OpRewritePattern(context), options(options) {}
 
   LogicalResult matchAndRewrite(ApplyOp op,
                                 PatternRewriter &rewriter) const override {
@@ -1150,7 +1154,7 @@ struct VectorizeRopeApply : OpRewritePattern<ApplyOp> {
     }
     SmallVector<Value> results;
     if (group.size() == 1 || tokenSizesStaticallyEqual(group)) {
-      results = RopeVectorizer(rewriter, group, vectorBytes).build();
+      results = RopeVectorizer(rewriter, group, options).build();
     } else {
       Location loc = op.getLoc();
       Value equal;
@@ -1170,13 +1174,13 @@ struct VectorizeRopeApply : OpRewritePattern<ApplyOp> {
       auto branch = scf::IfOp::create(rewriter, loc, types, equal,
                                       /*withElseRegion=*/true);
       rewriter.setInsertionPointToStart(branch.thenBlock());
-      scf::YieldOp::create(
-          rewriter, loc, RopeVectorizer(rewriter, group, vectorBytes).build());
+      scf::YieldOp::create(rewriter, loc,
+                           RopeVectorizer(rewriter, group, options).build());
       rewriter.setInsertionPointToStart(branch.elseBlock());
       SmallVector<Value> alone;
       for (ApplyOp member : group)
         alone.push_back(
-            RopeVectorizer(rewriter, member, vectorBytes).build().front());
+            RopeVectorizer(rewriter, member, options).build().front());
       scf::YieldOp::create(rewriter, loc, alone);
       results.assign(branch.getResults().begin(), branch.getResults().end());
     }
@@ -1186,7 +1190,7 @@ struct VectorizeRopeApply : OpRewritePattern<ApplyOp> {
   }
 
 private:
-  int64_t vectorBytes; // RopeVectorizer::chunkLanes
+  RopeToVectorOptions options;
 };
 
 /// `rope.cache_write` (V beside a rotated K): one forall iteration per
@@ -1323,8 +1327,15 @@ struct ConvertRopeToVectorPass
           << static_cast<int64_t>(vectorBytes);
       return signalPassFailure();
     }
+    if (tileHeads < 1) {
+      getOperation()->emitError()
+          << "convert-rope-to-vector: tile-heads must be >= 1, got "
+          << static_cast<int64_t>(tileHeads);
+      return signalPassFailure();
+    }
     RewritePatternSet patterns(&getContext());
-    populateRopeToVectorConversionPatterns(patterns, vectorBytes);
+    populateRopeToVectorConversionPatterns(
+        patterns, RopeToVectorOptions{vectorBytes, tileHeads});
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();
@@ -1333,7 +1344,7 @@ struct ConvertRopeToVectorPass
 } // namespace
 
 void mlir::rope::populateRopeToVectorConversionPatterns(
-    RewritePatternSet &patterns, int64_t vectorBytes) {
-  patterns.add<VectorizeRopeApply>(patterns.getContext(), vectorBytes);
+    RewritePatternSet &patterns, const RopeToVectorOptions &options) {
+  patterns.add<VectorizeRopeApply>(patterns.getContext(), options);
   patterns.add<VectorizeCacheWrite>(patterns.getContext());
 }

@@ -1,4 +1,6 @@
 // RUN: rope-opt %s --convert-rope-to-vector --canonicalize --cse -split-input-file | FileCheck %s --enable-var-scope
+// RUN: rope-opt %s --convert-rope-to-vector=tile-heads=3 --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=JAM3 --enable-var-scope
+// RUN: not rope-opt %s --convert-rope-to-vector=tile-heads=0 -split-input-file 2>&1 | FileCheck %s --check-prefix=BADJAM
 // RUN: rope-opt %s --convert-rope-to-vector --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --canonicalize --cse --canonicalize -split-input-file | FileCheck %s --check-prefix=BUF --enable-var-scope
 
 // The tiled form, for ops where a head dim precedes the last token dim (a
@@ -65,6 +67,21 @@
 //       CHECK:         scf.for %[[H2R:.*]] = %[[C0]] to %[[C3]] step %[[C1]]
 //       CHECK:           vector.transfer_read %[[SRC]][%[[C0]], %[[HR]], %[[KR]], %[[H2R]], %[[C0]]]
 //       CHECK:     tensor.parallel_insert_slice %[[ROWS]] into %[[OUT]][0, 0, %[[S0]], 0, 0] [1, %[[H1]], %[[N]], 3, 16] [1, 1, 1, 1, 1]
+
+// tile-heads=3 (rope-to-llvm-cpu's choice): three heads' blocks at a time,
+// the heads left over (H1 mod 3) one by one.
+// JAM3-LABEL: func.func @interleaved_heads_both_sides(
+//   JAM3-DAG:   %[[C1:.*]] = arith.constant 1 : index
+//   JAM3-DAG:   %[[C2:.*]] = arith.constant 2 : index
+//   JAM3-DAG:   %[[C3:.*]] = arith.constant 3 : index
+//       JAM3:     %[[H1:.*]] = tensor.dim %{{.*}}, %[[C1]]
+//       JAM3:     %[[REST:.*]] = arith.remui %[[H1]], %[[C3]] : index
+//       JAM3:     %[[JAMMED:.*]] = arith.subi %[[H1]], %[[REST]] : index
+//       JAM3:     %[[TRIPLES:.*]] = scf.for %[[HA:.*]] = %{{.*}} to %[[JAMMED]] step %[[C3]]
+//       JAM3:           arith.addi %[[HA]], %[[C1]] : index
+//       JAM3:           arith.addi %[[HA]], %[[C2]] : index
+//       JAM3:     scf.for %{{.*}} = %[[JAMMED]] to %[[H1]] step %[[C1]] iter_args(%{{.*}} = %[[TRIPLES]])
+// BADJAM: convert-rope-to-vector: tile-heads must be >= 1, got 0
 
 // After bufferization: one table buffer per tile, the rows read from a
 // subview of x and written into a subview of the destination, nothing copied.

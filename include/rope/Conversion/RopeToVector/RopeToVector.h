@@ -19,13 +19,22 @@ namespace rope {
 #define GEN_PASS_DECL_CONVERTROPETOVECTORPASS
 #include "rope/Conversion/Passes.h.inc"
 
+/// The choices of the vector form (the pass options of the same names).
+struct RopeToVectorOptions {
+  /// Bytes of x's element type per vector chunk of a row (`vector-bytes`;
+  /// 0: one 64-byte cache line of the compute type).
+  int64_t vectorBytes = 0;
+  /// Heads rotated at once by the tiled form (`tile-heads`, >= 1).
+  int64_t tileHeads = 2;
+};
+
 /// Lowers `rope.apply` to an `scf.forall` over tokens whose body computes
 /// (or gathers) cos/sin as vectors of the P/2 frequencies once per token and
 /// rotates every head's row with vector loads, FMAs and stores, in chunks of
-/// `vectorBytes` of x's element type (0: one 64-byte cache line of the
-/// compute type; the pass option `vector-bytes`).
-void populateRopeToVectorConversionPatterns(RewritePatternSet &patterns,
-                                            int64_t vectorBytes = 0);
+/// `options.vectorBytes` of x's element type; where a head dim precedes the
+/// last token dim, over tiles of tokens, `options.tileHeads` heads at once.
+void populateRopeToVectorConversionPatterns(
+    RewritePatternSet &patterns, const RopeToVectorOptions &options = {});
 
 } // namespace rope
 } // namespace mlir

@@ -19,7 +19,9 @@ Per row, in interleaved rounds (bench/cpu_bench.py's measure_interleaved), media
   2x raw       the two compiled single-tensor kernels through ctypes (cos/sin computed twice per token)
   numpy        Hugging Face's formula: cos/sin from positions once, q*cos + rotate_half(q)*sin and the
                same for k (float32, numpy)
-and the ratio unfused/fused for raw kernels (target >= 1.3) and for the public calls. Outputs are checked
+and the ratio unfused/fused for raw kernels (target >= 1.3) and for the public calls; then `cold qk`, `cold 2x`
+and their ratio: the two raw forms each called alone after a read of twice the last-level cache
+(cpu_bench.measure_cold), so q and k come from memory. Outputs are checked
 bitwise against each other and against the float64 reference first.
 """
 
@@ -100,8 +102,16 @@ def run_row(name: str, timing) -> dict:
         "2x raw": lambda: (raw_q(), raw_k()),
         "numpy": lambda: _numpy_hf(q, k, pos, inv_freq, oq2, ok2, bhsd),
     }
-    stats = cpu_bench.measure_interleaved(fns, timing)
-    return {name: stat.median for name, stat in stats.items()}
+    result = {name: stat.median for name, stat in cpu_bench.measure_interleaved(fns, timing).items()}
+    global _flusher
+    if _flusher is None:
+        _flusher = cpu_bench.CacheFlusher()
+    cold = cpu_bench.measure_cold({"qk raw": fns["qk raw"], "2x raw": fns["2x raw"]}, timing.samples, _flusher)
+    result.update({f"cold {name}": stat.median for name, stat in cold.items()})
+    return result
+
+
+_flusher = None
 
 
 def main() -> None:
@@ -115,14 +125,18 @@ def main() -> None:
     print(f"CPU: {cpu}; single thread; median of {args.repeat} run(s) of {args.samples} interleaved rounds")
     print(f"q [B, S, {HQ}, {D}] + k [B, S, {HKV}, {D}] f32, explicit positions, half, base {BASE:g}")
     names = ["qk call", "qk raw", "2x call", "2x raw", "numpy"]
-    print(f"{'row':12} " + " ".join(f"{n:>10}" for n in names) + f" {'2x/qk raw':>10} {'2x/qk call':>10}")
+    print(f"{'row':12} " + " ".join(f"{n:>10}" for n in names) + f" {'2x/qk raw':>10} {'2x/qk call':>10}"
+          f" {'cold qk':>10} {'cold 2x':>10} {'cold 2x/qk':>10}")
     for row in args.rows.split(","):
         runs = [run_row(row, timing) for _ in range(args.repeat)]
         med = {n: statistics.median(r[n] for r in runs) for n in names}
         raw_ratio = statistics.median(r["2x raw"] / r["qk raw"] for r in runs)
         call_ratio = statistics.median(r["2x call"] / r["qk call"] for r in runs)
+        cold = {n: statistics.median(r[f"cold {n}"] for r in runs) for n in ("qk raw", "2x raw")}
+        cold_ratio = statistics.median(r["cold 2x raw"] / r["cold qk raw"] for r in runs)
         print(f"{row:12} " + " ".join(f"{med[n] * 1e6:8.1f}us" for n in names) +
-              f" {raw_ratio:10.2f} {call_ratio:10.2f}")
+              f" {raw_ratio:10.2f} {call_ratio:10.2f} {cold['qk raw'] * 1e6:8.1f}us {cold['2x raw'] * 1e6:8.1f}us"
+              f" {cold_ratio:10.2f}")
 
 
 if __name__ == "__main__":

@@ -953,7 +953,7 @@ SmallVector<Value> RopeVectorizer::buildTiled(const Hoisted &hoisted) {
   // rounds, [1, 32, 4096, 128] f32) two was 5-10% faster than one and four
   // no better than one; on Intel Sapphire Rapids with x and out from memory
   // (cold rounds, bench/layout_bench.py) three gave 0.90-0.93 of the copy
-  // for both pair layouts, two 0.81-0.86, four 0.94 for half pairs but 0.82
+  // for both pair layouts, two 0.81-0.91, four 0.94 for half pairs but 0.82
   // for interleaved ones. The pass default is two; rope-to-llvm-cpu passes
   // three. Rows are rotated in chunks (chunkLanes), in ascending address
   // order (rotateRow).

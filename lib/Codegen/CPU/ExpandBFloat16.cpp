@@ -46,6 +46,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "mlir/Interfaces/DataLayoutInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::rope {
@@ -235,13 +236,17 @@ struct RopeExpandBFloat16Pass
 
   void runOnOperation() override {
     // First the word-lane forms, whose roots' operands the one-op patterns
-    // below would otherwise rewrite first.
-    RewritePatternSet wordLanes(&getContext());
-    wordLanes.add<WidenBFloat16WordLanes>(&getContext());
-    if (truncation == rope::BFloat16Truncation::Bits)
-      wordLanes.add<NarrowBFloat16WordLanes>(&getContext());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(wordLanes))))
-      return signalPassFailure();
+    // below would otherwise rewrite first. They read lane 2j as the low half
+    // of word j: not on a big-endian data layout (dlti.endianness = "big"),
+    // where the one-op forms below and LLVM's lane moves stay correct.
+    if (!isBigEndian()) {
+      RewritePatternSet wordLanes(&getContext());
+      wordLanes.add<WidenBFloat16WordLanes>(&getContext());
+      if (truncation == rope::BFloat16Truncation::Bits)
+        wordLanes.add<NarrowBFloat16WordLanes>(&getContext());
+      if (failed(applyPatternsGreedily(getOperation(), std::move(wordLanes))))
+        return signalPassFailure();
+    }
     RewritePatternSet patterns(&getContext());
     if (truncation == rope::BFloat16Truncation::Target) {
       // Only the extension: the truncation stays an arith.truncf, which
@@ -254,6 +259,14 @@ struct RopeExpandBFloat16Pass
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     bf16MemoryAsInteger();
+  }
+
+  /// Whether the closest data layout declares big-endian byte order (no
+  /// declaration: little, as on every target rope-to-llvm-cpu builds for).
+  bool isBigEndian() {
+    auto endianness = dyn_cast_if_present<StringAttr>(
+        DataLayout::closest(getOperation()).getEndianness());
+    return endianness && endianness.getValue() == "big";
   }
 
   /// The i16 vector type of a bf16 vector type, else null.

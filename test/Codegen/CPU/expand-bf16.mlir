@@ -120,3 +120,25 @@ func.func @not_word_lanes(%a: vector<8xf32>, %b: vector<8xbf16>, %h: vector<16xf
   %e = arith.extf %even : vector<8xf16> to vector<8xf32>
   return %j, %e : vector<16xbf16>, vector<8xf32>
 }
+
+// -----
+
+// On a big-endian data layout lane 2j is not the low half of word j: the
+// word-lane forms are not taken, and the lanes move as written (each
+// rounding and widening in its one-op form).
+// CHECK-LABEL: func.func @word_lanes_big_endian
+// CHECK:         vector.deinterleave
+// CHECK:         vector.interleave
+// CHECK-NOT:     vector.bitcast
+// CHECK:         return
+module attributes {dlti.dl_spec = #dlti.dl_spec<"dlti.endianness" = "big">} {
+  func.func @word_lanes_big_endian(%v: vector<32xbf16>, %a: vector<16xf32>, %b: vector<16xf32>)
+      -> (vector<16xf32>, vector<32xbf16>) {
+    %even, %odd = vector.deinterleave %v : vector<32xbf16> -> vector<16xbf16>
+    %e = arith.extf %even : vector<16xbf16> to vector<16xf32>
+    %ta = arith.truncf %a : vector<16xf32> to vector<16xbf16>
+    %tb = arith.truncf %b : vector<16xf32> to vector<16xbf16>
+    %j = vector.interleave %ta, %tb : vector<16xbf16> -> vector<32xbf16>
+    return %e, %j : vector<16xf32>, vector<32xbf16>
+  }
+}

@@ -168,8 +168,9 @@ def RopeExpandBFloat16Pass : Pass<"rope-expand-bf16"> {
     vector's 32-bit words, and with `truncation=bits` a `vector.interleave`
     of two `arith.truncf` to bf16 is one or of the two roundings' words (the
     first shifted down, the second masked), so no lane moves at all:
-    `convert-rope-to-vector` rotates bf16 rows in this form (little-endian
-    targets).
+    `convert-rope-to-vector` rotates bf16 rows in this form. Both read lane
+    2j as the low half of word j: on a big-endian data layout
+    (`dlti.endianness` = "big") they are not taken.
 
     `truncation=target` leaves `arith.truncf` f32 -> bf16 to the target:
     for a host with AVX512-BF16 (Intel Sapphire Rapids and later, AMD Zen 4

@@ -183,21 +183,28 @@ def test_attention_bench_smoke():
             result.stdout
 
 
+def _written_region(tmp_path, script: str, args, begin: str, end: str) -> str:
+    """Runs bench/`script` with `args` and `--write-docs` into a file whose region between `begin` and `end`
+    holds stale text; asserts it exited 0 and replaced that text; returns the region."""
+    doc = tmp_path / "doc.md"
+    doc.write_text(f"x\n{begin}\nSTALE\n{end}\ny\n")
+    result = subprocess.run([sys.executable, str(ROOT / "bench" / script), *args, "--write-docs", str(doc)],
+                            cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    region = doc.read_text().split(begin, 1)[1].split(end, 1)[0]
+    assert "STALE" not in region
+    return region
+
+
 def test_neighbours_bench_smoke(tmp_path):
     """bench/neighbours_bench.py checks every output against float64 before it times anything, and writes
     one table row per (shape, form) with a verdict on both targets, warm and cold (_fused_report.measure)."""
     import neighbours_bench
 
-    doc = tmp_path / "doc.md"
-    doc.write_text(f"x\n{neighbours_bench.BEGIN_MARK}\nSTALE\n{neighbours_bench.END_MARK}\ny\n")
     forms = "norm+rope,rope+i8,qk norm+rope+fp8"
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "neighbours_bench.py"), "--shapes", "decode", "--forms", forms,
-         "--samples", "3", "--write-docs", str(doc)],
-        cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
-    region = doc.read_text().split(neighbours_bench.BEGIN_MARK, 1)[1].split(neighbours_bench.END_MARK, 1)[0]
-    assert "STALE" not in region
+    region = _written_region(tmp_path, "neighbours_bench.py",
+                             ["--shapes", "decode", "--forms", forms, "--samples", "3"],
+                             neighbours_bench.BEGIN_MARK, neighbours_bench.END_MARK)
     rows = [line for line in region.splitlines() if line.startswith("| decode |")]
     assert [row.split("|")[2].strip() for row in rows] == forms.split(",")
     for row in rows:
@@ -215,15 +222,9 @@ def test_layout_bench_smoke(tmp_path):
     layout) with both placements' columns. A wrong output makes it exit non-zero."""
     import layout_bench
 
-    doc = tmp_path / "doc.md"
-    doc.write_text(f"x\n{layout_bench.BEGIN_MARK}\nSTALE\n{layout_bench.END_MARK}\ny\n")
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "layout_bench.py"), "--smoke", "--dtypes", "f32,bf16",
-         "--write-docs", str(doc)],
-        cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
-    region = doc.read_text().split(layout_bench.BEGIN_MARK, 1)[1].split(layout_bench.END_MARK, 1)[0]
-    assert "STALE" not in region and "(smoke mode" in region
+    region = _written_region(tmp_path, "layout_bench.py", ["--smoke", "--dtypes", "f32,bf16"],
+                             layout_bench.BEGIN_MARK, layout_bench.END_MARK)
+    assert "(smoke mode" in region
     rows = [[c.strip() for c in line.strip("|").split("|")] for line in region.splitlines()
             if line.startswith(("| BSHD", "| BHSD", "| flat"))]
     expected = {(layout, form, dtype, pair) for layout in layout_bench.LAYOUTS for form in layout_bench.FORMS

@@ -93,7 +93,9 @@ def ConvertRopeToVectorPass : Pass<"convert-rope-to-vector"> {
            "Width in bytes of x's element type of each vector chunk a row "
            "is rotated in: 0 (the default) is one 64-byte cache line of the "
            "compute type (16 f32 lanes, for f32, f16 and bf16 data alike); "
-           "rope-to-llvm-cpu passes 32 (8 f32 lanes, 16 bf16, 4 f64)">,
+           "rope-to-llvm-cpu passes 32 (8 f32 lanes, 16 bf16, 4 f64). bf16 "
+           "rows in word lanes and rows stored quantized (fp8, int8) take "
+           "at least one cache line of the compute type whatever is asked">,
     Option<"tileHeads", "tile-heads", "int64_t", /*default=*/"2",
            "Heads whose blocks of a tile the tiled form ([B, H, S, D]) "
            "rotates at once, unrolled and jammed (then a remainder loop): "

@@ -159,6 +159,8 @@ public:
                          m.getStorageElementType().isBF16() &&
                          !m.getNormWeight() && !m.getQuantScale();
                 });
+    quantizedStore = llvm::any_of(
+        group, [](ApplyOp m) { return static_cast<bool>(m.getQuantScale()); });
   }
 
   /// One result per member of the group.
@@ -253,16 +255,24 @@ private:
   /// lanes a chunk is at least 64 bytes of bf16 (halves of 16 f32 lanes):
   /// on Sapphire Rapids, cache-resident ([1, 64, 32, 128], 64-byte
   /// aligned), 23.5 us against 33-35 us with 32-byte chunks, and 31-39 us
-  /// for the 16-lane chunks without word lanes.
+  /// for the 16-lane chunks without word lanes. A quantized store (one byte
+  /// per lane) takes at least 64 bytes of the compute type, 16 f32 lanes:
+  /// the fp8/int8 rounding is many vector ops per lane, and 8-lane chunks
+  /// narrow to 8 bytes each (a vpmovdb and shuffles to merge them). On
+  /// Sapphire Rapids, cache-resident ([1, 64, 32, 128] f32, numpy's
+  /// arrays), rope+fp8 took 57 us against 106 us with 32-byte chunks and
+  /// rope+i8 39 against 83; from memory ([1, 4096, 32, 128]) 8.0 against
+  /// 10.4 ms for fp8.
   int64_t chunkLanes() {
     int64_t elementBytes = elementType.getIntOrFloatBitWidth() / 8;
-    int64_t lanes =
-        vectorBytes > 0
-            ? std::max<int64_t>(vectorBytes / elementBytes, 2)
-            : std::max<int64_t>(64 / (computeType.getIntOrFloatBitWidth() / 8),
-                                2);
+    int64_t computeBytes = computeType.getIntOrFloatBitWidth() / 8;
+    int64_t lanes = vectorBytes > 0
+                        ? std::max<int64_t>(vectorBytes / elementBytes, 2)
+                        : std::max<int64_t>(64 / computeBytes, 2);
     if (wordLanes)
       lanes = std::max<int64_t>(lanes, 64 / elementBytes);
+    if (quantizedStore)
+      lanes = std::max<int64_t>(lanes, 64 / computeBytes);
     return lanes;
   }
   /// The slice of `tensor` holding one token, rank-reduced by as many
@@ -311,6 +321,8 @@ private:
   /// bf16 in and out, with no QK-norm (its weights would need the order
   /// too) and no quantized store.
   bool wordLanes = false;
+  /// Some member stores quantized values (fp8 or int8); see chunkLanes.
+  bool quantizedStore = false;
 };
 
 } // namespace

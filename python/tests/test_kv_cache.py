@@ -52,7 +52,8 @@ def _fill(shape, dtype):
     return np.full(shape, np.nan, np.float32).astype(dtype)
 
 
-def _case(seed):
+def _case(seed, kv_heads=None):
+    """Case `seed`; `kv_heads` replaces its random KV head count."""
     rng = np.random.default_rng(1000 + seed)
     form = ["bshd", "bhsd", "paged-flat", "paged-bs", "slots"][seed % 5]
     quant = [None, None, "f8e4m3fn", "f8e5m2", "i8"][(seed // 5) % 5]
@@ -61,6 +62,7 @@ def _case(seed):
     p = d if rng.random() < 0.6 else int(2 * rng.integers(1, d // 2 + 1))
     layout = str(rng.choice(["half", "interleaved"]))
     hkv = int(rng.choice([1, 2, 4]))
+    hkv = hkv if kv_heads is None else kv_heads
     hq = hkv * int(rng.choice([1, 4]))
     with_q = rng.random() < 0.5
     norm = rng.random() < 0.4

@@ -123,7 +123,12 @@ def _run(x, kw, lowering):
 @pytest.mark.parametrize("seed", range(24))
 def test_against_float64(seed, lowering):
     x, kw, head_axis = _case(seed)
-    got = _run(x, kw, lowering)
+    check_against_float64(_run(x, kw, lowering), x, kw, head_axis)
+
+
+def check_against_float64(got, x, kw, head_axis):
+    """`got`, rope_mlir.apply(x, **kw), against the float64 reference: the
+    tolerances of the module docstring."""
     x64, y = _reference(x, kw, head_axis)
     p = kw["rotary_dim"]
     m = _pair_magnitude(x64, p, kw["layout"])

@@ -5,7 +5,9 @@
 // the rotation and a quantized output after it ride on the rows of the token
 // loop. With norm, each row is read twice inside the heads loop: a first pass
 // sums x^2 chunk by chunk into one vector, reduced once per row, and forms the
-// factor rsqrt(sum / D + eps); the rotation pass reads each chunk again and
+// factor rsqrt(sum / D + eps) (in the per-token form, blocks of 8 rows reduce
+// their vectors together first: norm-blocks.mlir); the rotation pass reads
+// each chunk again and
 // scales it by the factor and the weight (read once per call, before the token
 // loop) before rotating it. Nothing is materialized in between: no
 // tensor.empty, no linalg op. With quant_scale, every stored chunk is
@@ -22,14 +24,16 @@
 //       CHECK:     %[[SN:.*]] = math.sin %{{.*}} : vector<16xf32>
 //       CHECK:     %[[SRC:.*]] = tensor.extract_slice %[[X]][%[[B]], %[[S]], 0, 0] [1, 1, 3, 32]
 //   CHECK-NOT:     %[[W]]
-//       CHECK:     scf.for %[[H:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<3x32xf32>) {
+// Blocks of 8 rows (none of the 3 here: norm-blocks.mlir), then row by row.
+//       CHECK:     %[[BLOCKED:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c8
+//       CHECK:     scf.for %[[H:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[BLOCKED]]) -> (tensor<3x32xf32>) {
 //   CHECK-NOT:       {{tensor.empty|linalg\.|transfer_write|scf.for}}
 //       CHECK:       %[[A0:.*]] = vector.transfer_read %[[SRC]][%[[H]], %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<3x32xf32>, vector<16xf32>
 //       CHECK:       %[[Q0:.*]] = arith.mulf %[[A0]], %[[A0]] : vector<16xf32>
 //       CHECK:       %[[A1:.*]] = vector.transfer_read %[[SRC]][%[[H]], %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<3x32xf32>, vector<16xf32>
 //       CHECK:       %[[Q1:.*]] = arith.mulf %[[A1]], %[[A1]] : vector<16xf32>
 //       CHECK:       %[[SQ:.*]] = arith.addf %[[Q0]], %[[Q1]] : vector<16xf32>
-//       CHECK:       %[[SUM:.*]] = vector.reduction <add>, %[[SQ]] fastmath<reassoc> : vector<16xf32> into f32
+//       CHECK:       %[[SUM:.*]] = vector.reduction <add>, %[[SQ]], %{{.*}} fastmath<reassoc> : vector<16xf32> into f32
 //       CHECK:       %[[D:.*]] = arith.constant 3.200000e+01 : f32
 //       CHECK:       %[[MEAN:.*]] = arith.divf %[[SUM]], %[[D]] : f32
 //       CHECK:       %[[EPS:.*]] = arith.constant 9.99999997E-7 : f32
@@ -88,8 +92,11 @@ func.func @norm_per_token(%x: tensor<2x4x3x32xf32>, %p: tensor<2x4xi64>, %w: ten
 //       CHECK:         vector.transfer_read %[[ACC]][%{{.*}}, %[[H]], %[[J]], %{{.*}}]
 //       CHECK:         %[[A3:.*]] = vector.transfer_read %[[ACC]][%{{.*}}, %[[H]], %[[J]], %{{.*}}]
 //       CHECK:         %[[Q3:.*]] = arith.mulf %[[A3]], %[[A3]] : vector<16xf32>
-//  CHECK-NEXT:         %[[SQ:.*]] = arith.addf %{{.*}}, %[[Q3]] : vector<16xf32>
-//  CHECK-NEXT:         %[[SUM:.*]] = vector.reduction <add>, %[[SQ]] fastmath<reassoc> : vector<16xf32> into f32
+// Summed in pairs: (x0^2 + x1^2) + (x2^2 + x3^2).
+//  CHECK-NEXT:         %[[Q01:.*]] = arith.addf %{{.*}}, %{{.*}} : vector<16xf32>
+//  CHECK-NEXT:         %[[Q23:.*]] = arith.addf %{{.*}}, %[[Q3]] : vector<16xf32>
+//  CHECK-NEXT:         %[[SQ:.*]] = arith.addf %[[Q01]], %[[Q23]] : vector<16xf32>
+//  CHECK-NEXT:         %[[SUM:.*]] = vector.reduction <add>, %[[SQ]], %{{.*}} fastmath<reassoc> : vector<16xf32> into f32
 //       CHECK:         arith.constant 6.400000e+01 : f32
 //       CHECK:         arith.constant 9.99999974E-6 : f32
 //       CHECK:         %[[F:.*]] = math.rsqrt %{{.*}} : f32
@@ -219,7 +226,7 @@ func.func @i8_per_head_partial(%x: tensor<4x3x64xbf16>, %s: tensor<3xf32>, %init
 //  CHECK-NEXT:         %[[SH:.*]] = tensor.extract %[[S]][%[[H]]] : tensor<4xf32>
 //   CHECK-NOT:         {{tensor.empty|linalg\.|transfer_write}}
 //       CHECK:         vector.transfer_read %[[SRC]][%{{.*}}, %[[H]], %[[J]], %{{.*}}]
-//       CHECK:         %[[SUM:.*]] = vector.reduction <add>, %{{.*}} fastmath<reassoc> : vector<16xf32> into f32
+//       CHECK:         %[[SUM:.*]] = vector.reduction <add>, %{{.*}}, %{{.*}} fastmath<reassoc> : vector<16xf32> into f32
 //       CHECK:         %[[F:.*]] = math.rsqrt %{{.*}} : f32
 //       CHECK:         %[[X1:.*]] = arith.bitcast %{{.*}} : vector<16xi32> to vector<16xf32>
 //       CHECK:         %[[W1:.*]] = vector.extract_strided_slice %[[WV]] {offsets = [0], sizes = [16], strides = [1]}
@@ -250,14 +257,16 @@ func.func @norm_quant_tiled(%x: tensor<1x4x16x32xbf16>, %w: tensor<32xbf16>, %s:
 // -----
 
 // f64 data computes in f64: chunks of 8 lanes, the sum of squares reduced from
-// a vector<8xf64>, the factor in f64.
+// a vector<8xf64>, the factor in f64 (a vector of 8 for a block of 8 rows).
 
 // CHECK-LABEL: func.func @norm_f64(
 //       CHECK:   vector.transfer_read %{{.*}} : tensor<16xf32>, vector<16xf32>
 //       CHECK:   %[[WV:.*]] = arith.extf %{{.*}} : vector<16xf32> to vector<16xf64>
+//       CHECK:     scf.for {{.*}} step %c8
+//       CHECK:       math.rsqrt %{{.*}} : vector<8xf64>
 //       CHECK:     scf.for
 //       CHECK:       %[[SQ:.*]] = arith.addf %{{.*}}, %{{.*}} : vector<8xf64>
-//       CHECK:       vector.reduction <add>, %[[SQ]] fastmath<reassoc> : vector<8xf64> into f64
+//       CHECK:       vector.reduction <add>, %[[SQ]], %{{.*}} fastmath<reassoc> : vector<8xf64> into f64
 //       CHECK:       arith.constant 1.600000e+01 : f64
 //       CHECK:       math.rsqrt %{{.*}} : f64
 //       CHECK:       vector.extract_strided_slice %[[WV]] {offsets = [0], sizes = [8], strides = [1]} : vector<16xf64> to vector<8xf64>
@@ -282,10 +291,15 @@ func.func @norm_f64(%x: tensor<8x2x16xf64>, %w: tensor<16xf32>, %init: tensor<8x
 //       CHECK:     math.cos
 //       CHECK:     math.sin
 //   CHECK-NOT:     math.{{cos|sin}}
-//       CHECK:     scf.for %[[H:[a-z0-9_]+]] = {{.*}} -> (tensor<8x64xi8>)
-//  CHECK-NEXT:       %[[SH:.*]] = tensor.extract %[[SQ]][%[[H]]] : tensor<8xf32>
-//       CHECK:       vector.reduction <add>
-//       CHECK:       vector.extract_strided_slice %[[WQV]]
+// Q's 8 heads are one block of 8 rows: their factors in one vector.
+//       CHECK:     scf.for %{{.*}} step %c8 {{.*}} -> (tensor<8x64xi8>)
+//       CHECK:       vector.shuffle
+//       CHECK:       math.rsqrt %{{.*}} : vector<16xf32>
+//       CHECK:       scf.for %[[H:[a-z0-9_]+]] = {{.*}} -> (tensor<8x64xi8>)
+//  CHECK-NEXT:         arith.subi
+//  CHECK-NEXT:         vector.extract
+//  CHECK-NEXT:         %[[SH:.*]] = tensor.extract %[[SQ]][%[[H]]] : tensor<8xf32>
+//       CHECK:         vector.extract_strided_slice %[[WQV]]
 //   CHECK-NOT:       {{%\[\[WKV\]\]|math.cos|math.sin}}
 //       CHECK:       vector.broadcast %[[SH]] : f32 to vector<16xf32>
 //       CHECK:       arith.fptosi %{{.*}} : vector<16xf32> to vector<16xi8>

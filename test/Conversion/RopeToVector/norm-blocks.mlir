@@ -1,0 +1,90 @@
+// RUN: rope-opt %s --convert-rope-to-vector -split-input-file | FileCheck %s --enable-var-scope
+// RUN: rope-opt %s --convert-rope-to-vector="vector-bytes=32" -split-input-file | FileCheck %s --enable-var-scope --check-prefix=YMM
+
+// QK-norm in the per-token form: the heads loop takes 8 rows at a time (the
+// chunk's lanes, at most 8, when chunks are a power of two dividing D). A
+// block's rows are read and squared chunk by chunk, each row's chunks added
+// into one vector, and the rows' vectors reduced together: two rows' vectors
+// become one holding both (lanes [0, 8) the first row's halves added, [8,
+// 16) the second's), then four rows in four lanes each, and so on; with 16
+// lanes and 8 rows a last step folds each row's two lanes, and lane r is row
+// r's sum. One vector rsqrt gives the 8 factors; the rows are then rotated
+// one by one, each with its lane. The 10 - 10 % 8 = 2 heads left over are
+// normalized row by row (a horizontal reduction and a scalar rsqrt each).
+
+// CHECK-LABEL: func.func @blocks(
+//  CHECK-SAME:     %[[X:[^:]*]]: tensor<2x3x10x64xf32>
+//       CHECK:   scf.forall
+//       CHECK:     %[[SRC:.*]] = tensor.extract_slice %[[X]]{{.*}} [1, 1, 10, 64]
+//       CHECK:     %[[DIM:.*]] = tensor.dim
+//       CHECK:     %[[C8:.*]] = arith.constant 8 : index
+//       CHECK:     %[[REM:.*]] = arith.remui %[[DIM]], %[[C8]] : index
+//       CHECK:     %[[WHOLE:.*]] = arith.subi %[[DIM]], %[[REM]] : index
+//       CHECK:     %[[BLOCKED:.*]] = scf.for %[[FIRST:.*]] = %{{.*}} to %[[WHOLE]] step %[[C8]] iter_args(%{{.*}} = %{{.*}}) -> (tensor<10x64xf32>) {
+//   CHECK-NOT:       vector.reduction
+//       CHECK:       %[[R0:.*]] = arith.addi %[[FIRST]], %{{.*}} : index
+//       CHECK:       vector.transfer_read %[[SRC]][%[[R0]], %{{.*}}]
+//       CHECK:       %[[R1:.*]] = arith.addi %[[FIRST]], %{{.*}} : index
+//       CHECK:       vector.transfer_read %[[SRC]][%[[R1]], %{{.*}}]
+//       CHECK:       %[[LO1:.*]] = vector.shuffle %[[ROW0:.*]], %[[ROW1:.*]] [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]
+//       CHECK:       %[[HI1:.*]] = vector.shuffle %[[ROW0]], %[[ROW1]] [8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31]
+//       CHECK:       arith.addf %[[LO1]], %[[HI1]] : vector<16xf32>
+//       CHECK:       vector.shuffle {{.*}} [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27]
+//       CHECK:       vector.shuffle {{.*}} [0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29]
+//       CHECK:       %[[EIGHT:.*]] = arith.addf %{{.*}}, %{{.*}} : vector<16xf32>
+//       CHECK:       %[[LO:.*]] = vector.shuffle %[[EIGHT]], %[[EIGHT]] [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30]
+//       CHECK:       %[[HI:.*]] = vector.shuffle %[[EIGHT]], %[[EIGHT]] [1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31]
+//       CHECK:       %[[SUMS:.*]] = arith.addf %[[LO]], %[[HI]] : vector<16xf32>
+//       CHECK:       %[[MEAN:.*]] = arith.divf %[[SUMS]], %{{.*}} : vector<16xf32>
+//       CHECK:       %[[SHIFTED:.*]] = arith.addf %[[MEAN]], %{{.*}} : vector<16xf32>
+//       CHECK:       %[[FACTORS:.*]] = math.rsqrt %[[SHIFTED]] : vector<16xf32>
+//       CHECK:       %[[END:.*]] = arith.addi %[[FIRST]], %[[C8]] : index
+//       CHECK:       scf.for %[[ROW:.*]] = %[[FIRST]] to %[[END]] step %{{.*}} iter_args
+//  CHECK-NEXT:         %[[LANE:.*]] = arith.subi %[[ROW]], %[[FIRST]] : index
+//  CHECK-NEXT:         %[[F:.*]] = vector.extract %[[FACTORS]][%[[LANE]]] : f32 from vector<16xf32>
+//   CHECK-NOT:         vector.reduction
+//       CHECK:         vector.transfer_read %[[SRC]][%[[ROW]], %{{.*}}]
+//       CHECK:         vector.broadcast %[[F]] : f32 to vector<16xf32>
+//       CHECK:         math.fma
+//       CHECK:     scf.for %{{.*}} = %[[WHOLE]] to %[[DIM]] step %{{.*}} iter_args(%{{.*}} = %[[BLOCKED]])
+//       CHECK:       vector.reduction <add>
+//       CHECK:       math.rsqrt %{{.*}} : f32
+
+// With 8-lane chunks (vector-bytes=32) three merges leave lane r = row r:
+// no fold.
+// YMM-LABEL: func.func @blocks(
+//       YMM:     scf.for %{{.*}} step %c8
+//       YMM:       vector.shuffle {{.*}} [0, 1, 2, 3, 8, 9, 10, 11]
+//       YMM:       vector.shuffle {{.*}} [0, 1, 4, 5, 8, 9, 12, 13]
+//       YMM:       vector.shuffle {{.*}} [0, 2, 4, 6, 8, 10, 12, 14]
+//       YMM:       vector.shuffle {{.*}} [1, 3, 5, 7, 9, 11, 13, 15]
+//       YMM:       arith.addf %{{.*}} : vector<8xf32>
+//   YMM-NOT:       vector.shuffle
+//       YMM:       math.rsqrt %{{.*}} : vector<8xf32>
+func.func @blocks(%x: tensor<2x3x10x64xf32>, %p: tensor<2x3xi64>, %w: tensor<64xf32>, %init: tensor<2x3x10x64xf32>) -> tensor<2x3x10x64xf32> {
+  %y = rope.apply ins(%x : tensor<2x3x10x64xf32>) positions(%p : tensor<2x3xi64>) norm(%w : tensor<64xf32>) outs(%init : tensor<2x3x10x64xf32>) {norm_epsilon = 1.0e-06} -> tensor<2x3x10x64xf32>
+  return %y : tensor<2x3x10x64xf32>
+}
+
+// -----
+
+// No blocks where the chunks do not divide D (bf16, D = 40: chunks of 32
+// and 8 lanes, or of 16, 16 and 8): every row is normalized on its own.
+
+// CHECK-LABEL: func.func @no_blocks(
+//       CHECK:   scf.forall
+//   CHECK-NOT:     vector.shuffle
+//       CHECK:     scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+//   CHECK-NOT:       {{vector.shuffle|scf.for}}
+//       CHECK:       vector.reduction <add>
+//   CHECK-NOT:       {{vector.shuffle|scf.for}}
+//       CHECK:     scf.forall.in_parallel
+// YMM-LABEL: func.func @no_blocks(
+//   YMM-NOT:     vector.shuffle
+//       YMM:     vector.reduction <add>
+//   YMM-NOT:     {{vector.shuffle|scf.for}}
+//       YMM:     scf.forall.in_parallel
+func.func @no_blocks(%x: tensor<4x9x40xbf16>, %p: tensor<4xi64>, %w: tensor<40xf32>, %init: tensor<4x9x40xbf16>) -> tensor<4x9x40xbf16> {
+  %y = rope.apply ins(%x : tensor<4x9x40xbf16>) positions(%p : tensor<4xi64>) norm(%w : tensor<40xf32>) outs(%init : tensor<4x9x40xbf16>) {norm_epsilon = 1.0e-06} -> tensor<4x9x40xbf16>
+  return %y : tensor<4x9x40xbf16>
+}

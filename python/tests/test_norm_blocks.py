@@ -1,17 +1,19 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """QK-norm in blocks of rows (convert-rope-to-vector, issue 18).
 
-In the per-token form the heads loop normalizes min(chunk lanes, 8) rows at a
-time where the chunks are a power of two dividing D: the rows' sums of
-squares are reduced together (shuffles and adds, lane r = row r) and one
-vector rsqrt gives the block's factors; the heads left over are normalized
-one by one. These cases put heads on both sides of the block boundary (7, 8,
-9, 17, 32 heads: no block, one block, a block and one row, two blocks and one
-row, four blocks), with chunk widths that block and one that does not (D = 40
-of f16: 16 lanes do not divide it), in place and not, quantized and not, and
-check every output against the float64 reference with test_neighbours'
-tolerances; apply_qk and the KV-cache append (both members normalized in
-one token loop) too.
+In the per-token form, for rows that convert (bf16/f16 data, quantized
+stores), the heads loop normalizes min(chunk lanes, 4) rows at a time where
+the chunks are a power of two dividing D: the rows' sums of squares are
+reduced together (shuffles and adds, lane r = row r) and one vector rsqrt
+gives the block's factors; the heads left over are normalized one by one,
+and so are all rows of f32/f64 kept as such. These cases put heads on both
+sides of the block boundary (7, 8, 9, 17, 32 heads: one block and three
+rows, two blocks, two blocks and a row, four and a row, eight), with chunk
+widths that block and one that does not (D = 40 of f16: 16 lanes do not
+divide it), rows that do not convert (f32, f64: row by row), in place and
+not, quantized and not, and check every output against the float64
+reference with test_neighbours' tolerances; apply_qk and the KV-cache
+append (both members normalized in one token loop) too.
 """
 
 from __future__ import annotations
@@ -26,10 +28,10 @@ import test_kv_cache
 
 HEADS = [7, 8, 9, 17, 32]
 
-# (dtype, quant, head dim): rope-to-llvm-cpu's 32-byte chunks are 8 f32
-# lanes (blocks of 8 rows; D = 24 is three chunks), 16 bf16/f16 lanes
-# (blocks of 8), 4 f64 lanes (blocks of 4); a quantized store takes 16 f32
-# lanes. f16 with D = 40 has no blocks (16 does not divide 40).
+# (dtype, quant, head dim): rope-to-llvm-cpu's 32-byte chunks are 16
+# bf16/f16 lanes (blocks of 4 rows); a quantized store takes 16 f32 lanes
+# (blocks of 4). f32 and f64 rows kept as such go row by row (D = 24: three
+# 8-lane chunks), and so does f16 with D = 40 (16 does not divide 40).
 VARIANTS = [("f32", None, 128), ("f32", "f8e4m3fn", 128), ("f32", None, 24),
             ("bf16", None, 64), ("bf16", "i8", 64), ("f64", None, 24),
             ("f16", "f8e5m2", 40)]
@@ -97,8 +99,8 @@ def test_apply_qk_blocks(heads):
 
 
 # KV-append cases of test_kv_cache with QK-norm (every form: bshd, bhsd,
-# paged, slots), with 9 KV heads (a block and one row) and so 9 or 36 query
-# heads.
+# paged, slots), with 9 KV heads (two blocks and a row where the rows
+# convert) and so 9 or 36 query heads.
 _KV_SEEDS = [seed for seed in range(40)
              if "k_norm_weight" in test_kv_cache._case(seed)["kw"]]
 

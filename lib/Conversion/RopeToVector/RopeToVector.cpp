@@ -53,17 +53,18 @@
 // tile's table) computed once for all, then the heads of each in turn
 // (VectorizeRopeApply).
 //
-// The fused neighbours (docs/FUSIONS.md) ride on the same rows. With QK-norm a
-// row is read twice: a first pass sums x^2 chunk by chunk into one vector
-// (reduced once per row; in the per-token form up to 8 rows' vectors are
-// reduced together and share one vector rsqrt, normFactors), then the
-// rotation pass reads each chunk again (from L1: a row is a few cache
-// lines) and normalizes it before rotating it; pass-through channels [P, D) are
-// normalized and written too, in place as well. The weight is read once per
-// call. With a quantized output every stored chunk (pass-through ones included)
-// goes through buildStoredValue with the row's scale: the per-tensor scalar
-// read once per call, or scale[h] read once per head row. Each member of a
-// sibling group carries its own weight, scale and destination type.
+// The fused neighbours (docs/FUSIONS.md) ride on the same rows. With QK-norm
+// a row is read twice: a first pass sums x^2 chunk by chunk into one vector
+// (reduced once per row; in the per-token form, for rows that convert, up to
+// 4 rows' vectors are reduced together and share one vector rsqrt,
+// normFactors), then the rotation pass reads each chunk again (from L1: a
+// row is a few cache lines) and normalizes it before rotating it;
+// pass-through channels [P, D) are normalized and written too, in place as
+// well. The weight is read once per call. With a quantized output every
+// stored chunk (pass-through ones included) goes through buildStoredValue
+// with the row's scale: the per-tensor scalar read once per call, or
+// scale[h] read once per head row. Each member of a sibling group carries
+// its own weight, scale and destination type.
 //
 // KV-cache append (`slots`, issue 18): the destination is a cache and a
 // token's rows go to its slot's rows (buildCacheSlot, the one slot rule),
@@ -254,8 +255,9 @@ private:
   Value rowNormFactor(OpBuilder &nb, Location nloc, Value source,
                       ValueRange rowIvs);
   /// Rows per block of normFactors, or 0 where rows are normalized one by
-  /// one: min(chunkLanes(), 8) when the chunks are a power of two that
-  /// divides D.
+  /// one: min(chunkLanes(), 4) when some member's rows convert (input or
+  /// destination not of the compute type) and the chunks are a power of
+  /// two that divides D.
   int64_t normBlockRows();
   /// The RMSNorm factors of `rows` consecutive rows of `source` along its
   /// last row dim, from `first` (`rowIvs` the indices before that dim): a
@@ -265,7 +267,7 @@ private:
   /// shuffles and an add, about one merge per row, where a row's own
   /// horizontal reduction is a chain of log2(lanes) of them; one vector
   /// rsqrt (a sqrt and a divide) serves the block. On Sapphire Rapids,
-  /// cache-resident ([1, 64, 32, 128] f32, fp8 store), 78 us against
+  /// cache-resident ([1, 64, 32, 128] f32, fp8 store), 84 us against
   /// 116-124 us with each row reduced and divided on its own.
   Value normFactors(OpBuilder &nb, Location nloc, Value source,
                     ValueRange rowIvs, Value first, int64_t rows);
@@ -552,10 +554,28 @@ Value RopeVectorizer::rowNormFactor(OpBuilder &nb, Location nloc, Value source,
 }
 
 int64_t RopeVectorizer::normBlockRows() {
+  // Rows read and stored in the compute type (f32 or f64 data kept as
+  // such) stay row by row: LLVM keeps such a row's chunks in registers from
+  // the sum to the rotation, and blocks, which read each row twice, were
+  // slower (Sapphire Rapids, [1, 4096, 32, 128] f32 QK-norm, back-to-back
+  // calls: 9.2-11.0 ms against 8.2-8.9). Rows that convert (bf16/f16 data,
+  // quantized stores) do several more ops per lane, and their rotation
+  // waited on the row's chain: bf16 4.9 ms against 6.2-6.9, f32 with an fp8
+  // store 6.3-7.0 against 11.2-11.5.
+  bool converts = llvm::any_of(group, [&](ApplyOp m) {
+    return m.getInputType().getElementType() != computeType ||
+           m.getStorageElementType() != computeType;
+  });
   int64_t chunk = chunkLanes();
-  if (!llvm::isPowerOf2_64(chunk) || headDim % chunk != 0)
+  if (!converts || !llvm::isPowerOf2_64(chunk) || headDim % chunk != 0)
     return 0;
-  return std::min<int64_t>(chunk, 8);
+  // Four rows, not a whole vector's worth: eight f32 rows of D = 128 are 4
+  // KiB, so a block's first pass read x at the low 12 address bits the
+  // previous block had just stored to, and with x and out at the same
+  // offset in a page (numpy's and torch's large arrays) those loads wait on
+  // the stores (4K aliasing). f32 with an fp8 store, as above: 9.0-9.3 ms
+  // with 8 rows, 7.1-7.7 with 4, 7.9-8.5 with 2.
+  return std::min<int64_t>(chunk, 4);
 }
 
 Value RopeVectorizer::normFactors(OpBuilder &nb, Location nloc, Value source,

@@ -5,9 +5,9 @@
 // the rotation and a quantized output after it ride on the rows of the token
 // loop. With norm, each row is read twice inside the heads loop: a first pass
 // sums x^2 chunk by chunk into one vector, reduced once per row, and forms the
-// factor rsqrt(sum / D + eps) (in the per-token form, blocks of 8 rows reduce
-// their vectors together first: norm-blocks.mlir); the rotation pass reads
-// each chunk again and
+// factor rsqrt(sum / D + eps) (in the per-token form, rows that convert take
+// blocks of 4 rows that reduce their vectors together: norm-blocks.mlir);
+// the rotation pass reads each chunk again and
 // scales it by the factor and the weight (read once per call, before the token
 // loop) before rotating it. Nothing is materialized in between: no
 // tensor.empty, no linalg op. With quant_scale, every stored chunk is
@@ -24,9 +24,9 @@
 //       CHECK:     %[[SN:.*]] = math.sin %{{.*}} : vector<16xf32>
 //       CHECK:     %[[SRC:.*]] = tensor.extract_slice %[[X]][%[[B]], %[[S]], 0, 0] [1, 1, 3, 32]
 //   CHECK-NOT:     %[[W]]
-// Blocks of 8 rows (none of the 3 here: norm-blocks.mlir), then row by row.
-//       CHECK:     %[[BLOCKED:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c8
-//       CHECK:     scf.for %[[H:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[BLOCKED]]) -> (tensor<3x32xf32>) {
+// f32 rows stored as f32: row by row (no blocks, norm-blocks.mlir).
+//   CHECK-NOT:     vector.shuffle
+//       CHECK:     scf.for %[[H:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<3x32xf32>) {
 //   CHECK-NOT:       {{tensor.empty|linalg\.|transfer_write|scf.for}}
 //       CHECK:       %[[A0:.*]] = vector.transfer_read %[[SRC]][%[[H]], %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<3x32xf32>, vector<16xf32>
 //       CHECK:       %[[Q0:.*]] = arith.mulf %[[A0]], %[[A0]] : vector<16xf32>
@@ -257,13 +257,12 @@ func.func @norm_quant_tiled(%x: tensor<1x4x16x32xbf16>, %w: tensor<32xbf16>, %s:
 // -----
 
 // f64 data computes in f64: chunks of 8 lanes, the sum of squares reduced from
-// a vector<8xf64>, the factor in f64 (a vector of 8 for a block of 8 rows).
+// a vector<8xf64>, the factor in f64 (row by row: no conversion).
 
 // CHECK-LABEL: func.func @norm_f64(
 //       CHECK:   vector.transfer_read %{{.*}} : tensor<16xf32>, vector<16xf32>
 //       CHECK:   %[[WV:.*]] = arith.extf %{{.*}} : vector<16xf32> to vector<16xf64>
-//       CHECK:     scf.for {{.*}} step %c8
-//       CHECK:       math.rsqrt %{{.*}} : vector<8xf64>
+//   CHECK-NOT:     vector.shuffle
 //       CHECK:     scf.for
 //       CHECK:       %[[SQ:.*]] = arith.addf %{{.*}}, %{{.*}} : vector<8xf64>
 //       CHECK:       vector.reduction <add>, %[[SQ]], %{{.*}} fastmath<reassoc> : vector<8xf64> into f64
@@ -291,8 +290,9 @@ func.func @norm_f64(%x: tensor<8x2x16xf64>, %w: tensor<16xf32>, %init: tensor<8x
 //       CHECK:     math.cos
 //       CHECK:     math.sin
 //   CHECK-NOT:     math.{{cos|sin}}
-// Q's 8 heads are one block of 8 rows: their factors in one vector.
-//       CHECK:     scf.for %{{.*}} step %c8 {{.*}} -> (tensor<8x64xi8>)
+// Q's 8 heads (stored as i8: rows that convert) are two blocks of 4 rows,
+// each block's factors in one vector.
+//       CHECK:     scf.for %{{.*}} step %c4 {{.*}} -> (tensor<8x64xi8>)
 //       CHECK:       vector.shuffle
 //       CHECK:       math.rsqrt %{{.*}} : vector<16xf32>
 //       CHECK:       scf.for %[[H:[a-z0-9_]+]] = {{.*}} -> (tensor<8x64xi8>)

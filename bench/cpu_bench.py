@@ -310,6 +310,10 @@ def build_baseline(workdir: pathlib.Path) -> ctypes.CDLL:
     lib.rope_baseline.restype = None
     lib.copy_baseline.argtypes = [vp, vp, i64, cint]
     lib.copy_baseline.restype = None
+    lib.slices_in_place_baseline.argtypes = [vp, i64, i64, i64, ctypes.c_uint64]
+    lib.slices_in_place_baseline.restype = None
+    lib.slices_copy_baseline.argtypes = [vp, vp, i64, i64, i64, i64, vp]
+    lib.slices_copy_baseline.restype = None
     return lib
 
 

@@ -20,9 +20,13 @@ Columns (per row, interleaved rounds of cpu_bench.measure_interleaved, medians):
   numpy          the same in numpy float32 (interleaved rotation, then the copies)
   copy           a STREAM-style copy (bench/cpp/rope_baseline.cpp) of the bytes the fused form must move:
                  read and write q's rope channels, read c_kv and k_pe, write their cache rows; (in + out) / 2
-and the ratios unfused / fused raw and copy / fused raw, warm (the batches above) and cold
-(_fused_report.measure: fused raw, unfused and copy each called alone after a read of twice the last-level
-cache, cpu_bench.measure_cold). Every output is checked against float64 first.
+  slices         the fused form's own access pattern with no arithmetic (rope_baseline.cpp's slices_*
+                 baselines, on arrays of its own): q's rope channels, 64 of every 192, read and written back
+                 in place, c_kv and k_pe copied into the cache rows at the slots. q's slices cost the cache
+                 lines they touch, not their bytes; this is the ceiling for that layout
+and the ratios unfused / fused raw, copy / fused raw and slices / fused raw, warm (the batches above) and
+cold (_fused_report.measure: fused raw, unfused, copy and slices each called alone after a read of twice
+the last-level cache, cpu_bench.measure_cold). Every output is checked against float64 first.
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ YARN = {"type": "yarn", "factor": 40, "original_max_position_embeddings": 4096, 
 SHAPES = {"decode": 64, "prefill": 4096}
 DTYPES = {"f32": np.float32, "bf16": ml_dtypes.bfloat16}
 BEGIN_MARK, END_MARK = "<!-- BEGIN mla_bench -->", "<!-- END mla_bench -->"
+PEERS = ("copy", "slices")
 
 
 def _raw(function, arrays):
@@ -164,7 +169,26 @@ def run_row(lib, shape, dtype, timing):
     moved_out = (t * H * ROPE + t * (LORA + ROPE)) * item
     moved = (moved_in + moved_out) // 2
     fns["copy"] = _fused_report.copy_peer(lib, moved)
-    return _fused_report.measure(fns, timing, unfused="unfused")
+
+    q_peer, cache_peer = q_before.copy(), np.zeros_like(cache)
+    c_kv_peer, k_pe_peer = c_kv.copy(), k_pe.copy()
+    slot_rows = np.ascontiguousarray(slots, np.int64)
+    cache_row = (LORA + ROPE) * item
+
+    def slices():
+        lib.slices_in_place_baseline(q_peer.ctypes.data + NOPE * item, t * H, ROPE * item,
+                                     (NOPE + ROPE) * item, 0)
+        lib.slices_copy_baseline(c_kv_peer.ctypes.data, cache_peer.ctypes.data, t, LORA * item, LORA * item,
+                                 cache_row, slot_rows.ctypes.data)
+        lib.slices_copy_baseline(k_pe_peer.ctypes.data, cache_peer.ctypes.data + LORA * item, t, ROPE * item,
+                                 ROPE * item, cache_row, slot_rows.ctypes.data)
+    slices()
+    assert (q_peer.view(np.uint8) == q_before.view(np.uint8)).all(), "slices peer changed q"
+    peer_rows = cache_peer[slot_rows]
+    assert (peer_rows[:, :LORA].view(np.uint8) == c_kv.view(np.uint8)).all() and \
+        (peer_rows[:, LORA:].view(np.uint8) == k_pe.view(np.uint8)).all(), "slices peer wrote the wrong rows"
+    fns["slices"] = slices
+    return _fused_report.measure(fns, timing, unfused="unfused", peers=PEERS)
 
 
 def main(argv=None) -> int:
@@ -176,7 +200,7 @@ def main(argv=None) -> int:
     parser.add_argument("--write-docs", default=None, metavar="FILE")
     args = parser.parse_args(argv)
     timing = cpu_bench.Timing(samples=args.samples, min_seconds=0.15, max_seconds=3.0, quiesce=0.0)
-    names = ["fused raw", "fused call", "unfused", "numpy", "copy"]
+    names = ["fused raw", "fused call", "unfused", "numpy", *PEERS]
     rows = {}
     with tempfile.TemporaryDirectory() as workdir:
         lib = cpu_bench.build_baseline(pathlib.Path(workdir))
@@ -188,7 +212,7 @@ def main(argv=None) -> int:
                     print(f"  {shape:8} {dtype:4} " + " ".join(f"{n} {r[n] * 1e6:9.1f}" for n in names),
                           file=sys.stderr, flush=True)
     lines = _fused_report.report("mla_bench", argv, args.repeat, args.samples, ("shape", "dtype"), rows, names,
-                                 unfused="unfused", verdicts=False)
+                                 unfused="unfused", verdicts=False, peers=PEERS)
     print("\n".join(lines))
     if args.write_docs:
         replace_region(pathlib.Path(args.write_docs), lines, BEGIN_MARK, END_MARK)

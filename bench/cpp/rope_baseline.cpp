@@ -189,6 +189,42 @@ void copy_baseline(const void *src, void *dst, int64_t bytes, int threads) {
     static_cast<char *>(dst)[i] = static_cast<const char *>(src)[i];
 }
 
+/// The memory traffic of a kernel that rewrites `rows` slices of
+/// `sliceBytes` bytes (a multiple of 8), `strideBytes` apart, in place with
+/// no arithmetic: each slice read and written back (XOR with `key`, which
+/// the caller passes as 0: a store the compiler cannot drop). A strided
+/// slice costs the cache lines it touches, not its bytes: MLA's rope
+/// channels, the last 64 of each 192-channel head row of q.
+void slices_in_place_baseline(void *base, int64_t rows, int64_t sliceBytes,
+                              int64_t strideBytes, uint64_t key) {
+  const int64_t words = sliceBytes / 8;
+  for (int64_t r = 0; r < rows; ++r) {
+    auto *p = reinterpret_cast<uint64_t *>(static_cast<char *>(base) +
+                                           r * strideBytes);
+#pragma clang loop vectorize(enable)
+    for (int64_t i = 0; i < words; ++i)
+      p[i] ^= key;
+  }
+}
+
+/// Row r of `src` (`sliceBytes`, a multiple of 8, every `srcStride` bytes)
+/// copied to row dstRows[r] of `dst` (every `dstStride` bytes; row r when
+/// dstRows is null): the traffic of writing rows into a cache at slots.
+void slices_copy_baseline(const void *src, void *dst, int64_t rows,
+                          int64_t sliceBytes, int64_t srcStride,
+                          int64_t dstStride, const int64_t *dstRows) {
+  const int64_t words = sliceBytes / 8;
+  for (int64_t r = 0; r < rows; ++r) {
+    const auto *__restrict a = reinterpret_cast<const uint64_t *>(
+        static_cast<const char *>(src) + r * srcStride);
+    auto *__restrict b = reinterpret_cast<uint64_t *>(
+        static_cast<char *>(dst) + (dstRows ? dstRows[r] : r) * dstStride);
+#pragma clang loop vectorize(enable)
+    for (int64_t i = 0; i < words; ++i)
+      b[i] = a[i];
+  }
+}
+
 /// How many threads an unqualified parallel region gets (1 without OpenMP).
 int baseline_max_threads() {
 #ifdef _OPENMP

@@ -506,6 +506,15 @@ def test_mla_bench_smoke(tmp_path):
     assert len(rows) == 1
     cells = [c.strip() for c in rows[0].strip("|").split("|")]
     assert all(float(c) > 0 for c in cells[2:])
+    # Both peers, the contiguous copy and the access pattern's own
+    # (slices), warm and cold.
+    header = [line for line in region.splitlines()
+              if line.startswith("| shape |")][0]
+    names = [c.strip() for c in header.strip("|").split("|")]
+    assert len(names) == len(cells)
+    for column in ("copy µs", "slices µs", "of copy", "of slices",
+                   "cold: of copy", "cold: of slices"):
+        assert column in names, column
 
 
 @pytest.mark.parametrize("lowering", ["vector", "scalar"])

@@ -54,15 +54,16 @@ def report(script: str, argv, repeat: int, samples: int, keys: Sequence[str],
     rows have them."""
     load = os.getloadavg()[0]
     args = " ".join(argv if argv is not None else sys.argv[1:])
+    cold_names = ["fused raw", "unfused", *peers]
     lines = [f"{script}, {datetime.date.today().isoformat()}: `python3 bench/{script}.py {args}`",
              "",
              f"- machine: {cpu_bench.machine_line()}",
              f"- {source_line()}",
              f"- single thread; per row the median over {repeat} run(s), each of {samples} "
              f"interleaved rounds; 1-minute load average {load:.2f} at the end",
-             f"- `cold` columns: fused raw, unfused and {' and '.join(peers)} each called alone after reading a "
-             "buffer twice the last-level cache (cpu_bench.measure_cold), so their arrays come from memory; the "
-             "other columns time batches of back-to-back calls, which a large last-level cache partly serves",
+             f"- `cold` columns: {', '.join(cold_names[:-1])} and {cold_names[-1]} each called alone after reading "
+             "a buffer twice the last-level cache (cpu_bench.measure_cold), so their arrays come from memory; "
+             "the other columns time batches of back-to-back calls, which a large last-level cache partly serves",
              "",
              "| " + " | ".join(list(keys) + [f"{n} µs" for n in names] +
                             ["unfused/fused"] + [f"of {p}" for p in peers] +

@@ -588,11 +588,11 @@ Value RopeVectorizer::normFactors(OpBuilder &nb, Location nloc, Value source,
   auto combine = [&](Value a, Value b, int64_t count) -> Value {
     int64_t width = chunk / count;
     SmallVector<int64_t> low, high;
-    for (int64_t source = 0; source < 2; ++source)
+    for (int64_t side = 0; side < 2; ++side)
       for (int64_t row = 0; row < count; ++row)
         for (int64_t lane = 0; lane < width / 2; ++lane) {
-          low.push_back(source * chunk + row * width + lane);
-          high.push_back(source * chunk + row * width + width / 2 + lane);
+          low.push_back(side * chunk + row * width + lane);
+          high.push_back(side * chunk + row * width + width / 2 + lane);
         }
     return arith::AddFOp::create(
         nb, nloc, vector::ShuffleOp::create(nb, nloc, a, b, low),

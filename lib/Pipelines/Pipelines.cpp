@@ -70,6 +70,15 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
   // Deallocation clones returned buffers it does not own.
   pm.addPass(createConvertBufferizationToMemRefPass());
 
+  // Rows with gaps between them (MLA's rope slice of q) are missed on demand
+  // one by one: prefetch them some rows ahead. Before the contractions are
+  // vectorized, so only convert-rope-to-vector's row loops are seen.
+  if (options.vectorize && options.prefetchRows != 0) {
+    RopePrefetchStridedRowsPassOptions prefetch;
+    prefetch.distance = options.prefetchRows;
+    pm.addNestedPass<func::FuncOp>(createRopePrefetchStridedRowsPass(prefetch));
+  }
+
   // On buffers, after deallocation: tiles index the (sub)views directly and
   // their accumulators are loop-carried registers; contractions it leaves
   // alone become scalar loops below.

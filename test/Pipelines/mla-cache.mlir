@@ -1,4 +1,5 @@
 // RUN: rope-opt %s --rope-to-llvm-cpu -split-input-file | FileCheck %s --check-prefix=LLVM
+// RUN: rope-opt %s --rope-to-llvm-cpu=prefetch-rows=0 -split-input-file | FileCheck %s --check-prefix=NOPF
 // RUN: rope-opt %s --convert-rope-to-vector --canonicalize --cse \
 // RUN:   --one-shot-bufferize --canonicalize --cse --canonicalize \
 // RUN:   -split-input-file | FileCheck %s --check-prefix=BUF
@@ -20,12 +21,20 @@
 // goes to a subview of q or of the cache, a token's cache row only under
 // its slot's validity test.
 
+// q's rope rows are 64 of every 192 channels: rope-prefetch-strided-rows
+// prefetches them 16 rows ahead (three lines' positions a bf16 row: 0, 32
+// and its last element) in each of the two token loops (q's and k_pe's
+// token counts equal or not); k_pe's and c_kv's rows (one per token, at
+// slots) are not prefetched; prefetch-rows=0 turns it off.
 // LLVM-LABEL: llvm.func @mla(
 //   LLVM-NOT:   llvm.call @malloc
 //   LLVM-NOT:   llvm.call @memrefCopy
 //   LLVM-NOT:   llvm.intr.memcpy
+// LLVM-COUNT-6: "llvm.intr.prefetch"(%{{.*}}) <{cache = 1 : i32, hint = 2 : i32, rw = 0 : i32}>
+//   LLVM-NOT:   llvm.intr.prefetch
 //       LLVM:   llvm.return
 // LLVM-LABEL: llvm.func @_mlir_ciface_mla(
+// NOPF-NOT: llvm.intr.prefetch
 
 // GPU-LABEL: llvm.func @mla(
 //   GPU-NOT:   {{llvm.call @malloc|llvm.call @memrefCopy|llvm.intr.memcpy}}

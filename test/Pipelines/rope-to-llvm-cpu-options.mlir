@@ -1,5 +1,5 @@
 // RUN: rope-opt %s --pass-pipeline="builtin.module(rope-to-llvm-cpu)" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s
-// RUN: rope-opt %s --pass-pipeline="builtin.module(rope-to-llvm-cpu{tile-heads=4 vector-bytes=0})" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=SET
+// RUN: rope-opt %s --pass-pipeline="builtin.module(rope-to-llvm-cpu{tile-heads=4 vector-bytes=0 prefetch-rows=0})" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=SET
 // RUN: not rope-opt %s --pass-pipeline="builtin.module(rope-to-llvm-cpu{tile-heads=0})" 2>&1 | FileCheck %s --check-prefix=BAD
 
 // rope-to-llvm-cpu's choices for the vector form, passed to
@@ -7,7 +7,11 @@
 // ([B, H, S, D]) three heads at a time (docs/DESIGN.md: measured on Intel
 // Sapphire Rapids with x and out from memory); both are options.
 // CHECK: convert-rope-to-vector{tile-heads=3 vector-bytes=32}
+// Rows apart in memory (MLA's q) prefetched 16 rows ahead, after
+// bufferization.
+// CHECK: rope-prefetch-strided-rows{distance=16 line-bytes=64}
 // SET: convert-rope-to-vector{tile-heads=4 vector-bytes=0}
+// SET-NOT: rope-prefetch-strided-rows
 // BAD: convert-rope-to-vector: tile-heads must be >= 1, got 0
 func.func @f() {
   return

@@ -7,7 +7,8 @@
 // RUN:   --implicit-check-not=math. --implicit-check-not=scf. \
 // RUN:   --implicit-check-not=cf. --implicit-check-not=func.func \
 // RUN:   --implicit-check-not=vector. --implicit-check-not=omp. \
-// RUN:   --implicit-check-not=unrealized_conversion_cast
+// RUN:   --implicit-check-not=unrealized_conversion_cast \
+// RUN:   --implicit-check-not=llvm.intr.prefetch
 // RUN: rope-opt %s --rope-to-llvm-cpu=vectorize=false -split-input-file | \
 // RUN:   FileCheck %s --check-prefixes=CHECK,SCALAR \
 // RUN:   --implicit-check-not=rope. --implicit-check-not=linalg. \

@@ -91,6 +91,8 @@ constexpr StringLiteral kTargets[] = {
     "rope-raise{remarks=true}",
     "rope-optimize",
     "rope-split-complex-constants",
+    // Software prefetch of strided rows (any vector loop on memrefs).
+    "rope-prefetch-strided-rows",
 };
 constexpr size_t kNumTargets = std::size(kTargets);
 

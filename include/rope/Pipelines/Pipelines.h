@@ -61,6 +61,12 @@ struct RopeToLLVMCpuPipelineOptions
       llvm::cl::desc("convert-rope-to-vector's tile-heads: heads rotated at "
                      "once by the tiled form of [B, H, S, D] (>= 1)"),
       llvm::cl::init(3)};
+  PassOptions::Option<int64_t> prefetchRows{
+      *this, "prefetch-rows",
+      llvm::cl::desc("rope-prefetch-strided-rows' distance: rows ahead that "
+                     "vector loops over rows apart in memory (MLA's rope "
+                     "slice of q) prefetch; 0: none"),
+      llvm::cl::init(16)};
   PassOptions::Option<BFloat16Truncation> bf16Truncation{
       *this, "bf16-truncation",
       llvm::cl::desc("How f32 -> bf16 roundings are lowered (rope-expand-bf16 "

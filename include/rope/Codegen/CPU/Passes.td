@@ -195,4 +195,48 @@ def RopeExpandBFloat16Pass : Pass<"rope-expand-bf16"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def RopePrefetchStridedRowsPass : Pass<"rope-prefetch-strided-rows"> {
+  let summary = "Software prefetch for vector loops over rows that are "
+                "apart in memory";
+  let description = [{
+    For each `scf.for` with step 1 whose body (outside nested loops) reads
+    or writes rows of a memref with `vector.transfer_read`/`transfer_write`
+    or `vector.load`/`store` whose second-to-last index is the loop's
+    induction variable (the other indices defined outside the loop), where
+    that dim's stride is static and larger than the last dim (static size,
+    stride 1): inserts at the top of the body one `memref.prefetch` per
+    cache line of the row `distance` iterations ahead, and one of its last
+    element (a row that does not start on a line spans one more): read
+    prefetches into L2 (locality 2). Write prefetches measured slower, as
+    each holds a fill buffer until the line is owned.
+
+    Why: the hardware prefetchers follow contiguous streams, but rows with
+    gaps between them (MLA's rope channels, 64 of every 192 channels of q,
+    rotated in place) leave each row's lines to be missed on demand, and
+    the few rows whose misses fit between a row loop's vector instructions
+    are not enough to reach memory bandwidth (issue 18, Intel: MLA's
+    bf16 prefill kernel 25.5-27.3 ms without, 15.0 ms with 16 rows ahead,
+    against 12.7-13.5 ms for a loop that only reads and writes back the
+    same slices). Contiguous rows are left alone: the hardware serves them.
+
+    The prefetched element is computed on the rows' memref's strided
+    metadata, so rows ahead of the last one cross into the next rows of the
+    enclosing buffer (the next token's heads), and clamped between the
+    first and last elements of the outermost view with the same element
+    type (followed through view-like ops to a function argument or an
+    allocation): never outside the caller's buffer, even past its end.
+    `rope-to-llvm-cpu` runs it after bufferization with `prefetch-rows`.
+  }];
+  let options = [
+    Option<"distance", "distance", "int64_t", /*default=*/"16",
+           "Rows ahead to prefetch (0: none)">,
+    Option<"lineBytes", "line-bytes", "int64_t", /*default=*/"64",
+           "Cache line size in bytes">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+}
+
 #endif // ROPE_CODEGEN_CPU_PASSES_TD

@@ -1,0 +1,156 @@
+// RUN: rope-opt %s --split-input-file --rope-prefetch-strided-rows | FileCheck %s --enable-var-scope
+// RUN: rope-opt %s --split-input-file --rope-prefetch-strided-rows="distance=4 line-bytes=128" | FileCheck %s --check-prefix=OPTS
+// RUN: rope-opt %s --split-input-file --rope-prefetch-strided-rows="distance=0" | FileCheck %s --check-prefix=NONE
+// RUN: not rope-opt %s --split-input-file --rope-prefetch-strided-rows="distance=-1" 2>&1 | FileCheck %s --check-prefix=BAD
+
+// BAD: distance must be >= 0 and line-bytes >= 1 (got distance=-1, line-bytes=64)
+// NONE-NOT: memref.prefetch
+
+// MLA's q: the 64 rope channels of each [T, H, 192] row, rotated in place
+// head by head. The bounds come from the function's argument (the outermost
+// view), once, at the function's start; the rows' offset before the loop;
+// in the loop, row iv + 16's lines (bf16: 32 elements a line) and last
+// element, each clamped between the argument's first and last elements.
+// CHECK-LABEL: func.func @mla_q(
+//  CHECK-SAME:     %[[Q:.*]]: memref<?x?x192xbf16>
+//       CHECK:   %[[BASE:.*]], %[[OFF:.*]], %[[SIZES:.*]]:3, %[[STRIDES:.*]]:3 = memref.extract_strided_metadata %[[Q]]
+//       CHECK:   %[[FLAT:.*]] = memref.reinterpret_cast %[[BASE]] to offset: [0], sizes: [%{{.*}}], strides: [1] : memref<bf16> to memref<?xbf16>
+//       CHECK:   scf.for %[[T:.*]] =
+//       CHECK:     %[[ROWS:.*]] = memref.subview
+//       CHECK:     %{{.*}}, %[[ROFF:.*]], %{{.*}}:2, %[[RSTRIDES:.*]]:2 = memref.extract_strided_metadata %[[ROWS]]
+//       CHECK:     scf.for %[[H:.*]] =
+//       CHECK:       %[[AHEAD:.*]] = arith.addi %[[H]], %{{c16(_[0-9]+)?}}
+//       CHECK:       %[[JUMP:.*]] = arith.muli %[[AHEAD]], %[[RSTRIDES]]#0
+//       CHECK:       %[[START:.*]] = arith.addi %[[ROFF]], %[[JUMP]]
+//       CHECK:       %[[P0:.*]] = arith.addi %[[START]], %{{c0(_[0-9]+)?}}
+//       CHECK:       %[[LOW0:.*]] = arith.minsi %[[P0]], %[[LAST:.*]] : index
+//       CHECK:       %[[AT0:.*]] = arith.maxsi %[[LOW0]], %[[FIRST:.*]] : index
+//       CHECK:       memref.prefetch %[[FLAT]][%[[AT0]]], read, locality<2>, data
+//       CHECK:       arith.addi %[[START]], %{{c32(_[0-9]+)?}}
+//       CHECK:       memref.prefetch %[[FLAT]]
+//       CHECK:       arith.addi %[[START]], %{{c63(_[0-9]+)?}}
+//       CHECK:       memref.prefetch %[[FLAT]]
+//   CHECK-NOT:       memref.prefetch
+//       CHECK:       vector.transfer_read %[[ROWS]][%[[H]], %{{c0(_[0-9]+)?}}]
+// OPTS-LABEL: func.func @mla_q(
+//       OPTS:   arith.addi %{{.*}}, %c4
+//       OPTS:   arith.addi %{{.*}}, %c0
+//       OPTS:   memref.prefetch
+//       OPTS:   arith.addi %{{.*}}, %c63
+//       OPTS:   memref.prefetch
+//   OPTS-NOT:   memref.prefetch
+//       OPTS:   vector.transfer_read
+func.func @mla_q(%q: memref<?x?x192xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %pad = arith.constant 0.0 : bf16
+  %t = memref.dim %q, %c0 : memref<?x?x192xbf16>
+  %h = memref.dim %q, %c1 : memref<?x?x192xbf16>
+  %rope = memref.subview %q[0, 0, 128] [%t, %h, 64] [1, 1, 1] : memref<?x?x192xbf16> to memref<?x?x64xbf16, strided<[?, 192, 1], offset: 128>>
+  scf.for %i = %c0 to %t step %c1 {
+    %rows = memref.subview %rope[%i, 0, 0] [1, %h, 64] [1, 1, 1] : memref<?x?x64xbf16, strided<[?, 192, 1], offset: 128>> to memref<?x64xbf16, strided<[192, 1], offset: ?>>
+    scf.for %j = %c0 to %h step %c1 {
+      %a = vector.transfer_read %rows[%j, %c0], %pad {in_bounds = [true]} : memref<?x64xbf16, strided<[192, 1], offset: ?>>, vector<32xbf16>
+      vector.transfer_write %a, %rows[%j, %c0] {in_bounds = [true]} : vector<32xbf16>, memref<?x64xbf16, strided<[192, 1], offset: ?>>
+      %b = vector.transfer_read %rows[%j, %c32], %pad {in_bounds = [true]} : memref<?x64xbf16, strided<[192, 1], offset: ?>>, vector<32xbf16>
+      vector.transfer_write %b, %rows[%j, %c32] {in_bounds = [true]} : vector<32xbf16>, memref<?x64xbf16, strided<[192, 1], offset: ?>>
+    }
+  }
+  return
+}
+
+// -----
+
+// Out of place, through vector.load/store, with a leading index: the source
+// and the destination are both strided, each gets its prefetches (f32: 16
+// elements a line), and the leading index enters the row offset.
+// CHECK-LABEL: func.func @two_views(
+//       CHECK:   scf.for %[[H:.*]] =
+//       CHECK:     arith.addi %[[H]], %{{c16(_[0-9]+)?}}
+// CHECK-COUNT-3:   memref.prefetch
+//       CHECK:     arith.addi %[[H]], %{{c16(_[0-9]+)?}}
+// CHECK-COUNT-3:   memref.prefetch
+//   CHECK-NOT:     memref.prefetch
+//       CHECK:     vector.load
+func.func @two_views(%x: memref<2x?x48xf32, strided<[?, 48, 1]>>, %y: memref<2x?x32xf32, strided<[?, 96, 1]>>, %b: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %y, %c1 : memref<2x?x32xf32, strided<[?, 96, 1]>>
+  %xs = memref.subview %x[0, 0, 8] [2, %n, 32] [1, 1, 1] : memref<2x?x48xf32, strided<[?, 48, 1]>> to memref<2x?x32xf32, strided<[?, 48, 1], offset: 8>>
+  scf.for %j = %c0 to %n step %c1 {
+    %v = vector.load %xs[%b, %j, %c0] : memref<2x?x32xf32, strided<[?, 48, 1], offset: 8>>, vector<16xf32>
+    vector.store %v, %y[%b, %j, %c0] : memref<2x?x32xf32, strided<[?, 96, 1]>>, vector<16xf32>
+  }
+  return
+}
+
+// -----
+
+// Left alone: contiguous rows (the prefetchers serve them), a loop of step 2,
+// rows indexed by something other than the loop's variable, rows read from
+// a view made in the loop, and rows in a nested loop (the inner loop's own
+// business, and here its rows are contiguous).
+// CHECK-LABEL: func.func @left_alone(
+//   CHECK-NOT:   memref.prefetch
+func.func @left_alone(%a: memref<?x64xf32>, %s: memref<?x64xf32, strided<[128, 1]>>, %k: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %n = memref.dim %a, %c0 : memref<?x64xf32>
+  %pad = arith.constant 0.0 : f32
+  scf.for %i = %c0 to %n step %c1 {
+    %v = vector.transfer_read %a[%i, %c0], %pad {in_bounds = [true]} : memref<?x64xf32>, vector<16xf32>
+    vector.transfer_write %v, %a[%i, %c0] {in_bounds = [true]} : vector<16xf32>, memref<?x64xf32>
+  }
+  scf.for %i = %c0 to %n step %c2 {
+    %v = vector.transfer_read %s[%i, %c0], %pad {in_bounds = [true]} : memref<?x64xf32, strided<[128, 1]>>, vector<16xf32>
+    vector.transfer_write %v, %s[%i, %c0] {in_bounds = [true]} : vector<16xf32>, memref<?x64xf32, strided<[128, 1]>>
+  }
+  scf.for %i = %c0 to %n step %c1 {
+    %v = vector.transfer_read %s[%k, %c0], %pad {in_bounds = [true]} : memref<?x64xf32, strided<[128, 1]>>, vector<16xf32>
+    vector.transfer_write %v, %a[%i, %c0] {in_bounds = [true]} : vector<16xf32>, memref<?x64xf32>
+  }
+  scf.for %i = %c0 to %n step %c1 {
+    %row = memref.subview %s[0, 0] [%n, 32] [1, 1] : memref<?x64xf32, strided<[128, 1]>> to memref<?x32xf32, strided<[128, 1]>>
+    %v = vector.transfer_read %row[%i, %c0], %pad {in_bounds = [true]} : memref<?x32xf32, strided<[128, 1]>>, vector<16xf32>
+    vector.transfer_write %v, %a[%i, %c0] {in_bounds = [true]} : vector<16xf32>, memref<?x64xf32>
+  }
+  scf.for %i = %c0 to %n step %c1 {
+    scf.for %j = %c0 to %n step %c1 {
+      %v = vector.transfer_read %a[%j, %c0], %pad {in_bounds = [true]} : memref<?x64xf32>, vector<16xf32>
+      vector.transfer_write %v, %s[%i, %c0] {in_bounds = [true]} : vector<16xf32>, memref<?x64xf32, strided<[128, 1]>>
+    }
+  }
+  return
+}
+
+// -----
+
+// Elements of no fixed size (index) are left alone; a view of bytes
+// (memref.view of i8) stops the walk to the outermost view at the last one
+// with the rows' element type: the bounds are the f32 view's.
+// CHECK-LABEL: func.func @element_types(
+//  CHECK-SAME:     %[[BYTES:.*]]: memref<?xi8>
+//       CHECK:   %[[F32:.*]] = memref.view %[[BYTES]]
+//       CHECK:   memref.extract_strided_metadata %[[F32]]
+//       CHECK:   scf.for
+// CHECK-COUNT-3:   memref.prefetch
+//   CHECK-NOT:     memref.prefetch
+//       CHECK:   scf.for
+//   CHECK-NOT:     memref.prefetch
+func.func @element_types(%bytes: memref<?xi8>, %n: index, %idx: memref<?x4xindex, strided<[8, 1]>>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %f = memref.view %bytes[%c0][%n] : memref<?xi8> to memref<?x64xf32>
+  %rows = memref.subview %f[0, 0] [%n, 32] [1, 1] : memref<?x64xf32> to memref<?x32xf32, strided<[64, 1]>>
+  scf.for %i = %c0 to %n step %c1 {
+    %v = vector.load %rows[%i, %c0] : memref<?x32xf32, strided<[64, 1]>>, vector<16xf32>
+    vector.store %v, %rows[%i, %c0] : memref<?x32xf32, strided<[64, 1]>>, vector<16xf32>
+  }
+  scf.for %i = %c0 to %n step %c1 {
+    %v = vector.load %idx[%i, %c0] : memref<?x4xindex, strided<[8, 1]>>, vector<4xindex>
+    vector.store %v, %idx[%i, %c0] : memref<?x4xindex, strided<[8, 1]>>, vector<4xindex>
+  }
+  return
+}

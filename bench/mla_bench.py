@@ -4,6 +4,7 @@
 
     python3 bench/mla_bench.py                           # every row, single thread
     python3 bench/mla_bench.py --repeat 3 --write-docs FILE   # medians of 3 runs, into FILE's mla_bench region
+    python3 bench/mla_bench.py --prefetch-rows 0         # fused raw without rope-prefetch-strided-rows
 
 DeepSeek-V3 shapes: q [T, 128, 192] (nope 128 | rope 64, rotated in place), c_kv [T, 512], k_pe [T, 64],
 one concatenated cache [4096 + T slots, 576] (vLLM's concat_and_cache_mla layout), interleaved pairs,
@@ -12,7 +13,8 @@ DeepSeek-V3's YaRN (factor 40), i64 positions, vLLM slot mapping, one thread:
   prefill  T = 4096 tokens, positions 0..4095, slots 0..4095
 
 Columns (per row, interleaved rounds of cpu_bench.measure_interleaved, medians):
-  fused raw      the apply_mla kernel through ctypes with prebuilt descriptors
+  fused raw      the apply_mla kernel through ctypes with prebuilt descriptors (compiled with
+                 MLAConfig.prefetch_rows = --prefetch-rows, 16 by default as apply_mla)
   fused call     rope_mlir.apply_mla(..., out=q): every argument checked (slots unique, in range)
   unfused        our own rope.apply kernels on contiguous temporaries plus numpy copies: q's rope channels
                  gathered into a temp, rotated by our kernel, copied back; k_pe rotated by our kernel into a
@@ -118,7 +120,7 @@ def numpy_mla(q, c_kv, k_pe, cache, pos, slots, inv_freq):
     cache[slots, :LORA] = c_kv
 
 
-def run_row(lib, shape, dtype, timing):
+def run_row(lib, shape, dtype, timing, prefetch_rows=16):
     q, c_kv, k_pe, cache, pos, slots = inputs(shape, dtype)
     q_before = q.copy()
     kw = dict(slots=slots, layout="interleaved", scaling=YARN, rope_dim=ROPE)
@@ -129,7 +131,8 @@ def run_row(lib, shape, dtype, timing):
     t = SHAPES[shape]
     rows3 = cache.reshape(-1, 1, LORA + ROPE)
     attrs = rope_mlir.scaling_attributes(YARN, head_dim=ROPE)
-    config = mla.MLAConfig(dtype=dtype, freqs=attrs.freqs, magnitude=attrs.magnitude)
+    config = mla.MLAConfig(dtype=dtype, freqs=attrs.freqs, magnitude=attrs.magnitude,
+                           prefetch_rows=prefetch_rows)
     kernel = mla.compile_mla(config)
     fns = {"fused raw": _raw(kernel._function, [q, c_kv.reshape(t, 1, LORA), k_pe.reshape(t, 1, ROPE),
                                                 rows3, pos, slots])}
@@ -198,6 +201,8 @@ def main(argv=None) -> int:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--samples", type=int, default=11)
     parser.add_argument("--write-docs", default=None, metavar="FILE")
+    parser.add_argument("--prefetch-rows", type=int, default=16,
+                        help="MLAConfig.prefetch_rows of the fused raw kernel (0: no prefetch)")
     args = parser.parse_args(argv)
     timing = cpu_bench.Timing(samples=args.samples, min_seconds=0.15, max_seconds=3.0, quiesce=0.0)
     names = ["fused raw", "fused call", "unfused", "numpy", *PEERS]
@@ -207,7 +212,7 @@ def main(argv=None) -> int:
         for _ in range(args.repeat):
             for dtype in args.dtypes.split(","):
                 for shape in args.shapes.split(","):
-                    r = run_row(lib, shape, dtype, timing)
+                    r = run_row(lib, shape, dtype, timing, args.prefetch_rows)
                     rows.setdefault((shape, dtype), []).append(r)
                     print(f"  {shape:8} {dtype:4} " + " ".join(f"{n} {r[n] * 1e6:9.1f}" for n in names),
                           file=sys.stderr, flush=True)

@@ -579,3 +579,39 @@ def test_float64(lowering):
     assert np.abs(cache[slots[valid], 32:] - k[valid]).max() < 1e-14
     np.testing.assert_array_equal(cache[slots[valid], :32], c_kv[valid])
     assert (cache[[1, 2, 4, 6, 7]] == 0).all()
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f32"])
+def test_prefetch_rows_change_no_bit(dtype):
+    """rope-prefetch-strided-rows (MLAConfig.prefetch_rows) only adds
+    prefetches of q's rope rows ahead, clamped to q's buffer: whatever the
+    distance (none, 1, 16, far past the last row), and whether there are
+    fewer rows than the distance, q and the cache come out bit for bit the
+    same."""
+    np_dtype = ml_dtypes.bfloat16 if dtype == "bf16" else np.float32
+    for tokens, heads in ((1, 1), (3, 5), (37, 8), (5, 128)):
+        rng = np.random.default_rng(tokens * 1000 + heads)
+        q0 = rng.standard_normal((tokens, heads, 192)).astype(np_dtype)
+        c_kv = rng.standard_normal((tokens, 1, 512)).astype(np_dtype)
+        k_pe = rng.standard_normal((tokens, 1, 64)).astype(np_dtype)
+        positions = rng.integers(0, 4096, size=tokens).astype(np.int64)
+        slots = rng.permutation(tokens + 3)[:tokens].astype(np.int64)
+        results = []
+        for rows in (0, 1, 16, 1000):
+            kernel = mla.compile_mla(dtype=dtype, prefetch_rows=rows)
+            assert f"prefetch-rows={rows} " in mla.pipeline(kernel.config)
+            q = q0.copy()
+            cache = np.zeros((tokens + 3, 1, 576), np_dtype)
+            kernel([q, c_kv, k_pe, cache, positions, slots])
+            results.append((q.view(np.uint8).copy(),
+                            cache.view(np.uint8).copy()))
+        assert not np.array_equal(results[0][0], q0.view(np.uint8))
+        for q_bits, cache_bits in results[1:]:
+            np.testing.assert_array_equal(q_bits, results[0][0])
+            np.testing.assert_array_equal(cache_bits, results[0][1])
+
+
+@pytest.mark.parametrize("bad", [-1, True, 1.5, "16", None])
+def test_prefetch_rows_must_be_a_count(bad):
+    with pytest.raises(ValueError, match="prefetch_rows must be an int >= 0"):
+        mla.MLAConfig(dtype="bf16", prefetch_rows=bad)

@@ -17,11 +17,13 @@
 // back the same slices, and 15.0 ms with a prefetch of each row's lines 16
 // rows ahead.
 //
-// The prefetched position is computed on the strided metadata of the rows'
-// memref (so rows past the view's last one are the enclosing buffer's next
-// rows: the next token's heads), and clamped between the first and last
-// elements of the outermost view of the same element type: a prefetch never
-// names memory outside the caller's buffer.
+// Rows ahead stop at the view's last row unless the enclosing loop visits
+// the rows past it next (rowsContinue: MLA's q, a token's heads and then the
+// next token's, 8% faster than stopping at each token's last head); a
+// [B, H, S, D] buffer visited token by token continues along S, not past
+// its last head. Every prefetched position is clamped between the first
+// and last elements of the outermost view of the same element type: a
+// prefetch never names memory outside the caller's buffer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,8 +32,12 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+
+#include <limits>
 
 namespace mlir::rope {
 #define GEN_PASS_DEF_ROPEPREFETCHSTRIDEDROWSPASS
@@ -155,13 +161,78 @@ std::pair<Value, Value> viewBounds(OpBuilder &b, Location loc,
   return {first, last};
 }
 
+/// The loop around `loop` and its innermost induction variable, when it
+/// steps by 1.
+Value enclosingInductionVariable(scf::ForOp loop) {
+  Operation *parent = loop->getParentOp();
+  while (parent && !isa<LoopLikeOpInterface>(parent))
+    parent = parent->getParentOp();
+  auto outer = dyn_cast_or_null<LoopLikeOpInterface>(parent);
+  if (!outer)
+    return Value();
+  std::optional<SmallVector<Value>> ivs = outer.getLoopInductionVars();
+  std::optional<SmallVector<OpFoldResult>> steps = outer.getLoopSteps();
+  if (!ivs || !steps || ivs->empty() || steps->size() != ivs->size())
+    return Value();
+  std::optional<int64_t> step = getConstantIntValue(steps->back());
+  if (!step || *step != 1)
+    return Value();
+  return ivs->back();
+}
+
+/// Whether the rows past the last of `rows` are the ones the enclosing loop
+/// visits next: `rows` is a rank-reducing subview that drops a dim at the
+/// enclosing loop's induction variable (step 1), and that dim's stride is
+/// the view's rows times their stride (MLA's q: a token's H rope rows, then
+/// the next token's).
+struct Continuation {
+  enum Kind { Never, Always, AtRunTime } kind = Never;
+  /// The subview and its dropped dim (AtRunTime).
+  memref::SubViewOp subview;
+  int64_t dim = -1;
+};
+
+Continuation rowsContinue(scf::ForOp loop, Value rows) {
+  auto subview = rows.getDefiningOp<memref::SubViewOp>();
+  Value iv = enclosingInductionVariable(loop);
+  if (!subview || !iv)
+    return {};
+  auto type = cast<MemRefType>(rows.getType());
+  int64_t rank = type.getRank();
+  llvm::SmallBitVector dropped = subview.getDroppedDims();
+  SmallVector<OpFoldResult> offsets = subview.getMixedOffsets();
+  for (int dim : dropped.set_bits()) {
+    if (dyn_cast<Value>(offsets[dim]) != iv)
+      continue;
+    auto [parentStrides, parentOffset] =
+        subview.getSourceType().getStridesAndOffset();
+    auto [strides, offset] = type.getStridesAndOffset();
+    int64_t count = type.getDimSize(rank - 2);
+    if (ShapedType::isDynamic(parentStrides[dim]) ||
+        ShapedType::isDynamic(count))
+      return {Continuation::AtRunTime, subview, dim};
+    return {parentStrides[dim] == count * strides[rank - 2]
+                ? Continuation::Always
+                : Continuation::Never};
+  }
+  return {};
+}
+
 /// Prefetches, at the top of `loop`'s body, each cache line of the row
-/// `distance` iterations ahead of `rows`.
+/// `distance` iterations ahead of `rows`: within `rows`' view (the last row
+/// at most) unless the rows past it are the next ones the enclosing loop
+/// visits (rowsContinue).
 void prefetchAhead(scf::ForOp loop, const StridedRows &rows, int64_t distance,
                    int64_t lineBytes) {
   Location loc = loop.getLoc();
   auto type = cast<MemRefType>(rows.memref.getType());
   int64_t rank = type.getRank();
+  // A view of at most `distance` rows that the enclosing loop does not
+  // continue: every prefetch would name its last row, already on its way.
+  Continuation onward = rowsContinue(loop, rows.memref);
+  if (onward.kind == Continuation::Never && !type.isDynamicDim(rank - 2) &&
+      type.getDimSize(rank - 2) <= distance)
+    return;
   int64_t rowLength = type.getDimSize(rank - 1);
   unsigned elementBits = type.getElementTypeBitWidth();
   int64_t lineElements =
@@ -195,13 +266,30 @@ void prefetchAhead(scf::ForOp loop, const StridedRows &rows, int64_t distance,
     rowBase = arith::AddIOp::create(
         b, loc, rowBase, arith::MulIOp::create(b, loc, index, stride));
   Value rowStride = rowsMeta.getStrides()[rank - 2];
+  Value count = rowsMeta.getSizes()[rank - 2];
+  Value lastRow = arith::SubIOp::create(b, loc, count, one);
+  Value maxRow = lastRow;
+  Value unbounded = arith::ConstantIndexOp::create(
+      b, loc, std::numeric_limits<int64_t>::max());
+  if (onward.kind == Continuation::Always) {
+    maxRow = unbounded;
+  } else if (onward.kind == Continuation::AtRunTime) {
+    auto parent = memref::ExtractStridedMetadataOp::create(
+        b, loc, onward.subview.getSource());
+    Value next = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq, parent.getStrides()[onward.dim],
+        arith::MulIOp::create(b, loc, count, rowStride));
+    maxRow = arith::SelectOp::create(b, loc, next, unbounded, lastRow);
+  }
 
   // In the body: row iv + distance's start, then one position per line
   // (and the row's last element, for rows that do not start on a line).
   b.setInsertionPointToStart(loop.getBody());
-  Value ahead =
+  Value ahead = arith::MinSIOp::create(
+      b, loc,
       arith::AddIOp::create(b, loc, loop.getInductionVar(),
-                            arith::ConstantIndexOp::create(b, loc, distance));
+                            arith::ConstantIndexOp::create(b, loc, distance)),
+      maxRow);
   Value start = arith::AddIOp::create(
       b, loc, rowBase, arith::MulIOp::create(b, loc, ahead, rowStride));
   SmallVector<int64_t> columns;

@@ -8,18 +8,28 @@
 
 // MLA's q: the 64 rope channels of each [T, H, 192] row, rotated in place
 // head by head. The bounds come from the function's argument (the outermost
-// view), once, at the function's start; the rows' offset before the loop;
-// in the loop, row iv + 16's lines (bf16: 32 elements a line) and last
-// element, each clamped between the argument's first and last elements.
+// view), once, at the function's start; the rows' offset before the loop,
+// and the last row they may look ahead to: the token's last row, or none
+// when the token dim's stride is the H rows' (the next token's rows follow
+// and the outer loop visits them next; at run time, as it is dynamic). In
+// the loop, row iv + 16's lines (bf16: 32 elements a line) and last element,
+// each clamped between the argument's first and last elements.
 // CHECK-LABEL: func.func @mla_q(
 //  CHECK-SAME:     %[[Q:.*]]: memref<?x?x192xbf16>
 //       CHECK:   %[[BASE:.*]], %[[OFF:.*]], %[[SIZES:.*]]:3, %[[STRIDES:.*]]:3 = memref.extract_strided_metadata %[[Q]]
 //       CHECK:   %[[FLAT:.*]] = memref.reinterpret_cast %[[BASE]] to offset: [0], sizes: [%{{.*}}], strides: [1] : memref<bf16> to memref<?xbf16>
+//       CHECK:   %[[ROPE:.*]] = memref.subview %[[Q]]
 //       CHECK:   scf.for %[[T:.*]] =
-//       CHECK:     %[[ROWS:.*]] = memref.subview
-//       CHECK:     %{{.*}}, %[[ROFF:.*]], %{{.*}}:2, %[[RSTRIDES:.*]]:2 = memref.extract_strided_metadata %[[ROWS]]
+//       CHECK:     %[[ROWS:.*]] = memref.subview %[[ROPE]][%[[T]], 0, 0]
+//       CHECK:     %{{.*}}, %[[ROFF:.*]], %[[RSIZES:.*]]:2, %[[RSTRIDES:.*]]:2 = memref.extract_strided_metadata %[[ROWS]]
+//       CHECK:     %[[LASTROW:.*]] = arith.subi %[[RSIZES]]#0, %{{c1(_[0-9]+)?}}
+//       CHECK:     %{{.*}}, %{{.*}}, %{{.*}}:3, %[[PSTRIDES:.*]]:3 = memref.extract_strided_metadata %[[ROPE]]
+//       CHECK:     %[[SPAN:.*]] = arith.muli %[[RSIZES]]#0, %[[RSTRIDES]]#0
+//       CHECK:     %[[NEXT:.*]] = arith.cmpi eq, %[[PSTRIDES]]#0, %[[SPAN]]
+//       CHECK:     %[[MAXROW:.*]] = arith.select %[[NEXT]], %{{.*}}, %[[LASTROW]]
 //       CHECK:     scf.for %[[H:.*]] =
-//       CHECK:       %[[AHEAD:.*]] = arith.addi %[[H]], %{{c16(_[0-9]+)?}}
+//       CHECK:       %[[PLUS:.*]] = arith.addi %[[H]], %{{c16(_[0-9]+)?}}
+//       CHECK:       %[[AHEAD:.*]] = arith.minsi %[[PLUS]], %[[MAXROW]]
 //       CHECK:       %[[JUMP:.*]] = arith.muli %[[AHEAD]], %[[RSTRIDES]]#0
 //       CHECK:       %[[START:.*]] = arith.addi %[[ROFF]], %[[JUMP]]
 //       CHECK:       %[[P0:.*]] = arith.addi %[[START]], %{{c0(_[0-9]+)?}}
@@ -64,12 +74,16 @@ func.func @mla_q(%q: memref<?x?x192xbf16>) {
 
 // Out of place, through vector.load/store, with a leading index: the source
 // and the destination are both strided, each gets its prefetches (f32: 16
-// elements a line), and the leading index enters the row offset.
+// elements a line), and the leading index enters the row offset. No loop
+// encloses this one: rows ahead stop at each view's last row.
 // CHECK-LABEL: func.func @two_views(
+//   CHECK-NOT:   arith.cmpi
 //       CHECK:   scf.for %[[H:.*]] =
-//       CHECK:     arith.addi %[[H]], %{{c16(_[0-9]+)?}}
+//       CHECK:     %[[PLUS:.*]] = arith.addi %[[H]], %{{c16(_[0-9]+)?}}
+//       CHECK:     arith.minsi %[[PLUS]], %{{.*}}
 // CHECK-COUNT-3:   memref.prefetch
-//       CHECK:     arith.addi %[[H]], %{{c16(_[0-9]+)?}}
+//       CHECK:     %[[PLUS2:.*]] = arith.addi %[[H]], %{{c16(_[0-9]+)?}}
+//       CHECK:     arith.minsi %[[PLUS2]], %{{.*}}
 // CHECK-COUNT-3:   memref.prefetch
 //   CHECK-NOT:     memref.prefetch
 //       CHECK:     vector.load
@@ -151,6 +165,78 @@ func.func @element_types(%bytes: memref<?xi8>, %n: index, %idx: memref<?x4xindex
   scf.for %i = %c0 to %n step %c1 {
     %v = vector.load %idx[%i, %c0] : memref<?x4xindex, strided<[8, 1]>>, vector<4xindex>
     vector.store %v, %idx[%i, %c0] : memref<?x4xindex, strided<[8, 1]>>, vector<4xindex>
+  }
+  return
+}
+
+// -----
+
+// Hugging Face's [B, H, S, D] visited token by token (the per-token form of
+// a KV-cache append): a token's rows are the heads, S * D apart, and the
+// next token's rows are D further, not after the last head. With 8 heads
+// (no more than the distance) nothing is prefetched; with 32, rows ahead
+// stop at the token's last head (no run-time test: the strides are static).
+// CHECK-LABEL: func.func @few_heads_outer(
+//   CHECK-NOT:   memref.prefetch
+//       CHECK:   return
+func.func @few_heads_outer(%k: memref<2x8x64x128xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  scf.forall (%b, %s) in (2, 64) {
+    %rows = memref.subview %k[%b, 0, %s, 0] [1, 8, 1, 128] [1, 1, 1, 1] : memref<2x8x64x128xf32> to memref<8x128xf32, strided<[8192, 1], offset: ?>>
+    scf.for %h = %c0 to %c8 step %c1 {
+      %v = vector.load %rows[%h, %c0] : memref<8x128xf32, strided<[8192, 1], offset: ?>>, vector<16xf32>
+      vector.store %v, %rows[%h, %c0] : memref<8x128xf32, strided<[8192, 1], offset: ?>>, vector<16xf32>
+    }
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @many_heads_outer(
+//       CHECK:   scf.forall
+//   CHECK-NOT:     arith.cmpi
+//       CHECK:     %[[LAST:.*]] = arith.subi
+//       CHECK:     scf.for %[[H:.*]] =
+//       CHECK:       %[[PLUS:.*]] = arith.addi %[[H]], %{{c16(_[0-9]+)?}}
+//       CHECK:       arith.minsi %[[PLUS]], %[[LAST]]
+// CHECK-COUNT-5:     memref.prefetch
+//   CHECK-NOT:     memref.prefetch
+//       CHECK:   return
+func.func @many_heads_outer(%q: memref<1x32x64x128xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  scf.forall (%s) in (64) {
+    %rows = memref.subview %q[0, 0, %s, 0] [1, 32, 1, 64] [1, 1, 1, 1] : memref<1x32x64x128xf32> to memref<32x64xf32, strided<[8192, 1], offset: ?>>
+    scf.for %h = %c0 to %c32 step %c1 {
+      %v = vector.load %rows[%h, %c0] : memref<32x64xf32, strided<[8192, 1], offset: ?>>, vector<16xf32>
+      vector.store %v, %rows[%h, %c0] : memref<32x64xf32, strided<[8192, 1], offset: ?>>, vector<16xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// The same token loop over [T, H, D'] rows whose token stride is H rows
+// (static): the rows ahead run on into the next token's.
+// CHECK-LABEL: func.func @tokens_outer(
+//   CHECK-NOT:   arith.cmpi
+//       CHECK:   scf.for %[[H:.*]] =
+//       CHECK:     %[[PLUS:.*]] = arith.addi %[[H]], %{{c16(_[0-9]+)?}}
+//       CHECK:     arith.minsi %[[PLUS]], %{{c9223372036854775807(_[0-9]+)?}}
+// CHECK-COUNT-3:   memref.prefetch
+func.func @tokens_outer(%q: memref<64x8x192xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  scf.forall (%t) in (64) {
+    %rows = memref.subview %q[%t, 0, 128] [1, 8, 64] [1, 1, 1] : memref<64x8x192xbf16> to memref<8x64xbf16, strided<[192, 1], offset: ?>>
+    scf.for %h = %c0 to %c8 step %c1 {
+      %v = vector.load %rows[%h, %c0] : memref<8x64xbf16, strided<[192, 1], offset: ?>>, vector<32xbf16>
+      vector.store %v, %rows[%h, %c0] : memref<8x64xbf16, strided<[192, 1], offset: ?>>, vector<32xbf16>
+    }
   }
   return
 }

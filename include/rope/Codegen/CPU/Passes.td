@@ -219,12 +219,17 @@ def RopePrefetchStridedRowsPass : Pass<"rope-prefetch-strided-rows"> {
     against 12.7-13.5 ms for a loop that only reads and writes back the
     same slices). Contiguous rows are left alone: the hardware serves them.
 
-    The prefetched element is computed on the rows' memref's strided
-    metadata, so rows ahead of the last one cross into the next rows of the
-    enclosing buffer (the next token's heads), and clamped between the
-    first and last elements of the outermost view with the same element
-    type (followed through view-like ops to a function argument or an
-    allocation): never outside the caller's buffer, even past its end.
+    Rows ahead stop at the view's last row, unless the view is a
+    rank-reducing subview whose dropped dim is indexed by the enclosing
+    loop's induction variable (step 1) with a stride of the view's rows
+    times their stride: then the rows past it are the ones that loop visits
+    next (MLA's q: a token's heads, then the next token's), tested at run
+    time when the strides are dynamic. A view of at most `distance` rows
+    that does not continue gets no prefetch (every one would name its last
+    row). Every prefetched element is clamped between the first and last
+    elements of the outermost view with the same element type (followed
+    through view-like ops to a function argument or an allocation): never
+    outside the caller's buffer, even past its end.
     `rope-to-llvm-cpu` runs it after bufferization with `prefetch-rows`.
   }];
   let options = [

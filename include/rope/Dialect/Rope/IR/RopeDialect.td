@@ -32,6 +32,9 @@ def Rope_Dialect : Dialect {
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    // The runtime checks (RuntimeVerifiableOpInterface) create cf.assert,
+    // and upstream's pass loads no dialect for them.
+    "::mlir::cf::ControlFlowDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
     "::mlir::scf::SCFDialect",

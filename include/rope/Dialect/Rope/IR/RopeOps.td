@@ -15,6 +15,7 @@ include "rope/Dialect/Rope/IR/RopeAttrs.td"
 include "mlir/Dialect/Linalg/IR/LinalgInterfaces.td"
 include "mlir/Interfaces/DestinationStyleOpInterface.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/RuntimeVerifiableOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/TilingInterface.td"
@@ -28,7 +29,8 @@ def Rope_ApplyOp : Rope_Op<"apply", [
     DeclareOpInterfaceMethods<AggregatedOpInterface, ["decomposeOperation"]>,
     DeclareOpInterfaceMethods<TilingInterface, [
         "getLoopIteratorTypes", "getIterationDomain", "getTiledImplementation",
-        "getResultTilePosition", "generateResultTileValue"]>
+        "getResultTilePosition", "generateResultTileValue"]>,
+    DeclareOpInterfaceMethods<RuntimeVerifiableOpInterface>
   ]> {
   let summary = "rotary position embedding of the last (head) dimension";
   let description = [{
@@ -273,6 +275,7 @@ def Rope_ApplyOp : Rope_Op<"apply", [
 def Rope_CacheWriteOp : Rope_Op<"cache_write", [
     Pure,
     DestinationStyleOpInterface,
+    DeclareOpInterfaceMethods<RuntimeVerifiableOpInterface>,
     DeclareOpInterfaceMethods<AggregatedOpInterface, ["decomposeOperation"]>,
     DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
         ["reifyResultShapes"]>
@@ -363,7 +366,8 @@ class Rope_AttentionBase<string mnemonic, list<Trait> traits = []>
         DeclareOpInterfaceMethods<TilingInterface, [
             "getLoopIteratorTypes", "getIterationDomain",
             "getTiledImplementation", "getResultTilePosition",
-            "generateResultTileValue"]>])> {
+            "generateResultTileValue"]>,
+        DeclareOpInterfaceMethods<RuntimeVerifiableOpInterface>])> {
   // Operands shared by both forms; the destinations differ.
   dag commonArguments = (ins
     AnyRankedTensor:$query,

@@ -661,6 +661,12 @@ mlir::rope::raise::analyzeCosSinLeaf(ElementAlgebra &algebra, unsigned leafId,
     return failure();
   }
   for (int64_t c : request.channelOf) {
+    // A channel the angle operand does not have (an index from the IR past
+    // its end) is not an angle.
+    if (c < 0 || c >= static_cast<int64_t>(angles->size())) {
+      why = "the angle is read outside its operand";
+      return failure();
+    }
     const Poly &angle = (*angles)[c].re;
     if (angle.undef || angle.terms.size() != 1) {
       why = "the angle is not a product of positions and frequencies";

@@ -15,7 +15,10 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
 
+#include "llvm/Support/MathExtras.h"
+
 #include <algorithm>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::rope::raise;
@@ -109,9 +112,16 @@ bool Poly::operator==(const Poly &o) const {
 //===----------------------------------------------------------------------===//
 
 int64_t mlir::rope::raise::numChannels(ArrayRef<int64_t> shape) {
+  // Saturates: the sizes come from the IR (a mutated or hostile module can
+  // spell tensor<4294967296x4294967296xf32>), and a wrapped product would
+  // slip past the work budget into a huge or negative element count.
   int64_t n = 1;
-  for (int64_t s : shape)
-    n *= s;
+  for (int64_t s : shape) {
+    if (s < 0)
+      return std::numeric_limits<int64_t>::max();
+    if (llvm::MulOverflow(n, s, n))
+      return std::numeric_limits<int64_t>::max();
+  }
   return n;
 }
 
@@ -167,6 +177,23 @@ static SmallVector<int64_t> constantsOf(ArrayRef<OpFoldResult> values) {
   for (OpFoldResult v : values)
     out.push_back(getConstantIntValue(v).value_or(ShapedType::kDynamic));
   return out;
+}
+
+/// Whether a slice with static `offset`, `size` and `stride` stays inside a
+/// dim of `dimSize` elements (kDynamic: only the signs are known). The three
+/// may be SSA constants, which the slice verifiers do not bound, and a stride
+/// of 0 would divide by zero below.
+static bool sliceInBounds(int64_t offset, int64_t size, int64_t stride,
+                          int64_t dimSize) {
+  if (offset < 0 || size < 0 || stride < 1)
+    return false;
+  if (ShapedType::isDynamic(dimSize) || size == 0)
+    return true;
+  int64_t last;
+  if (llvm::MulOverflow(size - 1, stride, last) ||
+      llvm::AddOverflow(last, offset, last))
+    return false;
+  return last < dimSize;
 }
 
 /// A size of `type`'s dim, or kDynamic.
@@ -252,11 +279,50 @@ Elements ElementAlgebra::asLeaves(Value value, const View &view,
 // Evaluation
 //===----------------------------------------------------------------------===//
 
+/// Whether `view` reads only elements of `type`: fixed indices inside their
+/// dims, channel axes that exist and are as long as the dim they read (a
+/// shorter one would leave elements unread, a longer one reads past the end;
+/// a dynamic dim is as long as the loops that read it).
+/// Every index a view holds comes from the IR (extract indices, slice
+/// offsets, map constants), and the reshapes and slices above flatten
+/// coordinates into channel numbers: an out-of-range coordinate there is an
+/// out-of-range element read (issue 32).
+static bool isInBounds(RankedTensorType type, const View &view,
+                       ArrayRef<int64_t> channelShape) {
+  if (llvm::any_of(channelShape, [](int64_t s) { return s < 0; }))
+    return false;
+  for (auto [d, role] : llvm::enumerate(view)) {
+    int64_t size = type.getDimSize(d);
+    bool dynamic = ShapedType::isDynamic(size);
+    switch (role.kind) {
+    case DimRole::Frame:
+    case DimRole::FrameSet:
+      break;
+    case DimRole::Unit:
+      if (!dynamic && size < 1)
+        return false;
+      break;
+    case DimRole::Fixed:
+      if (role.index < 0 || (!dynamic && role.index >= size))
+        return false;
+      break;
+    case DimRole::Channel:
+      if (role.index < 0 ||
+          role.index >= static_cast<int64_t>(channelShape.size()) ||
+          (!dynamic && channelShape[role.index] != size))
+        return false;
+      break;
+    }
+  }
+  return true;
+}
+
 FailureOr<ArrayRef<Element>>
 ElementAlgebra::evaluate(Value value, const View &view,
                          ArrayRef<int64_t> channelShape) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
-  if (!type || static_cast<int64_t>(view.size()) != type.getRank())
+  if (!type || static_cast<int64_t>(view.size()) != type.getRank() ||
+      !isInBounds(type, view, channelShape))
     return failure();
   Key key{value, view, SmallVector<int64_t>(channelShape)};
   auto it = memo.find(key);
@@ -287,7 +353,12 @@ std::optional<Elements> ElementAlgebra::gather(const OperandRequest &request) {
   if (failed(elements))
     return std::nullopt;
   Elements out;
+  int64_t size = static_cast<int64_t>(elements->size());
   for (int64_t c : request.channelOf) {
+    // A channel past the operand's elements: its coordinates came from the
+    // IR (an extract index, a slice offset) and lie outside the operand.
+    if (c >= size)
+      return std::nullopt;
     if (c < 0)
       out.push_back(Element{});
     else
@@ -333,6 +404,8 @@ ElementAlgebra::requestThroughMap(Value operand, AffineMap map,
   for (auto [k, expr] : llvm::enumerate(map.getResults())) {
     DimRole role;
     if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
+      if (dim.getPosition() >= loopRole.size())
+        return failure();
       role = loopRole[dim.getPosition()];
       if (role.kind == DimRole::Fixed)
         role = fixedRole(operand, k, role.index);
@@ -342,7 +415,9 @@ ElementAlgebra::requestThroughMap(Value operand, AffineMap map,
       return failure();
     }
     if (role.kind == DimRole::Channel) {
-      if (llvm::is_contained(requestAxis, role.index))
+      if (role.index < 0 ||
+          role.index >= static_cast<int64_t>(channelShape.size()) ||
+          llvm::is_contained(requestAxis, role.index))
         return failure();
       requestAxis.push_back(role.index);
       request.channelShape.push_back(channelShape[role.index]);
@@ -647,7 +722,11 @@ ElementAlgebra::evaluateLinalg(linalg::LinalgOp op, OpResult result,
     SmallVector<AffineExpr> exprs;
     for (Value index : extract.getIndices()) {
       APInt c;
-      if (auto loop = index.getDefiningOp<linalg::IndexOp>())
+      // A loop index of this op (one of an enclosing op names another
+      // op's loop, maybe past this op's loops).
+      auto loop = index.getDefiningOp<linalg::IndexOp>();
+      if (loop && loop->getParentOp() == op.getOperation() &&
+          loop.getDim() < op.getNumLoops())
         exprs.push_back(getAffineDimExpr(loop.getDim(), op->getContext()));
       else if (matchPattern(index, m_ConstantInt(&c)) &&
                c.getSignificantBits() <= 32 && !c.isNegative())
@@ -784,7 +863,8 @@ ElementAlgebra::evaluateOp(Value value, const View &view,
     for (int64_t s = 0; s < rank; ++s) {
       int64_t off = offsets[s], stride = strides[s];
       if (dropped.test(s)) {
-        if (ShapedType::isDynamic(off))
+        if (ShapedType::isDynamic(off) ||
+            !sliceInBounds(off, 1, 1, dimSize(source, s)))
           return std::nullopt;
         request.view.push_back(fixedRole(source, s, off));
         continue;
@@ -799,14 +879,18 @@ ElementAlgebra::evaluateOp(Value value, const View &view,
         request.view.push_back(role);
         break;
       case DimRole::Unit:
-      case DimRole::Fixed:
-        if (ShapedType::isDynamic(off) || ShapedType::isDynamic(stride))
+      case DimRole::Fixed: {
+        if (ShapedType::isDynamic(off) || ShapedType::isDynamic(stride) ||
+            !sliceInBounds(off, role.index + 1, stride, dimSize(source, s)))
           return std::nullopt;
         request.view.push_back(fixedRole(source, s, off + role.index * stride));
         break;
+      }
       case DimRole::Channel:
         if (ShapedType::isDynamic(off) || ShapedType::isDynamic(stride) ||
-            ShapedType::isDynamic(dimSize(source, s)))
+            ShapedType::isDynamic(dimSize(source, s)) ||
+            !sliceInBounds(off, channelShape[role.index], stride,
+                           dimSize(source, s)))
           return std::nullopt;
         axisMap[role.index] = {
             static_cast<int64_t>(request.channelShape.size()), off, stride};
@@ -839,7 +923,8 @@ ElementAlgebra::evaluateOp(Value value, const View &view,
     int64_t start = 0;
     for (Value input : concat.getInputs()) {
       int64_t size = dimSize(input, dim);
-      if (ShapedType::isDynamic(size))
+      int64_t end;
+      if (ShapedType::isDynamic(size) || llvm::AddOverflow(start, size, end))
         return std::nullopt;
       OperandRequest request{
           input, view, SmallVector<int64_t>(channelShape), {}};
@@ -857,8 +942,8 @@ ElementAlgebra::evaluateOp(Value value, const View &view,
         }
       } else {
         int64_t index = role.kind == DimRole::Fixed ? role.index : 0;
-        if (index < start || index >= start + size) {
-          start += size;
+        if (index < start || index >= end) {
+          start = end;
           continue;
         }
         request.view[dim] = fixedRole(input, dim, index - start);
@@ -873,7 +958,7 @@ ElementAlgebra::evaluateOp(Value value, const View &view,
           out[c] = (*part)[c];
           filled[c] = true;
         }
-      start += size;
+      start = end;
     }
     if (!llvm::all_of(filled, [](bool b) { return b; }))
       return std::nullopt;
@@ -902,7 +987,8 @@ ElementAlgebra::evaluateOp(Value value, const View &view,
         continue;
       }
       if (ShapedType::isDynamic(off) || ShapedType::isDynamic(size) ||
-          ShapedType::isDynamic(stride))
+          ShapedType::isDynamic(stride) ||
+          !sliceInBounds(off, size, stride, dimSize(dest, d)))
         return std::nullopt;
       if (role.kind == DimRole::Channel) {
         if (dropped.test(d))
@@ -987,6 +1073,9 @@ ElementAlgebra::evaluateOp(Value value, const View &view,
           if (valType.getDimSize(d) == 1)
             continue;
           if (view[d].kind == DimRole::Frame) {
+            // The mask below has a bit per frame dim.
+            if (view[d].index < 0 || view[d].index >= 62)
+              return std::nullopt;
             ++frames;
             frame = view[d];
             ascending &= view[d].index > last;

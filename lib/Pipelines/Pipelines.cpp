@@ -31,6 +31,11 @@ using namespace mlir;
 
 void mlir::rope::buildRopeToLLVMCpuPipeline(
     OpPassManager &pm, const RopeToLLVMCpuPipelineOptions &options) {
+  // The checks are generated from the input as the user wrote it (after
+  // raising), before tiling and lowering make its ops our own code, which
+  // needs none.
+  if (options.checked)
+    pm.addPass(createGenerateRuntimeVerificationPass());
   // Complex tables (Meta's freqs_cis) have no LLVM global form: as parts.
   pm.addPass(createRopeSplitComplexConstantsPass());
   // rope.attention left whole (not fused by rope-fuse-into-attention) still
@@ -69,6 +74,9 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
   bufferization::buildBufferDeallocationPipeline(pm);
   // Deallocation clones returned buffers it does not own.
   pm.addPass(createConvertBufferizationToMemRefPass());
+  // Every allocation exists now; a size from the caller must not wrap its
+  // byte count.
+  pm.addPass(createRopeCheckAllocationSizesPass());
 
   // Rows with gaps between them (MLA's rope slice of q) are missed on demand
   // one by one: prefetch them some rows ahead. Before the contractions are
@@ -89,8 +97,9 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
     pm.addPass(createCSEPass());
   }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-  // The token loop (scf.forall of convert-rope-to-vector).
-  if (options.numThreads == 1) {
+  // The token loop (scf.forall of convert-rope-to-vector). A failed check
+  // can return to the caller only from the caller's thread (ropeJitInvoke).
+  if (options.numThreads == 1 || options.checked) {
     pm.addPass(createForallToForLoopPass());
   } else {
     pm.addPass(createForallToParallelLoopPass());
@@ -136,8 +145,10 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
   pm.addPass(createConvertComplexToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
+  if (options.runtimeTraps)
+    pm.addPass(createRopeLowerAssertsToTrapsPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
-  if (options.numThreads != 1)
+  if (options.numThreads != 1 && !options.checked)
     pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   // ub.poison (the padding of vector transfers, vector.from_elements) is

@@ -8,15 +8,18 @@
 //===----------------------------------------------------------------------===//
 
 #include "rope/Runtime/RopeJit.h"
+#include "rope/Dialect/Rope/IR/RopeAttrs.h"
 #include "rope/Dialect/Rope/IR/RopeDialect.h"
 #include "rope/InitAllRope.h"
 #include "rope/Interop/HuggingFace.h"
 #include "rope/Runtime/InputGuards.h"
 #include "rope/Runtime/RuntimeSymbols.h"
 
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -26,6 +29,7 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -57,6 +61,9 @@ struct RopeJitModule {
   /// The public functions' signatures (ropeJitFunctionType), recorded before
   /// lowering, by name.
   std::map<std::string, llvm::json::Object> signatures;
+  /// The name each public function has in the compiled code
+  /// (renameDefinitions), by its name in the source.
+  std::map<std::string, std::string> compiledNames;
 };
 
 namespace {
@@ -141,6 +148,90 @@ private:
   ScopedDiagnosticHandler handler;
 };
 
+/// Fails with `error` naming the first type in `module` whose static byte
+/// size does not fit in int64: the lowering computes sizes and offsets in
+/// 64 bits, so such a tensor would get a wrapped, small allocation that its
+/// code then writes past.
+LogicalResult checkStaticSizes(ModuleOp module, std::string &error) {
+  auto check = [&](Type type, Location loc) -> LogicalResult {
+    auto shaped = dyn_cast<ShapedType>(type);
+    if (!shaped || !shaped.hasRank())
+      return success();
+    Type element = shaped.getElementType();
+    uint64_t bytes = 1;
+    if (element.isIntOrIndexOrFloat())
+      bytes = element.isIndex() ? 8 : (element.getIntOrFloatBitWidth() + 7) / 8;
+    else if (auto complex = dyn_cast<ComplexType>(element);
+             complex && complex.getElementType().isIntOrFloat())
+      bytes = 2 * ((complex.getElementType().getIntOrFloatBitWidth() + 7) / 8);
+    uint64_t total = bytes;
+    for (int64_t size : shaped.getShape()) {
+      if (ShapedType::isDynamic(size) || size == 0)
+        continue;
+      if (__builtin_mul_overflow(total, static_cast<uint64_t>(size), &total) ||
+          total > static_cast<uint64_t>(INT64_MAX)) {
+        std::string text;
+        llvm::raw_string_ostream os(text);
+        os << loc << ": " << type
+           << " holds more than 2^63 bytes: its size cannot be computed, "
+              "allocated or indexed";
+        error = text;
+        return failure();
+      }
+    }
+    return success();
+  };
+  WalkResult walked = module->walk([&](Operation *op) {
+    for (Type type : op->getResultTypes())
+      if (failed(check(type, op->getLoc())))
+        return WalkResult::interrupt();
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument argument : block.getArguments())
+          if (failed(check(argument.getType(), argument.getLoc())))
+            return WalkResult::interrupt();
+    if (auto function = dyn_cast<FunctionOpInterface>(op))
+      for (Type type : llvm::concat<const Type>(function.getArgumentTypes(),
+                                                function.getResultTypes()))
+        if (failed(check(type, op->getLoc())))
+          return WalkResult::interrupt();
+    if (auto global = dyn_cast<memref::GlobalOp>(op))
+      if (failed(check(global.getType(), op->getLoc())))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return failure(walked.wasInterrupted());
+}
+
+/// Gives every function and global the module defines a name no C symbol
+/// can have (`rope.user.<name>`; a C identifier has no dot), and returns the
+/// new names by old. Lowered code calls the C library by name (math-to-libm
+/// declares `logf`, the memref lowering `malloc`): a definition of the
+/// user's called `@logf` would otherwise be what every `math.log` calls.
+std::map<std::string, std::string> renameDefinitions(ModuleOp module) {
+  std::map<std::string, std::string> renamed;
+  SymbolTable table(module);
+  SmallVector<Operation *> definitions;
+  for (Operation &op : module.getBody()->getOperations()) {
+    auto symbol = dyn_cast<SymbolOpInterface>(&op);
+    if (!symbol || symbol.isDeclaration())
+      continue;
+    if (isa<func::FuncOp, memref::GlobalOp, LLVM::LLVMFuncOp, LLVM::GlobalOp>(
+            op))
+      definitions.push_back(&op);
+  }
+  for (Operation *op : definitions) {
+    std::string old = cast<SymbolOpInterface>(op).getName().str();
+    std::string name = "rope.user." + old;
+    for (int suffix = 1; table.lookup(name); ++suffix)
+      name = "rope.user." + old + "." + std::to_string(suffix);
+    if (failed(table.rename(op, StringAttr::get(module.getContext(), name))))
+      continue; // keeps its name: still callable, only unprotected
+    renamed[old] = name;
+  }
+  return renamed;
+}
+
 /// Parses and lowers `source`; returns the module or null with `error` set.
 /// `beforeLowering`, when given, sees the parsed and verified module first.
 OwningOpRef<ModuleOp>
@@ -163,6 +254,8 @@ parseAndLower(MLIRContext *context, const char *source, const char *pipeline,
     error = diagnostics.take("failed to parse the module");
     return nullptr;
   }
+  if (failed(checkStaticSizes(*module, error)))
+    return nullptr;
   std::string pipelineError;
   llvm::raw_string_ostream errorStream(pipelineError);
   FailureOr<OpPassManager> parsed =
@@ -241,6 +334,12 @@ recordSignatures(ModuleOp module, bool readOnlyArguments) {
   return signatures;
 }
 
+/// The name public function `name` has in the compiled code.
+std::string compiledName(const RopeJitModule &module, const std::string &name) {
+  auto found = module.compiledNames.find(name);
+  return found == module.compiledNames.end() ? name : found->second;
+}
+
 RopeJitModule *compile(const char *source, const char *pipeline, int optLevel,
                        int flags, char **error) {
   initializeOnce();
@@ -251,8 +350,10 @@ RopeJitModule *compile(const char *source, const char *pipeline, int optLevel,
   std::string message;
   bool readOnly = flags & ROPE_JIT_READ_ONLY_ARGUMENTS;
   OwningOpRef<ModuleOp> module = parseAndLower(
-      result->context.get(), source, pipeline, message,
-      [&](ModuleOp m) { result->signatures = recordSignatures(m, readOnly); });
+      result->context.get(), source, pipeline, message, [&](ModuleOp m) {
+        result->signatures = recordSignatures(m, readOnly);
+        result->compiledNames = renameDefinitions(m);
+      });
   if (!module) {
     setError(error, message);
     return nullptr;
@@ -261,8 +362,8 @@ RopeJitModule *compile(const char *source, const char *pipeline, int optLevel,
   // check against the signature: its parameter count and whether it
   // returns a value (null: no wrapper).
   for (auto &[name, signature] : result->signatures) {
-    auto wrapper =
-        module->lookupSymbol<LLVM::LLVMFuncOp>("_mlir_ciface_" + name);
+    auto wrapper = module->lookupSymbol<LLVM::LLVMFuncOp>(
+        "_mlir_ciface_" + compiledName(*result, name));
     if (!wrapper) {
       signature["c_interface"] = nullptr;
       continue;
@@ -420,8 +521,9 @@ extern "C" void *ropeJitLookup(RopeJitModule *module, const char *name,
   if (!module || !module->engine || !name)
     return nullptr;
   return guarded<void *>(nullptr, nullptr, [&]() -> void * {
+    std::string compiled = compiledName(*module, name);
     std::string symbol =
-        raw ? std::string(name) : std::string("_mlir_ciface_") + name;
+        raw ? compiled : std::string("_mlir_ciface_") + compiled;
     auto address = module->engine->lookup(symbol);
     if (!address) {
       llvm::consumeError(address.takeError());
@@ -429,6 +531,33 @@ extern "C" void *ropeJitLookup(RopeJitModule *module, const char *name,
     }
     return *address;
   });
+}
+
+extern "C" void *ropeJitLookupPacked(RopeJitModule *module, const char *name) {
+  if (!module || !module->engine || !name)
+    return nullptr;
+  return guarded<void *>(nullptr, nullptr, [&]() -> void * {
+    auto address = module->engine->lookupPacked("_mlir_ciface_" +
+                                                compiledName(*module, name));
+    if (!address) {
+      llvm::consumeError(address.takeError());
+      return nullptr;
+    }
+    return reinterpret_cast<void *>(*address);
+  });
+}
+
+extern "C" int ropeJitInvoke(void *packed, void **arguments, char **error) {
+  if (!packed) {
+    setError(error, "function is NULL");
+    return -1;
+  }
+  std::string message;
+  int kind = rope::invokeGuarded(reinterpret_cast<void (*)(void **)>(packed),
+                                 arguments, message);
+  if (kind != 0)
+    setError(error, message);
+  return kind;
 }
 
 extern "C" char *ropeJitLower(const char *source, const char *pipeline,
@@ -501,6 +630,60 @@ extern "C" char *ropeJitScalingAttributes(const char *scalingJson, double base,
       *mrope = copyString(*text);
     }
     return copyString(*freqs);
+  });
+}
+
+extern "C" char *ropeJitCanonicalAttribute(const char *text, const char *kind,
+                                           char **error) {
+  return guarded<char *>(error, nullptr, [&]() -> char * {
+    auto fail = [&](const std::string &message) -> char * {
+      setError(error, message);
+      return nullptr;
+    };
+    if (!text || !kind)
+      return fail(text ? "kind is NULL" : "text is NULL");
+    StringRef expected(kind);
+    if (expected != "freqs" && expected != "layout" && expected != "mrope")
+      return fail("kind must be 'freqs', 'layout' or 'mrope', got '" +
+                  expected.str() + "'");
+    DialectRegistry registry;
+    rope::registerAllRopeDialects(registry);
+    MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+    context.getOrLoadDialect<rope::RopeDialect>();
+    DiagnosticCollector diagnostics(&context);
+    StringRef source(text);
+    std::string unsafe;
+    if (failed(rope::checkParserSafety(source, unsafe)))
+      return fail(unsafe);
+    // The whole text must be one attribute: parseAttribute stops after the
+    // first, so text after it (", token_dims = ...") would otherwise be
+    // pasted into the op's attribute dictionary by the caller.
+    size_t consumed = 0;
+    Attribute attr = parseAttribute(source, &context, Type(), &consumed);
+    if (!attr) {
+      std::string why = diagnostics.take("");
+      return fail("'" + source.str() + "' is not an attribute" +
+                  (why.empty() ? std::string() : ": " + why));
+    }
+    if (!source.drop_front(consumed).trim().empty())
+      return fail("'" + source.str() + "' holds text after the attribute: '" +
+                  source.drop_front(consumed).trim().str() + "'");
+    bool matches = expected == "freqs" ? isa<rope::FrequencyAttrInterface>(attr)
+                   : expected == "layout" ? isa<rope::LayoutAttr>(attr)
+                                          : isa<rope::MRopeAttr>(attr);
+    if (!matches)
+      return fail("'" + source.str() + "' is not a " +
+                  (expected == "freqs"
+                       ? std::string("frequency attribute (#rope.default<...>, "
+                                     "#rope.yarn<...>, ...)")
+                   : expected == "layout"
+                       ? std::string("layout attribute (#rope.layout<...>)")
+                       : std::string("M-RoPE attribute (#rope.mrope<...>)")));
+    FailureOr<std::string> printed = rope::printAttributeExactly(attr);
+    if (failed(printed))
+      return fail("'" + source.str() +
+                  "' does not print in a form that parses back exactly");
+    return copyString(*printed);
   });
 }
 

@@ -10,7 +10,9 @@
 #include "rope/Runtime/RuntimeSymbols.h"
 
 #include <cmath>
+#include <csetjmp>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
@@ -149,8 +151,41 @@ extern "C" __bf16 ropeRuntimeTruncDFBF2(double value) {
 /// project's KVM machines); numpy asks the same for its large arrays. The
 /// block is the C library's: `free` (the code's own, or a caller's that
 /// adopted a result) releases it.
+/// The guard of the innermost guarded call on this thread (invokeGuarded),
+/// and what the trap that ended it said.
+thread_local std::jmp_buf *activeGuard = nullptr;
+thread_local char trapMessage[2048];
+
+/// What compiled code calls when it cannot go on: an allocation failed or
+/// overflowed, or a runtime check of `checked` code failed. Under a guarded
+/// call it returns to that call's caller with `kind` (longjmp: the frames
+/// in between are JIT-ed code, which holds no destructors; blocks it had
+/// allocated are lost). Anywhere else (a thread of an OpenMP team, code
+/// called without a guard) there is no caller to return to, and continuing
+/// would read or write out of bounds: the message goes to stderr and the
+/// process aborts.
+extern "C" void ropeRuntimeTrap(int32_t kind, const char *message) {
+  if (!message)
+    message = "(no message)";
+  if (activeGuard) {
+    std::snprintf(trapMessage, sizeof(trapMessage), "%s", message);
+    std::longjmp(*activeGuard, kind > 0 ? kind : rope::kTrapCheckFailed);
+  }
+  std::fprintf(stderr, "rope-mlir: %s\n", message);
+  std::fflush(stderr);
+  std::abort();
+}
+
 extern "C" void *ropeRuntimeMalloc(size_t size) {
   void *block = std::malloc(size);
+  if (!block && size) {
+    char message[160];
+    std::snprintf(message, sizeof(message),
+                  "out of memory: the compiled code could not allocate %zu "
+                  "bytes",
+                  size);
+    ropeRuntimeTrap(rope::kTrapOutOfMemory, message);
+  }
   constexpr uintptr_t kHugePage = uintptr_t(2) << 20;
   if (block && size >= 2 * kHugePage) {
     uintptr_t begin =
@@ -193,6 +228,10 @@ LogicalResult mlir::rope::resolveRuntimeSymbols(
       symbols[name] = reinterpret_cast<void *>(&ropeRuntimeMalloc);
       continue;
     }
+    if (name == kTrapFunctionName) {
+      symbols[name] = reinterpret_cast<void *>(&ropeRuntimeTrap);
+      continue;
+    }
     if (!name.starts_with("__kmpc_") && !name.starts_with("omp_"))
       continue;
     std::call_once(loadOnce, [&] {
@@ -214,4 +253,21 @@ LogicalResult mlir::rope::resolveRuntimeSymbols(
     symbols[name] = address;
   }
   return success();
+}
+
+int mlir::rope::invokeGuarded(void (*function)(void **), void **arguments,
+                              std::string &message) {
+  std::jmp_buf guard;
+  std::jmp_buf *enclosing = activeGuard;
+  // Nothing with a destructor lives in this frame across the setjmp.
+  int kind = setjmp(guard);
+  if (kind == 0) {
+    activeGuard = &guard;
+    function(arguments);
+    activeGuard = enclosing;
+    return 0;
+  }
+  activeGuard = enclosing;
+  message = trapMessage;
+  return kind;
 }

@@ -15,7 +15,7 @@ writes V beside it) in place. `jit` compiles any module of tensor
 functions (rope.apply, linalg, frontend IR) and calls them on numpy arrays.
 """
 
-from ._jit import CompileError
+from ._jit import CheckError, CompileError
 from .cache import AppendKernel, append_kv, compile_append
 from .compiled import (CompiledFunction, CompiledModule,
                        FunctionNotFoundError, jit)
@@ -30,7 +30,7 @@ from .mla import apply_mla
 __all__ = ["apply", "apply_qk", "compile_qk", "append_kv", "compile_append",
            "apply_mla",
            "AppendKernel", "compile", "emit", "Kernel",
-           "KernelConfig", "CompileError", "cache_info", "dtype_name",
+           "KernelConfig", "CompileError", "CheckError", "cache_info", "dtype_name",
            "from_hf_config", "rope_layers", "RopeSpec",
            "UnknownModelTypeWarning", "UnsupportedModelTypeError",
            "scaling_attributes", "jit", "CompiledModule", "CompiledFunction",

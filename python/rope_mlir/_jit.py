@@ -18,7 +18,7 @@ import typing
 
 import numpy as np
 
-__all__ = ["CompileError", "library_path", "compile_module", "lower",
+__all__ = ["CheckError", "CompileError", "library_path", "compile_module", "lower",
            "scaling_attributes", "ScalingAttributes", "JitModule",
            "memref_descriptor", "is_registered", "READ_ONLY_ARGUMENTS",
            "kernel_call_module"]
@@ -26,6 +26,12 @@ __all__ = ["CompileError", "library_path", "compile_module", "lower",
 #: ropeJitCompileWithFlags: mark the public functions' tensor arguments
 #: `bufferization.writable = false`, so compiled code never writes them.
 READ_ONLY_ARGUMENTS = 1
+
+
+class CheckError(RuntimeError):
+    """A runtime check of code compiled with `checked=True` failed: the
+    message names the check and the op's location. The call wrote nothing
+    past any buffer; its results are not returned."""
 
 
 class CompileError(ValueError):
@@ -82,6 +88,12 @@ def _library():
             lib.ropeJitLookup.restype = ctypes.c_void_p
             lib.ropeJitLookup.argtypes = [ctypes.c_void_p, ctypes.c_char_p,
                                           ctypes.c_int]
+            lib.ropeJitLookupPacked.restype = ctypes.c_void_p
+            lib.ropeJitLookupPacked.argtypes = [ctypes.c_void_p,
+                                                ctypes.c_char_p]
+            lib.ropeJitInvoke.restype = ctypes.c_int
+            lib.ropeJitInvoke.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
+                                          ctypes.POINTER(ctypes.c_void_p)]
             lib.ropeJitLower.restype = ctypes.c_void_p
             lib.ropeJitLower.argtypes = [ctypes.c_char_p, ctypes.c_char_p,
                                          ctypes.POINTER(ctypes.c_void_p)]
@@ -91,6 +103,10 @@ def _library():
                 ctypes.POINTER(ctypes.c_int64),
                 ctypes.POINTER(ctypes.c_double),
                 ctypes.POINTER(ctypes.c_void_p),
+                ctypes.POINTER(ctypes.c_void_p)]
+            lib.ropeJitCanonicalAttribute.restype = ctypes.c_void_p
+            lib.ropeJitCanonicalAttribute.argtypes = [
+                ctypes.c_char_p, ctypes.c_char_p,
                 ctypes.POINTER(ctypes.c_void_p)]
             lib.ropeJitDestroy.argtypes = [ctypes.c_void_p]
             lib.ropeJitFreeString.argtypes = [ctypes.c_void_p]
@@ -152,6 +168,29 @@ class JitModule:
             raise KeyError(f"no C-interface function named {name!r}")
         return address
 
+    def lookup_packed(self, name: str) -> int:
+        """The packed wrapper of `_mlir_ciface_<name>` (`void(void **)`),
+        for `invoke`."""
+        address = self._lib.ropeJitLookupPacked(self._handle, name.encode())
+        if not address:
+            raise KeyError(f"no C-interface function named {name!r}")
+        return address
+
+    def invoke(self, packed: int, arguments) -> None:
+        """Calls a packed wrapper on `arguments` (a ctypes array of pointers
+        to each parameter's value, then to the returned value's slot) so
+        that a failure in the compiled code is an exception: MemoryError
+        when an allocation failed or its size overflowed, CheckError when a
+        runtime check (`checked=True`) failed."""
+        error = ctypes.c_void_p()
+        kind = self._lib.ropeJitInvoke(packed, arguments, ctypes.byref(error))
+        if kind == 0:
+            return
+        message = _take_string(self._lib, error.value)
+        if kind == 1:
+            raise MemoryError(message)
+        raise CheckError(message)
+
     def function_names(self) -> list:
         """The public functions of the module as parsed (ropeJitFunctionNames)."""
         error = ctypes.c_void_p()
@@ -178,8 +217,20 @@ class JitModule:
             self._handle = None
 
 
+def _no_nul(text: str, name: str) -> None:
+    # C strings end at the first NUL: the library would see (and compile)
+    # only the text before it.
+    if "\0" in text:
+        raise ValueError(f"{name} must not contain NUL characters (at offset "
+                         f"{text.index(chr(0))}): the text after it would "
+                         "be ignored")
+
+
 def compile_module(source: str, pipeline: str | None = None,
                    opt_level: int = 3, flags: int = 0) -> JitModule:
+    _no_nul(source, "source")
+    if pipeline is not None:
+        _no_nul(pipeline, "pipeline")
     lib = _library()
     error = ctypes.c_void_p()
     handle = lib.ropeJitCompileWithFlags(
@@ -227,6 +278,8 @@ def is_registered(name: str) -> bool:
 def lower(source: str, pipeline: str) -> str:
     """Runs `pipeline` (e.g. "builtin.module()" to only verify) and returns
     the resulting IR; raises CompileError with the diagnostics."""
+    _no_nul(source, "source")
+    _no_nul(pipeline, "pipeline")
     lib = _library()
     error = ctypes.c_void_p()
     text = lib.ropeJitLower(source.encode(), pipeline.encode(),
@@ -234,6 +287,29 @@ def lower(source: str, pipeline: str) -> str:
     if not text:
         raise CompileError(_take_string(lib, error.value) or "lowering failed")
     return _take_string(lib, text)
+
+
+@functools.lru_cache(maxsize=256)
+def canonical_attribute(text: str, kind: str) -> str:
+    """`text` parsed as exactly one attribute of `kind` ("freqs": a frequency
+    scheme, "layout": #rope.layout<...>, "mrope": #rope.mrope<...>) and
+    printed back: what IR built from a user's string pastes, so that text
+    after the attribute (", token_dims = ...") can never reach the op's
+    attribute dictionary. Raises ValueError with the parser's message."""
+    if not isinstance(text, str):
+        raise TypeError(f"{kind} must be a str (an attribute's text), got "
+                        f"{type(text).__name__}")
+    if "\0" in text:
+        raise ValueError(f"{kind} must not contain NUL characters, got "
+                         f"{text!r}")
+    lib = _library()
+    error = ctypes.c_void_p()
+    printed = lib.ropeJitCanonicalAttribute(text.encode(), kind.encode(),
+                                            ctypes.byref(error))
+    if not printed:
+        raise ValueError(f"{kind}: " + (_take_string(lib, error.value) or
+                                        f"{text!r} is not an attribute"))
+    return _take_string(lib, printed)
 
 
 class ScalingAttributes(typing.NamedTuple):

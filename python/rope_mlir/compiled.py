@@ -37,9 +37,10 @@ import ml_dtypes
 import numpy as np
 
 from . import _arrays, _ir, _jit
-from ._jit import CompileError
+from ._jit import CheckError, CompileError
 
 __all__ = ["jit", "CompiledModule", "CompiledFunction", "TensorType",
+           "CheckError",
            "ScalarType", "default_pipeline", "FunctionNotFoundError"]
 
 #: Tensor element types a compiled function may take or return.
@@ -94,19 +95,24 @@ class ScalarType(NamedTuple):
     text: str
 
 
-@functools.lru_cache(maxsize=1)
-def _default_pipeline() -> str:
+@functools.lru_cache(maxsize=2)
+def _default_pipeline(checked: bool = False) -> str:
+    lower = ("rope-to-llvm-cpu{emit-c-interface=true runtime-traps=true" +
+             (" checked=true}" if checked else "}"))
     if _jit.is_registered("rope-optimize"):
-        return ("builtin.module(rope-optimize, "
-                "rope-to-llvm-cpu{emit-c-interface=true})")
-    return "builtin.module(rope-to-llvm-cpu{emit-c-interface=true})"
+        return f"builtin.module(rope-optimize, {lower})"
+    return f"builtin.module({lower})"
 
 
-def default_pipeline() -> str:
+def default_pipeline(checked: bool = False) -> str:
     """The pipeline `jit` uses when given none: rope-optimize (raising
     frontend IR to rope ops, when this build of the library registers it)
-    then rope-to-llvm-cpu with C interfaces, single-threaded."""
-    return _default_pipeline()
+    then rope-to-llvm-cpu with C interfaces, single-threaded, failures
+    trapped back to the caller (`runtime-traps`), and with `checked` the
+    runtime checks of dynamic sizes and indices."""
+    if not isinstance(checked, _BOOLS):
+        raise TypeError(f"checked must be a bool, got {checked!r}")
+    return _default_pipeline(bool(checked))
 
 
 def _parse_type(entry: dict, where: str, function: str):
@@ -187,13 +193,18 @@ class CompiledFunction:
                 f"{' returning a value' if self._returns_scalar else ''} "
                 "for its signature: pipelines given to rope_mlir.jit must "
                 "bufferize function boundaries with identity layouts")
-        address = module._handle.lookup(name)
-        argtypes = ([ctypes.c_void_p] if self._result_struct else []) + [
+        # Called through the packed wrapper under ropeJitInvoke, so that a
+        # failed allocation or runtime check comes back as an exception
+        # rather than ending the process.
+        self._packed = module._handle.lookup_packed(name)
+        self._argtypes = tuple(
             ctypes.c_void_p if isinstance(a, TensorType)
-            else _SCALAR_CTYPES[a.element] for a in self.arguments]
-        restype = (_SCALAR_CTYPES[results[0].element]
-                   if self._returns_scalar else None)
-        self._function = ctypes.CFUNCTYPE(restype, *argtypes)(address)
+            else _SCALAR_CTYPES[a.element] for a in self.arguments)
+        self._restype = (_SCALAR_CTYPES[results[0].element]
+                         if self._returns_scalar else None)
+        self._slots = ctypes.c_void_p * (
+            len(self._argtypes) + (self._result_struct is not None) +
+            self._returns_scalar)
 
     def __repr__(self):
         args = ", ".join(t.text for t in self.arguments)
@@ -305,11 +316,16 @@ class CompiledFunction:
             else:
                 call_args.append(self._scalar(i, expected, value))
         struct = self._result_struct() if self._result_struct else None
+        values = [ctype(v) for ctype, v in zip(self._argtypes, call_args)]
         if struct is not None:
-            call_args.insert(0, ctypes.addressof(struct))
-        returned = self._function(*call_args)
+            values.insert(0, ctypes.c_void_p(ctypes.addressof(struct)))
+        returned = self._restype() if self._returns_scalar else None
+        if returned is not None:
+            values.append(returned)
+        slots = self._slots(*[ctypes.addressof(v) for v in values])
+        self._module._handle.invoke(self._packed, slots)
         if self._returns_scalar:
-            return self._scalar_result(self.results[0], returned)
+            return self._scalar_result(self.results[0], returned.value)
         if struct is None:
             return None
         if len(self.results) == 1:
@@ -441,6 +457,9 @@ class CompiledModule:
         if not isinstance(name, str):
             raise TypeError(f"function name must be a str, got "
                             f"{type(name).__name__}")
+        if "\0" in name:
+            raise ValueError(f"function name must not contain NUL "
+                             f"characters, got {name!r}")
         with self._lock:
             if name not in self._cache:
                 try:
@@ -456,7 +475,7 @@ class CompiledModule:
 
 
 def jit(module_text: str, pipeline: Optional[str] = None, *,
-        opt_level: int = 3) -> CompiledModule:
+        opt_level: int = 3, checked: bool = False) -> CompiledModule:
     """Parses, verifies, lowers and JIT-compiles `module_text` in process.
 
     `pipeline`: a pass pipeline string; None is `default_pipeline()`
@@ -466,7 +485,19 @@ def jit(module_text: str, pipeline: Optional[str] = None, *,
     layouts, deallocate with the ownership-based pipeline and emit C
     interfaces, as rope-to-llvm-cpu{emit-c-interface=true} does.
     Raises CompileError (a ValueError) with the diagnostics when parsing,
-    verification, lowering or code generation fails."""
+    verification, lowering or code generation fails.
+
+    `checked=True` (default pipeline only) compiles runtime checks of what
+    the verifiers cannot see with dynamic sizes: operand sizes that must
+    agree (rope.apply's x, positions and out; linalg operands), positions
+    inside the cos/sin cache, tensor indices and slices in bounds. A failed
+    check raises `rope_mlir.CheckError` naming the check and the op's
+    location, instead of reading or writing outside a buffer. Checked code
+    runs on one thread (docs/RELIABILITY.md has its measured cost).
+
+    Whatever the mode, an allocation the code cannot make (its size from an
+    argument) raises MemoryError, and one whose byte size overflows is
+    refused: at compile time when static, at the call when dynamic."""
     if not isinstance(module_text, str):
         raise TypeError(f"module_text must be a str of MLIR, got "
                         f"{type(module_text).__name__}")
@@ -478,7 +509,15 @@ def jit(module_text: str, pipeline: Optional[str] = None, *,
     if not 0 <= opt_level <= 3:
         raise ValueError(f"opt_level must be an int in 0..3, got "
                          f"{opt_level!r}")
-    chosen = pipeline if pipeline is not None else _default_pipeline()
+    if not isinstance(checked, _BOOLS):
+        raise TypeError(f"checked must be a bool, got {checked!r}")
+    if checked and pipeline is not None:
+        raise ValueError("checked=True applies to the default pipeline; a "
+                         "custom pipeline asks for the checks itself "
+                         "(rope-to-llvm-cpu{checked=true runtime-traps=true "
+                         "emit-c-interface=true})")
+    chosen = pipeline if pipeline is not None else \
+        _default_pipeline(bool(checked))
     handle = _jit.compile_module(module_text, chosen, opt_level,
                                  flags=_jit.READ_ONLY_ARGUMENTS)
     return CompiledModule(handle, chosen)

@@ -79,6 +79,22 @@ struct RopeToLLVMCpuPipelineOptions
                                   "integer arithmetic on the bits"),
                        clEnumValN(BFloat16Truncation::Target, "target",
                                   "the target's conversion instruction"))};
+  PassOptions::Option<bool> checked{
+      *this, "checked",
+      llvm::cl::desc("Check at run time what the verifiers cannot when sizes "
+                     "are dynamic (generate-runtime-verification on the "
+                     "input: rope.apply's operands against each other and "
+                     "its positions against the cos/sin cache, tensor "
+                     "indices and slices, linalg operand sizes); the code "
+                     "then runs on one thread, whatever num-threads says"),
+      llvm::cl::init(false)};
+  PassOptions::Option<bool> runtimeTraps{
+      *this, "runtime-traps",
+      llvm::cl::desc("Failed checks (checked=true, allocation sizes) call "
+                     "the rope runtime's ropeRuntimeTrap (libRopeJit: an "
+                     "exception in Python) instead of printing and aborting "
+                     "as upstream's cf.assert lowering does"),
+      llvm::cl::init(false)};
 };
 
 /// rope IR (on tensors) -> LLVM dialect, runnable by mlir-runner or the JIT:

@@ -75,8 +75,26 @@ int ropeJitIsRegistered(const char *name);
 int ropeJitHostHasFeature(const char *name);
 
 /// Address of the C-interface wrapper `_mlir_ciface_<name>` (or of `name`
-/// itself when `raw` is non-zero), NULL if absent.
+/// itself when `raw` is non-zero), NULL if absent. `name` is the function's
+/// name in the source: the compiled code names the module's definitions so
+/// that none can stand for a C library function its lowering calls.
 void *ropeJitLookup(RopeJitModule *module, const char *name, int raw);
+
+/// Address of the packed wrapper of `_mlir_ciface_<name>`
+/// (`void (void **arguments)`: arguments[i] points to the i-th parameter's
+/// value, one more slot for a returned value), for ropeJitInvoke; NULL if
+/// absent.
+void *ropeJitLookupPacked(RopeJitModule *module, const char *name);
+
+/// Calls a packed wrapper (ropeJitLookupPacked) so that a failure inside the
+/// compiled code comes back here instead of ending the process: returns 0
+/// when the code returned normally, 1 when an allocation failed or its size
+/// overflowed, 2 when a runtime check of `checked` code failed; for 1 and 2
+/// `*error` is set (malloc'ed) to the message (for 2: the failed check and
+/// the op's location). Blocks the code allocated before it stopped are not
+/// freed. A failure on another thread (an OpenMP worker) still aborts:
+/// `checked` code runs on one thread. -1: `packed` is NULL.
+int ropeJitInvoke(void *packed, void **arguments, char **error);
 
 /// Runs only the lowering and returns the resulting IR as a malloc'ed string
 /// (for inspection), NULL with `error` set on failure.
@@ -94,6 +112,16 @@ char *ropeJitLower(const char *source, const char *pipeline, char **error);
 char *ropeJitScalingAttributes(const char *scalingJson, double base,
                                int64_t headDim, int64_t *rotaryDim,
                                double *magnitude, char **mrope, char **error);
+
+/// Parses `text` as exactly one attribute of `kind` ("freqs": a frequency
+/// scheme such as #rope.default<...>; "layout": #rope.layout<...>; "mrope":
+/// #rope.mrope<...>) and returns its printed form (malloc'ed). Text that is
+/// not one whole attribute of that kind (trailing text, another kind, a
+/// parse or verifier error) returns NULL with `*error` set. Callers that
+/// build IR text from user-supplied attributes paste this result, never the
+/// user's text.
+char *ropeJitCanonicalAttribute(const char *text, const char *kind,
+                                char **error);
 
 void ropeJitDestroy(RopeJitModule *module);
 void ropeJitFreeString(char *string);

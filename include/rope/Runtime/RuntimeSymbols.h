@@ -34,13 +34,34 @@ namespace mlir::rope {
 /// Addresses of the functions among `declared` (the function declarations
 /// of a module translated to LLVM IR) that this library provides:
 /// `memrefCopy`, `malloc` (the C library's, with huge pages asked for large
-/// blocks, which `free` releases as any other) and the OpenMP runtime's
+/// blocks, which `free` releases as any other; a failure traps),
+/// `ropeRuntimeTrap` and the OpenMP runtime's
 /// entry points, loaded on first use from `openmpRuntimePath` with
 /// RTLD_LOCAL. Other externals (the C library: free, memcpy, sinf, ...) are
 /// left to the process. Fails with `error` set
 /// when the OpenMP runtime is needed but cannot be loaded or lacks a symbol.
 /// The f16/bf16 conversions code generation may call (`__truncsfbf2`, ...)
 /// are always added: no declaration names them.
+/// What a trap of compiled code reports (ropeRuntimeTrap's first argument,
+/// invokeGuarded's result).
+enum TrapKind : int {
+  /// An allocation failed, or its byte size overflowed.
+  kTrapOutOfMemory = 1,
+  /// A runtime check (`rope-to-llvm-cpu{checked=true}`) failed.
+  kTrapCheckFailed = 2,
+};
+
+/// The function compiled code calls to trap: `void (i32 kind, ptr message)`.
+/// `malloc` traps too when it fails.
+constexpr const char *kTrapFunctionName = "ropeRuntimeTrap";
+
+/// Calls `function` (a packed wrapper: `void (void **arguments)`) so that a
+/// trap in it returns here: 0 when it returned normally, else the trap's
+/// kind with `message` set. A trap outside any guarded call (another
+/// thread, code called directly) prints its message and aborts.
+int invokeGuarded(void (*function)(void **), void **arguments,
+                  std::string &message);
+
 LogicalResult resolveRuntimeSymbols(ArrayRef<std::string> declared,
                                     const char *openmpRuntimePath,
                                     llvm::StringMap<void *> &symbols,

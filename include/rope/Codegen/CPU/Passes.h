@@ -25,6 +25,11 @@ enum class BFloat16Truncation {
   Target,
 };
 
+/// The attribute rope-check-allocation-sizes puts on its `cf.assert`s, which
+/// rope-lower-asserts-to-traps reads: the trap is an out-of-memory one.
+inline constexpr llvm::StringLiteral kTrapAttrName = "rope.trap";
+inline constexpr llvm::StringLiteral kTrapOutOfMemory = "out-of-memory";
+
 #define GEN_PASS_DECL
 #include "rope/Codegen/CPU/Passes.h.inc"
 

@@ -244,4 +244,48 @@ def RopePrefetchStridedRowsPass : Pass<"rope-prefetch-strided-rows"> {
   ];
 }
 
+def RopeCheckAllocationSizesPass : Pass<"rope-check-allocation-sizes"> {
+  let summary = "Check at run time that each dynamic allocation's byte size "
+                "is non-negative and fits in 64 bits";
+  let description = [{
+    Before every `memref.alloc` with dynamic sizes, inserts one `cf.assert`
+    (marked `rope.trap = "out-of-memory"`) that every dynamic size is
+    non-negative and that the byte count, the product of the sizes and the
+    element's bytes, does not overflow int64. An allocation whose static
+    byte size overflows is an error. Without the check, a size such as
+    2^62 + 1 f32 elements wraps to a 4-byte block that the code then writes
+    past. The cost is a few compares and one division per dynamic size per
+    allocation, none per element.
+
+    ```mlir
+    %b = memref.alloc(%n) : memref<?xf32>
+    // becomes: cf.assert (%n >= 0 && %n <= INT64_MAX / 4), "...";
+    //          %b = memref.alloc(%n) : memref<?xf32>
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::cf::ControlFlowDialect"
+  ];
+}
+
+def RopeLowerAssertsToTrapsPass : Pass<"rope-lower-asserts-to-traps"> {
+  let summary = "Lower cf.assert to a call of the rope runtime's trap";
+  let description = [{
+    Replaces every `cf.assert %ok, "message"` by a branch to a block that
+    calls `ropeRuntimeTrap(kind, message)` (declared here, provided by
+    libRopeJit's runtime) and is unreachable after it: kind 1 for an assert
+    marked `rope.trap = "out-of-memory"` (rope-check-allocation-sizes),
+    2 for every other (runtime verification of `checked` code). Upstream's
+    lowering prints the message and aborts the process; inside a host
+    process (Python) the trap returns to the guarded call instead
+    (`ropeJitInvoke`), which raises the message as an exception. Runs on
+    CFG regions, after the SCF to CF lowering.
+  }];
+  let dependentDialects = [
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::cf::ControlFlowDialect"
+  ];
+}
+
 #endif // ROPE_CODEGEN_CPU_PASSES_TD

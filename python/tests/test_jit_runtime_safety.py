@@ -216,3 +216,40 @@ def test_checked_needs_the_default_pipeline():
                       checked=True)
     with pytest.raises(TypeError, match="checked must be a bool"):
         rope_mlir.jit(CHECKED, checked="yes")
+
+
+ROTATE = """
+func.func @rot(%x: tensor<?x4x8xf32>, %p: tensor<?xi64>,
+               %cos: tensor<?x4xf32>, %sin: tensor<?x4xf32>)
+    -> tensor<?x4x8xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x4x8xf32>
+  %e = tensor.empty(%n) : tensor<?x4x8xf32>
+  %y = rope.apply ins(%x : tensor<?x4x8xf32>) positions(%p : tensor<?xi64>)
+         cache(%cos, %sin : tensor<?x4xf32>, tensor<?x4xf32>)
+         outs(%e : tensor<?x4x8xf32>) -> tensor<?x4x8xf32>
+  return %y : tensor<?x4x8xf32>
+}
+"""
+
+
+def test_checked_rope_apply_positions_and_cache():
+    # rope.apply's own runtime verification (RuntimeVerifiableOpInterface):
+    # positions shorter than the tokens, or a position past the cache, read
+    # outside a caller's buffer when unchecked.
+    f = rope_mlir.jit(ROTATE, checked=True).function("rot")
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((5, 4, 8)).astype(np.float32)
+    cos = rng.standard_normal((16, 4)).astype(np.float32)
+    sin = rng.standard_normal((16, 4)).astype(np.float32)
+    unchecked = rope_mlir.jit(ROTATE).function("rot")
+    positions = np.array([3, 0, 15, 7, 7])
+    np.testing.assert_array_equal(f(x, positions, cos, sin),
+                                  unchecked(x, positions, cos, sin))
+    with pytest.raises(rope_mlir.CheckError,
+                       match="(?s)rope.apply.*positions dim 0 must equal x "
+                             "dim 0.*Location: loc\\(\"rope-input\":8:"):
+        f(x, np.arange(3), cos, sin)
+    for bad in (16, -1, 2**62):
+        with pytest.raises(rope_mlir.CheckError, match="cos/sin cache"):
+            f(x, np.array([0, 1, bad, 3, 4]), cos, sin)

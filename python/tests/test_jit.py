@@ -236,11 +236,25 @@ def test_cf_assert_that_holds():
     _close(_run(ASSERT, "checked_add", a, b), a.astype(F64) + b, rtol=1e-6)
 
 
-def test_cf_assert_that_fails_aborts_the_process_with_its_message():
-    # Documented: the compiled code aborts (no exception can unwind through
-    # it); Python checks only the signature (rank, static sizes, dtype).
+def test_cf_assert_that_fails_raises_check_error_with_its_message():
+    # The default pipeline lowers cf.assert to the runtime's trap
+    # (runtime-traps=true): the call returns with CheckError, the process
+    # and the module go on.
+    m = rope_mlir.jit(ASSERT)
+    with pytest.raises(rope_mlir.CheckError,
+                       match="checked_add: mismatched sizes"):
+        m.function("checked_add")(np.ones(3, np.float32),
+                                  np.ones(4, np.float32))
+    a = _random(5)
+    _close(m.function("checked_add")(a, a), 2 * a.astype(F64), rtol=1e-6)
+
+
+def test_cf_assert_without_runtime_traps_aborts_the_process():
+    # A custom pipeline without runtime-traps gets upstream's lowering:
+    # print the message and abort (no exception can unwind through it).
     result = _in_subprocess(f"""
-        m = rope_mlir.jit({ASSERT!r})
+        m = rope_mlir.jit({ASSERT!r},
+                          "builtin.module(rope-to-llvm-cpu{{emit-c-interface=true}})")
         m.function("checked_add")(np.ones(3, np.float32),
                                   np.ones(4, np.float32))
         """, check=False)
@@ -754,7 +768,11 @@ def test_default_pipeline_follows_the_library():
         _jit.is_registered("rope-optimize\0x")
     default = compiled.default_pipeline()
     assert ("rope-optimize" in default) == _jit.is_registered("rope-optimize")
-    assert default.endswith("rope-to-llvm-cpu{emit-c-interface=true})")
+    assert default.endswith(
+        "rope-to-llvm-cpu{emit-c-interface=true runtime-traps=true})")
+    assert compiled.default_pipeline(checked=True).endswith(
+        "rope-to-llvm-cpu{emit-c-interface=true runtime-traps=true "
+        "checked=true})")
     assert rope_mlir.jit(ADD).pipeline == default
 
 

@@ -35,3 +35,12 @@
 // NONE-NOT: rope.apply
 // NONE-OPT: func.func @main
 // NONE-OPT-NOT: rope.apply
+
+// Sizes read from the IR bound the work: a splat complex table can claim
+// 2^30 rows in a few bytes; splitting it into cos/sin tables element by
+// element took minutes and gigabytes before the raise checked the size.
+// RUN: sed -e 's/dense_resource<torch_tensor_64_16_torch.complex64> : tensor<64x16x/dense<(1.0,0.0)> : tensor<1073741824x16x/' \
+// RUN:     -e 's/tensor<64x16xcomplex<f32>> to/tensor<1073741824x16xcomplex<f32>> to/' %S/Inputs/meta_llama_complex.mlir \
+// RUN:   | rope-opt --rope-raise=remarks=true 2>&1 | FileCheck %s --check-prefix=HUGE
+// HUGE-COUNT-2: remark: rope-raise: not raised: the complex table is too large to split
+// HUGE-NOT: rope.apply

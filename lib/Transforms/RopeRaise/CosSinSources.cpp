@@ -16,6 +16,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 #include <complex>
@@ -57,9 +58,12 @@ bool inBounds(Value value, ArrayRef<int64_t> coords) {
 }
 
 int64_t linearIndex(ShapedType type, ArrayRef<int64_t> coords) {
+  // -1 when the index does not fit: a type can claim more elements than
+  // int64 counts (a dense_resource's shape is not its blob's size).
   int64_t flat = 0;
   for (auto [c, size] : llvm::zip_equal(coords, type.getShape()))
-    flat = flat * size + c;
+    if (llvm::MulOverflow(flat, size, flat) || llvm::AddOverflow(flat, c, flat))
+      return -1;
   return flat;
 }
 
@@ -75,6 +79,10 @@ std::optional<double> readBlob(DenseResourceElementsAttr attr,
     return std::nullopt;
   Type element = type.getElementType();
   int64_t index = linearIndex(type, coords);
+  // Every element takes a byte or more: a larger index is past the blob
+  // (and would overflow the byte offsets below).
+  if (index < 0 || static_cast<uint64_t>(index) >= data.size())
+    return std::nullopt;
   if (auto complex = dyn_cast<ComplexType>(element)) {
     // Interleaved (re, im) pairs.
     auto part = dyn_cast<FloatType>(complex.getElementType());
@@ -348,7 +356,9 @@ std::optional<int64_t> arangeFrame(const Leaf &leaf) {
       frameDim = d;
     }
   }
-  if (!frame)
+  // Each position is read one by one: a splat or computed arange can claim
+  // any length in a few bytes of IR (2^22 positions: beyond any context).
+  if (!frame || type.getDimSize(*frameDim) > (int64_t(1) << 22))
     return std::nullopt;
   SmallVector<int64_t> coords;
   for (const DimRole &role : leaf.view)

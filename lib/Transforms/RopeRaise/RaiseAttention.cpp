@@ -802,10 +802,13 @@ public:
       if (!a || !b)
         return std::nullopt;
       int64_t sign = isa<arith::SubIOp>(op) ? -1 : 1;
+      // -INT64_MIN does not exist: a constant from the IR can be it.
+      int64_t negated;
       for (auto [atom, c] : b->terms)
-        if (!a->add(atom, sign * c))
+        if (llvm::MulOverflow(sign, c, negated) || !a->add(atom, negated))
           return std::nullopt;
-      if (llvm::AddOverflow(a->constant, sign * b->constant, a->constant))
+      if (llvm::MulOverflow(sign, b->constant, negated) ||
+          llvm::AddOverflow(a->constant, negated, a->constant))
         return std::nullopt;
       a->prune();
       return fits(a, op);

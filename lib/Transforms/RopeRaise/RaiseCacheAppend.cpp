@@ -50,6 +50,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/ValueBoundsOpInterface.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::rope;
@@ -102,6 +103,17 @@ LogicalResult raiseCacheAppend(tensor::InsertSliceOp insert,
                    " (not a token dim) is not inserted whole",
              failure();
   }
+
+  // The row-major slot strides below multiply the cache's static token dim
+  // sizes: a type can claim sizes whose product does not fit an index.
+  int64_t slotsPerRow = 1;
+  for (int64_t d : ArrayRef<int64_t>(tokenDims).drop_front())
+    if (d < 0 || d >= rank ||
+        (!destType.isDynamicDim(d) &&
+         llvm::MulOverflow(slotsPerRow, destType.getDimSize(d), slotsPerRow)))
+      return why = "the cache's token dims have more slots than an index "
+                   "counts",
+             failure();
 
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(insert);

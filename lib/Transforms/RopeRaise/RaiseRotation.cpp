@@ -39,6 +39,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 
@@ -752,6 +753,17 @@ public:
                                               sizes, strides);
       };
       if (isa<ComplexType>(tableType.getElementType())) {
+        // The split tables are built element by element: a splat constant
+        // can claim any shape in a few bytes of IR, so the size is bounded
+        // (2^22 entries: far above any position table) before anything is
+        // read or allocated.
+        int64_t entries;
+        if (tableType.getDimSize(0) < 0 ||
+            llvm::MulOverflow(tableType.getDimSize(0), half, entries) ||
+            entries > (int64_t(1) << 22)) {
+          buildWhy = "the complex table is too large to split";
+          return failure();
+        }
         // Every entry must be readable (checked before building anything).
         for (int64_t r = 0; r < tableType.getDimSize(0); ++r)
           for (int64_t c = 0; c < half; ++c)

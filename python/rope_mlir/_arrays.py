@@ -127,6 +127,15 @@ def _from_capsule(value, name: str) -> np.ndarray:
         tensor = _DLTensor.from_address(
             _capsule_pointer(capsule, b"dltensor"))
         readonly = True
+    # The capsule's own device, not only __dlpack_device__'s word: a
+    # device pointer read as host memory would be a wild read.
+    kind = int(tensor.device.device_type)
+    if kind != _KDLCPU:
+        raise ValueError(
+            f"{name}: its DLPack capsule holds a tensor on the device "
+            f"{_DEVICES.get(kind, kind)} (device type {kind}, id "
+            f"{int(tensor.device.device_id)}) although __dlpack_device__ "
+            f"says CPU; rope_mlir reads CPU memory only")
     dtype = tensor.dtype
     if (dtype.code, dtype.bits, dtype.lanes) != (4, 16, 1):
         raise TypeError(f"{name} has the DLPack dtype {_dtype_text(dtype)}, "

@@ -430,14 +430,26 @@ class _Graph:
 
 def _load(model):
     import onnx
+    from google.protobuf.message import DecodeError
     if isinstance(model, onnx.ModelProto):
         return model
     if isinstance(model, (bytes, bytearray)):
-        return onnx.load_from_string(bytes(model))
-    if isinstance(model, (str, os.PathLike)):
-        return onnx.load(os.fspath(model))
-    raise TypeError(f"model must be an onnx.ModelProto or a path, got "
-                    f"{type(model).__name__}")
+        what, load = "model (bytes)", lambda: onnx.load_from_string(
+            bytes(model))
+    elif isinstance(model, (str, os.PathLike)):
+        what, load = os.fspath(model), lambda: onnx.load(os.fspath(model))
+    else:
+        raise TypeError(f"model must be an onnx.ModelProto or a path, got "
+                        f"{type(model).__name__}")
+    try:
+        proto = load()
+    except (DecodeError, RuntimeWarning, UnicodeDecodeError) as error:
+        raise ValueError(f"{what}: not an ONNX model (protobuf cannot "
+                         f"decode it: {error})") from None
+    if not proto.HasField("graph"):
+        raise ValueError(f"{what}: not an ONNX model (it decodes to a "
+                         f"ModelProto without a graph)")
+    return proto
 
 
 def _analyze(model,
@@ -843,10 +855,11 @@ def run(model, feeds: dict) -> List[np.ndarray]:
     arrays = _check_feeds(g, feeds)
     out_shapes = _check_runtime(g, arrays)
     ir = _ir.module(_emit_function(g, True, _ENTRY))
-    compiled = _get_compiled(ir, len(g.inputs) + len(g.outputs))
-
     outputs = [np.empty(shape, dtype=_NUMPY[t.elt])
                for shape, (_, t) in zip(out_shapes, g.outputs)]
+    if outputs and not any(o.size for o in outputs):
+        return outputs  # every output empty: nothing to compute
+    compiled = _get_compiled(ir, len(g.inputs) + len(g.outputs))
     keep = []
     args = []
     for array in [arrays[name] for name, _ in g.inputs] + outputs:

@@ -14,7 +14,8 @@
 //
 // A plan accepts a call only when every argument is exactly what the kernel
 // was compiled for (exact numpy arrays of the right format, shape, layout and
-// writeability, no overlap, gathered positions inside the cache) and then
+// writeability, no destination overlapping any input, positions that do not
+// wrap int64, gathered positions inside the cache, not empty) and then
 // runs it; anything else makes it answer None, and the Python path takes the
 // call: it converts what it may convert and raises the error that names the
 // argument. So the error messages live in one place, and this path is only
@@ -289,7 +290,6 @@ PyObject *callPlan(PyObject *self, PyObject *args, PyObject *kwargs) {
   pass(xView);
 
   // Positions or offsets.
-  bool gatheredIndices = false;
   std::int64_t low = 0, high = 0; // the cache rows read when gathered
   Py_ssize_t sequence = tokenSizes[plan.numTokenDims - 1];
   switch (plan.positions) {
@@ -307,10 +307,8 @@ PyObject *callPlan(PyObject *self, PyObject *args, PyObject *kwargs) {
         !matchesStatic(indexView, plan.staticPositionsShape))
       Py_RETURN_NONE;
     pass(indexView);
-    if (plan.cache == kGathered) {
+    if (plan.cache == kGathered)
       integerRange(indexView, low, high);
-      gatheredIndices = true;
-    }
     break;
   }
   case kOffset: {
@@ -325,11 +323,11 @@ PyObject *callPlan(PyObject *self, PyObject *args, PyObject *kwargs) {
     if (overflow)
       Py_RETURN_NONE;
     arguments[count++] = static_cast<std::intptr_t>(value);
-    if (plan.cache == kGathered) {
-      if (__builtin_add_overflow(value, sequence - 1, &high))
-        Py_RETURN_NONE;
-      low = value;
-    }
+    // The last position, offset + sequence - 1, must fit int64 (else the
+    // kernel's sum wraps): the Python path says so.
+    if (__builtin_add_overflow(value, sequence - 1, &high))
+      Py_RETURN_NONE;
+    low = value;
     break;
   }
   case kRowOffset: {
@@ -339,12 +337,9 @@ PyObject *callPlan(PyObject *self, PyObject *args, PyObject *kwargs) {
         !matchesStatic(indexView, plan.staticOffsetShape))
       Py_RETURN_NONE;
     pass(indexView);
-    if (plan.cache == kGathered) {
-      integerRange(indexView, low, high);
-      if (__builtin_add_overflow(high, sequence - 1, &high))
-        Py_RETURN_NONE;
-      gatheredIndices = true;
-    }
+    integerRange(indexView, low, high);
+    if (__builtin_add_overflow(high, sequence - 1, &high))
+      Py_RETURN_NONE; // a wrapping position: the Python path says so
     break;
   }
   default:
@@ -378,6 +373,15 @@ PyObject *callPlan(PyObject *self, PyObject *args, PyObject *kwargs) {
     pass(sinView);
   }
 
+  // Whether a destination overlaps an array the kernel reads while it
+  // writes (positions or offsets, cos/sin): the Python path then names it.
+  auto overlapsInputs = [&](const View &destination) {
+    for (const View *input : {&indexView, &cosView, &sinView})
+      if (input->held && overlaps(destination, *input))
+        return true;
+    return false;
+  };
+
   // The destination.
   const View *destination = &xView;
   if (!plan.inplace) {
@@ -387,8 +391,7 @@ PyObject *callPlan(PyObject *self, PyObject *args, PyObject *kwargs) {
     pass(outView);
     destination = &outView;
   }
-  // The checked indices must stay as checked while the kernel writes.
-  if (gatheredIndices && overlaps(*destination, indexView))
+  if (overlapsInputs(*destination))
     Py_RETURN_NONE;
 
   if (pair) {
@@ -411,8 +414,7 @@ PyObject *callPlan(PyObject *self, PyObject *args, PyObject *kwargs) {
       pass(outKView);
       destinationK = &outKView;
     }
-    if (overlaps(*destinationK, *destination) ||
-        (gatheredIndices && overlaps(*destinationK, indexView)))
+    if (overlaps(*destinationK, *destination) || overlapsInputs(*destinationK))
       Py_RETURN_NONE;
   }
 

@@ -20,8 +20,8 @@ from typing import Optional, Sequence
 import numpy as np
 
 from . import _ir, _jit
-from .kernel import (_check_out, _flag, _float_array, _integer,
-                     _integer_array, _real, _scalar_offset)
+from .kernel import (_check_offset_sum, _check_out, _flag, _float_array,
+                     _integer, _integer_array, _real, _scalar_offset)
 
 __all__ = ["ScoresConfig", "emit_scores", "ScoresKernel", "scores_reference",
            "AttentionConfig", "emit_attention", "AttentionKernel",
@@ -438,11 +438,15 @@ def _positions(c: ScoresConfig, offsets, q_positions, k_positions) -> list:
                 raise ValueError(f"the batch_matmul form takes one scalar "
                                  f"offset, got offsets of shape "
                                  f"{offsets.shape}")
-            return [_scalar_offset(offsets, "offsets")]
+            offset = _scalar_offset(offsets, "offsets")
+            _check_offset_sum(offset, c.q_len, "offsets")
+            return [offset]
         array = _integer_array(offsets, "offsets", i64)
         if array.shape != (c.batch,):
             raise ValueError(f"offsets have shape {array.shape}, expected "
                              f"({c.batch},) (one per batch row)")
+        if array.size:
+            _check_offset_sum(int(array.max()), c.q_len, "offsets")
         return [array]
     if offsets is not None:
         raise ValueError("the kernel was compiled for explicit positions: "

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import re
 import threading
 from typing import Optional
 
@@ -120,11 +121,14 @@ class QKKernel(Kernel):
             q_args, q_result = self._checked_args(
                 keep, q_arr, positions, offset, cos_cache, sin_cache,
                 q_arr if c.inplace else out_q, q_norm_weight, q_scale)
+        except (TypeError, ValueError) as error:
+            raise type(error)(_rename(str(error), "q")) from None
+        try:
             k_args, k_result = self._checked_args(
                 keep, k_arr, positions, offset, cos_cache, sin_cache,
                 k_arr if c.inplace else out_k, k_norm_weight, k_scale)
-        except ValueError as error:
-            raise type(error)(_rename(str(error))) from None
+        except (TypeError, ValueError) as error:
+            raise type(error)(_rename(str(error), "k")) from None
         if out_q is not None and not c.inplace:
             for name, array in (("k_norm_weight", k_norm_weight),
                                 ("k_scale", k_scale)):
@@ -142,12 +146,29 @@ class QKKernel(Kernel):
         # its destination are passed.
         tail = self._neighbour_count + (0 if c.inplace else 1)
         extra = [k_args[0]] + (k_args[len(k_args) - tail:] if tail else [])
-        self._pair(*q_args, *extra)
+        if q_result.size or k_result.size:  # else nothing to compute
+            self._pair(*q_args, *extra)
         return q_result, k_result
 
 
-def _rename(message: str) -> str:
-    """Kernel's messages speak of `x` and `out`; a pair's of q/k."""
+def _rename(message: str, member: Optional[str] = None) -> str:
+    """Kernel's messages speak of `x`, `out` and x's neighbours; a pair's of
+    `member` (q or k: its out_q / out_k, norm weight and scale), or of "q
+    or k" when the member is not known."""
+    if member is not None:
+        message = re.sub(r"\bx\b", member, message)
+        message = re.sub(r"\bout (overlaps|is read-only|must)",
+                         rf"out_{member} \1", message)
+        message = re.sub(r"while it writes out\b",
+                         f"while it writes out_{member}", message)
+        message = re.sub(r"\(out=" + member + r"\)",
+                         f"(out_{member}={member})", message)
+        message = re.sub(r"\bnorm_weight\b", f"{member}_norm_weight",
+                         message)
+        message = re.sub(r"\bquant_scale\b", f"{member}_scale", message)
+        if re.match(r"out\b", message):  # "out has shape ...": whose
+            message += f" (out_{member})"
+        return message
     return message.replace("x has", "q or k has").replace(
         "x is read-only", "q or k is read-only").replace(
         "norm_weight", "q_norm_weight or k_norm_weight").replace(
@@ -241,14 +262,17 @@ def apply_qk(q, k, positions=None, *, layout="half", rotary_dim=None,
     if q_inplace != k_inplace:
         raise ValueError("rotate both in place (out_q=q and out_k=k) or "
                          "neither")
-    fields, q, positions, offset, cos_cache, sin_cache = \
-        _kernel._apply_fields(
-            q, positions, layout=layout, rotary_dim=rotary_dim, base=base,
-            scaling=scaling, offset=offset, cos_cache=cos_cache,
-            sin_cache=sin_cache, inverse=inverse, token_dims=token_dims,
-            inplace=q_inplace, magnitude=magnitude,
-            mrope_section=mrope_section, mrope_interleaved=mrope_interleaved,
-            threads=threads)
+    try:
+        fields, q, positions, offset, cos_cache, sin_cache = \
+            _kernel._apply_fields(
+                q, positions, layout=layout, rotary_dim=rotary_dim,
+                base=base, scaling=scaling, offset=offset,
+                cos_cache=cos_cache, sin_cache=sin_cache, inverse=inverse,
+                token_dims=token_dims, inplace=q_inplace,
+                magnitude=magnitude, mrope_section=mrope_section,
+                mrope_interleaved=mrope_interleaved, threads=threads)
+    except (TypeError, ValueError) as error:  # q's checks, as apply's x
+        raise type(error)(_rename(str(error), "q")) from None
     if q_inplace:
         out_q = q
     if (q_norm_weight is None) != (k_norm_weight is None):

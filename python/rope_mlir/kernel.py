@@ -185,7 +185,7 @@ def _check_out(out, name: str, shape: tuple, dtype: np.dtype, inputs=()):
                              f"{other} while it writes {name}")
 
 
-def dtype_name(dtype) -> str:
+def dtype_name(dtype, argument: Optional[str] = None) -> str:
     name = _DTYPE_NAMES.get(dtype) if isinstance(dtype, np.dtype) else None
     if name is not None:
         return name
@@ -193,8 +193,10 @@ def dtype_name(dtype) -> str:
     for name, candidate in _DTYPES.items():
         if candidate == dtype:
             return name
-    raise TypeError(f"unsupported data type {dtype}: rope.apply takes "
-                    "float16, bfloat16, float32 or float64")
+    what = (f"{argument} has the unsupported data type {dtype}"
+            if argument is not None else f"unsupported data type {dtype}")
+    raise TypeError(f"{what}: rope.apply takes float16, bfloat16, float32 "
+                    "or float64")
 
 
 def _scaling_is_default(scaling) -> bool:
@@ -401,10 +403,15 @@ class KernelConfig:
             raise ValueError(f"lowering must be 'vector' or 'scalar', got "
                              f"{self.lowering!r}")
         for field in ("freqs", "mrope"):
-            if getattr(self, field) is not None and \
-                    not isinstance(getattr(self, field), str):
-                raise TypeError(f"{field} must be attribute text (str) or "
-                                f"None, got {getattr(self, field)!r}")
+            if getattr(self, field) is not None:
+                if not isinstance(getattr(self, field), str):
+                    raise TypeError(f"{field} must be attribute text (str) "
+                                    f"or None, got {getattr(self, field)!r}")
+                # Parsed as one attribute of its kind and printed back: the
+                # IR gets the printed form, never the caller's text (which
+                # could carry more attributes after a comma).
+                normalize(field, _jit.canonical_attribute(
+                    getattr(self, field), field))
         if self.mrope is not None and self.positions != "explicit":
             raise ValueError("M-RoPE needs explicit positions [3, *tokens]")
         for field in ("static_shape", "static_positions_shape",
@@ -822,7 +829,8 @@ class Kernel:
         args, result = self._checked_args(keep, x, positions, offset,
                                           cos_cache, sin_cache, out,
                                           norm_weight, quant_scale)
-        self._function(*args)
+        if result.size:  # an empty x (any dim 0): nothing to compute
+            self._function(*args)
         return result
 
     def _neighbour_args(self, keep, x, norm_weight, quant_scale) -> list:
@@ -877,6 +885,12 @@ class Kernel:
         `keep`, which must outlive the call) and the array the call
         returns. Also used by fused.apply_qk for each of q and k."""
         c = self.config
+        # The caller's arrays as passed: a destination must be apart from
+        # them too, not only from the copies the kernel may read instead.
+        given = tuple((name, value) for name, value in (
+            ("x", x), ("positions", positions), ("offset", offset),
+            ("cos_cache", cos_cache), ("sin_cache", sin_cache))
+            if isinstance(value, np.ndarray))
         if not isinstance(x, np.ndarray):  # keep subclasses: out=x is x
             x = np.asarray(x)
         if x.dtype != self._dtype:
@@ -947,6 +961,7 @@ class Kernel:
                                      f"offset, got offset of shape "
                                      f"{offset.shape}")
                 offset = _scalar_offset(offset)
+                _check_offset_sum(offset, token_sizes[-1], "offset")
                 args.append(offset)
             elif form == "row_offset":
                 offset = _integer_array(offset, "offset", _INT_DTYPES["i64"])
@@ -961,6 +976,9 @@ class Kernel:
                     raise ValueError(f"offset has shape {offset.shape}, the "
                                      f"kernel was compiled for the static "
                                      f"shape {c.static_offset_shape}")
+                if offset.size:
+                    _check_offset_sum(int(offset.max()), token_sizes[-1],
+                                      "offset")
                 indices = offset
                 args.append(ctypes.addressof(self._keep(keep, offset)))
             elif not _is_zero(offset):
@@ -1016,6 +1034,15 @@ class Kernel:
             # The caller (cache.AppendKernel) passes its own destination
             # and checks it.
             return args, None
+        # Every array the kernel reads while it writes its destination:
+        # the positions or per-row offsets, the cos/sin caches and the
+        # neighbours' operands (x itself unless rotated in place).
+        read = tuple((name, array) for name, array in (
+            ("positions" if form == "explicit" else "offset", indices),
+            ("cos_cache", cos_cache), ("sin_cache", sin_cache))
+            if isinstance(array, np.ndarray)) + neighbours
+        read += tuple((name, value) for name, value in given
+                      if name != "x" and not any(value is a for _, a in read))
         if not c.inplace:
             if out is None:
                 out = _arrays.empty(shape, self._out_dtype)
@@ -1024,15 +1051,14 @@ class Kernel:
                     raise ValueError("out is x but the kernel is not in "
                                      "place: compile with inplace=True")
                 _check_out(out, "out", shape, self._out_dtype,
-                           (("x", x),) + neighbours)
+                           (("x", x),) + given[:1] + read)
             args.append(ctypes.addressof(self._keep(keep, out)))
-        if indices is not None and c.cache == "gathered":
-            # The checked indices must stay as checked while the kernel
-            # writes its destination.
-            dest = x if c.inplace else out
-            if np.may_share_memory(dest, indices):
-                raise ValueError("the destination overlaps the positions "
-                                 "(or offsets) that index the cos/sin cache")
+        else:
+            for other, array in read:
+                if np.may_share_memory(x, array):
+                    raise ValueError(f"x overlaps {other}: the kernel reads "
+                                     f"{other} while it rotates x in place "
+                                     f"(out=x)")
         return args, (x if c.inplace else out)
 
     def _call_dlpack(self, x, positions, offset, cos_cache, sin_cache, out,
@@ -1052,6 +1078,10 @@ class Kernel:
 
     @staticmethod
     def _keep(keep, array):
+        if array.size == 0 and array.ctypes.data % array.dtype.itemsize:
+            # An empty array's address is never read (and numpy calls it
+            # aligned whatever it is): describe an aligned one instead.
+            array = np.empty(array.shape, array.dtype)
         desc = _jit.memref_descriptor(array)
         keep.append((array, desc))
         return desc
@@ -1077,6 +1107,16 @@ class Kernel:
                 f"{what} [{low}, {high}] but the cos/sin cache has {rows} "
                 f"rows: positions must be in [0, {rows}) (a position outside "
                 "has no cached angle)")
+
+
+def _check_offset_sum(offset: int, sequence: int, name: str) -> None:
+    """The largest position an offset gives, offset + sequence - 1, must
+    fit int64 (the kernel's sum would wrap to a negative position)."""
+    if sequence and offset > _I64.max - (sequence - 1):
+        raise ValueError(
+            f"{name} = {offset} + the {sequence} sequence indices [0, "
+            f"{sequence}) overflows int64 (positions must be at most "
+            f"{_I64.max})")
 
 
 #: Kernel._checked_args(out=_NO_DESTINATION): check the inputs only.
@@ -1335,7 +1375,7 @@ def _apply_fields(x, positions, *, layout, rotary_dim, base, scaling, offset,
     if x.ndim < 2:
         raise ValueError(f"x must have rank >= 2 ([tokens..., D]), got shape "
                          f"{x.shape}")
-    dtype = dtype_name(x.dtype)
+    dtype = dtype_name(x.dtype, "x")
     head_dim = int(x.shape[-1])
     freqs = mrope = None
     if scaled:
@@ -1360,7 +1400,7 @@ def _apply_fields(x, positions, *, layout, rotary_dim, base, scaling, offset,
             cos_cache = np.asarray(cos_cache)
         if type(sin_cache) is not np.ndarray:
             sin_cache = np.asarray(sin_cache)
-        cache_dtype = dtype_name(cos_cache.dtype)
+        cache_dtype = dtype_name(cos_cache.dtype, "cos_cache")
         if sin_cache.dtype != cos_cache.dtype:
             raise TypeError(f"cos_cache has dtype {cos_cache.dtype} but "
                             f"sin_cache {sin_cache.dtype}: they must match")

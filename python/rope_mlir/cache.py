@@ -102,6 +102,8 @@ def _run_ctypes(function, arguments) -> None:
     values = []
     for a in arguments:
         if isinstance(a, np.ndarray):
+            if a.size == 0:  # never read: any aligned address will do
+                a = np.empty(a.shape, a.dtype)
             desc = _jit.memref_descriptor(a)
             keep.append(desc)
             values.append(ctypes.addressof(desc))
@@ -239,6 +241,8 @@ class AppendKernel:
         what = (f"the quantized type {c.quant}" if c.quant is not None
                 else "k's dtype")
         inputs = [("k", k), ("slots", slots), ("positions", positions),
+                  ("offset", offset if isinstance(offset, np.ndarray)
+                   and offset.ndim else None),
                   ("cos_cache", cos_cache), ("sin_cache", sin_cache),
                   ("k_norm_weight", k_norm_weight), ("k_scale", k_scale),
                   ("v", v), ("v_scale", v_scale), ("q", q),
@@ -308,6 +312,9 @@ class AppendKernel:
                         f"{name} overlaps {other}" + (
                             f": the kernel reads {other} while it writes "
                             f"{name}" if j < len(inputs) else ""))
+        if not (k.size or (v is not None and np.size(v)) or
+                (q is not None and np.size(q))):
+            return result  # no row to write or rotate (every dim 0 ok)
         arguments = _resolve(args, keep, self._offset_index)
         fast = self._fast
         if fast is None or not fast.run(self._address, np.ndarray,
@@ -587,6 +594,10 @@ def append_kv(k, v, k_cache, v_cache, positions, *, cache_layout="bshd",
                 raise ValueError(f"{name} has shape {cache.shape}: paged "
                                  f"caches are [num_pages, page_size, Hkv, D]")
         num_pages, page_size = k_cache.shape[:2]
+        if page_size == 0 and slots is None:
+            raise ValueError(f"k_cache has shape {k_cache.shape}: its "
+                             f"page_size (dim 1) is 0, so no position has a "
+                             f"page; pages must hold at least one token")
         if v_cache is not None and v_cache.shape[:2] != k_cache.shape[:2]:
             raise ValueError(f"k_cache has shape {k_cache.shape} and v_cache "
                              f"{v_cache.shape}: the same pages")
@@ -731,14 +742,17 @@ def append_kv(k, v, k_cache, v_cache, positions, *, cache_layout="bshd",
     if fields is not None:
         fields = dict(fields)
     else:
-        fields, k_view, kernel_positions, _, cos_cache, sin_cache = \
-            _kernel._apply_fields(
-                k_view, kernel_positions, layout=layout,
-                rotary_dim=rotary_dim, base=base, scaling=scaling, offset=0,
-                cos_cache=cos_cache, sin_cache=sin_cache, inverse=inverse,
-                token_dims=token_dims, inplace=False, magnitude=magnitude,
-                mrope_section=mrope_section,
-                mrope_interleaved=mrope_interleaved, threads=threads)
+        try:
+            fields, k_view, kernel_positions, _, cos_cache, sin_cache = \
+                _kernel._apply_fields(
+                    k_view, kernel_positions, layout=layout,
+                    rotary_dim=rotary_dim, base=base, scaling=scaling,
+                    offset=0, cos_cache=cos_cache, sin_cache=sin_cache,
+                    inverse=inverse, token_dims=token_dims, inplace=False,
+                    magnitude=magnitude, mrope_section=mrope_section,
+                    mrope_interleaved=mrope_interleaved, threads=threads)
+        except (TypeError, ValueError) as error:  # k's checks, as x's
+            raise type(error)(_rename(str(error), "k")) from None
         if key is not None:
             if len(_rotation_fields) >= 1024:
                 _rotation_fields.clear()

@@ -124,9 +124,13 @@ class MLAConfig:
         if self.layout not in _ir.LAYOUTS:
             raise ValueError(f"layout must be 'half' or 'interleaved', got "
                              f"{self.layout!r}")
-        if self.freqs is not None and not isinstance(self.freqs, str):
-            raise TypeError(f"freqs must be attribute text or None, got "
-                            f"{self.freqs!r}")
+        if self.freqs is not None:
+            if not isinstance(self.freqs, str):
+                raise TypeError(f"freqs must be attribute text or None, got "
+                                f"{self.freqs!r}")
+            # Parsed and printed back, never pasted (KernelConfig's).
+            normalize("freqs", _jit.canonical_attribute(self.freqs,
+                                                        "freqs"))
         normalize("base", _real(self.base, "base"))
         normalize("magnitude", _real(self.magnitude, "magnitude"))
         if self.positions_dtype not in ("i32", "i64"):
@@ -316,7 +320,9 @@ class MLAKernel:
         if fast is not None and fast.run(self._address, np.ndarray,
                                          tuple(arrays)):
             return
-        descriptors = [_jit.memref_descriptor(a) for a in arrays]
+        descriptors = [_jit.memref_descriptor(
+            a if a.size else np.empty(a.shape, a.dtype))  # never read
+            for a in arrays]
         self._function(*[ctypes.addressof(d) for d in descriptors])
 
 
@@ -455,7 +461,7 @@ def _range(values: np.ndarray) -> tuple:
     return _cache_range(values)
 
 
-def _check_unique(s: np.ndarray):
+def _check_unique(s: np.ndarray, name: str = "slots"):
     fast = _jit.kernel_call_module()
     row = (fast.first_duplicate(np.ndarray, s) if fast is not None
            else NotImplemented)
@@ -466,8 +472,8 @@ def _check_unique(s: np.ndarray):
             values, counts = np.unique(valid, return_counts=True)
             row = int(values[counts > 1][0])
     if row is not None:
-        raise ValueError(f"two tokens write cache row {row}: each slot must "
-                         "be written at most once per call")
+        raise ValueError(f"two tokens write cache row {row} ({name}): each "
+                         "slot must be written at most once per call")
 
 
 #: apply_mla's compiled kernels by _call_key.
@@ -572,7 +578,8 @@ def apply_mla(q, c_kv, k_pe, kv_cache, positions, *, slots=None,
     if rope_dim <= 0 or rope_dim % 2:
         raise ValueError(f"rope_dim must be even and positive, got "
                          f"{rope_dim}")
-    c_kv = _array(c_kv, "c_kv")
+    c_kv = c_kv_in = _array(c_kv, "c_kv")
+    k_pe_in = k_pe
     if c_kv.ndim not in (2, 3) or (c_kv.ndim == 3 and c_kv.shape[1] != 1):
         raise ValueError(f"c_kv has shape {c_kv.shape}, expected (T, "
                          "kv_lora_rank) or (T, 1, kv_lora_rank)")
@@ -675,13 +682,34 @@ def apply_mla(q, c_kv, k_pe, kv_cache, positions, *, slots=None,
             raise ValueError(
                 f"block_table needs a paged cache (num_blocks, page_size, "
                 f"width); {cache_arrays[0][0]} has shape {first.shape}")
+        if page == 0:
+            raise ValueError(
+                f"{cache_arrays[0][0]} has shape {first.shape}: its "
+                f"page_size (dim 1) is 0, so no position has a page; pages "
+                f"must hold at least one token")
         s = _slots_from_table(pos, block_table, batch_indices,
                               first.shape[0], page, tokens)
-    _check_unique(s)
+    _check_unique(s, "slots" if slots is not None else
+                  "positions / block_table")
     s = np.ascontiguousarray(s, dtype=np.int64)
 
     # Overlaps: the caches and q's destination are written while the
     # inputs are read.
+    # Every check comes before any write: out (or q in place) must be
+    # apart from every input and cache, as the caches from every input;
+    # out receives q's copy only then.
+    inputs = [("c_kv", c_kv), ("k_pe", k_pe), ("positions", pos),
+              ("slots", s)] + ([("kv_scale", scale)] if scale is not None
+                               else [])
+    # The caller's own arrays too, where they were converted or copied.
+    for name, value in (("c_kv", c_kv_in), ("k_pe", k_pe_in),
+                        ("positions", positions), ("slots", slots),
+                        ("block_table", block_table),
+                        ("batch_indices", batch_indices),
+                        ("kv_scale", kv_scale)):
+        if isinstance(value, np.ndarray) and \
+                not any(value is a for _, a in inputs):
+            inputs.append((name, value))
     result = None
     if q is not None:
         if out is None:
@@ -691,12 +719,14 @@ def apply_mla(q, c_kv, k_pe, kv_cache, positions, *, slots=None,
             result = q
         else:
             _kernel._check_out(out, "out", q.shape, q.dtype,
-                               (("q", q),))
-            out[...] = q
+                               [("q", q)] + inputs + cache_arrays)
             result = out
-    inputs = [("c_kv", c_kv), ("k_pe", k_pe), ("positions", pos),
-              ("slots", s)] + ([("kv_scale", scale)] if scale is not None
-                               else [])
+        if out is q:
+            for other, source in inputs:
+                if np.may_share_memory(q, source):
+                    raise ValueError(f"q overlaps {other}: the kernel reads "
+                                     f"{other} while it rotates q in place "
+                                     f"(out=q)")
     if result is not None:
         inputs.append(("q" if result is q else "out", result))
     for name, array in cache_arrays:
@@ -707,6 +737,10 @@ def apply_mla(q, c_kv, k_pe, kv_cache, positions, *, slots=None,
     if form == "separate" and np.may_share_memory(*[a for _, a in
                                                     cache_arrays]):
         raise ValueError("kv_cache[0] overlaps kv_cache[1]")
+    if result is not None and out is not None and out is not q:
+        out[...] = q  # the kernel rotates out's copy of q in place
+    if tokens == 0:
+        return result  # no token: nothing to rotate or append
 
     # Rotation attributes and the compiled kernel, memoized on the exact
     # values and types passed (a repeated decode call skips the scaling

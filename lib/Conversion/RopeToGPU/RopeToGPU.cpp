@@ -92,6 +92,7 @@
 #include "rope/Conversion/RopeToGPU/RopeToGPU.h"
 #include "rope/Dialect/Rope/IR/RopeOps.h"
 #include "rope/Dialect/Rope/Utils/CacheSlots.h"
+#include "rope/Dialect/Rope/Utils/EmptyGuard.h"
 #include "rope/Dialect/Rope/Utils/RopeArith.h"
 #include "rope/Dialect/Rope/Utils/RotationCore.h"
 
@@ -418,6 +419,23 @@ TokenLaunch launchOverTokens(OpBuilder &b, Location loc, Value numTokens,
   Value tokenStride =
       arith::MulIOp::create(kb, loc, launch.getGridSize().x, stepY);
   return {kb, launch.getThreadIds().x, firstToken, tokenStride};
+}
+
+/// An input without a head launches nothing (EmptyGuard.h): where a head
+/// dim is dynamic, the launch goes under `scf.if (numHeads != 0)` on the
+/// host, with `b` left inside it; the buffers and the result tensor stay
+/// outside, so bufferization still writes the destination in place. Null
+/// (and `b` unchanged) when every head dim is static.
+scf::IfOp guardLaunch(OpBuilder &b, Location loc, RankedTensorType inputType,
+                      ArrayRef<int64_t> headDims, Value numHeads) {
+  if (llvm::none_of(headDims,
+                    [&](int64_t d) { return inputType.isDynamicDim(d); }))
+    return nullptr;
+  Value work = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, numHeads,
+                                     arith::ConstantIndexOp::create(b, loc, 0));
+  auto guard = scf::IfOp::create(b, loc, work, /*withElseRegion=*/false);
+  b.setInsertionPoint(guard.thenBlock()->getTerminator());
+  return guard;
 }
 
 /// What the fused neighbours need to rotate one group of pairs of one row
@@ -943,6 +961,7 @@ Value RopeKernelBuilder::build() {
                ? 1
                : std::min<int64_t>(numPairs / width, options.blockSize);
   int64_t blockY = std::max<int64_t>(1, options.blockSize / blockX);
+  scf::IfOp guard = guardLaunch(b, loc, inputType, headDims, numHeads);
   TokenLaunch grid =
       launchOverTokens(b, loc, numTokens, blockX, blockY, options.maxBlocks);
   OpBuilder &kb = grid.body;
@@ -994,6 +1013,8 @@ Value RopeKernelBuilder::build() {
         scf::YieldOp::create(lb, loc);
       });
   gpu::TerminatorOp::create(kb, loc);
+  if (guard)
+    b.setInsertionPointAfter(guard);
 
   return bufferization::ToTensorOp::create(b, loc, op.getResult().getType(),
                                            output, /*restrict=*/true,
@@ -1107,6 +1128,7 @@ static Value buildCacheWriteKernel(PatternRewriter &b, CacheWriteOp op,
     width /= 2;
   int64_t blockX = std::min<int64_t>(headDim / width, options.blockSize);
   int64_t blockY = std::max<int64_t>(1, options.blockSize / blockX);
+  scf::IfOp guard = guardLaunch(b, loc, inputType, headDims, numHeads);
   TokenLaunch grid =
       launchOverTokens(b, loc, numTokens, blockX, blockY, options.maxBlocks);
   OpBuilder &kb = grid.body;
@@ -1188,6 +1210,8 @@ static Value buildCacheWriteKernel(PatternRewriter &b, CacheWriteOp op,
         scf::YieldOp::create(tb, loc);
       });
   gpu::TerminatorOp::create(kb, loc);
+  if (guard)
+    b.setInsertionPointAfter(guard);
   return bufferization::ToTensorOp::create(b, loc, op.getResult().getType(),
                                            cache, /*restrict=*/true,
                                            /*writable=*/true);
@@ -1200,6 +1224,12 @@ struct LowerCacheWriteToGPU : OpRewritePattern<CacheWriteOp> {
 
   LogicalResult matchAndRewrite(CacheWriteOp op,
                                 PatternRewriter &rewriter) const override {
+    // A statically empty input launches nothing (EmptyGuard.h; a dynamic
+    // one: guardLaunch).
+    if (hasStaticZeroDim(op.getInput())) {
+      rewriter.replaceOp(op, op.getInit());
+      return success();
+    }
     rewriter.setInsertionPoint(op);
     rewriter.replaceOp(op, buildCacheWriteKernel(rewriter, op, options));
     return success();
@@ -1216,6 +1246,12 @@ struct LowerRopeApplyToGPU : OpRewritePattern<ApplyOp> {
 
   LogicalResult matchAndRewrite(ApplyOp op,
                                 PatternRewriter &rewriter) const override {
+    // A statically empty input launches nothing (EmptyGuard.h; a dynamic
+    // one: guardLaunch).
+    if (hasStaticZeroDim(op.getInput())) {
+      rewriter.replaceOp(op, op.getInit());
+      return success();
+    }
     rewriter.setInsertionPoint(op);
     rewriter.replaceOp(op, RopeKernelBuilder(rewriter, op, options).build());
     return success();

@@ -9,6 +9,7 @@
 
 #include "rope/Conversion/RopeToLinalg/RopeToLinalg.h"
 #include "rope/Dialect/Rope/IR/RopeOps.h"
+#include "rope/Dialect/Rope/Utils/EmptyGuard.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -35,11 +36,35 @@ template <typename OpTy> struct DecomposeRopeOp : OpRewritePattern<OpTy> {
 
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
-    FailureOr<SmallVector<Value>> replacements =
-        op.decomposeOperation(rewriter);
-    if (failed(replacements))
-      return rewriter.notifyMatchFailure(op, "decomposition failed");
-    rewriter.replaceOp(op, *replacements);
+    // An empty input leaves the destination as it is (EmptyGuard.h).
+    if (hasStaticZeroDim(op.getInput())) {
+      rewriter.replaceOp(op, op.getInit());
+      return success();
+    }
+    rewriter.setInsertionPoint(op);
+    Value nonEmpty = buildHeadsNonEmptyCondition(
+        rewriter, op.getLoc(), op.getInput(), op.getTokenDimsOrDefault());
+    if (!nonEmpty) {
+      FailureOr<SmallVector<Value>> replacements =
+          op.decomposeOperation(rewriter);
+      if (failed(replacements))
+        return rewriter.notifyMatchFailure(op, "decomposition failed");
+      rewriter.replaceOp(op, *replacements);
+      return success();
+    }
+    // The decomposition builds before its op: a clone of it inside the
+    // guard is decomposed there.
+    SmallVector<Value> results =
+        buildUnlessEmpty(rewriter, op.getLoc(), nonEmpty, op.getInit(), [&] {
+          auto clone = cast<OpTy>(rewriter.clone(*op));
+          FailureOr<SmallVector<Value>> replacements =
+              clone.decomposeOperation(rewriter);
+          if (failed(replacements))
+            return SmallVector<Value>(clone->getResults());
+          rewriter.replaceOp(clone, *replacements);
+          return *replacements;
+        });
+    rewriter.replaceOp(op, results);
     return success();
   }
 };

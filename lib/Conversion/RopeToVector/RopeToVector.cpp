@@ -98,6 +98,7 @@
 #include "rope/Conversion/RopeToVector/RopeToVector.h"
 #include "rope/Dialect/Rope/IR/RopeOps.h"
 #include "rope/Dialect/Rope/Utils/CacheSlots.h"
+#include "rope/Dialect/Rope/Utils/EmptyGuard.h"
 #include "rope/Dialect/Rope/Utils/RopeArith.h"
 #include "rope/Dialect/Rope/Utils/RotationCore.h"
 
@@ -1329,11 +1330,19 @@ struct VectorizeRopeApply : OpRewritePattern<ApplyOp> {
 
   LogicalResult matchAndRewrite(ApplyOp op,
                                 PatternRewriter &rewriter) const override {
+    // An empty input leaves the destination as it is (EmptyGuard.h).
+    if (hasStaticZeroDim(op.getInput())) {
+      rewriter.replaceOp(op, op.getInit());
+      return success();
+    }
     rewriter.setInsertionPoint(op);
     SmallVector<ApplyOp> group{op};
     for (Operation &next : llvm::make_range(std::next(op->getIterator()),
                                             op->getBlock()->end())) {
       auto sibling = dyn_cast<ApplyOp>(&next);
+      // A statically empty sibling folds on its own.
+      if (sibling && hasStaticZeroDim(sibling.getInput()))
+        continue;
       // A cache append (slots) is lowered per token: a member without slots
       // beside one with them (Q beside K appended to its cache, the decode
       // step) joins its group only where its own form is per token too, not
@@ -1346,6 +1355,45 @@ struct VectorizeRopeApply : OpRewritePattern<ApplyOp> {
                        [&](Value v) { return isDefinedBefore(v, op); }))
         group.push_back(sibling);
     }
+    // The group's loop runs unless every member is empty: one scf.if
+    // around it where each member has a dynamic head dim (a member whose
+    // head dims are static and non-zero has work for every token).
+    Location loc = op.getLoc();
+    Value anyWork;
+    auto headsStatic = [](ApplyOp member) {
+      RankedTensorType type = member.getInputType();
+      SmallVector<int64_t> tokenDims = member.getTokenDimsOrDefault();
+      for (int64_t d = 0; d + 1 < type.getRank(); ++d)
+        if (type.isDynamicDim(d) && !llvm::is_contained(tokenDims, d))
+          return false;
+      return true;
+    };
+    if (llvm::none_of(group, headsStatic)) {
+      for (ApplyOp member : group) {
+        Value nonEmpty = buildHeadsNonEmptyCondition(
+            rewriter, loc, member.getInput(), member.getTokenDimsOrDefault());
+        anyWork = anyWork
+                      ? arith::OrIOp::create(rewriter, loc, anyWork, nonEmpty)
+                            .getResult()
+                      : nonEmpty;
+      }
+    }
+    SmallVector<Value> inits = llvm::map_to_vector(
+        group, [](ApplyOp m) -> Value { return m.getInit(); });
+    SmallVector<Value> results =
+        buildUnlessEmpty(rewriter, loc, anyWork, inits,
+                         [&] { return buildGroup(rewriter, group); });
+    for (auto [member, result] : llvm::zip_equal(group, results))
+      rewriter.replaceOp(member, result);
+    return success();
+  }
+
+private:
+  /// The group's token loop (or, where the members' token sizes may differ,
+  /// a run-time choice between it and one loop per member).
+  SmallVector<Value> buildGroup(PatternRewriter &rewriter,
+                                ArrayRef<ApplyOp> group) const {
+    ApplyOp op = group.front();
     SmallVector<Value> results;
     if (group.size() == 1 || tokenSizesStaticallyEqual(group)) {
       results = RopeVectorizer(rewriter, group, options).build();
@@ -1377,13 +1425,11 @@ struct VectorizeRopeApply : OpRewritePattern<ApplyOp> {
             RopeVectorizer(rewriter, member, options).build().front());
       scf::YieldOp::create(rewriter, loc, alone);
       results.assign(branch.getResults().begin(), branch.getResults().end());
+      rewriter.setInsertionPointAfter(branch);
     }
-    for (auto [member, result] : llvm::zip_equal(group, results))
-      rewriter.replaceOp(member, result);
-    return success();
+    return results;
   }
 
-private:
   RopeToVectorOptions options;
 };
 
@@ -1396,6 +1442,24 @@ struct VectorizeCacheWrite : OpRewritePattern<CacheWriteOp> {
 
   LogicalResult matchAndRewrite(CacheWriteOp op,
                                 PatternRewriter &rewriter) const override {
+    // An empty input leaves the cache as it is (EmptyGuard.h).
+    if (hasStaticZeroDim(op.getInput())) {
+      rewriter.replaceOp(op, op.getInit());
+      return success();
+    }
+    Value nonEmpty = buildHeadsNonEmptyCondition(
+        rewriter, op.getLoc(), op.getInput(), op.getTokenDimsOrDefault());
+    rewriter.replaceOp(
+        op,
+        buildUnlessEmpty(rewriter, op.getLoc(), nonEmpty, op.getInit(), [&] {
+          return SmallVector<Value>{build(rewriter, op)};
+        }));
+    return success();
+  }
+
+private:
+  /// The append's token loop.
+  Value build(PatternRewriter &rewriter, CacheWriteOp op) const {
     Location loc = op.getLoc();
     Value input = op.getInput();
     RankedTensorType inputType = op.getInputType();
@@ -1501,8 +1565,7 @@ struct VectorizeCacheWrite : OpRewritePattern<CacheWriteOp> {
     nb.setInsertionPointToStart(forall.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(nb, loc, written, out, offsets, sizes,
                                           strides);
-    rewriter.replaceOp(op, forall.getResults());
-    return success();
+    return forall.getResult(0);
   }
 };
 

@@ -63,10 +63,17 @@ func.func @qk_cache_in_place(%q: tensor<4x1x32x64xbf16>, %k: tensor<4x1x8x64xbf1
 
 // Dynamic token sizes (what rope_mlir.apply_qk compiles): equal only at run
 // time, so an scf.if compares them; the fused loop when they are equal, each
-// op alone otherwise.
+// op alone otherwise. Dynamic head counts: the whole group is skipped when
+// neither op has a head (EmptyGuard.h), the destinations returned as they are.
 
 // CHECK-LABEL: func.func @qk_dynamic(
-//  CHECK-SAME:     %[[Q:[^:]*]]: tensor<?x?x?x128xf32>, %[[K:[^:]*]]: tensor<?x?x?x128xf32>, %{{[^:]*}}: i64
+//  CHECK-SAME:     %[[Q:[^:]*]]: tensor<?x?x?x128xf32>, %[[K:[^:]*]]: tensor<?x?x?x128xf32>, %{{[^:]*}}: i64, %[[QI:[^:]*]]: tensor<?x?x?x128xf32>, %[[KI:[^:]*]]: tensor<?x?x?x128xf32>
+//       CHECK:   %[[QH:.*]] = tensor.dim %[[Q]], %c2
+//       CHECK:   %[[QW:.*]] = arith.cmpi ne, %[[QH]], %c0
+//       CHECK:   %[[KH:.*]] = tensor.dim %[[K]], %c2
+//       CHECK:   %[[KW:.*]] = arith.cmpi ne, %[[KH]], %c0
+//       CHECK:   %[[WORK:.*]] = arith.ori %[[QW]], %[[KW]]
+//       CHECK:   %[[G:.*]]:2 = scf.if %[[WORK]]
 //   CHECK-DAG:   %[[QB:.*]] = tensor.dim %[[Q]], %c0
 //   CHECK-DAG:   %[[KB:.*]] = tensor.dim %[[K]], %c0
 //   CHECK-DAG:   %[[QS:.*]] = tensor.dim %[[Q]], %c1
@@ -80,7 +87,10 @@ func.func @qk_cache_in_place(%q: tensor<4x1x32x64xbf16>, %k: tensor<4x1x8x64xbf1
 //       CHECK:   } else {
 //       CHECK:     scf.forall {{.*}} shared_outs(%{{.*}} = %{{.*}}) -> (tensor<?x?x?x128xf32>)
 //       CHECK:     scf.forall {{.*}} shared_outs(%{{.*}} = %{{.*}}) -> (tensor<?x?x?x128xf32>)
-//       CHECK:   return %[[R]]#0, %[[R]]#1
+//       CHECK:     scf.yield %[[R]]#0, %[[R]]#1
+//       CHECK:   } else {
+//       CHECK:     scf.yield %[[QI]], %[[KI]]
+//       CHECK:   return %[[G]]#0, %[[G]]#1
 func.func @qk_dynamic(%q: tensor<?x?x?x128xf32>, %k: tensor<?x?x?x128xf32>, %o: i64, %qi: tensor<?x?x?x128xf32>, %ki: tensor<?x?x?x128xf32>) -> (tensor<?x?x?x128xf32>, tensor<?x?x?x128xf32>) {
   %yq = rope.apply ins(%q : tensor<?x?x?x128xf32>) offset(%o : i64) outs(%qi : tensor<?x?x?x128xf32>) -> tensor<?x?x?x128xf32>
   %yk = rope.apply ins(%k : tensor<?x?x?x128xf32>) offset(%o : i64) outs(%ki : tensor<?x?x?x128xf32>) -> tensor<?x?x?x128xf32>

@@ -74,6 +74,10 @@
 //   JAM3-DAG:   %[[C1:.*]] = arith.constant 1 : index
 //   JAM3-DAG:   %[[C2:.*]] = arith.constant 2 : index
 //   JAM3-DAG:   %[[C3:.*]] = arith.constant 3 : index
+// A dynamic head count: nothing runs without a head (EmptyGuard.h).
+//       JAM3:   %[[HEADS:.*]] = tensor.dim %{{.*}}, %[[C1]]
+//       JAM3:   %[[WORK:.*]] = arith.cmpi ne, %[[HEADS]]
+//       JAM3:   scf.if %[[WORK]]
 //       JAM3:     %[[H1:.*]] = tensor.dim %{{.*}}, %[[C1]]
 //       JAM3:     %[[REST:.*]] = arith.remui %[[H1]], %[[C3]] : index
 //       JAM3:     %[[JAMMED:.*]] = arith.subi %[[H1]], %[[REST]] : index

@@ -597,6 +597,10 @@ LogicalResult CacheWriteOp::reifyResultShapes(
 //===----------------------------------------------------------------------===//
 
 OpFoldResult ApplyOp::fold(FoldAdaptor) {
+  // No element: nothing is rotated or written; the destination is the
+  // result (with slots, the cache unchanged).
+  if (llvm::is_contained(getInputType().getShape(), 0))
+    return getInit();
   // R(0) = I.
   if (isIdentity())
     return getInput();

@@ -20,6 +20,13 @@
 // RUN: not --crash stdbuf -o0 mlir-runner %t.checked.mlir -e overflow -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils 2>/dev/null | FileCheck %s --check-prefix=OVERFLOW
 // The same offset with one token less fits: no abort.
 // RUN: mlir-runner %t.checked.mlir -e no_overflow -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils | FileCheck %s --check-prefix=FITS
+//
+// The same checks through rope-to-llvm-cpu{checked=true}, which runs
+// generate-runtime-verification on its input.
+// RUN: rope-opt %s --rope-to-llvm-cpu=checked=true > %t.pipeline.mlir
+// RUN: mlir-runner %t.pipeline.mlir -e good -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils | FileCheck %s --check-prefix=GOOD
+// RUN: not --crash stdbuf -o0 mlir-runner %t.pipeline.mlir -e outside_cache -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils 2>/dev/null | FileCheck %s --check-prefix=CACHE
+// RUN: not --crash stdbuf -o0 mlir-runner %t.pipeline.mlir -e mismatch -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils 2>/dev/null | FileCheck %s --check-prefix=MISMATCH
 
 func.func private @printMemrefF32(tensor<*xf32>)
 

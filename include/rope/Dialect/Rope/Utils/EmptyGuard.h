@@ -1,4 +1,4 @@
-//===- EmptyGuard.h - Lowered rope ops cost nothing on empty input -*- C++ -*-//
+//===- EmptyGuard.h - Empty inputs skip the lowered loops -------*- C++ -*-===//
 //
 // Part of the rope-mlir project, under the Apache License v2.0 with LLVM
 // Exceptions.

@@ -203,14 +203,15 @@ def test_non_contiguous_and_lists():
 
 def test_kernel_is_fused():
     """The q/k kernel's IR holds two rope.apply on one positions value, and
-    its lowering one token loop over both (with the run-time size check)."""
+    its lowering one token loop over both (with the run-time size check,
+    inside the guard that skips the whole group when it has no heads)."""
     config = kernel.KernelConfig(dtype="f32", rank=4, head_dim=128,
                                  positions="explicit")
     ir = rope_mlir.compile_qk(config).ir
     assert ir.count("rope.apply") == 2
     lowered = _jit.lower(ir, "builtin.module(convert-rope-to-vector)")
     assert lowered.count("scf.forall (") == 3  # fused + the two unfused
-    assert lowered.count("scf.if") == 1
+    assert lowered.count("scf.if") == 2  # the size check, the empty guard
     assert lowered.count("math.cos") == 3
     # The fused loop has two shared outputs (and results).
     assert ":2 = scf.forall (" in lowered

@@ -18,7 +18,7 @@ with a timeout. Exit 0 or 1 without a crash marker is fine (a mutant may be
 invalid IR, or not raised); a signal, another exit status, "LLVM ERROR",
 "Assertion", a sanitizer report or a timeout is a finding: the mutant is
 written to --out and the command printed. Mutants are a function of
-(--seed, index), so a finding is reproduced by its file alone.
+(--seed, index) and the fixtures; a finding is reproduced by its file alone.
 
 usage: mutate_frontend.py [--seed N] [--count N] [--time S] [--jobs N]
                           [--rope-opt PATH] [--out DIR] [--lower]
@@ -195,8 +195,10 @@ def mutate_shape(rng, text):
     def in_type(m):
         return pattern.sub(str(new), m.group(0))
     out = re.sub(r"tensor<[0-9?x]+x", in_type, text)
-    out = re.sub(r"output_shape \[[^\]]*\]",
-                 lambda m: re.sub(r"\b" + str(old) + r"\b", str(new), m.group(0)), out)
+    same = lambda m: re.sub(r"\b" + str(old) + r"\b", str(new), m.group(0))
+    out = re.sub(r"output_shape \[[^\]]*\]", same, out)
+    # The sizes of slices (the middle list), which are often the dim.
+    out = re.sub(r"(?<=\] )\[[^\]\n]*\](?= \[)", same, out)
     return out, f"shape {old}->{new}"
 
 
@@ -226,12 +228,15 @@ def mutate_negation(rng, text):
         m = rng.choice(negs)
         result, operand = m.group(2), m.group(3)
         if rng.random() < 0.5:
-            # Removed: the uses read the operand.
-            out = text[:m.start()] + re.sub(re.escape(result) + r"(?![\w.])", operand,
-                                            text[m.end():])
-            return out, f"negation {result} removed"
-        # Duplicated: negf(negf(x)).
-        inner = f"{result}_neg"
+            # Removed: the uses read the operand, up to where the name is
+            # defined again (payloads reuse names).
+            rest = text[m.end():]
+            again = re.search(r"^\s*" + re.escape(result) + r" = ", rest, re.M)
+            cut = again.start() if again else len(rest)
+            uses = re.sub(re.escape(result) + r"(?![\w.])", operand, rest[:cut])
+            return text[:m.start()] + uses + rest[cut:], f"negation {result} removed"
+        # Duplicated: negf(negf(x)). (A fresh name: `%42_neg` is not one.)
+        inner = f"%fzn{len(re.findall(r'%fzn[0-9]+ = ', text))}"
         line = (f"{m.group(1)}{inner} = arith.negf {operand} : {m.group(4)}\n"
                 f"{m.group(1)}{result} = arith.negf {inner} : {m.group(4)}\n")
         return _replace_span(text, m.span(), line), f"negation {result} doubled"
@@ -241,7 +246,7 @@ def mutate_negation(rng, text):
     if not m:
         return None
     indent, result, body, ty = m.groups()
-    pre = f"{result}_pre"
+    pre = f"%fzn{len(re.findall(r'%fzn[0-9]+ = ', text))}"
     line = (f"{indent}{pre} = {body} : {ty}\n"
             f"{indent}{result} = arith.negf {pre} : {ty}\n")
     return _replace_span(text, m.span(), line), f"negation added at {result}"
@@ -250,7 +255,7 @@ def mutate_negation(rng, text):
 MUTATIONS = {
     "constant": (mutate_int_constant, 4),
     "slice": (mutate_slice_numbers, 3),
-    "extract-index": (mutate_extract_index, 2),
+    "extract-index": (mutate_extract_index, 3),
     "dense": (mutate_dense, 1),
     "affine-map": (mutate_affine_map, 2),
     "linalg-index": (mutate_linalg_index, 1),
@@ -279,14 +284,32 @@ def mutate(text, rng, steps=None):
 
 def mutants(seed, count, root=ROOT):
     """(index, fixture, text, description) for mutants 0..count-1: each a
-    function of (seed, index) alone."""
+    function of (seed, index) and the list of fixtures."""
     files = fixtures(root)
+    # Round robin, three turns in four over the small fixtures (one function
+    # each: one index is the whole difference there, and they are fast), the
+    # fourth over all of them (the whole-model exports in zoo/ included).
+    def size(f):
+        try:
+            return f.stat().st_size
+        except OSError:
+            return 0
+    small = [f for f in files if size(f) < 64 * 1024] or files
     texts = {}
     for i in range(count):
         rng = random.Random(f"{seed}:{i}")
-        path = rng.choice(files)
+        if i % 4 == 3:
+            path = files[(i // 4 + seed) % len(files)]
+        else:
+            path = small[(i - i // 4 + seed) % len(small)]
         if path not in texts:
-            texts[path] = path.read_text()
+            try:
+                texts[path] = path.read_text()
+            except OSError:
+                # A fixture removed while the run lists them (regenerated).
+                texts[path] = None
+        if texts[path] is None:
+            continue
         text, done = mutate(texts[path], rng)
         yield i, path, text, done
 

@@ -1,9 +1,9 @@
 #map = affine_map<(d0, d1, d2) -> (d0, d1)>
 #map1 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 #map2 = affine_map<(d0) -> (d0)>
-#map3 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
-#map4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, 0)>
-#map5 = affine_map<(d0, d1, d2, d3) -> (0, 0, 0, 0)>
+#map3 = affine_map<(d0, d1, d2, d3) -> (0, 0, 0, 0)>
+#map4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#map5 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, 0)>
 #map6 = affine_map<(d0, d1, d2, d3) -> ()>
 #map7 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
 #map8 = affine_map<(d0, d1, d2) -> (d2)>
@@ -93,90 +93,90 @@ module {
       %229 = arith.addi %in, %c16_i64 : i64
       linalg.yield %229 : i64
     } -> tensor<1xi64>
-    %5 = tensor.empty() : tensor<17xi64>
-    %6 = linalg.generic {indexing_maps = [#map2], iterator_types = ["parallel"]} outs(%5 : tensor<17xi64>) {
+    %5 = tensor.empty() : tensor<8xi64>
+    %6 = linalg.generic {indexing_maps = [#map2], iterator_types = ["parallel"]} outs(%5 : tensor<8xi64>) {
+    ^bb0(%out: i64):
+      %229 = linalg.index 0 : index
+      %230 = arith.index_cast %229 : index to i64
+      linalg.yield %230 : i64
+    } -> tensor<8xi64>
+    %7 = linalg.generic {indexing_maps = [#map2, #map2], iterator_types = ["parallel"]} ins(%6 : tensor<8xi64>) outs(%5 : tensor<8xi64>) {
+    ^bb0(%in: i64, %out: i64):
+      %229 = arith.addi %in, %c9_i64 : i64
+      linalg.yield %229 : i64
+    } -> tensor<8xi64>
+    %expanded = tensor.expand_shape %3 [[0, 1, 2, 3]] output_shape [1, 1, 1, 1] : tensor<1xi64> into tensor<1x1x1x1xi64>
+    %expanded_41 = tensor.expand_shape %4 [[0, 1, 2, 3]] output_shape [1, 1, 1, 1] : tensor<1xi64> into tensor<1x1x1x1xi64>
+    %expanded_42 = tensor.expand_shape %7 [[0, 1, 2, 3]] output_shape [1, 1, 1, 8] : tensor<8xi64> into tensor<1x1x1x8xi64>
+    %8 = tensor.empty() : tensor<1x1x1x1xi64>
+    %9 = linalg.generic {indexing_maps = [#map3, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded : tensor<1x1x1x1xi64>) outs(%8 : tensor<1x1x1x1xi64>) {
+    ^bb0(%in: i64, %out: i64):
+      linalg.yield %c0_i64 : i64
+    } -> tensor<1x1x1x1xi64>
+    %10 = tensor.empty() : tensor<1x1x1x8xi64>
+    %11 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_42, %9 : tensor<1x1x1x8xi64>, tensor<1x1x1x1xi64>) outs(%10 : tensor<1x1x1x8xi64>) {
+    ^bb0(%in: i64, %in_122: i64, %out: i64):
+      %229 = arith.subi %in, %in_122 : i64
+      linalg.yield %229 : i64
+    } -> tensor<1x1x1x8xi64>
+    %12 = linalg.generic {indexing_maps = [#map4, #map6, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%11, %cst_40 : tensor<1x1x1x8xi64>, tensor<i64>) outs(%10 : tensor<1x1x1x8xi64>) {
+    ^bb0(%in: i64, %in_122: i64, %out: i64):
+      %229 = arith.sitofp %in : i64 to f64
+      %230 = arith.sitofp %in_122 : i64 to f64
+      %231 = arith.divf %229, %230 : f64
+      %232 = math.floor %231 : f64
+      %233 = arith.fptosi %232 : f64 to i64
+      linalg.yield %233 : i64
+    } -> tensor<1x1x1x8xi64>
+    %13 = linalg.generic {indexing_maps = [#map4, #map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_41, %9 : tensor<1x1x1x1xi64>, tensor<1x1x1x1xi64>) outs(%8 : tensor<1x1x1x1xi64>) {
+    ^bb0(%in: i64, %in_122: i64, %out: i64):
+      %229 = arith.subi %in, %in_122 : i64
+      linalg.yield %229 : i64
+    } -> tensor<1x1x1x1xi64>
+    %14 = linalg.generic {indexing_maps = [#map4, #map6, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%13, %cst_40 : tensor<1x1x1x1xi64>, tensor<i64>) outs(%8 : tensor<1x1x1x1xi64>) {
+    ^bb0(%in: i64, %in_122: i64, %out: i64):
+      %229 = arith.sitofp %in : i64 to f64
+      %230 = arith.sitofp %in_122 : i64 to f64
+      %231 = arith.divf %229, %230 : f64
+      %232 = math.floor %231 : f64
+      %233 = arith.fptosi %232 : f64 to i64
+      linalg.yield %233 : i64
+    } -> tensor<1x1x1x1xi64>
+    %15 = tensor.empty() : tensor<1x1x1x8xi1>
+    %16 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%12, %14 : tensor<1x1x1x8xi64>, tensor<1x1x1x1xi64>) outs(%15 : tensor<1x1x1x8xi1>) {
+    ^bb0(%in: i64, %in_122: i64, %out: i1):
+      %229 = arith.cmpi eq, %in, %in_122 : i64
+      linalg.yield %229 : i1
+    } -> tensor<1x1x1x8xi1>
+    %17 = linalg.generic {indexing_maps = [#map6, #map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%cst_8, %16 : tensor<i1>, tensor<1x1x1x8xi1>) outs(%15 : tensor<1x1x1x8xi1>) {
+    ^bb0(%in: i1, %in_122: i1, %out: i1):
+      %229 = arith.andi %in, %in_122 : i1
+      linalg.yield %229 : i1
+    } -> tensor<1x1x1x8xi1>
+    %18 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_42, %expanded_41 : tensor<1x1x1x8xi64>, tensor<1x1x1x1xi64>) outs(%15 : tensor<1x1x1x8xi1>) {
+    ^bb0(%in: i64, %in_122: i64, %out: i1):
+      %229 = arith.cmpi sle, %in, %in_122 : i64
+      linalg.yield %229 : i1
+    } -> tensor<1x1x1x8xi1>
+    %19 = linalg.generic {indexing_maps = [#map4, #map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%17, %18 : tensor<1x1x1x8xi1>, tensor<1x1x1x8xi1>) outs(%15 : tensor<1x1x1x8xi1>) {
+    ^bb0(%in: i1, %in_122: i1, %out: i1):
+      %229 = arith.andi %in, %in_122 : i1
+      linalg.yield %229 : i1
+    } -> tensor<1x1x1x8xi1>
+    %20 = tensor.empty() : tensor<17xi64>
+    %21 = linalg.generic {indexing_maps = [#map2], iterator_types = ["parallel"]} outs(%20 : tensor<17xi64>) {
     ^bb0(%out: i64):
       %229 = linalg.index 0 : index
       %230 = arith.index_cast %229 : index to i64
       linalg.yield %230 : i64
     } -> tensor<17xi64>
-    %expanded = tensor.expand_shape %4 [[0, 1, 2, 3]] output_shape [1, 1, 1, 1] : tensor<1xi64> into tensor<1x1x1x1xi64>
-    %expanded_41 = tensor.expand_shape %6 [[0, 1, 2, 3]] output_shape [1, 1, 1, 17] : tensor<17xi64> into tensor<1x1x1x17xi64>
-    %7 = tensor.empty() : tensor<1x1x1x17xi1>
-    %8 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_41, %expanded : tensor<1x1x1x17xi64>, tensor<1x1x1x1xi64>) outs(%7 : tensor<1x1x1x17xi1>) {
+    %expanded_43 = tensor.expand_shape %21 [[0, 1, 2, 3]] output_shape [1, 1, 1, 17] : tensor<17xi64> into tensor<1x1x1x17xi64>
+    %22 = tensor.empty() : tensor<1x1x1x17xi1>
+    %23 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_43, %expanded_41 : tensor<1x1x1x17xi64>, tensor<1x1x1x1xi64>) outs(%22 : tensor<1x1x1x17xi1>) {
     ^bb0(%in: i64, %in_122: i64, %out: i1):
       %229 = arith.cmpi sle, %in, %in_122 : i64
       linalg.yield %229 : i1
     } -> tensor<1x1x1x17xi1>
-    %9 = tensor.empty() : tensor<8xi64>
-    %10 = linalg.generic {indexing_maps = [#map2], iterator_types = ["parallel"]} outs(%9 : tensor<8xi64>) {
-    ^bb0(%out: i64):
-      %229 = linalg.index 0 : index
-      %230 = arith.index_cast %229 : index to i64
-      linalg.yield %230 : i64
-    } -> tensor<8xi64>
-    %11 = linalg.generic {indexing_maps = [#map2, #map2], iterator_types = ["parallel"]} ins(%10 : tensor<8xi64>) outs(%9 : tensor<8xi64>) {
-    ^bb0(%in: i64, %out: i64):
-      %229 = arith.addi %in, %c9_i64 : i64
-      linalg.yield %229 : i64
-    } -> tensor<8xi64>
-    %expanded_42 = tensor.expand_shape %3 [[0, 1, 2, 3]] output_shape [1, 1, 1, 1] : tensor<1xi64> into tensor<1x1x1x1xi64>
-    %expanded_43 = tensor.expand_shape %11 [[0, 1, 2, 3]] output_shape [1, 1, 1, 8] : tensor<8xi64> into tensor<1x1x1x8xi64>
-    %12 = tensor.empty() : tensor<1x1x1x1xi64>
-    %13 = linalg.generic {indexing_maps = [#map5, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_42 : tensor<1x1x1x1xi64>) outs(%12 : tensor<1x1x1x1xi64>) {
-    ^bb0(%in: i64, %out: i64):
-      linalg.yield %c0_i64 : i64
-    } -> tensor<1x1x1x1xi64>
-    %14 = tensor.empty() : tensor<1x1x1x8xi64>
-    %15 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_43, %13 : tensor<1x1x1x8xi64>, tensor<1x1x1x1xi64>) outs(%14 : tensor<1x1x1x8xi64>) {
-    ^bb0(%in: i64, %in_122: i64, %out: i64):
-      %229 = arith.subi %in, %in_122 : i64
-      linalg.yield %229 : i64
-    } -> tensor<1x1x1x8xi64>
-    %16 = linalg.generic {indexing_maps = [#map3, #map6, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%15, %cst_40 : tensor<1x1x1x8xi64>, tensor<i64>) outs(%14 : tensor<1x1x1x8xi64>) {
-    ^bb0(%in: i64, %in_122: i64, %out: i64):
-      %229 = arith.sitofp %in : i64 to f64
-      %230 = arith.sitofp %in_122 : i64 to f64
-      %231 = arith.divf %229, %230 : f64
-      %232 = math.floor %231 : f64
-      %233 = arith.fptosi %232 : f64 to i64
-      linalg.yield %233 : i64
-    } -> tensor<1x1x1x8xi64>
-    %17 = linalg.generic {indexing_maps = [#map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded, %13 : tensor<1x1x1x1xi64>, tensor<1x1x1x1xi64>) outs(%12 : tensor<1x1x1x1xi64>) {
-    ^bb0(%in: i64, %in_122: i64, %out: i64):
-      %229 = arith.subi %in, %in_122 : i64
-      linalg.yield %229 : i64
-    } -> tensor<1x1x1x1xi64>
-    %18 = linalg.generic {indexing_maps = [#map3, #map6, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%17, %cst_40 : tensor<1x1x1x1xi64>, tensor<i64>) outs(%12 : tensor<1x1x1x1xi64>) {
-    ^bb0(%in: i64, %in_122: i64, %out: i64):
-      %229 = arith.sitofp %in : i64 to f64
-      %230 = arith.sitofp %in_122 : i64 to f64
-      %231 = arith.divf %229, %230 : f64
-      %232 = math.floor %231 : f64
-      %233 = arith.fptosi %232 : f64 to i64
-      linalg.yield %233 : i64
-    } -> tensor<1x1x1x1xi64>
-    %19 = tensor.empty() : tensor<1x1x1x8xi1>
-    %20 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%16, %18 : tensor<1x1x1x8xi64>, tensor<1x1x1x1xi64>) outs(%19 : tensor<1x1x1x8xi1>) {
-    ^bb0(%in: i64, %in_122: i64, %out: i1):
-      %229 = arith.cmpi eq, %in, %in_122 : i64
-      linalg.yield %229 : i1
-    } -> tensor<1x1x1x8xi1>
-    %21 = linalg.generic {indexing_maps = [#map6, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%cst_8, %20 : tensor<i1>, tensor<1x1x1x8xi1>) outs(%19 : tensor<1x1x1x8xi1>) {
-    ^bb0(%in: i1, %in_122: i1, %out: i1):
-      %229 = arith.andi %in, %in_122 : i1
-      linalg.yield %229 : i1
-    } -> tensor<1x1x1x8xi1>
-    %22 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_43, %expanded : tensor<1x1x1x8xi64>, tensor<1x1x1x1xi64>) outs(%19 : tensor<1x1x1x8xi1>) {
-    ^bb0(%in: i64, %in_122: i64, %out: i1):
-      %229 = arith.cmpi sle, %in, %in_122 : i64
-      linalg.yield %229 : i1
-    } -> tensor<1x1x1x8xi1>
-    %23 = linalg.generic {indexing_maps = [#map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%21, %22 : tensor<1x1x1x8xi1>, tensor<1x1x1x8xi1>) outs(%19 : tensor<1x1x1x8xi1>) {
-    ^bb0(%in: i1, %in_122: i1, %out: i1):
-      %229 = arith.andi %in, %in_122 : i1
-      linalg.yield %229 : i1
-    } -> tensor<1x1x1x8xi1>
     %expanded_44 = tensor.expand_shape %arg1 [[0], [1, 2]] output_shape [1, 1, 1] : tensor<1x1xi64> into tensor<1x1x1xi64>
     %24 = tensor.empty() : tensor<1x1x1xf32>
     %25 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_44 : tensor<1x1x1xi64>) outs(%24 : tensor<1x1x1xf32>) {
@@ -255,7 +255,7 @@ module {
     %transposed_48 = linalg.transpose ins(%expanded_47 : tensor<1x1x2x16xf32>) outs(%47 : tensor<1x2x1x16xf32>) permutation = [0, 2, 1, 3] 
     %expanded_49 = tensor.expand_shape %41 [[0], [1, 2, 3, 4]] output_shape [1, 1, 4, 8, 2] : tensor<1x64xf32> into tensor<1x1x4x8x2xf32>
     %48 = tensor.empty() : tensor<1x1x4x8xcomplex<f32>>
-    %49 = linalg.generic {indexing_maps = [#map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%48 : tensor<1x1x4x8xcomplex<f32>>) {
+    %49 = linalg.generic {indexing_maps = [#map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%48 : tensor<1x1x4x8xcomplex<f32>>) {
     ^bb0(%out: complex<f32>):
       %229 = linalg.index 2 : index
       %230 = linalg.index 3 : index
@@ -266,7 +266,7 @@ module {
     } -> tensor<1x1x4x8xcomplex<f32>>
     %expanded_50 = tensor.expand_shape %45 [[0], [1, 2, 3, 4]] output_shape [1, 1, 2, 8, 2] : tensor<1x32xf32> into tensor<1x1x2x8x2xf32>
     %50 = tensor.empty() : tensor<1x1x2x8xcomplex<f32>>
-    %51 = linalg.generic {indexing_maps = [#map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%50 : tensor<1x1x2x8xcomplex<f32>>) {
+    %51 = linalg.generic {indexing_maps = [#map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%50 : tensor<1x1x2x8xcomplex<f32>>) {
     ^bb0(%out: complex<f32>):
       %229 = linalg.index 2 : index
       %230 = linalg.index 3 : index
@@ -276,7 +276,7 @@ module {
       linalg.yield %231 : complex<f32>
     } -> tensor<1x1x2x8xcomplex<f32>>
     %expanded_51 = tensor.expand_shape %29 [[0], [1], [2, 3]] output_shape [1, 1, 1, 8] : tensor<1x1x8xcomplex<f32>> into tensor<1x1x1x8xcomplex<f32>>
-    %52 = linalg.generic {indexing_maps = [#map3, #map9, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%49, %expanded_51 : tensor<1x1x4x8xcomplex<f32>>, tensor<1x1x1x8xcomplex<f32>>) outs(%48 : tensor<1x1x4x8xcomplex<f32>>) {
+    %52 = linalg.generic {indexing_maps = [#map4, #map9, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%49, %expanded_51 : tensor<1x1x4x8xcomplex<f32>>, tensor<1x1x1x8xcomplex<f32>>) outs(%48 : tensor<1x1x4x8xcomplex<f32>>) {
     ^bb0(%in: complex<f32>, %in_122: complex<f32>, %out: complex<f32>):
       %229 = complex.mul %in, %in_122 : complex<f32>
       linalg.yield %229 : complex<f32>
@@ -292,7 +292,7 @@ module {
       linalg.yield %233 : f32
     } -> tensor<1x1x4x8x2xf32>
     %collapsed_52 = tensor.collapse_shape %54 [[0], [1], [2], [3, 4]] : tensor<1x1x4x8x2xf32> into tensor<1x1x4x16xf32>
-    %55 = linalg.generic {indexing_maps = [#map3, #map9, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%51, %expanded_51 : tensor<1x1x2x8xcomplex<f32>>, tensor<1x1x1x8xcomplex<f32>>) outs(%50 : tensor<1x1x2x8xcomplex<f32>>) {
+    %55 = linalg.generic {indexing_maps = [#map4, #map9, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%51, %expanded_51 : tensor<1x1x2x8xcomplex<f32>>, tensor<1x1x1x8xcomplex<f32>>) outs(%50 : tensor<1x1x2x8xcomplex<f32>>) {
     ^bb0(%in: complex<f32>, %in_122: complex<f32>, %out: complex<f32>):
       %229 = complex.mul %in, %in_122 : complex<f32>
       linalg.yield %229 : complex<f32>
@@ -309,69 +309,69 @@ module {
     } -> tensor<1x1x2x8x2xf32>
     %collapsed_53 = tensor.collapse_shape %57 [[0], [1], [2], [3, 4]] : tensor<1x1x2x8x2xf32> into tensor<1x1x2x16xf32>
     %58 = tensor.empty() : tensor<1x1x4x16xf32>
-    %59 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%collapsed_52 : tensor<1x1x4x16xf32>) outs(%58 : tensor<1x1x4x16xf32>) {
+    %59 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%collapsed_52 : tensor<1x1x4x16xf32>) outs(%58 : tensor<1x1x4x16xf32>) {
     ^bb0(%in: f32, %out: f32):
       %229 = math.fpowi %in, %c2_i64 : f32, i64
       linalg.yield %229 : f32
     } -> tensor<1x1x4x16xf32>
     %60 = tensor.empty() : tensor<1x1x4x1xf32>
     %61 = linalg.fill ins(%cst : f32) outs(%60 : tensor<1x1x4x1xf32>) -> tensor<1x1x4x1xf32>
-    %62 = linalg.generic {indexing_maps = [#map3, #map4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%59 : tensor<1x1x4x16xf32>) outs(%61 : tensor<1x1x4x1xf32>) {
+    %62 = linalg.generic {indexing_maps = [#map4, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%59 : tensor<1x1x4x16xf32>) outs(%61 : tensor<1x1x4x1xf32>) {
     ^bb0(%in: f32, %out: f32):
       %229 = arith.addf %in, %out : f32
       linalg.yield %229 : f32
     } -> tensor<1x1x4x1xf32>
-    %63 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%62 : tensor<1x1x4x1xf32>) outs(%60 : tensor<1x1x4x1xf32>) {
+    %63 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%62 : tensor<1x1x4x1xf32>) outs(%60 : tensor<1x1x4x1xf32>) {
     ^bb0(%in: f32, %out: f32):
       %229 = arith.divf %in, %cst_37 : f32
       linalg.yield %229 : f32
     } -> tensor<1x1x4x1xf32>
-    %64 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%63 : tensor<1x1x4x1xf32>) outs(%60 : tensor<1x1x4x1xf32>) {
+    %64 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%63 : tensor<1x1x4x1xf32>) outs(%60 : tensor<1x1x4x1xf32>) {
     ^bb0(%in: f32, %out: f32):
       %229 = arith.truncf %cst_33 : f64 to f32
       %230 = arith.addf %in, %229 : f32
       linalg.yield %230 : f32
     } -> tensor<1x1x4x1xf32>
-    %65 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%64 : tensor<1x1x4x1xf32>) outs(%60 : tensor<1x1x4x1xf32>) {
+    %65 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%64 : tensor<1x1x4x1xf32>) outs(%60 : tensor<1x1x4x1xf32>) {
     ^bb0(%in: f32, %out: f32):
       %229 = math.rsqrt %in : f32
       linalg.yield %229 : f32
     } -> tensor<1x1x4x1xf32>
-    %66 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%collapsed_52, %65 : tensor<1x1x4x16xf32>, tensor<1x1x4x1xf32>) outs(%58 : tensor<1x1x4x16xf32>) {
+    %66 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%collapsed_52, %65 : tensor<1x1x4x16xf32>, tensor<1x1x4x1xf32>) outs(%58 : tensor<1x1x4x16xf32>) {
     ^bb0(%in: f32, %in_122: f32, %out: f32):
       %229 = arith.mulf %in, %in_122 : f32
       linalg.yield %229 : f32
     } -> tensor<1x1x4x16xf32>
     %67 = tensor.empty() : tensor<1x1x2x16xf32>
-    %68 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%collapsed_53 : tensor<1x1x2x16xf32>) outs(%67 : tensor<1x1x2x16xf32>) {
+    %68 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%collapsed_53 : tensor<1x1x2x16xf32>) outs(%67 : tensor<1x1x2x16xf32>) {
     ^bb0(%in: f32, %out: f32):
       %229 = math.fpowi %in, %c2_i64 : f32, i64
       linalg.yield %229 : f32
     } -> tensor<1x1x2x16xf32>
     %69 = tensor.empty() : tensor<1x1x2x1xf32>
     %70 = linalg.fill ins(%cst : f32) outs(%69 : tensor<1x1x2x1xf32>) -> tensor<1x1x2x1xf32>
-    %71 = linalg.generic {indexing_maps = [#map3, #map4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%68 : tensor<1x1x2x16xf32>) outs(%70 : tensor<1x1x2x1xf32>) {
+    %71 = linalg.generic {indexing_maps = [#map4, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%68 : tensor<1x1x2x16xf32>) outs(%70 : tensor<1x1x2x1xf32>) {
     ^bb0(%in: f32, %out: f32):
       %229 = arith.addf %in, %out : f32
       linalg.yield %229 : f32
     } -> tensor<1x1x2x1xf32>
-    %72 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%71 : tensor<1x1x2x1xf32>) outs(%69 : tensor<1x1x2x1xf32>) {
+    %72 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%71 : tensor<1x1x2x1xf32>) outs(%69 : tensor<1x1x2x1xf32>) {
     ^bb0(%in: f32, %out: f32):
       %229 = arith.divf %in, %cst_37 : f32
       linalg.yield %229 : f32
     } -> tensor<1x1x2x1xf32>
-    %73 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%72 : tensor<1x1x2x1xf32>) outs(%69 : tensor<1x1x2x1xf32>) {
+    %73 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%72 : tensor<1x1x2x1xf32>) outs(%69 : tensor<1x1x2x1xf32>) {
     ^bb0(%in: f32, %out: f32):
       %229 = arith.truncf %cst_33 : f64 to f32
       %230 = arith.addf %in, %229 : f32
       linalg.yield %230 : f32
     } -> tensor<1x1x2x1xf32>
-    %74 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%73 : tensor<1x1x2x1xf32>) outs(%69 : tensor<1x1x2x1xf32>) {
+    %74 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%73 : tensor<1x1x2x1xf32>) outs(%69 : tensor<1x1x2x1xf32>) {
     ^bb0(%in: f32, %out: f32):
       %229 = math.rsqrt %in : f32
       linalg.yield %229 : f32
     } -> tensor<1x1x2x1xf32>
-    %75 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%collapsed_53, %74 : tensor<1x1x2x16xf32>, tensor<1x1x2x1xf32>) outs(%67 : tensor<1x1x2x16xf32>) {
+    %75 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%collapsed_53, %74 : tensor<1x1x2x16xf32>, tensor<1x1x2x1xf32>) outs(%67 : tensor<1x1x2x16xf32>) {
     ^bb0(%in: f32, %in_122: f32, %out: f32):
       %229 = arith.mulf %in, %in_122 : f32
       linalg.yield %229 : f32
@@ -394,19 +394,19 @@ module {
       linalg.yield %in : f32
     } -> tensor<1x2x2x8x16xf32>
     %80 = tensor.empty() : tensor<1x1x1x8xf32>
-    %81 = linalg.generic {indexing_maps = [#map3, #map6, #map6, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%23, %cst_5, %cst_6 : tensor<1x1x1x8xi1>, tensor<f32>, tensor<f32>) outs(%80 : tensor<1x1x1x8xf32>) {
+    %81 = linalg.generic {indexing_maps = [#map4, #map6, #map6, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%19, %cst_5, %cst_6 : tensor<1x1x1x8xi1>, tensor<f32>, tensor<f32>) outs(%80 : tensor<1x1x1x8xf32>) {
     ^bb0(%in: i1, %in_122: f32, %in_123: f32, %out: f32):
       %229 = arith.select %in, %in_122, %in_123 : f32
       linalg.yield %229 : f32
     } -> tensor<1x1x1x8xf32>
-    %82 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_54 : tensor<1x4x1x16xf32>) outs(%76 : tensor<1x4x1x16xf32>) {
+    %82 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_54 : tensor<1x4x1x16xf32>) outs(%76 : tensor<1x4x1x16xf32>) {
     ^bb0(%in: f32, %out: f32):
       %229 = arith.mulf %in, %cst_38 : f32
       linalg.yield %229 : f32
     } -> tensor<1x4x1x16xf32>
     %83 = tensor.empty() : tensor<1x4x16x8xf32>
     %transposed_59 = linalg.transpose ins(%collapsed_58 : tensor<1x4x8x16xf32>) outs(%83 : tensor<1x4x16x8xf32>) permutation = [0, 1, 3, 2] 
-    %84 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_59 : tensor<1x4x16x8xf32>) outs(%83 : tensor<1x4x16x8xf32>) {
+    %84 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_59 : tensor<1x4x16x8xf32>) outs(%83 : tensor<1x4x16x8xf32>) {
     ^bb0(%in: f32, %out: f32):
       %229 = arith.mulf %in, %cst_38 : f32
       linalg.yield %229 : f32
@@ -418,7 +418,7 @@ module {
     %87 = linalg.batch_matmul ins(%collapsed_60, %collapsed_61 : tensor<4x1x16xf32>, tensor<4x16x8xf32>) outs(%86 : tensor<4x1x8xf32>) -> tensor<4x1x8xf32>
     %expanded_62 = tensor.expand_shape %87 [[0, 1], [2], [3]] output_shape [1, 4, 1, 8] : tensor<4x1x8xf32> into tensor<1x4x1x8xf32>
     %88 = tensor.empty() : tensor<1x4x1x8xf32>
-    %89 = linalg.generic {indexing_maps = [#map3, #map13, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_62, %81 : tensor<1x4x1x8xf32>, tensor<1x1x1x8xf32>) outs(%88 : tensor<1x4x1x8xf32>) {
+    %89 = linalg.generic {indexing_maps = [#map4, #map13, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_62, %81 : tensor<1x4x1x8xf32>, tensor<1x1x1x8xf32>) outs(%88 : tensor<1x4x1x8xf32>) {
     ^bb0(%in: f32, %in_122: f32, %out: f32):
       %229 = arith.addf %in, %in_122 : f32
       linalg.yield %229 : f32
@@ -427,7 +427,7 @@ module {
     %91 = linalg.fill ins(%c0_i64 : i64) outs(%90 : tensor<1x4x1xi64>) -> tensor<1x4x1xi64>
     %92 = tensor.empty() : tensor<1x4x1xf32>
     %93 = linalg.fill ins(%cst_0 : f32) outs(%92 : tensor<1x4x1xf32>) -> tensor<1x4x1xf32>
-    %94:2 = linalg.generic {indexing_maps = [#map3, #map14, #map14], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%89 : tensor<1x4x1x8xf32>) outs(%93, %91 : tensor<1x4x1xf32>, tensor<1x4x1xi64>) {
+    %94:2 = linalg.generic {indexing_maps = [#map4, #map14, #map14], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%89 : tensor<1x4x1x8xf32>) outs(%93, %91 : tensor<1x4x1xf32>, tensor<1x4x1xi64>) {
     ^bb0(%in: f32, %out: f32, %out_122: i64):
       %229 = linalg.index 3 : index
       %230 = arith.index_cast %229 : index to i64
@@ -437,30 +437,30 @@ module {
       linalg.yield %231, %233 : f32, i64
     } -> (tensor<1x4x1xf32>, tensor<1x4x1xi64>)
     %expanded_63 = tensor.expand_shape %94#0 [[0], [1], [2, 3]] output_shape [1, 4, 1, 1] : tensor<1x4x1xf32> into tensor<1x4x1x1xf32>
-    %95 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%89, %expanded_63 : tensor<1x4x1x8xf32>, tensor<1x4x1x1xf32>) outs(%88 : tensor<1x4x1x8xf32>) {
+    %95 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%89, %expanded_63 : tensor<1x4x1x8xf32>, tensor<1x4x1x1xf32>) outs(%88 : tensor<1x4x1x8xf32>) {
     ^bb0(%in: f32, %in_122: f32, %out: f32):
       %229 = arith.subf %in, %in_122 : f32
       linalg.yield %229 : f32
     } -> tensor<1x4x1x8xf32>
-    %96 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%95 : tensor<1x4x1x8xf32>) outs(%88 : tensor<1x4x1x8xf32>) {
+    %96 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%95 : tensor<1x4x1x8xf32>) outs(%88 : tensor<1x4x1x8xf32>) {
     ^bb0(%in: f32, %out: f32):
       %229 = math.exp %in : f32
       linalg.yield %229 : f32
     } -> tensor<1x4x1x8xf32>
     %97 = tensor.empty() : tensor<1x4x1x1xf32>
     %98 = linalg.fill ins(%cst : f32) outs(%97 : tensor<1x4x1x1xf32>) -> tensor<1x4x1x1xf32>
-    %99 = linalg.generic {indexing_maps = [#map3, #map4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%96 : tensor<1x4x1x8xf32>) outs(%98 : tensor<1x4x1x1xf32>) {
+    %99 = linalg.generic {indexing_maps = [#map4, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%96 : tensor<1x4x1x8xf32>) outs(%98 : tensor<1x4x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
       %229 = arith.addf %in, %out : f32
       linalg.yield %229 : f32
     } -> tensor<1x4x1x1xf32>
-    %100 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%96, %99 : tensor<1x4x1x8xf32>, tensor<1x4x1x1xf32>) outs(%88 : tensor<1x4x1x8xf32>) {
+    %100 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%96, %99 : tensor<1x4x1x8xf32>, tensor<1x4x1x1xf32>) outs(%88 : tensor<1x4x1x8xf32>) {
     ^bb0(%in: f32, %in_122: f32, %out: f32):
       %229 = arith.divf %in, %in_122 : f32
       linalg.yield %229 : f32
     } -> tensor<1x4x1x8xf32>
     %101 = tensor.empty() : tensor<1x4x1x8xi1>
-    %102 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%89 : tensor<1x4x1x8xf32>) outs(%101 : tensor<1x4x1x8xi1>) {
+    %102 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%89 : tensor<1x4x1x8xf32>) outs(%101 : tensor<1x4x1x8xi1>) {
     ^bb0(%in: f32, %out: i1):
       %229 = arith.extf %in : f32 to f64
       %230 = arith.cmpf oeq, %229, %cst_28 : f64
@@ -468,12 +468,12 @@ module {
     } -> tensor<1x4x1x8xi1>
     %103 = tensor.empty() : tensor<1x4x1x1xi1>
     %104 = linalg.fill ins(%true : i1) outs(%103 : tensor<1x4x1x1xi1>) -> tensor<1x4x1x1xi1>
-    %105 = linalg.generic {indexing_maps = [#map3, #map4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%102 : tensor<1x4x1x8xi1>) outs(%104 : tensor<1x4x1x1xi1>) {
+    %105 = linalg.generic {indexing_maps = [#map4, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%102 : tensor<1x4x1x8xi1>) outs(%104 : tensor<1x4x1x1xi1>) {
     ^bb0(%in: i1, %out: i1):
       %229 = arith.andi %in, %out : i1
       linalg.yield %229 : i1
     } -> tensor<1x4x1x1xi1>
-    %106 = linalg.generic {indexing_maps = [#map4, #map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%105, %cst_4, %100 : tensor<1x4x1x1xi1>, tensor<1x4x1x8xf32>, tensor<1x4x1x8xf32>) outs(%88 : tensor<1x4x1x8xf32>) {
+    %106 = linalg.generic {indexing_maps = [#map5, #map4, #map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%105, %cst_4, %100 : tensor<1x4x1x1xi1>, tensor<1x4x1x8xf32>, tensor<1x4x1x8xf32>) outs(%88 : tensor<1x4x1x8xf32>) {
     ^bb0(%in: i1, %in_122: f32, %in_123: f32, %out: f32):
       %229 = arith.select %in, %in_122, %in_123 : f32
       linalg.yield %229 : f32
@@ -654,7 +654,7 @@ module {
       linalg.yield %229 : f32
     } -> tensor<1xf32>
     %expanded_87 = tensor.expand_shape %148 [[0, 1, 2, 3]] output_shape [1, 1, 1, 1] : tensor<1xf32> into tensor<1x1x1x1xf32>
-    %149 = linalg.generic {indexing_maps = [#map3, #map15, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_81, %expanded_87 : tensor<1x1x4x16xf32>, tensor<1x1x1x1xf32>) outs(%58 : tensor<1x1x4x16xf32>) {
+    %149 = linalg.generic {indexing_maps = [#map4, #map15, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_81, %expanded_87 : tensor<1x1x4x16xf32>, tensor<1x1x1x1xf32>) outs(%58 : tensor<1x1x4x16xf32>) {
     ^bb0(%in: f32, %in_122: f32, %out: f32):
       %229 = arith.mulf %in, %in_122 : f32
       linalg.yield %229 : f32
@@ -674,19 +674,19 @@ module {
       linalg.yield %in : f32
     } -> tensor<1x2x2x17x16xf32>
     %153 = tensor.empty() : tensor<1x1x1x17xf32>
-    %154 = linalg.generic {indexing_maps = [#map3, #map6, #map6, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%8, %cst_5, %cst_6 : tensor<1x1x1x17xi1>, tensor<f32>, tensor<f32>) outs(%153 : tensor<1x1x1x17xf32>) {
+    %154 = linalg.generic {indexing_maps = [#map4, #map6, #map6, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%23, %cst_5, %cst_6 : tensor<1x1x1x17xi1>, tensor<f32>, tensor<f32>) outs(%153 : tensor<1x1x1x17xf32>) {
     ^bb0(%in: i1, %in_122: f32, %in_123: f32, %out: f32):
       %229 = arith.select %in, %in_122, %in_123 : f32
       linalg.yield %229 : f32
     } -> tensor<1x1x1x17xf32>
-    %155 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_88 : tensor<1x4x1x16xf32>) outs(%76 : tensor<1x4x1x16xf32>) {
+    %155 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_88 : tensor<1x4x1x16xf32>) outs(%76 : tensor<1x4x1x16xf32>) {
     ^bb0(%in: f32, %out: f32):
       %229 = arith.mulf %in, %cst_38 : f32
       linalg.yield %229 : f32
     } -> tensor<1x4x1x16xf32>
     %156 = tensor.empty() : tensor<1x4x16x17xf32>
     %transposed_93 = linalg.transpose ins(%collapsed_92 : tensor<1x4x17x16xf32>) outs(%156 : tensor<1x4x16x17xf32>) permutation = [0, 1, 3, 2] 
-    %157 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_93 : tensor<1x4x16x17xf32>) outs(%156 : tensor<1x4x16x17xf32>) {
+    %157 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_93 : tensor<1x4x16x17xf32>) outs(%156 : tensor<1x4x16x17xf32>) {
     ^bb0(%in: f32, %out: f32):
       %229 = arith.mulf %in, %cst_38 : f32
       linalg.yield %229 : f32
@@ -698,12 +698,12 @@ module {
     %160 = linalg.batch_matmul ins(%collapsed_94, %collapsed_95 : tensor<4x1x16xf32>, tensor<4x16x17xf32>) outs(%159 : tensor<4x1x17xf32>) -> tensor<4x1x17xf32>
     %expanded_96 = tensor.expand_shape %160 [[0, 1], [2], [3]] output_shape [1, 4, 1, 17] : tensor<4x1x17xf32> into tensor<1x4x1x17xf32>
     %161 = tensor.empty() : tensor<1x4x1x17xf32>
-    %162 = linalg.generic {indexing_maps = [#map3, #map13, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_96, %154 : tensor<1x4x1x17xf32>, tensor<1x1x1x17xf32>) outs(%161 : tensor<1x4x1x17xf32>) {
+    %162 = linalg.generic {indexing_maps = [#map4, #map13, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_96, %154 : tensor<1x4x1x17xf32>, tensor<1x1x1x17xf32>) outs(%161 : tensor<1x4x1x17xf32>) {
     ^bb0(%in: f32, %in_122: f32, %out: f32):
       %229 = arith.addf %in, %in_122 : f32
       linalg.yield %229 : f32
     } -> tensor<1x4x1x17xf32>
-    %163:2 = linalg.generic {indexing_maps = [#map3, #map14, #map14], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%162 : tensor<1x4x1x17xf32>) outs(%93, %91 : tensor<1x4x1xf32>, tensor<1x4x1xi64>) {
+    %163:2 = linalg.generic {indexing_maps = [#map4, #map14, #map14], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%162 : tensor<1x4x1x17xf32>) outs(%93, %91 : tensor<1x4x1xf32>, tensor<1x4x1xi64>) {
     ^bb0(%in: f32, %out: f32, %out_122: i64):
       %229 = linalg.index 3 : index
       %230 = arith.index_cast %229 : index to i64
@@ -713,39 +713,39 @@ module {
       linalg.yield %231, %233 : f32, i64
     } -> (tensor<1x4x1xf32>, tensor<1x4x1xi64>)
     %expanded_97 = tensor.expand_shape %163#0 [[0], [1], [2, 3]] output_shape [1, 4, 1, 1] : tensor<1x4x1xf32> into tensor<1x4x1x1xf32>
-    %164 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%162, %expanded_97 : tensor<1x4x1x17xf32>, tensor<1x4x1x1xf32>) outs(%161 : tensor<1x4x1x17xf32>) {
+    %164 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%162, %expanded_97 : tensor<1x4x1x17xf32>, tensor<1x4x1x1xf32>) outs(%161 : tensor<1x4x1x17xf32>) {
     ^bb0(%in: f32, %in_122: f32, %out: f32):
       %229 = arith.subf %in, %in_122 : f32
       linalg.yield %229 : f32
     } -> tensor<1x4x1x17xf32>
-    %165 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%164 : tensor<1x4x1x17xf32>) outs(%161 : tensor<1x4x1x17xf32>) {
+    %165 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%164 : tensor<1x4x1x17xf32>) outs(%161 : tensor<1x4x1x17xf32>) {
     ^bb0(%in: f32, %out: f32):
       %229 = math.exp %in : f32
       linalg.yield %229 : f32
     } -> tensor<1x4x1x17xf32>
-    %166 = linalg.generic {indexing_maps = [#map3, #map4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%165 : tensor<1x4x1x17xf32>) outs(%98 : tensor<1x4x1x1xf32>) {
+    %166 = linalg.generic {indexing_maps = [#map4, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%165 : tensor<1x4x1x17xf32>) outs(%98 : tensor<1x4x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
       %229 = arith.addf %in, %out : f32
       linalg.yield %229 : f32
     } -> tensor<1x4x1x1xf32>
-    %167 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%165, %166 : tensor<1x4x1x17xf32>, tensor<1x4x1x1xf32>) outs(%161 : tensor<1x4x1x17xf32>) {
+    %167 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%165, %166 : tensor<1x4x1x17xf32>, tensor<1x4x1x1xf32>) outs(%161 : tensor<1x4x1x17xf32>) {
     ^bb0(%in: f32, %in_122: f32, %out: f32):
       %229 = arith.divf %in, %in_122 : f32
       linalg.yield %229 : f32
     } -> tensor<1x4x1x17xf32>
     %168 = tensor.empty() : tensor<1x4x1x17xi1>
-    %169 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%162 : tensor<1x4x1x17xf32>) outs(%168 : tensor<1x4x1x17xi1>) {
+    %169 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%162 : tensor<1x4x1x17xf32>) outs(%168 : tensor<1x4x1x17xi1>) {
     ^bb0(%in: f32, %out: i1):
       %229 = arith.extf %in : f32 to f64
       %230 = arith.cmpf oeq, %229, %cst_28 : f64
       linalg.yield %230 : i1
     } -> tensor<1x4x1x17xi1>
-    %170 = linalg.generic {indexing_maps = [#map3, #map4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%169 : tensor<1x4x1x17xi1>) outs(%104 : tensor<1x4x1x1xi1>) {
+    %170 = linalg.generic {indexing_maps = [#map4, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%169 : tensor<1x4x1x17xi1>) outs(%104 : tensor<1x4x1x1xi1>) {
     ^bb0(%in: i1, %out: i1):
       %229 = arith.andi %in, %out : i1
       linalg.yield %229 : i1
     } -> tensor<1x4x1x1xi1>
-    %171 = linalg.generic {indexing_maps = [#map4, #map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%170, %cst_3, %167 : tensor<1x4x1x1xi1>, tensor<1x4x1x17xf32>, tensor<1x4x1x17xf32>) outs(%161 : tensor<1x4x1x17xf32>) {
+    %171 = linalg.generic {indexing_maps = [#map5, #map4, #map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%170, %cst_3, %167 : tensor<1x4x1x1xi1>, tensor<1x4x1x17xf32>, tensor<1x4x1x17xf32>) outs(%161 : tensor<1x4x1x17xf32>) {
     ^bb0(%in: i1, %in_122: f32, %in_123: f32, %out: f32):
       %229 = arith.select %in, %in_122, %in_123 : f32
       linalg.yield %229 : f32

@@ -1,11 +1,11 @@
 #map = affine_map<(d0, d1, d2) -> (d0, d1)>
 #map1 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 #map2 = affine_map<(d0) -> (d0)>
-#map3 = affine_map<(d0, d1, d2, d3) -> (d0, d1, 0, d3)>
-#map4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, 0)>
-#map5 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
-#map6 = affine_map<(d0, d1, d2, d3) -> (0, 0, 0, 0)>
-#map7 = affine_map<(d0, d1, d2, d3) -> ()>
+#map3 = affine_map<(d0, d1, d2, d3) -> (0, 0, 0, 0)>
+#map4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#map5 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, 0)>
+#map6 = affine_map<(d0, d1, d2, d3) -> ()>
+#map7 = affine_map<(d0, d1, d2, d3) -> (d0, d1, 0, d3)>
 #map8 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
 #map9 = affine_map<(d0, d1, d2) -> (d2)>
 #map10 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
@@ -80,39 +80,33 @@ module {
       %extracted = tensor.extract %cst_34[%213, %214] : tensor<256x64xf32>
       linalg.yield %extracted : f32
     } -> tensor<1x16x64xf32>
-    %2 = tensor.empty() : tensor<16xi64>
-    %3 = linalg.generic {indexing_maps = [#map2], iterator_types = ["parallel"]} outs(%2 : tensor<16xi64>) {
+    %2 = tensor.empty() : tensor<1xi64>
+    %3 = linalg.generic {indexing_maps = [#map2], iterator_types = ["parallel"]} outs(%2 : tensor<1xi64>) {
+    ^bb0(%out: i64):
+      linalg.yield %c0_i64 : i64
+    } -> tensor<1xi64>
+    %4 = tensor.empty() : tensor<16xi64>
+    %5 = linalg.generic {indexing_maps = [#map2], iterator_types = ["parallel"]} outs(%4 : tensor<16xi64>) {
     ^bb0(%out: i64):
       %213 = linalg.index 0 : index
       %214 = arith.index_cast %213 : index to i64
       linalg.yield %214 : i64
     } -> tensor<16xi64>
-    %expanded = tensor.expand_shape %3 [[0, 1, 2, 3]] output_shape [1, 1, 16, 1] : tensor<16xi64> into tensor<1x1x16x1xi64>
-    %expanded_40 = tensor.expand_shape %3 [[0, 1, 2, 3]] output_shape [1, 1, 1, 16] : tensor<16xi64> into tensor<1x1x1x16xi64>
-    %4 = tensor.empty() : tensor<1x1x16x16xi1>
-    %5 = linalg.generic {indexing_maps = [#map3, #map4, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_40, %expanded : tensor<1x1x1x16xi64>, tensor<1x1x16x1xi64>) outs(%4 : tensor<1x1x16x16xi1>) {
-    ^bb0(%in: i64, %in_117: i64, %out: i1):
-      %213 = arith.cmpi sle, %in, %in_117 : i64
-      linalg.yield %213 : i1
-    } -> tensor<1x1x16x16xi1>
-    %6 = tensor.empty() : tensor<1xi64>
-    %7 = linalg.generic {indexing_maps = [#map2], iterator_types = ["parallel"]} outs(%6 : tensor<1xi64>) {
-    ^bb0(%out: i64):
-      linalg.yield %c0_i64 : i64
-    } -> tensor<1xi64>
-    %expanded_41 = tensor.expand_shape %7 [[0, 1, 2, 3]] output_shape [1, 1, 1, 1] : tensor<1xi64> into tensor<1x1x1x1xi64>
-    %8 = tensor.empty() : tensor<1x1x1x1xi64>
-    %9 = linalg.generic {indexing_maps = [#map6, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_41 : tensor<1x1x1x1xi64>) outs(%8 : tensor<1x1x1x1xi64>) {
+    %expanded = tensor.expand_shape %3 [[0, 1, 2, 3]] output_shape [1, 1, 1, 1] : tensor<1xi64> into tensor<1x1x1x1xi64>
+    %expanded_40 = tensor.expand_shape %5 [[0, 1, 2, 3]] output_shape [1, 1, 16, 1] : tensor<16xi64> into tensor<1x1x16x1xi64>
+    %expanded_41 = tensor.expand_shape %5 [[0, 1, 2, 3]] output_shape [1, 1, 1, 16] : tensor<16xi64> into tensor<1x1x1x16xi64>
+    %6 = tensor.empty() : tensor<1x1x1x1xi64>
+    %7 = linalg.generic {indexing_maps = [#map3, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded : tensor<1x1x1x1xi64>) outs(%6 : tensor<1x1x1x1xi64>) {
     ^bb0(%in: i64, %out: i64):
       linalg.yield %c0_i64 : i64
     } -> tensor<1x1x1x1xi64>
-    %10 = tensor.empty() : tensor<1x1x1x16xi64>
-    %11 = linalg.generic {indexing_maps = [#map5, #map4, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_40, %9 : tensor<1x1x1x16xi64>, tensor<1x1x1x1xi64>) outs(%10 : tensor<1x1x1x16xi64>) {
+    %8 = tensor.empty() : tensor<1x1x1x16xi64>
+    %9 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_41, %7 : tensor<1x1x1x16xi64>, tensor<1x1x1x1xi64>) outs(%8 : tensor<1x1x1x16xi64>) {
     ^bb0(%in: i64, %in_117: i64, %out: i64):
       %213 = arith.subi %in, %in_117 : i64
       linalg.yield %213 : i64
     } -> tensor<1x1x1x16xi64>
-    %12 = linalg.generic {indexing_maps = [#map5, #map7, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%11, %cst_39 : tensor<1x1x1x16xi64>, tensor<i64>) outs(%10 : tensor<1x1x1x16xi64>) {
+    %10 = linalg.generic {indexing_maps = [#map4, #map6, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%9, %cst_39 : tensor<1x1x1x16xi64>, tensor<i64>) outs(%8 : tensor<1x1x1x16xi64>) {
     ^bb0(%in: i64, %in_117: i64, %out: i64):
       %213 = arith.sitofp %in : i64 to f64
       %214 = arith.sitofp %in_117 : i64 to f64
@@ -121,13 +115,13 @@ module {
       %217 = arith.fptosi %216 : f64 to i64
       linalg.yield %217 : i64
     } -> tensor<1x1x1x16xi64>
-    %13 = tensor.empty() : tensor<1x1x16x1xi64>
-    %14 = linalg.generic {indexing_maps = [#map5, #map3, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded, %9 : tensor<1x1x16x1xi64>, tensor<1x1x1x1xi64>) outs(%13 : tensor<1x1x16x1xi64>) {
+    %11 = tensor.empty() : tensor<1x1x16x1xi64>
+    %12 = linalg.generic {indexing_maps = [#map4, #map7, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_40, %7 : tensor<1x1x16x1xi64>, tensor<1x1x1x1xi64>) outs(%11 : tensor<1x1x16x1xi64>) {
     ^bb0(%in: i64, %in_117: i64, %out: i64):
       %213 = arith.subi %in, %in_117 : i64
       linalg.yield %213 : i64
     } -> tensor<1x1x16x1xi64>
-    %15 = linalg.generic {indexing_maps = [#map5, #map7, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%14, %cst_39 : tensor<1x1x16x1xi64>, tensor<i64>) outs(%13 : tensor<1x1x16x1xi64>) {
+    %13 = linalg.generic {indexing_maps = [#map4, #map6, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%12, %cst_39 : tensor<1x1x16x1xi64>, tensor<i64>) outs(%11 : tensor<1x1x16x1xi64>) {
     ^bb0(%in: i64, %in_117: i64, %out: i64):
       %213 = arith.sitofp %in : i64 to f64
       %214 = arith.sitofp %in_117 : i64 to f64
@@ -136,17 +130,23 @@ module {
       %217 = arith.fptosi %216 : f64 to i64
       linalg.yield %217 : i64
     } -> tensor<1x1x16x1xi64>
-    %16 = linalg.generic {indexing_maps = [#map3, #map4, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%12, %15 : tensor<1x1x1x16xi64>, tensor<1x1x16x1xi64>) outs(%4 : tensor<1x1x16x16xi1>) {
+    %14 = tensor.empty() : tensor<1x1x16x16xi1>
+    %15 = linalg.generic {indexing_maps = [#map7, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%10, %13 : tensor<1x1x1x16xi64>, tensor<1x1x16x1xi64>) outs(%14 : tensor<1x1x16x16xi1>) {
     ^bb0(%in: i64, %in_117: i64, %out: i1):
       %213 = arith.cmpi eq, %in, %in_117 : i64
       linalg.yield %213 : i1
     } -> tensor<1x1x16x16xi1>
-    %17 = linalg.generic {indexing_maps = [#map7, #map5, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%cst_7, %16 : tensor<i1>, tensor<1x1x16x16xi1>) outs(%4 : tensor<1x1x16x16xi1>) {
+    %16 = linalg.generic {indexing_maps = [#map6, #map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%cst_7, %15 : tensor<i1>, tensor<1x1x16x16xi1>) outs(%14 : tensor<1x1x16x16xi1>) {
     ^bb0(%in: i1, %in_117: i1, %out: i1):
       %213 = arith.andi %in, %in_117 : i1
       linalg.yield %213 : i1
     } -> tensor<1x1x16x16xi1>
-    %18 = linalg.generic {indexing_maps = [#map5, #map5, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%17, %5 : tensor<1x1x16x16xi1>, tensor<1x1x16x16xi1>) outs(%4 : tensor<1x1x16x16xi1>) {
+    %17 = linalg.generic {indexing_maps = [#map7, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_41, %expanded_40 : tensor<1x1x1x16xi64>, tensor<1x1x16x1xi64>) outs(%14 : tensor<1x1x16x16xi1>) {
+    ^bb0(%in: i64, %in_117: i64, %out: i1):
+      %213 = arith.cmpi sle, %in, %in_117 : i64
+      linalg.yield %213 : i1
+    } -> tensor<1x1x16x16xi1>
+    %18 = linalg.generic {indexing_maps = [#map4, #map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%16, %17 : tensor<1x1x16x16xi1>, tensor<1x1x16x16xi1>) outs(%14 : tensor<1x1x16x16xi1>) {
     ^bb0(%in: i1, %in_117: i1, %out: i1):
       %213 = arith.andi %in, %in_117 : i1
       linalg.yield %213 : i1
@@ -229,7 +229,7 @@ module {
     %transposed_46 = linalg.transpose ins(%expanded_45 : tensor<1x16x2x16xf32>) outs(%42 : tensor<1x2x16x16xf32>) permutation = [0, 2, 1, 3] 
     %expanded_47 = tensor.expand_shape %36 [[0, 1], [2, 3, 4]] output_shape [1, 16, 4, 8, 2] : tensor<16x64xf32> into tensor<1x16x4x8x2xf32>
     %43 = tensor.empty() : tensor<1x16x4x8xcomplex<f32>>
-    %44 = linalg.generic {indexing_maps = [#map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%43 : tensor<1x16x4x8xcomplex<f32>>) {
+    %44 = linalg.generic {indexing_maps = [#map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%43 : tensor<1x16x4x8xcomplex<f32>>) {
     ^bb0(%out: complex<f32>):
       %213 = linalg.index 1 : index
       %214 = linalg.index 2 : index
@@ -241,7 +241,7 @@ module {
     } -> tensor<1x16x4x8xcomplex<f32>>
     %expanded_48 = tensor.expand_shape %40 [[0, 1], [2, 3, 4]] output_shape [1, 16, 2, 8, 2] : tensor<16x32xf32> into tensor<1x16x2x8x2xf32>
     %45 = tensor.empty() : tensor<1x16x2x8xcomplex<f32>>
-    %46 = linalg.generic {indexing_maps = [#map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%45 : tensor<1x16x2x8xcomplex<f32>>) {
+    %46 = linalg.generic {indexing_maps = [#map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%45 : tensor<1x16x2x8xcomplex<f32>>) {
     ^bb0(%out: complex<f32>):
       %213 = linalg.index 1 : index
       %214 = linalg.index 2 : index
@@ -252,7 +252,7 @@ module {
       linalg.yield %216 : complex<f32>
     } -> tensor<1x16x2x8xcomplex<f32>>
     %expanded_49 = tensor.expand_shape %24 [[0], [1], [2, 3]] output_shape [1, 16, 1, 8] : tensor<1x16x8xcomplex<f32>> into tensor<1x16x1x8xcomplex<f32>>
-    %47 = linalg.generic {indexing_maps = [#map5, #map3, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%44, %expanded_49 : tensor<1x16x4x8xcomplex<f32>>, tensor<1x16x1x8xcomplex<f32>>) outs(%43 : tensor<1x16x4x8xcomplex<f32>>) {
+    %47 = linalg.generic {indexing_maps = [#map4, #map7, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%44, %expanded_49 : tensor<1x16x4x8xcomplex<f32>>, tensor<1x16x1x8xcomplex<f32>>) outs(%43 : tensor<1x16x4x8xcomplex<f32>>) {
     ^bb0(%in: complex<f32>, %in_117: complex<f32>, %out: complex<f32>):
       %213 = complex.mul %in, %in_117 : complex<f32>
       linalg.yield %213 : complex<f32>
@@ -268,7 +268,7 @@ module {
       linalg.yield %217 : f32
     } -> tensor<1x16x4x8x2xf32>
     %collapsed_50 = tensor.collapse_shape %49 [[0], [1], [2], [3, 4]] : tensor<1x16x4x8x2xf32> into tensor<1x16x4x16xf32>
-    %50 = linalg.generic {indexing_maps = [#map5, #map3, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%46, %expanded_49 : tensor<1x16x2x8xcomplex<f32>>, tensor<1x16x1x8xcomplex<f32>>) outs(%45 : tensor<1x16x2x8xcomplex<f32>>) {
+    %50 = linalg.generic {indexing_maps = [#map4, #map7, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%46, %expanded_49 : tensor<1x16x2x8xcomplex<f32>>, tensor<1x16x1x8xcomplex<f32>>) outs(%45 : tensor<1x16x2x8xcomplex<f32>>) {
     ^bb0(%in: complex<f32>, %in_117: complex<f32>, %out: complex<f32>):
       %213 = complex.mul %in, %in_117 : complex<f32>
       linalg.yield %213 : complex<f32>
@@ -285,69 +285,69 @@ module {
     } -> tensor<1x16x2x8x2xf32>
     %collapsed_51 = tensor.collapse_shape %52 [[0], [1], [2], [3, 4]] : tensor<1x16x2x8x2xf32> into tensor<1x16x2x16xf32>
     %53 = tensor.empty() : tensor<1x16x4x16xf32>
-    %54 = linalg.generic {indexing_maps = [#map5, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%collapsed_50 : tensor<1x16x4x16xf32>) outs(%53 : tensor<1x16x4x16xf32>) {
+    %54 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%collapsed_50 : tensor<1x16x4x16xf32>) outs(%53 : tensor<1x16x4x16xf32>) {
     ^bb0(%in: f32, %out: f32):
       %213 = math.fpowi %in, %c2_i64 : f32, i64
       linalg.yield %213 : f32
     } -> tensor<1x16x4x16xf32>
     %55 = tensor.empty() : tensor<1x16x4x1xf32>
     %56 = linalg.fill ins(%cst : f32) outs(%55 : tensor<1x16x4x1xf32>) -> tensor<1x16x4x1xf32>
-    %57 = linalg.generic {indexing_maps = [#map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%54 : tensor<1x16x4x16xf32>) outs(%56 : tensor<1x16x4x1xf32>) {
+    %57 = linalg.generic {indexing_maps = [#map4, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%54 : tensor<1x16x4x16xf32>) outs(%56 : tensor<1x16x4x1xf32>) {
     ^bb0(%in: f32, %out: f32):
       %213 = arith.addf %in, %out : f32
       linalg.yield %213 : f32
     } -> tensor<1x16x4x1xf32>
-    %58 = linalg.generic {indexing_maps = [#map5, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%57 : tensor<1x16x4x1xf32>) outs(%55 : tensor<1x16x4x1xf32>) {
+    %58 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%57 : tensor<1x16x4x1xf32>) outs(%55 : tensor<1x16x4x1xf32>) {
     ^bb0(%in: f32, %out: f32):
       %213 = arith.divf %in, %cst_36 : f32
       linalg.yield %213 : f32
     } -> tensor<1x16x4x1xf32>
-    %59 = linalg.generic {indexing_maps = [#map5, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%58 : tensor<1x16x4x1xf32>) outs(%55 : tensor<1x16x4x1xf32>) {
+    %59 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%58 : tensor<1x16x4x1xf32>) outs(%55 : tensor<1x16x4x1xf32>) {
     ^bb0(%in: f32, %out: f32):
       %213 = arith.truncf %cst_32 : f64 to f32
       %214 = arith.addf %in, %213 : f32
       linalg.yield %214 : f32
     } -> tensor<1x16x4x1xf32>
-    %60 = linalg.generic {indexing_maps = [#map5, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%59 : tensor<1x16x4x1xf32>) outs(%55 : tensor<1x16x4x1xf32>) {
+    %60 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%59 : tensor<1x16x4x1xf32>) outs(%55 : tensor<1x16x4x1xf32>) {
     ^bb0(%in: f32, %out: f32):
       %213 = math.rsqrt %in : f32
       linalg.yield %213 : f32
     } -> tensor<1x16x4x1xf32>
-    %61 = linalg.generic {indexing_maps = [#map5, #map4, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%collapsed_50, %60 : tensor<1x16x4x16xf32>, tensor<1x16x4x1xf32>) outs(%53 : tensor<1x16x4x16xf32>) {
+    %61 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%collapsed_50, %60 : tensor<1x16x4x16xf32>, tensor<1x16x4x1xf32>) outs(%53 : tensor<1x16x4x16xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
       %213 = arith.mulf %in, %in_117 : f32
       linalg.yield %213 : f32
     } -> tensor<1x16x4x16xf32>
     %62 = tensor.empty() : tensor<1x16x2x16xf32>
-    %63 = linalg.generic {indexing_maps = [#map5, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%collapsed_51 : tensor<1x16x2x16xf32>) outs(%62 : tensor<1x16x2x16xf32>) {
+    %63 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%collapsed_51 : tensor<1x16x2x16xf32>) outs(%62 : tensor<1x16x2x16xf32>) {
     ^bb0(%in: f32, %out: f32):
       %213 = math.fpowi %in, %c2_i64 : f32, i64
       linalg.yield %213 : f32
     } -> tensor<1x16x2x16xf32>
     %64 = tensor.empty() : tensor<1x16x2x1xf32>
     %65 = linalg.fill ins(%cst : f32) outs(%64 : tensor<1x16x2x1xf32>) -> tensor<1x16x2x1xf32>
-    %66 = linalg.generic {indexing_maps = [#map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%63 : tensor<1x16x2x16xf32>) outs(%65 : tensor<1x16x2x1xf32>) {
+    %66 = linalg.generic {indexing_maps = [#map4, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%63 : tensor<1x16x2x16xf32>) outs(%65 : tensor<1x16x2x1xf32>) {
     ^bb0(%in: f32, %out: f32):
       %213 = arith.addf %in, %out : f32
       linalg.yield %213 : f32
     } -> tensor<1x16x2x1xf32>
-    %67 = linalg.generic {indexing_maps = [#map5, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%66 : tensor<1x16x2x1xf32>) outs(%64 : tensor<1x16x2x1xf32>) {
+    %67 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%66 : tensor<1x16x2x1xf32>) outs(%64 : tensor<1x16x2x1xf32>) {
     ^bb0(%in: f32, %out: f32):
       %213 = arith.divf %in, %cst_36 : f32
       linalg.yield %213 : f32
     } -> tensor<1x16x2x1xf32>
-    %68 = linalg.generic {indexing_maps = [#map5, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%67 : tensor<1x16x2x1xf32>) outs(%64 : tensor<1x16x2x1xf32>) {
+    %68 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%67 : tensor<1x16x2x1xf32>) outs(%64 : tensor<1x16x2x1xf32>) {
     ^bb0(%in: f32, %out: f32):
       %213 = arith.truncf %cst_32 : f64 to f32
       %214 = arith.addf %in, %213 : f32
       linalg.yield %214 : f32
     } -> tensor<1x16x2x1xf32>
-    %69 = linalg.generic {indexing_maps = [#map5, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%68 : tensor<1x16x2x1xf32>) outs(%64 : tensor<1x16x2x1xf32>) {
+    %69 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%68 : tensor<1x16x2x1xf32>) outs(%64 : tensor<1x16x2x1xf32>) {
     ^bb0(%in: f32, %out: f32):
       %213 = math.rsqrt %in : f32
       linalg.yield %213 : f32
     } -> tensor<1x16x2x1xf32>
-    %70 = linalg.generic {indexing_maps = [#map5, #map4, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%collapsed_51, %69 : tensor<1x16x2x16xf32>, tensor<1x16x2x1xf32>) outs(%62 : tensor<1x16x2x16xf32>) {
+    %70 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%collapsed_51, %69 : tensor<1x16x2x16xf32>, tensor<1x16x2x1xf32>) outs(%62 : tensor<1x16x2x16xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
       %213 = arith.mulf %in, %in_117 : f32
       linalg.yield %213 : f32
@@ -366,18 +366,18 @@ module {
       linalg.yield %in : f32
     } -> tensor<1x2x2x16x16xf32>
     %75 = tensor.empty() : tensor<1x1x16x16xf32>
-    %76 = linalg.generic {indexing_maps = [#map5, #map7, #map7, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%18, %cst_4, %cst_5 : tensor<1x1x16x16xi1>, tensor<f32>, tensor<f32>) outs(%75 : tensor<1x1x16x16xf32>) {
+    %76 = linalg.generic {indexing_maps = [#map4, #map6, #map6, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%18, %cst_4, %cst_5 : tensor<1x1x16x16xi1>, tensor<f32>, tensor<f32>) outs(%75 : tensor<1x1x16x16xf32>) {
     ^bb0(%in: i1, %in_117: f32, %in_118: f32, %out: f32):
       %213 = arith.select %in, %in_117, %in_118 : f32
       linalg.yield %213 : f32
     } -> tensor<1x1x16x16xf32>
-    %77 = linalg.generic {indexing_maps = [#map5, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_52 : tensor<1x4x16x16xf32>) outs(%71 : tensor<1x4x16x16xf32>) {
+    %77 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_52 : tensor<1x4x16x16xf32>) outs(%71 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
       %213 = arith.mulf %in, %cst_37 : f32
       linalg.yield %213 : f32
     } -> tensor<1x4x16x16xf32>
     %transposed_55 = linalg.transpose ins(%collapsed_54 : tensor<1x4x16x16xf32>) outs(%71 : tensor<1x4x16x16xf32>) permutation = [0, 1, 3, 2] 
-    %78 = linalg.generic {indexing_maps = [#map5, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_55 : tensor<1x4x16x16xf32>) outs(%71 : tensor<1x4x16x16xf32>) {
+    %78 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_55 : tensor<1x4x16x16xf32>) outs(%71 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
       %213 = arith.mulf %in, %cst_37 : f32
       linalg.yield %213 : f32
@@ -388,7 +388,7 @@ module {
     %80 = linalg.fill ins(%cst : f32) outs(%79 : tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
     %81 = linalg.batch_matmul ins(%collapsed_56, %collapsed_57 : tensor<4x16x16xf32>, tensor<4x16x16xf32>) outs(%80 : tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
     %expanded_58 = tensor.expand_shape %81 [[0, 1], [2], [3]] output_shape [1, 4, 16, 16] : tensor<4x16x16xf32> into tensor<1x4x16x16xf32>
-    %82 = linalg.generic {indexing_maps = [#map5, #map13, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_58, %76 : tensor<1x4x16x16xf32>, tensor<1x1x16x16xf32>) outs(%71 : tensor<1x4x16x16xf32>) {
+    %82 = linalg.generic {indexing_maps = [#map4, #map13, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_58, %76 : tensor<1x4x16x16xf32>, tensor<1x1x16x16xf32>) outs(%71 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
       %213 = arith.addf %in, %in_117 : f32
       linalg.yield %213 : f32
@@ -397,7 +397,7 @@ module {
     %84 = linalg.fill ins(%c0_i64 : i64) outs(%83 : tensor<1x4x16xi64>) -> tensor<1x4x16xi64>
     %85 = tensor.empty() : tensor<1x4x16xf32>
     %86 = linalg.fill ins(%cst_0 : f32) outs(%85 : tensor<1x4x16xf32>) -> tensor<1x4x16xf32>
-    %87:2 = linalg.generic {indexing_maps = [#map5, #map14, #map14], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%82 : tensor<1x4x16x16xf32>) outs(%86, %84 : tensor<1x4x16xf32>, tensor<1x4x16xi64>) {
+    %87:2 = linalg.generic {indexing_maps = [#map4, #map14, #map14], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%82 : tensor<1x4x16x16xf32>) outs(%86, %84 : tensor<1x4x16xf32>, tensor<1x4x16xi64>) {
     ^bb0(%in: f32, %out: f32, %out_117: i64):
       %213 = linalg.index 3 : index
       %214 = arith.index_cast %213 : index to i64
@@ -407,30 +407,30 @@ module {
       linalg.yield %215, %217 : f32, i64
     } -> (tensor<1x4x16xf32>, tensor<1x4x16xi64>)
     %expanded_59 = tensor.expand_shape %87#0 [[0], [1], [2, 3]] output_shape [1, 4, 16, 1] : tensor<1x4x16xf32> into tensor<1x4x16x1xf32>
-    %88 = linalg.generic {indexing_maps = [#map5, #map4, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%82, %expanded_59 : tensor<1x4x16x16xf32>, tensor<1x4x16x1xf32>) outs(%71 : tensor<1x4x16x16xf32>) {
+    %88 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%82, %expanded_59 : tensor<1x4x16x16xf32>, tensor<1x4x16x1xf32>) outs(%71 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
       %213 = arith.subf %in, %in_117 : f32
       linalg.yield %213 : f32
     } -> tensor<1x4x16x16xf32>
-    %89 = linalg.generic {indexing_maps = [#map5, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%88 : tensor<1x4x16x16xf32>) outs(%71 : tensor<1x4x16x16xf32>) {
+    %89 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%88 : tensor<1x4x16x16xf32>) outs(%71 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
       %213 = math.exp %in : f32
       linalg.yield %213 : f32
     } -> tensor<1x4x16x16xf32>
     %90 = tensor.empty() : tensor<1x4x16x1xf32>
     %91 = linalg.fill ins(%cst : f32) outs(%90 : tensor<1x4x16x1xf32>) -> tensor<1x4x16x1xf32>
-    %92 = linalg.generic {indexing_maps = [#map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%89 : tensor<1x4x16x16xf32>) outs(%91 : tensor<1x4x16x1xf32>) {
+    %92 = linalg.generic {indexing_maps = [#map4, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%89 : tensor<1x4x16x16xf32>) outs(%91 : tensor<1x4x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
       %213 = arith.addf %in, %out : f32
       linalg.yield %213 : f32
     } -> tensor<1x4x16x1xf32>
-    %93 = linalg.generic {indexing_maps = [#map5, #map4, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%89, %92 : tensor<1x4x16x16xf32>, tensor<1x4x16x1xf32>) outs(%71 : tensor<1x4x16x16xf32>) {
+    %93 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%89, %92 : tensor<1x4x16x16xf32>, tensor<1x4x16x1xf32>) outs(%71 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
       %213 = arith.divf %in, %in_117 : f32
       linalg.yield %213 : f32
     } -> tensor<1x4x16x16xf32>
     %94 = tensor.empty() : tensor<1x4x16x16xi1>
-    %95 = linalg.generic {indexing_maps = [#map5, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%82 : tensor<1x4x16x16xf32>) outs(%94 : tensor<1x4x16x16xi1>) {
+    %95 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%82 : tensor<1x4x16x16xf32>) outs(%94 : tensor<1x4x16x16xi1>) {
     ^bb0(%in: f32, %out: i1):
       %213 = arith.extf %in : f32 to f64
       %214 = arith.cmpf oeq, %213, %cst_27 : f64
@@ -438,12 +438,12 @@ module {
     } -> tensor<1x4x16x16xi1>
     %96 = tensor.empty() : tensor<1x4x16x1xi1>
     %97 = linalg.fill ins(%true : i1) outs(%96 : tensor<1x4x16x1xi1>) -> tensor<1x4x16x1xi1>
-    %98 = linalg.generic {indexing_maps = [#map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%95 : tensor<1x4x16x16xi1>) outs(%97 : tensor<1x4x16x1xi1>) {
+    %98 = linalg.generic {indexing_maps = [#map4, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%95 : tensor<1x4x16x16xi1>) outs(%97 : tensor<1x4x16x1xi1>) {
     ^bb0(%in: i1, %out: i1):
       %213 = arith.andi %in, %out : i1
       linalg.yield %213 : i1
     } -> tensor<1x4x16x1xi1>
-    %99 = linalg.generic {indexing_maps = [#map4, #map5, #map5, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%98, %cst_3, %93 : tensor<1x4x16x1xi1>, tensor<1x4x16x16xf32>, tensor<1x4x16x16xf32>) outs(%71 : tensor<1x4x16x16xf32>) {
+    %99 = linalg.generic {indexing_maps = [#map5, #map4, #map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%98, %cst_3, %93 : tensor<1x4x16x1xi1>, tensor<1x4x16x16xf32>, tensor<1x4x16x16xf32>) outs(%71 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: i1, %in_117: f32, %in_118: f32, %out: f32):
       %213 = arith.select %in, %in_117, %in_118 : f32
       linalg.yield %213 : f32
@@ -585,7 +585,7 @@ module {
     %expanded_81 = tensor.expand_shape %131 [[0, 1], [2, 3]] output_shape [1, 16, 2, 16] : tensor<16x32xf32> into tensor<1x16x2x16xf32>
     %transposed_82 = linalg.transpose ins(%expanded_81 : tensor<1x16x2x16xf32>) outs(%42 : tensor<1x2x16x16xf32>) permutation = [0, 2, 1, 3] 
     %132 = tensor.empty() : tensor<16xf32>
-    %133 = linalg.generic {indexing_maps = [#map2, #map2], iterator_types = ["parallel"]} ins(%3 : tensor<16xi64>) outs(%132 : tensor<16xf32>) {
+    %133 = linalg.generic {indexing_maps = [#map2, #map2], iterator_types = ["parallel"]} ins(%5 : tensor<16xi64>) outs(%132 : tensor<16xf32>) {
     ^bb0(%in: i64, %out: f32):
       %213 = arith.sitofp %in : i64 to f32
       linalg.yield %213 : f32
@@ -622,7 +622,7 @@ module {
       linalg.yield %213 : f32
     } -> tensor<16xf32>
     %expanded_83 = tensor.expand_shape %139 [[0, 1, 2, 3]] output_shape [1, 16, 1, 1] : tensor<16xf32> into tensor<1x16x1x1xf32>
-    %140 = linalg.generic {indexing_maps = [#map5, #map15, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_77, %expanded_83 : tensor<1x16x4x16xf32>, tensor<1x16x1x1xf32>) outs(%53 : tensor<1x16x4x16xf32>) {
+    %140 = linalg.generic {indexing_maps = [#map4, #map15, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_77, %expanded_83 : tensor<1x16x4x16xf32>, tensor<1x16x1x1xf32>) outs(%53 : tensor<1x16x4x16xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
       %213 = arith.mulf %in, %in_117 : f32
       linalg.yield %213 : f32
@@ -638,18 +638,18 @@ module {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<1x2x2x16x16xf32>
-    %143 = linalg.generic {indexing_maps = [#map5, #map7, #map7, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%5, %cst_4, %cst_5 : tensor<1x1x16x16xi1>, tensor<f32>, tensor<f32>) outs(%75 : tensor<1x1x16x16xf32>) {
+    %143 = linalg.generic {indexing_maps = [#map4, #map6, #map6, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%17, %cst_4, %cst_5 : tensor<1x1x16x16xi1>, tensor<f32>, tensor<f32>) outs(%75 : tensor<1x1x16x16xf32>) {
     ^bb0(%in: i1, %in_117: f32, %in_118: f32, %out: f32):
       %213 = arith.select %in, %in_117, %in_118 : f32
       linalg.yield %213 : f32
     } -> tensor<1x1x16x16xf32>
-    %144 = linalg.generic {indexing_maps = [#map5, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_84 : tensor<1x4x16x16xf32>) outs(%71 : tensor<1x4x16x16xf32>) {
+    %144 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_84 : tensor<1x4x16x16xf32>) outs(%71 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
       %213 = arith.mulf %in, %cst_37 : f32
       linalg.yield %213 : f32
     } -> tensor<1x4x16x16xf32>
     %transposed_87 = linalg.transpose ins(%collapsed_86 : tensor<1x4x16x16xf32>) outs(%71 : tensor<1x4x16x16xf32>) permutation = [0, 1, 3, 2] 
-    %145 = linalg.generic {indexing_maps = [#map5, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_87 : tensor<1x4x16x16xf32>) outs(%71 : tensor<1x4x16x16xf32>) {
+    %145 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_87 : tensor<1x4x16x16xf32>) outs(%71 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
       %213 = arith.mulf %in, %cst_37 : f32
       linalg.yield %213 : f32
@@ -658,12 +658,12 @@ module {
     %collapsed_89 = tensor.collapse_shape %145 [[0, 1], [2], [3]] : tensor<1x4x16x16xf32> into tensor<4x16x16xf32>
     %146 = linalg.batch_matmul ins(%collapsed_88, %collapsed_89 : tensor<4x16x16xf32>, tensor<4x16x16xf32>) outs(%80 : tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
     %expanded_90 = tensor.expand_shape %146 [[0, 1], [2], [3]] output_shape [1, 4, 16, 16] : tensor<4x16x16xf32> into tensor<1x4x16x16xf32>
-    %147 = linalg.generic {indexing_maps = [#map5, #map13, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_90, %143 : tensor<1x4x16x16xf32>, tensor<1x1x16x16xf32>) outs(%71 : tensor<1x4x16x16xf32>) {
+    %147 = linalg.generic {indexing_maps = [#map4, #map13, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_90, %143 : tensor<1x4x16x16xf32>, tensor<1x1x16x16xf32>) outs(%71 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
       %213 = arith.addf %in, %in_117 : f32
       linalg.yield %213 : f32
     } -> tensor<1x4x16x16xf32>
-    %148:2 = linalg.generic {indexing_maps = [#map5, #map14, #map14], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%147 : tensor<1x4x16x16xf32>) outs(%86, %84 : tensor<1x4x16xf32>, tensor<1x4x16xi64>) {
+    %148:2 = linalg.generic {indexing_maps = [#map4, #map14, #map14], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%147 : tensor<1x4x16x16xf32>) outs(%86, %84 : tensor<1x4x16xf32>, tensor<1x4x16xi64>) {
     ^bb0(%in: f32, %out: f32, %out_117: i64):
       %213 = linalg.index 3 : index
       %214 = arith.index_cast %213 : index to i64
@@ -673,38 +673,38 @@ module {
       linalg.yield %215, %217 : f32, i64
     } -> (tensor<1x4x16xf32>, tensor<1x4x16xi64>)
     %expanded_91 = tensor.expand_shape %148#0 [[0], [1], [2, 3]] output_shape [1, 4, 16, 1] : tensor<1x4x16xf32> into tensor<1x4x16x1xf32>
-    %149 = linalg.generic {indexing_maps = [#map5, #map4, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%147, %expanded_91 : tensor<1x4x16x16xf32>, tensor<1x4x16x1xf32>) outs(%71 : tensor<1x4x16x16xf32>) {
+    %149 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%147, %expanded_91 : tensor<1x4x16x16xf32>, tensor<1x4x16x1xf32>) outs(%71 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
       %213 = arith.subf %in, %in_117 : f32
       linalg.yield %213 : f32
     } -> tensor<1x4x16x16xf32>
-    %150 = linalg.generic {indexing_maps = [#map5, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%149 : tensor<1x4x16x16xf32>) outs(%71 : tensor<1x4x16x16xf32>) {
+    %150 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%149 : tensor<1x4x16x16xf32>) outs(%71 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
       %213 = math.exp %in : f32
       linalg.yield %213 : f32
     } -> tensor<1x4x16x16xf32>
-    %151 = linalg.generic {indexing_maps = [#map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%150 : tensor<1x4x16x16xf32>) outs(%91 : tensor<1x4x16x1xf32>) {
+    %151 = linalg.generic {indexing_maps = [#map4, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%150 : tensor<1x4x16x16xf32>) outs(%91 : tensor<1x4x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
       %213 = arith.addf %in, %out : f32
       linalg.yield %213 : f32
     } -> tensor<1x4x16x1xf32>
-    %152 = linalg.generic {indexing_maps = [#map5, #map4, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%150, %151 : tensor<1x4x16x16xf32>, tensor<1x4x16x1xf32>) outs(%71 : tensor<1x4x16x16xf32>) {
+    %152 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%150, %151 : tensor<1x4x16x16xf32>, tensor<1x4x16x1xf32>) outs(%71 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
       %213 = arith.divf %in, %in_117 : f32
       linalg.yield %213 : f32
     } -> tensor<1x4x16x16xf32>
-    %153 = linalg.generic {indexing_maps = [#map5, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%147 : tensor<1x4x16x16xf32>) outs(%94 : tensor<1x4x16x16xi1>) {
+    %153 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%147 : tensor<1x4x16x16xf32>) outs(%94 : tensor<1x4x16x16xi1>) {
     ^bb0(%in: f32, %out: i1):
       %213 = arith.extf %in : f32 to f64
       %214 = arith.cmpf oeq, %213, %cst_27 : f64
       linalg.yield %214 : i1
     } -> tensor<1x4x16x16xi1>
-    %154 = linalg.generic {indexing_maps = [#map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%153 : tensor<1x4x16x16xi1>) outs(%97 : tensor<1x4x16x1xi1>) {
+    %154 = linalg.generic {indexing_maps = [#map4, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%153 : tensor<1x4x16x16xi1>) outs(%97 : tensor<1x4x16x1xi1>) {
     ^bb0(%in: i1, %out: i1):
       %213 = arith.andi %in, %out : i1
       linalg.yield %213 : i1
     } -> tensor<1x4x16x1xi1>
-    %155 = linalg.generic {indexing_maps = [#map4, #map5, #map5, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%154, %cst_3, %152 : tensor<1x4x16x1xi1>, tensor<1x4x16x16xf32>, tensor<1x4x16x16xf32>) outs(%71 : tensor<1x4x16x16xf32>) {
+    %155 = linalg.generic {indexing_maps = [#map5, #map4, #map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%154, %cst_3, %152 : tensor<1x4x16x1xi1>, tensor<1x4x16x16xf32>, tensor<1x4x16x16xf32>) outs(%71 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: i1, %in_117: f32, %in_118: f32, %out: f32):
       %213 = arith.select %in, %in_117, %in_118 : f32
       linalg.yield %213 : f32
@@ -765,7 +765,7 @@ module {
     %167 = tensor.empty() : tensor<16x2xf32>
     %168 = linalg.fill ins(%cst : f32) outs(%167 : tensor<16x2xf32>) -> tensor<16x2xf32>
     %169 = linalg.matmul ins(%collapsed_99, %transposed_100 : tensor<16x64xf32>, tensor<64x2xf32>) outs(%168 : tensor<16x2xf32>) -> tensor<16x2xf32>
-    %170 = linalg.fill ins(%c0_i64 : i64) outs(%2 : tensor<16xi64>) -> tensor<16xi64>
+    %170 = linalg.fill ins(%c0_i64 : i64) outs(%4 : tensor<16xi64>) -> tensor<16xi64>
     %171 = linalg.fill ins(%cst_0 : f32) outs(%132 : tensor<16xf32>) -> tensor<16xf32>
     %172:2 = linalg.generic {indexing_maps = [#map16, #map17, #map17], iterator_types = ["parallel", "reduction"]} ins(%169 : tensor<16x2xf32>) outs(%171, %170 : tensor<16xf32>, tensor<16xi64>) {
     ^bb0(%in: f32, %out: f32, %out_117: i64):

@@ -13,6 +13,14 @@ also make seeds with a `//! <options>` first line. Each Hugging Face config in
 python/tests/fixtures/hf becomes a seed of the importer target, in the JSON
 form rope-fuzz.cpp describes.
 
+The frontend fixtures (test/Frontends/Inputs/**, no RUN lines) go to the
+raise targets, compacted (no indentation) so that more of them fit libFuzzer's
+-max_len (scripts/fuzz.sh), and once more without their dense_resource blobs
+(which make most of the size of some; the raise still follows the algebra and
+only fails to read the tables), together with MUTANTS structure-aware mutants
+of them from test/fuzz/mutate_frontend.py (seed 1): a start for libFuzzer near
+the out-of-bounds indices of issue 32.
+
 usage: make_corpus.py ROPE_FUZZ REPO_ROOT OUT_DIR
 """
 
@@ -58,6 +66,20 @@ def huggingface_seed(config):
     return {"rope_scaling": scaling or None, "base": base, "head_dim": head_dim, "rotary_dim": 0}
 
 
+MUTANTS = 60
+# libFuzzer cuts longer inputs (scripts/fuzz.sh's -max_len): whole-model
+# exports (zoo/, about 1 MB) make no seed.
+MAX_SEED = 16384
+
+
+def compact(body):
+    return "\n".join(line.strip() for line in body.splitlines() if line.strip()) + "\n"
+
+
+def without_blobs(body):
+    return re.sub(r"\{-#.*?#-\}", "", body, flags=re.S)
+
+
 def write(out, index, body):
     data = bytes([index]) + body.encode()
     (out / hashlib.sha1(data).hexdigest()).write_bytes(data)
@@ -90,13 +112,33 @@ def main():
         options = [(names.index(next(t for t in names if t.split("{")[0] == m[0])), m[1] or m[2])
                    for m in re.findall(r"--([a-z0-9-]+)=(?:\"([^\"]*)\"|([^\s\"]+))", runs)
                    if any(t.split("{")[0] == m[0] for t in names)]
+        frontend = "Frontends" in path.parts and "Inputs" in path.parts
         for body in pieces(path):
+            variants = [body]
+            if frontend:
+                variants = [compact(body)]
+                if without_blobs(body) != body:
+                    variants.append(compact(without_blobs(body)))
+                variants = [v for v in variants if len(v) < MAX_SEED]
             for index in chosen:
-                write(out, index, body)
-                count += 1
+                for variant in variants:
+                    write(out, index, variant)
+                    count += 1
             for index, option in options:
                 write(out, index, f"//! {option}\n{body}")
                 count += 1
+    # Mutants of the frontend fixtures, for the raise targets.
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+    import mutate_frontend
+    raise_targets = [i for i, t in enumerate(names)
+                     if t.split("{")[0] in ("rope-raise", "rope-optimize")]
+    for _, _, text, _ in mutate_frontend.mutants(1, MUTANTS, pathlib.Path(root)):
+        text = compact(without_blobs(text))
+        if len(text) >= MAX_SEED:
+            continue
+        for index in raise_targets:
+            write(out, index, text)
+            count += 1
     print(f"make_corpus: {count} seeds in {out_dir}")
 
 

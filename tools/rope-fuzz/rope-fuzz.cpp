@@ -21,6 +21,12 @@
 // sanitizer report, a pass that succeeds but leaves invalid IR, or a printout
 // that does not parse back is a finding (docs/RELIABILITY.md).
 //
+// A custom mutator (LLVMFuzzerCustomMutator) edits one integer of the text
+// half of the time: the numbers the raise reads as indices and sizes
+// (extract indices, slice offsets, map constants, dims) with edge values, the
+// mutations of test/fuzz/mutate_frontend.py that byte-level mutation rarely
+// makes without breaking the parse; otherwise libFuzzer's own mutations run.
+//
 // ROPE_FUZZ_VERBOSE=1 prints the target and the diagnostics of each input
 // (for triage); ROPE_FUZZ_LIST_TARGETS=1 prints the targets, one per line in
 // selector order, and exits (test/fuzz/make_corpus.py reads them).
@@ -44,12 +50,16 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <iterator>
+#include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -155,7 +165,89 @@ void runHuggingFace(StringRef text, MLIRContext &context) {
     (void)rope::printAttributeExactly(rope->mrope);
 }
 
+/// The integer literals of MLIR text that stand for indices and sizes: digit
+/// runs that are not part of a name (%c16, f32, d0, #map1), of a float
+/// (1.0e+04) or of a string (hex blobs); a dim in `2x8x4` counts.
+std::vector<std::pair<size_t, size_t>> integerLiterals(StringRef text) {
+  std::vector<std::pair<size_t, size_t>> out;
+  bool inString = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '"' && (i == 0 || text[i - 1] != '\\'))
+      inString = !inString;
+    if (inString || !llvm::isDigit(c))
+      continue;
+    size_t end = i;
+    while (end < text.size() && llvm::isDigit(text[end]))
+      ++end;
+    char before = i ? text[i - 1] : ' ';
+    char after = end < text.size() ? text[end] : ' ';
+    bool dim = before == 'x' && i >= 2 && llvm::isDigit(text[i - 2]);
+    bool name = llvm::isAlpha(before) || before == '_' || before == '%' ||
+                before == '#' || before == '.' || before == '^' ||
+                before == '@';
+    if ((dim || !name) && after != '.' && after != 'e' && after != '_' &&
+        !(llvm::isAlpha(after) && after != 'x'))
+      out.emplace_back(i, end);
+    i = end;
+  }
+  return out;
+}
+
+/// Replaces one integer literal of `text` with an edge value; false when
+/// there is none.
+bool mutateInteger(std::string &text, std::minstd_rand &rng) {
+  std::vector<std::pair<size_t, size_t>> literals = integerLiterals(text);
+  if (literals.empty())
+    return false;
+  auto [begin, end] = literals[rng() % literals.size()];
+  // Another literal of the text: often a dim size, so size and size + 1.
+  auto [ob, oe] = literals[rng() % literals.size()];
+  int64_t other = 0;
+  (void)StringRef(text).slice(ob, oe).getAsInteger(10, other);
+  int64_t old = 0;
+  (void)StringRef(text).slice(begin, end).getAsInteger(10, old);
+  // Wrapping: the literals can be INT64_MAX (the harness is under UBSan).
+  auto plus = [](int64_t a, int64_t b) {
+    return static_cast<int64_t>(static_cast<uint64_t>(a) +
+                                static_cast<uint64_t>(b));
+  };
+  const int64_t edges[] = {0,
+                           1,
+                           -1,
+                           2,
+                           other,
+                           plus(other, 1),
+                           plus(old, 1),
+                           plus(old, -1),
+                           plus(old, old),
+                           64,
+                           65,
+                           int64_t(1) << 31,
+                           (int64_t(1) << 31) - 1,
+                           std::numeric_limits<int64_t>::max()};
+  int64_t value = edges[rng() % std::size(edges)];
+  text.replace(begin, end - begin, std::to_string(value));
+  return true;
+}
+
 } // namespace
+
+extern "C" size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t maxSize);
+
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size,
+                                          size_t maxSize, unsigned seed) {
+  std::minstd_rand rng(seed);
+  if (size > 1 && rng() % 2) {
+    // The selector byte stays; the text gets one integer edited.
+    std::string text(reinterpret_cast<const char *>(data) + 1, size - 1);
+    if (mutateInteger(text, rng) && text.size() + 1 <= maxSize) {
+      std::memcpy(data + 1, text.data(), text.size());
+      return text.size() + 1;
+    }
+  }
+  return LLVMFuzzerMutate(data, size, maxSize);
+}
 
 extern "C" int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;

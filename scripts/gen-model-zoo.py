@@ -11,11 +11,17 @@ Peers' environment (outside the checkout; see scripts/gen-frontend-fixtures.py f
     /work/peers/bin/python   torch 2.15, transformers 5.25, torch-mlir 20261001 (versions recorded in the
                              manifest)
 
-Command line (from the repository root; a few seconds per model on a 2-core machine):
+Command line (from the repository root; about 3 minutes for the whole zoo on a 2-core machine):
 
     nice -n 19 /work/peers/bin/python scripts/gen-model-zoo.py             # every model, both modes
     nice -n 19 /work/peers/bin/python scripts/gen-model-zoo.py llama qwen2 # only these (manifest merged)
-    options: --out DIR (default test/Frontends/Inputs/zoo), --list
+    options: --out DIR (default test/Frontends/Inputs/zoo), --modes prefill,decode, --list
+
+Sizes: COMMON below (hidden 64, 4 heads / 2 KV heads, head dim 16, intermediate 128, vocab 256, 2 layers, tied
+embeddings: the weights are most of each file, about 0.8 MB; MoE and MLA models about 1.2 MB); 16 tokens of
+prefill, a 16-token cache for decode; batch 1 except qwen2 (batch 2, row 1's positions offset by 5). Reruns
+give the same files except the order of a few independent ops in gemma3_text and llama4_text (their per-layer-
+type rotary tables are exported in varying order; the computation is the same).
 
 What it writes, per model NAME and mode (prefill, decode), into test/Frontends/Inputs/zoo/:
   NAME_MODE.mlir  torch-mlir's output, text unchanged: one func @main, weights and tables as dense_resource blobs;
@@ -30,8 +36,11 @@ What it writes, per model NAME and mode (prefill, decode), into test/Frontends/I
 and manifest.json: per model its model type, the config given (the small dict), the export options, the expected
 counts after raising (rotations: 2 per layer that applies RoPE, q and k; attentions: one per layer), file sizes,
 torch f32's error vs float64 (max|y - r| / max|r| over the logits), a decode self-check (the float64 decode step
-on the float64 model's own prefix cache vs the float64 prefill of prefix + token, last position), and "blocked":
-what could not be exported, with the exact error.
+on the float64 model's own prefix cache vs the float64 prefill of prefix + token, last position), which result
+holds the logits (logits_result: Phi-3's LongRoPE update assigns its inv_freq buffer in forward, and torch-mlir
+returns the assigned buffer as result 0; ref0/frontend0 then hold that buffer, so result i <-> ref i always),
+ir_caveats (where the exported IR itself departs from the model), and "blocked": what could not be exported,
+with the exact error.
 
 How the models are run and exported (the documented patches; the modeling code itself runs unchanged):
   * transformers.masking_utils.find_packed_sequence_indices returns None. Under tracing it returns a
@@ -77,7 +86,7 @@ import sys
 import tempfile
 import time
 import traceback
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 

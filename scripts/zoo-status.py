@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import os
 import pathlib
 import re
 import subprocess

@@ -253,3 +253,18 @@ def test_checked_rope_apply_positions_and_cache():
     for bad in (16, -1, 2**62):
         with pytest.raises(rope_mlir.CheckError, match="cos/sin cache"):
             f(x, np.array([0, 1, bad, 3, 4]), cos, sin)
+
+
+def test_checked_bench_smoke():
+    # bench/checked_bench.py compiles every case both ways, checks that the
+    # two agree bit for bit before timing, and reports a row per case.
+    import pathlib
+    root = pathlib.Path(__file__).resolve().parents[2]
+    result = subprocess.run(
+        [sys.executable, str(root / "bench/checked_bench.py"), "--quick",
+         "--samples", "1"], capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-2000:]
+    rows = [line for line in result.stdout.splitlines()
+            if line.startswith("| rope ") or line.startswith("| fixture ")]
+    assert len(rows) >= 20, result.stdout
+    assert not [r for r in rows if "failed" in r], result.stdout

@@ -217,7 +217,7 @@ class JitModule:
             self._handle = None
 
 
-def _no_nul(text: str, name: str) -> None:
+def no_nul(text: str, name: str) -> None:
     # C strings end at the first NUL: the library would see (and compile)
     # only the text before it.
     if "\0" in text:
@@ -228,9 +228,9 @@ def _no_nul(text: str, name: str) -> None:
 
 def compile_module(source: str, pipeline: str | None = None,
                    opt_level: int = 3, flags: int = 0) -> JitModule:
-    _no_nul(source, "source")
+    no_nul(source, "source")
     if pipeline is not None:
-        _no_nul(pipeline, "pipeline")
+        no_nul(pipeline, "pipeline")
     lib = _library()
     error = ctypes.c_void_p()
     handle = lib.ropeJitCompileWithFlags(
@@ -278,8 +278,8 @@ def is_registered(name: str) -> bool:
 def lower(source: str, pipeline: str) -> str:
     """Runs `pipeline` (e.g. "builtin.module()" to only verify) and returns
     the resulting IR; raises CompileError with the diagnostics."""
-    _no_nul(source, "source")
-    _no_nul(pipeline, "pipeline")
+    no_nul(source, "source")
+    no_nul(pipeline, "pipeline")
     lib = _library()
     error = ctypes.c_void_p()
     text = lib.ropeJitLower(source.encode(), pipeline.encode(),
@@ -299,9 +299,7 @@ def canonical_attribute(text: str, kind: str) -> str:
     if not isinstance(text, str):
         raise TypeError(f"{kind} must be a str (an attribute's text), got "
                         f"{type(text).__name__}")
-    if "\0" in text:
-        raise ValueError(f"{kind} must not contain NUL characters, got "
-                         f"{text!r}")
+    no_nul(text, kind)
     lib = _library()
     error = ctypes.c_void_p()
     printed = lib.ropeJitCanonicalAttribute(text.encode(), kind.encode(),

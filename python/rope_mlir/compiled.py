@@ -457,9 +457,7 @@ class CompiledModule:
         if not isinstance(name, str):
             raise TypeError(f"function name must be a str, got "
                             f"{type(name).__name__}")
-        if "\0" in name:
-            raise ValueError(f"function name must not contain NUL "
-                             f"characters, got {name!r}")
+        _jit.no_nul(name, "function name")
         with self._lock:
             if name not in self._cache:
                 try:

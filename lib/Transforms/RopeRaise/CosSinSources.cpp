@@ -693,13 +693,26 @@ mlir::rope::raise::analyzeCosSinLeaf(ElementAlgebra &algebra, unsigned leafId,
             tableCoords(factor, channel);
         std::optional<double> value =
             coords ? constantElement(factor.root, *coords) : std::nullopt;
-        if (!value || table) {
+        // A factor that varies over no frame dim is the frequency table, or,
+        // when it is not a constant, positions the same for every token:
+        // at one token (decode) the frontend broadcasts the size-1 token
+        // dims of the position ids (constant indices in the indexing maps),
+        // so the position stream has no frame dim. It is a stream only when
+        // read from integers like any other (positionFactor decides), and
+        // the builder then gives it a token dim of size 1.
+        if (!value && !factor.channelShape.empty()) {
           why = "the frequency table is not a constant";
           return failure();
         }
-        table = value;
-        tableType = getElementTypeOrSelf(factor.root.getType());
-        continue;
+        if (value) {
+          if (table) {
+            why = "the frequency table is not a constant";
+            return failure();
+          }
+          table = value;
+          tableType = getElementTypeOrSelf(factor.root.getType());
+          continue;
+        }
       }
       if (positions) {
         why = "the angle multiplies two position-dependent values";

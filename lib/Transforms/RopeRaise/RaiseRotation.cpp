@@ -57,6 +57,9 @@ namespace {
 /// What a matched rotation becomes.
 struct RaisePlan {
   Value input;
+  /// How the rotation reads `input` (one role per dim of it), when not
+  /// element for element in the candidate's own layout.
+  std::optional<View> inputView;
   Layout layout = Layout::half;
   int64_t rotaryDim = 0;
   /// y channel -> rope.apply output channel; empty for the identity.
@@ -169,7 +172,7 @@ public:
     if (trig.empty())
       return fail("no factor is a cos or sin");
     const Leaf &x = algebra.leaf(xLeaf);
-    if (!isIdentityView(x) || x.channelShape[0] != d)
+    if (!readsWholeChannels(x, type))
       return fail("the rotated tensor is not read whole, element for element");
     if (cast<RankedTensorType>(x.root.getType()).getElementType() !=
         type.getElementType())
@@ -309,6 +312,9 @@ public:
       return failure();
 
     plan.input = x.root;
+    if (!isIdentityView(x) ||
+        cast<RankedTensorType>(x.root.getType()).getRank() != rank)
+      plan.inputView = x.view;
     bool identity = true;
     for (int64_t j = 0; j < d; ++j)
       identity &= ropeChannel[j] == j;
@@ -338,6 +344,63 @@ private:
   LogicalResult failWith(const std::string &reason) {
     why = reason;
     return failure();
+  }
+
+  /// Whether every element of the candidate's frame reads one element of
+  /// the leaf, with the candidate's channel k reading the leaf's channel k
+  /// along one whole dim of it: the leaf is then the rotated tensor in
+  /// another layout (a whole model's q/k are a matmul result reshaped to
+  /// [B, S, H, D] and transposed to [B, H, S, D]; the algebra looks through
+  /// the transpose and stops at the reshape that merges heads and channels).
+  /// The frame dims may be permuted, unit or fixed dims of the leaf are
+  /// dropped, and only a frame dim of size 1 may be missing from the leaf.
+  /// A broadcast is not raised: the rotation is then raised from the op
+  /// that reads x element for element before the broadcast (GQA's repeat of
+  /// the rotated keys), rotating each key once. Each frame dim is read at
+  /// most once (no diagonals), and the channel dim is whole (the slices of
+  /// a rotation are read as channels, so a proper slice of it is not x).
+  static bool readsWholeChannels(const Leaf &leaf, RankedTensorType type) {
+    int64_t d = type.getShape().back();
+    if (leaf.channelShape.size() != 1 || leaf.channelShape[0] != d)
+      return false;
+    auto rootType = dyn_cast<RankedTensorType>(leaf.root.getType());
+    if (!rootType ||
+        rootType.getRank() != static_cast<int64_t>(leaf.view.size()))
+      return false;
+    int64_t channelDims = 0;
+    SmallVector<bool> frameRead(type.getRank() - 1, false);
+    for (auto [dim, role] : llvm::enumerate(leaf.view)) {
+      int64_t size = rootType.getDimSize(dim);
+      switch (role.kind) {
+      case DimRole::Channel:
+        if (role.index != 0 || size != d)
+          return false;
+        ++channelDims;
+        break;
+      case DimRole::Frame:
+        if (role.index < 0 || role.index >= type.getRank() - 1 ||
+            frameRead[role.index] || size != type.getDimSize(role.index))
+          return false;
+        frameRead[role.index] = true;
+        break;
+      case DimRole::Unit:
+        if (size != 1)
+          return false;
+        break;
+      case DimRole::Fixed:
+        if (ShapedType::isDynamic(size) || role.index < 0 || role.index >= size)
+          return false;
+        break;
+      case DimRole::FrameSet:
+        return false;
+      }
+    }
+    if (channelDims != 1)
+      return false;
+    for (auto [i, read] : llvm::enumerate(frameRead))
+      if (!read && type.getDimSize(i) != 1)
+        return false;
+    return true;
   }
 
   static bool isIdentityView(const Leaf &leaf) {
@@ -670,6 +733,54 @@ Value wrapNegative(OpBuilder &b, Location loc, Value positions, int64_t rows) {
       .getResult(0);
 }
 
+/// The tensor of type `type` that a rotation reads from `input` through
+/// `view` (checked by readsWholeChannels): a copy of `input` into the
+/// candidate's layout. rope.apply rotates the value the rotation reads, so
+/// its token dims and positions stay those of the candidate; the copy is a
+/// transpose (or reshape) that later passes fold into the producer, and is
+/// stated here as a generic because one map says any mix of permuted
+/// frame dims, dropped unit or fixed dims and added size-1 frame dims.
+Value materializeInput(OpBuilder &b, Location loc, Value input,
+                       const View &view, RankedTensorType type) {
+  MLIRContext *ctx = b.getContext();
+  int64_t rank = type.getRank();
+  SmallVector<AffineExpr> exprs;
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t i = 0; i < rank; ++i)
+    sizes.push_back(b.getIndexAttr(type.getDimSize(i)));
+  for (auto [dim, role] : llvm::enumerate(view)) {
+    switch (role.kind) {
+    case DimRole::Frame:
+      exprs.push_back(getAffineDimExpr(role.index, ctx));
+      if (type.isDynamicDim(role.index))
+        sizes[role.index] = tensor::getMixedSize(b, loc, input, dim);
+      break;
+    case DimRole::Channel:
+      exprs.push_back(getAffineDimExpr(rank - 1, ctx));
+      break;
+    case DimRole::Fixed:
+      exprs.push_back(getAffineConstantExpr(role.index, ctx));
+      break;
+    default:
+      exprs.push_back(getAffineConstantExpr(0, ctx));
+      break;
+    }
+  }
+  Value init = tensor::EmptyOp::create(b, loc, sizes, type.getElementType());
+  AffineMap readMap = AffineMap::get(rank, 0, exprs, ctx);
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{input},
+             ValueRange{init},
+             ArrayRef<AffineMap>{readMap, b.getMultiDimIdentityMap(rank)},
+             iterators,
+             [](OpBuilder &nb, Location nloc, ValueRange args) {
+               linalg::YieldOp::create(nb, nloc, args[0]);
+             })
+      .getResult(0);
+}
+
 class RaisedBuilder {
 public:
   std::string buildWhy;
@@ -703,11 +814,38 @@ public:
           return failure();
         }
       }
+      auto streamType = cast<RankedTensorType>(stream.root.getType());
+      if (tokenDims.empty() && plan.mropeAxes.empty() &&
+          streamType.getRank() >= 1 && streamType.hasStaticShape() &&
+          streamType.getNumElements() == 1) {
+        // One position for every element (one token, read through
+        // broadcasting maps): any frame dim of size 1 is a token dim that
+        // reads it. The innermost one is the sequence dim in every layout
+        // frontends use ([B, H, S, D], [B, S, H, D], [B*H, S, D]), so the
+        // raised op states the same token dims as at S > 1.
+        for (int64_t i = rank - 2; i >= 0 && tokenDims.empty(); --i)
+          if (type.getDimSize(i) == 1)
+            tokenDims.push_back(i);
+        if (!tokenDims.empty()) {
+          SmallVector<ReassociationIndices> all(1);
+          for (int64_t i = 0; i < streamType.getRank(); ++i)
+            all[0].push_back(i);
+          positions =
+              streamType.getRank() == 1
+                  ? stream.root
+                  : tensor::CollapseShapeOp::create(
+                        rewriter, loc,
+                        RankedTensorType::get({1}, streamType.getElementType()),
+                        stream.root, all)
+                        .getResult();
+        }
+      }
       if (tokenDims.empty()) {
         buildWhy = "the positions do not vary over any token dim";
         return failure();
       }
-      positions = dropUnitDims(rewriter, loc, stream.root, drop);
+      if (!positions)
+        positions = dropUnitDims(rewriter, loc, stream.root, drop);
       if (!positions) {
         buildWhy = "the positions have no token dims";
         return failure();
@@ -788,8 +926,11 @@ public:
       }
     }
 
+    Value input = plan.input;
+    if (plan.inputView)
+      input = materializeInput(rewriter, loc, input, *plan.inputView, type);
     SmallVector<OpFoldResult> sizes =
-        tensor::getMixedSizes(rewriter, loc, plan.input);
+        tensor::getMixedSizes(rewriter, loc, input);
     Value init =
         tensor::EmptyOp::create(rewriter, loc, sizes, type.getElementType());
     int64_t d = type.getShape().back();
@@ -825,7 +966,7 @@ public:
       }
     }
     auto apply = ApplyOp::create(
-        rewriter, loc, init.getType(), plan.input, positions, offset,
+        rewriter, loc, init.getType(), input, positions, offset,
         /*length=*/Value(), cosCache, sinCache, /*norm_weight=*/Value(),
         /*quant_scale=*/Value(), /*slots=*/Value(), init,
         LayoutAttr::get(ctx, plan.layout),

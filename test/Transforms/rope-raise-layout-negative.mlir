@@ -32,3 +32,11 @@
 // RUN:   | rope-opt --rope-raise --split-input-file | FileCheck %s --check-prefix=NONE
 // POS-REMARK: remark: rope-raise: not raised: cos/sin are not proven: the angle multiplies two position-dependent values
 // POS-REMARK: remark: rope-raise: not raised: cos/sin are not proven: the angle multiplies two position-dependent values
+
+// A fused projection whose rotate_half partner is q's second half, not k's:
+// the channels read span more than one head dim of the fused channel dim.
+// RUN: sed 's/%x2 = tensor.extract_slice %qkv\[0, 0, 0, 12\]/%x2 = tensor.extract_slice %qkv[0, 0, 0, 4]/' %S/rope-raise-layout.mlir \
+// RUN:   | rope-opt --rope-raise=remarks=true --split-input-file 2>&1 | FileCheck %s --check-prefix=WINDOW
+// WINDOW: remark: rope-raise: not raised: the rotated tensor is not read whole, element for element
+// WINDOW-LABEL: func.func @fused_qkv(
+// WINDOW-NOT: rope.apply

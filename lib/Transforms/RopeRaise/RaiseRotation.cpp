@@ -60,6 +60,8 @@ struct RaisePlan {
   /// How the rotation reads `input` (one role per dim of it), when not
   /// element for element in the candidate's own layout.
   std::optional<View> inputView;
+  /// The first channel of `input`'s channel dim the rotation reads.
+  int64_t channelOffset = 0;
   Layout layout = Layout::half;
   int64_t rotaryDim = 0;
   /// y channel -> rope.apply output channel; empty for the identity.
@@ -172,6 +174,28 @@ public:
     if (trig.empty())
       return fail("no factor is a cos or sin");
     const Leaf &x = algebra.leaf(xLeaf);
+    // x may be a window [offset, offset + d) of a wider channel dim (q, k
+    // and v sliced from one fused projection, GPT-NeoX): the channels of x
+    // the rotation reads, relative to the window, are then x's channels.
+    int64_t offset = 0;
+    if (x.channelShape.size() == 1 && x.channelShape[0] > d) {
+      int64_t lo = x.channelShape[0], hi = -1;
+      for (const Element &e : *elements)
+        for (const Monomial &m : e.re.terms)
+          for (auto [id, channel] : m.factors)
+            if (id == xLeaf) {
+              lo = std::min(lo, channel);
+              hi = std::max(hi, channel);
+            }
+      // A candidate continued into wider channels (concatenated with
+      // pass-through channels along its channel dim) is the rotated part of
+      // a partial rotation: the wider value is raised whole or not at all,
+      // never its rotated channels alone.
+      if (hi < 0 || hi - lo >= d || feedsWiderChannels(y))
+        return fail(
+            "the rotated tensor is not read whole, element for element");
+      offset = std::min(lo, x.channelShape[0] - d);
+    }
     if (!readsWholeChannels(x, type))
       return fail("the rotated tensor is not read whole, element for element");
     if (cast<RankedTensorType>(x.root.getType()).getElementType() !=
@@ -188,7 +212,7 @@ public:
         return fail("channel " + std::to_string(j) + " is never written");
       if (p.terms.size() == 1 && p.terms[0].factors.size() == 1 &&
           p.terms[0].factors[0].first == x0 && p.terms[0].coef == 1.0) {
-        passThrough[j] = p.terms[0].factors[0].second;
+        passThrough[j] = p.terms[0].factors[0].second - offset;
         continue;
       }
       if (p.terms.size() != 2)
@@ -205,7 +229,7 @@ public:
         if (a.first != x0 || !trig.count(b.first))
           return fail("channel " + std::to_string(j) +
                       " is not x * cos +/- x' * sin");
-        terms.push_back(Term{m.coef, a.second, b.first, b.second});
+        terms.push_back(Term{m.coef, a.second - offset, b.first, b.second});
       }
       // The cos term: computed cos, or (gathered) the one reading x[j].
       int cosIndex = -1;
@@ -312,7 +336,8 @@ public:
       return failure();
 
     plan.input = x.root;
-    if (!isIdentityView(x) ||
+    plan.channelOffset = offset;
+    if (offset != 0 || x.channelShape[0] != d || !isIdentityView(x) ||
         cast<RankedTensorType>(x.root.getType()).getRank() != rank)
       plan.inputView = x.view;
     bool identity = true;
@@ -361,7 +386,7 @@ private:
   /// a rotation are read as channels, so a proper slice of it is not x).
   static bool readsWholeChannels(const Leaf &leaf, RankedTensorType type) {
     int64_t d = type.getShape().back();
-    if (leaf.channelShape.size() != 1 || leaf.channelShape[0] != d)
+    if (leaf.channelShape.size() != 1 || leaf.channelShape[0] < d)
       return false;
     auto rootType = dyn_cast<RankedTensorType>(leaf.root.getType());
     if (!rootType ||
@@ -373,7 +398,7 @@ private:
       int64_t size = rootType.getDimSize(dim);
       switch (role.kind) {
       case DimRole::Channel:
-        if (role.index != 0 || size != d)
+        if (role.index != 0 || size != leaf.channelShape[0])
           return false;
         ++channelDims;
         break;
@@ -401,6 +426,25 @@ private:
       if (!read && type.getDimSize(i) != 1)
         return false;
     return true;
+  }
+
+  /// Whether a user of `value` puts its channels next to others: a concat
+  /// along the last dim, or an insert into a tensor with more channels.
+  static bool feedsWiderChannels(Value value) {
+    int64_t last = cast<RankedTensorType>(value.getType()).getRank() - 1;
+    for (Operation *user : value.getUsers()) {
+      if (auto concat = dyn_cast<tensor::ConcatOp>(user))
+        if (static_cast<int64_t>(concat.getDim()) == last)
+          return true;
+      if (auto insert = dyn_cast<tensor::InsertSliceOp>(user)) {
+        auto dest = insert.getDestType();
+        if (dest.getRank() < 1 ||
+            dest.getDimSize(dest.getRank() - 1) !=
+                cast<RankedTensorType>(value.getType()).getShape().back())
+          return true;
+      }
+    }
+    return false;
   }
 
   static bool isIdentityView(const Leaf &leaf) {
@@ -741,9 +785,25 @@ Value wrapNegative(OpBuilder &b, Location loc, Value positions, int64_t rows) {
 /// stated here as a generic because one map says any mix of permuted
 /// frame dims, dropped unit or fixed dims and added size-1 frame dims.
 Value materializeInput(OpBuilder &b, Location loc, Value input,
-                       const View &view, RankedTensorType type) {
+                       const View &view, int64_t channelOffset,
+                       RankedTensorType type) {
   MLIRContext *ctx = b.getContext();
   int64_t rank = type.getRank();
+  auto inputType = cast<RankedTensorType>(input.getType());
+  int64_t d = type.getShape().back();
+  for (auto [dim, role] : llvm::enumerate(view)) {
+    if (role.kind != DimRole::Channel || inputType.getDimSize(dim) == d)
+      continue;
+    // The window of a wider channel dim: sliced first, so that the copy
+    // reads through a projected permutation like any linalg op.
+    SmallVector<OpFoldResult> offsets(inputType.getRank(), b.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, input);
+    SmallVector<OpFoldResult> strides(inputType.getRank(), b.getIndexAttr(1));
+    offsets[dim] = b.getIndexAttr(channelOffset);
+    sizes[dim] = b.getIndexAttr(d);
+    input =
+        tensor::ExtractSliceOp::create(b, loc, input, offsets, sizes, strides);
+  }
   SmallVector<AffineExpr> exprs;
   SmallVector<OpFoldResult> sizes;
   for (int64_t i = 0; i < rank; ++i)
@@ -815,9 +875,14 @@ public:
         }
       }
       auto streamType = cast<RankedTensorType>(stream.root.getType());
-      if (tokenDims.empty() && plan.mropeAxes.empty() &&
-          streamType.getRank() >= 1 && streamType.hasStaticShape() &&
-          streamType.getNumElements() == 1) {
+      // M-RoPE's stream axis (dim 0) is kept; every other dim of one token.
+      bool mrope = !plan.mropeAxes.empty();
+      int64_t kept = mrope ? 1 : 0;
+      bool oneToken = tokenDims.empty() && streamType.hasStaticShape() &&
+                      streamType.getRank() >= kept + 1;
+      for (int64_t i = kept; oneToken && i < streamType.getRank(); ++i)
+        oneToken = streamType.getDimSize(i) == 1;
+      if (oneToken) {
         // One position for every element (one token, read through
         // broadcasting maps): any frame dim of size 1 is a token dim that
         // reads it. The innermost one is the sequence dim in every layout
@@ -827,17 +892,24 @@ public:
           if (type.getDimSize(i) == 1)
             tokenDims.push_back(i);
         if (!tokenDims.empty()) {
-          SmallVector<ReassociationIndices> all(1);
-          for (int64_t i = 0; i < streamType.getRank(); ++i)
-            all[0].push_back(i);
-          positions =
-              streamType.getRank() == 1
-                  ? stream.root
-                  : tensor::CollapseShapeOp::create(
-                        rewriter, loc,
-                        RankedTensorType::get({1}, streamType.getElementType()),
-                        stream.root, all)
-                        .getResult();
+          SmallVector<ReassociationIndices> groups;
+          SmallVector<int64_t> shape;
+          if (mrope) {
+            groups.push_back({0});
+            shape.push_back(streamType.getDimSize(0));
+          }
+          groups.emplace_back();
+          for (int64_t i = kept; i < streamType.getRank(); ++i)
+            groups.back().push_back(i);
+          shape.push_back(1);
+          positions = streamType.getRank() == kept + 1
+                          ? stream.root
+                          : tensor::CollapseShapeOp::create(
+                                rewriter, loc,
+                                RankedTensorType::get(
+                                    shape, streamType.getElementType()),
+                                stream.root, groups)
+                                .getResult();
         }
       }
       if (tokenDims.empty()) {
@@ -928,7 +1000,8 @@ public:
 
     Value input = plan.input;
     if (plan.inputView)
-      input = materializeInput(rewriter, loc, input, *plan.inputView, type);
+      input = materializeInput(rewriter, loc, input, *plan.inputView,
+                               plan.channelOffset, type);
     SmallVector<OpFoldResult> sizes =
         tensor::getMixedSizes(rewriter, loc, input);
     Value init =

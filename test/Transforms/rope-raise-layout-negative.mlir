@@ -40,3 +40,14 @@
 // WINDOW: remark: rope-raise: not raised: the rotated tensor is not read whole, element for element
 // WINDOW-LABEL: func.func @fused_qkv(
 // WINDOW-NOT: rope.apply
+// WINDOW-LABEL: func.func @interleaved(
+
+// Interleaved pairs stacked in the wrong order: (x[2i], -x[2i+1]) is not a
+// rotation of the one x the two views read.
+// RUN: sed 's/%%st = tensor.concat dim(4) %%s0, %%s1/%%st = tensor.concat dim(4) %%s1, %%s0/' %S/rope-raise-layout.mlir \
+// RUN:   | rope-opt --rope-raise=remarks=true --split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=STACK-REMARK
+// RUN: sed 's/%%st = tensor.concat dim(4) %%s0, %%s1/%%st = tensor.concat dim(4) %%s1, %%s0/' %S/rope-raise-layout.mlir \
+// RUN:   | rope-opt --rope-raise --split-input-file | FileCheck %s --check-prefix=STACK
+// STACK-REMARK: remark: rope-raise: not raised: channel 0 is paired with channel 0, neither P/2 nor 1
+// STACK-LABEL: func.func @interleaved(
+// STACK-NOT: rope.apply

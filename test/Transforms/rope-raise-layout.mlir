@@ -270,3 +270,98 @@ func.func @fused_qkv(%h: tensor<4x16xf32>, %w: tensor<16x48xf32>, %p: tensor<1x4
   } -> tensor<1x2x4x8xf32>
   return %y : tensor<1x2x4x8xf32>
 }
+
+// -----
+
+// Interleaved pairs (Cohere's rotate_every_two and repeat_interleave'd
+// cos/sin): the x * cos term reads the transposed q with batch as a frame
+// dim, the partner path reaches the same reshape through strided slices and
+// a stack as a unit dim; both read index 0 of that size-1 dim, so they are
+// one x.
+
+// CHECK-LABEL: func.func @interleaved(
+// CHECK: %[[E:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2, 3]] output_shape [1, 4, 2, 8]
+// CHECK: %[[T:.*]] = linalg.generic {{.*}} ins(%[[E]] : tensor<1x4x2x8xf32>)
+// CHECK: %[[R:.*]] = rope.apply ins(%[[T]] : tensor<1x2x4x8xf32>) positions(%{{.*}} : tensor<4xi64>) outs(%{{.*}} : tensor<1x2x4x8xf32>) {freqs = #rope.default<>, layout = #rope.layout<interleaved>, token_dims = array<i64: 2>}
+// CHECK-NOT: math.cos
+// CHECK: return %[[R]]
+
+#pos = affine_map<(d0, d1, d2) -> (0, d1)>
+#ch3 = affine_map<(d0, d1, d2) -> (d2)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#cs4 = affine_map<(d0, d1, d2, d3) -> (0, 0, d2, d3)>
+
+func.func @interleaved(%h: tensor<4x16xf32>, %w: tensor<16x16xf32>, %p: tensor<1x4xi64>) -> tensor<1x2x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %inv = arith.constant dense<[1.0, 0.1, 0.01, 0.001]> : tensor<4xf32>
+  %e2 = tensor.empty() : tensor<4x16xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e2 : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %mm = linalg.matmul ins(%h, %w : tensor<4x16xf32>, tensor<16x16xf32>) outs(%acc : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %ex = tensor.expand_shape %mm [[0, 1], [2, 3]] output_shape [1, 4, 2, 8] : tensor<4x16xf32> into tensor<1x4x2x8xf32>
+  %et = tensor.empty() : tensor<1x2x4x8xf32>
+  %x = linalg.transpose ins(%ex : tensor<1x4x2x8xf32>) outs(%et : tensor<1x2x4x8xf32>) permutation = [0, 2, 1, 3]
+  // cos/sin [1, 1, S, D] from the position ids, broadcast over the heads.
+  %e3 = tensor.empty() : tensor<1x4x4xf32>
+  %ang = linalg.generic {indexing_maps = [#pos, #ch3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%p, %inv : tensor<1x4xi64>, tensor<4xf32>) outs(%e3 : tensor<1x4x4xf32>) {
+  ^bb0(%pi: i64, %f: f32, %o: f32):
+    %pf = arith.sitofp %pi : i64 to f32
+    %a = arith.mulf %pf, %f : f32
+    linalg.yield %a : f32
+  } -> tensor<1x4x4xf32>
+  // repeat_interleave(freqs, 2): each angle twice, side by side.
+  %ang1 = tensor.expand_shape %ang [[0], [1], [2, 3]] output_shape [1, 4, 4, 1] : tensor<1x4x4xf32> into tensor<1x4x4x1xf32>
+  %ang2 = tensor.concat dim(3) %ang1, %ang1 : (tensor<1x4x4x1xf32>, tensor<1x4x4x1xf32>) -> tensor<1x4x4x2xf32>
+  %emb = tensor.collapse_shape %ang2 [[0], [1], [2, 3]] : tensor<1x4x4x2xf32> into tensor<1x4x8xf32>
+  %e8 = tensor.empty() : tensor<1x4x8xf32>
+  %cos3 = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%emb : tensor<1x4x8xf32>) outs(%e8 : tensor<1x4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %c = math.cos %a : f32
+    linalg.yield %c : f32
+  } -> tensor<1x4x8xf32>
+  %sin3 = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%emb : tensor<1x4x8xf32>) outs(%e8 : tensor<1x4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = math.sin %a : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4x8xf32>
+  %cos = tensor.expand_shape %cos3 [[0, 1], [2], [3]] output_shape [1, 1, 4, 8] : tensor<1x4x8xf32> into tensor<1x1x4x8xf32>
+  %sin = tensor.expand_shape %sin3 [[0, 1], [2], [3]] output_shape [1, 1, 4, 8] : tensor<1x4x8xf32> into tensor<1x1x4x8xf32>
+  // x * cos + rotate_half(x) * sin.
+  // rotate_every_two: (-x[2i+1], x[2i]) stacked on a new last dim and
+  // flattened (Cohere).
+  %xe = tensor.extract_slice %x[0, 0, 0, 0] [1, 2, 4, 4] [1, 1, 1, 2] : tensor<1x2x4x8xf32> to tensor<1x2x4x4xf32>
+  %xo = tensor.extract_slice %x[0, 0, 0, 1] [1, 2, 4, 4] [1, 1, 1, 2] : tensor<1x2x4x8xf32> to tensor<1x2x4x4xf32>
+  %eh = tensor.empty() : tensor<1x2x4x4xf32>
+  %nxo = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%xo : tensor<1x2x4x4xf32>) outs(%eh : tensor<1x2x4x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  } -> tensor<1x2x4x4xf32>
+  %s0 = tensor.expand_shape %nxo [[0], [1], [2], [3, 4]] output_shape [1, 2, 4, 4, 1] : tensor<1x2x4x4xf32> into tensor<1x2x4x4x1xf32>
+  %s1 = tensor.expand_shape %xe [[0], [1], [2], [3, 4]] output_shape [1, 2, 4, 4, 1] : tensor<1x2x4x4xf32> into tensor<1x2x4x4x1xf32>
+  %st = tensor.concat dim(4) %s0, %s1 : (tensor<1x2x4x4x1xf32>, tensor<1x2x4x4x1xf32>) -> tensor<1x2x4x4x2xf32>
+  %rot = tensor.collapse_shape %st [[0], [1], [2], [3, 4]] : tensor<1x2x4x4x2xf32> into tensor<1x2x4x8xf32>
+  %xc = linalg.generic {indexing_maps = [#id4, #cs4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %cos : tensor<1x2x4x8xf32>, tensor<1x1x4x8xf32>) outs(%et : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<1x2x4x8xf32>
+  %rs = linalg.generic {indexing_maps = [#id4, #cs4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%rot, %sin : tensor<1x2x4x8xf32>, tensor<1x1x4x8xf32>) outs(%et : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<1x2x4x8xf32>
+  %y = linalg.generic {indexing_maps = [#id4, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%xc, %rs : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) outs(%et : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x4x8xf32>
+  return %y : tensor<1x2x4x8xf32>
+}

@@ -42,6 +42,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
+#include <set>
 
 namespace mlir::rope {
 #define GEN_PASS_DEF_ROPERAISEPASS
@@ -120,6 +121,8 @@ public:
     FailureOr<ArrayRef<Element>> elements = algebra.evaluate(y, view, {d});
     if (failed(elements))
       return fail("the computation is too large to follow");
+    Elements merged = mergeSameReads(*elements);
+    elements = ArrayRef<Element>(merged);
 
     // Classify the leaves: cos/sin sources, and the data leaves.
     DenseSet<unsigned> seen;
@@ -426,6 +429,76 @@ private:
       if (!read && type.getDimSize(i) != 1)
         return false;
     return true;
+  }
+
+  /// `elements` with leaves that read the same elements of one value made
+  /// one leaf (the lowest id). Views differ on a dim of size 1 that one path
+  /// reads as a frame dim and another as a unit dim (Cohere's keys: the
+  /// transpose passes batch as d0, the interleaved partner path reaches it
+  /// through a reshape as a unit dim); both read index 0 there, so they are
+  /// one tensor read one way, and the rotation must see one x, not a second
+  /// unexplained factor.
+  Elements mergeSameReads(ArrayRef<Element> elements) {
+    auto normalized = [&](const Leaf &leaf) {
+      View v = leaf.view;
+      auto rootType = dyn_cast<RankedTensorType>(leaf.root.getType());
+      for (auto [i, role] : llvm::enumerate(v))
+        if (rootType && role.kind == DimRole::Frame &&
+            static_cast<int64_t>(i) < rootType.getRank() &&
+            rootType.getDimSize(i) == 1)
+          role = DimRole::unit();
+      return v;
+    };
+    std::set<unsigned> ids;
+    auto collect = [&](const Poly &p) {
+      for (const Monomial &m : p.terms)
+        for (auto [id, channel] : m.factors)
+          ids.insert(id);
+    };
+    for (const Element &e : elements) {
+      collect(e.re);
+      if (e.im)
+        collect(*e.im);
+    }
+    DenseMap<unsigned, unsigned> rep;
+    SmallVector<unsigned> reps;
+    bool changed = false;
+    for (unsigned id : ids) {
+      const Leaf &leaf = algebra.leaf(id);
+      View v = normalized(leaf);
+      rep[id] = id;
+      for (unsigned r : reps) {
+        const Leaf &other = algebra.leaf(r);
+        if (other.root == leaf.root && other.component == leaf.component &&
+            other.channelShape == leaf.channelShape && normalized(other) == v) {
+          rep[id] = r;
+          changed = true;
+          break;
+        }
+      }
+      if (rep[id] == id)
+        reps.push_back(id);
+    }
+    Elements result(elements.begin(), elements.end());
+    if (!changed)
+      return result;
+    auto rebuild = [&](const Poly &p) {
+      Poly sum;
+      for (const Monomial &m : p.terms) {
+        Poly term = Poly::constant(m.coef);
+        for (auto [id, channel] : m.factors)
+          term = term * Poly::leaf(rep[id], channel);
+        sum = sum + term;
+      }
+      sum.undef = p.undef;
+      return sum;
+    };
+    for (Element &e : result) {
+      e.re = rebuild(e.re);
+      if (e.im)
+        e.im = rebuild(*e.im);
+    }
+    return result;
   }
 
   /// Whether a user of `value` puts its channels next to others: a concat

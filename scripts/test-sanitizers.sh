@@ -60,9 +60,13 @@ mkdir -p "$REPORTS" "$BUILD/test-results"
 # which poison memory that the uninstrumented libMLIR then uses (false
 # use-after-poison). abort_on_error: a report kills the process with SIGABRT,
 # which also fails RUN lines that expect an error (`not` fails on a crash).
+# allocator_may_return_null=1: malloc returns NULL for a request it cannot
+# serve, as the C library does, instead of reporting it; the JIT's malloc
+# turns that NULL into MemoryError (test_jit_runtime_safety.py asks it for
+# 4 TiB on purpose).
 export ASAN_SYMBOLIZER_PATH="$LLVM/bin/llvm-symbolizer"
 export UBSAN_SYMBOLIZER_PATH="$ASAN_SYMBOLIZER_PATH"
-asan="allow_user_poisoning=0:halt_on_error=1:abort_on_error=1"
+asan="allow_user_poisoning=0:halt_on_error=1:abort_on_error=1:allocator_may_return_null=1"
 # log_path: pytest captures stderr, and a process that aborts loses it.
 asan+=":log_path=$REPORTS/report:log_exe_name=1"
 export UBSAN_OPTIONS="halt_on_error=1:abort_on_error=1:print_stacktrace=1:log_path=$REPORTS/report:log_exe_name=1"

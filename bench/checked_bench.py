@@ -5,6 +5,7 @@ with and without the runtime checks, timed in the same run.
 
     python3 bench/checked_bench.py            # markdown table on stdout (~2 min)
     python3 bench/checked_bench.py --quick    # fewer samples, smaller shapes
+    python3 bench/checked_bench.py --zoo llama_prefill,llama_decode   # whole models too
 
 Cases:
   rope dynamic   rope.apply on tensor<?x?x?x128xf32> (explicit positions, the
@@ -13,7 +14,9 @@ Cases:
                  and decode [32, 1, 32, 128], from memory-sized arrays;
   fixtures       every committed frontend fixture (test/Frontends/Inputs and
                  its attention/ folder: torch-mlir, JAX and ONNX exports of
-                 RoPE and attention, static shapes) on its stored inputs.
+                 RoPE and attention, static shapes) on its stored inputs;
+  zoo            with --zoo llama_prefill,...: whole models of the model zoo
+                 (test/Frontends/Inputs/zoo) on their stored inputs.
 Each row: compile time of both, the median call time of both over
 interleaved samples, and checked/unchecked. One thread (checked code always
 runs on one thread; unchecked here too, for a like-for-like ratio).
@@ -110,10 +113,31 @@ def fixture_cases():
                    tuple(numbered_arrays(data, "arg")))
 
 
+def zoo_cases(names):
+    """Whole models of the model zoo (test/Frontends/Inputs/zoo), named
+    `<model>_<mode>` (e.g. llama_prefill)."""
+    folder = ROOT / "test/Frontends/Inputs/zoo"
+    manifest = json.loads((folder / "manifest.json").read_text())
+    modes = {f"{m['name']}_{mode}": entry
+             for m in manifest["models"] for mode, entry in m["modes"].items()}
+    for name in names:
+        if name not in modes:
+            raise SystemExit(f"--zoo: no zoo module {name!r}; there are "
+                             f"{', '.join(sorted(modes))}")
+        entry = modes[name]
+        data = np.load(folder / entry["data"])
+        yield (f"zoo {name}", (folder / entry["file"]).read_text(), "main",
+               tuple(numbered_arrays(data, "arg")))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--samples", type=int, default=None)
+    parser.add_argument("--zoo", default="",
+                        help="comma-separated zoo modules to add (whole "
+                             "models, 5-14 s each to compile), e.g. "
+                             "llama_prefill,llama_decode")
     args = parser.parse_args()
     samples = args.samples or (5 if args.quick else 15)
     print(f"# checked vs unchecked, {platform.processor() or platform.machine()}"
@@ -122,6 +146,8 @@ def main() -> int:
           "call checked | checked/unchecked |")
     print("|---|---|---|---|---|---|")
     cases = list(rope_cases(args.quick)) + list(fixture_cases())
+    if args.zoo:
+        cases += list(zoo_cases([n for n in args.zoo.split(",") if n]))
     for name, text, func, call_args in cases:
         try:
             plain, plain_s = timed_compile(text, False)

@@ -1,0 +1,132 @@
+// The model zoo (test/Frontends/Inputs/zoo, scripts/gen-model-zoo.py: tiny
+// Hugging Face causal LMs exported whole by torch-mlir, prefill and decode
+// with the KV cache as arguments): what --rope-raise makes of each module.
+// Every rotation (q and k of each layer) and every attention is raised,
+// except where a line below says what is missing; the prefixes count the
+// raised ops (A<n>: n rope.apply and no more; T<n>: n rope.attention) and
+// check the attributes that tell the models apart (interleaved pairs,
+// partial rotation, M-RoPE sections). scripts/zoo-status.py reports the
+// same per module with the remarks, jit compile time and logits error.
+//
+// RUN: rope-opt %S/Inputs/zoo/llama_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/llama_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/llama_decode.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/llama_decode.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/llama_eager_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/llama_eager_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/llama_eager_decode.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/llama_eager_decode.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/mistral_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/mistral_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/mistral_decode.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/mistral_decode.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/qwen2_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/qwen2_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/qwen2_decode.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/qwen2_decode.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/qwen3_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/qwen3_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/qwen3_decode.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/qwen3_decode.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// phi3 prefill: 0 of 4 rotations, 2 of 2 attentions (LongRoPE picks its table at run time from max(position_ids): not a constant).
+// RUN: rope-opt %S/Inputs/zoo/phi3_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A0
+// RUN: rope-opt %S/Inputs/zoo/phi3_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// phi3 decode: 0 of 4 rotations, 2 of 2 attentions (LongRoPE picks its table at run time from max(position_ids): not a constant).
+// RUN: rope-opt %S/Inputs/zoo/phi3_decode.mlir --rope-raise | FileCheck %s --check-prefix=A0
+// RUN: rope-opt %S/Inputs/zoo/phi3_decode.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/phi_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/phi_prefill.mlir --rope-raise | FileCheck %s --check-prefixes=PARTIAL8
+// RUN: rope-opt %S/Inputs/zoo/phi_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/phi_decode.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/phi_decode.mlir --rope-raise | FileCheck %s --check-prefixes=PARTIAL8
+// RUN: rope-opt %S/Inputs/zoo/phi_decode.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/gemma2_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/gemma2_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/gemma2_decode.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/gemma2_decode.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/gemma3_text_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/gemma3_text_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/gemma3_text_decode.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/gemma3_text_decode.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/glm4_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/glm4_prefill.mlir --rope-raise | FileCheck %s --check-prefixes=INTERLEAVED,PARTIAL8
+// RUN: rope-opt %S/Inputs/zoo/glm4_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/glm4_decode.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/glm4_decode.mlir --rope-raise | FileCheck %s --check-prefixes=INTERLEAVED,PARTIAL8
+// RUN: rope-opt %S/Inputs/zoo/glm4_decode.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/cohere_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/cohere_prefill.mlir --rope-raise | FileCheck %s --check-prefixes=INTERLEAVED
+// RUN: rope-opt %S/Inputs/zoo/cohere_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/cohere_decode.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/cohere_decode.mlir --rope-raise | FileCheck %s --check-prefixes=INTERLEAVED
+// RUN: rope-opt %S/Inputs/zoo/cohere_decode.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/olmo2_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/olmo2_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/olmo2_decode.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/olmo2_decode.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/granite_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/granite_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/granite_decode.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/granite_decode.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/starcoder2_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/starcoder2_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/starcoder2_decode.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/starcoder2_decode.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/stablelm_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/stablelm_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/stablelm_decode.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/stablelm_decode.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/gpt_neox_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/gpt_neox_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/gpt_neox_decode.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/gpt_neox_decode.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/qwen3_moe_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/qwen3_moe_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/qwen3_moe_decode.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/qwen3_moe_decode.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// gpt_oss prefill: 4 of 4 rotations, 0 of 2 attentions (attention sinks concatenated to the scores: attention not raised).
+// RUN: rope-opt %S/Inputs/zoo/gpt_oss_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/gpt_oss_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T0
+// gpt_oss decode: 4 of 4 rotations, 0 of 2 attentions (attention sinks concatenated to the scores: attention not raised).
+// RUN: rope-opt %S/Inputs/zoo/gpt_oss_decode.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/gpt_oss_decode.mlir --rope-raise | FileCheck %s --check-prefix=T0
+// llama4_text prefill: 0 of 2 rotations, 1 of 2 attentions (cos/sin from torch.polar and q/k viewed as complex through a gathering generic: not followed; one of two layers' chunked-attention softmax not raised).
+// RUN: rope-opt %S/Inputs/zoo/llama4_text_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A0
+// RUN: rope-opt %S/Inputs/zoo/llama4_text_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T1
+// llama4_text decode: 0 of 2 rotations, 1 of 2 attentions (cos/sin from torch.polar and q/k viewed as complex through a gathering generic: not followed; one of two layers' chunked-attention softmax not raised).
+// RUN: rope-opt %S/Inputs/zoo/llama4_text_decode.mlir --rope-raise | FileCheck %s --check-prefix=A0
+// RUN: rope-opt %S/Inputs/zoo/llama4_text_decode.mlir --rope-raise | FileCheck %s --check-prefix=T1
+// deepseek_v3 prefill: 2 of 4 rotations, 2 of 2 attentions (MLA's q rotates a suffix of its channels (rope.apply rotates a prefix): only the k rotations are raised).
+// RUN: rope-opt %S/Inputs/zoo/deepseek_v3_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A2
+// RUN: rope-opt %S/Inputs/zoo/deepseek_v3_prefill.mlir --rope-raise | FileCheck %s --check-prefixes=INTERLEAVED
+// RUN: rope-opt %S/Inputs/zoo/deepseek_v3_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// deepseek_v3 decode: 2 of 4 rotations, 2 of 2 attentions (MLA's q rotates a suffix of its channels (rope.apply rotates a prefix): only the k rotations are raised).
+// RUN: rope-opt %S/Inputs/zoo/deepseek_v3_decode.mlir --rope-raise | FileCheck %s --check-prefix=A2
+// RUN: rope-opt %S/Inputs/zoo/deepseek_v3_decode.mlir --rope-raise | FileCheck %s --check-prefixes=INTERLEAVED
+// RUN: rope-opt %S/Inputs/zoo/deepseek_v3_decode.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/qwen2_vl_text_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/qwen2_vl_text_prefill.mlir --rope-raise | FileCheck %s --check-prefixes=MROPE
+// RUN: rope-opt %S/Inputs/zoo/qwen2_vl_text_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/qwen2_vl_text_decode.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/qwen2_vl_text_decode.mlir --rope-raise | FileCheck %s --check-prefixes=MROPE
+// RUN: rope-opt %S/Inputs/zoo/qwen2_vl_text_decode.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/gptj_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/gptj_prefill.mlir --rope-raise | FileCheck %s --check-prefixes=INTERLEAVED,PARTIAL8
+// RUN: rope-opt %S/Inputs/zoo/gptj_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/gptj_decode.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/gptj_decode.mlir --rope-raise | FileCheck %s --check-prefixes=INTERLEAVED,PARTIAL8
+// RUN: rope-opt %S/Inputs/zoo/gptj_decode.mlir --rope-raise | FileCheck %s --check-prefix=T2
+
+// A4-COUNT-4: rope.apply ins(
+// A4-NOT:     rope.apply ins(
+// A2-COUNT-2: rope.apply ins(
+// A2-NOT:     rope.apply ins(
+// A0-NOT:     rope.apply ins(
+// T2-COUNT-2: rope.attention ins(
+// T2-NOT:     rope.attention ins(
+// T1-COUNT-1: rope.attention ins(
+// T1-NOT:     rope.attention ins(
+// T0-NOT:     rope.attention ins(
+// INTERLEAVED: rope.apply ins({{.*}}layout = #rope.layout<interleaved>
+// PARTIAL8:    rope.apply ins({{.*}}rotary_dim = 8 : i64
+// MROPE:       rope.apply ins({{.*}}mrope = #rope.mrope<section = [2, 3, 3]>

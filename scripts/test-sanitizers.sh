@@ -92,6 +92,17 @@ if [ "$mode" = all ]; then
     --junitxml="$BUILD/test-results/pytest-asan.xml") || status=1
 fi
 
+# With allocator_may_return_null=1 a request the allocator cannot serve
+# returns NULL (which the code under test turns into MemoryError) and ASan
+# still logs one "failed to allocate" warning: an expected event, not a
+# finding. A file holding only such lines is reported here and removed.
+for report in "$REPORTS"/*; do
+  [ -f "$report" ] || continue
+  if ! grep -qv "WARNING: AddressSanitizer failed to allocate" "$report"; then
+    echo "test-sanitizers: refused allocation, as asked: $(head -n 1 "$report")"
+    rm -f "$report"
+  fi
+done
 reports=$(find "$REPORTS" -type f | wc -l)
 if [ "$reports" -gt 0 ]; then
   status=1

@@ -279,3 +279,63 @@ def test_checked_bench_smoke():
             if line.startswith("| rope ") or line.startswith("| fixture ")]
     assert len(rows) >= 20, result.stdout
     assert not [r for r in rows if "failed" in r], result.stdout
+
+
+# -- helpers this change made public: each refuses bad input ---------------
+
+def test_no_nul_refuses_nul_and_names_the_argument():
+    rope_mlir._jit.no_nul("builtin.module()", "pipeline")  # fine: no error
+    with pytest.raises(ValueError, match="pipeline must not contain NUL "
+                                         "characters \\(at offset 3\\)"):
+        rope_mlir._jit.no_nul("abc\0def", "pipeline")
+
+
+@pytest.mark.parametrize("text, kind, error, match", [
+    ("#rope.default<base = 10000.0>, token_dims = array<i64: 1>", "freqs",
+     ValueError, "freqs: .*text after the attribute"),
+    ("#rope.layout<interleaved>", "freqs", ValueError,
+     "freqs: .*not a frequency attribute"),
+    ("#rope.default<base = 10000.0>", "layout", ValueError,
+     "layout: .*not a layout attribute"),
+    ("#rope.default<base = 10000.0>", "mrope", ValueError,
+     "mrope: .*not a M-RoPE attribute"),
+    ("#rope.default<base = ", "freqs", ValueError, "freqs: .*not an attribute"),
+    ("#rope.default<base = 1.0>\0junk", "freqs", ValueError, "NUL"),
+    ("", "freqs", ValueError, "freqs: "),
+    (b"#rope.default<>", "freqs", TypeError, "freqs must be a str"),
+    (None, "layout", TypeError, "layout must be a str"),
+    ("#rope.default<>", "scheme", ValueError, "kind must be 'freqs'"),
+])
+def test_canonical_attribute_refuses(text, kind, error, match):
+    with pytest.raises(error, match=match):
+        rope_mlir._jit.canonical_attribute(text, kind)
+
+
+def test_canonical_attribute_prints_back():
+    assert rope_mlir._jit.canonical_attribute(
+        "#rope.layout<interleaved>", "layout") == "#rope.layout<interleaved>"
+    printed = rope_mlir._jit.canonical_attribute(
+        "  #rope.default<base = 500000.0>  ", "freqs")
+    assert printed == "#rope.default<base = 5.000000e+05>"
+
+
+@pytest.mark.parametrize("checked", ["yes", 1, None, np.ones(1)])
+def test_default_pipeline_refuses_a_non_bool(checked):
+    with pytest.raises(TypeError, match="checked must be a bool"):
+        rope_mlir.compiled.default_pipeline(checked)
+
+
+@pytest.mark.parametrize("dtype, argument, match", [
+    (np.int32, "x", "x has the unsupported data type int32"),
+    (np.complex64, "cos_cache", "cos_cache has the unsupported data type"),
+    (np.bool_, None, "^unsupported data type bool"),
+])
+def test_dtype_name_refuses_unsupported_dtypes(dtype, argument, match):
+    with pytest.raises(TypeError, match=match):
+        rope_mlir.dtype_name(dtype, argument)
+
+
+def test_dtype_name_refuses_what_is_not_a_dtype():
+    with pytest.raises(TypeError):
+        rope_mlir.dtype_name("no-such-dtype", "x")
+    assert rope_mlir.dtype_name(np.float32, "x") == "f32"

@@ -29,7 +29,6 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
-#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -148,61 +147,6 @@ private:
   ScopedDiagnosticHandler handler;
 };
 
-/// Fails with `error` naming the first type in `module` whose static byte
-/// size does not fit in int64: the lowering computes sizes and offsets in
-/// 64 bits, so such a tensor would get a wrapped, small allocation that its
-/// code then writes past.
-LogicalResult checkStaticSizes(ModuleOp module, std::string &error) {
-  auto check = [&](Type type, Location loc) -> LogicalResult {
-    auto shaped = dyn_cast<ShapedType>(type);
-    if (!shaped || !shaped.hasRank())
-      return success();
-    Type element = shaped.getElementType();
-    uint64_t bytes = 1;
-    if (element.isIntOrIndexOrFloat())
-      bytes = element.isIndex() ? 8 : (element.getIntOrFloatBitWidth() + 7) / 8;
-    else if (auto complex = dyn_cast<ComplexType>(element);
-             complex && complex.getElementType().isIntOrFloat())
-      bytes = 2 * ((complex.getElementType().getIntOrFloatBitWidth() + 7) / 8);
-    uint64_t total = bytes;
-    for (int64_t size : shaped.getShape()) {
-      if (ShapedType::isDynamic(size) || size == 0)
-        continue;
-      if (__builtin_mul_overflow(total, static_cast<uint64_t>(size), &total) ||
-          total > static_cast<uint64_t>(INT64_MAX)) {
-        std::string text;
-        llvm::raw_string_ostream os(text);
-        os << loc << ": " << type
-           << " holds more than 2^63 bytes: its size cannot be computed, "
-              "allocated or indexed";
-        error = text;
-        return failure();
-      }
-    }
-    return success();
-  };
-  WalkResult walked = module->walk([&](Operation *op) {
-    for (Type type : op->getResultTypes())
-      if (failed(check(type, op->getLoc())))
-        return WalkResult::interrupt();
-    for (Region &region : op->getRegions())
-      for (Block &block : region)
-        for (BlockArgument argument : block.getArguments())
-          if (failed(check(argument.getType(), argument.getLoc())))
-            return WalkResult::interrupt();
-    if (auto function = dyn_cast<FunctionOpInterface>(op))
-      for (Type type : llvm::concat<const Type>(function.getArgumentTypes(),
-                                                function.getResultTypes()))
-        if (failed(check(type, op->getLoc())))
-          return WalkResult::interrupt();
-    if (auto global = dyn_cast<memref::GlobalOp>(op))
-      if (failed(check(global.getType(), op->getLoc())))
-        return WalkResult::interrupt();
-    return WalkResult::advance();
-  });
-  return failure(walked.wasInterrupted());
-}
-
 /// Gives every function and global the module defines a name no C symbol
 /// can have (`rope.user.<name>`; a C identifier has no dot), and returns the
 /// new names by old. Lowered code calls the C library by name (math-to-libm
@@ -254,8 +198,6 @@ parseAndLower(MLIRContext *context, const char *source, const char *pipeline,
     error = diagnostics.take("failed to parse the module");
     return nullptr;
   }
-  if (failed(checkStaticSizes(*module, error)))
-    return nullptr;
   std::string pipelineError;
   llvm::raw_string_ostream errorStream(pipelineError);
   FailureOr<OpPassManager> parsed =

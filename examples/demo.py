@@ -1,7 +1,15 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-"""rope-mlir demo: RoPE IR compiled by rope-opt and executed on the CPU.
+"""rope-mlir demo: a whole model raised, fused and run; RoPE IR compiled by
+rope-opt and executed on the CPU.
 
+0. The main job: a committed tiny whole model from the zoo (Llama, exported
+   by torch-mlir's fx importer as linalg-on-tensors: prefill, and a decode
+   step with the KV cache as arguments) goes through `rope-opt --rope-raise`
+   (every rotation becomes `rope.apply`, every attention `rope.attention`)
+   and `--rope-optimize` (attention tiled as online-softmax loops with the
+   rotations fused), then `rope_mlir.jit` compiles it in process; its logits
+   are compared with the model's own float64 logits and with torch's f32.
 1. Writes a `rope.apply` (Llama-style half layout, explicit positions up to
    2^24 - 1) with constant inputs to build/demo/rope_demo.mlir.
 2. Compiles it with `rope-opt --rope-to-llvm-cpu` and runs it with
@@ -43,8 +51,69 @@ def dense(array: np.ndarray) -> str:
     return rec(array)
 
 
+ZOO = ROOT / "test" / "Frontends" / "Inputs" / "zoo"
+ROPE_OPS = ("rope.apply", "rope.attention", "rope.online_attention")
+
+
+def count_rope_ops(text: str) -> dict:
+    return {op: len(re.findall(rf"\b{re.escape(op)}\b(?!_)", text))
+            for op in ROPE_OPS}
+
+
+def whole_model(name: str, mode: str, expected: dict) -> bool:
+    """Raise, fuse, compile and run one zoo model; True when every rotation
+    and attention was raised and the logits agree with float64 as closely as
+    torch's own f32 logits do (within 2x, as issue 33 asks)."""
+    source = ZOO / f"{name}_{mode}.mlir"
+    data = np.load(ZOO / f"{name}_{mode}.npz")
+    text = source.read_text()
+    rope_opt = str(BUILD / "bin" / "rope-opt")
+    raised = subprocess.run([rope_opt, str(source), "--rope-raise"],
+                            check=True, capture_output=True, text=True).stdout
+    optimized = subprocess.run([rope_opt, str(source), "--rope-optimize"],
+                               check=True, capture_output=True,
+                               text=True).stdout
+    got, fused = count_rope_ops(raised), count_rope_ops(optimized)
+    print(f"   {name} {mode} ({source.stat().st_size / 1e6:.1f} MB of "
+          f"linalg): --rope-raise makes {got['rope.apply']} rope.apply "
+          f"(expected {expected['rotations']}) and {got['rope.attention']} "
+          f"rope.attention (expected {expected['attentions']}); "
+          f"--rope-optimize leaves {fused['rope.online_attention']} "
+          f"online-attention loops with {fused['rope.apply']} rotations "
+          f"fused into their tiles")
+    args = [data[f"arg{i}"] for i in
+            range(sum(k.startswith("arg") for k in data.files))]
+    start = time.perf_counter()
+    module = rope_mlir.jit(text)
+    compile_s = time.perf_counter() - start
+    function = module.function("main")
+    start = time.perf_counter()
+    outs = function(*args)
+    run_s = time.perf_counter() - start
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    ref, torch_f32 = data["ref0"], data["frontend0"]
+    scale = np.abs(ref).max()
+    ours = np.abs(outs[0].astype(np.float64) - ref).max() / scale
+    torch_err = np.abs(torch_f32.astype(np.float64) - ref).max() / scale
+    print(f"      rope_mlir.jit: compile {compile_s:.2f} s, run "
+          f"{run_s * 1e3:.1f} ms; logits {tuple(outs[0].shape)} relative "
+          f"error vs float64 {ours:.1e} (torch f32: {torch_err:.1e})")
+    return (got["rope.apply"] == expected["rotations"] and
+            got["rope.attention"] == expected["attentions"] and
+            fused["rope.attention"] == 0 and
+            ours <= 2 * max(torch_err, 1e-7))
+
+
 def main() -> int:
     rng = np.random.default_rng(2026)
+    manifest = json.loads((ZOO / "manifest.json").read_text())
+    entry = next(m for m in manifest["models"] if m["name"] == "llama")
+    print("== a whole model (test/Frontends/Inputs/zoo: transformers' Llama, "
+          "2 layers, exported by torch-mlir), raised, fused and run in "
+          "process:")
+    model_ok = all(whole_model("llama", mode, entry["expected"])
+                   for mode in ("prefill", "decode"))
+
     seq, heads, head_dim = 4, 2, 8
     x = rng.standard_normal((seq, heads, head_dim)).astype(np.float32)
     positions = np.array([0, 1, 4096, 2 ** 24 - 1], dtype=np.int64)
@@ -68,7 +137,7 @@ func.func @main() {{
     demo_dir.mkdir(parents=True, exist_ok=True)
     source = demo_dir / "rope_demo.mlir"
     source.write_text(ir)
-    print("== rope IR (build/demo/rope_demo.mlir), the op:")
+    print("\n== rope IR (build/demo/rope_demo.mlir), the op:")
     print("\n".join(line for line in ir.splitlines()
                     if "rope." in line or "outs(" in line))
 
@@ -155,7 +224,7 @@ func.func @main() {{
               f"magnitude {spec.scaling_attributes().magnitude:.6f}  "
               f"max relative error {err:.2e}")
     # 6 printed digits: half a unit in the 6th digit of the largest value.
-    ok = (printed_error <= 5e-6 * max(scale, 1.0) and rel < 1e-6 and
+    ok = (model_ok and printed_error <= 5e-6 * max(scale, 1.0) and rel < 1e-6 and
           worst_scaled < 1e-6)
     print("\nDEMO", "OK" if ok else "FAILED")
     return 0 if ok else 1

@@ -20,7 +20,9 @@ model and mode it reports
       takes to run the same pass pipeline (the rest of the jit's time is LLVM translation and code generation);
   (c) the max relative error max|y - ref| / max|ref| of its logits against the stored float64 logits, next to
       torch f32's own error (the stored frontend output; the manifest's logits_result says which result holds
-      the logits: Phi-3 returns its re-assigned inv_freq buffer first).
+      the logits: Phi-3 returns its re-assigned inv_freq buffer first). For the ONNX and JAX members
+      (NAME_onnx, NAME_jax: scripts/gen-model-zoo-onnx-jax.py) the f32 peer is onnxruntime or jax.jit
+      (manifest: frontend_f32, frontend_f32_err); their logits are result 0 and their inputs may be int32.
 Each model/mode runs in a child process limited by --timeout seconds (default 300), so a hung or crashing
 compile is reported, not fatal. Output: a markdown table on stdout (and in --out).
 """
@@ -168,7 +170,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                 rec.setdefault("remarks", collections.Counter())
             rec["jit"] = {"error": "skipped (--no-jit)"} if opts.no_jit else jit_in_child(mlir, npz, opts.timeout)
             li = info.get("logits_result", 0)     # results ahead of the logits: buffers the forward assigns
-            rec["torch_f32_err"] = info.get("torch_f32_err")
+            # The f32 peer: torch eager for the torch members, onnxruntime (*_onnx) or jax.jit (*_jax) for the
+            # members from scripts/gen-model-zoo-onnx-jax.py (their manifest entries name it: frontend_f32).
+            rec["torch_f32_err"] = info.get("frontend_f32_err", info.get("torch_f32_err"))
             raw.append({k: (dict(v) if isinstance(v, collections.Counter) else v) for k, v in rec.items()})
             ra, op = rec.get("raise"), rec.get("optimize")
             j = rec["jit"]
@@ -197,7 +201,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             print(rows[-1], file=sys.stderr, flush=True)
     head = ["| model | mode | raised: rope.apply/expected · rope.attention/expected | after --rope-optimize: "
             "apply · attention · online_attention | jit compile (s) | of which MLIR passes (s, rope-opt) | "
-            "jit logits err vs f64 | torch f32 err vs f64 |",
+            "jit logits err vs f64 | f32 peer err vs f64 (torch; ORT for *_onnx, JAX for *_jax) |",
             "|---|---|---|---|---|---|---|---|"]
     out = "\n".join(head + rows)
     if details:

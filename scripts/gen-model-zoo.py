@@ -47,6 +47,10 @@ How the models are run and exported (the documented patches; the modeling code i
     cumsum over position-id jumps (packed sequences), which torch-mlir lowers to tm_tensor.scan, which MLIR 22
     cannot parse; eager transformers returns None for these inputs (one sequence per row), so the exported
     function computes what eager mode does.
+  * The activation "gelu_pytorch_tanh" (Gemma 2/3, StarCoder2) is built as transformers' own written-out
+    GELUTanh(use_gelu_tanh_python=True): the same function, which torch-mlir exports exactly, where its
+    lowering of the fused aten.gelu(approximate='tanh') rounds sqrt(2/pi) to 7.977240e-01 (0.7978846): the IR
+    then computes another function, 1e-5..5e-5 off the model's logits whatever compiles it (IREE llvm-cpu too).
   * Every non-persistent buffer (inv_freq, rotary caches) is re-registered persistent before export, else
     torch-mlir fails with "Could not find state mapping for buffer".
   * Decode: a thin wrapper module (ModelDecode) builds a DynamicCache(config=...) from the argument tensors
@@ -205,10 +209,16 @@ MODELS: Dict[str, dict] = {
 
 # -- building and running ----------------------------------------------------------------------------------------
 def patch_transformers() -> List[str]:
-    from transformers import masking_utils
+    from transformers import activations, masking_utils
     masking_utils.find_packed_sequence_indices = lambda position_ids: None
+    # transformers' own written-out spelling of the same function (GELUTanh(use_gelu_tanh_python=True)); the
+    # fused aten.gelu(approximate='tanh') is lowered by torch-mlir with sqrt(2/pi) = 7.977240e-01 instead of
+    # 0.7978846, so the IR would compute another function (1e-5..5e-5 off the model's logits).
+    activations.ACT2FN["gelu_pytorch_tanh"] = (activations.GELUTanh, {"use_gelu_tanh_python": True})
     return ["transformers.masking_utils.find_packed_sequence_indices -> None (else tm_tensor.scan)",
-            "non-persistent buffers re-registered persistent"]
+            "non-persistent buffers re-registered persistent",
+            "gelu_pytorch_tanh -> transformers' GELUTanh(use_gelu_tanh_python=True) (torch-mlir's aten.gelu "
+            "tanh lowering has sqrt(2/pi) as 7.977240e-01)"]
 
 
 def make_config(s: dict):

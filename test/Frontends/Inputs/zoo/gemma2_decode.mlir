@@ -15,67 +15,67 @@ module {
   func.func @main(%arg0: tensor<1x1xi64>, %arg1: tensor<1x1xi64>, %arg2: tensor<1x2x7x16xf32>, %arg3: tensor<1x2x7x16xf32>, %arg4: tensor<1x2x16x16xf32>, %arg5: tensor<1x2x16x16xf32>) -> (tensor<1x1x256xf32>, tensor<1x2x7x16xf32>, tensor<1x2x7x16xf32>, tensor<1x2x17x16xf32>, tensor<1x2x17x16xf32>) {
     %c9_i64 = arith.constant 9 : i64
     %c8_i64 = arith.constant 8 : i64
+    %c3_i64 = arith.constant 3 : i64
     %c16_i64 = arith.constant 16 : i64
     %c2_i64 = arith.constant 2 : i64
     %c0_i64 = arith.constant 0 : i64
     %c256 = arith.constant 256 : index
     %cst = arith.constant 0.000000e+00 : f32
     %cst_0 = arith.constant 0xFF800000 : f32
-    %c3_i64 = arith.constant 3 : i64
-    %cst_1 = arith.constant 4.471500e-02 : f32
-    %cst_2 = arith.constant 7.977240e-01 : f32
-    %cst_3 = arith.constant 1.000000e+00 : f32
-    %cst_4 = arith.constant 5.000000e-01 : f32
-    %cst_5 = arith.constant dense<true> : tensor<i1>
-    %cst_6 = arith.constant dense<-3.40282347E+38> : tensor<f32>
-    %cst_7 = arith.constant dense<0.000000e+00> : tensor<f32>
-    %cst_8 = arith.constant dense_resource<torch_tensor_64_torch.float32_8> : tensor<64xf32>
-    %cst_9 = arith.constant dense_resource<torch_tensor_64_torch.float32_7> : tensor<64xf32>
-    %cst_10 = arith.constant dense_resource<torch_tensor_64_128_torch.float32_1> : tensor<64x128xf32>
-    %cst_11 = arith.constant dense_resource<torch_tensor_128_64_torch.float32_3> : tensor<128x64xf32>
-    %cst_12 = arith.constant dense_resource<torch_tensor_128_64_torch.float32_2> : tensor<128x64xf32>
-    %cst_13 = arith.constant dense_resource<torch_tensor_64_torch.float32_6> : tensor<64xf32>
-    %cst_14 = arith.constant dense_resource<torch_tensor_64_torch.float32_5> : tensor<64xf32>
-    %cst_15 = arith.constant dense_resource<torch_tensor_64_64_torch.float32_3> : tensor<64x64xf32>
-    %cst_16 = arith.constant dense_resource<torch_tensor_32_64_torch.float32_3> : tensor<32x64xf32>
-    %cst_17 = arith.constant dense_resource<torch_tensor_32_64_torch.float32_2> : tensor<32x64xf32>
-    %cst_18 = arith.constant dense_resource<torch_tensor_64_64_torch.float32_2> : tensor<64x64xf32>
-    %cst_19 = arith.constant dense_resource<torch_tensor_64_torch.float32_4> : tensor<64xf32>
-    %cst_20 = arith.constant dense_resource<torch_tensor_64_torch.float32_3> : tensor<64xf32>
-    %cst_21 = arith.constant dense_resource<torch_tensor_64_128_torch.float32> : tensor<64x128xf32>
-    %cst_22 = arith.constant dense_resource<torch_tensor_128_64_torch.float32_1> : tensor<128x64xf32>
-    %cst_23 = arith.constant dense_resource<torch_tensor_128_64_torch.float32> : tensor<128x64xf32>
-    %cst_24 = arith.constant dense_resource<torch_tensor_64_torch.float32_2> : tensor<64xf32>
-    %cst_25 = arith.constant dense_resource<torch_tensor_64_torch.float32_1> : tensor<64xf32>
-    %cst_26 = arith.constant dense_resource<torch_tensor_64_64_torch.float32_1> : tensor<64x64xf32>
-    %cst_27 = arith.constant dense_resource<torch_tensor_32_64_torch.float32_1> : tensor<32x64xf32>
-    %cst_28 = arith.constant dense_resource<torch_tensor_32_64_torch.float32> : tensor<32x64xf32>
-    %cst_29 = arith.constant dense_resource<torch_tensor_64_64_torch.float32> : tensor<64x64xf32>
-    %cst_30 = arith.constant dense_resource<torch_tensor_64_torch.float32> : tensor<64xf32>
-    %cst_31 = arith.constant 9.9999999999999995E-7 : f64
-    %cst_32 = arith.constant dense_resource<torch_tensor_8_torch.float32> : tensor<8xf32>
-    %cst_33 = arith.constant dense<8.000000e+00> : tensor<f32>
-    %cst_34 = arith.constant dense_resource<torch_tensor_256_64_torch.float32> : tensor<256x64xf32>
-    %cst_35 = arith.constant 6.400000e+01 : f32
-    %cst_36 = arith.constant 2.500000e-01 : f32
-    %cst_37 = arith.constant 5.000000e+01 : f32
+    %cst_1 = arith.constant dense<true> : tensor<i1>
+    %cst_2 = arith.constant dense<-3.40282347E+38> : tensor<f32>
+    %cst_3 = arith.constant dense<0.000000e+00> : tensor<f32>
+    %cst_4 = arith.constant dense_resource<torch_tensor_64_torch.float32_8> : tensor<64xf32>
+    %cst_5 = arith.constant dense_resource<torch_tensor_64_torch.float32_7> : tensor<64xf32>
+    %cst_6 = arith.constant dense_resource<torch_tensor_64_128_torch.float32_1> : tensor<64x128xf32>
+    %cst_7 = arith.constant dense_resource<torch_tensor_128_64_torch.float32_3> : tensor<128x64xf32>
+    %cst_8 = arith.constant dense_resource<torch_tensor_128_64_torch.float32_2> : tensor<128x64xf32>
+    %cst_9 = arith.constant dense_resource<torch_tensor_64_torch.float32_6> : tensor<64xf32>
+    %cst_10 = arith.constant dense_resource<torch_tensor_64_torch.float32_5> : tensor<64xf32>
+    %cst_11 = arith.constant dense_resource<torch_tensor_64_64_torch.float32_3> : tensor<64x64xf32>
+    %cst_12 = arith.constant dense_resource<torch_tensor_32_64_torch.float32_3> : tensor<32x64xf32>
+    %cst_13 = arith.constant dense_resource<torch_tensor_32_64_torch.float32_2> : tensor<32x64xf32>
+    %cst_14 = arith.constant dense_resource<torch_tensor_64_64_torch.float32_2> : tensor<64x64xf32>
+    %cst_15 = arith.constant dense_resource<torch_tensor_64_torch.float32_4> : tensor<64xf32>
+    %cst_16 = arith.constant dense_resource<torch_tensor_64_torch.float32_3> : tensor<64xf32>
+    %cst_17 = arith.constant dense_resource<torch_tensor_64_128_torch.float32> : tensor<64x128xf32>
+    %cst_18 = arith.constant dense_resource<torch_tensor_128_64_torch.float32_1> : tensor<128x64xf32>
+    %cst_19 = arith.constant 0.79788456080286541 : f64
+    %cst_20 = arith.constant 4.471500e-02 : f64
+    %cst_21 = arith.constant dense_resource<torch_tensor_128_64_torch.float32> : tensor<128x64xf32>
+    %cst_22 = arith.constant dense_resource<torch_tensor_64_torch.float32_2> : tensor<64xf32>
+    %cst_23 = arith.constant dense_resource<torch_tensor_64_torch.float32_1> : tensor<64xf32>
+    %cst_24 = arith.constant dense_resource<torch_tensor_64_64_torch.float32_1> : tensor<64x64xf32>
+    %cst_25 = arith.constant dense_resource<torch_tensor_32_64_torch.float32_1> : tensor<32x64xf32>
+    %cst_26 = arith.constant dense_resource<torch_tensor_32_64_torch.float32> : tensor<32x64xf32>
+    %cst_27 = arith.constant dense_resource<torch_tensor_64_64_torch.float32> : tensor<64x64xf32>
+    %cst_28 = arith.constant dense_resource<torch_tensor_64_torch.float32> : tensor<64xf32>
+    %cst_29 = arith.constant 9.9999999999999995E-7 : f64
+    %cst_30 = arith.constant dense_resource<torch_tensor_8_torch.float32> : tensor<8xf32>
+    %cst_31 = arith.constant dense<8.000000e+00> : tensor<f32>
+    %cst_32 = arith.constant dense_resource<torch_tensor_256_64_torch.float32> : tensor<256x64xf32>
+    %cst_33 = arith.constant 6.400000e+01 : f32
+    %cst_34 = arith.constant 1.000000e+00 : f32
+    %cst_35 = arith.constant 2.500000e-01 : f32
+    %cst_36 = arith.constant 5.000000e+01 : f32
+    %cst_37 = arith.constant 5.000000e-01 : f32
     %cst_38 = arith.constant 3.000000e+01 : f32
     %0 = tensor.empty() : tensor<1x1x64xf32>
     %1 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0 : tensor<1x1xi64>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: i64, %out: f32):
-      %212 = arith.index_cast %in : i64 to index
-      %213 = linalg.index 2 : index
-      %214 = arith.cmpi slt, %212, %c256 : index
-      cf.assert %214, "index must be smaller than dim size"
-      %215 = arith.cmpi sge, %in, %c0_i64 : i64
-      cf.assert %215, "index must be larger or equal to 0"
-      %extracted = tensor.extract %cst_34[%212, %213] : tensor<256x64xf32>
+      %226 = arith.index_cast %in : i64 to index
+      %227 = linalg.index 2 : index
+      %228 = arith.cmpi slt, %226, %c256 : index
+      cf.assert %228, "index must be smaller than dim size"
+      %229 = arith.cmpi sge, %in, %c0_i64 : i64
+      cf.assert %229, "index must be larger or equal to 0"
+      %extracted = tensor.extract %cst_32[%226, %227] : tensor<256x64xf32>
       linalg.yield %extracted : f32
     } -> tensor<1x1x64xf32>
-    %2 = linalg.generic {indexing_maps = [#map1, #map2, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %cst_33 : tensor<1x1x64xf32>, tensor<f32>) outs(%0 : tensor<1x1x64xf32>) {
+    %2 = linalg.generic {indexing_maps = [#map1, #map2, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %cst_31 : tensor<1x1x64xf32>, tensor<f32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.mulf %in, %in_124 : f32
-      linalg.yield %212 : f32
+      %226 = arith.mulf %in, %in_124 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x64xf32>
     %3 = tensor.empty() : tensor<1xi64>
     %4 = linalg.generic {indexing_maps = [#map3], iterator_types = ["parallel"]} outs(%3 : tensor<1xi64>) {
@@ -84,146 +84,146 @@ module {
     } -> tensor<1xi64>
     %5 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%4 : tensor<1xi64>) outs(%3 : tensor<1xi64>) {
     ^bb0(%in: i64, %out: i64):
-      %212 = arith.addi %in, %c16_i64 : i64
-      linalg.yield %212 : i64
+      %226 = arith.addi %in, %c16_i64 : i64
+      linalg.yield %226 : i64
     } -> tensor<1xi64>
     %6 = tensor.empty() : tensor<17xi64>
     %7 = linalg.generic {indexing_maps = [#map3], iterator_types = ["parallel"]} outs(%6 : tensor<17xi64>) {
     ^bb0(%out: i64):
-      %212 = linalg.index 0 : index
-      %213 = arith.index_cast %212 : index to i64
-      linalg.yield %213 : i64
+      %226 = linalg.index 0 : index
+      %227 = arith.index_cast %226 : index to i64
+      linalg.yield %227 : i64
     } -> tensor<17xi64>
     %expanded = tensor.expand_shape %5 [[0, 1, 2, 3]] output_shape [1, 1, 1, 1] : tensor<1xi64> into tensor<1x1x1x1xi64>
     %expanded_39 = tensor.expand_shape %7 [[0, 1, 2, 3]] output_shape [1, 1, 1, 17] : tensor<17xi64> into tensor<1x1x1x17xi64>
     %8 = tensor.empty() : tensor<1x1x1x17xi1>
     %9 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_39, %expanded : tensor<1x1x1x17xi64>, tensor<1x1x1x1xi64>) outs(%8 : tensor<1x1x1x17xi1>) {
     ^bb0(%in: i64, %in_124: i64, %out: i1):
-      %212 = arith.cmpi sle, %in, %in_124 : i64
-      linalg.yield %212 : i1
+      %226 = arith.cmpi sle, %in, %in_124 : i64
+      linalg.yield %226 : i1
     } -> tensor<1x1x1x17xi1>
     %10 = tensor.empty() : tensor<1x1x1x17xf32>
-    %11 = linalg.generic {indexing_maps = [#map4, #map6, #map6, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%9, %cst_7, %cst_6 : tensor<1x1x1x17xi1>, tensor<f32>, tensor<f32>) outs(%10 : tensor<1x1x1x17xf32>) {
+    %11 = linalg.generic {indexing_maps = [#map4, #map6, #map6, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%9, %cst_3, %cst_2 : tensor<1x1x1x17xi1>, tensor<f32>, tensor<f32>) outs(%10 : tensor<1x1x1x17xf32>) {
     ^bb0(%in: i1, %in_124: f32, %in_125: f32, %out: f32):
-      %212 = arith.select %in, %in_124, %in_125 : f32
-      linalg.yield %212 : f32
+      %226 = arith.select %in, %in_124, %in_125 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x1x17xf32>
     %12 = tensor.empty() : tensor<8xi64>
     %13 = linalg.generic {indexing_maps = [#map3], iterator_types = ["parallel"]} outs(%12 : tensor<8xi64>) {
     ^bb0(%out: i64):
-      %212 = linalg.index 0 : index
-      %213 = arith.index_cast %212 : index to i64
-      linalg.yield %213 : i64
+      %226 = linalg.index 0 : index
+      %227 = arith.index_cast %226 : index to i64
+      linalg.yield %227 : i64
     } -> tensor<8xi64>
     %14 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%13 : tensor<8xi64>) outs(%12 : tensor<8xi64>) {
     ^bb0(%in: i64, %out: i64):
-      %212 = arith.addi %in, %c9_i64 : i64
-      linalg.yield %212 : i64
+      %226 = arith.addi %in, %c9_i64 : i64
+      linalg.yield %226 : i64
     } -> tensor<8xi64>
     %expanded_40 = tensor.expand_shape %14 [[0, 1, 2, 3]] output_shape [1, 1, 1, 8] : tensor<8xi64> into tensor<1x1x1x8xi64>
     %15 = tensor.empty() : tensor<1x1x1x1xi64>
     %16 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded : tensor<1x1x1x1xi64>) outs(%15 : tensor<1x1x1x1xi64>) {
     ^bb0(%in: i64, %out: i64):
-      %212 = arith.subi %in, %c8_i64 : i64
-      linalg.yield %212 : i64
+      %226 = arith.subi %in, %c8_i64 : i64
+      linalg.yield %226 : i64
     } -> tensor<1x1x1x1xi64>
     %17 = tensor.empty() : tensor<1x1x1x8xi1>
     %18 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_40, %16 : tensor<1x1x1x8xi64>, tensor<1x1x1x1xi64>) outs(%17 : tensor<1x1x1x8xi1>) {
     ^bb0(%in: i64, %in_124: i64, %out: i1):
-      %212 = arith.cmpi sgt, %in, %in_124 : i64
-      linalg.yield %212 : i1
+      %226 = arith.cmpi sgt, %in, %in_124 : i64
+      linalg.yield %226 : i1
     } -> tensor<1x1x1x8xi1>
-    %19 = linalg.generic {indexing_maps = [#map6, #map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%cst_5, %18 : tensor<i1>, tensor<1x1x1x8xi1>) outs(%17 : tensor<1x1x1x8xi1>) {
+    %19 = linalg.generic {indexing_maps = [#map6, #map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%cst_1, %18 : tensor<i1>, tensor<1x1x1x8xi1>) outs(%17 : tensor<1x1x1x8xi1>) {
     ^bb0(%in: i1, %in_124: i1, %out: i1):
-      %212 = arith.andi %in, %in_124 : i1
-      linalg.yield %212 : i1
+      %226 = arith.andi %in, %in_124 : i1
+      linalg.yield %226 : i1
     } -> tensor<1x1x1x8xi1>
     %20 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_40, %expanded : tensor<1x1x1x8xi64>, tensor<1x1x1x1xi64>) outs(%17 : tensor<1x1x1x8xi1>) {
     ^bb0(%in: i64, %in_124: i64, %out: i1):
-      %212 = arith.cmpi sle, %in, %in_124 : i64
-      linalg.yield %212 : i1
+      %226 = arith.cmpi sle, %in, %in_124 : i64
+      linalg.yield %226 : i1
     } -> tensor<1x1x1x8xi1>
     %21 = linalg.generic {indexing_maps = [#map4, #map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%19, %20 : tensor<1x1x1x8xi1>, tensor<1x1x1x8xi1>) outs(%17 : tensor<1x1x1x8xi1>) {
     ^bb0(%in: i1, %in_124: i1, %out: i1):
-      %212 = arith.andi %in, %in_124 : i1
-      linalg.yield %212 : i1
+      %226 = arith.andi %in, %in_124 : i1
+      linalg.yield %226 : i1
     } -> tensor<1x1x1x8xi1>
     %22 = tensor.empty() : tensor<1x1x1x8xf32>
-    %23 = linalg.generic {indexing_maps = [#map4, #map6, #map6, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%21, %cst_7, %cst_6 : tensor<1x1x1x8xi1>, tensor<f32>, tensor<f32>) outs(%22 : tensor<1x1x1x8xf32>) {
+    %23 = linalg.generic {indexing_maps = [#map4, #map6, #map6, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%21, %cst_3, %cst_2 : tensor<1x1x1x8xi1>, tensor<f32>, tensor<f32>) outs(%22 : tensor<1x1x1x8xf32>) {
     ^bb0(%in: i1, %in_124: f32, %in_125: f32, %out: f32):
-      %212 = arith.select %in, %in_124, %in_125 : f32
-      linalg.yield %212 : f32
+      %226 = arith.select %in, %in_124, %in_125 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x1x8xf32>
     %expanded_41 = tensor.expand_shape %arg1 [[0], [1, 2]] output_shape [1, 1, 1] : tensor<1x1xi64> into tensor<1x1x1xi64>
     %24 = tensor.empty() : tensor<1x1x1xf32>
     %25 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_41 : tensor<1x1x1xi64>) outs(%24 : tensor<1x1x1xf32>) {
     ^bb0(%in: i64, %out: f32):
-      %212 = arith.sitofp %in : i64 to f32
-      linalg.yield %212 : f32
+      %226 = arith.sitofp %in : i64 to f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x1xf32>
     %26 = tensor.empty() : tensor<1x1x8xf32>
-    %27 = linalg.generic {indexing_maps = [#map7, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%25, %cst_32 : tensor<1x1x1xf32>, tensor<8xf32>) outs(%26 : tensor<1x1x8xf32>) {
+    %27 = linalg.generic {indexing_maps = [#map7, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%25, %cst_30 : tensor<1x1x1xf32>, tensor<8xf32>) outs(%26 : tensor<1x1x8xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.mulf %in, %in_124 : f32
-      linalg.yield %212 : f32
+      %226 = arith.mulf %in, %in_124 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x8xf32>
     %concat = tensor.concat dim(2) %27, %27 : (tensor<1x1x8xf32>, tensor<1x1x8xf32>) -> tensor<1x1x16xf32>
     %28 = tensor.empty() : tensor<1x1x16xf32>
     %29 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%concat : tensor<1x1x16xf32>) outs(%28 : tensor<1x1x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = math.cos %in : f32
-      linalg.yield %212 : f32
+      %226 = math.cos %in : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x16xf32>
     %30 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%concat : tensor<1x1x16xf32>) outs(%28 : tensor<1x1x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = math.sin %in : f32
-      linalg.yield %212 : f32
+      %226 = math.sin %in : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x16xf32>
     %31 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%2 : tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %212 : f32
+      %226 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %226 : f32
     } -> tensor<1x1x64xf32>
     %32 = linalg.fill ins(%cst : f32) outs(%24 : tensor<1x1x1xf32>) -> tensor<1x1x1xf32>
     %33 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%31 : tensor<1x1x64xf32>) outs(%32 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.addf %in, %out : f32
-      linalg.yield %212 : f32
+      %226 = arith.addf %in, %out : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x1xf32>
     %34 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%33 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.divf %in, %cst_35 : f32
-      linalg.yield %212 : f32
+      %226 = arith.divf %in, %cst_33 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x1xf32>
     %35 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%34 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.truncf %cst_31 : f64 to f32
-      %213 = arith.addf %in, %212 : f32
-      linalg.yield %213 : f32
+      %226 = arith.truncf %cst_29 : f64 to f32
+      %227 = arith.addf %in, %226 : f32
+      linalg.yield %227 : f32
     } -> tensor<1x1x1xf32>
     %36 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%35 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = math.rsqrt %in : f32
-      linalg.yield %212 : f32
+      %226 = math.rsqrt %in : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x1xf32>
     %37 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%2, %36 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.mulf %in, %in_124 : f32
-      linalg.yield %212 : f32
+      %226 = arith.mulf %in, %in_124 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x64xf32>
     %38 = tensor.empty() : tensor<64xf32>
-    %39 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_30 : tensor<64xf32>) outs(%38 : tensor<64xf32>) {
+    %39 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_28 : tensor<64xf32>) outs(%38 : tensor<64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.addf %in, %cst_3 : f32
-      linalg.yield %212 : f32
+      %226 = arith.addf %in, %cst_34 : f32
+      linalg.yield %226 : f32
     } -> tensor<64xf32>
     %40 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%37, %39 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.mulf %in, %in_124 : f32
-      linalg.yield %212 : f32
+      %226 = arith.mulf %in, %in_124 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x64xf32>
     %41 = tensor.empty() : tensor<64x64xf32>
-    %transposed = linalg.transpose ins(%cst_29 : tensor<64x64xf32>) outs(%41 : tensor<64x64xf32>) permutation = [1, 0] 
+    %transposed = linalg.transpose ins(%cst_27 : tensor<64x64xf32>) outs(%41 : tensor<64x64xf32>) permutation = [1, 0] 
     %collapsed = tensor.collapse_shape %40 [[0], [1, 2]] : tensor<1x1x64xf32> into tensor<1x64xf32>
     %42 = tensor.empty() : tensor<1x64xf32>
     %43 = linalg.fill ins(%cst : f32) outs(%42 : tensor<1x64xf32>) -> tensor<1x64xf32>
@@ -232,14 +232,14 @@ module {
     %45 = tensor.empty() : tensor<1x4x1x16xf32>
     %transposed_43 = linalg.transpose ins(%expanded_42 : tensor<1x1x4x16xf32>) outs(%45 : tensor<1x4x1x16xf32>) permutation = [0, 2, 1, 3] 
     %46 = tensor.empty() : tensor<64x32xf32>
-    %transposed_44 = linalg.transpose ins(%cst_28 : tensor<32x64xf32>) outs(%46 : tensor<64x32xf32>) permutation = [1, 0] 
+    %transposed_44 = linalg.transpose ins(%cst_26 : tensor<32x64xf32>) outs(%46 : tensor<64x32xf32>) permutation = [1, 0] 
     %47 = tensor.empty() : tensor<1x32xf32>
     %48 = linalg.fill ins(%cst : f32) outs(%47 : tensor<1x32xf32>) -> tensor<1x32xf32>
     %49 = linalg.matmul ins(%collapsed, %transposed_44 : tensor<1x64xf32>, tensor<64x32xf32>) outs(%48 : tensor<1x32xf32>) -> tensor<1x32xf32>
     %expanded_45 = tensor.expand_shape %49 [[0], [1, 2, 3]] output_shape [1, 1, 2, 16] : tensor<1x32xf32> into tensor<1x1x2x16xf32>
     %50 = tensor.empty() : tensor<1x2x1x16xf32>
     %transposed_46 = linalg.transpose ins(%expanded_45 : tensor<1x1x2x16xf32>) outs(%50 : tensor<1x2x1x16xf32>) permutation = [0, 2, 1, 3] 
-    %transposed_47 = linalg.transpose ins(%cst_27 : tensor<32x64xf32>) outs(%46 : tensor<64x32xf32>) permutation = [1, 0] 
+    %transposed_47 = linalg.transpose ins(%cst_25 : tensor<32x64xf32>) outs(%46 : tensor<64x32xf32>) permutation = [1, 0] 
     %51 = linalg.matmul ins(%collapsed, %transposed_47 : tensor<1x64xf32>, tensor<64x32xf32>) outs(%48 : tensor<1x32xf32>) -> tensor<1x32xf32>
     %expanded_48 = tensor.expand_shape %51 [[0], [1, 2, 3]] output_shape [1, 1, 2, 16] : tensor<1x32xf32> into tensor<1x1x2x16xf32>
     %transposed_49 = linalg.transpose ins(%expanded_48 : tensor<1x1x2x16xf32>) outs(%50 : tensor<1x2x1x16xf32>) permutation = [0, 2, 1, 3] 
@@ -247,51 +247,51 @@ module {
     %expanded_51 = tensor.expand_shape %30 [[0], [1, 2], [3]] output_shape [1, 1, 1, 16] : tensor<1x1x16xf32> into tensor<1x1x1x16xf32>
     %52 = linalg.generic {indexing_maps = [#map4, #map9, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_43, %expanded_50 : tensor<1x4x1x16xf32>, tensor<1x1x1x16xf32>) outs(%45 : tensor<1x4x1x16xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.mulf %in, %in_124 : f32
-      linalg.yield %212 : f32
+      %226 = arith.mulf %in, %in_124 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x4x1x16xf32>
     %extracted_slice = tensor.extract_slice %transposed_43[0, 0, 0, 0] [1, 4, 1, 8] [1, 1, 1, 1] : tensor<1x4x1x16xf32> to tensor<1x4x1x8xf32>
     %extracted_slice_52 = tensor.extract_slice %transposed_43[0, 0, 0, 8] [1, 4, 1, 8] [1, 1, 1, 1] : tensor<1x4x1x16xf32> to tensor<1x4x1x8xf32>
     %53 = tensor.empty() : tensor<1x4x1x8xf32>
     %54 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_52 : tensor<1x4x1x8xf32>) outs(%53 : tensor<1x4x1x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.negf %in : f32
-      linalg.yield %212 : f32
+      %226 = arith.negf %in : f32
+      linalg.yield %226 : f32
     } -> tensor<1x4x1x8xf32>
     %concat_53 = tensor.concat dim(3) %54, %extracted_slice : (tensor<1x4x1x8xf32>, tensor<1x4x1x8xf32>) -> tensor<1x4x1x16xf32>
     %55 = linalg.generic {indexing_maps = [#map4, #map9, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_53, %expanded_51 : tensor<1x4x1x16xf32>, tensor<1x1x1x16xf32>) outs(%45 : tensor<1x4x1x16xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.mulf %in, %in_124 : f32
-      linalg.yield %212 : f32
+      %226 = arith.mulf %in, %in_124 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x4x1x16xf32>
     %56 = linalg.generic {indexing_maps = [#map4, #map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%52, %55 : tensor<1x4x1x16xf32>, tensor<1x4x1x16xf32>) outs(%45 : tensor<1x4x1x16xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.addf %in, %in_124 : f32
-      linalg.yield %212 : f32
+      %226 = arith.addf %in, %in_124 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x4x1x16xf32>
     %57 = linalg.generic {indexing_maps = [#map4, #map9, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_46, %expanded_50 : tensor<1x2x1x16xf32>, tensor<1x1x1x16xf32>) outs(%50 : tensor<1x2x1x16xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.mulf %in, %in_124 : f32
-      linalg.yield %212 : f32
+      %226 = arith.mulf %in, %in_124 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x2x1x16xf32>
     %extracted_slice_54 = tensor.extract_slice %transposed_46[0, 0, 0, 0] [1, 2, 1, 8] [1, 1, 1, 1] : tensor<1x2x1x16xf32> to tensor<1x2x1x8xf32>
     %extracted_slice_55 = tensor.extract_slice %transposed_46[0, 0, 0, 8] [1, 2, 1, 8] [1, 1, 1, 1] : tensor<1x2x1x16xf32> to tensor<1x2x1x8xf32>
     %58 = tensor.empty() : tensor<1x2x1x8xf32>
     %59 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_55 : tensor<1x2x1x8xf32>) outs(%58 : tensor<1x2x1x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.negf %in : f32
-      linalg.yield %212 : f32
+      %226 = arith.negf %in : f32
+      linalg.yield %226 : f32
     } -> tensor<1x2x1x8xf32>
     %concat_56 = tensor.concat dim(3) %59, %extracted_slice_54 : (tensor<1x2x1x8xf32>, tensor<1x2x1x8xf32>) -> tensor<1x2x1x16xf32>
     %60 = linalg.generic {indexing_maps = [#map4, #map9, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_56, %expanded_51 : tensor<1x2x1x16xf32>, tensor<1x1x1x16xf32>) outs(%50 : tensor<1x2x1x16xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.mulf %in, %in_124 : f32
-      linalg.yield %212 : f32
+      %226 = arith.mulf %in, %in_124 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x2x1x16xf32>
     %61 = linalg.generic {indexing_maps = [#map4, #map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%57, %60 : tensor<1x2x1x16xf32>, tensor<1x2x1x16xf32>) outs(%50 : tensor<1x2x1x16xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.addf %in, %in_124 : f32
-      linalg.yield %212 : f32
+      %226 = arith.addf %in, %in_124 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x2x1x16xf32>
     %concat_57 = tensor.concat dim(2) %arg2, %61 : (tensor<1x2x7x16xf32>, tensor<1x2x1x16xf32>) -> tensor<1x2x8x16xf32>
     %concat_58 = tensor.concat dim(2) %arg3, %transposed_49 : (tensor<1x2x7x16xf32>, tensor<1x2x1x16xf32>) -> tensor<1x2x8x16xf32>
@@ -317,28 +317,28 @@ module {
     %expanded_65 = tensor.expand_shape %68 [[0, 1], [2], [3]] output_shape [1, 4, 1, 8] : tensor<4x1x8xf32> into tensor<1x4x1x8xf32>
     %69 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_65 : tensor<1x4x1x8xf32>) outs(%53 : tensor<1x4x1x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.mulf %in, %cst_36 : f32
-      linalg.yield %212 : f32
+      %226 = arith.mulf %in, %cst_35 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x4x1x8xf32>
     %70 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%69 : tensor<1x4x1x8xf32>) outs(%53 : tensor<1x4x1x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.divf %in, %cst_37 : f32
-      linalg.yield %212 : f32
+      %226 = arith.divf %in, %cst_36 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x4x1x8xf32>
     %71 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%70 : tensor<1x4x1x8xf32>) outs(%53 : tensor<1x4x1x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = math.tanh %in : f32
-      linalg.yield %212 : f32
+      %226 = math.tanh %in : f32
+      linalg.yield %226 : f32
     } -> tensor<1x4x1x8xf32>
     %72 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%71 : tensor<1x4x1x8xf32>) outs(%53 : tensor<1x4x1x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.mulf %in, %cst_37 : f32
-      linalg.yield %212 : f32
+      %226 = arith.mulf %in, %cst_36 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x4x1x8xf32>
     %73 = linalg.generic {indexing_maps = [#map4, #map9, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%72, %23 : tensor<1x4x1x8xf32>, tensor<1x1x1x8xf32>) outs(%53 : tensor<1x4x1x8xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.addf %in, %in_124 : f32
-      linalg.yield %212 : f32
+      %226 = arith.addf %in, %in_124 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x4x1x8xf32>
     %74 = tensor.empty() : tensor<1x4x1xi64>
     %75 = linalg.fill ins(%c0_i64 : i64) outs(%74 : tensor<1x4x1xi64>) -> tensor<1x4x1xi64>
@@ -346,35 +346,35 @@ module {
     %77 = linalg.fill ins(%cst_0 : f32) outs(%76 : tensor<1x4x1xf32>) -> tensor<1x4x1xf32>
     %78:2 = linalg.generic {indexing_maps = [#map4, #map12, #map12], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%73 : tensor<1x4x1x8xf32>) outs(%77, %75 : tensor<1x4x1xf32>, tensor<1x4x1xi64>) {
     ^bb0(%in: f32, %out: f32, %out_124: i64):
-      %212 = linalg.index 3 : index
-      %213 = arith.index_cast %212 : index to i64
-      %214 = arith.maximumf %in, %out : f32
-      %215 = arith.cmpf ogt, %in, %out : f32
-      %216 = arith.select %215, %213, %out_124 : i64
-      linalg.yield %214, %216 : f32, i64
+      %226 = linalg.index 3 : index
+      %227 = arith.index_cast %226 : index to i64
+      %228 = arith.maximumf %in, %out : f32
+      %229 = arith.cmpf ogt, %in, %out : f32
+      %230 = arith.select %229, %227, %out_124 : i64
+      linalg.yield %228, %230 : f32, i64
     } -> (tensor<1x4x1xf32>, tensor<1x4x1xi64>)
     %expanded_66 = tensor.expand_shape %78#0 [[0], [1], [2, 3]] output_shape [1, 4, 1, 1] : tensor<1x4x1xf32> into tensor<1x4x1x1xf32>
     %79 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%73, %expanded_66 : tensor<1x4x1x8xf32>, tensor<1x4x1x1xf32>) outs(%53 : tensor<1x4x1x8xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.subf %in, %in_124 : f32
-      linalg.yield %212 : f32
+      %226 = arith.subf %in, %in_124 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x4x1x8xf32>
     %80 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%79 : tensor<1x4x1x8xf32>) outs(%53 : tensor<1x4x1x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = math.exp %in : f32
-      linalg.yield %212 : f32
+      %226 = math.exp %in : f32
+      linalg.yield %226 : f32
     } -> tensor<1x4x1x8xf32>
     %81 = tensor.empty() : tensor<1x4x1x1xf32>
     %82 = linalg.fill ins(%cst : f32) outs(%81 : tensor<1x4x1x1xf32>) -> tensor<1x4x1x1xf32>
     %83 = linalg.generic {indexing_maps = [#map4, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%80 : tensor<1x4x1x8xf32>) outs(%82 : tensor<1x4x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.addf %in, %out : f32
-      linalg.yield %212 : f32
+      %226 = arith.addf %in, %out : f32
+      linalg.yield %226 : f32
     } -> tensor<1x4x1x1xf32>
     %84 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%80, %83 : tensor<1x4x1x8xf32>, tensor<1x4x1x1xf32>) outs(%53 : tensor<1x4x1x8xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.divf %in, %in_124 : f32
-      linalg.yield %212 : f32
+      %226 = arith.divf %in, %in_124 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x4x1x8xf32>
     %collapsed_67 = tensor.collapse_shape %84 [[0, 1], [2], [3]] : tensor<1x4x1x8xf32> into tensor<4x1x8xf32>
     %collapsed_68 = tensor.collapse_shape %64 [[0, 1, 2], [3], [4]] : tensor<1x2x2x8x16xf32> into tensor<4x8x16xf32>
@@ -384,99 +384,99 @@ module {
     %expanded_69 = tensor.expand_shape %87 [[0, 1], [2], [3]] output_shape [1, 4, 1, 16] : tensor<4x1x16xf32> into tensor<1x4x1x16xf32>
     %88 = tensor.empty() : tensor<1x1x4x16xf32>
     %transposed_70 = linalg.transpose ins(%expanded_69 : tensor<1x4x1x16xf32>) outs(%88 : tensor<1x1x4x16xf32>) permutation = [0, 2, 1, 3] 
-    %transposed_71 = linalg.transpose ins(%cst_26 : tensor<64x64xf32>) outs(%41 : tensor<64x64xf32>) permutation = [1, 0] 
+    %transposed_71 = linalg.transpose ins(%cst_24 : tensor<64x64xf32>) outs(%41 : tensor<64x64xf32>) permutation = [1, 0] 
     %collapsed_72 = tensor.collapse_shape %transposed_70 [[0], [1, 2, 3]] : tensor<1x1x4x16xf32> into tensor<1x64xf32>
     %89 = linalg.matmul ins(%collapsed_72, %transposed_71 : tensor<1x64xf32>, tensor<64x64xf32>) outs(%43 : tensor<1x64xf32>) -> tensor<1x64xf32>
     %expanded_73 = tensor.expand_shape %89 [[0], [1, 2]] output_shape [1, 1, 64] : tensor<1x64xf32> into tensor<1x1x64xf32>
     %90 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_73 : tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %212 : f32
+      %226 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %226 : f32
     } -> tensor<1x1x64xf32>
     %91 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%90 : tensor<1x1x64xf32>) outs(%32 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.addf %in, %out : f32
-      linalg.yield %212 : f32
+      %226 = arith.addf %in, %out : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x1xf32>
     %92 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%91 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.divf %in, %cst_35 : f32
-      linalg.yield %212 : f32
+      %226 = arith.divf %in, %cst_33 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x1xf32>
     %93 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%92 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.truncf %cst_31 : f64 to f32
-      %213 = arith.addf %in, %212 : f32
-      linalg.yield %213 : f32
+      %226 = arith.truncf %cst_29 : f64 to f32
+      %227 = arith.addf %in, %226 : f32
+      linalg.yield %227 : f32
     } -> tensor<1x1x1xf32>
     %94 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%93 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = math.rsqrt %in : f32
-      linalg.yield %212 : f32
+      %226 = math.rsqrt %in : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x1xf32>
     %95 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_73, %94 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.mulf %in, %in_124 : f32
-      linalg.yield %212 : f32
+      %226 = arith.mulf %in, %in_124 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x64xf32>
-    %96 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_25 : tensor<64xf32>) outs(%38 : tensor<64xf32>) {
+    %96 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_23 : tensor<64xf32>) outs(%38 : tensor<64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.addf %in, %cst_3 : f32
-      linalg.yield %212 : f32
+      %226 = arith.addf %in, %cst_34 : f32
+      linalg.yield %226 : f32
     } -> tensor<64xf32>
     %97 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%95, %96 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.mulf %in, %in_124 : f32
-      linalg.yield %212 : f32
+      %226 = arith.mulf %in, %in_124 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x64xf32>
     %98 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%2, %97 : tensor<1x1x64xf32>, tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.addf %in, %in_124 : f32
-      linalg.yield %212 : f32
+      %226 = arith.addf %in, %in_124 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x64xf32>
     %99 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%98 : tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %212 : f32
+      %226 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %226 : f32
     } -> tensor<1x1x64xf32>
     %100 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%99 : tensor<1x1x64xf32>) outs(%32 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.addf %in, %out : f32
-      linalg.yield %212 : f32
+      %226 = arith.addf %in, %out : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x1xf32>
     %101 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%100 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.divf %in, %cst_35 : f32
-      linalg.yield %212 : f32
+      %226 = arith.divf %in, %cst_33 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x1xf32>
     %102 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%101 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.truncf %cst_31 : f64 to f32
-      %213 = arith.addf %in, %212 : f32
-      linalg.yield %213 : f32
+      %226 = arith.truncf %cst_29 : f64 to f32
+      %227 = arith.addf %in, %226 : f32
+      linalg.yield %227 : f32
     } -> tensor<1x1x1xf32>
     %103 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%102 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = math.rsqrt %in : f32
-      linalg.yield %212 : f32
+      %226 = math.rsqrt %in : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x1xf32>
     %104 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%98, %103 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.mulf %in, %in_124 : f32
-      linalg.yield %212 : f32
+      %226 = arith.mulf %in, %in_124 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x64xf32>
-    %105 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_24 : tensor<64xf32>) outs(%38 : tensor<64xf32>) {
+    %105 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_22 : tensor<64xf32>) outs(%38 : tensor<64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.addf %in, %cst_3 : f32
-      linalg.yield %212 : f32
+      %226 = arith.addf %in, %cst_34 : f32
+      linalg.yield %226 : f32
     } -> tensor<64xf32>
     %106 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%104, %105 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.mulf %in, %in_124 : f32
-      linalg.yield %212 : f32
+      %226 = arith.mulf %in, %in_124 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x64xf32>
     %107 = tensor.empty() : tensor<64x128xf32>
-    %transposed_74 = linalg.transpose ins(%cst_23 : tensor<128x64xf32>) outs(%107 : tensor<64x128xf32>) permutation = [1, 0] 
+    %transposed_74 = linalg.transpose ins(%cst_21 : tensor<128x64xf32>) outs(%107 : tensor<64x128xf32>) permutation = [1, 0] 
     %collapsed_75 = tensor.collapse_shape %106 [[0], [1, 2]] : tensor<1x1x64xf32> into tensor<1x64xf32>
     %108 = tensor.empty() : tensor<1x128xf32>
     %109 = linalg.fill ins(%cst : f32) outs(%108 : tensor<1x128xf32>) -> tensor<1x128xf32>
@@ -485,486 +485,546 @@ module {
     %111 = tensor.empty() : tensor<1x1x128xf32>
     %112 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_76 : tensor<1x1x128xf32>) outs(%111 : tensor<1x1x128xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = math.fpowi %in, %c3_i64 : f32, i64
-      %213 = arith.mulf %212, %cst_1 : f32
-      %214 = arith.addf %in, %213 : f32
-      %215 = arith.mulf %214, %cst_2 : f32
-      %216 = math.tanh %215 : f32
-      %217 = arith.addf %216, %cst_3 : f32
-      %218 = arith.mulf %217, %cst_4 : f32
-      %219 = arith.mulf %in, %218 : f32
-      linalg.yield %219 : f32
+      %226 = arith.mulf %in, %cst_37 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x128xf32>
-    %transposed_77 = linalg.transpose ins(%cst_22 : tensor<128x64xf32>) outs(%107 : tensor<64x128xf32>) permutation = [1, 0] 
-    %113 = linalg.matmul ins(%collapsed_75, %transposed_77 : tensor<1x64xf32>, tensor<64x128xf32>) outs(%109 : tensor<1x128xf32>) -> tensor<1x128xf32>
-    %expanded_78 = tensor.expand_shape %113 [[0], [1, 2]] output_shape [1, 1, 128] : tensor<1x128xf32> into tensor<1x1x128xf32>
-    %114 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%112, %expanded_78 : tensor<1x1x128xf32>, tensor<1x1x128xf32>) outs(%111 : tensor<1x1x128xf32>) {
-    ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.mulf %in, %in_124 : f32
-      linalg.yield %212 : f32
+    %113 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_76 : tensor<1x1x128xf32>) outs(%111 : tensor<1x1x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %226 = math.fpowi %in, %c3_i64 : f32, i64
+      linalg.yield %226 : f32
     } -> tensor<1x1x128xf32>
-    %115 = tensor.empty() : tensor<128x64xf32>
-    %transposed_79 = linalg.transpose ins(%cst_21 : tensor<64x128xf32>) outs(%115 : tensor<128x64xf32>) permutation = [1, 0] 
-    %collapsed_80 = tensor.collapse_shape %114 [[0], [1, 2]] : tensor<1x1x128xf32> into tensor<1x128xf32>
-    %116 = linalg.matmul ins(%collapsed_80, %transposed_79 : tensor<1x128xf32>, tensor<128x64xf32>) outs(%43 : tensor<1x64xf32>) -> tensor<1x64xf32>
-    %expanded_81 = tensor.expand_shape %116 [[0], [1, 2]] output_shape [1, 1, 64] : tensor<1x64xf32> into tensor<1x1x64xf32>
-    %117 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_81 : tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %114 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%113 : tensor<1x1x128xf32>) outs(%111 : tensor<1x1x128xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %212 : f32
-    } -> tensor<1x1x64xf32>
-    %118 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%117 : tensor<1x1x64xf32>) outs(%32 : tensor<1x1x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %212 = arith.addf %in, %out : f32
-      linalg.yield %212 : f32
-    } -> tensor<1x1x1xf32>
-    %119 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%118 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %212 = arith.divf %in, %cst_35 : f32
-      linalg.yield %212 : f32
-    } -> tensor<1x1x1xf32>
-    %120 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%119 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %212 = arith.truncf %cst_31 : f64 to f32
-      %213 = arith.addf %in, %212 : f32
-      linalg.yield %213 : f32
-    } -> tensor<1x1x1xf32>
-    %121 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%120 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %212 = math.rsqrt %in : f32
-      linalg.yield %212 : f32
-    } -> tensor<1x1x1xf32>
-    %122 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_81, %121 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
+      %226 = arith.truncf %cst_20 : f64 to f32
+      %227 = arith.mulf %in, %226 : f32
+      linalg.yield %227 : f32
+    } -> tensor<1x1x128xf32>
+    %115 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_76, %114 : tensor<1x1x128xf32>, tensor<1x1x128xf32>) outs(%111 : tensor<1x1x128xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.mulf %in, %in_124 : f32
-      linalg.yield %212 : f32
-    } -> tensor<1x1x64xf32>
-    %123 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_20 : tensor<64xf32>) outs(%38 : tensor<64xf32>) {
+      %226 = arith.addf %in, %in_124 : f32
+      linalg.yield %226 : f32
+    } -> tensor<1x1x128xf32>
+    %116 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%115 : tensor<1x1x128xf32>) outs(%111 : tensor<1x1x128xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.addf %in, %cst_3 : f32
-      linalg.yield %212 : f32
-    } -> tensor<64xf32>
-    %124 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%122, %123 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+      %226 = arith.truncf %cst_19 : f64 to f32
+      %227 = arith.mulf %in, %226 : f32
+      linalg.yield %227 : f32
+    } -> tensor<1x1x128xf32>
+    %117 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%116 : tensor<1x1x128xf32>) outs(%111 : tensor<1x1x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %226 = math.tanh %in : f32
+      linalg.yield %226 : f32
+    } -> tensor<1x1x128xf32>
+    %118 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%117 : tensor<1x1x128xf32>) outs(%111 : tensor<1x1x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %226 = arith.addf %in, %cst_34 : f32
+      linalg.yield %226 : f32
+    } -> tensor<1x1x128xf32>
+    %119 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%112, %118 : tensor<1x1x128xf32>, tensor<1x1x128xf32>) outs(%111 : tensor<1x1x128xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.mulf %in, %in_124 : f32
-      linalg.yield %212 : f32
-    } -> tensor<1x1x64xf32>
-    %125 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%98, %124 : tensor<1x1x64xf32>, tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+      %226 = arith.mulf %in, %in_124 : f32
+      linalg.yield %226 : f32
+    } -> tensor<1x1x128xf32>
+    %transposed_77 = linalg.transpose ins(%cst_18 : tensor<128x64xf32>) outs(%107 : tensor<64x128xf32>) permutation = [1, 0] 
+    %120 = linalg.matmul ins(%collapsed_75, %transposed_77 : tensor<1x64xf32>, tensor<64x128xf32>) outs(%109 : tensor<1x128xf32>) -> tensor<1x128xf32>
+    %expanded_78 = tensor.expand_shape %120 [[0], [1, 2]] output_shape [1, 1, 128] : tensor<1x128xf32> into tensor<1x1x128xf32>
+    %121 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%119, %expanded_78 : tensor<1x1x128xf32>, tensor<1x1x128xf32>) outs(%111 : tensor<1x1x128xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.addf %in, %in_124 : f32
-      linalg.yield %212 : f32
-    } -> tensor<1x1x64xf32>
-    %126 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%125 : tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+      %226 = arith.mulf %in, %in_124 : f32
+      linalg.yield %226 : f32
+    } -> tensor<1x1x128xf32>
+    %122 = tensor.empty() : tensor<128x64xf32>
+    %transposed_79 = linalg.transpose ins(%cst_17 : tensor<64x128xf32>) outs(%122 : tensor<128x64xf32>) permutation = [1, 0] 
+    %collapsed_80 = tensor.collapse_shape %121 [[0], [1, 2]] : tensor<1x1x128xf32> into tensor<1x128xf32>
+    %123 = linalg.matmul ins(%collapsed_80, %transposed_79 : tensor<1x128xf32>, tensor<128x64xf32>) outs(%43 : tensor<1x64xf32>) -> tensor<1x64xf32>
+    %expanded_81 = tensor.expand_shape %123 [[0], [1, 2]] output_shape [1, 1, 64] : tensor<1x64xf32> into tensor<1x1x64xf32>
+    %124 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_81 : tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %212 : f32
+      %226 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %226 : f32
     } -> tensor<1x1x64xf32>
-    %127 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%126 : tensor<1x1x64xf32>) outs(%32 : tensor<1x1x1xf32>) {
+    %125 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%124 : tensor<1x1x64xf32>) outs(%32 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.addf %in, %out : f32
-      linalg.yield %212 : f32
+      %226 = arith.addf %in, %out : f32
+      linalg.yield %226 : f32
+    } -> tensor<1x1x1xf32>
+    %126 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%125 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %226 = arith.divf %in, %cst_33 : f32
+      linalg.yield %226 : f32
+    } -> tensor<1x1x1xf32>
+    %127 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%126 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %226 = arith.truncf %cst_29 : f64 to f32
+      %227 = arith.addf %in, %226 : f32
+      linalg.yield %227 : f32
     } -> tensor<1x1x1xf32>
     %128 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%127 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.divf %in, %cst_35 : f32
-      linalg.yield %212 : f32
+      %226 = math.rsqrt %in : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x1xf32>
-    %129 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%128 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %212 = arith.truncf %cst_31 : f64 to f32
-      %213 = arith.addf %in, %212 : f32
-      linalg.yield %213 : f32
-    } -> tensor<1x1x1xf32>
-    %130 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%129 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %212 = math.rsqrt %in : f32
-      linalg.yield %212 : f32
-    } -> tensor<1x1x1xf32>
-    %131 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%125, %130 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %129 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_81, %128 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.mulf %in, %in_124 : f32
-      linalg.yield %212 : f32
+      %226 = arith.mulf %in, %in_124 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x64xf32>
-    %132 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_19 : tensor<64xf32>) outs(%38 : tensor<64xf32>) {
+    %130 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_16 : tensor<64xf32>) outs(%38 : tensor<64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.addf %in, %cst_3 : f32
-      linalg.yield %212 : f32
+      %226 = arith.addf %in, %cst_34 : f32
+      linalg.yield %226 : f32
     } -> tensor<64xf32>
-    %133 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%131, %132 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %131 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%129, %130 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.mulf %in, %in_124 : f32
-      linalg.yield %212 : f32
+      %226 = arith.mulf %in, %in_124 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x64xf32>
-    %transposed_82 = linalg.transpose ins(%cst_18 : tensor<64x64xf32>) outs(%41 : tensor<64x64xf32>) permutation = [1, 0] 
-    %collapsed_83 = tensor.collapse_shape %133 [[0], [1, 2]] : tensor<1x1x64xf32> into tensor<1x64xf32>
-    %134 = linalg.matmul ins(%collapsed_83, %transposed_82 : tensor<1x64xf32>, tensor<64x64xf32>) outs(%43 : tensor<1x64xf32>) -> tensor<1x64xf32>
-    %expanded_84 = tensor.expand_shape %134 [[0], [1, 2, 3]] output_shape [1, 1, 4, 16] : tensor<1x64xf32> into tensor<1x1x4x16xf32>
-    %transposed_85 = linalg.transpose ins(%expanded_84 : tensor<1x1x4x16xf32>) outs(%45 : tensor<1x4x1x16xf32>) permutation = [0, 2, 1, 3] 
-    %transposed_86 = linalg.transpose ins(%cst_17 : tensor<32x64xf32>) outs(%46 : tensor<64x32xf32>) permutation = [1, 0] 
-    %135 = linalg.matmul ins(%collapsed_83, %transposed_86 : tensor<1x64xf32>, tensor<64x32xf32>) outs(%48 : tensor<1x32xf32>) -> tensor<1x32xf32>
-    %expanded_87 = tensor.expand_shape %135 [[0], [1, 2, 3]] output_shape [1, 1, 2, 16] : tensor<1x32xf32> into tensor<1x1x2x16xf32>
-    %transposed_88 = linalg.transpose ins(%expanded_87 : tensor<1x1x2x16xf32>) outs(%50 : tensor<1x2x1x16xf32>) permutation = [0, 2, 1, 3] 
-    %transposed_89 = linalg.transpose ins(%cst_16 : tensor<32x64xf32>) outs(%46 : tensor<64x32xf32>) permutation = [1, 0] 
-    %136 = linalg.matmul ins(%collapsed_83, %transposed_89 : tensor<1x64xf32>, tensor<64x32xf32>) outs(%48 : tensor<1x32xf32>) -> tensor<1x32xf32>
-    %expanded_90 = tensor.expand_shape %136 [[0], [1, 2, 3]] output_shape [1, 1, 2, 16] : tensor<1x32xf32> into tensor<1x1x2x16xf32>
-    %transposed_91 = linalg.transpose ins(%expanded_90 : tensor<1x1x2x16xf32>) outs(%50 : tensor<1x2x1x16xf32>) permutation = [0, 2, 1, 3] 
-    %137 = linalg.generic {indexing_maps = [#map4, #map9, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_85, %expanded_50 : tensor<1x4x1x16xf32>, tensor<1x1x1x16xf32>) outs(%45 : tensor<1x4x1x16xf32>) {
+    %132 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%98, %131 : tensor<1x1x64xf32>, tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.mulf %in, %in_124 : f32
-      linalg.yield %212 : f32
+      %226 = arith.addf %in, %in_124 : f32
+      linalg.yield %226 : f32
+    } -> tensor<1x1x64xf32>
+    %133 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%132 : tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %226 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %226 : f32
+    } -> tensor<1x1x64xf32>
+    %134 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%133 : tensor<1x1x64xf32>) outs(%32 : tensor<1x1x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %226 = arith.addf %in, %out : f32
+      linalg.yield %226 : f32
+    } -> tensor<1x1x1xf32>
+    %135 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%134 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %226 = arith.divf %in, %cst_33 : f32
+      linalg.yield %226 : f32
+    } -> tensor<1x1x1xf32>
+    %136 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%135 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %226 = arith.truncf %cst_29 : f64 to f32
+      %227 = arith.addf %in, %226 : f32
+      linalg.yield %227 : f32
+    } -> tensor<1x1x1xf32>
+    %137 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%136 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %226 = math.rsqrt %in : f32
+      linalg.yield %226 : f32
+    } -> tensor<1x1x1xf32>
+    %138 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%132, %137 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    ^bb0(%in: f32, %in_124: f32, %out: f32):
+      %226 = arith.mulf %in, %in_124 : f32
+      linalg.yield %226 : f32
+    } -> tensor<1x1x64xf32>
+    %139 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_15 : tensor<64xf32>) outs(%38 : tensor<64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %226 = arith.addf %in, %cst_34 : f32
+      linalg.yield %226 : f32
+    } -> tensor<64xf32>
+    %140 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%138, %139 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    ^bb0(%in: f32, %in_124: f32, %out: f32):
+      %226 = arith.mulf %in, %in_124 : f32
+      linalg.yield %226 : f32
+    } -> tensor<1x1x64xf32>
+    %transposed_82 = linalg.transpose ins(%cst_14 : tensor<64x64xf32>) outs(%41 : tensor<64x64xf32>) permutation = [1, 0] 
+    %collapsed_83 = tensor.collapse_shape %140 [[0], [1, 2]] : tensor<1x1x64xf32> into tensor<1x64xf32>
+    %141 = linalg.matmul ins(%collapsed_83, %transposed_82 : tensor<1x64xf32>, tensor<64x64xf32>) outs(%43 : tensor<1x64xf32>) -> tensor<1x64xf32>
+    %expanded_84 = tensor.expand_shape %141 [[0], [1, 2, 3]] output_shape [1, 1, 4, 16] : tensor<1x64xf32> into tensor<1x1x4x16xf32>
+    %transposed_85 = linalg.transpose ins(%expanded_84 : tensor<1x1x4x16xf32>) outs(%45 : tensor<1x4x1x16xf32>) permutation = [0, 2, 1, 3] 
+    %transposed_86 = linalg.transpose ins(%cst_13 : tensor<32x64xf32>) outs(%46 : tensor<64x32xf32>) permutation = [1, 0] 
+    %142 = linalg.matmul ins(%collapsed_83, %transposed_86 : tensor<1x64xf32>, tensor<64x32xf32>) outs(%48 : tensor<1x32xf32>) -> tensor<1x32xf32>
+    %expanded_87 = tensor.expand_shape %142 [[0], [1, 2, 3]] output_shape [1, 1, 2, 16] : tensor<1x32xf32> into tensor<1x1x2x16xf32>
+    %transposed_88 = linalg.transpose ins(%expanded_87 : tensor<1x1x2x16xf32>) outs(%50 : tensor<1x2x1x16xf32>) permutation = [0, 2, 1, 3] 
+    %transposed_89 = linalg.transpose ins(%cst_12 : tensor<32x64xf32>) outs(%46 : tensor<64x32xf32>) permutation = [1, 0] 
+    %143 = linalg.matmul ins(%collapsed_83, %transposed_89 : tensor<1x64xf32>, tensor<64x32xf32>) outs(%48 : tensor<1x32xf32>) -> tensor<1x32xf32>
+    %expanded_90 = tensor.expand_shape %143 [[0], [1, 2, 3]] output_shape [1, 1, 2, 16] : tensor<1x32xf32> into tensor<1x1x2x16xf32>
+    %transposed_91 = linalg.transpose ins(%expanded_90 : tensor<1x1x2x16xf32>) outs(%50 : tensor<1x2x1x16xf32>) permutation = [0, 2, 1, 3] 
+    %144 = linalg.generic {indexing_maps = [#map4, #map9, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_85, %expanded_50 : tensor<1x4x1x16xf32>, tensor<1x1x1x16xf32>) outs(%45 : tensor<1x4x1x16xf32>) {
+    ^bb0(%in: f32, %in_124: f32, %out: f32):
+      %226 = arith.mulf %in, %in_124 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x4x1x16xf32>
     %extracted_slice_92 = tensor.extract_slice %transposed_85[0, 0, 0, 0] [1, 4, 1, 8] [1, 1, 1, 1] : tensor<1x4x1x16xf32> to tensor<1x4x1x8xf32>
     %extracted_slice_93 = tensor.extract_slice %transposed_85[0, 0, 0, 8] [1, 4, 1, 8] [1, 1, 1, 1] : tensor<1x4x1x16xf32> to tensor<1x4x1x8xf32>
-    %138 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_93 : tensor<1x4x1x8xf32>) outs(%53 : tensor<1x4x1x8xf32>) {
+    %145 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_93 : tensor<1x4x1x8xf32>) outs(%53 : tensor<1x4x1x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.negf %in : f32
-      linalg.yield %212 : f32
+      %226 = arith.negf %in : f32
+      linalg.yield %226 : f32
     } -> tensor<1x4x1x8xf32>
-    %concat_94 = tensor.concat dim(3) %138, %extracted_slice_92 : (tensor<1x4x1x8xf32>, tensor<1x4x1x8xf32>) -> tensor<1x4x1x16xf32>
-    %139 = linalg.generic {indexing_maps = [#map4, #map9, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_94, %expanded_51 : tensor<1x4x1x16xf32>, tensor<1x1x1x16xf32>) outs(%45 : tensor<1x4x1x16xf32>) {
+    %concat_94 = tensor.concat dim(3) %145, %extracted_slice_92 : (tensor<1x4x1x8xf32>, tensor<1x4x1x8xf32>) -> tensor<1x4x1x16xf32>
+    %146 = linalg.generic {indexing_maps = [#map4, #map9, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_94, %expanded_51 : tensor<1x4x1x16xf32>, tensor<1x1x1x16xf32>) outs(%45 : tensor<1x4x1x16xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.mulf %in, %in_124 : f32
-      linalg.yield %212 : f32
+      %226 = arith.mulf %in, %in_124 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x4x1x16xf32>
-    %140 = linalg.generic {indexing_maps = [#map4, #map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%137, %139 : tensor<1x4x1x16xf32>, tensor<1x4x1x16xf32>) outs(%45 : tensor<1x4x1x16xf32>) {
+    %147 = linalg.generic {indexing_maps = [#map4, #map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%144, %146 : tensor<1x4x1x16xf32>, tensor<1x4x1x16xf32>) outs(%45 : tensor<1x4x1x16xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.addf %in, %in_124 : f32
-      linalg.yield %212 : f32
+      %226 = arith.addf %in, %in_124 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x4x1x16xf32>
-    %141 = linalg.generic {indexing_maps = [#map4, #map9, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_88, %expanded_50 : tensor<1x2x1x16xf32>, tensor<1x1x1x16xf32>) outs(%50 : tensor<1x2x1x16xf32>) {
+    %148 = linalg.generic {indexing_maps = [#map4, #map9, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_88, %expanded_50 : tensor<1x2x1x16xf32>, tensor<1x1x1x16xf32>) outs(%50 : tensor<1x2x1x16xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.mulf %in, %in_124 : f32
-      linalg.yield %212 : f32
+      %226 = arith.mulf %in, %in_124 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x2x1x16xf32>
     %extracted_slice_95 = tensor.extract_slice %transposed_88[0, 0, 0, 0] [1, 2, 1, 8] [1, 1, 1, 1] : tensor<1x2x1x16xf32> to tensor<1x2x1x8xf32>
     %extracted_slice_96 = tensor.extract_slice %transposed_88[0, 0, 0, 8] [1, 2, 1, 8] [1, 1, 1, 1] : tensor<1x2x1x16xf32> to tensor<1x2x1x8xf32>
-    %142 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_96 : tensor<1x2x1x8xf32>) outs(%58 : tensor<1x2x1x8xf32>) {
+    %149 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_96 : tensor<1x2x1x8xf32>) outs(%58 : tensor<1x2x1x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.negf %in : f32
-      linalg.yield %212 : f32
+      %226 = arith.negf %in : f32
+      linalg.yield %226 : f32
     } -> tensor<1x2x1x8xf32>
-    %concat_97 = tensor.concat dim(3) %142, %extracted_slice_95 : (tensor<1x2x1x8xf32>, tensor<1x2x1x8xf32>) -> tensor<1x2x1x16xf32>
-    %143 = linalg.generic {indexing_maps = [#map4, #map9, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_97, %expanded_51 : tensor<1x2x1x16xf32>, tensor<1x1x1x16xf32>) outs(%50 : tensor<1x2x1x16xf32>) {
+    %concat_97 = tensor.concat dim(3) %149, %extracted_slice_95 : (tensor<1x2x1x8xf32>, tensor<1x2x1x8xf32>) -> tensor<1x2x1x16xf32>
+    %150 = linalg.generic {indexing_maps = [#map4, #map9, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_97, %expanded_51 : tensor<1x2x1x16xf32>, tensor<1x1x1x16xf32>) outs(%50 : tensor<1x2x1x16xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.mulf %in, %in_124 : f32
-      linalg.yield %212 : f32
+      %226 = arith.mulf %in, %in_124 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x2x1x16xf32>
-    %144 = linalg.generic {indexing_maps = [#map4, #map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%141, %143 : tensor<1x2x1x16xf32>, tensor<1x2x1x16xf32>) outs(%50 : tensor<1x2x1x16xf32>) {
+    %151 = linalg.generic {indexing_maps = [#map4, #map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%148, %150 : tensor<1x2x1x16xf32>, tensor<1x2x1x16xf32>) outs(%50 : tensor<1x2x1x16xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.addf %in, %in_124 : f32
-      linalg.yield %212 : f32
+      %226 = arith.addf %in, %in_124 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x2x1x16xf32>
-    %concat_98 = tensor.concat dim(2) %arg4, %144 : (tensor<1x2x16x16xf32>, tensor<1x2x1x16xf32>) -> tensor<1x2x17x16xf32>
+    %concat_98 = tensor.concat dim(2) %arg4, %151 : (tensor<1x2x16x16xf32>, tensor<1x2x1x16xf32>) -> tensor<1x2x17x16xf32>
     %concat_99 = tensor.concat dim(2) %arg5, %transposed_91 : (tensor<1x2x16x16xf32>, tensor<1x2x1x16xf32>) -> tensor<1x2x17x16xf32>
-    %145 = tensor.empty() : tensor<1x2x2x17x16xf32>
-    %146 = linalg.generic {indexing_maps = [#map10, #map11], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%concat_98 : tensor<1x2x17x16xf32>) outs(%145 : tensor<1x2x2x17x16xf32>) {
+    %152 = tensor.empty() : tensor<1x2x2x17x16xf32>
+    %153 = linalg.generic {indexing_maps = [#map10, #map11], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%concat_98 : tensor<1x2x17x16xf32>) outs(%152 : tensor<1x2x2x17x16xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<1x2x2x17x16xf32>
-    %collapsed_100 = tensor.collapse_shape %146 [[0], [1, 2], [3], [4]] : tensor<1x2x2x17x16xf32> into tensor<1x4x17x16xf32>
-    %147 = linalg.generic {indexing_maps = [#map10, #map11], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%concat_99 : tensor<1x2x17x16xf32>) outs(%145 : tensor<1x2x2x17x16xf32>) {
+    %collapsed_100 = tensor.collapse_shape %153 [[0], [1, 2], [3], [4]] : tensor<1x2x2x17x16xf32> into tensor<1x4x17x16xf32>
+    %154 = linalg.generic {indexing_maps = [#map10, #map11], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%concat_99 : tensor<1x2x17x16xf32>) outs(%152 : tensor<1x2x2x17x16xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<1x2x2x17x16xf32>
-    %148 = tensor.empty() : tensor<1x4x16x17xf32>
-    %transposed_101 = linalg.transpose ins(%collapsed_100 : tensor<1x4x17x16xf32>) outs(%148 : tensor<1x4x16x17xf32>) permutation = [0, 1, 3, 2] 
-    %collapsed_102 = tensor.collapse_shape %140 [[0, 1], [2], [3]] : tensor<1x4x1x16xf32> into tensor<4x1x16xf32>
+    %155 = tensor.empty() : tensor<1x4x16x17xf32>
+    %transposed_101 = linalg.transpose ins(%collapsed_100 : tensor<1x4x17x16xf32>) outs(%155 : tensor<1x4x16x17xf32>) permutation = [0, 1, 3, 2] 
+    %collapsed_102 = tensor.collapse_shape %147 [[0, 1], [2], [3]] : tensor<1x4x1x16xf32> into tensor<4x1x16xf32>
     %collapsed_103 = tensor.collapse_shape %transposed_101 [[0, 1], [2], [3]] : tensor<1x4x16x17xf32> into tensor<4x16x17xf32>
-    %149 = tensor.empty() : tensor<4x1x17xf32>
-    %150 = linalg.fill ins(%cst : f32) outs(%149 : tensor<4x1x17xf32>) -> tensor<4x1x17xf32>
-    %151 = linalg.batch_matmul ins(%collapsed_102, %collapsed_103 : tensor<4x1x16xf32>, tensor<4x16x17xf32>) outs(%150 : tensor<4x1x17xf32>) -> tensor<4x1x17xf32>
-    %expanded_104 = tensor.expand_shape %151 [[0, 1], [2], [3]] output_shape [1, 4, 1, 17] : tensor<4x1x17xf32> into tensor<1x4x1x17xf32>
-    %152 = tensor.empty() : tensor<1x4x1x17xf32>
-    %153 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_104 : tensor<1x4x1x17xf32>) outs(%152 : tensor<1x4x1x17xf32>) {
+    %156 = tensor.empty() : tensor<4x1x17xf32>
+    %157 = linalg.fill ins(%cst : f32) outs(%156 : tensor<4x1x17xf32>) -> tensor<4x1x17xf32>
+    %158 = linalg.batch_matmul ins(%collapsed_102, %collapsed_103 : tensor<4x1x16xf32>, tensor<4x16x17xf32>) outs(%157 : tensor<4x1x17xf32>) -> tensor<4x1x17xf32>
+    %expanded_104 = tensor.expand_shape %158 [[0, 1], [2], [3]] output_shape [1, 4, 1, 17] : tensor<4x1x17xf32> into tensor<1x4x1x17xf32>
+    %159 = tensor.empty() : tensor<1x4x1x17xf32>
+    %160 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_104 : tensor<1x4x1x17xf32>) outs(%159 : tensor<1x4x1x17xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.mulf %in, %cst_36 : f32
-      linalg.yield %212 : f32
+      %226 = arith.mulf %in, %cst_35 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x4x1x17xf32>
-    %154 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%153 : tensor<1x4x1x17xf32>) outs(%152 : tensor<1x4x1x17xf32>) {
+    %161 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%160 : tensor<1x4x1x17xf32>) outs(%159 : tensor<1x4x1x17xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.divf %in, %cst_37 : f32
-      linalg.yield %212 : f32
+      %226 = arith.divf %in, %cst_36 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x4x1x17xf32>
-    %155 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%154 : tensor<1x4x1x17xf32>) outs(%152 : tensor<1x4x1x17xf32>) {
+    %162 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%161 : tensor<1x4x1x17xf32>) outs(%159 : tensor<1x4x1x17xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = math.tanh %in : f32
-      linalg.yield %212 : f32
+      %226 = math.tanh %in : f32
+      linalg.yield %226 : f32
     } -> tensor<1x4x1x17xf32>
-    %156 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%155 : tensor<1x4x1x17xf32>) outs(%152 : tensor<1x4x1x17xf32>) {
+    %163 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%162 : tensor<1x4x1x17xf32>) outs(%159 : tensor<1x4x1x17xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.mulf %in, %cst_37 : f32
-      linalg.yield %212 : f32
+      %226 = arith.mulf %in, %cst_36 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x4x1x17xf32>
-    %157 = linalg.generic {indexing_maps = [#map4, #map9, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%156, %11 : tensor<1x4x1x17xf32>, tensor<1x1x1x17xf32>) outs(%152 : tensor<1x4x1x17xf32>) {
+    %164 = linalg.generic {indexing_maps = [#map4, #map9, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%163, %11 : tensor<1x4x1x17xf32>, tensor<1x1x1x17xf32>) outs(%159 : tensor<1x4x1x17xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.addf %in, %in_124 : f32
-      linalg.yield %212 : f32
+      %226 = arith.addf %in, %in_124 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x4x1x17xf32>
-    %158:2 = linalg.generic {indexing_maps = [#map4, #map12, #map12], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%157 : tensor<1x4x1x17xf32>) outs(%77, %75 : tensor<1x4x1xf32>, tensor<1x4x1xi64>) {
+    %165:2 = linalg.generic {indexing_maps = [#map4, #map12, #map12], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%164 : tensor<1x4x1x17xf32>) outs(%77, %75 : tensor<1x4x1xf32>, tensor<1x4x1xi64>) {
     ^bb0(%in: f32, %out: f32, %out_124: i64):
-      %212 = linalg.index 3 : index
-      %213 = arith.index_cast %212 : index to i64
-      %214 = arith.maximumf %in, %out : f32
-      %215 = arith.cmpf ogt, %in, %out : f32
-      %216 = arith.select %215, %213, %out_124 : i64
-      linalg.yield %214, %216 : f32, i64
+      %226 = linalg.index 3 : index
+      %227 = arith.index_cast %226 : index to i64
+      %228 = arith.maximumf %in, %out : f32
+      %229 = arith.cmpf ogt, %in, %out : f32
+      %230 = arith.select %229, %227, %out_124 : i64
+      linalg.yield %228, %230 : f32, i64
     } -> (tensor<1x4x1xf32>, tensor<1x4x1xi64>)
-    %expanded_105 = tensor.expand_shape %158#0 [[0], [1], [2, 3]] output_shape [1, 4, 1, 1] : tensor<1x4x1xf32> into tensor<1x4x1x1xf32>
-    %159 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%157, %expanded_105 : tensor<1x4x1x17xf32>, tensor<1x4x1x1xf32>) outs(%152 : tensor<1x4x1x17xf32>) {
+    %expanded_105 = tensor.expand_shape %165#0 [[0], [1], [2, 3]] output_shape [1, 4, 1, 1] : tensor<1x4x1xf32> into tensor<1x4x1x1xf32>
+    %166 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%164, %expanded_105 : tensor<1x4x1x17xf32>, tensor<1x4x1x1xf32>) outs(%159 : tensor<1x4x1x17xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.subf %in, %in_124 : f32
-      linalg.yield %212 : f32
+      %226 = arith.subf %in, %in_124 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x4x1x17xf32>
-    %160 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%159 : tensor<1x4x1x17xf32>) outs(%152 : tensor<1x4x1x17xf32>) {
+    %167 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%166 : tensor<1x4x1x17xf32>) outs(%159 : tensor<1x4x1x17xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = math.exp %in : f32
-      linalg.yield %212 : f32
+      %226 = math.exp %in : f32
+      linalg.yield %226 : f32
     } -> tensor<1x4x1x17xf32>
-    %161 = linalg.generic {indexing_maps = [#map4, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%160 : tensor<1x4x1x17xf32>) outs(%82 : tensor<1x4x1x1xf32>) {
+    %168 = linalg.generic {indexing_maps = [#map4, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%167 : tensor<1x4x1x17xf32>) outs(%82 : tensor<1x4x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.addf %in, %out : f32
-      linalg.yield %212 : f32
+      %226 = arith.addf %in, %out : f32
+      linalg.yield %226 : f32
     } -> tensor<1x4x1x1xf32>
-    %162 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%160, %161 : tensor<1x4x1x17xf32>, tensor<1x4x1x1xf32>) outs(%152 : tensor<1x4x1x17xf32>) {
+    %169 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%167, %168 : tensor<1x4x1x17xf32>, tensor<1x4x1x1xf32>) outs(%159 : tensor<1x4x1x17xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.divf %in, %in_124 : f32
-      linalg.yield %212 : f32
+      %226 = arith.divf %in, %in_124 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x4x1x17xf32>
-    %collapsed_106 = tensor.collapse_shape %162 [[0, 1], [2], [3]] : tensor<1x4x1x17xf32> into tensor<4x1x17xf32>
-    %collapsed_107 = tensor.collapse_shape %147 [[0, 1, 2], [3], [4]] : tensor<1x2x2x17x16xf32> into tensor<4x17x16xf32>
-    %163 = linalg.batch_matmul ins(%collapsed_106, %collapsed_107 : tensor<4x1x17xf32>, tensor<4x17x16xf32>) outs(%86 : tensor<4x1x16xf32>) -> tensor<4x1x16xf32>
-    %expanded_108 = tensor.expand_shape %163 [[0, 1], [2], [3]] output_shape [1, 4, 1, 16] : tensor<4x1x16xf32> into tensor<1x4x1x16xf32>
+    %collapsed_106 = tensor.collapse_shape %169 [[0, 1], [2], [3]] : tensor<1x4x1x17xf32> into tensor<4x1x17xf32>
+    %collapsed_107 = tensor.collapse_shape %154 [[0, 1, 2], [3], [4]] : tensor<1x2x2x17x16xf32> into tensor<4x17x16xf32>
+    %170 = linalg.batch_matmul ins(%collapsed_106, %collapsed_107 : tensor<4x1x17xf32>, tensor<4x17x16xf32>) outs(%86 : tensor<4x1x16xf32>) -> tensor<4x1x16xf32>
+    %expanded_108 = tensor.expand_shape %170 [[0, 1], [2], [3]] output_shape [1, 4, 1, 16] : tensor<4x1x16xf32> into tensor<1x4x1x16xf32>
     %transposed_109 = linalg.transpose ins(%expanded_108 : tensor<1x4x1x16xf32>) outs(%88 : tensor<1x1x4x16xf32>) permutation = [0, 2, 1, 3] 
-    %transposed_110 = linalg.transpose ins(%cst_15 : tensor<64x64xf32>) outs(%41 : tensor<64x64xf32>) permutation = [1, 0] 
+    %transposed_110 = linalg.transpose ins(%cst_11 : tensor<64x64xf32>) outs(%41 : tensor<64x64xf32>) permutation = [1, 0] 
     %collapsed_111 = tensor.collapse_shape %transposed_109 [[0], [1, 2, 3]] : tensor<1x1x4x16xf32> into tensor<1x64xf32>
-    %164 = linalg.matmul ins(%collapsed_111, %transposed_110 : tensor<1x64xf32>, tensor<64x64xf32>) outs(%43 : tensor<1x64xf32>) -> tensor<1x64xf32>
-    %expanded_112 = tensor.expand_shape %164 [[0], [1, 2]] output_shape [1, 1, 64] : tensor<1x64xf32> into tensor<1x1x64xf32>
-    %165 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_112 : tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %171 = linalg.matmul ins(%collapsed_111, %transposed_110 : tensor<1x64xf32>, tensor<64x64xf32>) outs(%43 : tensor<1x64xf32>) -> tensor<1x64xf32>
+    %expanded_112 = tensor.expand_shape %171 [[0], [1, 2]] output_shape [1, 1, 64] : tensor<1x64xf32> into tensor<1x1x64xf32>
+    %172 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_112 : tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %212 : f32
+      %226 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %226 : f32
     } -> tensor<1x1x64xf32>
-    %166 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%165 : tensor<1x1x64xf32>) outs(%32 : tensor<1x1x1xf32>) {
+    %173 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%172 : tensor<1x1x64xf32>) outs(%32 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.addf %in, %out : f32
-      linalg.yield %212 : f32
+      %226 = arith.addf %in, %out : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x1xf32>
-    %167 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%166 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
+    %174 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%173 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.divf %in, %cst_35 : f32
-      linalg.yield %212 : f32
+      %226 = arith.divf %in, %cst_33 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x1xf32>
-    %168 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%167 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
+    %175 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%174 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.truncf %cst_31 : f64 to f32
-      %213 = arith.addf %in, %212 : f32
-      linalg.yield %213 : f32
-    } -> tensor<1x1x1xf32>
-    %169 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%168 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %212 = math.rsqrt %in : f32
-      linalg.yield %212 : f32
-    } -> tensor<1x1x1xf32>
-    %170 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_112, %169 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
-    ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.mulf %in, %in_124 : f32
-      linalg.yield %212 : f32
-    } -> tensor<1x1x64xf32>
-    %171 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_14 : tensor<64xf32>) outs(%38 : tensor<64xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %212 = arith.addf %in, %cst_3 : f32
-      linalg.yield %212 : f32
-    } -> tensor<64xf32>
-    %172 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%170, %171 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
-    ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.mulf %in, %in_124 : f32
-      linalg.yield %212 : f32
-    } -> tensor<1x1x64xf32>
-    %173 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%125, %172 : tensor<1x1x64xf32>, tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
-    ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.addf %in, %in_124 : f32
-      linalg.yield %212 : f32
-    } -> tensor<1x1x64xf32>
-    %174 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%173 : tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %212 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %212 : f32
-    } -> tensor<1x1x64xf32>
-    %175 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%174 : tensor<1x1x64xf32>) outs(%32 : tensor<1x1x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %212 = arith.addf %in, %out : f32
-      linalg.yield %212 : f32
+      %226 = arith.truncf %cst_29 : f64 to f32
+      %227 = arith.addf %in, %226 : f32
+      linalg.yield %227 : f32
     } -> tensor<1x1x1xf32>
     %176 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%175 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.divf %in, %cst_35 : f32
-      linalg.yield %212 : f32
+      %226 = math.rsqrt %in : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x1xf32>
-    %177 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%176 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %212 = arith.truncf %cst_31 : f64 to f32
-      %213 = arith.addf %in, %212 : f32
-      linalg.yield %213 : f32
-    } -> tensor<1x1x1xf32>
-    %178 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%177 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %212 = math.rsqrt %in : f32
-      linalg.yield %212 : f32
-    } -> tensor<1x1x1xf32>
-    %179 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%173, %178 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %177 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_112, %176 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.mulf %in, %in_124 : f32
-      linalg.yield %212 : f32
+      %226 = arith.mulf %in, %in_124 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x64xf32>
-    %180 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_13 : tensor<64xf32>) outs(%38 : tensor<64xf32>) {
+    %178 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_10 : tensor<64xf32>) outs(%38 : tensor<64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.addf %in, %cst_3 : f32
-      linalg.yield %212 : f32
+      %226 = arith.addf %in, %cst_34 : f32
+      linalg.yield %226 : f32
     } -> tensor<64xf32>
-    %181 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%179, %180 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %179 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%177, %178 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.mulf %in, %in_124 : f32
-      linalg.yield %212 : f32
+      %226 = arith.mulf %in, %in_124 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x64xf32>
-    %transposed_113 = linalg.transpose ins(%cst_12 : tensor<128x64xf32>) outs(%107 : tensor<64x128xf32>) permutation = [1, 0] 
-    %collapsed_114 = tensor.collapse_shape %181 [[0], [1, 2]] : tensor<1x1x64xf32> into tensor<1x64xf32>
-    %182 = linalg.matmul ins(%collapsed_114, %transposed_113 : tensor<1x64xf32>, tensor<64x128xf32>) outs(%109 : tensor<1x128xf32>) -> tensor<1x128xf32>
-    %expanded_115 = tensor.expand_shape %182 [[0], [1, 2]] output_shape [1, 1, 128] : tensor<1x128xf32> into tensor<1x1x128xf32>
-    %183 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_115 : tensor<1x1x128xf32>) outs(%111 : tensor<1x1x128xf32>) {
+    %180 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%132, %179 : tensor<1x1x64xf32>, tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    ^bb0(%in: f32, %in_124: f32, %out: f32):
+      %226 = arith.addf %in, %in_124 : f32
+      linalg.yield %226 : f32
+    } -> tensor<1x1x64xf32>
+    %181 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%180 : tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = math.fpowi %in, %c3_i64 : f32, i64
-      %213 = arith.mulf %212, %cst_1 : f32
-      %214 = arith.addf %in, %213 : f32
-      %215 = arith.mulf %214, %cst_2 : f32
-      %216 = math.tanh %215 : f32
-      %217 = arith.addf %216, %cst_3 : f32
-      %218 = arith.mulf %217, %cst_4 : f32
-      %219 = arith.mulf %in, %218 : f32
-      linalg.yield %219 : f32
+      %226 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %226 : f32
+    } -> tensor<1x1x64xf32>
+    %182 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%181 : tensor<1x1x64xf32>) outs(%32 : tensor<1x1x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %226 = arith.addf %in, %out : f32
+      linalg.yield %226 : f32
+    } -> tensor<1x1x1xf32>
+    %183 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%182 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %226 = arith.divf %in, %cst_33 : f32
+      linalg.yield %226 : f32
+    } -> tensor<1x1x1xf32>
+    %184 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%183 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %226 = arith.truncf %cst_29 : f64 to f32
+      %227 = arith.addf %in, %226 : f32
+      linalg.yield %227 : f32
+    } -> tensor<1x1x1xf32>
+    %185 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%184 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %226 = math.rsqrt %in : f32
+      linalg.yield %226 : f32
+    } -> tensor<1x1x1xf32>
+    %186 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%180, %185 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    ^bb0(%in: f32, %in_124: f32, %out: f32):
+      %226 = arith.mulf %in, %in_124 : f32
+      linalg.yield %226 : f32
+    } -> tensor<1x1x64xf32>
+    %187 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_9 : tensor<64xf32>) outs(%38 : tensor<64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %226 = arith.addf %in, %cst_34 : f32
+      linalg.yield %226 : f32
+    } -> tensor<64xf32>
+    %188 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%186, %187 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    ^bb0(%in: f32, %in_124: f32, %out: f32):
+      %226 = arith.mulf %in, %in_124 : f32
+      linalg.yield %226 : f32
+    } -> tensor<1x1x64xf32>
+    %transposed_113 = linalg.transpose ins(%cst_8 : tensor<128x64xf32>) outs(%107 : tensor<64x128xf32>) permutation = [1, 0] 
+    %collapsed_114 = tensor.collapse_shape %188 [[0], [1, 2]] : tensor<1x1x64xf32> into tensor<1x64xf32>
+    %189 = linalg.matmul ins(%collapsed_114, %transposed_113 : tensor<1x64xf32>, tensor<64x128xf32>) outs(%109 : tensor<1x128xf32>) -> tensor<1x128xf32>
+    %expanded_115 = tensor.expand_shape %189 [[0], [1, 2]] output_shape [1, 1, 128] : tensor<1x128xf32> into tensor<1x1x128xf32>
+    %190 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_115 : tensor<1x1x128xf32>) outs(%111 : tensor<1x1x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %226 = arith.mulf %in, %cst_37 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x128xf32>
-    %transposed_116 = linalg.transpose ins(%cst_11 : tensor<128x64xf32>) outs(%107 : tensor<64x128xf32>) permutation = [1, 0] 
-    %184 = linalg.matmul ins(%collapsed_114, %transposed_116 : tensor<1x64xf32>, tensor<64x128xf32>) outs(%109 : tensor<1x128xf32>) -> tensor<1x128xf32>
-    %expanded_117 = tensor.expand_shape %184 [[0], [1, 2]] output_shape [1, 1, 128] : tensor<1x128xf32> into tensor<1x1x128xf32>
-    %185 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%183, %expanded_117 : tensor<1x1x128xf32>, tensor<1x1x128xf32>) outs(%111 : tensor<1x1x128xf32>) {
-    ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.mulf %in, %in_124 : f32
-      linalg.yield %212 : f32
+    %191 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_115 : tensor<1x1x128xf32>) outs(%111 : tensor<1x1x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %226 = math.fpowi %in, %c3_i64 : f32, i64
+      linalg.yield %226 : f32
     } -> tensor<1x1x128xf32>
-    %transposed_118 = linalg.transpose ins(%cst_10 : tensor<64x128xf32>) outs(%115 : tensor<128x64xf32>) permutation = [1, 0] 
-    %collapsed_119 = tensor.collapse_shape %185 [[0], [1, 2]] : tensor<1x1x128xf32> into tensor<1x128xf32>
-    %186 = linalg.matmul ins(%collapsed_119, %transposed_118 : tensor<1x128xf32>, tensor<128x64xf32>) outs(%43 : tensor<1x64xf32>) -> tensor<1x64xf32>
-    %expanded_120 = tensor.expand_shape %186 [[0], [1, 2]] output_shape [1, 1, 64] : tensor<1x64xf32> into tensor<1x1x64xf32>
-    %187 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_120 : tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %192 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%191 : tensor<1x1x128xf32>) outs(%111 : tensor<1x1x128xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %212 : f32
-    } -> tensor<1x1x64xf32>
-    %188 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%187 : tensor<1x1x64xf32>) outs(%32 : tensor<1x1x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %212 = arith.addf %in, %out : f32
-      linalg.yield %212 : f32
-    } -> tensor<1x1x1xf32>
-    %189 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%188 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %212 = arith.divf %in, %cst_35 : f32
-      linalg.yield %212 : f32
-    } -> tensor<1x1x1xf32>
-    %190 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%189 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %212 = arith.truncf %cst_31 : f64 to f32
-      %213 = arith.addf %in, %212 : f32
-      linalg.yield %213 : f32
-    } -> tensor<1x1x1xf32>
-    %191 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%190 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %212 = math.rsqrt %in : f32
-      linalg.yield %212 : f32
-    } -> tensor<1x1x1xf32>
-    %192 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_120, %191 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
+      %226 = arith.truncf %cst_20 : f64 to f32
+      %227 = arith.mulf %in, %226 : f32
+      linalg.yield %227 : f32
+    } -> tensor<1x1x128xf32>
+    %193 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_115, %192 : tensor<1x1x128xf32>, tensor<1x1x128xf32>) outs(%111 : tensor<1x1x128xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.mulf %in, %in_124 : f32
-      linalg.yield %212 : f32
-    } -> tensor<1x1x64xf32>
-    %193 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_9 : tensor<64xf32>) outs(%38 : tensor<64xf32>) {
+      %226 = arith.addf %in, %in_124 : f32
+      linalg.yield %226 : f32
+    } -> tensor<1x1x128xf32>
+    %194 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%193 : tensor<1x1x128xf32>) outs(%111 : tensor<1x1x128xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.addf %in, %cst_3 : f32
-      linalg.yield %212 : f32
+      %226 = arith.truncf %cst_19 : f64 to f32
+      %227 = arith.mulf %in, %226 : f32
+      linalg.yield %227 : f32
+    } -> tensor<1x1x128xf32>
+    %195 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%194 : tensor<1x1x128xf32>) outs(%111 : tensor<1x1x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %226 = math.tanh %in : f32
+      linalg.yield %226 : f32
+    } -> tensor<1x1x128xf32>
+    %196 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%195 : tensor<1x1x128xf32>) outs(%111 : tensor<1x1x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %226 = arith.addf %in, %cst_34 : f32
+      linalg.yield %226 : f32
+    } -> tensor<1x1x128xf32>
+    %197 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%190, %196 : tensor<1x1x128xf32>, tensor<1x1x128xf32>) outs(%111 : tensor<1x1x128xf32>) {
+    ^bb0(%in: f32, %in_124: f32, %out: f32):
+      %226 = arith.mulf %in, %in_124 : f32
+      linalg.yield %226 : f32
+    } -> tensor<1x1x128xf32>
+    %transposed_116 = linalg.transpose ins(%cst_7 : tensor<128x64xf32>) outs(%107 : tensor<64x128xf32>) permutation = [1, 0] 
+    %198 = linalg.matmul ins(%collapsed_114, %transposed_116 : tensor<1x64xf32>, tensor<64x128xf32>) outs(%109 : tensor<1x128xf32>) -> tensor<1x128xf32>
+    %expanded_117 = tensor.expand_shape %198 [[0], [1, 2]] output_shape [1, 1, 128] : tensor<1x128xf32> into tensor<1x1x128xf32>
+    %199 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%197, %expanded_117 : tensor<1x1x128xf32>, tensor<1x1x128xf32>) outs(%111 : tensor<1x1x128xf32>) {
+    ^bb0(%in: f32, %in_124: f32, %out: f32):
+      %226 = arith.mulf %in, %in_124 : f32
+      linalg.yield %226 : f32
+    } -> tensor<1x1x128xf32>
+    %transposed_118 = linalg.transpose ins(%cst_6 : tensor<64x128xf32>) outs(%122 : tensor<128x64xf32>) permutation = [1, 0] 
+    %collapsed_119 = tensor.collapse_shape %199 [[0], [1, 2]] : tensor<1x1x128xf32> into tensor<1x128xf32>
+    %200 = linalg.matmul ins(%collapsed_119, %transposed_118 : tensor<1x128xf32>, tensor<128x64xf32>) outs(%43 : tensor<1x64xf32>) -> tensor<1x64xf32>
+    %expanded_120 = tensor.expand_shape %200 [[0], [1, 2]] output_shape [1, 1, 64] : tensor<1x64xf32> into tensor<1x1x64xf32>
+    %201 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_120 : tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %226 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %226 : f32
+    } -> tensor<1x1x64xf32>
+    %202 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%201 : tensor<1x1x64xf32>) outs(%32 : tensor<1x1x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %226 = arith.addf %in, %out : f32
+      linalg.yield %226 : f32
+    } -> tensor<1x1x1xf32>
+    %203 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%202 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %226 = arith.divf %in, %cst_33 : f32
+      linalg.yield %226 : f32
+    } -> tensor<1x1x1xf32>
+    %204 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%203 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %226 = arith.truncf %cst_29 : f64 to f32
+      %227 = arith.addf %in, %226 : f32
+      linalg.yield %227 : f32
+    } -> tensor<1x1x1xf32>
+    %205 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%204 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %226 = math.rsqrt %in : f32
+      linalg.yield %226 : f32
+    } -> tensor<1x1x1xf32>
+    %206 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_120, %205 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    ^bb0(%in: f32, %in_124: f32, %out: f32):
+      %226 = arith.mulf %in, %in_124 : f32
+      linalg.yield %226 : f32
+    } -> tensor<1x1x64xf32>
+    %207 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_5 : tensor<64xf32>) outs(%38 : tensor<64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %226 = arith.addf %in, %cst_34 : f32
+      linalg.yield %226 : f32
     } -> tensor<64xf32>
-    %194 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%192, %193 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %208 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%206, %207 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.mulf %in, %in_124 : f32
-      linalg.yield %212 : f32
+      %226 = arith.mulf %in, %in_124 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x64xf32>
-    %195 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%173, %194 : tensor<1x1x64xf32>, tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %209 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%180, %208 : tensor<1x1x64xf32>, tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.addf %in, %in_124 : f32
-      linalg.yield %212 : f32
+      %226 = arith.addf %in, %in_124 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x64xf32>
-    %196 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%195 : tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %210 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%209 : tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %212 : f32
+      %226 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %226 : f32
     } -> tensor<1x1x64xf32>
-    %197 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%196 : tensor<1x1x64xf32>) outs(%32 : tensor<1x1x1xf32>) {
+    %211 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%210 : tensor<1x1x64xf32>) outs(%32 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.addf %in, %out : f32
-      linalg.yield %212 : f32
+      %226 = arith.addf %in, %out : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x1xf32>
-    %198 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%197 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
+    %212 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%211 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.divf %in, %cst_35 : f32
-      linalg.yield %212 : f32
+      %226 = arith.divf %in, %cst_33 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x1xf32>
-    %199 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%198 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
+    %213 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%212 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.truncf %cst_31 : f64 to f32
-      %213 = arith.addf %in, %212 : f32
-      linalg.yield %213 : f32
+      %226 = arith.truncf %cst_29 : f64 to f32
+      %227 = arith.addf %in, %226 : f32
+      linalg.yield %227 : f32
     } -> tensor<1x1x1xf32>
-    %200 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%199 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
+    %214 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%213 : tensor<1x1x1xf32>) outs(%24 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = math.rsqrt %in : f32
-      linalg.yield %212 : f32
+      %226 = math.rsqrt %in : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x1xf32>
-    %201 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%195, %200 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %215 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%209, %214 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.mulf %in, %in_124 : f32
-      linalg.yield %212 : f32
+      %226 = arith.mulf %in, %in_124 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x64xf32>
-    %202 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_8 : tensor<64xf32>) outs(%38 : tensor<64xf32>) {
+    %216 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_4 : tensor<64xf32>) outs(%38 : tensor<64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.addf %in, %cst_3 : f32
-      linalg.yield %212 : f32
+      %226 = arith.addf %in, %cst_34 : f32
+      linalg.yield %226 : f32
     } -> tensor<64xf32>
-    %203 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%201, %202 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %217 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%215, %216 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %212 = arith.mulf %in, %in_124 : f32
-      linalg.yield %212 : f32
+      %226 = arith.mulf %in, %in_124 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x64xf32>
-    %204 = tensor.empty() : tensor<64x256xf32>
-    %transposed_121 = linalg.transpose ins(%cst_34 : tensor<256x64xf32>) outs(%204 : tensor<64x256xf32>) permutation = [1, 0] 
-    %collapsed_122 = tensor.collapse_shape %203 [[0], [1, 2]] : tensor<1x1x64xf32> into tensor<1x64xf32>
-    %205 = tensor.empty() : tensor<1x256xf32>
-    %206 = linalg.fill ins(%cst : f32) outs(%205 : tensor<1x256xf32>) -> tensor<1x256xf32>
-    %207 = linalg.matmul ins(%collapsed_122, %transposed_121 : tensor<1x64xf32>, tensor<64x256xf32>) outs(%206 : tensor<1x256xf32>) -> tensor<1x256xf32>
-    %expanded_123 = tensor.expand_shape %207 [[0], [1, 2]] output_shape [1, 1, 256] : tensor<1x256xf32> into tensor<1x1x256xf32>
-    %208 = tensor.empty() : tensor<1x1x256xf32>
-    %209 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_123 : tensor<1x1x256xf32>) outs(%208 : tensor<1x1x256xf32>) {
+    %218 = tensor.empty() : tensor<64x256xf32>
+    %transposed_121 = linalg.transpose ins(%cst_32 : tensor<256x64xf32>) outs(%218 : tensor<64x256xf32>) permutation = [1, 0] 
+    %collapsed_122 = tensor.collapse_shape %217 [[0], [1, 2]] : tensor<1x1x64xf32> into tensor<1x64xf32>
+    %219 = tensor.empty() : tensor<1x256xf32>
+    %220 = linalg.fill ins(%cst : f32) outs(%219 : tensor<1x256xf32>) -> tensor<1x256xf32>
+    %221 = linalg.matmul ins(%collapsed_122, %transposed_121 : tensor<1x64xf32>, tensor<64x256xf32>) outs(%220 : tensor<1x256xf32>) -> tensor<1x256xf32>
+    %expanded_123 = tensor.expand_shape %221 [[0], [1, 2]] output_shape [1, 1, 256] : tensor<1x256xf32> into tensor<1x1x256xf32>
+    %222 = tensor.empty() : tensor<1x1x256xf32>
+    %223 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_123 : tensor<1x1x256xf32>) outs(%222 : tensor<1x1x256xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.divf %in, %cst_38 : f32
-      linalg.yield %212 : f32
+      %226 = arith.divf %in, %cst_38 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x256xf32>
-    %210 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%209 : tensor<1x1x256xf32>) outs(%208 : tensor<1x1x256xf32>) {
+    %224 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%223 : tensor<1x1x256xf32>) outs(%222 : tensor<1x1x256xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = math.tanh %in : f32
-      linalg.yield %212 : f32
+      %226 = math.tanh %in : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x256xf32>
-    %211 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%210 : tensor<1x1x256xf32>) outs(%208 : tensor<1x1x256xf32>) {
+    %225 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%224 : tensor<1x1x256xf32>) outs(%222 : tensor<1x1x256xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %212 = arith.mulf %in, %cst_38 : f32
-      linalg.yield %212 : f32
+      %226 = arith.mulf %in, %cst_38 : f32
+      linalg.yield %226 : f32
     } -> tensor<1x1x256xf32>
-    return %211, %extracted_slice_59, %extracted_slice_60, %concat_98, %concat_99 : tensor<1x1x256xf32>, tensor<1x2x7x16xf32>, tensor<1x2x7x16xf32>, tensor<1x2x17x16xf32>, tensor<1x2x17x16xf32>
+    return %225, %extracted_slice_59, %extracted_slice_60, %concat_98, %concat_99 : tensor<1x1x256xf32>, tensor<1x2x7x16xf32>, tensor<1x2x7x16xf32>, tensor<1x2x17x16xf32>, tensor<1x2x17x16xf32>
   }
 }
 

@@ -16,183 +16,183 @@ module {
   func.func @main(%arg0: tensor<1x16xi64>, %arg1: tensor<1x16xi64>) -> tensor<1x16x256xf32> {
     %c8_i64 = arith.constant 8 : i64
     %c2_i64 = arith.constant 2 : i64
+    %c3_i64 = arith.constant 3 : i64
     %c0_i64 = arith.constant 0 : i64
     %c256 = arith.constant 256 : index
     %cst = arith.constant 0.000000e+00 : f32
     %cst_0 = arith.constant 0xFF800000 : f32
-    %c3_i64 = arith.constant 3 : i64
-    %cst_1 = arith.constant 4.471500e-02 : f32
-    %cst_2 = arith.constant 7.977240e-01 : f32
-    %cst_3 = arith.constant 1.000000e+00 : f32
-    %cst_4 = arith.constant 5.000000e-01 : f32
-    %cst_5 = arith.constant dense<true> : tensor<i1>
-    %cst_6 = arith.constant dense<-3.40282347E+38> : tensor<f32>
-    %cst_7 = arith.constant dense<0.000000e+00> : tensor<f32>
-    %cst_8 = arith.constant dense_resource<torch_tensor_64_torch.float32_8> : tensor<64xf32>
-    %cst_9 = arith.constant dense_resource<torch_tensor_64_torch.float32_7> : tensor<64xf32>
-    %cst_10 = arith.constant dense_resource<torch_tensor_64_128_torch.float32_1> : tensor<64x128xf32>
-    %cst_11 = arith.constant dense_resource<torch_tensor_128_64_torch.float32_3> : tensor<128x64xf32>
-    %cst_12 = arith.constant dense_resource<torch_tensor_128_64_torch.float32_2> : tensor<128x64xf32>
-    %cst_13 = arith.constant dense_resource<torch_tensor_64_torch.float32_6> : tensor<64xf32>
-    %cst_14 = arith.constant dense_resource<torch_tensor_64_torch.float32_5> : tensor<64xf32>
-    %cst_15 = arith.constant dense_resource<torch_tensor_64_64_torch.float32_3> : tensor<64x64xf32>
-    %cst_16 = arith.constant dense_resource<torch_tensor_32_64_torch.float32_3> : tensor<32x64xf32>
-    %cst_17 = arith.constant dense_resource<torch_tensor_32_64_torch.float32_2> : tensor<32x64xf32>
-    %cst_18 = arith.constant dense_resource<torch_tensor_64_64_torch.float32_2> : tensor<64x64xf32>
-    %cst_19 = arith.constant dense_resource<torch_tensor_64_torch.float32_4> : tensor<64xf32>
-    %cst_20 = arith.constant dense_resource<torch_tensor_64_torch.float32_3> : tensor<64xf32>
-    %cst_21 = arith.constant dense_resource<torch_tensor_64_128_torch.float32> : tensor<64x128xf32>
-    %cst_22 = arith.constant dense_resource<torch_tensor_128_64_torch.float32_1> : tensor<128x64xf32>
-    %cst_23 = arith.constant dense_resource<torch_tensor_128_64_torch.float32> : tensor<128x64xf32>
-    %cst_24 = arith.constant dense_resource<torch_tensor_64_torch.float32_2> : tensor<64xf32>
-    %cst_25 = arith.constant dense_resource<torch_tensor_64_torch.float32_1> : tensor<64xf32>
-    %cst_26 = arith.constant dense_resource<torch_tensor_64_64_torch.float32_1> : tensor<64x64xf32>
-    %cst_27 = arith.constant dense_resource<torch_tensor_32_64_torch.float32_1> : tensor<32x64xf32>
-    %cst_28 = arith.constant dense_resource<torch_tensor_32_64_torch.float32> : tensor<32x64xf32>
-    %cst_29 = arith.constant dense_resource<torch_tensor_64_64_torch.float32> : tensor<64x64xf32>
-    %cst_30 = arith.constant dense_resource<torch_tensor_64_torch.float32> : tensor<64xf32>
-    %cst_31 = arith.constant 9.9999999999999995E-7 : f64
-    %cst_32 = arith.constant dense_resource<torch_tensor_8_torch.float32> : tensor<8xf32>
-    %cst_33 = arith.constant dense<8.000000e+00> : tensor<f32>
-    %cst_34 = arith.constant dense_resource<torch_tensor_256_64_torch.float32> : tensor<256x64xf32>
-    %cst_35 = arith.constant 6.400000e+01 : f32
-    %cst_36 = arith.constant 2.500000e-01 : f32
-    %cst_37 = arith.constant 5.000000e+01 : f32
+    %cst_1 = arith.constant dense<true> : tensor<i1>
+    %cst_2 = arith.constant dense<-3.40282347E+38> : tensor<f32>
+    %cst_3 = arith.constant dense<0.000000e+00> : tensor<f32>
+    %cst_4 = arith.constant dense_resource<torch_tensor_64_torch.float32_8> : tensor<64xf32>
+    %cst_5 = arith.constant dense_resource<torch_tensor_64_torch.float32_7> : tensor<64xf32>
+    %cst_6 = arith.constant dense_resource<torch_tensor_64_128_torch.float32_1> : tensor<64x128xf32>
+    %cst_7 = arith.constant dense_resource<torch_tensor_128_64_torch.float32_3> : tensor<128x64xf32>
+    %cst_8 = arith.constant dense_resource<torch_tensor_128_64_torch.float32_2> : tensor<128x64xf32>
+    %cst_9 = arith.constant dense_resource<torch_tensor_64_torch.float32_6> : tensor<64xf32>
+    %cst_10 = arith.constant dense_resource<torch_tensor_64_torch.float32_5> : tensor<64xf32>
+    %cst_11 = arith.constant dense_resource<torch_tensor_64_64_torch.float32_3> : tensor<64x64xf32>
+    %cst_12 = arith.constant dense_resource<torch_tensor_32_64_torch.float32_3> : tensor<32x64xf32>
+    %cst_13 = arith.constant dense_resource<torch_tensor_32_64_torch.float32_2> : tensor<32x64xf32>
+    %cst_14 = arith.constant dense_resource<torch_tensor_64_64_torch.float32_2> : tensor<64x64xf32>
+    %cst_15 = arith.constant dense_resource<torch_tensor_64_torch.float32_4> : tensor<64xf32>
+    %cst_16 = arith.constant dense_resource<torch_tensor_64_torch.float32_3> : tensor<64xf32>
+    %cst_17 = arith.constant dense_resource<torch_tensor_64_128_torch.float32> : tensor<64x128xf32>
+    %cst_18 = arith.constant dense_resource<torch_tensor_128_64_torch.float32_1> : tensor<128x64xf32>
+    %cst_19 = arith.constant 0.79788456080286541 : f64
+    %cst_20 = arith.constant 4.471500e-02 : f64
+    %cst_21 = arith.constant dense_resource<torch_tensor_128_64_torch.float32> : tensor<128x64xf32>
+    %cst_22 = arith.constant dense_resource<torch_tensor_64_torch.float32_2> : tensor<64xf32>
+    %cst_23 = arith.constant dense_resource<torch_tensor_64_torch.float32_1> : tensor<64xf32>
+    %cst_24 = arith.constant dense_resource<torch_tensor_64_64_torch.float32_1> : tensor<64x64xf32>
+    %cst_25 = arith.constant dense_resource<torch_tensor_32_64_torch.float32_1> : tensor<32x64xf32>
+    %cst_26 = arith.constant dense_resource<torch_tensor_32_64_torch.float32> : tensor<32x64xf32>
+    %cst_27 = arith.constant dense_resource<torch_tensor_64_64_torch.float32> : tensor<64x64xf32>
+    %cst_28 = arith.constant dense_resource<torch_tensor_64_torch.float32> : tensor<64xf32>
+    %cst_29 = arith.constant 9.9999999999999995E-7 : f64
+    %cst_30 = arith.constant dense_resource<torch_tensor_8_torch.float32> : tensor<8xf32>
+    %cst_31 = arith.constant dense<8.000000e+00> : tensor<f32>
+    %cst_32 = arith.constant dense_resource<torch_tensor_256_64_torch.float32> : tensor<256x64xf32>
+    %cst_33 = arith.constant 6.400000e+01 : f32
+    %cst_34 = arith.constant 1.000000e+00 : f32
+    %cst_35 = arith.constant 2.500000e-01 : f32
+    %cst_36 = arith.constant 5.000000e+01 : f32
+    %cst_37 = arith.constant 5.000000e-01 : f32
     %cst_38 = arith.constant 3.000000e+01 : f32
     %0 = tensor.empty() : tensor<1x16x64xf32>
     %1 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0 : tensor<1x16xi64>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: i64, %out: f32):
-      %195 = arith.index_cast %in : i64 to index
-      %196 = linalg.index 2 : index
-      %197 = arith.cmpi slt, %195, %c256 : index
-      cf.assert %197, "index must be smaller than dim size"
-      %198 = arith.cmpi sge, %in, %c0_i64 : i64
-      cf.assert %198, "index must be larger or equal to 0"
-      %extracted = tensor.extract %cst_34[%195, %196] : tensor<256x64xf32>
+      %209 = arith.index_cast %in : i64 to index
+      %210 = linalg.index 2 : index
+      %211 = arith.cmpi slt, %209, %c256 : index
+      cf.assert %211, "index must be smaller than dim size"
+      %212 = arith.cmpi sge, %in, %c0_i64 : i64
+      cf.assert %212, "index must be larger or equal to 0"
+      %extracted = tensor.extract %cst_32[%209, %210] : tensor<256x64xf32>
       linalg.yield %extracted : f32
     } -> tensor<1x16x64xf32>
-    %2 = linalg.generic {indexing_maps = [#map1, #map2, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %cst_33 : tensor<1x16x64xf32>, tensor<f32>) outs(%0 : tensor<1x16x64xf32>) {
+    %2 = linalg.generic {indexing_maps = [#map1, #map2, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %cst_31 : tensor<1x16x64xf32>, tensor<f32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.mulf %in, %in_117 : f32
-      linalg.yield %195 : f32
+      %209 = arith.mulf %in, %in_117 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x64xf32>
     %3 = tensor.empty() : tensor<16xi64>
     %4 = linalg.generic {indexing_maps = [#map3], iterator_types = ["parallel"]} outs(%3 : tensor<16xi64>) {
     ^bb0(%out: i64):
-      %195 = linalg.index 0 : index
-      %196 = arith.index_cast %195 : index to i64
-      linalg.yield %196 : i64
+      %209 = linalg.index 0 : index
+      %210 = arith.index_cast %209 : index to i64
+      linalg.yield %210 : i64
     } -> tensor<16xi64>
     %expanded = tensor.expand_shape %4 [[0, 1, 2, 3]] output_shape [1, 1, 16, 1] : tensor<16xi64> into tensor<1x1x16x1xi64>
     %expanded_39 = tensor.expand_shape %4 [[0, 1, 2, 3]] output_shape [1, 1, 1, 16] : tensor<16xi64> into tensor<1x1x1x16xi64>
     %5 = tensor.empty() : tensor<1x1x16x16xi1>
     %6 = linalg.generic {indexing_maps = [#map4, #map5, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_39, %expanded : tensor<1x1x1x16xi64>, tensor<1x1x16x1xi64>) outs(%5 : tensor<1x1x16x16xi1>) {
     ^bb0(%in: i64, %in_117: i64, %out: i1):
-      %195 = arith.cmpi sle, %in, %in_117 : i64
-      linalg.yield %195 : i1
+      %209 = arith.cmpi sle, %in, %in_117 : i64
+      linalg.yield %209 : i1
     } -> tensor<1x1x16x16xi1>
     %7 = tensor.empty() : tensor<1x1x16x16xf32>
-    %8 = linalg.generic {indexing_maps = [#map6, #map7, #map7, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%6, %cst_7, %cst_6 : tensor<1x1x16x16xi1>, tensor<f32>, tensor<f32>) outs(%7 : tensor<1x1x16x16xf32>) {
+    %8 = linalg.generic {indexing_maps = [#map6, #map7, #map7, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%6, %cst_3, %cst_2 : tensor<1x1x16x16xi1>, tensor<f32>, tensor<f32>) outs(%7 : tensor<1x1x16x16xf32>) {
     ^bb0(%in: i1, %in_117: f32, %in_118: f32, %out: f32):
-      %195 = arith.select %in, %in_117, %in_118 : f32
-      linalg.yield %195 : f32
+      %209 = arith.select %in, %in_117, %in_118 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x1x16x16xf32>
     %9 = tensor.empty() : tensor<1x1x16x1xi64>
     %10 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded : tensor<1x1x16x1xi64>) outs(%9 : tensor<1x1x16x1xi64>) {
     ^bb0(%in: i64, %out: i64):
-      %195 = arith.subi %in, %c8_i64 : i64
-      linalg.yield %195 : i64
+      %209 = arith.subi %in, %c8_i64 : i64
+      linalg.yield %209 : i64
     } -> tensor<1x1x16x1xi64>
     %11 = linalg.generic {indexing_maps = [#map4, #map5, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_39, %10 : tensor<1x1x1x16xi64>, tensor<1x1x16x1xi64>) outs(%5 : tensor<1x1x16x16xi1>) {
     ^bb0(%in: i64, %in_117: i64, %out: i1):
-      %195 = arith.cmpi sgt, %in, %in_117 : i64
-      linalg.yield %195 : i1
+      %209 = arith.cmpi sgt, %in, %in_117 : i64
+      linalg.yield %209 : i1
     } -> tensor<1x1x16x16xi1>
-    %12 = linalg.generic {indexing_maps = [#map7, #map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%cst_5, %11 : tensor<i1>, tensor<1x1x16x16xi1>) outs(%5 : tensor<1x1x16x16xi1>) {
+    %12 = linalg.generic {indexing_maps = [#map7, #map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%cst_1, %11 : tensor<i1>, tensor<1x1x16x16xi1>) outs(%5 : tensor<1x1x16x16xi1>) {
     ^bb0(%in: i1, %in_117: i1, %out: i1):
-      %195 = arith.andi %in, %in_117 : i1
-      linalg.yield %195 : i1
+      %209 = arith.andi %in, %in_117 : i1
+      linalg.yield %209 : i1
     } -> tensor<1x1x16x16xi1>
     %13 = linalg.generic {indexing_maps = [#map6, #map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%12, %6 : tensor<1x1x16x16xi1>, tensor<1x1x16x16xi1>) outs(%5 : tensor<1x1x16x16xi1>) {
     ^bb0(%in: i1, %in_117: i1, %out: i1):
-      %195 = arith.andi %in, %in_117 : i1
-      linalg.yield %195 : i1
+      %209 = arith.andi %in, %in_117 : i1
+      linalg.yield %209 : i1
     } -> tensor<1x1x16x16xi1>
-    %14 = linalg.generic {indexing_maps = [#map6, #map7, #map7, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%13, %cst_7, %cst_6 : tensor<1x1x16x16xi1>, tensor<f32>, tensor<f32>) outs(%7 : tensor<1x1x16x16xf32>) {
+    %14 = linalg.generic {indexing_maps = [#map6, #map7, #map7, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%13, %cst_3, %cst_2 : tensor<1x1x16x16xi1>, tensor<f32>, tensor<f32>) outs(%7 : tensor<1x1x16x16xf32>) {
     ^bb0(%in: i1, %in_117: f32, %in_118: f32, %out: f32):
-      %195 = arith.select %in, %in_117, %in_118 : f32
-      linalg.yield %195 : f32
+      %209 = arith.select %in, %in_117, %in_118 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x1x16x16xf32>
     %expanded_40 = tensor.expand_shape %arg1 [[0], [1, 2]] output_shape [1, 16, 1] : tensor<1x16xi64> into tensor<1x16x1xi64>
     %15 = tensor.empty() : tensor<1x16x1xf32>
     %16 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_40 : tensor<1x16x1xi64>) outs(%15 : tensor<1x16x1xf32>) {
     ^bb0(%in: i64, %out: f32):
-      %195 = arith.sitofp %in : i64 to f32
-      linalg.yield %195 : f32
+      %209 = arith.sitofp %in : i64 to f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x1xf32>
     %17 = tensor.empty() : tensor<1x16x8xf32>
-    %18 = linalg.generic {indexing_maps = [#map8, #map9, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%16, %cst_32 : tensor<1x16x1xf32>, tensor<8xf32>) outs(%17 : tensor<1x16x8xf32>) {
+    %18 = linalg.generic {indexing_maps = [#map8, #map9, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%16, %cst_30 : tensor<1x16x1xf32>, tensor<8xf32>) outs(%17 : tensor<1x16x8xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.mulf %in, %in_117 : f32
-      linalg.yield %195 : f32
+      %209 = arith.mulf %in, %in_117 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x8xf32>
     %concat = tensor.concat dim(2) %18, %18 : (tensor<1x16x8xf32>, tensor<1x16x8xf32>) -> tensor<1x16x16xf32>
     %19 = tensor.empty() : tensor<1x16x16xf32>
     %20 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%concat : tensor<1x16x16xf32>) outs(%19 : tensor<1x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = math.cos %in : f32
-      linalg.yield %195 : f32
+      %209 = math.cos %in : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x16xf32>
     %21 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%concat : tensor<1x16x16xf32>) outs(%19 : tensor<1x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = math.sin %in : f32
-      linalg.yield %195 : f32
+      %209 = math.sin %in : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x16xf32>
     %22 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%2 : tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %195 : f32
+      %209 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %209 : f32
     } -> tensor<1x16x64xf32>
     %23 = linalg.fill ins(%cst : f32) outs(%15 : tensor<1x16x1xf32>) -> tensor<1x16x1xf32>
     %24 = linalg.generic {indexing_maps = [#map1, #map8], iterator_types = ["parallel", "parallel", "reduction"]} ins(%22 : tensor<1x16x64xf32>) outs(%23 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.addf %in, %out : f32
-      linalg.yield %195 : f32
+      %209 = arith.addf %in, %out : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x1xf32>
     %25 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%24 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.divf %in, %cst_35 : f32
-      linalg.yield %195 : f32
+      %209 = arith.divf %in, %cst_33 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x1xf32>
     %26 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%25 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.truncf %cst_31 : f64 to f32
-      %196 = arith.addf %in, %195 : f32
-      linalg.yield %196 : f32
+      %209 = arith.truncf %cst_29 : f64 to f32
+      %210 = arith.addf %in, %209 : f32
+      linalg.yield %210 : f32
     } -> tensor<1x16x1xf32>
     %27 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%26 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = math.rsqrt %in : f32
-      linalg.yield %195 : f32
+      %209 = math.rsqrt %in : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x1xf32>
     %28 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%2, %27 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.mulf %in, %in_117 : f32
-      linalg.yield %195 : f32
+      %209 = arith.mulf %in, %in_117 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x64xf32>
     %29 = tensor.empty() : tensor<64xf32>
-    %30 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_30 : tensor<64xf32>) outs(%29 : tensor<64xf32>) {
+    %30 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_28 : tensor<64xf32>) outs(%29 : tensor<64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.addf %in, %cst_3 : f32
-      linalg.yield %195 : f32
+      %209 = arith.addf %in, %cst_34 : f32
+      linalg.yield %209 : f32
     } -> tensor<64xf32>
     %31 = linalg.generic {indexing_maps = [#map1, #map9, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%28, %30 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.mulf %in, %in_117 : f32
-      linalg.yield %195 : f32
+      %209 = arith.mulf %in, %in_117 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x64xf32>
     %32 = tensor.empty() : tensor<64x64xf32>
-    %transposed = linalg.transpose ins(%cst_29 : tensor<64x64xf32>) outs(%32 : tensor<64x64xf32>) permutation = [1, 0] 
+    %transposed = linalg.transpose ins(%cst_27 : tensor<64x64xf32>) outs(%32 : tensor<64x64xf32>) permutation = [1, 0] 
     %collapsed = tensor.collapse_shape %31 [[0, 1], [2]] : tensor<1x16x64xf32> into tensor<16x64xf32>
     %33 = tensor.empty() : tensor<16x64xf32>
     %34 = linalg.fill ins(%cst : f32) outs(%33 : tensor<16x64xf32>) -> tensor<16x64xf32>
@@ -201,14 +201,14 @@ module {
     %36 = tensor.empty() : tensor<1x4x16x16xf32>
     %transposed_42 = linalg.transpose ins(%expanded_41 : tensor<1x16x4x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) permutation = [0, 2, 1, 3] 
     %37 = tensor.empty() : tensor<64x32xf32>
-    %transposed_43 = linalg.transpose ins(%cst_28 : tensor<32x64xf32>) outs(%37 : tensor<64x32xf32>) permutation = [1, 0] 
+    %transposed_43 = linalg.transpose ins(%cst_26 : tensor<32x64xf32>) outs(%37 : tensor<64x32xf32>) permutation = [1, 0] 
     %38 = tensor.empty() : tensor<16x32xf32>
     %39 = linalg.fill ins(%cst : f32) outs(%38 : tensor<16x32xf32>) -> tensor<16x32xf32>
     %40 = linalg.matmul ins(%collapsed, %transposed_43 : tensor<16x64xf32>, tensor<64x32xf32>) outs(%39 : tensor<16x32xf32>) -> tensor<16x32xf32>
     %expanded_44 = tensor.expand_shape %40 [[0, 1], [2, 3]] output_shape [1, 16, 2, 16] : tensor<16x32xf32> into tensor<1x16x2x16xf32>
     %41 = tensor.empty() : tensor<1x2x16x16xf32>
     %transposed_45 = linalg.transpose ins(%expanded_44 : tensor<1x16x2x16xf32>) outs(%41 : tensor<1x2x16x16xf32>) permutation = [0, 2, 1, 3] 
-    %transposed_46 = linalg.transpose ins(%cst_27 : tensor<32x64xf32>) outs(%37 : tensor<64x32xf32>) permutation = [1, 0] 
+    %transposed_46 = linalg.transpose ins(%cst_25 : tensor<32x64xf32>) outs(%37 : tensor<64x32xf32>) permutation = [1, 0] 
     %42 = linalg.matmul ins(%collapsed, %transposed_46 : tensor<16x64xf32>, tensor<64x32xf32>) outs(%39 : tensor<16x32xf32>) -> tensor<16x32xf32>
     %expanded_47 = tensor.expand_shape %42 [[0, 1], [2, 3]] output_shape [1, 16, 2, 16] : tensor<16x32xf32> into tensor<1x16x2x16xf32>
     %transposed_48 = linalg.transpose ins(%expanded_47 : tensor<1x16x2x16xf32>) outs(%41 : tensor<1x2x16x16xf32>) permutation = [0, 2, 1, 3] 
@@ -216,51 +216,51 @@ module {
     %expanded_50 = tensor.expand_shape %21 [[0], [1, 2], [3]] output_shape [1, 1, 16, 16] : tensor<1x16x16xf32> into tensor<1x1x16x16xf32>
     %43 = linalg.generic {indexing_maps = [#map6, #map10, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_42, %expanded_49 : tensor<1x4x16x16xf32>, tensor<1x1x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.mulf %in, %in_117 : f32
-      linalg.yield %195 : f32
+      %209 = arith.mulf %in, %in_117 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x4x16x16xf32>
     %extracted_slice = tensor.extract_slice %transposed_42[0, 0, 0, 0] [1, 4, 16, 8] [1, 1, 1, 1] : tensor<1x4x16x16xf32> to tensor<1x4x16x8xf32>
     %extracted_slice_51 = tensor.extract_slice %transposed_42[0, 0, 0, 8] [1, 4, 16, 8] [1, 1, 1, 1] : tensor<1x4x16x16xf32> to tensor<1x4x16x8xf32>
     %44 = tensor.empty() : tensor<1x4x16x8xf32>
     %45 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_51 : tensor<1x4x16x8xf32>) outs(%44 : tensor<1x4x16x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.negf %in : f32
-      linalg.yield %195 : f32
+      %209 = arith.negf %in : f32
+      linalg.yield %209 : f32
     } -> tensor<1x4x16x8xf32>
     %concat_52 = tensor.concat dim(3) %45, %extracted_slice : (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>) -> tensor<1x4x16x16xf32>
     %46 = linalg.generic {indexing_maps = [#map6, #map10, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_52, %expanded_50 : tensor<1x4x16x16xf32>, tensor<1x1x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.mulf %in, %in_117 : f32
-      linalg.yield %195 : f32
+      %209 = arith.mulf %in, %in_117 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x4x16x16xf32>
     %47 = linalg.generic {indexing_maps = [#map6, #map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%43, %46 : tensor<1x4x16x16xf32>, tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.addf %in, %in_117 : f32
-      linalg.yield %195 : f32
+      %209 = arith.addf %in, %in_117 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x4x16x16xf32>
     %48 = linalg.generic {indexing_maps = [#map6, #map10, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_45, %expanded_49 : tensor<1x2x16x16xf32>, tensor<1x1x16x16xf32>) outs(%41 : tensor<1x2x16x16xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.mulf %in, %in_117 : f32
-      linalg.yield %195 : f32
+      %209 = arith.mulf %in, %in_117 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x2x16x16xf32>
     %extracted_slice_53 = tensor.extract_slice %transposed_45[0, 0, 0, 0] [1, 2, 16, 8] [1, 1, 1, 1] : tensor<1x2x16x16xf32> to tensor<1x2x16x8xf32>
     %extracted_slice_54 = tensor.extract_slice %transposed_45[0, 0, 0, 8] [1, 2, 16, 8] [1, 1, 1, 1] : tensor<1x2x16x16xf32> to tensor<1x2x16x8xf32>
     %49 = tensor.empty() : tensor<1x2x16x8xf32>
     %50 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_54 : tensor<1x2x16x8xf32>) outs(%49 : tensor<1x2x16x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.negf %in : f32
-      linalg.yield %195 : f32
+      %209 = arith.negf %in : f32
+      linalg.yield %209 : f32
     } -> tensor<1x2x16x8xf32>
     %concat_55 = tensor.concat dim(3) %50, %extracted_slice_53 : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x16xf32>
     %51 = linalg.generic {indexing_maps = [#map6, #map10, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_55, %expanded_50 : tensor<1x2x16x16xf32>, tensor<1x1x16x16xf32>) outs(%41 : tensor<1x2x16x16xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.mulf %in, %in_117 : f32
-      linalg.yield %195 : f32
+      %209 = arith.mulf %in, %in_117 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x2x16x16xf32>
     %52 = linalg.generic {indexing_maps = [#map6, #map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%48, %51 : tensor<1x2x16x16xf32>, tensor<1x2x16x16xf32>) outs(%41 : tensor<1x2x16x16xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.addf %in, %in_117 : f32
-      linalg.yield %195 : f32
+      %209 = arith.addf %in, %in_117 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x2x16x16xf32>
     %53 = tensor.empty() : tensor<1x2x2x16x16xf32>
     %54 = linalg.generic {indexing_maps = [#map11, #map12], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%52 : tensor<1x2x16x16xf32>) outs(%53 : tensor<1x2x2x16x16xf32>) {
@@ -281,28 +281,28 @@ module {
     %expanded_60 = tensor.expand_shape %58 [[0, 1], [2], [3]] output_shape [1, 4, 16, 16] : tensor<4x16x16xf32> into tensor<1x4x16x16xf32>
     %59 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_60 : tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.mulf %in, %cst_36 : f32
-      linalg.yield %195 : f32
+      %209 = arith.mulf %in, %cst_35 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x4x16x16xf32>
     %60 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%59 : tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.divf %in, %cst_37 : f32
-      linalg.yield %195 : f32
+      %209 = arith.divf %in, %cst_36 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x4x16x16xf32>
     %61 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%60 : tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = math.tanh %in : f32
-      linalg.yield %195 : f32
+      %209 = math.tanh %in : f32
+      linalg.yield %209 : f32
     } -> tensor<1x4x16x16xf32>
     %62 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%61 : tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.mulf %in, %cst_37 : f32
-      linalg.yield %195 : f32
+      %209 = arith.mulf %in, %cst_36 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x4x16x16xf32>
     %63 = linalg.generic {indexing_maps = [#map6, #map10, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%62, %14 : tensor<1x4x16x16xf32>, tensor<1x1x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.addf %in, %in_117 : f32
-      linalg.yield %195 : f32
+      %209 = arith.addf %in, %in_117 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x4x16x16xf32>
     %64 = tensor.empty() : tensor<1x4x16xi64>
     %65 = linalg.fill ins(%c0_i64 : i64) outs(%64 : tensor<1x4x16xi64>) -> tensor<1x4x16xi64>
@@ -310,35 +310,35 @@ module {
     %67 = linalg.fill ins(%cst_0 : f32) outs(%66 : tensor<1x4x16xf32>) -> tensor<1x4x16xf32>
     %68:2 = linalg.generic {indexing_maps = [#map6, #map13, #map13], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%63 : tensor<1x4x16x16xf32>) outs(%67, %65 : tensor<1x4x16xf32>, tensor<1x4x16xi64>) {
     ^bb0(%in: f32, %out: f32, %out_117: i64):
-      %195 = linalg.index 3 : index
-      %196 = arith.index_cast %195 : index to i64
-      %197 = arith.maximumf %in, %out : f32
-      %198 = arith.cmpf ogt, %in, %out : f32
-      %199 = arith.select %198, %196, %out_117 : i64
-      linalg.yield %197, %199 : f32, i64
+      %209 = linalg.index 3 : index
+      %210 = arith.index_cast %209 : index to i64
+      %211 = arith.maximumf %in, %out : f32
+      %212 = arith.cmpf ogt, %in, %out : f32
+      %213 = arith.select %212, %210, %out_117 : i64
+      linalg.yield %211, %213 : f32, i64
     } -> (tensor<1x4x16xf32>, tensor<1x4x16xi64>)
     %expanded_61 = tensor.expand_shape %68#0 [[0], [1], [2, 3]] output_shape [1, 4, 16, 1] : tensor<1x4x16xf32> into tensor<1x4x16x1xf32>
     %69 = linalg.generic {indexing_maps = [#map6, #map5, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%63, %expanded_61 : tensor<1x4x16x16xf32>, tensor<1x4x16x1xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.subf %in, %in_117 : f32
-      linalg.yield %195 : f32
+      %209 = arith.subf %in, %in_117 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x4x16x16xf32>
     %70 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%69 : tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = math.exp %in : f32
-      linalg.yield %195 : f32
+      %209 = math.exp %in : f32
+      linalg.yield %209 : f32
     } -> tensor<1x4x16x16xf32>
     %71 = tensor.empty() : tensor<1x4x16x1xf32>
     %72 = linalg.fill ins(%cst : f32) outs(%71 : tensor<1x4x16x1xf32>) -> tensor<1x4x16x1xf32>
     %73 = linalg.generic {indexing_maps = [#map6, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%70 : tensor<1x4x16x16xf32>) outs(%72 : tensor<1x4x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.addf %in, %out : f32
-      linalg.yield %195 : f32
+      %209 = arith.addf %in, %out : f32
+      linalg.yield %209 : f32
     } -> tensor<1x4x16x1xf32>
     %74 = linalg.generic {indexing_maps = [#map6, #map5, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%70, %73 : tensor<1x4x16x16xf32>, tensor<1x4x16x1xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.divf %in, %in_117 : f32
-      linalg.yield %195 : f32
+      %209 = arith.divf %in, %in_117 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x4x16x16xf32>
     %collapsed_62 = tensor.collapse_shape %74 [[0, 1], [2], [3]] : tensor<1x4x16x16xf32> into tensor<4x16x16xf32>
     %collapsed_63 = tensor.collapse_shape %55 [[0, 1, 2], [3], [4]] : tensor<1x2x2x16x16xf32> into tensor<4x16x16xf32>
@@ -346,99 +346,99 @@ module {
     %expanded_64 = tensor.expand_shape %75 [[0, 1], [2], [3]] output_shape [1, 4, 16, 16] : tensor<4x16x16xf32> into tensor<1x4x16x16xf32>
     %76 = tensor.empty() : tensor<1x16x4x16xf32>
     %transposed_65 = linalg.transpose ins(%expanded_64 : tensor<1x4x16x16xf32>) outs(%76 : tensor<1x16x4x16xf32>) permutation = [0, 2, 1, 3] 
-    %transposed_66 = linalg.transpose ins(%cst_26 : tensor<64x64xf32>) outs(%32 : tensor<64x64xf32>) permutation = [1, 0] 
+    %transposed_66 = linalg.transpose ins(%cst_24 : tensor<64x64xf32>) outs(%32 : tensor<64x64xf32>) permutation = [1, 0] 
     %collapsed_67 = tensor.collapse_shape %transposed_65 [[0, 1], [2, 3]] : tensor<1x16x4x16xf32> into tensor<16x64xf32>
     %77 = linalg.matmul ins(%collapsed_67, %transposed_66 : tensor<16x64xf32>, tensor<64x64xf32>) outs(%34 : tensor<16x64xf32>) -> tensor<16x64xf32>
     %expanded_68 = tensor.expand_shape %77 [[0, 1], [2]] output_shape [1, 16, 64] : tensor<16x64xf32> into tensor<1x16x64xf32>
     %78 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_68 : tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %195 : f32
+      %209 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %209 : f32
     } -> tensor<1x16x64xf32>
     %79 = linalg.generic {indexing_maps = [#map1, #map8], iterator_types = ["parallel", "parallel", "reduction"]} ins(%78 : tensor<1x16x64xf32>) outs(%23 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.addf %in, %out : f32
-      linalg.yield %195 : f32
+      %209 = arith.addf %in, %out : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x1xf32>
     %80 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%79 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.divf %in, %cst_35 : f32
-      linalg.yield %195 : f32
+      %209 = arith.divf %in, %cst_33 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x1xf32>
     %81 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%80 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.truncf %cst_31 : f64 to f32
-      %196 = arith.addf %in, %195 : f32
-      linalg.yield %196 : f32
+      %209 = arith.truncf %cst_29 : f64 to f32
+      %210 = arith.addf %in, %209 : f32
+      linalg.yield %210 : f32
     } -> tensor<1x16x1xf32>
     %82 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%81 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = math.rsqrt %in : f32
-      linalg.yield %195 : f32
+      %209 = math.rsqrt %in : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x1xf32>
     %83 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_68, %82 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.mulf %in, %in_117 : f32
-      linalg.yield %195 : f32
+      %209 = arith.mulf %in, %in_117 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x64xf32>
-    %84 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_25 : tensor<64xf32>) outs(%29 : tensor<64xf32>) {
+    %84 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_23 : tensor<64xf32>) outs(%29 : tensor<64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.addf %in, %cst_3 : f32
-      linalg.yield %195 : f32
+      %209 = arith.addf %in, %cst_34 : f32
+      linalg.yield %209 : f32
     } -> tensor<64xf32>
     %85 = linalg.generic {indexing_maps = [#map1, #map9, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%83, %84 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.mulf %in, %in_117 : f32
-      linalg.yield %195 : f32
+      %209 = arith.mulf %in, %in_117 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x64xf32>
     %86 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%2, %85 : tensor<1x16x64xf32>, tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.addf %in, %in_117 : f32
-      linalg.yield %195 : f32
+      %209 = arith.addf %in, %in_117 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x64xf32>
     %87 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%86 : tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %195 : f32
+      %209 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %209 : f32
     } -> tensor<1x16x64xf32>
     %88 = linalg.generic {indexing_maps = [#map1, #map8], iterator_types = ["parallel", "parallel", "reduction"]} ins(%87 : tensor<1x16x64xf32>) outs(%23 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.addf %in, %out : f32
-      linalg.yield %195 : f32
+      %209 = arith.addf %in, %out : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x1xf32>
     %89 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%88 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.divf %in, %cst_35 : f32
-      linalg.yield %195 : f32
+      %209 = arith.divf %in, %cst_33 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x1xf32>
     %90 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%89 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.truncf %cst_31 : f64 to f32
-      %196 = arith.addf %in, %195 : f32
-      linalg.yield %196 : f32
+      %209 = arith.truncf %cst_29 : f64 to f32
+      %210 = arith.addf %in, %209 : f32
+      linalg.yield %210 : f32
     } -> tensor<1x16x1xf32>
     %91 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%90 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = math.rsqrt %in : f32
-      linalg.yield %195 : f32
+      %209 = math.rsqrt %in : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x1xf32>
     %92 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%86, %91 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.mulf %in, %in_117 : f32
-      linalg.yield %195 : f32
+      %209 = arith.mulf %in, %in_117 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x64xf32>
-    %93 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_24 : tensor<64xf32>) outs(%29 : tensor<64xf32>) {
+    %93 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_22 : tensor<64xf32>) outs(%29 : tensor<64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.addf %in, %cst_3 : f32
-      linalg.yield %195 : f32
+      %209 = arith.addf %in, %cst_34 : f32
+      linalg.yield %209 : f32
     } -> tensor<64xf32>
     %94 = linalg.generic {indexing_maps = [#map1, #map9, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%92, %93 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.mulf %in, %in_117 : f32
-      linalg.yield %195 : f32
+      %209 = arith.mulf %in, %in_117 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x64xf32>
     %95 = tensor.empty() : tensor<64x128xf32>
-    %transposed_69 = linalg.transpose ins(%cst_23 : tensor<128x64xf32>) outs(%95 : tensor<64x128xf32>) permutation = [1, 0] 
+    %transposed_69 = linalg.transpose ins(%cst_21 : tensor<128x64xf32>) outs(%95 : tensor<64x128xf32>) permutation = [1, 0] 
     %collapsed_70 = tensor.collapse_shape %94 [[0, 1], [2]] : tensor<1x16x64xf32> into tensor<16x64xf32>
     %96 = tensor.empty() : tensor<16x128xf32>
     %97 = linalg.fill ins(%cst : f32) outs(%96 : tensor<16x128xf32>) -> tensor<16x128xf32>
@@ -447,479 +447,539 @@ module {
     %99 = tensor.empty() : tensor<1x16x128xf32>
     %100 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_71 : tensor<1x16x128xf32>) outs(%99 : tensor<1x16x128xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = math.fpowi %in, %c3_i64 : f32, i64
-      %196 = arith.mulf %195, %cst_1 : f32
-      %197 = arith.addf %in, %196 : f32
-      %198 = arith.mulf %197, %cst_2 : f32
-      %199 = math.tanh %198 : f32
-      %200 = arith.addf %199, %cst_3 : f32
-      %201 = arith.mulf %200, %cst_4 : f32
-      %202 = arith.mulf %in, %201 : f32
-      linalg.yield %202 : f32
+      %209 = arith.mulf %in, %cst_37 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x128xf32>
-    %transposed_72 = linalg.transpose ins(%cst_22 : tensor<128x64xf32>) outs(%95 : tensor<64x128xf32>) permutation = [1, 0] 
-    %101 = linalg.matmul ins(%collapsed_70, %transposed_72 : tensor<16x64xf32>, tensor<64x128xf32>) outs(%97 : tensor<16x128xf32>) -> tensor<16x128xf32>
-    %expanded_73 = tensor.expand_shape %101 [[0, 1], [2]] output_shape [1, 16, 128] : tensor<16x128xf32> into tensor<1x16x128xf32>
-    %102 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%100, %expanded_73 : tensor<1x16x128xf32>, tensor<1x16x128xf32>) outs(%99 : tensor<1x16x128xf32>) {
-    ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.mulf %in, %in_117 : f32
-      linalg.yield %195 : f32
+    %101 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_71 : tensor<1x16x128xf32>) outs(%99 : tensor<1x16x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %209 = math.fpowi %in, %c3_i64 : f32, i64
+      linalg.yield %209 : f32
     } -> tensor<1x16x128xf32>
-    %103 = tensor.empty() : tensor<128x64xf32>
-    %transposed_74 = linalg.transpose ins(%cst_21 : tensor<64x128xf32>) outs(%103 : tensor<128x64xf32>) permutation = [1, 0] 
-    %collapsed_75 = tensor.collapse_shape %102 [[0, 1], [2]] : tensor<1x16x128xf32> into tensor<16x128xf32>
-    %104 = linalg.matmul ins(%collapsed_75, %transposed_74 : tensor<16x128xf32>, tensor<128x64xf32>) outs(%34 : tensor<16x64xf32>) -> tensor<16x64xf32>
-    %expanded_76 = tensor.expand_shape %104 [[0, 1], [2]] output_shape [1, 16, 64] : tensor<16x64xf32> into tensor<1x16x64xf32>
-    %105 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_76 : tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %102 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%101 : tensor<1x16x128xf32>) outs(%99 : tensor<1x16x128xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %195 : f32
-    } -> tensor<1x16x64xf32>
-    %106 = linalg.generic {indexing_maps = [#map1, #map8], iterator_types = ["parallel", "parallel", "reduction"]} ins(%105 : tensor<1x16x64xf32>) outs(%23 : tensor<1x16x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %195 = arith.addf %in, %out : f32
-      linalg.yield %195 : f32
-    } -> tensor<1x16x1xf32>
-    %107 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%106 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %195 = arith.divf %in, %cst_35 : f32
-      linalg.yield %195 : f32
-    } -> tensor<1x16x1xf32>
-    %108 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%107 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %195 = arith.truncf %cst_31 : f64 to f32
-      %196 = arith.addf %in, %195 : f32
-      linalg.yield %196 : f32
-    } -> tensor<1x16x1xf32>
-    %109 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%108 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %195 = math.rsqrt %in : f32
-      linalg.yield %195 : f32
-    } -> tensor<1x16x1xf32>
-    %110 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_76, %109 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
+      %209 = arith.truncf %cst_20 : f64 to f32
+      %210 = arith.mulf %in, %209 : f32
+      linalg.yield %210 : f32
+    } -> tensor<1x16x128xf32>
+    %103 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_71, %102 : tensor<1x16x128xf32>, tensor<1x16x128xf32>) outs(%99 : tensor<1x16x128xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.mulf %in, %in_117 : f32
-      linalg.yield %195 : f32
-    } -> tensor<1x16x64xf32>
-    %111 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_20 : tensor<64xf32>) outs(%29 : tensor<64xf32>) {
+      %209 = arith.addf %in, %in_117 : f32
+      linalg.yield %209 : f32
+    } -> tensor<1x16x128xf32>
+    %104 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%103 : tensor<1x16x128xf32>) outs(%99 : tensor<1x16x128xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.addf %in, %cst_3 : f32
-      linalg.yield %195 : f32
-    } -> tensor<64xf32>
-    %112 = linalg.generic {indexing_maps = [#map1, #map9, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%110, %111 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+      %209 = arith.truncf %cst_19 : f64 to f32
+      %210 = arith.mulf %in, %209 : f32
+      linalg.yield %210 : f32
+    } -> tensor<1x16x128xf32>
+    %105 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%104 : tensor<1x16x128xf32>) outs(%99 : tensor<1x16x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %209 = math.tanh %in : f32
+      linalg.yield %209 : f32
+    } -> tensor<1x16x128xf32>
+    %106 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%105 : tensor<1x16x128xf32>) outs(%99 : tensor<1x16x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %209 = arith.addf %in, %cst_34 : f32
+      linalg.yield %209 : f32
+    } -> tensor<1x16x128xf32>
+    %107 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%100, %106 : tensor<1x16x128xf32>, tensor<1x16x128xf32>) outs(%99 : tensor<1x16x128xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.mulf %in, %in_117 : f32
-      linalg.yield %195 : f32
-    } -> tensor<1x16x64xf32>
-    %113 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%86, %112 : tensor<1x16x64xf32>, tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+      %209 = arith.mulf %in, %in_117 : f32
+      linalg.yield %209 : f32
+    } -> tensor<1x16x128xf32>
+    %transposed_72 = linalg.transpose ins(%cst_18 : tensor<128x64xf32>) outs(%95 : tensor<64x128xf32>) permutation = [1, 0] 
+    %108 = linalg.matmul ins(%collapsed_70, %transposed_72 : tensor<16x64xf32>, tensor<64x128xf32>) outs(%97 : tensor<16x128xf32>) -> tensor<16x128xf32>
+    %expanded_73 = tensor.expand_shape %108 [[0, 1], [2]] output_shape [1, 16, 128] : tensor<16x128xf32> into tensor<1x16x128xf32>
+    %109 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%107, %expanded_73 : tensor<1x16x128xf32>, tensor<1x16x128xf32>) outs(%99 : tensor<1x16x128xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.addf %in, %in_117 : f32
-      linalg.yield %195 : f32
-    } -> tensor<1x16x64xf32>
-    %114 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%113 : tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+      %209 = arith.mulf %in, %in_117 : f32
+      linalg.yield %209 : f32
+    } -> tensor<1x16x128xf32>
+    %110 = tensor.empty() : tensor<128x64xf32>
+    %transposed_74 = linalg.transpose ins(%cst_17 : tensor<64x128xf32>) outs(%110 : tensor<128x64xf32>) permutation = [1, 0] 
+    %collapsed_75 = tensor.collapse_shape %109 [[0, 1], [2]] : tensor<1x16x128xf32> into tensor<16x128xf32>
+    %111 = linalg.matmul ins(%collapsed_75, %transposed_74 : tensor<16x128xf32>, tensor<128x64xf32>) outs(%34 : tensor<16x64xf32>) -> tensor<16x64xf32>
+    %expanded_76 = tensor.expand_shape %111 [[0, 1], [2]] output_shape [1, 16, 64] : tensor<16x64xf32> into tensor<1x16x64xf32>
+    %112 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_76 : tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %195 : f32
+      %209 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %209 : f32
     } -> tensor<1x16x64xf32>
-    %115 = linalg.generic {indexing_maps = [#map1, #map8], iterator_types = ["parallel", "parallel", "reduction"]} ins(%114 : tensor<1x16x64xf32>) outs(%23 : tensor<1x16x1xf32>) {
+    %113 = linalg.generic {indexing_maps = [#map1, #map8], iterator_types = ["parallel", "parallel", "reduction"]} ins(%112 : tensor<1x16x64xf32>) outs(%23 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.addf %in, %out : f32
-      linalg.yield %195 : f32
+      %209 = arith.addf %in, %out : f32
+      linalg.yield %209 : f32
+    } -> tensor<1x16x1xf32>
+    %114 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%113 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %209 = arith.divf %in, %cst_33 : f32
+      linalg.yield %209 : f32
+    } -> tensor<1x16x1xf32>
+    %115 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%114 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %209 = arith.truncf %cst_29 : f64 to f32
+      %210 = arith.addf %in, %209 : f32
+      linalg.yield %210 : f32
     } -> tensor<1x16x1xf32>
     %116 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%115 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.divf %in, %cst_35 : f32
-      linalg.yield %195 : f32
+      %209 = math.rsqrt %in : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x1xf32>
-    %117 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%116 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %195 = arith.truncf %cst_31 : f64 to f32
-      %196 = arith.addf %in, %195 : f32
-      linalg.yield %196 : f32
-    } -> tensor<1x16x1xf32>
-    %118 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%117 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %195 = math.rsqrt %in : f32
-      linalg.yield %195 : f32
-    } -> tensor<1x16x1xf32>
-    %119 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%113, %118 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %117 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_76, %116 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.mulf %in, %in_117 : f32
-      linalg.yield %195 : f32
+      %209 = arith.mulf %in, %in_117 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x64xf32>
-    %120 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_19 : tensor<64xf32>) outs(%29 : tensor<64xf32>) {
+    %118 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_16 : tensor<64xf32>) outs(%29 : tensor<64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.addf %in, %cst_3 : f32
-      linalg.yield %195 : f32
+      %209 = arith.addf %in, %cst_34 : f32
+      linalg.yield %209 : f32
     } -> tensor<64xf32>
-    %121 = linalg.generic {indexing_maps = [#map1, #map9, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%119, %120 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %119 = linalg.generic {indexing_maps = [#map1, #map9, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%117, %118 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.mulf %in, %in_117 : f32
-      linalg.yield %195 : f32
+      %209 = arith.mulf %in, %in_117 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x64xf32>
-    %transposed_77 = linalg.transpose ins(%cst_18 : tensor<64x64xf32>) outs(%32 : tensor<64x64xf32>) permutation = [1, 0] 
-    %collapsed_78 = tensor.collapse_shape %121 [[0, 1], [2]] : tensor<1x16x64xf32> into tensor<16x64xf32>
-    %122 = linalg.matmul ins(%collapsed_78, %transposed_77 : tensor<16x64xf32>, tensor<64x64xf32>) outs(%34 : tensor<16x64xf32>) -> tensor<16x64xf32>
-    %expanded_79 = tensor.expand_shape %122 [[0, 1], [2, 3]] output_shape [1, 16, 4, 16] : tensor<16x64xf32> into tensor<1x16x4x16xf32>
-    %transposed_80 = linalg.transpose ins(%expanded_79 : tensor<1x16x4x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) permutation = [0, 2, 1, 3] 
-    %transposed_81 = linalg.transpose ins(%cst_17 : tensor<32x64xf32>) outs(%37 : tensor<64x32xf32>) permutation = [1, 0] 
-    %123 = linalg.matmul ins(%collapsed_78, %transposed_81 : tensor<16x64xf32>, tensor<64x32xf32>) outs(%39 : tensor<16x32xf32>) -> tensor<16x32xf32>
-    %expanded_82 = tensor.expand_shape %123 [[0, 1], [2, 3]] output_shape [1, 16, 2, 16] : tensor<16x32xf32> into tensor<1x16x2x16xf32>
-    %transposed_83 = linalg.transpose ins(%expanded_82 : tensor<1x16x2x16xf32>) outs(%41 : tensor<1x2x16x16xf32>) permutation = [0, 2, 1, 3] 
-    %transposed_84 = linalg.transpose ins(%cst_16 : tensor<32x64xf32>) outs(%37 : tensor<64x32xf32>) permutation = [1, 0] 
-    %124 = linalg.matmul ins(%collapsed_78, %transposed_84 : tensor<16x64xf32>, tensor<64x32xf32>) outs(%39 : tensor<16x32xf32>) -> tensor<16x32xf32>
-    %expanded_85 = tensor.expand_shape %124 [[0, 1], [2, 3]] output_shape [1, 16, 2, 16] : tensor<16x32xf32> into tensor<1x16x2x16xf32>
-    %transposed_86 = linalg.transpose ins(%expanded_85 : tensor<1x16x2x16xf32>) outs(%41 : tensor<1x2x16x16xf32>) permutation = [0, 2, 1, 3] 
-    %125 = linalg.generic {indexing_maps = [#map6, #map10, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_80, %expanded_49 : tensor<1x4x16x16xf32>, tensor<1x1x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
+    %120 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%86, %119 : tensor<1x16x64xf32>, tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.mulf %in, %in_117 : f32
-      linalg.yield %195 : f32
+      %209 = arith.addf %in, %in_117 : f32
+      linalg.yield %209 : f32
+    } -> tensor<1x16x64xf32>
+    %121 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%120 : tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %209 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %209 : f32
+    } -> tensor<1x16x64xf32>
+    %122 = linalg.generic {indexing_maps = [#map1, #map8], iterator_types = ["parallel", "parallel", "reduction"]} ins(%121 : tensor<1x16x64xf32>) outs(%23 : tensor<1x16x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %209 = arith.addf %in, %out : f32
+      linalg.yield %209 : f32
+    } -> tensor<1x16x1xf32>
+    %123 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%122 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %209 = arith.divf %in, %cst_33 : f32
+      linalg.yield %209 : f32
+    } -> tensor<1x16x1xf32>
+    %124 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%123 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %209 = arith.truncf %cst_29 : f64 to f32
+      %210 = arith.addf %in, %209 : f32
+      linalg.yield %210 : f32
+    } -> tensor<1x16x1xf32>
+    %125 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%124 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %209 = math.rsqrt %in : f32
+      linalg.yield %209 : f32
+    } -> tensor<1x16x1xf32>
+    %126 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%120, %125 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    ^bb0(%in: f32, %in_117: f32, %out: f32):
+      %209 = arith.mulf %in, %in_117 : f32
+      linalg.yield %209 : f32
+    } -> tensor<1x16x64xf32>
+    %127 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_15 : tensor<64xf32>) outs(%29 : tensor<64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %209 = arith.addf %in, %cst_34 : f32
+      linalg.yield %209 : f32
+    } -> tensor<64xf32>
+    %128 = linalg.generic {indexing_maps = [#map1, #map9, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%126, %127 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    ^bb0(%in: f32, %in_117: f32, %out: f32):
+      %209 = arith.mulf %in, %in_117 : f32
+      linalg.yield %209 : f32
+    } -> tensor<1x16x64xf32>
+    %transposed_77 = linalg.transpose ins(%cst_14 : tensor<64x64xf32>) outs(%32 : tensor<64x64xf32>) permutation = [1, 0] 
+    %collapsed_78 = tensor.collapse_shape %128 [[0, 1], [2]] : tensor<1x16x64xf32> into tensor<16x64xf32>
+    %129 = linalg.matmul ins(%collapsed_78, %transposed_77 : tensor<16x64xf32>, tensor<64x64xf32>) outs(%34 : tensor<16x64xf32>) -> tensor<16x64xf32>
+    %expanded_79 = tensor.expand_shape %129 [[0, 1], [2, 3]] output_shape [1, 16, 4, 16] : tensor<16x64xf32> into tensor<1x16x4x16xf32>
+    %transposed_80 = linalg.transpose ins(%expanded_79 : tensor<1x16x4x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) permutation = [0, 2, 1, 3] 
+    %transposed_81 = linalg.transpose ins(%cst_13 : tensor<32x64xf32>) outs(%37 : tensor<64x32xf32>) permutation = [1, 0] 
+    %130 = linalg.matmul ins(%collapsed_78, %transposed_81 : tensor<16x64xf32>, tensor<64x32xf32>) outs(%39 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %expanded_82 = tensor.expand_shape %130 [[0, 1], [2, 3]] output_shape [1, 16, 2, 16] : tensor<16x32xf32> into tensor<1x16x2x16xf32>
+    %transposed_83 = linalg.transpose ins(%expanded_82 : tensor<1x16x2x16xf32>) outs(%41 : tensor<1x2x16x16xf32>) permutation = [0, 2, 1, 3] 
+    %transposed_84 = linalg.transpose ins(%cst_12 : tensor<32x64xf32>) outs(%37 : tensor<64x32xf32>) permutation = [1, 0] 
+    %131 = linalg.matmul ins(%collapsed_78, %transposed_84 : tensor<16x64xf32>, tensor<64x32xf32>) outs(%39 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %expanded_85 = tensor.expand_shape %131 [[0, 1], [2, 3]] output_shape [1, 16, 2, 16] : tensor<16x32xf32> into tensor<1x16x2x16xf32>
+    %transposed_86 = linalg.transpose ins(%expanded_85 : tensor<1x16x2x16xf32>) outs(%41 : tensor<1x2x16x16xf32>) permutation = [0, 2, 1, 3] 
+    %132 = linalg.generic {indexing_maps = [#map6, #map10, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_80, %expanded_49 : tensor<1x4x16x16xf32>, tensor<1x1x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
+    ^bb0(%in: f32, %in_117: f32, %out: f32):
+      %209 = arith.mulf %in, %in_117 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x4x16x16xf32>
     %extracted_slice_87 = tensor.extract_slice %transposed_80[0, 0, 0, 0] [1, 4, 16, 8] [1, 1, 1, 1] : tensor<1x4x16x16xf32> to tensor<1x4x16x8xf32>
     %extracted_slice_88 = tensor.extract_slice %transposed_80[0, 0, 0, 8] [1, 4, 16, 8] [1, 1, 1, 1] : tensor<1x4x16x16xf32> to tensor<1x4x16x8xf32>
-    %126 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_88 : tensor<1x4x16x8xf32>) outs(%44 : tensor<1x4x16x8xf32>) {
+    %133 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_88 : tensor<1x4x16x8xf32>) outs(%44 : tensor<1x4x16x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.negf %in : f32
-      linalg.yield %195 : f32
+      %209 = arith.negf %in : f32
+      linalg.yield %209 : f32
     } -> tensor<1x4x16x8xf32>
-    %concat_89 = tensor.concat dim(3) %126, %extracted_slice_87 : (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>) -> tensor<1x4x16x16xf32>
-    %127 = linalg.generic {indexing_maps = [#map6, #map10, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_89, %expanded_50 : tensor<1x4x16x16xf32>, tensor<1x1x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
+    %concat_89 = tensor.concat dim(3) %133, %extracted_slice_87 : (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>) -> tensor<1x4x16x16xf32>
+    %134 = linalg.generic {indexing_maps = [#map6, #map10, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_89, %expanded_50 : tensor<1x4x16x16xf32>, tensor<1x1x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.mulf %in, %in_117 : f32
-      linalg.yield %195 : f32
+      %209 = arith.mulf %in, %in_117 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x4x16x16xf32>
-    %128 = linalg.generic {indexing_maps = [#map6, #map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%125, %127 : tensor<1x4x16x16xf32>, tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
+    %135 = linalg.generic {indexing_maps = [#map6, #map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%132, %134 : tensor<1x4x16x16xf32>, tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.addf %in, %in_117 : f32
-      linalg.yield %195 : f32
+      %209 = arith.addf %in, %in_117 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x4x16x16xf32>
-    %129 = linalg.generic {indexing_maps = [#map6, #map10, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_83, %expanded_49 : tensor<1x2x16x16xf32>, tensor<1x1x16x16xf32>) outs(%41 : tensor<1x2x16x16xf32>) {
+    %136 = linalg.generic {indexing_maps = [#map6, #map10, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_83, %expanded_49 : tensor<1x2x16x16xf32>, tensor<1x1x16x16xf32>) outs(%41 : tensor<1x2x16x16xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.mulf %in, %in_117 : f32
-      linalg.yield %195 : f32
+      %209 = arith.mulf %in, %in_117 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x2x16x16xf32>
     %extracted_slice_90 = tensor.extract_slice %transposed_83[0, 0, 0, 0] [1, 2, 16, 8] [1, 1, 1, 1] : tensor<1x2x16x16xf32> to tensor<1x2x16x8xf32>
     %extracted_slice_91 = tensor.extract_slice %transposed_83[0, 0, 0, 8] [1, 2, 16, 8] [1, 1, 1, 1] : tensor<1x2x16x16xf32> to tensor<1x2x16x8xf32>
-    %130 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_91 : tensor<1x2x16x8xf32>) outs(%49 : tensor<1x2x16x8xf32>) {
+    %137 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_91 : tensor<1x2x16x8xf32>) outs(%49 : tensor<1x2x16x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.negf %in : f32
-      linalg.yield %195 : f32
+      %209 = arith.negf %in : f32
+      linalg.yield %209 : f32
     } -> tensor<1x2x16x8xf32>
-    %concat_92 = tensor.concat dim(3) %130, %extracted_slice_90 : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x16xf32>
-    %131 = linalg.generic {indexing_maps = [#map6, #map10, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_92, %expanded_50 : tensor<1x2x16x16xf32>, tensor<1x1x16x16xf32>) outs(%41 : tensor<1x2x16x16xf32>) {
+    %concat_92 = tensor.concat dim(3) %137, %extracted_slice_90 : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x16xf32>
+    %138 = linalg.generic {indexing_maps = [#map6, #map10, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_92, %expanded_50 : tensor<1x2x16x16xf32>, tensor<1x1x16x16xf32>) outs(%41 : tensor<1x2x16x16xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.mulf %in, %in_117 : f32
-      linalg.yield %195 : f32
+      %209 = arith.mulf %in, %in_117 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x2x16x16xf32>
-    %132 = linalg.generic {indexing_maps = [#map6, #map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%129, %131 : tensor<1x2x16x16xf32>, tensor<1x2x16x16xf32>) outs(%41 : tensor<1x2x16x16xf32>) {
+    %139 = linalg.generic {indexing_maps = [#map6, #map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%136, %138 : tensor<1x2x16x16xf32>, tensor<1x2x16x16xf32>) outs(%41 : tensor<1x2x16x16xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.addf %in, %in_117 : f32
-      linalg.yield %195 : f32
+      %209 = arith.addf %in, %in_117 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x2x16x16xf32>
-    %133 = linalg.generic {indexing_maps = [#map11, #map12], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%132 : tensor<1x2x16x16xf32>) outs(%53 : tensor<1x2x2x16x16xf32>) {
+    %140 = linalg.generic {indexing_maps = [#map11, #map12], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%139 : tensor<1x2x16x16xf32>) outs(%53 : tensor<1x2x2x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<1x2x2x16x16xf32>
-    %collapsed_93 = tensor.collapse_shape %133 [[0], [1, 2], [3], [4]] : tensor<1x2x2x16x16xf32> into tensor<1x4x16x16xf32>
-    %134 = linalg.generic {indexing_maps = [#map11, #map12], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%transposed_86 : tensor<1x2x16x16xf32>) outs(%53 : tensor<1x2x2x16x16xf32>) {
+    %collapsed_93 = tensor.collapse_shape %140 [[0], [1, 2], [3], [4]] : tensor<1x2x2x16x16xf32> into tensor<1x4x16x16xf32>
+    %141 = linalg.generic {indexing_maps = [#map11, #map12], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%transposed_86 : tensor<1x2x16x16xf32>) outs(%53 : tensor<1x2x2x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<1x2x2x16x16xf32>
     %transposed_94 = linalg.transpose ins(%collapsed_93 : tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) permutation = [0, 1, 3, 2] 
-    %collapsed_95 = tensor.collapse_shape %128 [[0, 1], [2], [3]] : tensor<1x4x16x16xf32> into tensor<4x16x16xf32>
+    %collapsed_95 = tensor.collapse_shape %135 [[0, 1], [2], [3]] : tensor<1x4x16x16xf32> into tensor<4x16x16xf32>
     %collapsed_96 = tensor.collapse_shape %transposed_94 [[0, 1], [2], [3]] : tensor<1x4x16x16xf32> into tensor<4x16x16xf32>
-    %135 = linalg.batch_matmul ins(%collapsed_95, %collapsed_96 : tensor<4x16x16xf32>, tensor<4x16x16xf32>) outs(%57 : tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
-    %expanded_97 = tensor.expand_shape %135 [[0, 1], [2], [3]] output_shape [1, 4, 16, 16] : tensor<4x16x16xf32> into tensor<1x4x16x16xf32>
-    %136 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_97 : tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
+    %142 = linalg.batch_matmul ins(%collapsed_95, %collapsed_96 : tensor<4x16x16xf32>, tensor<4x16x16xf32>) outs(%57 : tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
+    %expanded_97 = tensor.expand_shape %142 [[0, 1], [2], [3]] output_shape [1, 4, 16, 16] : tensor<4x16x16xf32> into tensor<1x4x16x16xf32>
+    %143 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_97 : tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.mulf %in, %cst_36 : f32
-      linalg.yield %195 : f32
+      %209 = arith.mulf %in, %cst_35 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x4x16x16xf32>
-    %137 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%136 : tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
+    %144 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%143 : tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.divf %in, %cst_37 : f32
-      linalg.yield %195 : f32
+      %209 = arith.divf %in, %cst_36 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x4x16x16xf32>
-    %138 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%137 : tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
+    %145 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%144 : tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = math.tanh %in : f32
-      linalg.yield %195 : f32
+      %209 = math.tanh %in : f32
+      linalg.yield %209 : f32
     } -> tensor<1x4x16x16xf32>
-    %139 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%138 : tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
+    %146 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%145 : tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.mulf %in, %cst_37 : f32
-      linalg.yield %195 : f32
+      %209 = arith.mulf %in, %cst_36 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x4x16x16xf32>
-    %140 = linalg.generic {indexing_maps = [#map6, #map10, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%139, %8 : tensor<1x4x16x16xf32>, tensor<1x1x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
+    %147 = linalg.generic {indexing_maps = [#map6, #map10, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%146, %8 : tensor<1x4x16x16xf32>, tensor<1x1x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.addf %in, %in_117 : f32
-      linalg.yield %195 : f32
+      %209 = arith.addf %in, %in_117 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x4x16x16xf32>
-    %141:2 = linalg.generic {indexing_maps = [#map6, #map13, #map13], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%140 : tensor<1x4x16x16xf32>) outs(%67, %65 : tensor<1x4x16xf32>, tensor<1x4x16xi64>) {
+    %148:2 = linalg.generic {indexing_maps = [#map6, #map13, #map13], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%147 : tensor<1x4x16x16xf32>) outs(%67, %65 : tensor<1x4x16xf32>, tensor<1x4x16xi64>) {
     ^bb0(%in: f32, %out: f32, %out_117: i64):
-      %195 = linalg.index 3 : index
-      %196 = arith.index_cast %195 : index to i64
-      %197 = arith.maximumf %in, %out : f32
-      %198 = arith.cmpf ogt, %in, %out : f32
-      %199 = arith.select %198, %196, %out_117 : i64
-      linalg.yield %197, %199 : f32, i64
+      %209 = linalg.index 3 : index
+      %210 = arith.index_cast %209 : index to i64
+      %211 = arith.maximumf %in, %out : f32
+      %212 = arith.cmpf ogt, %in, %out : f32
+      %213 = arith.select %212, %210, %out_117 : i64
+      linalg.yield %211, %213 : f32, i64
     } -> (tensor<1x4x16xf32>, tensor<1x4x16xi64>)
-    %expanded_98 = tensor.expand_shape %141#0 [[0], [1], [2, 3]] output_shape [1, 4, 16, 1] : tensor<1x4x16xf32> into tensor<1x4x16x1xf32>
-    %142 = linalg.generic {indexing_maps = [#map6, #map5, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%140, %expanded_98 : tensor<1x4x16x16xf32>, tensor<1x4x16x1xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
+    %expanded_98 = tensor.expand_shape %148#0 [[0], [1], [2, 3]] output_shape [1, 4, 16, 1] : tensor<1x4x16xf32> into tensor<1x4x16x1xf32>
+    %149 = linalg.generic {indexing_maps = [#map6, #map5, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%147, %expanded_98 : tensor<1x4x16x16xf32>, tensor<1x4x16x1xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.subf %in, %in_117 : f32
-      linalg.yield %195 : f32
+      %209 = arith.subf %in, %in_117 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x4x16x16xf32>
-    %143 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%142 : tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
+    %150 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%149 : tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = math.exp %in : f32
-      linalg.yield %195 : f32
+      %209 = math.exp %in : f32
+      linalg.yield %209 : f32
     } -> tensor<1x4x16x16xf32>
-    %144 = linalg.generic {indexing_maps = [#map6, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%143 : tensor<1x4x16x16xf32>) outs(%72 : tensor<1x4x16x1xf32>) {
+    %151 = linalg.generic {indexing_maps = [#map6, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%150 : tensor<1x4x16x16xf32>) outs(%72 : tensor<1x4x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.addf %in, %out : f32
-      linalg.yield %195 : f32
+      %209 = arith.addf %in, %out : f32
+      linalg.yield %209 : f32
     } -> tensor<1x4x16x1xf32>
-    %145 = linalg.generic {indexing_maps = [#map6, #map5, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%143, %144 : tensor<1x4x16x16xf32>, tensor<1x4x16x1xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
+    %152 = linalg.generic {indexing_maps = [#map6, #map5, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%150, %151 : tensor<1x4x16x16xf32>, tensor<1x4x16x1xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.divf %in, %in_117 : f32
-      linalg.yield %195 : f32
+      %209 = arith.divf %in, %in_117 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x4x16x16xf32>
-    %collapsed_99 = tensor.collapse_shape %145 [[0, 1], [2], [3]] : tensor<1x4x16x16xf32> into tensor<4x16x16xf32>
-    %collapsed_100 = tensor.collapse_shape %134 [[0, 1, 2], [3], [4]] : tensor<1x2x2x16x16xf32> into tensor<4x16x16xf32>
-    %146 = linalg.batch_matmul ins(%collapsed_99, %collapsed_100 : tensor<4x16x16xf32>, tensor<4x16x16xf32>) outs(%57 : tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
-    %expanded_101 = tensor.expand_shape %146 [[0, 1], [2], [3]] output_shape [1, 4, 16, 16] : tensor<4x16x16xf32> into tensor<1x4x16x16xf32>
+    %collapsed_99 = tensor.collapse_shape %152 [[0, 1], [2], [3]] : tensor<1x4x16x16xf32> into tensor<4x16x16xf32>
+    %collapsed_100 = tensor.collapse_shape %141 [[0, 1, 2], [3], [4]] : tensor<1x2x2x16x16xf32> into tensor<4x16x16xf32>
+    %153 = linalg.batch_matmul ins(%collapsed_99, %collapsed_100 : tensor<4x16x16xf32>, tensor<4x16x16xf32>) outs(%57 : tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
+    %expanded_101 = tensor.expand_shape %153 [[0, 1], [2], [3]] output_shape [1, 4, 16, 16] : tensor<4x16x16xf32> into tensor<1x4x16x16xf32>
     %transposed_102 = linalg.transpose ins(%expanded_101 : tensor<1x4x16x16xf32>) outs(%76 : tensor<1x16x4x16xf32>) permutation = [0, 2, 1, 3] 
-    %transposed_103 = linalg.transpose ins(%cst_15 : tensor<64x64xf32>) outs(%32 : tensor<64x64xf32>) permutation = [1, 0] 
+    %transposed_103 = linalg.transpose ins(%cst_11 : tensor<64x64xf32>) outs(%32 : tensor<64x64xf32>) permutation = [1, 0] 
     %collapsed_104 = tensor.collapse_shape %transposed_102 [[0, 1], [2, 3]] : tensor<1x16x4x16xf32> into tensor<16x64xf32>
-    %147 = linalg.matmul ins(%collapsed_104, %transposed_103 : tensor<16x64xf32>, tensor<64x64xf32>) outs(%34 : tensor<16x64xf32>) -> tensor<16x64xf32>
-    %expanded_105 = tensor.expand_shape %147 [[0, 1], [2]] output_shape [1, 16, 64] : tensor<16x64xf32> into tensor<1x16x64xf32>
-    %148 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_105 : tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %154 = linalg.matmul ins(%collapsed_104, %transposed_103 : tensor<16x64xf32>, tensor<64x64xf32>) outs(%34 : tensor<16x64xf32>) -> tensor<16x64xf32>
+    %expanded_105 = tensor.expand_shape %154 [[0, 1], [2]] output_shape [1, 16, 64] : tensor<16x64xf32> into tensor<1x16x64xf32>
+    %155 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_105 : tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %195 : f32
+      %209 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %209 : f32
     } -> tensor<1x16x64xf32>
-    %149 = linalg.generic {indexing_maps = [#map1, #map8], iterator_types = ["parallel", "parallel", "reduction"]} ins(%148 : tensor<1x16x64xf32>) outs(%23 : tensor<1x16x1xf32>) {
+    %156 = linalg.generic {indexing_maps = [#map1, #map8], iterator_types = ["parallel", "parallel", "reduction"]} ins(%155 : tensor<1x16x64xf32>) outs(%23 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.addf %in, %out : f32
-      linalg.yield %195 : f32
+      %209 = arith.addf %in, %out : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x1xf32>
-    %150 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%149 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
+    %157 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%156 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.divf %in, %cst_35 : f32
-      linalg.yield %195 : f32
+      %209 = arith.divf %in, %cst_33 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x1xf32>
-    %151 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%150 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
+    %158 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%157 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.truncf %cst_31 : f64 to f32
-      %196 = arith.addf %in, %195 : f32
-      linalg.yield %196 : f32
-    } -> tensor<1x16x1xf32>
-    %152 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%151 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %195 = math.rsqrt %in : f32
-      linalg.yield %195 : f32
-    } -> tensor<1x16x1xf32>
-    %153 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_105, %152 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
-    ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.mulf %in, %in_117 : f32
-      linalg.yield %195 : f32
-    } -> tensor<1x16x64xf32>
-    %154 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_14 : tensor<64xf32>) outs(%29 : tensor<64xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %195 = arith.addf %in, %cst_3 : f32
-      linalg.yield %195 : f32
-    } -> tensor<64xf32>
-    %155 = linalg.generic {indexing_maps = [#map1, #map9, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%153, %154 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
-    ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.mulf %in, %in_117 : f32
-      linalg.yield %195 : f32
-    } -> tensor<1x16x64xf32>
-    %156 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%113, %155 : tensor<1x16x64xf32>, tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
-    ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.addf %in, %in_117 : f32
-      linalg.yield %195 : f32
-    } -> tensor<1x16x64xf32>
-    %157 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%156 : tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %195 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %195 : f32
-    } -> tensor<1x16x64xf32>
-    %158 = linalg.generic {indexing_maps = [#map1, #map8], iterator_types = ["parallel", "parallel", "reduction"]} ins(%157 : tensor<1x16x64xf32>) outs(%23 : tensor<1x16x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %195 = arith.addf %in, %out : f32
-      linalg.yield %195 : f32
+      %209 = arith.truncf %cst_29 : f64 to f32
+      %210 = arith.addf %in, %209 : f32
+      linalg.yield %210 : f32
     } -> tensor<1x16x1xf32>
     %159 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%158 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.divf %in, %cst_35 : f32
-      linalg.yield %195 : f32
+      %209 = math.rsqrt %in : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x1xf32>
-    %160 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%159 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %195 = arith.truncf %cst_31 : f64 to f32
-      %196 = arith.addf %in, %195 : f32
-      linalg.yield %196 : f32
-    } -> tensor<1x16x1xf32>
-    %161 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%160 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %195 = math.rsqrt %in : f32
-      linalg.yield %195 : f32
-    } -> tensor<1x16x1xf32>
-    %162 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%156, %161 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %160 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_105, %159 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.mulf %in, %in_117 : f32
-      linalg.yield %195 : f32
+      %209 = arith.mulf %in, %in_117 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x64xf32>
-    %163 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_13 : tensor<64xf32>) outs(%29 : tensor<64xf32>) {
+    %161 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_10 : tensor<64xf32>) outs(%29 : tensor<64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.addf %in, %cst_3 : f32
-      linalg.yield %195 : f32
+      %209 = arith.addf %in, %cst_34 : f32
+      linalg.yield %209 : f32
     } -> tensor<64xf32>
-    %164 = linalg.generic {indexing_maps = [#map1, #map9, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%162, %163 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %162 = linalg.generic {indexing_maps = [#map1, #map9, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%160, %161 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.mulf %in, %in_117 : f32
-      linalg.yield %195 : f32
+      %209 = arith.mulf %in, %in_117 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x64xf32>
-    %transposed_106 = linalg.transpose ins(%cst_12 : tensor<128x64xf32>) outs(%95 : tensor<64x128xf32>) permutation = [1, 0] 
-    %collapsed_107 = tensor.collapse_shape %164 [[0, 1], [2]] : tensor<1x16x64xf32> into tensor<16x64xf32>
-    %165 = linalg.matmul ins(%collapsed_107, %transposed_106 : tensor<16x64xf32>, tensor<64x128xf32>) outs(%97 : tensor<16x128xf32>) -> tensor<16x128xf32>
-    %expanded_108 = tensor.expand_shape %165 [[0, 1], [2]] output_shape [1, 16, 128] : tensor<16x128xf32> into tensor<1x16x128xf32>
-    %166 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_108 : tensor<1x16x128xf32>) outs(%99 : tensor<1x16x128xf32>) {
+    %163 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%120, %162 : tensor<1x16x64xf32>, tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    ^bb0(%in: f32, %in_117: f32, %out: f32):
+      %209 = arith.addf %in, %in_117 : f32
+      linalg.yield %209 : f32
+    } -> tensor<1x16x64xf32>
+    %164 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%163 : tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = math.fpowi %in, %c3_i64 : f32, i64
-      %196 = arith.mulf %195, %cst_1 : f32
-      %197 = arith.addf %in, %196 : f32
-      %198 = arith.mulf %197, %cst_2 : f32
-      %199 = math.tanh %198 : f32
-      %200 = arith.addf %199, %cst_3 : f32
-      %201 = arith.mulf %200, %cst_4 : f32
-      %202 = arith.mulf %in, %201 : f32
-      linalg.yield %202 : f32
+      %209 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %209 : f32
+    } -> tensor<1x16x64xf32>
+    %165 = linalg.generic {indexing_maps = [#map1, #map8], iterator_types = ["parallel", "parallel", "reduction"]} ins(%164 : tensor<1x16x64xf32>) outs(%23 : tensor<1x16x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %209 = arith.addf %in, %out : f32
+      linalg.yield %209 : f32
+    } -> tensor<1x16x1xf32>
+    %166 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%165 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %209 = arith.divf %in, %cst_33 : f32
+      linalg.yield %209 : f32
+    } -> tensor<1x16x1xf32>
+    %167 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%166 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %209 = arith.truncf %cst_29 : f64 to f32
+      %210 = arith.addf %in, %209 : f32
+      linalg.yield %210 : f32
+    } -> tensor<1x16x1xf32>
+    %168 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%167 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %209 = math.rsqrt %in : f32
+      linalg.yield %209 : f32
+    } -> tensor<1x16x1xf32>
+    %169 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%163, %168 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    ^bb0(%in: f32, %in_117: f32, %out: f32):
+      %209 = arith.mulf %in, %in_117 : f32
+      linalg.yield %209 : f32
+    } -> tensor<1x16x64xf32>
+    %170 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_9 : tensor<64xf32>) outs(%29 : tensor<64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %209 = arith.addf %in, %cst_34 : f32
+      linalg.yield %209 : f32
+    } -> tensor<64xf32>
+    %171 = linalg.generic {indexing_maps = [#map1, #map9, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%169, %170 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    ^bb0(%in: f32, %in_117: f32, %out: f32):
+      %209 = arith.mulf %in, %in_117 : f32
+      linalg.yield %209 : f32
+    } -> tensor<1x16x64xf32>
+    %transposed_106 = linalg.transpose ins(%cst_8 : tensor<128x64xf32>) outs(%95 : tensor<64x128xf32>) permutation = [1, 0] 
+    %collapsed_107 = tensor.collapse_shape %171 [[0, 1], [2]] : tensor<1x16x64xf32> into tensor<16x64xf32>
+    %172 = linalg.matmul ins(%collapsed_107, %transposed_106 : tensor<16x64xf32>, tensor<64x128xf32>) outs(%97 : tensor<16x128xf32>) -> tensor<16x128xf32>
+    %expanded_108 = tensor.expand_shape %172 [[0, 1], [2]] output_shape [1, 16, 128] : tensor<16x128xf32> into tensor<1x16x128xf32>
+    %173 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_108 : tensor<1x16x128xf32>) outs(%99 : tensor<1x16x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %209 = arith.mulf %in, %cst_37 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x128xf32>
-    %transposed_109 = linalg.transpose ins(%cst_11 : tensor<128x64xf32>) outs(%95 : tensor<64x128xf32>) permutation = [1, 0] 
-    %167 = linalg.matmul ins(%collapsed_107, %transposed_109 : tensor<16x64xf32>, tensor<64x128xf32>) outs(%97 : tensor<16x128xf32>) -> tensor<16x128xf32>
-    %expanded_110 = tensor.expand_shape %167 [[0, 1], [2]] output_shape [1, 16, 128] : tensor<16x128xf32> into tensor<1x16x128xf32>
-    %168 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%166, %expanded_110 : tensor<1x16x128xf32>, tensor<1x16x128xf32>) outs(%99 : tensor<1x16x128xf32>) {
-    ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.mulf %in, %in_117 : f32
-      linalg.yield %195 : f32
+    %174 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_108 : tensor<1x16x128xf32>) outs(%99 : tensor<1x16x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %209 = math.fpowi %in, %c3_i64 : f32, i64
+      linalg.yield %209 : f32
     } -> tensor<1x16x128xf32>
-    %transposed_111 = linalg.transpose ins(%cst_10 : tensor<64x128xf32>) outs(%103 : tensor<128x64xf32>) permutation = [1, 0] 
-    %collapsed_112 = tensor.collapse_shape %168 [[0, 1], [2]] : tensor<1x16x128xf32> into tensor<16x128xf32>
-    %169 = linalg.matmul ins(%collapsed_112, %transposed_111 : tensor<16x128xf32>, tensor<128x64xf32>) outs(%34 : tensor<16x64xf32>) -> tensor<16x64xf32>
-    %expanded_113 = tensor.expand_shape %169 [[0, 1], [2]] output_shape [1, 16, 64] : tensor<16x64xf32> into tensor<1x16x64xf32>
-    %170 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_113 : tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %175 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%174 : tensor<1x16x128xf32>) outs(%99 : tensor<1x16x128xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %195 : f32
-    } -> tensor<1x16x64xf32>
-    %171 = linalg.generic {indexing_maps = [#map1, #map8], iterator_types = ["parallel", "parallel", "reduction"]} ins(%170 : tensor<1x16x64xf32>) outs(%23 : tensor<1x16x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %195 = arith.addf %in, %out : f32
-      linalg.yield %195 : f32
-    } -> tensor<1x16x1xf32>
-    %172 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%171 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %195 = arith.divf %in, %cst_35 : f32
-      linalg.yield %195 : f32
-    } -> tensor<1x16x1xf32>
-    %173 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%172 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %195 = arith.truncf %cst_31 : f64 to f32
-      %196 = arith.addf %in, %195 : f32
-      linalg.yield %196 : f32
-    } -> tensor<1x16x1xf32>
-    %174 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%173 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %195 = math.rsqrt %in : f32
-      linalg.yield %195 : f32
-    } -> tensor<1x16x1xf32>
-    %175 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_113, %174 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
+      %209 = arith.truncf %cst_20 : f64 to f32
+      %210 = arith.mulf %in, %209 : f32
+      linalg.yield %210 : f32
+    } -> tensor<1x16x128xf32>
+    %176 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_108, %175 : tensor<1x16x128xf32>, tensor<1x16x128xf32>) outs(%99 : tensor<1x16x128xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.mulf %in, %in_117 : f32
-      linalg.yield %195 : f32
-    } -> tensor<1x16x64xf32>
-    %176 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_9 : tensor<64xf32>) outs(%29 : tensor<64xf32>) {
+      %209 = arith.addf %in, %in_117 : f32
+      linalg.yield %209 : f32
+    } -> tensor<1x16x128xf32>
+    %177 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%176 : tensor<1x16x128xf32>) outs(%99 : tensor<1x16x128xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.addf %in, %cst_3 : f32
-      linalg.yield %195 : f32
+      %209 = arith.truncf %cst_19 : f64 to f32
+      %210 = arith.mulf %in, %209 : f32
+      linalg.yield %210 : f32
+    } -> tensor<1x16x128xf32>
+    %178 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%177 : tensor<1x16x128xf32>) outs(%99 : tensor<1x16x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %209 = math.tanh %in : f32
+      linalg.yield %209 : f32
+    } -> tensor<1x16x128xf32>
+    %179 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%178 : tensor<1x16x128xf32>) outs(%99 : tensor<1x16x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %209 = arith.addf %in, %cst_34 : f32
+      linalg.yield %209 : f32
+    } -> tensor<1x16x128xf32>
+    %180 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%173, %179 : tensor<1x16x128xf32>, tensor<1x16x128xf32>) outs(%99 : tensor<1x16x128xf32>) {
+    ^bb0(%in: f32, %in_117: f32, %out: f32):
+      %209 = arith.mulf %in, %in_117 : f32
+      linalg.yield %209 : f32
+    } -> tensor<1x16x128xf32>
+    %transposed_109 = linalg.transpose ins(%cst_7 : tensor<128x64xf32>) outs(%95 : tensor<64x128xf32>) permutation = [1, 0] 
+    %181 = linalg.matmul ins(%collapsed_107, %transposed_109 : tensor<16x64xf32>, tensor<64x128xf32>) outs(%97 : tensor<16x128xf32>) -> tensor<16x128xf32>
+    %expanded_110 = tensor.expand_shape %181 [[0, 1], [2]] output_shape [1, 16, 128] : tensor<16x128xf32> into tensor<1x16x128xf32>
+    %182 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%180, %expanded_110 : tensor<1x16x128xf32>, tensor<1x16x128xf32>) outs(%99 : tensor<1x16x128xf32>) {
+    ^bb0(%in: f32, %in_117: f32, %out: f32):
+      %209 = arith.mulf %in, %in_117 : f32
+      linalg.yield %209 : f32
+    } -> tensor<1x16x128xf32>
+    %transposed_111 = linalg.transpose ins(%cst_6 : tensor<64x128xf32>) outs(%110 : tensor<128x64xf32>) permutation = [1, 0] 
+    %collapsed_112 = tensor.collapse_shape %182 [[0, 1], [2]] : tensor<1x16x128xf32> into tensor<16x128xf32>
+    %183 = linalg.matmul ins(%collapsed_112, %transposed_111 : tensor<16x128xf32>, tensor<128x64xf32>) outs(%34 : tensor<16x64xf32>) -> tensor<16x64xf32>
+    %expanded_113 = tensor.expand_shape %183 [[0, 1], [2]] output_shape [1, 16, 64] : tensor<16x64xf32> into tensor<1x16x64xf32>
+    %184 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_113 : tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %209 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %209 : f32
+    } -> tensor<1x16x64xf32>
+    %185 = linalg.generic {indexing_maps = [#map1, #map8], iterator_types = ["parallel", "parallel", "reduction"]} ins(%184 : tensor<1x16x64xf32>) outs(%23 : tensor<1x16x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %209 = arith.addf %in, %out : f32
+      linalg.yield %209 : f32
+    } -> tensor<1x16x1xf32>
+    %186 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%185 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %209 = arith.divf %in, %cst_33 : f32
+      linalg.yield %209 : f32
+    } -> tensor<1x16x1xf32>
+    %187 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%186 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %209 = arith.truncf %cst_29 : f64 to f32
+      %210 = arith.addf %in, %209 : f32
+      linalg.yield %210 : f32
+    } -> tensor<1x16x1xf32>
+    %188 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%187 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %209 = math.rsqrt %in : f32
+      linalg.yield %209 : f32
+    } -> tensor<1x16x1xf32>
+    %189 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_113, %188 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    ^bb0(%in: f32, %in_117: f32, %out: f32):
+      %209 = arith.mulf %in, %in_117 : f32
+      linalg.yield %209 : f32
+    } -> tensor<1x16x64xf32>
+    %190 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_5 : tensor<64xf32>) outs(%29 : tensor<64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %209 = arith.addf %in, %cst_34 : f32
+      linalg.yield %209 : f32
     } -> tensor<64xf32>
-    %177 = linalg.generic {indexing_maps = [#map1, #map9, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%175, %176 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %191 = linalg.generic {indexing_maps = [#map1, #map9, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%189, %190 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.mulf %in, %in_117 : f32
-      linalg.yield %195 : f32
+      %209 = arith.mulf %in, %in_117 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x64xf32>
-    %178 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%156, %177 : tensor<1x16x64xf32>, tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %192 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%163, %191 : tensor<1x16x64xf32>, tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.addf %in, %in_117 : f32
-      linalg.yield %195 : f32
+      %209 = arith.addf %in, %in_117 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x64xf32>
-    %179 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%178 : tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %193 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%192 : tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %195 : f32
+      %209 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %209 : f32
     } -> tensor<1x16x64xf32>
-    %180 = linalg.generic {indexing_maps = [#map1, #map8], iterator_types = ["parallel", "parallel", "reduction"]} ins(%179 : tensor<1x16x64xf32>) outs(%23 : tensor<1x16x1xf32>) {
+    %194 = linalg.generic {indexing_maps = [#map1, #map8], iterator_types = ["parallel", "parallel", "reduction"]} ins(%193 : tensor<1x16x64xf32>) outs(%23 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.addf %in, %out : f32
-      linalg.yield %195 : f32
+      %209 = arith.addf %in, %out : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x1xf32>
-    %181 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%180 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
+    %195 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%194 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.divf %in, %cst_35 : f32
-      linalg.yield %195 : f32
+      %209 = arith.divf %in, %cst_33 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x1xf32>
-    %182 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%181 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
+    %196 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%195 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.truncf %cst_31 : f64 to f32
-      %196 = arith.addf %in, %195 : f32
-      linalg.yield %196 : f32
+      %209 = arith.truncf %cst_29 : f64 to f32
+      %210 = arith.addf %in, %209 : f32
+      linalg.yield %210 : f32
     } -> tensor<1x16x1xf32>
-    %183 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%182 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
+    %197 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%196 : tensor<1x16x1xf32>) outs(%15 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = math.rsqrt %in : f32
-      linalg.yield %195 : f32
+      %209 = math.rsqrt %in : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x1xf32>
-    %184 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%178, %183 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %198 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%192, %197 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.mulf %in, %in_117 : f32
-      linalg.yield %195 : f32
+      %209 = arith.mulf %in, %in_117 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x64xf32>
-    %185 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_8 : tensor<64xf32>) outs(%29 : tensor<64xf32>) {
+    %199 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_4 : tensor<64xf32>) outs(%29 : tensor<64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.addf %in, %cst_3 : f32
-      linalg.yield %195 : f32
+      %209 = arith.addf %in, %cst_34 : f32
+      linalg.yield %209 : f32
     } -> tensor<64xf32>
-    %186 = linalg.generic {indexing_maps = [#map1, #map9, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%184, %185 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %200 = linalg.generic {indexing_maps = [#map1, #map9, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%198, %199 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_117: f32, %out: f32):
-      %195 = arith.mulf %in, %in_117 : f32
-      linalg.yield %195 : f32
+      %209 = arith.mulf %in, %in_117 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x64xf32>
-    %187 = tensor.empty() : tensor<64x256xf32>
-    %transposed_114 = linalg.transpose ins(%cst_34 : tensor<256x64xf32>) outs(%187 : tensor<64x256xf32>) permutation = [1, 0] 
-    %collapsed_115 = tensor.collapse_shape %186 [[0, 1], [2]] : tensor<1x16x64xf32> into tensor<16x64xf32>
-    %188 = tensor.empty() : tensor<16x256xf32>
-    %189 = linalg.fill ins(%cst : f32) outs(%188 : tensor<16x256xf32>) -> tensor<16x256xf32>
-    %190 = linalg.matmul ins(%collapsed_115, %transposed_114 : tensor<16x64xf32>, tensor<64x256xf32>) outs(%189 : tensor<16x256xf32>) -> tensor<16x256xf32>
-    %expanded_116 = tensor.expand_shape %190 [[0, 1], [2]] output_shape [1, 16, 256] : tensor<16x256xf32> into tensor<1x16x256xf32>
-    %191 = tensor.empty() : tensor<1x16x256xf32>
-    %192 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_116 : tensor<1x16x256xf32>) outs(%191 : tensor<1x16x256xf32>) {
+    %201 = tensor.empty() : tensor<64x256xf32>
+    %transposed_114 = linalg.transpose ins(%cst_32 : tensor<256x64xf32>) outs(%201 : tensor<64x256xf32>) permutation = [1, 0] 
+    %collapsed_115 = tensor.collapse_shape %200 [[0, 1], [2]] : tensor<1x16x64xf32> into tensor<16x64xf32>
+    %202 = tensor.empty() : tensor<16x256xf32>
+    %203 = linalg.fill ins(%cst : f32) outs(%202 : tensor<16x256xf32>) -> tensor<16x256xf32>
+    %204 = linalg.matmul ins(%collapsed_115, %transposed_114 : tensor<16x64xf32>, tensor<64x256xf32>) outs(%203 : tensor<16x256xf32>) -> tensor<16x256xf32>
+    %expanded_116 = tensor.expand_shape %204 [[0, 1], [2]] output_shape [1, 16, 256] : tensor<16x256xf32> into tensor<1x16x256xf32>
+    %205 = tensor.empty() : tensor<1x16x256xf32>
+    %206 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_116 : tensor<1x16x256xf32>) outs(%205 : tensor<1x16x256xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.divf %in, %cst_38 : f32
-      linalg.yield %195 : f32
+      %209 = arith.divf %in, %cst_38 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x256xf32>
-    %193 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%192 : tensor<1x16x256xf32>) outs(%191 : tensor<1x16x256xf32>) {
+    %207 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%206 : tensor<1x16x256xf32>) outs(%205 : tensor<1x16x256xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = math.tanh %in : f32
-      linalg.yield %195 : f32
+      %209 = math.tanh %in : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x256xf32>
-    %194 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%193 : tensor<1x16x256xf32>) outs(%191 : tensor<1x16x256xf32>) {
+    %208 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%207 : tensor<1x16x256xf32>) outs(%205 : tensor<1x16x256xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %195 = arith.mulf %in, %cst_38 : f32
-      linalg.yield %195 : f32
+      %209 = arith.mulf %in, %cst_38 : f32
+      linalg.yield %209 : f32
     } -> tensor<1x16x256xf32>
-    return %194 : tensor<1x16x256xf32>
+    return %208 : tensor<1x16x256xf32>
   }
 }
 

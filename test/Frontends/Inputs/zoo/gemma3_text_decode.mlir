@@ -16,6 +16,7 @@ module {
   func.func @main(%arg0: tensor<1x1xi64>, %arg1: tensor<1x1xi64>, %arg2: tensor<1x2x7x16xf32>, %arg3: tensor<1x2x7x16xf32>, %arg4: tensor<1x2x16x16xf32>, %arg5: tensor<1x2x16x16xf32>) -> (tensor<1x1x256xf32>, tensor<1x2x7x16xf32>, tensor<1x2x7x16xf32>, tensor<1x2x17x16xf32>, tensor<1x2x17x16xf32>) {
     %c9_i64 = arith.constant 9 : i64
     %c8_i64 = arith.constant 8 : i64
+    %c3_i64 = arith.constant 3 : i64
     %c16_i64 = arith.constant 16 : i64
     %c2_i64 = arith.constant 2 : i64
     %c0_i64 = arith.constant 0 : i64
@@ -23,67 +24,66 @@ module {
     %cst = arith.constant 0.000000e+00 : f32
     %cst_0 = arith.constant 0xFF800000 : f32
     %true = arith.constant true
-    %c3_i64 = arith.constant 3 : i64
-    %cst_1 = arith.constant 4.471500e-02 : f32
-    %cst_2 = arith.constant 7.977240e-01 : f32
-    %cst_3 = arith.constant 1.000000e+00 : f32
-    %cst_4 = arith.constant 5.000000e-01 : f32
-    %cst_5 = arith.constant dense<0.000000e+00> : tensor<1x4x1x17xf32>
-    %cst_6 = arith.constant dense<0.000000e+00> : tensor<1x4x1x8xf32>
-    %cst_7 = arith.constant dense<0.000000e+00> : tensor<f32>
-    %cst_8 = arith.constant dense<0xFF800000> : tensor<f32>
-    %cst_9 = arith.constant dense<true> : tensor<i1>
-    %cst_10 = arith.constant dense_resource<torch_tensor_64_torch.float32_8> : tensor<64xf32>
-    %cst_11 = arith.constant dense_resource<torch_tensor_64_torch.float32_7> : tensor<64xf32>
-    %cst_12 = arith.constant dense_resource<torch_tensor_64_128_torch.float32_1> : tensor<64x128xf32>
-    %cst_13 = arith.constant dense_resource<torch_tensor_128_64_torch.float32_3> : tensor<128x64xf32>
-    %cst_14 = arith.constant dense_resource<torch_tensor_128_64_torch.float32_2> : tensor<128x64xf32>
-    %cst_15 = arith.constant dense_resource<torch_tensor_64_torch.float32_6> : tensor<64xf32>
-    %cst_16 = arith.constant dense_resource<torch_tensor_64_torch.float32_5> : tensor<64xf32>
-    %cst_17 = arith.constant dense_resource<torch_tensor_64_64_torch.float32_3> : tensor<64x64xf32>
-    %cst_18 = arith.constant dense_resource<torch_tensor_16_torch.float32_3> : tensor<16xf32>
-    %cst_19 = arith.constant dense_resource<torch_tensor_16_torch.float32_2> : tensor<16xf32>
-    %cst_20 = arith.constant dense_resource<torch_tensor_32_64_torch.float32_3> : tensor<32x64xf32>
-    %cst_21 = arith.constant dense_resource<torch_tensor_32_64_torch.float32_2> : tensor<32x64xf32>
-    %cst_22 = arith.constant dense_resource<torch_tensor_64_64_torch.float32_2> : tensor<64x64xf32>
-    %cst_23 = arith.constant dense_resource<torch_tensor_64_torch.float32_4> : tensor<64xf32>
-    %cst_24 = arith.constant dense_resource<torch_tensor_64_torch.float32_3> : tensor<64xf32>
-    %cst_25 = arith.constant dense_resource<torch_tensor_64_128_torch.float32> : tensor<64x128xf32>
-    %cst_26 = arith.constant dense_resource<torch_tensor_128_64_torch.float32_1> : tensor<128x64xf32>
-    %cst_27 = arith.constant dense_resource<torch_tensor_128_64_torch.float32> : tensor<128x64xf32>
-    %cst_28 = arith.constant dense_resource<torch_tensor_64_torch.float32_2> : tensor<64xf32>
-    %cst_29 = arith.constant dense_resource<torch_tensor_64_torch.float32_1> : tensor<64xf32>
-    %cst_30 = arith.constant dense_resource<torch_tensor_64_64_torch.float32_1> : tensor<64x64xf32>
-    %cst_31 = arith.constant 0xFFF0000000000000 : f64
-    %cst_32 = arith.constant dense_resource<torch_tensor_16_torch.float32_1> : tensor<16xf32>
-    %cst_33 = arith.constant dense_resource<torch_tensor_16_torch.float32> : tensor<16xf32>
-    %cst_34 = arith.constant dense_resource<torch_tensor_32_64_torch.float32_1> : tensor<32x64xf32>
-    %cst_35 = arith.constant dense_resource<torch_tensor_32_64_torch.float32> : tensor<32x64xf32>
-    %cst_36 = arith.constant dense_resource<torch_tensor_64_64_torch.float32> : tensor<64x64xf32>
-    %cst_37 = arith.constant dense_resource<torch_tensor_64_torch.float32> : tensor<64xf32>
-    %cst_38 = arith.constant 9.9999999999999995E-7 : f64
-    %cst_39 = arith.constant dense_resource<torch_tensor_8_torch.float32_1> : tensor<8xf32>
-    %cst_40 = arith.constant dense_resource<torch_tensor_8_torch.float32> : tensor<8xf32>
-    %cst_41 = arith.constant dense<8.000000e+00> : tensor<f32>
-    %cst_42 = arith.constant dense_resource<torch_tensor_256_64_torch.float32> : tensor<256x64xf32>
-    %cst_43 = arith.constant 6.400000e+01 : f32
-    %cst_44 = arith.constant 1.600000e+01 : f32
+    %cst_1 = arith.constant dense<0.000000e+00> : tensor<1x4x1x17xf32>
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<1x4x1x8xf32>
+    %cst_3 = arith.constant dense<0.000000e+00> : tensor<f32>
+    %cst_4 = arith.constant dense<0xFF800000> : tensor<f32>
+    %cst_5 = arith.constant dense<true> : tensor<i1>
+    %cst_6 = arith.constant dense_resource<torch_tensor_64_torch.float32_8> : tensor<64xf32>
+    %cst_7 = arith.constant dense_resource<torch_tensor_64_torch.float32_7> : tensor<64xf32>
+    %cst_8 = arith.constant dense_resource<torch_tensor_64_128_torch.float32_1> : tensor<64x128xf32>
+    %cst_9 = arith.constant dense_resource<torch_tensor_128_64_torch.float32_3> : tensor<128x64xf32>
+    %cst_10 = arith.constant dense_resource<torch_tensor_128_64_torch.float32_2> : tensor<128x64xf32>
+    %cst_11 = arith.constant dense_resource<torch_tensor_64_torch.float32_6> : tensor<64xf32>
+    %cst_12 = arith.constant dense_resource<torch_tensor_64_torch.float32_5> : tensor<64xf32>
+    %cst_13 = arith.constant dense_resource<torch_tensor_64_64_torch.float32_3> : tensor<64x64xf32>
+    %cst_14 = arith.constant dense_resource<torch_tensor_16_torch.float32_3> : tensor<16xf32>
+    %cst_15 = arith.constant dense_resource<torch_tensor_16_torch.float32_2> : tensor<16xf32>
+    %cst_16 = arith.constant dense_resource<torch_tensor_32_64_torch.float32_3> : tensor<32x64xf32>
+    %cst_17 = arith.constant dense_resource<torch_tensor_32_64_torch.float32_2> : tensor<32x64xf32>
+    %cst_18 = arith.constant dense_resource<torch_tensor_64_64_torch.float32_2> : tensor<64x64xf32>
+    %cst_19 = arith.constant dense_resource<torch_tensor_64_torch.float32_4> : tensor<64xf32>
+    %cst_20 = arith.constant dense_resource<torch_tensor_64_torch.float32_3> : tensor<64xf32>
+    %cst_21 = arith.constant dense_resource<torch_tensor_64_128_torch.float32> : tensor<64x128xf32>
+    %cst_22 = arith.constant dense_resource<torch_tensor_128_64_torch.float32_1> : tensor<128x64xf32>
+    %cst_23 = arith.constant 0.79788456080286541 : f64
+    %cst_24 = arith.constant 4.471500e-02 : f64
+    %cst_25 = arith.constant dense_resource<torch_tensor_128_64_torch.float32> : tensor<128x64xf32>
+    %cst_26 = arith.constant dense_resource<torch_tensor_64_torch.float32_2> : tensor<64xf32>
+    %cst_27 = arith.constant dense_resource<torch_tensor_64_torch.float32_1> : tensor<64xf32>
+    %cst_28 = arith.constant dense_resource<torch_tensor_64_64_torch.float32_1> : tensor<64x64xf32>
+    %cst_29 = arith.constant 0xFFF0000000000000 : f64
+    %cst_30 = arith.constant dense_resource<torch_tensor_16_torch.float32_1> : tensor<16xf32>
+    %cst_31 = arith.constant dense_resource<torch_tensor_16_torch.float32> : tensor<16xf32>
+    %cst_32 = arith.constant dense_resource<torch_tensor_32_64_torch.float32_1> : tensor<32x64xf32>
+    %cst_33 = arith.constant dense_resource<torch_tensor_32_64_torch.float32> : tensor<32x64xf32>
+    %cst_34 = arith.constant dense_resource<torch_tensor_64_64_torch.float32> : tensor<64x64xf32>
+    %cst_35 = arith.constant dense_resource<torch_tensor_64_torch.float32> : tensor<64xf32>
+    %cst_36 = arith.constant 9.9999999999999995E-7 : f64
+    %cst_37 = arith.constant dense_resource<torch_tensor_8_torch.float32_1> : tensor<8xf32>
+    %cst_38 = arith.constant dense_resource<torch_tensor_8_torch.float32> : tensor<8xf32>
+    %cst_39 = arith.constant dense<8.000000e+00> : tensor<f32>
+    %cst_40 = arith.constant dense_resource<torch_tensor_256_64_torch.float32> : tensor<256x64xf32>
+    %cst_41 = arith.constant 6.400000e+01 : f32
+    %cst_42 = arith.constant 1.000000e+00 : f32
+    %cst_43 = arith.constant 1.600000e+01 : f32
+    %cst_44 = arith.constant 5.000000e-01 : f32
     %0 = tensor.empty() : tensor<1x1x64xf32>
     %1 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0 : tensor<1x1xi64>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: i64, %out: f32):
-      %252 = arith.index_cast %in : i64 to index
-      %253 = linalg.index 2 : index
-      %254 = arith.cmpi slt, %252, %c256 : index
-      cf.assert %254, "index must be smaller than dim size"
-      %255 = arith.cmpi sge, %in, %c0_i64 : i64
-      cf.assert %255, "index must be larger or equal to 0"
-      %extracted = tensor.extract %cst_42[%252, %253] : tensor<256x64xf32>
+      %266 = arith.index_cast %in : i64 to index
+      %267 = linalg.index 2 : index
+      %268 = arith.cmpi slt, %266, %c256 : index
+      cf.assert %268, "index must be smaller than dim size"
+      %269 = arith.cmpi sge, %in, %c0_i64 : i64
+      cf.assert %269, "index must be larger or equal to 0"
+      %extracted = tensor.extract %cst_40[%266, %267] : tensor<256x64xf32>
       linalg.yield %extracted : f32
     } -> tensor<1x1x64xf32>
-    %2 = linalg.generic {indexing_maps = [#map1, #map2, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %cst_41 : tensor<1x1x64xf32>, tensor<f32>) outs(%0 : tensor<1x1x64xf32>) {
+    %2 = linalg.generic {indexing_maps = [#map1, #map2, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %cst_39 : tensor<1x1x64xf32>, tensor<f32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x64xf32>
     %3 = tensor.empty() : tensor<1xi64>
     %4 = linalg.generic {indexing_maps = [#map3], iterator_types = ["parallel"]} outs(%3 : tensor<1xi64>) {
@@ -92,150 +92,150 @@ module {
     } -> tensor<1xi64>
     %5 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%4 : tensor<1xi64>) outs(%3 : tensor<1xi64>) {
     ^bb0(%in: i64, %out: i64):
-      %252 = arith.addi %in, %c16_i64 : i64
-      linalg.yield %252 : i64
+      %266 = arith.addi %in, %c16_i64 : i64
+      linalg.yield %266 : i64
     } -> tensor<1xi64>
     %6 = tensor.empty() : tensor<17xi64>
     %7 = linalg.generic {indexing_maps = [#map3], iterator_types = ["parallel"]} outs(%6 : tensor<17xi64>) {
     ^bb0(%out: i64):
-      %252 = linalg.index 0 : index
-      %253 = arith.index_cast %252 : index to i64
-      linalg.yield %253 : i64
+      %266 = linalg.index 0 : index
+      %267 = arith.index_cast %266 : index to i64
+      linalg.yield %267 : i64
     } -> tensor<17xi64>
     %expanded = tensor.expand_shape %5 [[0, 1, 2, 3]] output_shape [1, 1, 1, 1] : tensor<1xi64> into tensor<1x1x1x1xi64>
     %expanded_45 = tensor.expand_shape %7 [[0, 1, 2, 3]] output_shape [1, 1, 1, 17] : tensor<17xi64> into tensor<1x1x1x17xi64>
     %8 = tensor.empty() : tensor<1x1x1x17xi1>
     %9 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_45, %expanded : tensor<1x1x1x17xi64>, tensor<1x1x1x1xi64>) outs(%8 : tensor<1x1x1x17xi1>) {
     ^bb0(%in: i64, %in_133: i64, %out: i1):
-      %252 = arith.cmpi sle, %in, %in_133 : i64
-      linalg.yield %252 : i1
+      %266 = arith.cmpi sle, %in, %in_133 : i64
+      linalg.yield %266 : i1
     } -> tensor<1x1x1x17xi1>
     %10 = tensor.empty() : tensor<8xi64>
     %11 = linalg.generic {indexing_maps = [#map3], iterator_types = ["parallel"]} outs(%10 : tensor<8xi64>) {
     ^bb0(%out: i64):
-      %252 = linalg.index 0 : index
-      %253 = arith.index_cast %252 : index to i64
-      linalg.yield %253 : i64
+      %266 = linalg.index 0 : index
+      %267 = arith.index_cast %266 : index to i64
+      linalg.yield %267 : i64
     } -> tensor<8xi64>
     %12 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%11 : tensor<8xi64>) outs(%10 : tensor<8xi64>) {
     ^bb0(%in: i64, %out: i64):
-      %252 = arith.addi %in, %c9_i64 : i64
-      linalg.yield %252 : i64
+      %266 = arith.addi %in, %c9_i64 : i64
+      linalg.yield %266 : i64
     } -> tensor<8xi64>
     %expanded_46 = tensor.expand_shape %12 [[0, 1, 2, 3]] output_shape [1, 1, 1, 8] : tensor<8xi64> into tensor<1x1x1x8xi64>
     %13 = tensor.empty() : tensor<1x1x1x1xi64>
     %14 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded : tensor<1x1x1x1xi64>) outs(%13 : tensor<1x1x1x1xi64>) {
     ^bb0(%in: i64, %out: i64):
-      %252 = arith.subi %in, %c8_i64 : i64
-      linalg.yield %252 : i64
+      %266 = arith.subi %in, %c8_i64 : i64
+      linalg.yield %266 : i64
     } -> tensor<1x1x1x1xi64>
     %15 = tensor.empty() : tensor<1x1x1x8xi1>
     %16 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_46, %14 : tensor<1x1x1x8xi64>, tensor<1x1x1x1xi64>) outs(%15 : tensor<1x1x1x8xi1>) {
     ^bb0(%in: i64, %in_133: i64, %out: i1):
-      %252 = arith.cmpi sgt, %in, %in_133 : i64
-      linalg.yield %252 : i1
+      %266 = arith.cmpi sgt, %in, %in_133 : i64
+      linalg.yield %266 : i1
     } -> tensor<1x1x1x8xi1>
-    %17 = linalg.generic {indexing_maps = [#map6, #map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%cst_9, %16 : tensor<i1>, tensor<1x1x1x8xi1>) outs(%15 : tensor<1x1x1x8xi1>) {
+    %17 = linalg.generic {indexing_maps = [#map6, #map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%cst_5, %16 : tensor<i1>, tensor<1x1x1x8xi1>) outs(%15 : tensor<1x1x1x8xi1>) {
     ^bb0(%in: i1, %in_133: i1, %out: i1):
-      %252 = arith.andi %in, %in_133 : i1
-      linalg.yield %252 : i1
+      %266 = arith.andi %in, %in_133 : i1
+      linalg.yield %266 : i1
     } -> tensor<1x1x1x8xi1>
     %18 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_46, %expanded : tensor<1x1x1x8xi64>, tensor<1x1x1x1xi64>) outs(%15 : tensor<1x1x1x8xi1>) {
     ^bb0(%in: i64, %in_133: i64, %out: i1):
-      %252 = arith.cmpi sle, %in, %in_133 : i64
-      linalg.yield %252 : i1
+      %266 = arith.cmpi sle, %in, %in_133 : i64
+      linalg.yield %266 : i1
     } -> tensor<1x1x1x8xi1>
     %19 = linalg.generic {indexing_maps = [#map4, #map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%17, %18 : tensor<1x1x1x8xi1>, tensor<1x1x1x8xi1>) outs(%15 : tensor<1x1x1x8xi1>) {
     ^bb0(%in: i1, %in_133: i1, %out: i1):
-      %252 = arith.andi %in, %in_133 : i1
-      linalg.yield %252 : i1
+      %266 = arith.andi %in, %in_133 : i1
+      linalg.yield %266 : i1
     } -> tensor<1x1x1x8xi1>
     %expanded_47 = tensor.expand_shape %arg1 [[0], [1, 2]] output_shape [1, 1, 1] : tensor<1x1xi64> into tensor<1x1x1xi64>
     %20 = tensor.empty() : tensor<1x1x1xf32>
     %21 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_47 : tensor<1x1x1xi64>) outs(%20 : tensor<1x1x1xf32>) {
     ^bb0(%in: i64, %out: f32):
-      %252 = arith.sitofp %in : i64 to f32
-      linalg.yield %252 : f32
+      %266 = arith.sitofp %in : i64 to f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x1xf32>
     %22 = tensor.empty() : tensor<1x1x8xf32>
-    %23 = linalg.generic {indexing_maps = [#map7, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%21, %cst_40 : tensor<1x1x1xf32>, tensor<8xf32>) outs(%22 : tensor<1x1x8xf32>) {
+    %23 = linalg.generic {indexing_maps = [#map7, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%21, %cst_38 : tensor<1x1x1xf32>, tensor<8xf32>) outs(%22 : tensor<1x1x8xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x8xf32>
     %concat = tensor.concat dim(2) %23, %23 : (tensor<1x1x8xf32>, tensor<1x1x8xf32>) -> tensor<1x1x16xf32>
     %24 = tensor.empty() : tensor<1x1x16xf32>
     %25 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%concat : tensor<1x1x16xf32>) outs(%24 : tensor<1x1x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = math.cos %in : f32
-      linalg.yield %252 : f32
+      %266 = math.cos %in : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x16xf32>
     %26 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%concat : tensor<1x1x16xf32>) outs(%24 : tensor<1x1x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = math.sin %in : f32
-      linalg.yield %252 : f32
+      %266 = math.sin %in : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x16xf32>
-    %27 = linalg.generic {indexing_maps = [#map7, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%21, %cst_39 : tensor<1x1x1xf32>, tensor<8xf32>) outs(%22 : tensor<1x1x8xf32>) {
+    %27 = linalg.generic {indexing_maps = [#map7, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%21, %cst_37 : tensor<1x1x1xf32>, tensor<8xf32>) outs(%22 : tensor<1x1x8xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x8xf32>
     %concat_48 = tensor.concat dim(2) %27, %27 : (tensor<1x1x8xf32>, tensor<1x1x8xf32>) -> tensor<1x1x16xf32>
     %28 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%concat_48 : tensor<1x1x16xf32>) outs(%24 : tensor<1x1x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = math.cos %in : f32
-      linalg.yield %252 : f32
+      %266 = math.cos %in : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x16xf32>
     %29 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%concat_48 : tensor<1x1x16xf32>) outs(%24 : tensor<1x1x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = math.sin %in : f32
-      linalg.yield %252 : f32
+      %266 = math.sin %in : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x16xf32>
     %30 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%2 : tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %252 : f32
+      %266 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %266 : f32
     } -> tensor<1x1x64xf32>
     %31 = linalg.fill ins(%cst : f32) outs(%20 : tensor<1x1x1xf32>) -> tensor<1x1x1xf32>
     %32 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%30 : tensor<1x1x64xf32>) outs(%31 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.addf %in, %out : f32
-      linalg.yield %252 : f32
+      %266 = arith.addf %in, %out : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x1xf32>
     %33 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%32 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.divf %in, %cst_43 : f32
-      linalg.yield %252 : f32
+      %266 = arith.divf %in, %cst_41 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x1xf32>
     %34 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%33 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.truncf %cst_38 : f64 to f32
-      %253 = arith.addf %in, %252 : f32
-      linalg.yield %253 : f32
+      %266 = arith.truncf %cst_36 : f64 to f32
+      %267 = arith.addf %in, %266 : f32
+      linalg.yield %267 : f32
     } -> tensor<1x1x1xf32>
     %35 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%34 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = math.rsqrt %in : f32
-      linalg.yield %252 : f32
+      %266 = math.rsqrt %in : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x1xf32>
     %36 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%2, %35 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x64xf32>
     %37 = tensor.empty() : tensor<64xf32>
-    %38 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_37 : tensor<64xf32>) outs(%37 : tensor<64xf32>) {
+    %38 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_35 : tensor<64xf32>) outs(%37 : tensor<64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.addf %in, %cst_3 : f32
-      linalg.yield %252 : f32
+      %266 = arith.addf %in, %cst_42 : f32
+      linalg.yield %266 : f32
     } -> tensor<64xf32>
     %39 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%36, %38 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x64xf32>
     %40 = tensor.empty() : tensor<64x64xf32>
-    %transposed = linalg.transpose ins(%cst_36 : tensor<64x64xf32>) outs(%40 : tensor<64x64xf32>) permutation = [1, 0] 
+    %transposed = linalg.transpose ins(%cst_34 : tensor<64x64xf32>) outs(%40 : tensor<64x64xf32>) permutation = [1, 0] 
     %collapsed = tensor.collapse_shape %39 [[0], [1, 2]] : tensor<1x1x64xf32> into tensor<1x64xf32>
     %41 = tensor.empty() : tensor<1x64xf32>
     %42 = linalg.fill ins(%cst : f32) outs(%41 : tensor<1x64xf32>) -> tensor<1x64xf32>
@@ -244,153 +244,153 @@ module {
     %44 = tensor.empty() : tensor<1x4x1x16xf32>
     %transposed_50 = linalg.transpose ins(%expanded_49 : tensor<1x1x4x16xf32>) outs(%44 : tensor<1x4x1x16xf32>) permutation = [0, 2, 1, 3] 
     %45 = tensor.empty() : tensor<64x32xf32>
-    %transposed_51 = linalg.transpose ins(%cst_35 : tensor<32x64xf32>) outs(%45 : tensor<64x32xf32>) permutation = [1, 0] 
+    %transposed_51 = linalg.transpose ins(%cst_33 : tensor<32x64xf32>) outs(%45 : tensor<64x32xf32>) permutation = [1, 0] 
     %46 = tensor.empty() : tensor<1x32xf32>
     %47 = linalg.fill ins(%cst : f32) outs(%46 : tensor<1x32xf32>) -> tensor<1x32xf32>
     %48 = linalg.matmul ins(%collapsed, %transposed_51 : tensor<1x64xf32>, tensor<64x32xf32>) outs(%47 : tensor<1x32xf32>) -> tensor<1x32xf32>
     %expanded_52 = tensor.expand_shape %48 [[0], [1, 2, 3]] output_shape [1, 1, 2, 16] : tensor<1x32xf32> into tensor<1x1x2x16xf32>
     %49 = tensor.empty() : tensor<1x2x1x16xf32>
     %transposed_53 = linalg.transpose ins(%expanded_52 : tensor<1x1x2x16xf32>) outs(%49 : tensor<1x2x1x16xf32>) permutation = [0, 2, 1, 3] 
-    %transposed_54 = linalg.transpose ins(%cst_34 : tensor<32x64xf32>) outs(%45 : tensor<64x32xf32>) permutation = [1, 0] 
+    %transposed_54 = linalg.transpose ins(%cst_32 : tensor<32x64xf32>) outs(%45 : tensor<64x32xf32>) permutation = [1, 0] 
     %50 = linalg.matmul ins(%collapsed, %transposed_54 : tensor<1x64xf32>, tensor<64x32xf32>) outs(%47 : tensor<1x32xf32>) -> tensor<1x32xf32>
     %expanded_55 = tensor.expand_shape %50 [[0], [1, 2, 3]] output_shape [1, 1, 2, 16] : tensor<1x32xf32> into tensor<1x1x2x16xf32>
     %transposed_56 = linalg.transpose ins(%expanded_55 : tensor<1x1x2x16xf32>) outs(%49 : tensor<1x2x1x16xf32>) permutation = [0, 2, 1, 3] 
     %51 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_50 : tensor<1x4x1x16xf32>) outs(%44 : tensor<1x4x1x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %252 : f32
+      %266 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %266 : f32
     } -> tensor<1x4x1x16xf32>
     %52 = tensor.empty() : tensor<1x4x1x1xf32>
     %53 = linalg.fill ins(%cst : f32) outs(%52 : tensor<1x4x1x1xf32>) -> tensor<1x4x1x1xf32>
     %54 = linalg.generic {indexing_maps = [#map4, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%51 : tensor<1x4x1x16xf32>) outs(%53 : tensor<1x4x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.addf %in, %out : f32
-      linalg.yield %252 : f32
+      %266 = arith.addf %in, %out : f32
+      linalg.yield %266 : f32
     } -> tensor<1x4x1x1xf32>
     %55 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%54 : tensor<1x4x1x1xf32>) outs(%52 : tensor<1x4x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.divf %in, %cst_44 : f32
-      linalg.yield %252 : f32
+      %266 = arith.divf %in, %cst_43 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x4x1x1xf32>
     %56 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%55 : tensor<1x4x1x1xf32>) outs(%52 : tensor<1x4x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.truncf %cst_38 : f64 to f32
-      %253 = arith.addf %in, %252 : f32
-      linalg.yield %253 : f32
+      %266 = arith.truncf %cst_36 : f64 to f32
+      %267 = arith.addf %in, %266 : f32
+      linalg.yield %267 : f32
     } -> tensor<1x4x1x1xf32>
     %57 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%56 : tensor<1x4x1x1xf32>) outs(%52 : tensor<1x4x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = math.rsqrt %in : f32
-      linalg.yield %252 : f32
+      %266 = math.rsqrt %in : f32
+      linalg.yield %266 : f32
     } -> tensor<1x4x1x1xf32>
     %58 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_50, %57 : tensor<1x4x1x16xf32>, tensor<1x4x1x1xf32>) outs(%44 : tensor<1x4x1x16xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x4x1x16xf32>
     %59 = tensor.empty() : tensor<16xf32>
-    %60 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_33 : tensor<16xf32>) outs(%59 : tensor<16xf32>) {
+    %60 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_31 : tensor<16xf32>) outs(%59 : tensor<16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.addf %in, %cst_3 : f32
-      linalg.yield %252 : f32
+      %266 = arith.addf %in, %cst_42 : f32
+      linalg.yield %266 : f32
     } -> tensor<16xf32>
     %61 = linalg.generic {indexing_maps = [#map4, #map9, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%58, %60 : tensor<1x4x1x16xf32>, tensor<16xf32>) outs(%44 : tensor<1x4x1x16xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x4x1x16xf32>
     %62 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_53 : tensor<1x2x1x16xf32>) outs(%49 : tensor<1x2x1x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %252 : f32
+      %266 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %266 : f32
     } -> tensor<1x2x1x16xf32>
     %63 = tensor.empty() : tensor<1x2x1x1xf32>
     %64 = linalg.fill ins(%cst : f32) outs(%63 : tensor<1x2x1x1xf32>) -> tensor<1x2x1x1xf32>
     %65 = linalg.generic {indexing_maps = [#map4, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%62 : tensor<1x2x1x16xf32>) outs(%64 : tensor<1x2x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.addf %in, %out : f32
-      linalg.yield %252 : f32
+      %266 = arith.addf %in, %out : f32
+      linalg.yield %266 : f32
     } -> tensor<1x2x1x1xf32>
     %66 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%65 : tensor<1x2x1x1xf32>) outs(%63 : tensor<1x2x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.divf %in, %cst_44 : f32
-      linalg.yield %252 : f32
+      %266 = arith.divf %in, %cst_43 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x2x1x1xf32>
     %67 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%66 : tensor<1x2x1x1xf32>) outs(%63 : tensor<1x2x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.truncf %cst_38 : f64 to f32
-      %253 = arith.addf %in, %252 : f32
-      linalg.yield %253 : f32
+      %266 = arith.truncf %cst_36 : f64 to f32
+      %267 = arith.addf %in, %266 : f32
+      linalg.yield %267 : f32
     } -> tensor<1x2x1x1xf32>
     %68 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%67 : tensor<1x2x1x1xf32>) outs(%63 : tensor<1x2x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = math.rsqrt %in : f32
-      linalg.yield %252 : f32
+      %266 = math.rsqrt %in : f32
+      linalg.yield %266 : f32
     } -> tensor<1x2x1x1xf32>
     %69 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_53, %68 : tensor<1x2x1x16xf32>, tensor<1x2x1x1xf32>) outs(%49 : tensor<1x2x1x16xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x2x1x16xf32>
-    %70 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_32 : tensor<16xf32>) outs(%59 : tensor<16xf32>) {
+    %70 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_30 : tensor<16xf32>) outs(%59 : tensor<16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.addf %in, %cst_3 : f32
-      linalg.yield %252 : f32
+      %266 = arith.addf %in, %cst_42 : f32
+      linalg.yield %266 : f32
     } -> tensor<16xf32>
     %71 = linalg.generic {indexing_maps = [#map4, #map9, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%69, %70 : tensor<1x2x1x16xf32>, tensor<16xf32>) outs(%49 : tensor<1x2x1x16xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x2x1x16xf32>
     %expanded_57 = tensor.expand_shape %25 [[0], [1, 2], [3]] output_shape [1, 1, 1, 16] : tensor<1x1x16xf32> into tensor<1x1x1x16xf32>
     %expanded_58 = tensor.expand_shape %26 [[0], [1, 2], [3]] output_shape [1, 1, 1, 16] : tensor<1x1x16xf32> into tensor<1x1x1x16xf32>
     %72 = linalg.generic {indexing_maps = [#map4, #map10, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%61, %expanded_57 : tensor<1x4x1x16xf32>, tensor<1x1x1x16xf32>) outs(%44 : tensor<1x4x1x16xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x4x1x16xf32>
     %extracted_slice = tensor.extract_slice %61[0, 0, 0, 0] [1, 4, 1, 8] [1, 1, 1, 1] : tensor<1x4x1x16xf32> to tensor<1x4x1x8xf32>
     %extracted_slice_59 = tensor.extract_slice %61[0, 0, 0, 8] [1, 4, 1, 8] [1, 1, 1, 1] : tensor<1x4x1x16xf32> to tensor<1x4x1x8xf32>
     %73 = tensor.empty() : tensor<1x4x1x8xf32>
     %74 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_59 : tensor<1x4x1x8xf32>) outs(%73 : tensor<1x4x1x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.negf %in : f32
-      linalg.yield %252 : f32
+      %266 = arith.negf %in : f32
+      linalg.yield %266 : f32
     } -> tensor<1x4x1x8xf32>
     %concat_60 = tensor.concat dim(3) %74, %extracted_slice : (tensor<1x4x1x8xf32>, tensor<1x4x1x8xf32>) -> tensor<1x4x1x16xf32>
     %75 = linalg.generic {indexing_maps = [#map4, #map10, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_60, %expanded_58 : tensor<1x4x1x16xf32>, tensor<1x1x1x16xf32>) outs(%44 : tensor<1x4x1x16xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x4x1x16xf32>
     %76 = linalg.generic {indexing_maps = [#map4, #map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%72, %75 : tensor<1x4x1x16xf32>, tensor<1x4x1x16xf32>) outs(%44 : tensor<1x4x1x16xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.addf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.addf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x4x1x16xf32>
     %77 = linalg.generic {indexing_maps = [#map4, #map10, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%71, %expanded_57 : tensor<1x2x1x16xf32>, tensor<1x1x1x16xf32>) outs(%49 : tensor<1x2x1x16xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x2x1x16xf32>
     %extracted_slice_61 = tensor.extract_slice %71[0, 0, 0, 0] [1, 2, 1, 8] [1, 1, 1, 1] : tensor<1x2x1x16xf32> to tensor<1x2x1x8xf32>
     %extracted_slice_62 = tensor.extract_slice %71[0, 0, 0, 8] [1, 2, 1, 8] [1, 1, 1, 1] : tensor<1x2x1x16xf32> to tensor<1x2x1x8xf32>
     %78 = tensor.empty() : tensor<1x2x1x8xf32>
     %79 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_62 : tensor<1x2x1x8xf32>) outs(%78 : tensor<1x2x1x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.negf %in : f32
-      linalg.yield %252 : f32
+      %266 = arith.negf %in : f32
+      linalg.yield %266 : f32
     } -> tensor<1x2x1x8xf32>
     %concat_63 = tensor.concat dim(3) %79, %extracted_slice_61 : (tensor<1x2x1x8xf32>, tensor<1x2x1x8xf32>) -> tensor<1x2x1x16xf32>
     %80 = linalg.generic {indexing_maps = [#map4, #map10, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_63, %expanded_58 : tensor<1x2x1x16xf32>, tensor<1x1x1x16xf32>) outs(%49 : tensor<1x2x1x16xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x2x1x16xf32>
     %81 = linalg.generic {indexing_maps = [#map4, #map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%77, %80 : tensor<1x2x1x16xf32>, tensor<1x2x1x16xf32>) outs(%49 : tensor<1x2x1x16xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.addf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.addf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x2x1x16xf32>
     %concat_64 = tensor.concat dim(2) %arg2, %81 : (tensor<1x2x7x16xf32>, tensor<1x2x1x16xf32>) -> tensor<1x2x8x16xf32>
     %concat_65 = tensor.concat dim(2) %arg3, %transposed_56 : (tensor<1x2x7x16xf32>, tensor<1x2x1x16xf32>) -> tensor<1x2x8x16xf32>
@@ -407,22 +407,22 @@ module {
       linalg.yield %in : f32
     } -> tensor<1x2x2x8x16xf32>
     %85 = tensor.empty() : tensor<1x1x1x8xf32>
-    %86 = linalg.generic {indexing_maps = [#map4, #map6, #map6, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%19, %cst_7, %cst_8 : tensor<1x1x1x8xi1>, tensor<f32>, tensor<f32>) outs(%85 : tensor<1x1x1x8xf32>) {
+    %86 = linalg.generic {indexing_maps = [#map4, #map6, #map6, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%19, %cst_3, %cst_4 : tensor<1x1x1x8xi1>, tensor<f32>, tensor<f32>) outs(%85 : tensor<1x1x1x8xf32>) {
     ^bb0(%in: i1, %in_133: f32, %in_134: f32, %out: f32):
-      %252 = arith.select %in, %in_133, %in_134 : f32
-      linalg.yield %252 : f32
+      %266 = arith.select %in, %in_133, %in_134 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x1x8xf32>
     %87 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%76 : tensor<1x4x1x16xf32>) outs(%44 : tensor<1x4x1x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.mulf %in, %cst_4 : f32
-      linalg.yield %252 : f32
+      %266 = arith.mulf %in, %cst_44 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x4x1x16xf32>
     %88 = tensor.empty() : tensor<1x4x16x8xf32>
     %transposed_69 = linalg.transpose ins(%collapsed_68 : tensor<1x4x8x16xf32>) outs(%88 : tensor<1x4x16x8xf32>) permutation = [0, 1, 3, 2] 
     %89 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_69 : tensor<1x4x16x8xf32>) outs(%88 : tensor<1x4x16x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.mulf %in, %cst_4 : f32
-      linalg.yield %252 : f32
+      %266 = arith.mulf %in, %cst_44 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x4x16x8xf32>
     %collapsed_70 = tensor.collapse_shape %87 [[0, 1], [2], [3]] : tensor<1x4x1x16xf32> into tensor<4x1x16xf32>
     %collapsed_71 = tensor.collapse_shape %89 [[0, 1], [2], [3]] : tensor<1x4x16x8xf32> into tensor<4x16x8xf32>
@@ -432,8 +432,8 @@ module {
     %expanded_72 = tensor.expand_shape %92 [[0, 1], [2], [3]] output_shape [1, 4, 1, 8] : tensor<4x1x8xf32> into tensor<1x4x1x8xf32>
     %93 = linalg.generic {indexing_maps = [#map4, #map10, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_72, %86 : tensor<1x4x1x8xf32>, tensor<1x1x1x8xf32>) outs(%73 : tensor<1x4x1x8xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.addf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.addf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x4x1x8xf32>
     %94 = tensor.empty() : tensor<1x4x1xi64>
     %95 = linalg.fill ins(%c0_i64 : i64) outs(%94 : tensor<1x4x1xi64>) -> tensor<1x4x1xi64>
@@ -441,52 +441,52 @@ module {
     %97 = linalg.fill ins(%cst_0 : f32) outs(%96 : tensor<1x4x1xf32>) -> tensor<1x4x1xf32>
     %98:2 = linalg.generic {indexing_maps = [#map4, #map13, #map13], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%93 : tensor<1x4x1x8xf32>) outs(%97, %95 : tensor<1x4x1xf32>, tensor<1x4x1xi64>) {
     ^bb0(%in: f32, %out: f32, %out_133: i64):
-      %252 = linalg.index 3 : index
-      %253 = arith.index_cast %252 : index to i64
-      %254 = arith.maximumf %in, %out : f32
-      %255 = arith.cmpf ogt, %in, %out : f32
-      %256 = arith.select %255, %253, %out_133 : i64
-      linalg.yield %254, %256 : f32, i64
+      %266 = linalg.index 3 : index
+      %267 = arith.index_cast %266 : index to i64
+      %268 = arith.maximumf %in, %out : f32
+      %269 = arith.cmpf ogt, %in, %out : f32
+      %270 = arith.select %269, %267, %out_133 : i64
+      linalg.yield %268, %270 : f32, i64
     } -> (tensor<1x4x1xf32>, tensor<1x4x1xi64>)
     %expanded_73 = tensor.expand_shape %98#0 [[0], [1], [2, 3]] output_shape [1, 4, 1, 1] : tensor<1x4x1xf32> into tensor<1x4x1x1xf32>
     %99 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%93, %expanded_73 : tensor<1x4x1x8xf32>, tensor<1x4x1x1xf32>) outs(%73 : tensor<1x4x1x8xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.subf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.subf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x4x1x8xf32>
     %100 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%99 : tensor<1x4x1x8xf32>) outs(%73 : tensor<1x4x1x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = math.exp %in : f32
-      linalg.yield %252 : f32
+      %266 = math.exp %in : f32
+      linalg.yield %266 : f32
     } -> tensor<1x4x1x8xf32>
     %101 = linalg.generic {indexing_maps = [#map4, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%100 : tensor<1x4x1x8xf32>) outs(%53 : tensor<1x4x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.addf %in, %out : f32
-      linalg.yield %252 : f32
+      %266 = arith.addf %in, %out : f32
+      linalg.yield %266 : f32
     } -> tensor<1x4x1x1xf32>
     %102 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%100, %101 : tensor<1x4x1x8xf32>, tensor<1x4x1x1xf32>) outs(%73 : tensor<1x4x1x8xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.divf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.divf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x4x1x8xf32>
     %103 = tensor.empty() : tensor<1x4x1x8xi1>
     %104 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%93 : tensor<1x4x1x8xf32>) outs(%103 : tensor<1x4x1x8xi1>) {
     ^bb0(%in: f32, %out: i1):
-      %252 = arith.extf %in : f32 to f64
-      %253 = arith.cmpf oeq, %252, %cst_31 : f64
-      linalg.yield %253 : i1
+      %266 = arith.extf %in : f32 to f64
+      %267 = arith.cmpf oeq, %266, %cst_29 : f64
+      linalg.yield %267 : i1
     } -> tensor<1x4x1x8xi1>
     %105 = tensor.empty() : tensor<1x4x1x1xi1>
     %106 = linalg.fill ins(%true : i1) outs(%105 : tensor<1x4x1x1xi1>) -> tensor<1x4x1x1xi1>
     %107 = linalg.generic {indexing_maps = [#map4, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%104 : tensor<1x4x1x8xi1>) outs(%106 : tensor<1x4x1x1xi1>) {
     ^bb0(%in: i1, %out: i1):
-      %252 = arith.andi %in, %out : i1
-      linalg.yield %252 : i1
+      %266 = arith.andi %in, %out : i1
+      linalg.yield %266 : i1
     } -> tensor<1x4x1x1xi1>
-    %108 = linalg.generic {indexing_maps = [#map5, #map4, #map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%107, %cst_6, %102 : tensor<1x4x1x1xi1>, tensor<1x4x1x8xf32>, tensor<1x4x1x8xf32>) outs(%73 : tensor<1x4x1x8xf32>) {
+    %108 = linalg.generic {indexing_maps = [#map5, #map4, #map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%107, %cst_2, %102 : tensor<1x4x1x1xi1>, tensor<1x4x1x8xf32>, tensor<1x4x1x8xf32>) outs(%73 : tensor<1x4x1x8xf32>) {
     ^bb0(%in: i1, %in_133: f32, %in_134: f32, %out: f32):
-      %252 = arith.select %in, %in_133, %in_134 : f32
-      linalg.yield %252 : f32
+      %266 = arith.select %in, %in_133, %in_134 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x4x1x8xf32>
     %collapsed_74 = tensor.collapse_shape %108 [[0, 1], [2], [3]] : tensor<1x4x1x8xf32> into tensor<4x1x8xf32>
     %collapsed_75 = tensor.collapse_shape %84 [[0, 1, 2], [3], [4]] : tensor<1x2x2x8x16xf32> into tensor<4x8x16xf32>
@@ -496,99 +496,99 @@ module {
     %expanded_76 = tensor.expand_shape %111 [[0, 1], [2], [3]] output_shape [1, 4, 1, 16] : tensor<4x1x16xf32> into tensor<1x4x1x16xf32>
     %112 = tensor.empty() : tensor<1x1x4x16xf32>
     %transposed_77 = linalg.transpose ins(%expanded_76 : tensor<1x4x1x16xf32>) outs(%112 : tensor<1x1x4x16xf32>) permutation = [0, 2, 1, 3] 
-    %transposed_78 = linalg.transpose ins(%cst_30 : tensor<64x64xf32>) outs(%40 : tensor<64x64xf32>) permutation = [1, 0] 
+    %transposed_78 = linalg.transpose ins(%cst_28 : tensor<64x64xf32>) outs(%40 : tensor<64x64xf32>) permutation = [1, 0] 
     %collapsed_79 = tensor.collapse_shape %transposed_77 [[0], [1, 2, 3]] : tensor<1x1x4x16xf32> into tensor<1x64xf32>
     %113 = linalg.matmul ins(%collapsed_79, %transposed_78 : tensor<1x64xf32>, tensor<64x64xf32>) outs(%42 : tensor<1x64xf32>) -> tensor<1x64xf32>
     %expanded_80 = tensor.expand_shape %113 [[0], [1, 2]] output_shape [1, 1, 64] : tensor<1x64xf32> into tensor<1x1x64xf32>
     %114 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_80 : tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %252 : f32
+      %266 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %266 : f32
     } -> tensor<1x1x64xf32>
     %115 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%114 : tensor<1x1x64xf32>) outs(%31 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.addf %in, %out : f32
-      linalg.yield %252 : f32
+      %266 = arith.addf %in, %out : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x1xf32>
     %116 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%115 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.divf %in, %cst_43 : f32
-      linalg.yield %252 : f32
+      %266 = arith.divf %in, %cst_41 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x1xf32>
     %117 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%116 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.truncf %cst_38 : f64 to f32
-      %253 = arith.addf %in, %252 : f32
-      linalg.yield %253 : f32
+      %266 = arith.truncf %cst_36 : f64 to f32
+      %267 = arith.addf %in, %266 : f32
+      linalg.yield %267 : f32
     } -> tensor<1x1x1xf32>
     %118 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%117 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = math.rsqrt %in : f32
-      linalg.yield %252 : f32
+      %266 = math.rsqrt %in : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x1xf32>
     %119 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_80, %118 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x64xf32>
-    %120 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_29 : tensor<64xf32>) outs(%37 : tensor<64xf32>) {
+    %120 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_27 : tensor<64xf32>) outs(%37 : tensor<64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.addf %in, %cst_3 : f32
-      linalg.yield %252 : f32
+      %266 = arith.addf %in, %cst_42 : f32
+      linalg.yield %266 : f32
     } -> tensor<64xf32>
     %121 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%119, %120 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x64xf32>
     %122 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%2, %121 : tensor<1x1x64xf32>, tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.addf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.addf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x64xf32>
     %123 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%122 : tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %252 : f32
+      %266 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %266 : f32
     } -> tensor<1x1x64xf32>
     %124 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%123 : tensor<1x1x64xf32>) outs(%31 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.addf %in, %out : f32
-      linalg.yield %252 : f32
+      %266 = arith.addf %in, %out : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x1xf32>
     %125 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%124 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.divf %in, %cst_43 : f32
-      linalg.yield %252 : f32
+      %266 = arith.divf %in, %cst_41 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x1xf32>
     %126 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%125 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.truncf %cst_38 : f64 to f32
-      %253 = arith.addf %in, %252 : f32
-      linalg.yield %253 : f32
+      %266 = arith.truncf %cst_36 : f64 to f32
+      %267 = arith.addf %in, %266 : f32
+      linalg.yield %267 : f32
     } -> tensor<1x1x1xf32>
     %127 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%126 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = math.rsqrt %in : f32
-      linalg.yield %252 : f32
+      %266 = math.rsqrt %in : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x1xf32>
     %128 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%122, %127 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x64xf32>
-    %129 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_28 : tensor<64xf32>) outs(%37 : tensor<64xf32>) {
+    %129 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_26 : tensor<64xf32>) outs(%37 : tensor<64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.addf %in, %cst_3 : f32
-      linalg.yield %252 : f32
+      %266 = arith.addf %in, %cst_42 : f32
+      linalg.yield %266 : f32
     } -> tensor<64xf32>
     %130 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%128, %129 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x64xf32>
     %131 = tensor.empty() : tensor<64x128xf32>
-    %transposed_81 = linalg.transpose ins(%cst_27 : tensor<128x64xf32>) outs(%131 : tensor<64x128xf32>) permutation = [1, 0] 
+    %transposed_81 = linalg.transpose ins(%cst_25 : tensor<128x64xf32>) outs(%131 : tensor<64x128xf32>) permutation = [1, 0] 
     %collapsed_82 = tensor.collapse_shape %130 [[0], [1, 2]] : tensor<1x1x64xf32> into tensor<1x64xf32>
     %132 = tensor.empty() : tensor<1x128xf32>
     %133 = linalg.fill ins(%cst : f32) outs(%132 : tensor<1x128xf32>) -> tensor<1x128xf32>
@@ -597,566 +597,626 @@ module {
     %135 = tensor.empty() : tensor<1x1x128xf32>
     %136 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_83 : tensor<1x1x128xf32>) outs(%135 : tensor<1x1x128xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = math.fpowi %in, %c3_i64 : f32, i64
-      %253 = arith.mulf %252, %cst_1 : f32
-      %254 = arith.addf %in, %253 : f32
-      %255 = arith.mulf %254, %cst_2 : f32
-      %256 = math.tanh %255 : f32
-      %257 = arith.addf %256, %cst_3 : f32
-      %258 = arith.mulf %257, %cst_4 : f32
-      %259 = arith.mulf %in, %258 : f32
-      linalg.yield %259 : f32
+      %266 = arith.mulf %in, %cst_44 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x128xf32>
-    %transposed_84 = linalg.transpose ins(%cst_26 : tensor<128x64xf32>) outs(%131 : tensor<64x128xf32>) permutation = [1, 0] 
-    %137 = linalg.matmul ins(%collapsed_82, %transposed_84 : tensor<1x64xf32>, tensor<64x128xf32>) outs(%133 : tensor<1x128xf32>) -> tensor<1x128xf32>
-    %expanded_85 = tensor.expand_shape %137 [[0], [1, 2]] output_shape [1, 1, 128] : tensor<1x128xf32> into tensor<1x1x128xf32>
-    %138 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%136, %expanded_85 : tensor<1x1x128xf32>, tensor<1x1x128xf32>) outs(%135 : tensor<1x1x128xf32>) {
-    ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
+    %137 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_83 : tensor<1x1x128xf32>) outs(%135 : tensor<1x1x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %266 = math.fpowi %in, %c3_i64 : f32, i64
+      linalg.yield %266 : f32
     } -> tensor<1x1x128xf32>
-    %139 = tensor.empty() : tensor<128x64xf32>
-    %transposed_86 = linalg.transpose ins(%cst_25 : tensor<64x128xf32>) outs(%139 : tensor<128x64xf32>) permutation = [1, 0] 
-    %collapsed_87 = tensor.collapse_shape %138 [[0], [1, 2]] : tensor<1x1x128xf32> into tensor<1x128xf32>
-    %140 = linalg.matmul ins(%collapsed_87, %transposed_86 : tensor<1x128xf32>, tensor<128x64xf32>) outs(%42 : tensor<1x64xf32>) -> tensor<1x64xf32>
-    %expanded_88 = tensor.expand_shape %140 [[0], [1, 2]] output_shape [1, 1, 64] : tensor<1x64xf32> into tensor<1x1x64xf32>
-    %141 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_88 : tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %138 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%137 : tensor<1x1x128xf32>) outs(%135 : tensor<1x1x128xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %252 : f32
-    } -> tensor<1x1x64xf32>
-    %142 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%141 : tensor<1x1x64xf32>) outs(%31 : tensor<1x1x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %252 = arith.addf %in, %out : f32
-      linalg.yield %252 : f32
-    } -> tensor<1x1x1xf32>
-    %143 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%142 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %252 = arith.divf %in, %cst_43 : f32
-      linalg.yield %252 : f32
-    } -> tensor<1x1x1xf32>
-    %144 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%143 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %252 = arith.truncf %cst_38 : f64 to f32
-      %253 = arith.addf %in, %252 : f32
-      linalg.yield %253 : f32
-    } -> tensor<1x1x1xf32>
-    %145 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%144 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %252 = math.rsqrt %in : f32
-      linalg.yield %252 : f32
-    } -> tensor<1x1x1xf32>
-    %146 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_88, %145 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
+      %266 = arith.truncf %cst_24 : f64 to f32
+      %267 = arith.mulf %in, %266 : f32
+      linalg.yield %267 : f32
+    } -> tensor<1x1x128xf32>
+    %139 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_83, %138 : tensor<1x1x128xf32>, tensor<1x1x128xf32>) outs(%135 : tensor<1x1x128xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
-    } -> tensor<1x1x64xf32>
-    %147 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_24 : tensor<64xf32>) outs(%37 : tensor<64xf32>) {
+      %266 = arith.addf %in, %in_133 : f32
+      linalg.yield %266 : f32
+    } -> tensor<1x1x128xf32>
+    %140 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%139 : tensor<1x1x128xf32>) outs(%135 : tensor<1x1x128xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.addf %in, %cst_3 : f32
-      linalg.yield %252 : f32
-    } -> tensor<64xf32>
-    %148 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%146, %147 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+      %266 = arith.truncf %cst_23 : f64 to f32
+      %267 = arith.mulf %in, %266 : f32
+      linalg.yield %267 : f32
+    } -> tensor<1x1x128xf32>
+    %141 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%140 : tensor<1x1x128xf32>) outs(%135 : tensor<1x1x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %266 = math.tanh %in : f32
+      linalg.yield %266 : f32
+    } -> tensor<1x1x128xf32>
+    %142 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%141 : tensor<1x1x128xf32>) outs(%135 : tensor<1x1x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %266 = arith.addf %in, %cst_42 : f32
+      linalg.yield %266 : f32
+    } -> tensor<1x1x128xf32>
+    %143 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%136, %142 : tensor<1x1x128xf32>, tensor<1x1x128xf32>) outs(%135 : tensor<1x1x128xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
-    } -> tensor<1x1x64xf32>
-    %149 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%122, %148 : tensor<1x1x64xf32>, tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
+    } -> tensor<1x1x128xf32>
+    %transposed_84 = linalg.transpose ins(%cst_22 : tensor<128x64xf32>) outs(%131 : tensor<64x128xf32>) permutation = [1, 0] 
+    %144 = linalg.matmul ins(%collapsed_82, %transposed_84 : tensor<1x64xf32>, tensor<64x128xf32>) outs(%133 : tensor<1x128xf32>) -> tensor<1x128xf32>
+    %expanded_85 = tensor.expand_shape %144 [[0], [1, 2]] output_shape [1, 1, 128] : tensor<1x128xf32> into tensor<1x1x128xf32>
+    %145 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%143, %expanded_85 : tensor<1x1x128xf32>, tensor<1x1x128xf32>) outs(%135 : tensor<1x1x128xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.addf %in, %in_133 : f32
-      linalg.yield %252 : f32
-    } -> tensor<1x1x64xf32>
-    %150 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%149 : tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
+    } -> tensor<1x1x128xf32>
+    %146 = tensor.empty() : tensor<128x64xf32>
+    %transposed_86 = linalg.transpose ins(%cst_21 : tensor<64x128xf32>) outs(%146 : tensor<128x64xf32>) permutation = [1, 0] 
+    %collapsed_87 = tensor.collapse_shape %145 [[0], [1, 2]] : tensor<1x1x128xf32> into tensor<1x128xf32>
+    %147 = linalg.matmul ins(%collapsed_87, %transposed_86 : tensor<1x128xf32>, tensor<128x64xf32>) outs(%42 : tensor<1x64xf32>) -> tensor<1x64xf32>
+    %expanded_88 = tensor.expand_shape %147 [[0], [1, 2]] output_shape [1, 1, 64] : tensor<1x64xf32> into tensor<1x1x64xf32>
+    %148 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_88 : tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %252 : f32
+      %266 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %266 : f32
     } -> tensor<1x1x64xf32>
-    %151 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%150 : tensor<1x1x64xf32>) outs(%31 : tensor<1x1x1xf32>) {
+    %149 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%148 : tensor<1x1x64xf32>) outs(%31 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.addf %in, %out : f32
-      linalg.yield %252 : f32
+      %266 = arith.addf %in, %out : f32
+      linalg.yield %266 : f32
+    } -> tensor<1x1x1xf32>
+    %150 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%149 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %266 = arith.divf %in, %cst_41 : f32
+      linalg.yield %266 : f32
+    } -> tensor<1x1x1xf32>
+    %151 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%150 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %266 = arith.truncf %cst_36 : f64 to f32
+      %267 = arith.addf %in, %266 : f32
+      linalg.yield %267 : f32
     } -> tensor<1x1x1xf32>
     %152 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%151 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.divf %in, %cst_43 : f32
-      linalg.yield %252 : f32
+      %266 = math.rsqrt %in : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x1xf32>
-    %153 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%152 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %252 = arith.truncf %cst_38 : f64 to f32
-      %253 = arith.addf %in, %252 : f32
-      linalg.yield %253 : f32
-    } -> tensor<1x1x1xf32>
-    %154 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%153 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %252 = math.rsqrt %in : f32
-      linalg.yield %252 : f32
-    } -> tensor<1x1x1xf32>
-    %155 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%149, %154 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %153 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_88, %152 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x64xf32>
-    %156 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_23 : tensor<64xf32>) outs(%37 : tensor<64xf32>) {
+    %154 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_20 : tensor<64xf32>) outs(%37 : tensor<64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.addf %in, %cst_3 : f32
-      linalg.yield %252 : f32
+      %266 = arith.addf %in, %cst_42 : f32
+      linalg.yield %266 : f32
     } -> tensor<64xf32>
-    %157 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%155, %156 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %155 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%153, %154 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x64xf32>
-    %transposed_89 = linalg.transpose ins(%cst_22 : tensor<64x64xf32>) outs(%40 : tensor<64x64xf32>) permutation = [1, 0] 
-    %collapsed_90 = tensor.collapse_shape %157 [[0], [1, 2]] : tensor<1x1x64xf32> into tensor<1x64xf32>
-    %158 = linalg.matmul ins(%collapsed_90, %transposed_89 : tensor<1x64xf32>, tensor<64x64xf32>) outs(%42 : tensor<1x64xf32>) -> tensor<1x64xf32>
-    %expanded_91 = tensor.expand_shape %158 [[0], [1, 2, 3]] output_shape [1, 1, 4, 16] : tensor<1x64xf32> into tensor<1x1x4x16xf32>
+    %156 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%122, %155 : tensor<1x1x64xf32>, tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    ^bb0(%in: f32, %in_133: f32, %out: f32):
+      %266 = arith.addf %in, %in_133 : f32
+      linalg.yield %266 : f32
+    } -> tensor<1x1x64xf32>
+    %157 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%156 : tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %266 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %266 : f32
+    } -> tensor<1x1x64xf32>
+    %158 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%157 : tensor<1x1x64xf32>) outs(%31 : tensor<1x1x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %266 = arith.addf %in, %out : f32
+      linalg.yield %266 : f32
+    } -> tensor<1x1x1xf32>
+    %159 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%158 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %266 = arith.divf %in, %cst_41 : f32
+      linalg.yield %266 : f32
+    } -> tensor<1x1x1xf32>
+    %160 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%159 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %266 = arith.truncf %cst_36 : f64 to f32
+      %267 = arith.addf %in, %266 : f32
+      linalg.yield %267 : f32
+    } -> tensor<1x1x1xf32>
+    %161 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%160 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %266 = math.rsqrt %in : f32
+      linalg.yield %266 : f32
+    } -> tensor<1x1x1xf32>
+    %162 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%156, %161 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    ^bb0(%in: f32, %in_133: f32, %out: f32):
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
+    } -> tensor<1x1x64xf32>
+    %163 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_19 : tensor<64xf32>) outs(%37 : tensor<64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %266 = arith.addf %in, %cst_42 : f32
+      linalg.yield %266 : f32
+    } -> tensor<64xf32>
+    %164 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%162, %163 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    ^bb0(%in: f32, %in_133: f32, %out: f32):
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
+    } -> tensor<1x1x64xf32>
+    %transposed_89 = linalg.transpose ins(%cst_18 : tensor<64x64xf32>) outs(%40 : tensor<64x64xf32>) permutation = [1, 0] 
+    %collapsed_90 = tensor.collapse_shape %164 [[0], [1, 2]] : tensor<1x1x64xf32> into tensor<1x64xf32>
+    %165 = linalg.matmul ins(%collapsed_90, %transposed_89 : tensor<1x64xf32>, tensor<64x64xf32>) outs(%42 : tensor<1x64xf32>) -> tensor<1x64xf32>
+    %expanded_91 = tensor.expand_shape %165 [[0], [1, 2, 3]] output_shape [1, 1, 4, 16] : tensor<1x64xf32> into tensor<1x1x4x16xf32>
     %transposed_92 = linalg.transpose ins(%expanded_91 : tensor<1x1x4x16xf32>) outs(%44 : tensor<1x4x1x16xf32>) permutation = [0, 2, 1, 3] 
-    %transposed_93 = linalg.transpose ins(%cst_21 : tensor<32x64xf32>) outs(%45 : tensor<64x32xf32>) permutation = [1, 0] 
-    %159 = linalg.matmul ins(%collapsed_90, %transposed_93 : tensor<1x64xf32>, tensor<64x32xf32>) outs(%47 : tensor<1x32xf32>) -> tensor<1x32xf32>
-    %expanded_94 = tensor.expand_shape %159 [[0], [1, 2, 3]] output_shape [1, 1, 2, 16] : tensor<1x32xf32> into tensor<1x1x2x16xf32>
+    %transposed_93 = linalg.transpose ins(%cst_17 : tensor<32x64xf32>) outs(%45 : tensor<64x32xf32>) permutation = [1, 0] 
+    %166 = linalg.matmul ins(%collapsed_90, %transposed_93 : tensor<1x64xf32>, tensor<64x32xf32>) outs(%47 : tensor<1x32xf32>) -> tensor<1x32xf32>
+    %expanded_94 = tensor.expand_shape %166 [[0], [1, 2, 3]] output_shape [1, 1, 2, 16] : tensor<1x32xf32> into tensor<1x1x2x16xf32>
     %transposed_95 = linalg.transpose ins(%expanded_94 : tensor<1x1x2x16xf32>) outs(%49 : tensor<1x2x1x16xf32>) permutation = [0, 2, 1, 3] 
-    %transposed_96 = linalg.transpose ins(%cst_20 : tensor<32x64xf32>) outs(%45 : tensor<64x32xf32>) permutation = [1, 0] 
-    %160 = linalg.matmul ins(%collapsed_90, %transposed_96 : tensor<1x64xf32>, tensor<64x32xf32>) outs(%47 : tensor<1x32xf32>) -> tensor<1x32xf32>
-    %expanded_97 = tensor.expand_shape %160 [[0], [1, 2, 3]] output_shape [1, 1, 2, 16] : tensor<1x32xf32> into tensor<1x1x2x16xf32>
+    %transposed_96 = linalg.transpose ins(%cst_16 : tensor<32x64xf32>) outs(%45 : tensor<64x32xf32>) permutation = [1, 0] 
+    %167 = linalg.matmul ins(%collapsed_90, %transposed_96 : tensor<1x64xf32>, tensor<64x32xf32>) outs(%47 : tensor<1x32xf32>) -> tensor<1x32xf32>
+    %expanded_97 = tensor.expand_shape %167 [[0], [1, 2, 3]] output_shape [1, 1, 2, 16] : tensor<1x32xf32> into tensor<1x1x2x16xf32>
     %transposed_98 = linalg.transpose ins(%expanded_97 : tensor<1x1x2x16xf32>) outs(%49 : tensor<1x2x1x16xf32>) permutation = [0, 2, 1, 3] 
-    %161 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_92 : tensor<1x4x1x16xf32>) outs(%44 : tensor<1x4x1x16xf32>) {
+    %168 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_92 : tensor<1x4x1x16xf32>) outs(%44 : tensor<1x4x1x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %252 : f32
+      %266 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %266 : f32
     } -> tensor<1x4x1x16xf32>
-    %162 = linalg.generic {indexing_maps = [#map4, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%161 : tensor<1x4x1x16xf32>) outs(%53 : tensor<1x4x1x1xf32>) {
+    %169 = linalg.generic {indexing_maps = [#map4, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%168 : tensor<1x4x1x16xf32>) outs(%53 : tensor<1x4x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.addf %in, %out : f32
-      linalg.yield %252 : f32
+      %266 = arith.addf %in, %out : f32
+      linalg.yield %266 : f32
     } -> tensor<1x4x1x1xf32>
-    %163 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%162 : tensor<1x4x1x1xf32>) outs(%52 : tensor<1x4x1x1xf32>) {
+    %170 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%169 : tensor<1x4x1x1xf32>) outs(%52 : tensor<1x4x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.divf %in, %cst_44 : f32
-      linalg.yield %252 : f32
+      %266 = arith.divf %in, %cst_43 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x4x1x1xf32>
-    %164 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%163 : tensor<1x4x1x1xf32>) outs(%52 : tensor<1x4x1x1xf32>) {
+    %171 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%170 : tensor<1x4x1x1xf32>) outs(%52 : tensor<1x4x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.truncf %cst_38 : f64 to f32
-      %253 = arith.addf %in, %252 : f32
-      linalg.yield %253 : f32
+      %266 = arith.truncf %cst_36 : f64 to f32
+      %267 = arith.addf %in, %266 : f32
+      linalg.yield %267 : f32
     } -> tensor<1x4x1x1xf32>
-    %165 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%164 : tensor<1x4x1x1xf32>) outs(%52 : tensor<1x4x1x1xf32>) {
+    %172 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%171 : tensor<1x4x1x1xf32>) outs(%52 : tensor<1x4x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = math.rsqrt %in : f32
-      linalg.yield %252 : f32
+      %266 = math.rsqrt %in : f32
+      linalg.yield %266 : f32
     } -> tensor<1x4x1x1xf32>
-    %166 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_92, %165 : tensor<1x4x1x16xf32>, tensor<1x4x1x1xf32>) outs(%44 : tensor<1x4x1x16xf32>) {
+    %173 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_92, %172 : tensor<1x4x1x16xf32>, tensor<1x4x1x1xf32>) outs(%44 : tensor<1x4x1x16xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x4x1x16xf32>
-    %167 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_19 : tensor<16xf32>) outs(%59 : tensor<16xf32>) {
+    %174 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_15 : tensor<16xf32>) outs(%59 : tensor<16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.addf %in, %cst_3 : f32
-      linalg.yield %252 : f32
+      %266 = arith.addf %in, %cst_42 : f32
+      linalg.yield %266 : f32
     } -> tensor<16xf32>
-    %168 = linalg.generic {indexing_maps = [#map4, #map9, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%166, %167 : tensor<1x4x1x16xf32>, tensor<16xf32>) outs(%44 : tensor<1x4x1x16xf32>) {
+    %175 = linalg.generic {indexing_maps = [#map4, #map9, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%173, %174 : tensor<1x4x1x16xf32>, tensor<16xf32>) outs(%44 : tensor<1x4x1x16xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x4x1x16xf32>
-    %169 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_95 : tensor<1x2x1x16xf32>) outs(%49 : tensor<1x2x1x16xf32>) {
+    %176 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_95 : tensor<1x2x1x16xf32>) outs(%49 : tensor<1x2x1x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %252 : f32
+      %266 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %266 : f32
     } -> tensor<1x2x1x16xf32>
-    %170 = linalg.generic {indexing_maps = [#map4, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%169 : tensor<1x2x1x16xf32>) outs(%64 : tensor<1x2x1x1xf32>) {
+    %177 = linalg.generic {indexing_maps = [#map4, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%176 : tensor<1x2x1x16xf32>) outs(%64 : tensor<1x2x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.addf %in, %out : f32
-      linalg.yield %252 : f32
+      %266 = arith.addf %in, %out : f32
+      linalg.yield %266 : f32
     } -> tensor<1x2x1x1xf32>
-    %171 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%170 : tensor<1x2x1x1xf32>) outs(%63 : tensor<1x2x1x1xf32>) {
+    %178 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%177 : tensor<1x2x1x1xf32>) outs(%63 : tensor<1x2x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.divf %in, %cst_44 : f32
-      linalg.yield %252 : f32
+      %266 = arith.divf %in, %cst_43 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x2x1x1xf32>
-    %172 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%171 : tensor<1x2x1x1xf32>) outs(%63 : tensor<1x2x1x1xf32>) {
+    %179 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%178 : tensor<1x2x1x1xf32>) outs(%63 : tensor<1x2x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.truncf %cst_38 : f64 to f32
-      %253 = arith.addf %in, %252 : f32
-      linalg.yield %253 : f32
+      %266 = arith.truncf %cst_36 : f64 to f32
+      %267 = arith.addf %in, %266 : f32
+      linalg.yield %267 : f32
     } -> tensor<1x2x1x1xf32>
-    %173 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%172 : tensor<1x2x1x1xf32>) outs(%63 : tensor<1x2x1x1xf32>) {
+    %180 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%179 : tensor<1x2x1x1xf32>) outs(%63 : tensor<1x2x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = math.rsqrt %in : f32
-      linalg.yield %252 : f32
+      %266 = math.rsqrt %in : f32
+      linalg.yield %266 : f32
     } -> tensor<1x2x1x1xf32>
-    %174 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_95, %173 : tensor<1x2x1x16xf32>, tensor<1x2x1x1xf32>) outs(%49 : tensor<1x2x1x16xf32>) {
+    %181 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_95, %180 : tensor<1x2x1x16xf32>, tensor<1x2x1x1xf32>) outs(%49 : tensor<1x2x1x16xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x2x1x16xf32>
-    %175 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_18 : tensor<16xf32>) outs(%59 : tensor<16xf32>) {
+    %182 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_14 : tensor<16xf32>) outs(%59 : tensor<16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.addf %in, %cst_3 : f32
-      linalg.yield %252 : f32
+      %266 = arith.addf %in, %cst_42 : f32
+      linalg.yield %266 : f32
     } -> tensor<16xf32>
-    %176 = linalg.generic {indexing_maps = [#map4, #map9, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%174, %175 : tensor<1x2x1x16xf32>, tensor<16xf32>) outs(%49 : tensor<1x2x1x16xf32>) {
+    %183 = linalg.generic {indexing_maps = [#map4, #map9, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%181, %182 : tensor<1x2x1x16xf32>, tensor<16xf32>) outs(%49 : tensor<1x2x1x16xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x2x1x16xf32>
     %expanded_99 = tensor.expand_shape %28 [[0], [1, 2], [3]] output_shape [1, 1, 1, 16] : tensor<1x1x16xf32> into tensor<1x1x1x16xf32>
     %expanded_100 = tensor.expand_shape %29 [[0], [1, 2], [3]] output_shape [1, 1, 1, 16] : tensor<1x1x16xf32> into tensor<1x1x1x16xf32>
-    %177 = linalg.generic {indexing_maps = [#map4, #map10, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%168, %expanded_99 : tensor<1x4x1x16xf32>, tensor<1x1x1x16xf32>) outs(%44 : tensor<1x4x1x16xf32>) {
+    %184 = linalg.generic {indexing_maps = [#map4, #map10, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%175, %expanded_99 : tensor<1x4x1x16xf32>, tensor<1x1x1x16xf32>) outs(%44 : tensor<1x4x1x16xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x4x1x16xf32>
-    %extracted_slice_101 = tensor.extract_slice %168[0, 0, 0, 0] [1, 4, 1, 8] [1, 1, 1, 1] : tensor<1x4x1x16xf32> to tensor<1x4x1x8xf32>
-    %extracted_slice_102 = tensor.extract_slice %168[0, 0, 0, 8] [1, 4, 1, 8] [1, 1, 1, 1] : tensor<1x4x1x16xf32> to tensor<1x4x1x8xf32>
-    %178 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_102 : tensor<1x4x1x8xf32>) outs(%73 : tensor<1x4x1x8xf32>) {
+    %extracted_slice_101 = tensor.extract_slice %175[0, 0, 0, 0] [1, 4, 1, 8] [1, 1, 1, 1] : tensor<1x4x1x16xf32> to tensor<1x4x1x8xf32>
+    %extracted_slice_102 = tensor.extract_slice %175[0, 0, 0, 8] [1, 4, 1, 8] [1, 1, 1, 1] : tensor<1x4x1x16xf32> to tensor<1x4x1x8xf32>
+    %185 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_102 : tensor<1x4x1x8xf32>) outs(%73 : tensor<1x4x1x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.negf %in : f32
-      linalg.yield %252 : f32
+      %266 = arith.negf %in : f32
+      linalg.yield %266 : f32
     } -> tensor<1x4x1x8xf32>
-    %concat_103 = tensor.concat dim(3) %178, %extracted_slice_101 : (tensor<1x4x1x8xf32>, tensor<1x4x1x8xf32>) -> tensor<1x4x1x16xf32>
-    %179 = linalg.generic {indexing_maps = [#map4, #map10, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_103, %expanded_100 : tensor<1x4x1x16xf32>, tensor<1x1x1x16xf32>) outs(%44 : tensor<1x4x1x16xf32>) {
+    %concat_103 = tensor.concat dim(3) %185, %extracted_slice_101 : (tensor<1x4x1x8xf32>, tensor<1x4x1x8xf32>) -> tensor<1x4x1x16xf32>
+    %186 = linalg.generic {indexing_maps = [#map4, #map10, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_103, %expanded_100 : tensor<1x4x1x16xf32>, tensor<1x1x1x16xf32>) outs(%44 : tensor<1x4x1x16xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x4x1x16xf32>
-    %180 = linalg.generic {indexing_maps = [#map4, #map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%177, %179 : tensor<1x4x1x16xf32>, tensor<1x4x1x16xf32>) outs(%44 : tensor<1x4x1x16xf32>) {
+    %187 = linalg.generic {indexing_maps = [#map4, #map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%184, %186 : tensor<1x4x1x16xf32>, tensor<1x4x1x16xf32>) outs(%44 : tensor<1x4x1x16xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.addf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.addf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x4x1x16xf32>
-    %181 = linalg.generic {indexing_maps = [#map4, #map10, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%176, %expanded_99 : tensor<1x2x1x16xf32>, tensor<1x1x1x16xf32>) outs(%49 : tensor<1x2x1x16xf32>) {
+    %188 = linalg.generic {indexing_maps = [#map4, #map10, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%183, %expanded_99 : tensor<1x2x1x16xf32>, tensor<1x1x1x16xf32>) outs(%49 : tensor<1x2x1x16xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x2x1x16xf32>
-    %extracted_slice_104 = tensor.extract_slice %176[0, 0, 0, 0] [1, 2, 1, 8] [1, 1, 1, 1] : tensor<1x2x1x16xf32> to tensor<1x2x1x8xf32>
-    %extracted_slice_105 = tensor.extract_slice %176[0, 0, 0, 8] [1, 2, 1, 8] [1, 1, 1, 1] : tensor<1x2x1x16xf32> to tensor<1x2x1x8xf32>
-    %182 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_105 : tensor<1x2x1x8xf32>) outs(%78 : tensor<1x2x1x8xf32>) {
+    %extracted_slice_104 = tensor.extract_slice %183[0, 0, 0, 0] [1, 2, 1, 8] [1, 1, 1, 1] : tensor<1x2x1x16xf32> to tensor<1x2x1x8xf32>
+    %extracted_slice_105 = tensor.extract_slice %183[0, 0, 0, 8] [1, 2, 1, 8] [1, 1, 1, 1] : tensor<1x2x1x16xf32> to tensor<1x2x1x8xf32>
+    %189 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_105 : tensor<1x2x1x8xf32>) outs(%78 : tensor<1x2x1x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.negf %in : f32
-      linalg.yield %252 : f32
+      %266 = arith.negf %in : f32
+      linalg.yield %266 : f32
     } -> tensor<1x2x1x8xf32>
-    %concat_106 = tensor.concat dim(3) %182, %extracted_slice_104 : (tensor<1x2x1x8xf32>, tensor<1x2x1x8xf32>) -> tensor<1x2x1x16xf32>
-    %183 = linalg.generic {indexing_maps = [#map4, #map10, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_106, %expanded_100 : tensor<1x2x1x16xf32>, tensor<1x1x1x16xf32>) outs(%49 : tensor<1x2x1x16xf32>) {
+    %concat_106 = tensor.concat dim(3) %189, %extracted_slice_104 : (tensor<1x2x1x8xf32>, tensor<1x2x1x8xf32>) -> tensor<1x2x1x16xf32>
+    %190 = linalg.generic {indexing_maps = [#map4, #map10, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_106, %expanded_100 : tensor<1x2x1x16xf32>, tensor<1x1x1x16xf32>) outs(%49 : tensor<1x2x1x16xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x2x1x16xf32>
-    %184 = linalg.generic {indexing_maps = [#map4, #map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%181, %183 : tensor<1x2x1x16xf32>, tensor<1x2x1x16xf32>) outs(%49 : tensor<1x2x1x16xf32>) {
+    %191 = linalg.generic {indexing_maps = [#map4, #map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%188, %190 : tensor<1x2x1x16xf32>, tensor<1x2x1x16xf32>) outs(%49 : tensor<1x2x1x16xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.addf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.addf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x2x1x16xf32>
-    %concat_107 = tensor.concat dim(2) %arg4, %184 : (tensor<1x2x16x16xf32>, tensor<1x2x1x16xf32>) -> tensor<1x2x17x16xf32>
+    %concat_107 = tensor.concat dim(2) %arg4, %191 : (tensor<1x2x16x16xf32>, tensor<1x2x1x16xf32>) -> tensor<1x2x17x16xf32>
     %concat_108 = tensor.concat dim(2) %arg5, %transposed_98 : (tensor<1x2x16x16xf32>, tensor<1x2x1x16xf32>) -> tensor<1x2x17x16xf32>
-    %185 = tensor.empty() : tensor<1x2x2x17x16xf32>
-    %186 = linalg.generic {indexing_maps = [#map11, #map12], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%concat_107 : tensor<1x2x17x16xf32>) outs(%185 : tensor<1x2x2x17x16xf32>) {
+    %192 = tensor.empty() : tensor<1x2x2x17x16xf32>
+    %193 = linalg.generic {indexing_maps = [#map11, #map12], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%concat_107 : tensor<1x2x17x16xf32>) outs(%192 : tensor<1x2x2x17x16xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<1x2x2x17x16xf32>
-    %collapsed_109 = tensor.collapse_shape %186 [[0], [1, 2], [3], [4]] : tensor<1x2x2x17x16xf32> into tensor<1x4x17x16xf32>
-    %187 = linalg.generic {indexing_maps = [#map11, #map12], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%concat_108 : tensor<1x2x17x16xf32>) outs(%185 : tensor<1x2x2x17x16xf32>) {
+    %collapsed_109 = tensor.collapse_shape %193 [[0], [1, 2], [3], [4]] : tensor<1x2x2x17x16xf32> into tensor<1x4x17x16xf32>
+    %194 = linalg.generic {indexing_maps = [#map11, #map12], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%concat_108 : tensor<1x2x17x16xf32>) outs(%192 : tensor<1x2x2x17x16xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<1x2x2x17x16xf32>
-    %188 = tensor.empty() : tensor<1x1x1x17xf32>
-    %189 = linalg.generic {indexing_maps = [#map4, #map6, #map6, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%9, %cst_7, %cst_8 : tensor<1x1x1x17xi1>, tensor<f32>, tensor<f32>) outs(%188 : tensor<1x1x1x17xf32>) {
+    %195 = tensor.empty() : tensor<1x1x1x17xf32>
+    %196 = linalg.generic {indexing_maps = [#map4, #map6, #map6, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%9, %cst_3, %cst_4 : tensor<1x1x1x17xi1>, tensor<f32>, tensor<f32>) outs(%195 : tensor<1x1x1x17xf32>) {
     ^bb0(%in: i1, %in_133: f32, %in_134: f32, %out: f32):
-      %252 = arith.select %in, %in_133, %in_134 : f32
-      linalg.yield %252 : f32
+      %266 = arith.select %in, %in_133, %in_134 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x1x17xf32>
-    %190 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%180 : tensor<1x4x1x16xf32>) outs(%44 : tensor<1x4x1x16xf32>) {
+    %197 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%187 : tensor<1x4x1x16xf32>) outs(%44 : tensor<1x4x1x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.mulf %in, %cst_4 : f32
-      linalg.yield %252 : f32
+      %266 = arith.mulf %in, %cst_44 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x4x1x16xf32>
-    %191 = tensor.empty() : tensor<1x4x16x17xf32>
-    %transposed_110 = linalg.transpose ins(%collapsed_109 : tensor<1x4x17x16xf32>) outs(%191 : tensor<1x4x16x17xf32>) permutation = [0, 1, 3, 2] 
-    %192 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_110 : tensor<1x4x16x17xf32>) outs(%191 : tensor<1x4x16x17xf32>) {
+    %198 = tensor.empty() : tensor<1x4x16x17xf32>
+    %transposed_110 = linalg.transpose ins(%collapsed_109 : tensor<1x4x17x16xf32>) outs(%198 : tensor<1x4x16x17xf32>) permutation = [0, 1, 3, 2] 
+    %199 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_110 : tensor<1x4x16x17xf32>) outs(%198 : tensor<1x4x16x17xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.mulf %in, %cst_4 : f32
-      linalg.yield %252 : f32
+      %266 = arith.mulf %in, %cst_44 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x4x16x17xf32>
-    %collapsed_111 = tensor.collapse_shape %190 [[0, 1], [2], [3]] : tensor<1x4x1x16xf32> into tensor<4x1x16xf32>
-    %collapsed_112 = tensor.collapse_shape %192 [[0, 1], [2], [3]] : tensor<1x4x16x17xf32> into tensor<4x16x17xf32>
-    %193 = tensor.empty() : tensor<4x1x17xf32>
-    %194 = linalg.fill ins(%cst : f32) outs(%193 : tensor<4x1x17xf32>) -> tensor<4x1x17xf32>
-    %195 = linalg.batch_matmul ins(%collapsed_111, %collapsed_112 : tensor<4x1x16xf32>, tensor<4x16x17xf32>) outs(%194 : tensor<4x1x17xf32>) -> tensor<4x1x17xf32>
-    %expanded_113 = tensor.expand_shape %195 [[0, 1], [2], [3]] output_shape [1, 4, 1, 17] : tensor<4x1x17xf32> into tensor<1x4x1x17xf32>
-    %196 = tensor.empty() : tensor<1x4x1x17xf32>
-    %197 = linalg.generic {indexing_maps = [#map4, #map10, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_113, %189 : tensor<1x4x1x17xf32>, tensor<1x1x1x17xf32>) outs(%196 : tensor<1x4x1x17xf32>) {
+    %collapsed_111 = tensor.collapse_shape %197 [[0, 1], [2], [3]] : tensor<1x4x1x16xf32> into tensor<4x1x16xf32>
+    %collapsed_112 = tensor.collapse_shape %199 [[0, 1], [2], [3]] : tensor<1x4x16x17xf32> into tensor<4x16x17xf32>
+    %200 = tensor.empty() : tensor<4x1x17xf32>
+    %201 = linalg.fill ins(%cst : f32) outs(%200 : tensor<4x1x17xf32>) -> tensor<4x1x17xf32>
+    %202 = linalg.batch_matmul ins(%collapsed_111, %collapsed_112 : tensor<4x1x16xf32>, tensor<4x16x17xf32>) outs(%201 : tensor<4x1x17xf32>) -> tensor<4x1x17xf32>
+    %expanded_113 = tensor.expand_shape %202 [[0, 1], [2], [3]] output_shape [1, 4, 1, 17] : tensor<4x1x17xf32> into tensor<1x4x1x17xf32>
+    %203 = tensor.empty() : tensor<1x4x1x17xf32>
+    %204 = linalg.generic {indexing_maps = [#map4, #map10, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_113, %196 : tensor<1x4x1x17xf32>, tensor<1x1x1x17xf32>) outs(%203 : tensor<1x4x1x17xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.addf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.addf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x4x1x17xf32>
-    %198:2 = linalg.generic {indexing_maps = [#map4, #map13, #map13], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%197 : tensor<1x4x1x17xf32>) outs(%97, %95 : tensor<1x4x1xf32>, tensor<1x4x1xi64>) {
+    %205:2 = linalg.generic {indexing_maps = [#map4, #map13, #map13], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%204 : tensor<1x4x1x17xf32>) outs(%97, %95 : tensor<1x4x1xf32>, tensor<1x4x1xi64>) {
     ^bb0(%in: f32, %out: f32, %out_133: i64):
-      %252 = linalg.index 3 : index
-      %253 = arith.index_cast %252 : index to i64
-      %254 = arith.maximumf %in, %out : f32
-      %255 = arith.cmpf ogt, %in, %out : f32
-      %256 = arith.select %255, %253, %out_133 : i64
-      linalg.yield %254, %256 : f32, i64
+      %266 = linalg.index 3 : index
+      %267 = arith.index_cast %266 : index to i64
+      %268 = arith.maximumf %in, %out : f32
+      %269 = arith.cmpf ogt, %in, %out : f32
+      %270 = arith.select %269, %267, %out_133 : i64
+      linalg.yield %268, %270 : f32, i64
     } -> (tensor<1x4x1xf32>, tensor<1x4x1xi64>)
-    %expanded_114 = tensor.expand_shape %198#0 [[0], [1], [2, 3]] output_shape [1, 4, 1, 1] : tensor<1x4x1xf32> into tensor<1x4x1x1xf32>
-    %199 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%197, %expanded_114 : tensor<1x4x1x17xf32>, tensor<1x4x1x1xf32>) outs(%196 : tensor<1x4x1x17xf32>) {
+    %expanded_114 = tensor.expand_shape %205#0 [[0], [1], [2, 3]] output_shape [1, 4, 1, 1] : tensor<1x4x1xf32> into tensor<1x4x1x1xf32>
+    %206 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%204, %expanded_114 : tensor<1x4x1x17xf32>, tensor<1x4x1x1xf32>) outs(%203 : tensor<1x4x1x17xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.subf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.subf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x4x1x17xf32>
-    %200 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%199 : tensor<1x4x1x17xf32>) outs(%196 : tensor<1x4x1x17xf32>) {
+    %207 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%206 : tensor<1x4x1x17xf32>) outs(%203 : tensor<1x4x1x17xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = math.exp %in : f32
-      linalg.yield %252 : f32
+      %266 = math.exp %in : f32
+      linalg.yield %266 : f32
     } -> tensor<1x4x1x17xf32>
-    %201 = linalg.generic {indexing_maps = [#map4, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%200 : tensor<1x4x1x17xf32>) outs(%53 : tensor<1x4x1x1xf32>) {
+    %208 = linalg.generic {indexing_maps = [#map4, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%207 : tensor<1x4x1x17xf32>) outs(%53 : tensor<1x4x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.addf %in, %out : f32
-      linalg.yield %252 : f32
+      %266 = arith.addf %in, %out : f32
+      linalg.yield %266 : f32
     } -> tensor<1x4x1x1xf32>
-    %202 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%200, %201 : tensor<1x4x1x17xf32>, tensor<1x4x1x1xf32>) outs(%196 : tensor<1x4x1x17xf32>) {
+    %209 = linalg.generic {indexing_maps = [#map4, #map5, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%207, %208 : tensor<1x4x1x17xf32>, tensor<1x4x1x1xf32>) outs(%203 : tensor<1x4x1x17xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.divf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.divf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x4x1x17xf32>
-    %203 = tensor.empty() : tensor<1x4x1x17xi1>
-    %204 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%197 : tensor<1x4x1x17xf32>) outs(%203 : tensor<1x4x1x17xi1>) {
+    %210 = tensor.empty() : tensor<1x4x1x17xi1>
+    %211 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%204 : tensor<1x4x1x17xf32>) outs(%210 : tensor<1x4x1x17xi1>) {
     ^bb0(%in: f32, %out: i1):
-      %252 = arith.extf %in : f32 to f64
-      %253 = arith.cmpf oeq, %252, %cst_31 : f64
-      linalg.yield %253 : i1
+      %266 = arith.extf %in : f32 to f64
+      %267 = arith.cmpf oeq, %266, %cst_29 : f64
+      linalg.yield %267 : i1
     } -> tensor<1x4x1x17xi1>
-    %205 = linalg.generic {indexing_maps = [#map4, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%204 : tensor<1x4x1x17xi1>) outs(%106 : tensor<1x4x1x1xi1>) {
+    %212 = linalg.generic {indexing_maps = [#map4, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%211 : tensor<1x4x1x17xi1>) outs(%106 : tensor<1x4x1x1xi1>) {
     ^bb0(%in: i1, %out: i1):
-      %252 = arith.andi %in, %out : i1
-      linalg.yield %252 : i1
+      %266 = arith.andi %in, %out : i1
+      linalg.yield %266 : i1
     } -> tensor<1x4x1x1xi1>
-    %206 = linalg.generic {indexing_maps = [#map5, #map4, #map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%205, %cst_5, %202 : tensor<1x4x1x1xi1>, tensor<1x4x1x17xf32>, tensor<1x4x1x17xf32>) outs(%196 : tensor<1x4x1x17xf32>) {
+    %213 = linalg.generic {indexing_maps = [#map5, #map4, #map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%212, %cst_1, %209 : tensor<1x4x1x1xi1>, tensor<1x4x1x17xf32>, tensor<1x4x1x17xf32>) outs(%203 : tensor<1x4x1x17xf32>) {
     ^bb0(%in: i1, %in_133: f32, %in_134: f32, %out: f32):
-      %252 = arith.select %in, %in_133, %in_134 : f32
-      linalg.yield %252 : f32
+      %266 = arith.select %in, %in_133, %in_134 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x4x1x17xf32>
-    %collapsed_115 = tensor.collapse_shape %206 [[0, 1], [2], [3]] : tensor<1x4x1x17xf32> into tensor<4x1x17xf32>
-    %collapsed_116 = tensor.collapse_shape %187 [[0, 1, 2], [3], [4]] : tensor<1x2x2x17x16xf32> into tensor<4x17x16xf32>
-    %207 = linalg.batch_matmul ins(%collapsed_115, %collapsed_116 : tensor<4x1x17xf32>, tensor<4x17x16xf32>) outs(%110 : tensor<4x1x16xf32>) -> tensor<4x1x16xf32>
-    %expanded_117 = tensor.expand_shape %207 [[0, 1], [2], [3]] output_shape [1, 4, 1, 16] : tensor<4x1x16xf32> into tensor<1x4x1x16xf32>
+    %collapsed_115 = tensor.collapse_shape %213 [[0, 1], [2], [3]] : tensor<1x4x1x17xf32> into tensor<4x1x17xf32>
+    %collapsed_116 = tensor.collapse_shape %194 [[0, 1, 2], [3], [4]] : tensor<1x2x2x17x16xf32> into tensor<4x17x16xf32>
+    %214 = linalg.batch_matmul ins(%collapsed_115, %collapsed_116 : tensor<4x1x17xf32>, tensor<4x17x16xf32>) outs(%110 : tensor<4x1x16xf32>) -> tensor<4x1x16xf32>
+    %expanded_117 = tensor.expand_shape %214 [[0, 1], [2], [3]] output_shape [1, 4, 1, 16] : tensor<4x1x16xf32> into tensor<1x4x1x16xf32>
     %transposed_118 = linalg.transpose ins(%expanded_117 : tensor<1x4x1x16xf32>) outs(%112 : tensor<1x1x4x16xf32>) permutation = [0, 2, 1, 3] 
-    %transposed_119 = linalg.transpose ins(%cst_17 : tensor<64x64xf32>) outs(%40 : tensor<64x64xf32>) permutation = [1, 0] 
+    %transposed_119 = linalg.transpose ins(%cst_13 : tensor<64x64xf32>) outs(%40 : tensor<64x64xf32>) permutation = [1, 0] 
     %collapsed_120 = tensor.collapse_shape %transposed_118 [[0], [1, 2, 3]] : tensor<1x1x4x16xf32> into tensor<1x64xf32>
-    %208 = linalg.matmul ins(%collapsed_120, %transposed_119 : tensor<1x64xf32>, tensor<64x64xf32>) outs(%42 : tensor<1x64xf32>) -> tensor<1x64xf32>
-    %expanded_121 = tensor.expand_shape %208 [[0], [1, 2]] output_shape [1, 1, 64] : tensor<1x64xf32> into tensor<1x1x64xf32>
-    %209 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_121 : tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %215 = linalg.matmul ins(%collapsed_120, %transposed_119 : tensor<1x64xf32>, tensor<64x64xf32>) outs(%42 : tensor<1x64xf32>) -> tensor<1x64xf32>
+    %expanded_121 = tensor.expand_shape %215 [[0], [1, 2]] output_shape [1, 1, 64] : tensor<1x64xf32> into tensor<1x1x64xf32>
+    %216 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_121 : tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %252 : f32
+      %266 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %266 : f32
     } -> tensor<1x1x64xf32>
-    %210 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%209 : tensor<1x1x64xf32>) outs(%31 : tensor<1x1x1xf32>) {
+    %217 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%216 : tensor<1x1x64xf32>) outs(%31 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.addf %in, %out : f32
-      linalg.yield %252 : f32
+      %266 = arith.addf %in, %out : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x1xf32>
-    %211 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%210 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
+    %218 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%217 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.divf %in, %cst_43 : f32
-      linalg.yield %252 : f32
+      %266 = arith.divf %in, %cst_41 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x1xf32>
-    %212 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%211 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
+    %219 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%218 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.truncf %cst_38 : f64 to f32
-      %253 = arith.addf %in, %252 : f32
-      linalg.yield %253 : f32
-    } -> tensor<1x1x1xf32>
-    %213 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%212 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %252 = math.rsqrt %in : f32
-      linalg.yield %252 : f32
-    } -> tensor<1x1x1xf32>
-    %214 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_121, %213 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
-    ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
-    } -> tensor<1x1x64xf32>
-    %215 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_16 : tensor<64xf32>) outs(%37 : tensor<64xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %252 = arith.addf %in, %cst_3 : f32
-      linalg.yield %252 : f32
-    } -> tensor<64xf32>
-    %216 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%214, %215 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
-    ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
-    } -> tensor<1x1x64xf32>
-    %217 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%149, %216 : tensor<1x1x64xf32>, tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
-    ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.addf %in, %in_133 : f32
-      linalg.yield %252 : f32
-    } -> tensor<1x1x64xf32>
-    %218 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%217 : tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %252 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %252 : f32
-    } -> tensor<1x1x64xf32>
-    %219 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%218 : tensor<1x1x64xf32>) outs(%31 : tensor<1x1x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %252 = arith.addf %in, %out : f32
-      linalg.yield %252 : f32
+      %266 = arith.truncf %cst_36 : f64 to f32
+      %267 = arith.addf %in, %266 : f32
+      linalg.yield %267 : f32
     } -> tensor<1x1x1xf32>
     %220 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%219 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.divf %in, %cst_43 : f32
-      linalg.yield %252 : f32
+      %266 = math.rsqrt %in : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x1xf32>
-    %221 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%220 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %252 = arith.truncf %cst_38 : f64 to f32
-      %253 = arith.addf %in, %252 : f32
-      linalg.yield %253 : f32
-    } -> tensor<1x1x1xf32>
-    %222 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%221 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %252 = math.rsqrt %in : f32
-      linalg.yield %252 : f32
-    } -> tensor<1x1x1xf32>
-    %223 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%217, %222 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %221 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_121, %220 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x64xf32>
-    %224 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_15 : tensor<64xf32>) outs(%37 : tensor<64xf32>) {
+    %222 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_12 : tensor<64xf32>) outs(%37 : tensor<64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.addf %in, %cst_3 : f32
-      linalg.yield %252 : f32
+      %266 = arith.addf %in, %cst_42 : f32
+      linalg.yield %266 : f32
     } -> tensor<64xf32>
-    %225 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%223, %224 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %223 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%221, %222 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x64xf32>
-    %transposed_122 = linalg.transpose ins(%cst_14 : tensor<128x64xf32>) outs(%131 : tensor<64x128xf32>) permutation = [1, 0] 
-    %collapsed_123 = tensor.collapse_shape %225 [[0], [1, 2]] : tensor<1x1x64xf32> into tensor<1x64xf32>
-    %226 = linalg.matmul ins(%collapsed_123, %transposed_122 : tensor<1x64xf32>, tensor<64x128xf32>) outs(%133 : tensor<1x128xf32>) -> tensor<1x128xf32>
-    %expanded_124 = tensor.expand_shape %226 [[0], [1, 2]] output_shape [1, 1, 128] : tensor<1x128xf32> into tensor<1x1x128xf32>
-    %227 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_124 : tensor<1x1x128xf32>) outs(%135 : tensor<1x1x128xf32>) {
+    %224 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%156, %223 : tensor<1x1x64xf32>, tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    ^bb0(%in: f32, %in_133: f32, %out: f32):
+      %266 = arith.addf %in, %in_133 : f32
+      linalg.yield %266 : f32
+    } -> tensor<1x1x64xf32>
+    %225 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%224 : tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = math.fpowi %in, %c3_i64 : f32, i64
-      %253 = arith.mulf %252, %cst_1 : f32
-      %254 = arith.addf %in, %253 : f32
-      %255 = arith.mulf %254, %cst_2 : f32
-      %256 = math.tanh %255 : f32
-      %257 = arith.addf %256, %cst_3 : f32
-      %258 = arith.mulf %257, %cst_4 : f32
-      %259 = arith.mulf %in, %258 : f32
-      linalg.yield %259 : f32
+      %266 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %266 : f32
+    } -> tensor<1x1x64xf32>
+    %226 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%225 : tensor<1x1x64xf32>) outs(%31 : tensor<1x1x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %266 = arith.addf %in, %out : f32
+      linalg.yield %266 : f32
+    } -> tensor<1x1x1xf32>
+    %227 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%226 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %266 = arith.divf %in, %cst_41 : f32
+      linalg.yield %266 : f32
+    } -> tensor<1x1x1xf32>
+    %228 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%227 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %266 = arith.truncf %cst_36 : f64 to f32
+      %267 = arith.addf %in, %266 : f32
+      linalg.yield %267 : f32
+    } -> tensor<1x1x1xf32>
+    %229 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%228 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %266 = math.rsqrt %in : f32
+      linalg.yield %266 : f32
+    } -> tensor<1x1x1xf32>
+    %230 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%224, %229 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    ^bb0(%in: f32, %in_133: f32, %out: f32):
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
+    } -> tensor<1x1x64xf32>
+    %231 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_11 : tensor<64xf32>) outs(%37 : tensor<64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %266 = arith.addf %in, %cst_42 : f32
+      linalg.yield %266 : f32
+    } -> tensor<64xf32>
+    %232 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%230, %231 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    ^bb0(%in: f32, %in_133: f32, %out: f32):
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
+    } -> tensor<1x1x64xf32>
+    %transposed_122 = linalg.transpose ins(%cst_10 : tensor<128x64xf32>) outs(%131 : tensor<64x128xf32>) permutation = [1, 0] 
+    %collapsed_123 = tensor.collapse_shape %232 [[0], [1, 2]] : tensor<1x1x64xf32> into tensor<1x64xf32>
+    %233 = linalg.matmul ins(%collapsed_123, %transposed_122 : tensor<1x64xf32>, tensor<64x128xf32>) outs(%133 : tensor<1x128xf32>) -> tensor<1x128xf32>
+    %expanded_124 = tensor.expand_shape %233 [[0], [1, 2]] output_shape [1, 1, 128] : tensor<1x128xf32> into tensor<1x1x128xf32>
+    %234 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_124 : tensor<1x1x128xf32>) outs(%135 : tensor<1x1x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %266 = arith.mulf %in, %cst_44 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x128xf32>
-    %transposed_125 = linalg.transpose ins(%cst_13 : tensor<128x64xf32>) outs(%131 : tensor<64x128xf32>) permutation = [1, 0] 
-    %228 = linalg.matmul ins(%collapsed_123, %transposed_125 : tensor<1x64xf32>, tensor<64x128xf32>) outs(%133 : tensor<1x128xf32>) -> tensor<1x128xf32>
-    %expanded_126 = tensor.expand_shape %228 [[0], [1, 2]] output_shape [1, 1, 128] : tensor<1x128xf32> into tensor<1x1x128xf32>
-    %229 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%227, %expanded_126 : tensor<1x1x128xf32>, tensor<1x1x128xf32>) outs(%135 : tensor<1x1x128xf32>) {
-    ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
+    %235 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_124 : tensor<1x1x128xf32>) outs(%135 : tensor<1x1x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %266 = math.fpowi %in, %c3_i64 : f32, i64
+      linalg.yield %266 : f32
     } -> tensor<1x1x128xf32>
-    %transposed_127 = linalg.transpose ins(%cst_12 : tensor<64x128xf32>) outs(%139 : tensor<128x64xf32>) permutation = [1, 0] 
-    %collapsed_128 = tensor.collapse_shape %229 [[0], [1, 2]] : tensor<1x1x128xf32> into tensor<1x128xf32>
-    %230 = linalg.matmul ins(%collapsed_128, %transposed_127 : tensor<1x128xf32>, tensor<128x64xf32>) outs(%42 : tensor<1x64xf32>) -> tensor<1x64xf32>
-    %expanded_129 = tensor.expand_shape %230 [[0], [1, 2]] output_shape [1, 1, 64] : tensor<1x64xf32> into tensor<1x1x64xf32>
-    %231 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_129 : tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %236 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%235 : tensor<1x1x128xf32>) outs(%135 : tensor<1x1x128xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %252 : f32
-    } -> tensor<1x1x64xf32>
-    %232 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%231 : tensor<1x1x64xf32>) outs(%31 : tensor<1x1x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %252 = arith.addf %in, %out : f32
-      linalg.yield %252 : f32
-    } -> tensor<1x1x1xf32>
-    %233 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%232 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %252 = arith.divf %in, %cst_43 : f32
-      linalg.yield %252 : f32
-    } -> tensor<1x1x1xf32>
-    %234 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%233 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %252 = arith.truncf %cst_38 : f64 to f32
-      %253 = arith.addf %in, %252 : f32
-      linalg.yield %253 : f32
-    } -> tensor<1x1x1xf32>
-    %235 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%234 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %252 = math.rsqrt %in : f32
-      linalg.yield %252 : f32
-    } -> tensor<1x1x1xf32>
-    %236 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_129, %235 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
+      %266 = arith.truncf %cst_24 : f64 to f32
+      %267 = arith.mulf %in, %266 : f32
+      linalg.yield %267 : f32
+    } -> tensor<1x1x128xf32>
+    %237 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_124, %236 : tensor<1x1x128xf32>, tensor<1x1x128xf32>) outs(%135 : tensor<1x1x128xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
-    } -> tensor<1x1x64xf32>
-    %237 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_11 : tensor<64xf32>) outs(%37 : tensor<64xf32>) {
+      %266 = arith.addf %in, %in_133 : f32
+      linalg.yield %266 : f32
+    } -> tensor<1x1x128xf32>
+    %238 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%237 : tensor<1x1x128xf32>) outs(%135 : tensor<1x1x128xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.addf %in, %cst_3 : f32
-      linalg.yield %252 : f32
+      %266 = arith.truncf %cst_23 : f64 to f32
+      %267 = arith.mulf %in, %266 : f32
+      linalg.yield %267 : f32
+    } -> tensor<1x1x128xf32>
+    %239 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%238 : tensor<1x1x128xf32>) outs(%135 : tensor<1x1x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %266 = math.tanh %in : f32
+      linalg.yield %266 : f32
+    } -> tensor<1x1x128xf32>
+    %240 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%239 : tensor<1x1x128xf32>) outs(%135 : tensor<1x1x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %266 = arith.addf %in, %cst_42 : f32
+      linalg.yield %266 : f32
+    } -> tensor<1x1x128xf32>
+    %241 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%234, %240 : tensor<1x1x128xf32>, tensor<1x1x128xf32>) outs(%135 : tensor<1x1x128xf32>) {
+    ^bb0(%in: f32, %in_133: f32, %out: f32):
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
+    } -> tensor<1x1x128xf32>
+    %transposed_125 = linalg.transpose ins(%cst_9 : tensor<128x64xf32>) outs(%131 : tensor<64x128xf32>) permutation = [1, 0] 
+    %242 = linalg.matmul ins(%collapsed_123, %transposed_125 : tensor<1x64xf32>, tensor<64x128xf32>) outs(%133 : tensor<1x128xf32>) -> tensor<1x128xf32>
+    %expanded_126 = tensor.expand_shape %242 [[0], [1, 2]] output_shape [1, 1, 128] : tensor<1x128xf32> into tensor<1x1x128xf32>
+    %243 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%241, %expanded_126 : tensor<1x1x128xf32>, tensor<1x1x128xf32>) outs(%135 : tensor<1x1x128xf32>) {
+    ^bb0(%in: f32, %in_133: f32, %out: f32):
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
+    } -> tensor<1x1x128xf32>
+    %transposed_127 = linalg.transpose ins(%cst_8 : tensor<64x128xf32>) outs(%146 : tensor<128x64xf32>) permutation = [1, 0] 
+    %collapsed_128 = tensor.collapse_shape %243 [[0], [1, 2]] : tensor<1x1x128xf32> into tensor<1x128xf32>
+    %244 = linalg.matmul ins(%collapsed_128, %transposed_127 : tensor<1x128xf32>, tensor<128x64xf32>) outs(%42 : tensor<1x64xf32>) -> tensor<1x64xf32>
+    %expanded_129 = tensor.expand_shape %244 [[0], [1, 2]] output_shape [1, 1, 64] : tensor<1x64xf32> into tensor<1x1x64xf32>
+    %245 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_129 : tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %266 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %266 : f32
+    } -> tensor<1x1x64xf32>
+    %246 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%245 : tensor<1x1x64xf32>) outs(%31 : tensor<1x1x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %266 = arith.addf %in, %out : f32
+      linalg.yield %266 : f32
+    } -> tensor<1x1x1xf32>
+    %247 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%246 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %266 = arith.divf %in, %cst_41 : f32
+      linalg.yield %266 : f32
+    } -> tensor<1x1x1xf32>
+    %248 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%247 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %266 = arith.truncf %cst_36 : f64 to f32
+      %267 = arith.addf %in, %266 : f32
+      linalg.yield %267 : f32
+    } -> tensor<1x1x1xf32>
+    %249 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%248 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %266 = math.rsqrt %in : f32
+      linalg.yield %266 : f32
+    } -> tensor<1x1x1xf32>
+    %250 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_129, %249 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    ^bb0(%in: f32, %in_133: f32, %out: f32):
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
+    } -> tensor<1x1x64xf32>
+    %251 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_7 : tensor<64xf32>) outs(%37 : tensor<64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %266 = arith.addf %in, %cst_42 : f32
+      linalg.yield %266 : f32
     } -> tensor<64xf32>
-    %238 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%236, %237 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %252 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%250, %251 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x64xf32>
-    %239 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%217, %238 : tensor<1x1x64xf32>, tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %253 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%224, %252 : tensor<1x1x64xf32>, tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.addf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.addf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x64xf32>
-    %240 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%239 : tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %254 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%253 : tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %252 : f32
+      %266 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %266 : f32
     } -> tensor<1x1x64xf32>
-    %241 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%240 : tensor<1x1x64xf32>) outs(%31 : tensor<1x1x1xf32>) {
+    %255 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%254 : tensor<1x1x64xf32>) outs(%31 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.addf %in, %out : f32
-      linalg.yield %252 : f32
+      %266 = arith.addf %in, %out : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x1xf32>
-    %242 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%241 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
+    %256 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%255 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.divf %in, %cst_43 : f32
-      linalg.yield %252 : f32
+      %266 = arith.divf %in, %cst_41 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x1xf32>
-    %243 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%242 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
+    %257 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%256 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.truncf %cst_38 : f64 to f32
-      %253 = arith.addf %in, %252 : f32
-      linalg.yield %253 : f32
+      %266 = arith.truncf %cst_36 : f64 to f32
+      %267 = arith.addf %in, %266 : f32
+      linalg.yield %267 : f32
     } -> tensor<1x1x1xf32>
-    %244 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%243 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
+    %258 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%257 : tensor<1x1x1xf32>) outs(%20 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = math.rsqrt %in : f32
-      linalg.yield %252 : f32
+      %266 = math.rsqrt %in : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x1xf32>
-    %245 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%239, %244 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %259 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%253, %258 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x64xf32>
-    %246 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_10 : tensor<64xf32>) outs(%37 : tensor<64xf32>) {
+    %260 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_6 : tensor<64xf32>) outs(%37 : tensor<64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %252 = arith.addf %in, %cst_3 : f32
-      linalg.yield %252 : f32
+      %266 = arith.addf %in, %cst_42 : f32
+      linalg.yield %266 : f32
     } -> tensor<64xf32>
-    %247 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%245, %246 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %261 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%259, %260 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_133: f32, %out: f32):
-      %252 = arith.mulf %in, %in_133 : f32
-      linalg.yield %252 : f32
+      %266 = arith.mulf %in, %in_133 : f32
+      linalg.yield %266 : f32
     } -> tensor<1x1x64xf32>
-    %248 = tensor.empty() : tensor<64x256xf32>
-    %transposed_130 = linalg.transpose ins(%cst_42 : tensor<256x64xf32>) outs(%248 : tensor<64x256xf32>) permutation = [1, 0] 
-    %collapsed_131 = tensor.collapse_shape %247 [[0], [1, 2]] : tensor<1x1x64xf32> into tensor<1x64xf32>
-    %249 = tensor.empty() : tensor<1x256xf32>
-    %250 = linalg.fill ins(%cst : f32) outs(%249 : tensor<1x256xf32>) -> tensor<1x256xf32>
-    %251 = linalg.matmul ins(%collapsed_131, %transposed_130 : tensor<1x64xf32>, tensor<64x256xf32>) outs(%250 : tensor<1x256xf32>) -> tensor<1x256xf32>
-    %expanded_132 = tensor.expand_shape %251 [[0], [1, 2]] output_shape [1, 1, 256] : tensor<1x256xf32> into tensor<1x1x256xf32>
+    %262 = tensor.empty() : tensor<64x256xf32>
+    %transposed_130 = linalg.transpose ins(%cst_40 : tensor<256x64xf32>) outs(%262 : tensor<64x256xf32>) permutation = [1, 0] 
+    %collapsed_131 = tensor.collapse_shape %261 [[0], [1, 2]] : tensor<1x1x64xf32> into tensor<1x64xf32>
+    %263 = tensor.empty() : tensor<1x256xf32>
+    %264 = linalg.fill ins(%cst : f32) outs(%263 : tensor<1x256xf32>) -> tensor<1x256xf32>
+    %265 = linalg.matmul ins(%collapsed_131, %transposed_130 : tensor<1x64xf32>, tensor<64x256xf32>) outs(%264 : tensor<1x256xf32>) -> tensor<1x256xf32>
+    %expanded_132 = tensor.expand_shape %265 [[0], [1, 2]] output_shape [1, 1, 256] : tensor<1x256xf32> into tensor<1x1x256xf32>
     return %expanded_132, %extracted_slice_66, %extracted_slice_67, %concat_107, %concat_108 : tensor<1x1x256xf32>, tensor<1x2x7x16xf32>, tensor<1x2x7x16xf32>, tensor<1x2x17x16xf32>, tensor<1x2x17x16xf32>
   }
 }

@@ -17,194 +17,194 @@ module {
   func.func @main(%arg0: tensor<1x16xi64>, %arg1: tensor<1x16xi64>) -> tensor<1x16x256xf32> {
     %c8_i64 = arith.constant 8 : i64
     %c2_i64 = arith.constant 2 : i64
+    %c3_i64 = arith.constant 3 : i64
     %c0_i64 = arith.constant 0 : i64
     %c256 = arith.constant 256 : index
     %cst = arith.constant 0.000000e+00 : f32
     %cst_0 = arith.constant 0xFF800000 : f32
     %true = arith.constant true
-    %c3_i64 = arith.constant 3 : i64
-    %cst_1 = arith.constant 4.471500e-02 : f32
-    %cst_2 = arith.constant 7.977240e-01 : f32
-    %cst_3 = arith.constant 1.000000e+00 : f32
-    %cst_4 = arith.constant 5.000000e-01 : f32
-    %cst_5 = arith.constant dense<0.000000e+00> : tensor<1x4x16x16xf32>
-    %cst_6 = arith.constant dense<0.000000e+00> : tensor<f32>
-    %cst_7 = arith.constant dense<0xFF800000> : tensor<f32>
-    %cst_8 = arith.constant dense<true> : tensor<i1>
-    %cst_9 = arith.constant dense_resource<torch_tensor_64_torch.float32_8> : tensor<64xf32>
-    %cst_10 = arith.constant dense_resource<torch_tensor_64_torch.float32_7> : tensor<64xf32>
-    %cst_11 = arith.constant dense_resource<torch_tensor_64_128_torch.float32_1> : tensor<64x128xf32>
-    %cst_12 = arith.constant dense_resource<torch_tensor_128_64_torch.float32_3> : tensor<128x64xf32>
-    %cst_13 = arith.constant dense_resource<torch_tensor_128_64_torch.float32_2> : tensor<128x64xf32>
-    %cst_14 = arith.constant dense_resource<torch_tensor_64_torch.float32_6> : tensor<64xf32>
-    %cst_15 = arith.constant dense_resource<torch_tensor_64_torch.float32_5> : tensor<64xf32>
-    %cst_16 = arith.constant dense_resource<torch_tensor_64_64_torch.float32_3> : tensor<64x64xf32>
-    %cst_17 = arith.constant dense_resource<torch_tensor_16_torch.float32_3> : tensor<16xf32>
-    %cst_18 = arith.constant dense_resource<torch_tensor_16_torch.float32_2> : tensor<16xf32>
-    %cst_19 = arith.constant dense_resource<torch_tensor_32_64_torch.float32_3> : tensor<32x64xf32>
-    %cst_20 = arith.constant dense_resource<torch_tensor_32_64_torch.float32_2> : tensor<32x64xf32>
-    %cst_21 = arith.constant dense_resource<torch_tensor_64_64_torch.float32_2> : tensor<64x64xf32>
-    %cst_22 = arith.constant dense_resource<torch_tensor_64_torch.float32_4> : tensor<64xf32>
-    %cst_23 = arith.constant dense_resource<torch_tensor_64_torch.float32_3> : tensor<64xf32>
-    %cst_24 = arith.constant dense_resource<torch_tensor_64_128_torch.float32> : tensor<64x128xf32>
-    %cst_25 = arith.constant dense_resource<torch_tensor_128_64_torch.float32_1> : tensor<128x64xf32>
-    %cst_26 = arith.constant dense_resource<torch_tensor_128_64_torch.float32> : tensor<128x64xf32>
-    %cst_27 = arith.constant dense_resource<torch_tensor_64_torch.float32_2> : tensor<64xf32>
-    %cst_28 = arith.constant dense_resource<torch_tensor_64_torch.float32_1> : tensor<64xf32>
-    %cst_29 = arith.constant dense_resource<torch_tensor_64_64_torch.float32_1> : tensor<64x64xf32>
-    %cst_30 = arith.constant 0xFFF0000000000000 : f64
-    %cst_31 = arith.constant dense_resource<torch_tensor_16_torch.float32_1> : tensor<16xf32>
-    %cst_32 = arith.constant dense_resource<torch_tensor_16_torch.float32> : tensor<16xf32>
-    %cst_33 = arith.constant dense_resource<torch_tensor_32_64_torch.float32_1> : tensor<32x64xf32>
-    %cst_34 = arith.constant dense_resource<torch_tensor_32_64_torch.float32> : tensor<32x64xf32>
-    %cst_35 = arith.constant dense_resource<torch_tensor_64_64_torch.float32> : tensor<64x64xf32>
-    %cst_36 = arith.constant dense_resource<torch_tensor_64_torch.float32> : tensor<64xf32>
-    %cst_37 = arith.constant 9.9999999999999995E-7 : f64
-    %cst_38 = arith.constant dense_resource<torch_tensor_8_torch.float32_1> : tensor<8xf32>
-    %cst_39 = arith.constant dense_resource<torch_tensor_8_torch.float32> : tensor<8xf32>
-    %cst_40 = arith.constant dense<8.000000e+00> : tensor<f32>
-    %cst_41 = arith.constant dense_resource<torch_tensor_256_64_torch.float32> : tensor<256x64xf32>
-    %cst_42 = arith.constant 6.400000e+01 : f32
-    %cst_43 = arith.constant 1.600000e+01 : f32
+    %cst_1 = arith.constant dense<0.000000e+00> : tensor<1x4x16x16xf32>
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<f32>
+    %cst_3 = arith.constant dense<0xFF800000> : tensor<f32>
+    %cst_4 = arith.constant dense<true> : tensor<i1>
+    %cst_5 = arith.constant dense_resource<torch_tensor_64_torch.float32_8> : tensor<64xf32>
+    %cst_6 = arith.constant dense_resource<torch_tensor_64_torch.float32_7> : tensor<64xf32>
+    %cst_7 = arith.constant dense_resource<torch_tensor_64_128_torch.float32_1> : tensor<64x128xf32>
+    %cst_8 = arith.constant dense_resource<torch_tensor_128_64_torch.float32_3> : tensor<128x64xf32>
+    %cst_9 = arith.constant dense_resource<torch_tensor_128_64_torch.float32_2> : tensor<128x64xf32>
+    %cst_10 = arith.constant dense_resource<torch_tensor_64_torch.float32_6> : tensor<64xf32>
+    %cst_11 = arith.constant dense_resource<torch_tensor_64_torch.float32_5> : tensor<64xf32>
+    %cst_12 = arith.constant dense_resource<torch_tensor_64_64_torch.float32_3> : tensor<64x64xf32>
+    %cst_13 = arith.constant dense_resource<torch_tensor_16_torch.float32_3> : tensor<16xf32>
+    %cst_14 = arith.constant dense_resource<torch_tensor_16_torch.float32_2> : tensor<16xf32>
+    %cst_15 = arith.constant dense_resource<torch_tensor_32_64_torch.float32_3> : tensor<32x64xf32>
+    %cst_16 = arith.constant dense_resource<torch_tensor_32_64_torch.float32_2> : tensor<32x64xf32>
+    %cst_17 = arith.constant dense_resource<torch_tensor_64_64_torch.float32_2> : tensor<64x64xf32>
+    %cst_18 = arith.constant dense_resource<torch_tensor_64_torch.float32_4> : tensor<64xf32>
+    %cst_19 = arith.constant dense_resource<torch_tensor_64_torch.float32_3> : tensor<64xf32>
+    %cst_20 = arith.constant dense_resource<torch_tensor_64_128_torch.float32> : tensor<64x128xf32>
+    %cst_21 = arith.constant dense_resource<torch_tensor_128_64_torch.float32_1> : tensor<128x64xf32>
+    %cst_22 = arith.constant 0.79788456080286541 : f64
+    %cst_23 = arith.constant 4.471500e-02 : f64
+    %cst_24 = arith.constant dense_resource<torch_tensor_128_64_torch.float32> : tensor<128x64xf32>
+    %cst_25 = arith.constant dense_resource<torch_tensor_64_torch.float32_2> : tensor<64xf32>
+    %cst_26 = arith.constant dense_resource<torch_tensor_64_torch.float32_1> : tensor<64xf32>
+    %cst_27 = arith.constant dense_resource<torch_tensor_64_64_torch.float32_1> : tensor<64x64xf32>
+    %cst_28 = arith.constant 0xFFF0000000000000 : f64
+    %cst_29 = arith.constant dense_resource<torch_tensor_16_torch.float32_1> : tensor<16xf32>
+    %cst_30 = arith.constant dense_resource<torch_tensor_16_torch.float32> : tensor<16xf32>
+    %cst_31 = arith.constant dense_resource<torch_tensor_32_64_torch.float32_1> : tensor<32x64xf32>
+    %cst_32 = arith.constant dense_resource<torch_tensor_32_64_torch.float32> : tensor<32x64xf32>
+    %cst_33 = arith.constant dense_resource<torch_tensor_64_64_torch.float32> : tensor<64x64xf32>
+    %cst_34 = arith.constant dense_resource<torch_tensor_64_torch.float32> : tensor<64xf32>
+    %cst_35 = arith.constant 9.9999999999999995E-7 : f64
+    %cst_36 = arith.constant dense_resource<torch_tensor_8_torch.float32_1> : tensor<8xf32>
+    %cst_37 = arith.constant dense_resource<torch_tensor_8_torch.float32> : tensor<8xf32>
+    %cst_38 = arith.constant dense<8.000000e+00> : tensor<f32>
+    %cst_39 = arith.constant dense_resource<torch_tensor_256_64_torch.float32> : tensor<256x64xf32>
+    %cst_40 = arith.constant 6.400000e+01 : f32
+    %cst_41 = arith.constant 1.000000e+00 : f32
+    %cst_42 = arith.constant 1.600000e+01 : f32
+    %cst_43 = arith.constant 5.000000e-01 : f32
     %0 = tensor.empty() : tensor<1x16x64xf32>
     %1 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0 : tensor<1x16xi64>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: i64, %out: f32):
-      %234 = arith.index_cast %in : i64 to index
-      %235 = linalg.index 2 : index
-      %236 = arith.cmpi slt, %234, %c256 : index
-      cf.assert %236, "index must be smaller than dim size"
-      %237 = arith.cmpi sge, %in, %c0_i64 : i64
-      cf.assert %237, "index must be larger or equal to 0"
-      %extracted = tensor.extract %cst_41[%234, %235] : tensor<256x64xf32>
+      %248 = arith.index_cast %in : i64 to index
+      %249 = linalg.index 2 : index
+      %250 = arith.cmpi slt, %248, %c256 : index
+      cf.assert %250, "index must be smaller than dim size"
+      %251 = arith.cmpi sge, %in, %c0_i64 : i64
+      cf.assert %251, "index must be larger or equal to 0"
+      %extracted = tensor.extract %cst_39[%248, %249] : tensor<256x64xf32>
       linalg.yield %extracted : f32
     } -> tensor<1x16x64xf32>
-    %2 = linalg.generic {indexing_maps = [#map1, #map2, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %cst_40 : tensor<1x16x64xf32>, tensor<f32>) outs(%0 : tensor<1x16x64xf32>) {
+    %2 = linalg.generic {indexing_maps = [#map1, #map2, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %cst_38 : tensor<1x16x64xf32>, tensor<f32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x64xf32>
     %3 = tensor.empty() : tensor<16xi64>
     %4 = linalg.generic {indexing_maps = [#map3], iterator_types = ["parallel"]} outs(%3 : tensor<16xi64>) {
     ^bb0(%out: i64):
-      %234 = linalg.index 0 : index
-      %235 = arith.index_cast %234 : index to i64
-      linalg.yield %235 : i64
+      %248 = linalg.index 0 : index
+      %249 = arith.index_cast %248 : index to i64
+      linalg.yield %249 : i64
     } -> tensor<16xi64>
     %expanded = tensor.expand_shape %4 [[0, 1, 2, 3]] output_shape [1, 1, 16, 1] : tensor<16xi64> into tensor<1x1x16x1xi64>
     %expanded_44 = tensor.expand_shape %4 [[0, 1, 2, 3]] output_shape [1, 1, 1, 16] : tensor<16xi64> into tensor<1x1x1x16xi64>
     %5 = tensor.empty() : tensor<1x1x16x16xi1>
     %6 = linalg.generic {indexing_maps = [#map4, #map5, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_44, %expanded : tensor<1x1x1x16xi64>, tensor<1x1x16x1xi64>) outs(%5 : tensor<1x1x16x16xi1>) {
     ^bb0(%in: i64, %in_125: i64, %out: i1):
-      %234 = arith.cmpi sle, %in, %in_125 : i64
-      linalg.yield %234 : i1
+      %248 = arith.cmpi sle, %in, %in_125 : i64
+      linalg.yield %248 : i1
     } -> tensor<1x1x16x16xi1>
     %7 = tensor.empty() : tensor<1x1x16x1xi64>
     %8 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded : tensor<1x1x16x1xi64>) outs(%7 : tensor<1x1x16x1xi64>) {
     ^bb0(%in: i64, %out: i64):
-      %234 = arith.subi %in, %c8_i64 : i64
-      linalg.yield %234 : i64
+      %248 = arith.subi %in, %c8_i64 : i64
+      linalg.yield %248 : i64
     } -> tensor<1x1x16x1xi64>
     %9 = linalg.generic {indexing_maps = [#map4, #map5, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_44, %8 : tensor<1x1x1x16xi64>, tensor<1x1x16x1xi64>) outs(%5 : tensor<1x1x16x16xi1>) {
     ^bb0(%in: i64, %in_125: i64, %out: i1):
-      %234 = arith.cmpi sgt, %in, %in_125 : i64
-      linalg.yield %234 : i1
+      %248 = arith.cmpi sgt, %in, %in_125 : i64
+      linalg.yield %248 : i1
     } -> tensor<1x1x16x16xi1>
-    %10 = linalg.generic {indexing_maps = [#map7, #map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%cst_8, %9 : tensor<i1>, tensor<1x1x16x16xi1>) outs(%5 : tensor<1x1x16x16xi1>) {
+    %10 = linalg.generic {indexing_maps = [#map7, #map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%cst_4, %9 : tensor<i1>, tensor<1x1x16x16xi1>) outs(%5 : tensor<1x1x16x16xi1>) {
     ^bb0(%in: i1, %in_125: i1, %out: i1):
-      %234 = arith.andi %in, %in_125 : i1
-      linalg.yield %234 : i1
+      %248 = arith.andi %in, %in_125 : i1
+      linalg.yield %248 : i1
     } -> tensor<1x1x16x16xi1>
     %11 = linalg.generic {indexing_maps = [#map6, #map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%10, %6 : tensor<1x1x16x16xi1>, tensor<1x1x16x16xi1>) outs(%5 : tensor<1x1x16x16xi1>) {
     ^bb0(%in: i1, %in_125: i1, %out: i1):
-      %234 = arith.andi %in, %in_125 : i1
-      linalg.yield %234 : i1
+      %248 = arith.andi %in, %in_125 : i1
+      linalg.yield %248 : i1
     } -> tensor<1x1x16x16xi1>
     %expanded_45 = tensor.expand_shape %arg1 [[0], [1, 2]] output_shape [1, 16, 1] : tensor<1x16xi64> into tensor<1x16x1xi64>
     %12 = tensor.empty() : tensor<1x16x1xf32>
     %13 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_45 : tensor<1x16x1xi64>) outs(%12 : tensor<1x16x1xf32>) {
     ^bb0(%in: i64, %out: f32):
-      %234 = arith.sitofp %in : i64 to f32
-      linalg.yield %234 : f32
+      %248 = arith.sitofp %in : i64 to f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x1xf32>
     %14 = tensor.empty() : tensor<1x16x8xf32>
-    %15 = linalg.generic {indexing_maps = [#map8, #map9, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%13, %cst_39 : tensor<1x16x1xf32>, tensor<8xf32>) outs(%14 : tensor<1x16x8xf32>) {
+    %15 = linalg.generic {indexing_maps = [#map8, #map9, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%13, %cst_37 : tensor<1x16x1xf32>, tensor<8xf32>) outs(%14 : tensor<1x16x8xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x8xf32>
     %concat = tensor.concat dim(2) %15, %15 : (tensor<1x16x8xf32>, tensor<1x16x8xf32>) -> tensor<1x16x16xf32>
     %16 = tensor.empty() : tensor<1x16x16xf32>
     %17 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%concat : tensor<1x16x16xf32>) outs(%16 : tensor<1x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = math.cos %in : f32
-      linalg.yield %234 : f32
+      %248 = math.cos %in : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x16xf32>
     %18 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%concat : tensor<1x16x16xf32>) outs(%16 : tensor<1x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = math.sin %in : f32
-      linalg.yield %234 : f32
+      %248 = math.sin %in : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x16xf32>
-    %19 = linalg.generic {indexing_maps = [#map8, #map9, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%13, %cst_38 : tensor<1x16x1xf32>, tensor<8xf32>) outs(%14 : tensor<1x16x8xf32>) {
+    %19 = linalg.generic {indexing_maps = [#map8, #map9, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%13, %cst_36 : tensor<1x16x1xf32>, tensor<8xf32>) outs(%14 : tensor<1x16x8xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x8xf32>
     %concat_46 = tensor.concat dim(2) %19, %19 : (tensor<1x16x8xf32>, tensor<1x16x8xf32>) -> tensor<1x16x16xf32>
     %20 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%concat_46 : tensor<1x16x16xf32>) outs(%16 : tensor<1x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = math.cos %in : f32
-      linalg.yield %234 : f32
+      %248 = math.cos %in : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x16xf32>
     %21 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%concat_46 : tensor<1x16x16xf32>) outs(%16 : tensor<1x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = math.sin %in : f32
-      linalg.yield %234 : f32
+      %248 = math.sin %in : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x16xf32>
     %22 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%2 : tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %234 : f32
+      %248 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %248 : f32
     } -> tensor<1x16x64xf32>
     %23 = linalg.fill ins(%cst : f32) outs(%12 : tensor<1x16x1xf32>) -> tensor<1x16x1xf32>
     %24 = linalg.generic {indexing_maps = [#map1, #map8], iterator_types = ["parallel", "parallel", "reduction"]} ins(%22 : tensor<1x16x64xf32>) outs(%23 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.addf %in, %out : f32
-      linalg.yield %234 : f32
+      %248 = arith.addf %in, %out : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x1xf32>
     %25 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%24 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.divf %in, %cst_42 : f32
-      linalg.yield %234 : f32
+      %248 = arith.divf %in, %cst_40 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x1xf32>
     %26 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%25 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.truncf %cst_37 : f64 to f32
-      %235 = arith.addf %in, %234 : f32
-      linalg.yield %235 : f32
+      %248 = arith.truncf %cst_35 : f64 to f32
+      %249 = arith.addf %in, %248 : f32
+      linalg.yield %249 : f32
     } -> tensor<1x16x1xf32>
     %27 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%26 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = math.rsqrt %in : f32
-      linalg.yield %234 : f32
+      %248 = math.rsqrt %in : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x1xf32>
     %28 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%2, %27 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x64xf32>
     %29 = tensor.empty() : tensor<64xf32>
-    %30 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_36 : tensor<64xf32>) outs(%29 : tensor<64xf32>) {
+    %30 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_34 : tensor<64xf32>) outs(%29 : tensor<64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.addf %in, %cst_3 : f32
-      linalg.yield %234 : f32
+      %248 = arith.addf %in, %cst_41 : f32
+      linalg.yield %248 : f32
     } -> tensor<64xf32>
     %31 = linalg.generic {indexing_maps = [#map1, #map9, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%28, %30 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x64xf32>
     %32 = tensor.empty() : tensor<64x64xf32>
-    %transposed = linalg.transpose ins(%cst_35 : tensor<64x64xf32>) outs(%32 : tensor<64x64xf32>) permutation = [1, 0] 
+    %transposed = linalg.transpose ins(%cst_33 : tensor<64x64xf32>) outs(%32 : tensor<64x64xf32>) permutation = [1, 0] 
     %collapsed = tensor.collapse_shape %31 [[0, 1], [2]] : tensor<1x16x64xf32> into tensor<16x64xf32>
     %33 = tensor.empty() : tensor<16x64xf32>
     %34 = linalg.fill ins(%cst : f32) outs(%33 : tensor<16x64xf32>) -> tensor<16x64xf32>
@@ -213,153 +213,153 @@ module {
     %36 = tensor.empty() : tensor<1x4x16x16xf32>
     %transposed_48 = linalg.transpose ins(%expanded_47 : tensor<1x16x4x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) permutation = [0, 2, 1, 3] 
     %37 = tensor.empty() : tensor<64x32xf32>
-    %transposed_49 = linalg.transpose ins(%cst_34 : tensor<32x64xf32>) outs(%37 : tensor<64x32xf32>) permutation = [1, 0] 
+    %transposed_49 = linalg.transpose ins(%cst_32 : tensor<32x64xf32>) outs(%37 : tensor<64x32xf32>) permutation = [1, 0] 
     %38 = tensor.empty() : tensor<16x32xf32>
     %39 = linalg.fill ins(%cst : f32) outs(%38 : tensor<16x32xf32>) -> tensor<16x32xf32>
     %40 = linalg.matmul ins(%collapsed, %transposed_49 : tensor<16x64xf32>, tensor<64x32xf32>) outs(%39 : tensor<16x32xf32>) -> tensor<16x32xf32>
     %expanded_50 = tensor.expand_shape %40 [[0, 1], [2, 3]] output_shape [1, 16, 2, 16] : tensor<16x32xf32> into tensor<1x16x2x16xf32>
     %41 = tensor.empty() : tensor<1x2x16x16xf32>
     %transposed_51 = linalg.transpose ins(%expanded_50 : tensor<1x16x2x16xf32>) outs(%41 : tensor<1x2x16x16xf32>) permutation = [0, 2, 1, 3] 
-    %transposed_52 = linalg.transpose ins(%cst_33 : tensor<32x64xf32>) outs(%37 : tensor<64x32xf32>) permutation = [1, 0] 
+    %transposed_52 = linalg.transpose ins(%cst_31 : tensor<32x64xf32>) outs(%37 : tensor<64x32xf32>) permutation = [1, 0] 
     %42 = linalg.matmul ins(%collapsed, %transposed_52 : tensor<16x64xf32>, tensor<64x32xf32>) outs(%39 : tensor<16x32xf32>) -> tensor<16x32xf32>
     %expanded_53 = tensor.expand_shape %42 [[0, 1], [2, 3]] output_shape [1, 16, 2, 16] : tensor<16x32xf32> into tensor<1x16x2x16xf32>
     %transposed_54 = linalg.transpose ins(%expanded_53 : tensor<1x16x2x16xf32>) outs(%41 : tensor<1x2x16x16xf32>) permutation = [0, 2, 1, 3] 
     %43 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_48 : tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %234 : f32
+      %248 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %248 : f32
     } -> tensor<1x4x16x16xf32>
     %44 = tensor.empty() : tensor<1x4x16x1xf32>
     %45 = linalg.fill ins(%cst : f32) outs(%44 : tensor<1x4x16x1xf32>) -> tensor<1x4x16x1xf32>
     %46 = linalg.generic {indexing_maps = [#map6, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%43 : tensor<1x4x16x16xf32>) outs(%45 : tensor<1x4x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.addf %in, %out : f32
-      linalg.yield %234 : f32
+      %248 = arith.addf %in, %out : f32
+      linalg.yield %248 : f32
     } -> tensor<1x4x16x1xf32>
     %47 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%46 : tensor<1x4x16x1xf32>) outs(%44 : tensor<1x4x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.divf %in, %cst_43 : f32
-      linalg.yield %234 : f32
+      %248 = arith.divf %in, %cst_42 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x4x16x1xf32>
     %48 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%47 : tensor<1x4x16x1xf32>) outs(%44 : tensor<1x4x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.truncf %cst_37 : f64 to f32
-      %235 = arith.addf %in, %234 : f32
-      linalg.yield %235 : f32
+      %248 = arith.truncf %cst_35 : f64 to f32
+      %249 = arith.addf %in, %248 : f32
+      linalg.yield %249 : f32
     } -> tensor<1x4x16x1xf32>
     %49 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%48 : tensor<1x4x16x1xf32>) outs(%44 : tensor<1x4x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = math.rsqrt %in : f32
-      linalg.yield %234 : f32
+      %248 = math.rsqrt %in : f32
+      linalg.yield %248 : f32
     } -> tensor<1x4x16x1xf32>
     %50 = linalg.generic {indexing_maps = [#map6, #map5, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_48, %49 : tensor<1x4x16x16xf32>, tensor<1x4x16x1xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x4x16x16xf32>
     %51 = tensor.empty() : tensor<16xf32>
-    %52 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_32 : tensor<16xf32>) outs(%51 : tensor<16xf32>) {
+    %52 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_30 : tensor<16xf32>) outs(%51 : tensor<16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.addf %in, %cst_3 : f32
-      linalg.yield %234 : f32
+      %248 = arith.addf %in, %cst_41 : f32
+      linalg.yield %248 : f32
     } -> tensor<16xf32>
     %53 = linalg.generic {indexing_maps = [#map6, #map10, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%50, %52 : tensor<1x4x16x16xf32>, tensor<16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x4x16x16xf32>
     %54 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_51 : tensor<1x2x16x16xf32>) outs(%41 : tensor<1x2x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %234 : f32
+      %248 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %248 : f32
     } -> tensor<1x2x16x16xf32>
     %55 = tensor.empty() : tensor<1x2x16x1xf32>
     %56 = linalg.fill ins(%cst : f32) outs(%55 : tensor<1x2x16x1xf32>) -> tensor<1x2x16x1xf32>
     %57 = linalg.generic {indexing_maps = [#map6, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%54 : tensor<1x2x16x16xf32>) outs(%56 : tensor<1x2x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.addf %in, %out : f32
-      linalg.yield %234 : f32
+      %248 = arith.addf %in, %out : f32
+      linalg.yield %248 : f32
     } -> tensor<1x2x16x1xf32>
     %58 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%57 : tensor<1x2x16x1xf32>) outs(%55 : tensor<1x2x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.divf %in, %cst_43 : f32
-      linalg.yield %234 : f32
+      %248 = arith.divf %in, %cst_42 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x2x16x1xf32>
     %59 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%58 : tensor<1x2x16x1xf32>) outs(%55 : tensor<1x2x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.truncf %cst_37 : f64 to f32
-      %235 = arith.addf %in, %234 : f32
-      linalg.yield %235 : f32
+      %248 = arith.truncf %cst_35 : f64 to f32
+      %249 = arith.addf %in, %248 : f32
+      linalg.yield %249 : f32
     } -> tensor<1x2x16x1xf32>
     %60 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%59 : tensor<1x2x16x1xf32>) outs(%55 : tensor<1x2x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = math.rsqrt %in : f32
-      linalg.yield %234 : f32
+      %248 = math.rsqrt %in : f32
+      linalg.yield %248 : f32
     } -> tensor<1x2x16x1xf32>
     %61 = linalg.generic {indexing_maps = [#map6, #map5, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_51, %60 : tensor<1x2x16x16xf32>, tensor<1x2x16x1xf32>) outs(%41 : tensor<1x2x16x16xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x2x16x16xf32>
-    %62 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_31 : tensor<16xf32>) outs(%51 : tensor<16xf32>) {
+    %62 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_29 : tensor<16xf32>) outs(%51 : tensor<16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.addf %in, %cst_3 : f32
-      linalg.yield %234 : f32
+      %248 = arith.addf %in, %cst_41 : f32
+      linalg.yield %248 : f32
     } -> tensor<16xf32>
     %63 = linalg.generic {indexing_maps = [#map6, #map10, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%61, %62 : tensor<1x2x16x16xf32>, tensor<16xf32>) outs(%41 : tensor<1x2x16x16xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x2x16x16xf32>
     %expanded_55 = tensor.expand_shape %17 [[0], [1, 2], [3]] output_shape [1, 1, 16, 16] : tensor<1x16x16xf32> into tensor<1x1x16x16xf32>
     %expanded_56 = tensor.expand_shape %18 [[0], [1, 2], [3]] output_shape [1, 1, 16, 16] : tensor<1x16x16xf32> into tensor<1x1x16x16xf32>
     %64 = linalg.generic {indexing_maps = [#map6, #map11, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%53, %expanded_55 : tensor<1x4x16x16xf32>, tensor<1x1x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x4x16x16xf32>
     %extracted_slice = tensor.extract_slice %53[0, 0, 0, 0] [1, 4, 16, 8] [1, 1, 1, 1] : tensor<1x4x16x16xf32> to tensor<1x4x16x8xf32>
     %extracted_slice_57 = tensor.extract_slice %53[0, 0, 0, 8] [1, 4, 16, 8] [1, 1, 1, 1] : tensor<1x4x16x16xf32> to tensor<1x4x16x8xf32>
     %65 = tensor.empty() : tensor<1x4x16x8xf32>
     %66 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_57 : tensor<1x4x16x8xf32>) outs(%65 : tensor<1x4x16x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.negf %in : f32
-      linalg.yield %234 : f32
+      %248 = arith.negf %in : f32
+      linalg.yield %248 : f32
     } -> tensor<1x4x16x8xf32>
     %concat_58 = tensor.concat dim(3) %66, %extracted_slice : (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>) -> tensor<1x4x16x16xf32>
     %67 = linalg.generic {indexing_maps = [#map6, #map11, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_58, %expanded_56 : tensor<1x4x16x16xf32>, tensor<1x1x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x4x16x16xf32>
     %68 = linalg.generic {indexing_maps = [#map6, #map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%64, %67 : tensor<1x4x16x16xf32>, tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.addf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.addf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x4x16x16xf32>
     %69 = linalg.generic {indexing_maps = [#map6, #map11, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%63, %expanded_55 : tensor<1x2x16x16xf32>, tensor<1x1x16x16xf32>) outs(%41 : tensor<1x2x16x16xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x2x16x16xf32>
     %extracted_slice_59 = tensor.extract_slice %63[0, 0, 0, 0] [1, 2, 16, 8] [1, 1, 1, 1] : tensor<1x2x16x16xf32> to tensor<1x2x16x8xf32>
     %extracted_slice_60 = tensor.extract_slice %63[0, 0, 0, 8] [1, 2, 16, 8] [1, 1, 1, 1] : tensor<1x2x16x16xf32> to tensor<1x2x16x8xf32>
     %70 = tensor.empty() : tensor<1x2x16x8xf32>
     %71 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_60 : tensor<1x2x16x8xf32>) outs(%70 : tensor<1x2x16x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.negf %in : f32
-      linalg.yield %234 : f32
+      %248 = arith.negf %in : f32
+      linalg.yield %248 : f32
     } -> tensor<1x2x16x8xf32>
     %concat_61 = tensor.concat dim(3) %71, %extracted_slice_59 : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x16xf32>
     %72 = linalg.generic {indexing_maps = [#map6, #map11, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_61, %expanded_56 : tensor<1x2x16x16xf32>, tensor<1x1x16x16xf32>) outs(%41 : tensor<1x2x16x16xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x2x16x16xf32>
     %73 = linalg.generic {indexing_maps = [#map6, #map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%69, %72 : tensor<1x2x16x16xf32>, tensor<1x2x16x16xf32>) outs(%41 : tensor<1x2x16x16xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.addf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.addf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x2x16x16xf32>
     %74 = tensor.empty() : tensor<1x2x2x16x16xf32>
     %75 = linalg.generic {indexing_maps = [#map12, #map13], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%73 : tensor<1x2x16x16xf32>) outs(%74 : tensor<1x2x2x16x16xf32>) {
@@ -372,21 +372,21 @@ module {
       linalg.yield %in : f32
     } -> tensor<1x2x2x16x16xf32>
     %77 = tensor.empty() : tensor<1x1x16x16xf32>
-    %78 = linalg.generic {indexing_maps = [#map6, #map7, #map7, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%11, %cst_6, %cst_7 : tensor<1x1x16x16xi1>, tensor<f32>, tensor<f32>) outs(%77 : tensor<1x1x16x16xf32>) {
+    %78 = linalg.generic {indexing_maps = [#map6, #map7, #map7, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%11, %cst_2, %cst_3 : tensor<1x1x16x16xi1>, tensor<f32>, tensor<f32>) outs(%77 : tensor<1x1x16x16xf32>) {
     ^bb0(%in: i1, %in_125: f32, %in_126: f32, %out: f32):
-      %234 = arith.select %in, %in_125, %in_126 : f32
-      linalg.yield %234 : f32
+      %248 = arith.select %in, %in_125, %in_126 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x1x16x16xf32>
     %79 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%68 : tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.mulf %in, %cst_4 : f32
-      linalg.yield %234 : f32
+      %248 = arith.mulf %in, %cst_43 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x4x16x16xf32>
     %transposed_63 = linalg.transpose ins(%collapsed_62 : tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) permutation = [0, 1, 3, 2] 
     %80 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_63 : tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.mulf %in, %cst_4 : f32
-      linalg.yield %234 : f32
+      %248 = arith.mulf %in, %cst_43 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x4x16x16xf32>
     %collapsed_64 = tensor.collapse_shape %79 [[0, 1], [2], [3]] : tensor<1x4x16x16xf32> into tensor<4x16x16xf32>
     %collapsed_65 = tensor.collapse_shape %80 [[0, 1], [2], [3]] : tensor<1x4x16x16xf32> into tensor<4x16x16xf32>
@@ -396,8 +396,8 @@ module {
     %expanded_66 = tensor.expand_shape %83 [[0, 1], [2], [3]] output_shape [1, 4, 16, 16] : tensor<4x16x16xf32> into tensor<1x4x16x16xf32>
     %84 = linalg.generic {indexing_maps = [#map6, #map11, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_66, %78 : tensor<1x4x16x16xf32>, tensor<1x1x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.addf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.addf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x4x16x16xf32>
     %85 = tensor.empty() : tensor<1x4x16xi64>
     %86 = linalg.fill ins(%c0_i64 : i64) outs(%85 : tensor<1x4x16xi64>) -> tensor<1x4x16xi64>
@@ -405,52 +405,52 @@ module {
     %88 = linalg.fill ins(%cst_0 : f32) outs(%87 : tensor<1x4x16xf32>) -> tensor<1x4x16xf32>
     %89:2 = linalg.generic {indexing_maps = [#map6, #map14, #map14], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%84 : tensor<1x4x16x16xf32>) outs(%88, %86 : tensor<1x4x16xf32>, tensor<1x4x16xi64>) {
     ^bb0(%in: f32, %out: f32, %out_125: i64):
-      %234 = linalg.index 3 : index
-      %235 = arith.index_cast %234 : index to i64
-      %236 = arith.maximumf %in, %out : f32
-      %237 = arith.cmpf ogt, %in, %out : f32
-      %238 = arith.select %237, %235, %out_125 : i64
-      linalg.yield %236, %238 : f32, i64
+      %248 = linalg.index 3 : index
+      %249 = arith.index_cast %248 : index to i64
+      %250 = arith.maximumf %in, %out : f32
+      %251 = arith.cmpf ogt, %in, %out : f32
+      %252 = arith.select %251, %249, %out_125 : i64
+      linalg.yield %250, %252 : f32, i64
     } -> (tensor<1x4x16xf32>, tensor<1x4x16xi64>)
     %expanded_67 = tensor.expand_shape %89#0 [[0], [1], [2, 3]] output_shape [1, 4, 16, 1] : tensor<1x4x16xf32> into tensor<1x4x16x1xf32>
     %90 = linalg.generic {indexing_maps = [#map6, #map5, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%84, %expanded_67 : tensor<1x4x16x16xf32>, tensor<1x4x16x1xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.subf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.subf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x4x16x16xf32>
     %91 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%90 : tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = math.exp %in : f32
-      linalg.yield %234 : f32
+      %248 = math.exp %in : f32
+      linalg.yield %248 : f32
     } -> tensor<1x4x16x16xf32>
     %92 = linalg.generic {indexing_maps = [#map6, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%91 : tensor<1x4x16x16xf32>) outs(%45 : tensor<1x4x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.addf %in, %out : f32
-      linalg.yield %234 : f32
+      %248 = arith.addf %in, %out : f32
+      linalg.yield %248 : f32
     } -> tensor<1x4x16x1xf32>
     %93 = linalg.generic {indexing_maps = [#map6, #map5, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%91, %92 : tensor<1x4x16x16xf32>, tensor<1x4x16x1xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.divf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.divf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x4x16x16xf32>
     %94 = tensor.empty() : tensor<1x4x16x16xi1>
     %95 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%84 : tensor<1x4x16x16xf32>) outs(%94 : tensor<1x4x16x16xi1>) {
     ^bb0(%in: f32, %out: i1):
-      %234 = arith.extf %in : f32 to f64
-      %235 = arith.cmpf oeq, %234, %cst_30 : f64
-      linalg.yield %235 : i1
+      %248 = arith.extf %in : f32 to f64
+      %249 = arith.cmpf oeq, %248, %cst_28 : f64
+      linalg.yield %249 : i1
     } -> tensor<1x4x16x16xi1>
     %96 = tensor.empty() : tensor<1x4x16x1xi1>
     %97 = linalg.fill ins(%true : i1) outs(%96 : tensor<1x4x16x1xi1>) -> tensor<1x4x16x1xi1>
     %98 = linalg.generic {indexing_maps = [#map6, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%95 : tensor<1x4x16x16xi1>) outs(%97 : tensor<1x4x16x1xi1>) {
     ^bb0(%in: i1, %out: i1):
-      %234 = arith.andi %in, %out : i1
-      linalg.yield %234 : i1
+      %248 = arith.andi %in, %out : i1
+      linalg.yield %248 : i1
     } -> tensor<1x4x16x1xi1>
-    %99 = linalg.generic {indexing_maps = [#map5, #map6, #map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%98, %cst_5, %93 : tensor<1x4x16x1xi1>, tensor<1x4x16x16xf32>, tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
+    %99 = linalg.generic {indexing_maps = [#map5, #map6, #map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%98, %cst_1, %93 : tensor<1x4x16x1xi1>, tensor<1x4x16x16xf32>, tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: i1, %in_125: f32, %in_126: f32, %out: f32):
-      %234 = arith.select %in, %in_125, %in_126 : f32
-      linalg.yield %234 : f32
+      %248 = arith.select %in, %in_125, %in_126 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x4x16x16xf32>
     %collapsed_68 = tensor.collapse_shape %99 [[0, 1], [2], [3]] : tensor<1x4x16x16xf32> into tensor<4x16x16xf32>
     %collapsed_69 = tensor.collapse_shape %76 [[0, 1, 2], [3], [4]] : tensor<1x2x2x16x16xf32> into tensor<4x16x16xf32>
@@ -458,99 +458,99 @@ module {
     %expanded_70 = tensor.expand_shape %100 [[0, 1], [2], [3]] output_shape [1, 4, 16, 16] : tensor<4x16x16xf32> into tensor<1x4x16x16xf32>
     %101 = tensor.empty() : tensor<1x16x4x16xf32>
     %transposed_71 = linalg.transpose ins(%expanded_70 : tensor<1x4x16x16xf32>) outs(%101 : tensor<1x16x4x16xf32>) permutation = [0, 2, 1, 3] 
-    %transposed_72 = linalg.transpose ins(%cst_29 : tensor<64x64xf32>) outs(%32 : tensor<64x64xf32>) permutation = [1, 0] 
+    %transposed_72 = linalg.transpose ins(%cst_27 : tensor<64x64xf32>) outs(%32 : tensor<64x64xf32>) permutation = [1, 0] 
     %collapsed_73 = tensor.collapse_shape %transposed_71 [[0, 1], [2, 3]] : tensor<1x16x4x16xf32> into tensor<16x64xf32>
     %102 = linalg.matmul ins(%collapsed_73, %transposed_72 : tensor<16x64xf32>, tensor<64x64xf32>) outs(%34 : tensor<16x64xf32>) -> tensor<16x64xf32>
     %expanded_74 = tensor.expand_shape %102 [[0, 1], [2]] output_shape [1, 16, 64] : tensor<16x64xf32> into tensor<1x16x64xf32>
     %103 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_74 : tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %234 : f32
+      %248 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %248 : f32
     } -> tensor<1x16x64xf32>
     %104 = linalg.generic {indexing_maps = [#map1, #map8], iterator_types = ["parallel", "parallel", "reduction"]} ins(%103 : tensor<1x16x64xf32>) outs(%23 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.addf %in, %out : f32
-      linalg.yield %234 : f32
+      %248 = arith.addf %in, %out : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x1xf32>
     %105 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%104 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.divf %in, %cst_42 : f32
-      linalg.yield %234 : f32
+      %248 = arith.divf %in, %cst_40 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x1xf32>
     %106 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%105 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.truncf %cst_37 : f64 to f32
-      %235 = arith.addf %in, %234 : f32
-      linalg.yield %235 : f32
+      %248 = arith.truncf %cst_35 : f64 to f32
+      %249 = arith.addf %in, %248 : f32
+      linalg.yield %249 : f32
     } -> tensor<1x16x1xf32>
     %107 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%106 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = math.rsqrt %in : f32
-      linalg.yield %234 : f32
+      %248 = math.rsqrt %in : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x1xf32>
     %108 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_74, %107 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x64xf32>
-    %109 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_28 : tensor<64xf32>) outs(%29 : tensor<64xf32>) {
+    %109 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_26 : tensor<64xf32>) outs(%29 : tensor<64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.addf %in, %cst_3 : f32
-      linalg.yield %234 : f32
+      %248 = arith.addf %in, %cst_41 : f32
+      linalg.yield %248 : f32
     } -> tensor<64xf32>
     %110 = linalg.generic {indexing_maps = [#map1, #map9, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%108, %109 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x64xf32>
     %111 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%2, %110 : tensor<1x16x64xf32>, tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.addf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.addf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x64xf32>
     %112 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%111 : tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %234 : f32
+      %248 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %248 : f32
     } -> tensor<1x16x64xf32>
     %113 = linalg.generic {indexing_maps = [#map1, #map8], iterator_types = ["parallel", "parallel", "reduction"]} ins(%112 : tensor<1x16x64xf32>) outs(%23 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.addf %in, %out : f32
-      linalg.yield %234 : f32
+      %248 = arith.addf %in, %out : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x1xf32>
     %114 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%113 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.divf %in, %cst_42 : f32
-      linalg.yield %234 : f32
+      %248 = arith.divf %in, %cst_40 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x1xf32>
     %115 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%114 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.truncf %cst_37 : f64 to f32
-      %235 = arith.addf %in, %234 : f32
-      linalg.yield %235 : f32
+      %248 = arith.truncf %cst_35 : f64 to f32
+      %249 = arith.addf %in, %248 : f32
+      linalg.yield %249 : f32
     } -> tensor<1x16x1xf32>
     %116 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%115 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = math.rsqrt %in : f32
-      linalg.yield %234 : f32
+      %248 = math.rsqrt %in : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x1xf32>
     %117 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%111, %116 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x64xf32>
-    %118 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_27 : tensor<64xf32>) outs(%29 : tensor<64xf32>) {
+    %118 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_25 : tensor<64xf32>) outs(%29 : tensor<64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.addf %in, %cst_3 : f32
-      linalg.yield %234 : f32
+      %248 = arith.addf %in, %cst_41 : f32
+      linalg.yield %248 : f32
     } -> tensor<64xf32>
     %119 = linalg.generic {indexing_maps = [#map1, #map9, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%117, %118 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x64xf32>
     %120 = tensor.empty() : tensor<64x128xf32>
-    %transposed_75 = linalg.transpose ins(%cst_26 : tensor<128x64xf32>) outs(%120 : tensor<64x128xf32>) permutation = [1, 0] 
+    %transposed_75 = linalg.transpose ins(%cst_24 : tensor<128x64xf32>) outs(%120 : tensor<64x128xf32>) permutation = [1, 0] 
     %collapsed_76 = tensor.collapse_shape %119 [[0, 1], [2]] : tensor<1x16x64xf32> into tensor<16x64xf32>
     %121 = tensor.empty() : tensor<16x128xf32>
     %122 = linalg.fill ins(%cst : f32) outs(%121 : tensor<16x128xf32>) -> tensor<16x128xf32>
@@ -559,557 +559,617 @@ module {
     %124 = tensor.empty() : tensor<1x16x128xf32>
     %125 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_77 : tensor<1x16x128xf32>) outs(%124 : tensor<1x16x128xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = math.fpowi %in, %c3_i64 : f32, i64
-      %235 = arith.mulf %234, %cst_1 : f32
-      %236 = arith.addf %in, %235 : f32
-      %237 = arith.mulf %236, %cst_2 : f32
-      %238 = math.tanh %237 : f32
-      %239 = arith.addf %238, %cst_3 : f32
-      %240 = arith.mulf %239, %cst_4 : f32
-      %241 = arith.mulf %in, %240 : f32
-      linalg.yield %241 : f32
+      %248 = arith.mulf %in, %cst_43 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x128xf32>
-    %transposed_78 = linalg.transpose ins(%cst_25 : tensor<128x64xf32>) outs(%120 : tensor<64x128xf32>) permutation = [1, 0] 
-    %126 = linalg.matmul ins(%collapsed_76, %transposed_78 : tensor<16x64xf32>, tensor<64x128xf32>) outs(%122 : tensor<16x128xf32>) -> tensor<16x128xf32>
-    %expanded_79 = tensor.expand_shape %126 [[0, 1], [2]] output_shape [1, 16, 128] : tensor<16x128xf32> into tensor<1x16x128xf32>
-    %127 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%125, %expanded_79 : tensor<1x16x128xf32>, tensor<1x16x128xf32>) outs(%124 : tensor<1x16x128xf32>) {
-    ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
+    %126 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_77 : tensor<1x16x128xf32>) outs(%124 : tensor<1x16x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %248 = math.fpowi %in, %c3_i64 : f32, i64
+      linalg.yield %248 : f32
     } -> tensor<1x16x128xf32>
-    %128 = tensor.empty() : tensor<128x64xf32>
-    %transposed_80 = linalg.transpose ins(%cst_24 : tensor<64x128xf32>) outs(%128 : tensor<128x64xf32>) permutation = [1, 0] 
-    %collapsed_81 = tensor.collapse_shape %127 [[0, 1], [2]] : tensor<1x16x128xf32> into tensor<16x128xf32>
-    %129 = linalg.matmul ins(%collapsed_81, %transposed_80 : tensor<16x128xf32>, tensor<128x64xf32>) outs(%34 : tensor<16x64xf32>) -> tensor<16x64xf32>
-    %expanded_82 = tensor.expand_shape %129 [[0, 1], [2]] output_shape [1, 16, 64] : tensor<16x64xf32> into tensor<1x16x64xf32>
-    %130 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_82 : tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %127 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%126 : tensor<1x16x128xf32>) outs(%124 : tensor<1x16x128xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %234 : f32
-    } -> tensor<1x16x64xf32>
-    %131 = linalg.generic {indexing_maps = [#map1, #map8], iterator_types = ["parallel", "parallel", "reduction"]} ins(%130 : tensor<1x16x64xf32>) outs(%23 : tensor<1x16x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %234 = arith.addf %in, %out : f32
-      linalg.yield %234 : f32
-    } -> tensor<1x16x1xf32>
-    %132 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%131 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %234 = arith.divf %in, %cst_42 : f32
-      linalg.yield %234 : f32
-    } -> tensor<1x16x1xf32>
-    %133 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%132 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %234 = arith.truncf %cst_37 : f64 to f32
-      %235 = arith.addf %in, %234 : f32
-      linalg.yield %235 : f32
-    } -> tensor<1x16x1xf32>
-    %134 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%133 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %234 = math.rsqrt %in : f32
-      linalg.yield %234 : f32
-    } -> tensor<1x16x1xf32>
-    %135 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_82, %134 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
+      %248 = arith.truncf %cst_23 : f64 to f32
+      %249 = arith.mulf %in, %248 : f32
+      linalg.yield %249 : f32
+    } -> tensor<1x16x128xf32>
+    %128 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_77, %127 : tensor<1x16x128xf32>, tensor<1x16x128xf32>) outs(%124 : tensor<1x16x128xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
-    } -> tensor<1x16x64xf32>
-    %136 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_23 : tensor<64xf32>) outs(%29 : tensor<64xf32>) {
+      %248 = arith.addf %in, %in_125 : f32
+      linalg.yield %248 : f32
+    } -> tensor<1x16x128xf32>
+    %129 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%128 : tensor<1x16x128xf32>) outs(%124 : tensor<1x16x128xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.addf %in, %cst_3 : f32
-      linalg.yield %234 : f32
-    } -> tensor<64xf32>
-    %137 = linalg.generic {indexing_maps = [#map1, #map9, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%135, %136 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+      %248 = arith.truncf %cst_22 : f64 to f32
+      %249 = arith.mulf %in, %248 : f32
+      linalg.yield %249 : f32
+    } -> tensor<1x16x128xf32>
+    %130 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%129 : tensor<1x16x128xf32>) outs(%124 : tensor<1x16x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %248 = math.tanh %in : f32
+      linalg.yield %248 : f32
+    } -> tensor<1x16x128xf32>
+    %131 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%130 : tensor<1x16x128xf32>) outs(%124 : tensor<1x16x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %248 = arith.addf %in, %cst_41 : f32
+      linalg.yield %248 : f32
+    } -> tensor<1x16x128xf32>
+    %132 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%125, %131 : tensor<1x16x128xf32>, tensor<1x16x128xf32>) outs(%124 : tensor<1x16x128xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
-    } -> tensor<1x16x64xf32>
-    %138 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%111, %137 : tensor<1x16x64xf32>, tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
+    } -> tensor<1x16x128xf32>
+    %transposed_78 = linalg.transpose ins(%cst_21 : tensor<128x64xf32>) outs(%120 : tensor<64x128xf32>) permutation = [1, 0] 
+    %133 = linalg.matmul ins(%collapsed_76, %transposed_78 : tensor<16x64xf32>, tensor<64x128xf32>) outs(%122 : tensor<16x128xf32>) -> tensor<16x128xf32>
+    %expanded_79 = tensor.expand_shape %133 [[0, 1], [2]] output_shape [1, 16, 128] : tensor<16x128xf32> into tensor<1x16x128xf32>
+    %134 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%132, %expanded_79 : tensor<1x16x128xf32>, tensor<1x16x128xf32>) outs(%124 : tensor<1x16x128xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.addf %in, %in_125 : f32
-      linalg.yield %234 : f32
-    } -> tensor<1x16x64xf32>
-    %139 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%138 : tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
+    } -> tensor<1x16x128xf32>
+    %135 = tensor.empty() : tensor<128x64xf32>
+    %transposed_80 = linalg.transpose ins(%cst_20 : tensor<64x128xf32>) outs(%135 : tensor<128x64xf32>) permutation = [1, 0] 
+    %collapsed_81 = tensor.collapse_shape %134 [[0, 1], [2]] : tensor<1x16x128xf32> into tensor<16x128xf32>
+    %136 = linalg.matmul ins(%collapsed_81, %transposed_80 : tensor<16x128xf32>, tensor<128x64xf32>) outs(%34 : tensor<16x64xf32>) -> tensor<16x64xf32>
+    %expanded_82 = tensor.expand_shape %136 [[0, 1], [2]] output_shape [1, 16, 64] : tensor<16x64xf32> into tensor<1x16x64xf32>
+    %137 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_82 : tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %234 : f32
+      %248 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %248 : f32
     } -> tensor<1x16x64xf32>
-    %140 = linalg.generic {indexing_maps = [#map1, #map8], iterator_types = ["parallel", "parallel", "reduction"]} ins(%139 : tensor<1x16x64xf32>) outs(%23 : tensor<1x16x1xf32>) {
+    %138 = linalg.generic {indexing_maps = [#map1, #map8], iterator_types = ["parallel", "parallel", "reduction"]} ins(%137 : tensor<1x16x64xf32>) outs(%23 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.addf %in, %out : f32
-      linalg.yield %234 : f32
+      %248 = arith.addf %in, %out : f32
+      linalg.yield %248 : f32
+    } -> tensor<1x16x1xf32>
+    %139 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%138 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %248 = arith.divf %in, %cst_40 : f32
+      linalg.yield %248 : f32
+    } -> tensor<1x16x1xf32>
+    %140 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%139 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %248 = arith.truncf %cst_35 : f64 to f32
+      %249 = arith.addf %in, %248 : f32
+      linalg.yield %249 : f32
     } -> tensor<1x16x1xf32>
     %141 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%140 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.divf %in, %cst_42 : f32
-      linalg.yield %234 : f32
+      %248 = math.rsqrt %in : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x1xf32>
-    %142 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%141 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %234 = arith.truncf %cst_37 : f64 to f32
-      %235 = arith.addf %in, %234 : f32
-      linalg.yield %235 : f32
-    } -> tensor<1x16x1xf32>
-    %143 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%142 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %234 = math.rsqrt %in : f32
-      linalg.yield %234 : f32
-    } -> tensor<1x16x1xf32>
-    %144 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%138, %143 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %142 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_82, %141 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x64xf32>
-    %145 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_22 : tensor<64xf32>) outs(%29 : tensor<64xf32>) {
+    %143 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_19 : tensor<64xf32>) outs(%29 : tensor<64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.addf %in, %cst_3 : f32
-      linalg.yield %234 : f32
+      %248 = arith.addf %in, %cst_41 : f32
+      linalg.yield %248 : f32
     } -> tensor<64xf32>
-    %146 = linalg.generic {indexing_maps = [#map1, #map9, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%144, %145 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %144 = linalg.generic {indexing_maps = [#map1, #map9, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%142, %143 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x64xf32>
-    %transposed_83 = linalg.transpose ins(%cst_21 : tensor<64x64xf32>) outs(%32 : tensor<64x64xf32>) permutation = [1, 0] 
-    %collapsed_84 = tensor.collapse_shape %146 [[0, 1], [2]] : tensor<1x16x64xf32> into tensor<16x64xf32>
-    %147 = linalg.matmul ins(%collapsed_84, %transposed_83 : tensor<16x64xf32>, tensor<64x64xf32>) outs(%34 : tensor<16x64xf32>) -> tensor<16x64xf32>
-    %expanded_85 = tensor.expand_shape %147 [[0, 1], [2, 3]] output_shape [1, 16, 4, 16] : tensor<16x64xf32> into tensor<1x16x4x16xf32>
+    %145 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%111, %144 : tensor<1x16x64xf32>, tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    ^bb0(%in: f32, %in_125: f32, %out: f32):
+      %248 = arith.addf %in, %in_125 : f32
+      linalg.yield %248 : f32
+    } -> tensor<1x16x64xf32>
+    %146 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%145 : tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %248 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %248 : f32
+    } -> tensor<1x16x64xf32>
+    %147 = linalg.generic {indexing_maps = [#map1, #map8], iterator_types = ["parallel", "parallel", "reduction"]} ins(%146 : tensor<1x16x64xf32>) outs(%23 : tensor<1x16x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %248 = arith.addf %in, %out : f32
+      linalg.yield %248 : f32
+    } -> tensor<1x16x1xf32>
+    %148 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%147 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %248 = arith.divf %in, %cst_40 : f32
+      linalg.yield %248 : f32
+    } -> tensor<1x16x1xf32>
+    %149 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%148 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %248 = arith.truncf %cst_35 : f64 to f32
+      %249 = arith.addf %in, %248 : f32
+      linalg.yield %249 : f32
+    } -> tensor<1x16x1xf32>
+    %150 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%149 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %248 = math.rsqrt %in : f32
+      linalg.yield %248 : f32
+    } -> tensor<1x16x1xf32>
+    %151 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%145, %150 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    ^bb0(%in: f32, %in_125: f32, %out: f32):
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
+    } -> tensor<1x16x64xf32>
+    %152 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_18 : tensor<64xf32>) outs(%29 : tensor<64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %248 = arith.addf %in, %cst_41 : f32
+      linalg.yield %248 : f32
+    } -> tensor<64xf32>
+    %153 = linalg.generic {indexing_maps = [#map1, #map9, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%151, %152 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    ^bb0(%in: f32, %in_125: f32, %out: f32):
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
+    } -> tensor<1x16x64xf32>
+    %transposed_83 = linalg.transpose ins(%cst_17 : tensor<64x64xf32>) outs(%32 : tensor<64x64xf32>) permutation = [1, 0] 
+    %collapsed_84 = tensor.collapse_shape %153 [[0, 1], [2]] : tensor<1x16x64xf32> into tensor<16x64xf32>
+    %154 = linalg.matmul ins(%collapsed_84, %transposed_83 : tensor<16x64xf32>, tensor<64x64xf32>) outs(%34 : tensor<16x64xf32>) -> tensor<16x64xf32>
+    %expanded_85 = tensor.expand_shape %154 [[0, 1], [2, 3]] output_shape [1, 16, 4, 16] : tensor<16x64xf32> into tensor<1x16x4x16xf32>
     %transposed_86 = linalg.transpose ins(%expanded_85 : tensor<1x16x4x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) permutation = [0, 2, 1, 3] 
-    %transposed_87 = linalg.transpose ins(%cst_20 : tensor<32x64xf32>) outs(%37 : tensor<64x32xf32>) permutation = [1, 0] 
-    %148 = linalg.matmul ins(%collapsed_84, %transposed_87 : tensor<16x64xf32>, tensor<64x32xf32>) outs(%39 : tensor<16x32xf32>) -> tensor<16x32xf32>
-    %expanded_88 = tensor.expand_shape %148 [[0, 1], [2, 3]] output_shape [1, 16, 2, 16] : tensor<16x32xf32> into tensor<1x16x2x16xf32>
+    %transposed_87 = linalg.transpose ins(%cst_16 : tensor<32x64xf32>) outs(%37 : tensor<64x32xf32>) permutation = [1, 0] 
+    %155 = linalg.matmul ins(%collapsed_84, %transposed_87 : tensor<16x64xf32>, tensor<64x32xf32>) outs(%39 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %expanded_88 = tensor.expand_shape %155 [[0, 1], [2, 3]] output_shape [1, 16, 2, 16] : tensor<16x32xf32> into tensor<1x16x2x16xf32>
     %transposed_89 = linalg.transpose ins(%expanded_88 : tensor<1x16x2x16xf32>) outs(%41 : tensor<1x2x16x16xf32>) permutation = [0, 2, 1, 3] 
-    %transposed_90 = linalg.transpose ins(%cst_19 : tensor<32x64xf32>) outs(%37 : tensor<64x32xf32>) permutation = [1, 0] 
-    %149 = linalg.matmul ins(%collapsed_84, %transposed_90 : tensor<16x64xf32>, tensor<64x32xf32>) outs(%39 : tensor<16x32xf32>) -> tensor<16x32xf32>
-    %expanded_91 = tensor.expand_shape %149 [[0, 1], [2, 3]] output_shape [1, 16, 2, 16] : tensor<16x32xf32> into tensor<1x16x2x16xf32>
+    %transposed_90 = linalg.transpose ins(%cst_15 : tensor<32x64xf32>) outs(%37 : tensor<64x32xf32>) permutation = [1, 0] 
+    %156 = linalg.matmul ins(%collapsed_84, %transposed_90 : tensor<16x64xf32>, tensor<64x32xf32>) outs(%39 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %expanded_91 = tensor.expand_shape %156 [[0, 1], [2, 3]] output_shape [1, 16, 2, 16] : tensor<16x32xf32> into tensor<1x16x2x16xf32>
     %transposed_92 = linalg.transpose ins(%expanded_91 : tensor<1x16x2x16xf32>) outs(%41 : tensor<1x2x16x16xf32>) permutation = [0, 2, 1, 3] 
-    %150 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_86 : tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
+    %157 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_86 : tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %234 : f32
+      %248 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %248 : f32
     } -> tensor<1x4x16x16xf32>
-    %151 = linalg.generic {indexing_maps = [#map6, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%150 : tensor<1x4x16x16xf32>) outs(%45 : tensor<1x4x16x1xf32>) {
+    %158 = linalg.generic {indexing_maps = [#map6, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%157 : tensor<1x4x16x16xf32>) outs(%45 : tensor<1x4x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.addf %in, %out : f32
-      linalg.yield %234 : f32
+      %248 = arith.addf %in, %out : f32
+      linalg.yield %248 : f32
     } -> tensor<1x4x16x1xf32>
-    %152 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%151 : tensor<1x4x16x1xf32>) outs(%44 : tensor<1x4x16x1xf32>) {
+    %159 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%158 : tensor<1x4x16x1xf32>) outs(%44 : tensor<1x4x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.divf %in, %cst_43 : f32
-      linalg.yield %234 : f32
+      %248 = arith.divf %in, %cst_42 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x4x16x1xf32>
-    %153 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%152 : tensor<1x4x16x1xf32>) outs(%44 : tensor<1x4x16x1xf32>) {
+    %160 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%159 : tensor<1x4x16x1xf32>) outs(%44 : tensor<1x4x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.truncf %cst_37 : f64 to f32
-      %235 = arith.addf %in, %234 : f32
-      linalg.yield %235 : f32
+      %248 = arith.truncf %cst_35 : f64 to f32
+      %249 = arith.addf %in, %248 : f32
+      linalg.yield %249 : f32
     } -> tensor<1x4x16x1xf32>
-    %154 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%153 : tensor<1x4x16x1xf32>) outs(%44 : tensor<1x4x16x1xf32>) {
+    %161 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%160 : tensor<1x4x16x1xf32>) outs(%44 : tensor<1x4x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = math.rsqrt %in : f32
-      linalg.yield %234 : f32
+      %248 = math.rsqrt %in : f32
+      linalg.yield %248 : f32
     } -> tensor<1x4x16x1xf32>
-    %155 = linalg.generic {indexing_maps = [#map6, #map5, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_86, %154 : tensor<1x4x16x16xf32>, tensor<1x4x16x1xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
+    %162 = linalg.generic {indexing_maps = [#map6, #map5, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_86, %161 : tensor<1x4x16x16xf32>, tensor<1x4x16x1xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x4x16x16xf32>
-    %156 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_18 : tensor<16xf32>) outs(%51 : tensor<16xf32>) {
+    %163 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_14 : tensor<16xf32>) outs(%51 : tensor<16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.addf %in, %cst_3 : f32
-      linalg.yield %234 : f32
+      %248 = arith.addf %in, %cst_41 : f32
+      linalg.yield %248 : f32
     } -> tensor<16xf32>
-    %157 = linalg.generic {indexing_maps = [#map6, #map10, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%155, %156 : tensor<1x4x16x16xf32>, tensor<16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
+    %164 = linalg.generic {indexing_maps = [#map6, #map10, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%162, %163 : tensor<1x4x16x16xf32>, tensor<16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x4x16x16xf32>
-    %158 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_89 : tensor<1x2x16x16xf32>) outs(%41 : tensor<1x2x16x16xf32>) {
+    %165 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_89 : tensor<1x2x16x16xf32>) outs(%41 : tensor<1x2x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %234 : f32
+      %248 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %248 : f32
     } -> tensor<1x2x16x16xf32>
-    %159 = linalg.generic {indexing_maps = [#map6, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%158 : tensor<1x2x16x16xf32>) outs(%56 : tensor<1x2x16x1xf32>) {
+    %166 = linalg.generic {indexing_maps = [#map6, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%165 : tensor<1x2x16x16xf32>) outs(%56 : tensor<1x2x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.addf %in, %out : f32
-      linalg.yield %234 : f32
+      %248 = arith.addf %in, %out : f32
+      linalg.yield %248 : f32
     } -> tensor<1x2x16x1xf32>
-    %160 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%159 : tensor<1x2x16x1xf32>) outs(%55 : tensor<1x2x16x1xf32>) {
+    %167 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%166 : tensor<1x2x16x1xf32>) outs(%55 : tensor<1x2x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.divf %in, %cst_43 : f32
-      linalg.yield %234 : f32
+      %248 = arith.divf %in, %cst_42 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x2x16x1xf32>
-    %161 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%160 : tensor<1x2x16x1xf32>) outs(%55 : tensor<1x2x16x1xf32>) {
+    %168 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%167 : tensor<1x2x16x1xf32>) outs(%55 : tensor<1x2x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.truncf %cst_37 : f64 to f32
-      %235 = arith.addf %in, %234 : f32
-      linalg.yield %235 : f32
+      %248 = arith.truncf %cst_35 : f64 to f32
+      %249 = arith.addf %in, %248 : f32
+      linalg.yield %249 : f32
     } -> tensor<1x2x16x1xf32>
-    %162 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%161 : tensor<1x2x16x1xf32>) outs(%55 : tensor<1x2x16x1xf32>) {
+    %169 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%168 : tensor<1x2x16x1xf32>) outs(%55 : tensor<1x2x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = math.rsqrt %in : f32
-      linalg.yield %234 : f32
+      %248 = math.rsqrt %in : f32
+      linalg.yield %248 : f32
     } -> tensor<1x2x16x1xf32>
-    %163 = linalg.generic {indexing_maps = [#map6, #map5, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_89, %162 : tensor<1x2x16x16xf32>, tensor<1x2x16x1xf32>) outs(%41 : tensor<1x2x16x16xf32>) {
+    %170 = linalg.generic {indexing_maps = [#map6, #map5, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_89, %169 : tensor<1x2x16x16xf32>, tensor<1x2x16x1xf32>) outs(%41 : tensor<1x2x16x16xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x2x16x16xf32>
-    %164 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_17 : tensor<16xf32>) outs(%51 : tensor<16xf32>) {
+    %171 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_13 : tensor<16xf32>) outs(%51 : tensor<16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.addf %in, %cst_3 : f32
-      linalg.yield %234 : f32
+      %248 = arith.addf %in, %cst_41 : f32
+      linalg.yield %248 : f32
     } -> tensor<16xf32>
-    %165 = linalg.generic {indexing_maps = [#map6, #map10, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%163, %164 : tensor<1x2x16x16xf32>, tensor<16xf32>) outs(%41 : tensor<1x2x16x16xf32>) {
+    %172 = linalg.generic {indexing_maps = [#map6, #map10, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%170, %171 : tensor<1x2x16x16xf32>, tensor<16xf32>) outs(%41 : tensor<1x2x16x16xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x2x16x16xf32>
     %expanded_93 = tensor.expand_shape %20 [[0], [1, 2], [3]] output_shape [1, 1, 16, 16] : tensor<1x16x16xf32> into tensor<1x1x16x16xf32>
     %expanded_94 = tensor.expand_shape %21 [[0], [1, 2], [3]] output_shape [1, 1, 16, 16] : tensor<1x16x16xf32> into tensor<1x1x16x16xf32>
-    %166 = linalg.generic {indexing_maps = [#map6, #map11, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%157, %expanded_93 : tensor<1x4x16x16xf32>, tensor<1x1x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
+    %173 = linalg.generic {indexing_maps = [#map6, #map11, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%164, %expanded_93 : tensor<1x4x16x16xf32>, tensor<1x1x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x4x16x16xf32>
-    %extracted_slice_95 = tensor.extract_slice %157[0, 0, 0, 0] [1, 4, 16, 8] [1, 1, 1, 1] : tensor<1x4x16x16xf32> to tensor<1x4x16x8xf32>
-    %extracted_slice_96 = tensor.extract_slice %157[0, 0, 0, 8] [1, 4, 16, 8] [1, 1, 1, 1] : tensor<1x4x16x16xf32> to tensor<1x4x16x8xf32>
-    %167 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_96 : tensor<1x4x16x8xf32>) outs(%65 : tensor<1x4x16x8xf32>) {
+    %extracted_slice_95 = tensor.extract_slice %164[0, 0, 0, 0] [1, 4, 16, 8] [1, 1, 1, 1] : tensor<1x4x16x16xf32> to tensor<1x4x16x8xf32>
+    %extracted_slice_96 = tensor.extract_slice %164[0, 0, 0, 8] [1, 4, 16, 8] [1, 1, 1, 1] : tensor<1x4x16x16xf32> to tensor<1x4x16x8xf32>
+    %174 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_96 : tensor<1x4x16x8xf32>) outs(%65 : tensor<1x4x16x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.negf %in : f32
-      linalg.yield %234 : f32
+      %248 = arith.negf %in : f32
+      linalg.yield %248 : f32
     } -> tensor<1x4x16x8xf32>
-    %concat_97 = tensor.concat dim(3) %167, %extracted_slice_95 : (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>) -> tensor<1x4x16x16xf32>
-    %168 = linalg.generic {indexing_maps = [#map6, #map11, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_97, %expanded_94 : tensor<1x4x16x16xf32>, tensor<1x1x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
+    %concat_97 = tensor.concat dim(3) %174, %extracted_slice_95 : (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>) -> tensor<1x4x16x16xf32>
+    %175 = linalg.generic {indexing_maps = [#map6, #map11, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_97, %expanded_94 : tensor<1x4x16x16xf32>, tensor<1x1x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x4x16x16xf32>
-    %169 = linalg.generic {indexing_maps = [#map6, #map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%166, %168 : tensor<1x4x16x16xf32>, tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
+    %176 = linalg.generic {indexing_maps = [#map6, #map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%173, %175 : tensor<1x4x16x16xf32>, tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.addf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.addf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x4x16x16xf32>
-    %170 = linalg.generic {indexing_maps = [#map6, #map11, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%165, %expanded_93 : tensor<1x2x16x16xf32>, tensor<1x1x16x16xf32>) outs(%41 : tensor<1x2x16x16xf32>) {
+    %177 = linalg.generic {indexing_maps = [#map6, #map11, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%172, %expanded_93 : tensor<1x2x16x16xf32>, tensor<1x1x16x16xf32>) outs(%41 : tensor<1x2x16x16xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x2x16x16xf32>
-    %extracted_slice_98 = tensor.extract_slice %165[0, 0, 0, 0] [1, 2, 16, 8] [1, 1, 1, 1] : tensor<1x2x16x16xf32> to tensor<1x2x16x8xf32>
-    %extracted_slice_99 = tensor.extract_slice %165[0, 0, 0, 8] [1, 2, 16, 8] [1, 1, 1, 1] : tensor<1x2x16x16xf32> to tensor<1x2x16x8xf32>
-    %171 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_99 : tensor<1x2x16x8xf32>) outs(%70 : tensor<1x2x16x8xf32>) {
+    %extracted_slice_98 = tensor.extract_slice %172[0, 0, 0, 0] [1, 2, 16, 8] [1, 1, 1, 1] : tensor<1x2x16x16xf32> to tensor<1x2x16x8xf32>
+    %extracted_slice_99 = tensor.extract_slice %172[0, 0, 0, 8] [1, 2, 16, 8] [1, 1, 1, 1] : tensor<1x2x16x16xf32> to tensor<1x2x16x8xf32>
+    %178 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_99 : tensor<1x2x16x8xf32>) outs(%70 : tensor<1x2x16x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.negf %in : f32
-      linalg.yield %234 : f32
+      %248 = arith.negf %in : f32
+      linalg.yield %248 : f32
     } -> tensor<1x2x16x8xf32>
-    %concat_100 = tensor.concat dim(3) %171, %extracted_slice_98 : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x16xf32>
-    %172 = linalg.generic {indexing_maps = [#map6, #map11, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_100, %expanded_94 : tensor<1x2x16x16xf32>, tensor<1x1x16x16xf32>) outs(%41 : tensor<1x2x16x16xf32>) {
+    %concat_100 = tensor.concat dim(3) %178, %extracted_slice_98 : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x16xf32>
+    %179 = linalg.generic {indexing_maps = [#map6, #map11, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_100, %expanded_94 : tensor<1x2x16x16xf32>, tensor<1x1x16x16xf32>) outs(%41 : tensor<1x2x16x16xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x2x16x16xf32>
-    %173 = linalg.generic {indexing_maps = [#map6, #map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%170, %172 : tensor<1x2x16x16xf32>, tensor<1x2x16x16xf32>) outs(%41 : tensor<1x2x16x16xf32>) {
+    %180 = linalg.generic {indexing_maps = [#map6, #map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%177, %179 : tensor<1x2x16x16xf32>, tensor<1x2x16x16xf32>) outs(%41 : tensor<1x2x16x16xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.addf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.addf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x2x16x16xf32>
-    %174 = linalg.generic {indexing_maps = [#map12, #map13], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%173 : tensor<1x2x16x16xf32>) outs(%74 : tensor<1x2x2x16x16xf32>) {
+    %181 = linalg.generic {indexing_maps = [#map12, #map13], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%180 : tensor<1x2x16x16xf32>) outs(%74 : tensor<1x2x2x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<1x2x2x16x16xf32>
-    %collapsed_101 = tensor.collapse_shape %174 [[0], [1, 2], [3], [4]] : tensor<1x2x2x16x16xf32> into tensor<1x4x16x16xf32>
-    %175 = linalg.generic {indexing_maps = [#map12, #map13], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%transposed_92 : tensor<1x2x16x16xf32>) outs(%74 : tensor<1x2x2x16x16xf32>) {
+    %collapsed_101 = tensor.collapse_shape %181 [[0], [1, 2], [3], [4]] : tensor<1x2x2x16x16xf32> into tensor<1x4x16x16xf32>
+    %182 = linalg.generic {indexing_maps = [#map12, #map13], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%transposed_92 : tensor<1x2x16x16xf32>) outs(%74 : tensor<1x2x2x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<1x2x2x16x16xf32>
-    %176 = linalg.generic {indexing_maps = [#map6, #map7, #map7, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%6, %cst_6, %cst_7 : tensor<1x1x16x16xi1>, tensor<f32>, tensor<f32>) outs(%77 : tensor<1x1x16x16xf32>) {
+    %183 = linalg.generic {indexing_maps = [#map6, #map7, #map7, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%6, %cst_2, %cst_3 : tensor<1x1x16x16xi1>, tensor<f32>, tensor<f32>) outs(%77 : tensor<1x1x16x16xf32>) {
     ^bb0(%in: i1, %in_125: f32, %in_126: f32, %out: f32):
-      %234 = arith.select %in, %in_125, %in_126 : f32
-      linalg.yield %234 : f32
+      %248 = arith.select %in, %in_125, %in_126 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x1x16x16xf32>
-    %177 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%169 : tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
+    %184 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%176 : tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.mulf %in, %cst_4 : f32
-      linalg.yield %234 : f32
+      %248 = arith.mulf %in, %cst_43 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x4x16x16xf32>
     %transposed_102 = linalg.transpose ins(%collapsed_101 : tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) permutation = [0, 1, 3, 2] 
-    %178 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_102 : tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
+    %185 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_102 : tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.mulf %in, %cst_4 : f32
-      linalg.yield %234 : f32
+      %248 = arith.mulf %in, %cst_43 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x4x16x16xf32>
-    %collapsed_103 = tensor.collapse_shape %177 [[0, 1], [2], [3]] : tensor<1x4x16x16xf32> into tensor<4x16x16xf32>
-    %collapsed_104 = tensor.collapse_shape %178 [[0, 1], [2], [3]] : tensor<1x4x16x16xf32> into tensor<4x16x16xf32>
-    %179 = linalg.batch_matmul ins(%collapsed_103, %collapsed_104 : tensor<4x16x16xf32>, tensor<4x16x16xf32>) outs(%82 : tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
-    %expanded_105 = tensor.expand_shape %179 [[0, 1], [2], [3]] output_shape [1, 4, 16, 16] : tensor<4x16x16xf32> into tensor<1x4x16x16xf32>
-    %180 = linalg.generic {indexing_maps = [#map6, #map11, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_105, %176 : tensor<1x4x16x16xf32>, tensor<1x1x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
+    %collapsed_103 = tensor.collapse_shape %184 [[0, 1], [2], [3]] : tensor<1x4x16x16xf32> into tensor<4x16x16xf32>
+    %collapsed_104 = tensor.collapse_shape %185 [[0, 1], [2], [3]] : tensor<1x4x16x16xf32> into tensor<4x16x16xf32>
+    %186 = linalg.batch_matmul ins(%collapsed_103, %collapsed_104 : tensor<4x16x16xf32>, tensor<4x16x16xf32>) outs(%82 : tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
+    %expanded_105 = tensor.expand_shape %186 [[0, 1], [2], [3]] output_shape [1, 4, 16, 16] : tensor<4x16x16xf32> into tensor<1x4x16x16xf32>
+    %187 = linalg.generic {indexing_maps = [#map6, #map11, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_105, %183 : tensor<1x4x16x16xf32>, tensor<1x1x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.addf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.addf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x4x16x16xf32>
-    %181:2 = linalg.generic {indexing_maps = [#map6, #map14, #map14], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%180 : tensor<1x4x16x16xf32>) outs(%88, %86 : tensor<1x4x16xf32>, tensor<1x4x16xi64>) {
+    %188:2 = linalg.generic {indexing_maps = [#map6, #map14, #map14], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%187 : tensor<1x4x16x16xf32>) outs(%88, %86 : tensor<1x4x16xf32>, tensor<1x4x16xi64>) {
     ^bb0(%in: f32, %out: f32, %out_125: i64):
-      %234 = linalg.index 3 : index
-      %235 = arith.index_cast %234 : index to i64
-      %236 = arith.maximumf %in, %out : f32
-      %237 = arith.cmpf ogt, %in, %out : f32
-      %238 = arith.select %237, %235, %out_125 : i64
-      linalg.yield %236, %238 : f32, i64
+      %248 = linalg.index 3 : index
+      %249 = arith.index_cast %248 : index to i64
+      %250 = arith.maximumf %in, %out : f32
+      %251 = arith.cmpf ogt, %in, %out : f32
+      %252 = arith.select %251, %249, %out_125 : i64
+      linalg.yield %250, %252 : f32, i64
     } -> (tensor<1x4x16xf32>, tensor<1x4x16xi64>)
-    %expanded_106 = tensor.expand_shape %181#0 [[0], [1], [2, 3]] output_shape [1, 4, 16, 1] : tensor<1x4x16xf32> into tensor<1x4x16x1xf32>
-    %182 = linalg.generic {indexing_maps = [#map6, #map5, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%180, %expanded_106 : tensor<1x4x16x16xf32>, tensor<1x4x16x1xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
+    %expanded_106 = tensor.expand_shape %188#0 [[0], [1], [2, 3]] output_shape [1, 4, 16, 1] : tensor<1x4x16xf32> into tensor<1x4x16x1xf32>
+    %189 = linalg.generic {indexing_maps = [#map6, #map5, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%187, %expanded_106 : tensor<1x4x16x16xf32>, tensor<1x4x16x1xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.subf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.subf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x4x16x16xf32>
-    %183 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%182 : tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
+    %190 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%189 : tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = math.exp %in : f32
-      linalg.yield %234 : f32
+      %248 = math.exp %in : f32
+      linalg.yield %248 : f32
     } -> tensor<1x4x16x16xf32>
-    %184 = linalg.generic {indexing_maps = [#map6, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%183 : tensor<1x4x16x16xf32>) outs(%45 : tensor<1x4x16x1xf32>) {
+    %191 = linalg.generic {indexing_maps = [#map6, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%190 : tensor<1x4x16x16xf32>) outs(%45 : tensor<1x4x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.addf %in, %out : f32
-      linalg.yield %234 : f32
+      %248 = arith.addf %in, %out : f32
+      linalg.yield %248 : f32
     } -> tensor<1x4x16x1xf32>
-    %185 = linalg.generic {indexing_maps = [#map6, #map5, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%183, %184 : tensor<1x4x16x16xf32>, tensor<1x4x16x1xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
+    %192 = linalg.generic {indexing_maps = [#map6, #map5, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%190, %191 : tensor<1x4x16x16xf32>, tensor<1x4x16x1xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.divf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.divf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x4x16x16xf32>
-    %186 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%180 : tensor<1x4x16x16xf32>) outs(%94 : tensor<1x4x16x16xi1>) {
+    %193 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%187 : tensor<1x4x16x16xf32>) outs(%94 : tensor<1x4x16x16xi1>) {
     ^bb0(%in: f32, %out: i1):
-      %234 = arith.extf %in : f32 to f64
-      %235 = arith.cmpf oeq, %234, %cst_30 : f64
-      linalg.yield %235 : i1
+      %248 = arith.extf %in : f32 to f64
+      %249 = arith.cmpf oeq, %248, %cst_28 : f64
+      linalg.yield %249 : i1
     } -> tensor<1x4x16x16xi1>
-    %187 = linalg.generic {indexing_maps = [#map6, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%186 : tensor<1x4x16x16xi1>) outs(%97 : tensor<1x4x16x1xi1>) {
+    %194 = linalg.generic {indexing_maps = [#map6, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%193 : tensor<1x4x16x16xi1>) outs(%97 : tensor<1x4x16x1xi1>) {
     ^bb0(%in: i1, %out: i1):
-      %234 = arith.andi %in, %out : i1
-      linalg.yield %234 : i1
+      %248 = arith.andi %in, %out : i1
+      linalg.yield %248 : i1
     } -> tensor<1x4x16x1xi1>
-    %188 = linalg.generic {indexing_maps = [#map5, #map6, #map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%187, %cst_5, %185 : tensor<1x4x16x1xi1>, tensor<1x4x16x16xf32>, tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
+    %195 = linalg.generic {indexing_maps = [#map5, #map6, #map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%194, %cst_1, %192 : tensor<1x4x16x1xi1>, tensor<1x4x16x16xf32>, tensor<1x4x16x16xf32>) outs(%36 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: i1, %in_125: f32, %in_126: f32, %out: f32):
-      %234 = arith.select %in, %in_125, %in_126 : f32
-      linalg.yield %234 : f32
+      %248 = arith.select %in, %in_125, %in_126 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x4x16x16xf32>
-    %collapsed_107 = tensor.collapse_shape %188 [[0, 1], [2], [3]] : tensor<1x4x16x16xf32> into tensor<4x16x16xf32>
-    %collapsed_108 = tensor.collapse_shape %175 [[0, 1, 2], [3], [4]] : tensor<1x2x2x16x16xf32> into tensor<4x16x16xf32>
-    %189 = linalg.batch_matmul ins(%collapsed_107, %collapsed_108 : tensor<4x16x16xf32>, tensor<4x16x16xf32>) outs(%82 : tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
-    %expanded_109 = tensor.expand_shape %189 [[0, 1], [2], [3]] output_shape [1, 4, 16, 16] : tensor<4x16x16xf32> into tensor<1x4x16x16xf32>
+    %collapsed_107 = tensor.collapse_shape %195 [[0, 1], [2], [3]] : tensor<1x4x16x16xf32> into tensor<4x16x16xf32>
+    %collapsed_108 = tensor.collapse_shape %182 [[0, 1, 2], [3], [4]] : tensor<1x2x2x16x16xf32> into tensor<4x16x16xf32>
+    %196 = linalg.batch_matmul ins(%collapsed_107, %collapsed_108 : tensor<4x16x16xf32>, tensor<4x16x16xf32>) outs(%82 : tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
+    %expanded_109 = tensor.expand_shape %196 [[0, 1], [2], [3]] output_shape [1, 4, 16, 16] : tensor<4x16x16xf32> into tensor<1x4x16x16xf32>
     %transposed_110 = linalg.transpose ins(%expanded_109 : tensor<1x4x16x16xf32>) outs(%101 : tensor<1x16x4x16xf32>) permutation = [0, 2, 1, 3] 
-    %transposed_111 = linalg.transpose ins(%cst_16 : tensor<64x64xf32>) outs(%32 : tensor<64x64xf32>) permutation = [1, 0] 
+    %transposed_111 = linalg.transpose ins(%cst_12 : tensor<64x64xf32>) outs(%32 : tensor<64x64xf32>) permutation = [1, 0] 
     %collapsed_112 = tensor.collapse_shape %transposed_110 [[0, 1], [2, 3]] : tensor<1x16x4x16xf32> into tensor<16x64xf32>
-    %190 = linalg.matmul ins(%collapsed_112, %transposed_111 : tensor<16x64xf32>, tensor<64x64xf32>) outs(%34 : tensor<16x64xf32>) -> tensor<16x64xf32>
-    %expanded_113 = tensor.expand_shape %190 [[0, 1], [2]] output_shape [1, 16, 64] : tensor<16x64xf32> into tensor<1x16x64xf32>
-    %191 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_113 : tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %197 = linalg.matmul ins(%collapsed_112, %transposed_111 : tensor<16x64xf32>, tensor<64x64xf32>) outs(%34 : tensor<16x64xf32>) -> tensor<16x64xf32>
+    %expanded_113 = tensor.expand_shape %197 [[0, 1], [2]] output_shape [1, 16, 64] : tensor<16x64xf32> into tensor<1x16x64xf32>
+    %198 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_113 : tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %234 : f32
+      %248 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %248 : f32
     } -> tensor<1x16x64xf32>
-    %192 = linalg.generic {indexing_maps = [#map1, #map8], iterator_types = ["parallel", "parallel", "reduction"]} ins(%191 : tensor<1x16x64xf32>) outs(%23 : tensor<1x16x1xf32>) {
+    %199 = linalg.generic {indexing_maps = [#map1, #map8], iterator_types = ["parallel", "parallel", "reduction"]} ins(%198 : tensor<1x16x64xf32>) outs(%23 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.addf %in, %out : f32
-      linalg.yield %234 : f32
+      %248 = arith.addf %in, %out : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x1xf32>
-    %193 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%192 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
+    %200 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%199 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.divf %in, %cst_42 : f32
-      linalg.yield %234 : f32
+      %248 = arith.divf %in, %cst_40 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x1xf32>
-    %194 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%193 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
+    %201 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%200 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.truncf %cst_37 : f64 to f32
-      %235 = arith.addf %in, %234 : f32
-      linalg.yield %235 : f32
-    } -> tensor<1x16x1xf32>
-    %195 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%194 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %234 = math.rsqrt %in : f32
-      linalg.yield %234 : f32
-    } -> tensor<1x16x1xf32>
-    %196 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_113, %195 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
-    ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
-    } -> tensor<1x16x64xf32>
-    %197 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_15 : tensor<64xf32>) outs(%29 : tensor<64xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %234 = arith.addf %in, %cst_3 : f32
-      linalg.yield %234 : f32
-    } -> tensor<64xf32>
-    %198 = linalg.generic {indexing_maps = [#map1, #map9, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%196, %197 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
-    ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
-    } -> tensor<1x16x64xf32>
-    %199 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%138, %198 : tensor<1x16x64xf32>, tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
-    ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.addf %in, %in_125 : f32
-      linalg.yield %234 : f32
-    } -> tensor<1x16x64xf32>
-    %200 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%199 : tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %234 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %234 : f32
-    } -> tensor<1x16x64xf32>
-    %201 = linalg.generic {indexing_maps = [#map1, #map8], iterator_types = ["parallel", "parallel", "reduction"]} ins(%200 : tensor<1x16x64xf32>) outs(%23 : tensor<1x16x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %234 = arith.addf %in, %out : f32
-      linalg.yield %234 : f32
+      %248 = arith.truncf %cst_35 : f64 to f32
+      %249 = arith.addf %in, %248 : f32
+      linalg.yield %249 : f32
     } -> tensor<1x16x1xf32>
     %202 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%201 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.divf %in, %cst_42 : f32
-      linalg.yield %234 : f32
+      %248 = math.rsqrt %in : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x1xf32>
-    %203 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%202 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %234 = arith.truncf %cst_37 : f64 to f32
-      %235 = arith.addf %in, %234 : f32
-      linalg.yield %235 : f32
-    } -> tensor<1x16x1xf32>
-    %204 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%203 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %234 = math.rsqrt %in : f32
-      linalg.yield %234 : f32
-    } -> tensor<1x16x1xf32>
-    %205 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%199, %204 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %203 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_113, %202 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x64xf32>
-    %206 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_14 : tensor<64xf32>) outs(%29 : tensor<64xf32>) {
+    %204 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_11 : tensor<64xf32>) outs(%29 : tensor<64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.addf %in, %cst_3 : f32
-      linalg.yield %234 : f32
+      %248 = arith.addf %in, %cst_41 : f32
+      linalg.yield %248 : f32
     } -> tensor<64xf32>
-    %207 = linalg.generic {indexing_maps = [#map1, #map9, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%205, %206 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %205 = linalg.generic {indexing_maps = [#map1, #map9, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%203, %204 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x64xf32>
-    %transposed_114 = linalg.transpose ins(%cst_13 : tensor<128x64xf32>) outs(%120 : tensor<64x128xf32>) permutation = [1, 0] 
-    %collapsed_115 = tensor.collapse_shape %207 [[0, 1], [2]] : tensor<1x16x64xf32> into tensor<16x64xf32>
-    %208 = linalg.matmul ins(%collapsed_115, %transposed_114 : tensor<16x64xf32>, tensor<64x128xf32>) outs(%122 : tensor<16x128xf32>) -> tensor<16x128xf32>
-    %expanded_116 = tensor.expand_shape %208 [[0, 1], [2]] output_shape [1, 16, 128] : tensor<16x128xf32> into tensor<1x16x128xf32>
-    %209 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_116 : tensor<1x16x128xf32>) outs(%124 : tensor<1x16x128xf32>) {
+    %206 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%145, %205 : tensor<1x16x64xf32>, tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    ^bb0(%in: f32, %in_125: f32, %out: f32):
+      %248 = arith.addf %in, %in_125 : f32
+      linalg.yield %248 : f32
+    } -> tensor<1x16x64xf32>
+    %207 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%206 : tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = math.fpowi %in, %c3_i64 : f32, i64
-      %235 = arith.mulf %234, %cst_1 : f32
-      %236 = arith.addf %in, %235 : f32
-      %237 = arith.mulf %236, %cst_2 : f32
-      %238 = math.tanh %237 : f32
-      %239 = arith.addf %238, %cst_3 : f32
-      %240 = arith.mulf %239, %cst_4 : f32
-      %241 = arith.mulf %in, %240 : f32
-      linalg.yield %241 : f32
+      %248 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %248 : f32
+    } -> tensor<1x16x64xf32>
+    %208 = linalg.generic {indexing_maps = [#map1, #map8], iterator_types = ["parallel", "parallel", "reduction"]} ins(%207 : tensor<1x16x64xf32>) outs(%23 : tensor<1x16x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %248 = arith.addf %in, %out : f32
+      linalg.yield %248 : f32
+    } -> tensor<1x16x1xf32>
+    %209 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%208 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %248 = arith.divf %in, %cst_40 : f32
+      linalg.yield %248 : f32
+    } -> tensor<1x16x1xf32>
+    %210 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%209 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %248 = arith.truncf %cst_35 : f64 to f32
+      %249 = arith.addf %in, %248 : f32
+      linalg.yield %249 : f32
+    } -> tensor<1x16x1xf32>
+    %211 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%210 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %248 = math.rsqrt %in : f32
+      linalg.yield %248 : f32
+    } -> tensor<1x16x1xf32>
+    %212 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%206, %211 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    ^bb0(%in: f32, %in_125: f32, %out: f32):
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
+    } -> tensor<1x16x64xf32>
+    %213 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_10 : tensor<64xf32>) outs(%29 : tensor<64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %248 = arith.addf %in, %cst_41 : f32
+      linalg.yield %248 : f32
+    } -> tensor<64xf32>
+    %214 = linalg.generic {indexing_maps = [#map1, #map9, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%212, %213 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    ^bb0(%in: f32, %in_125: f32, %out: f32):
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
+    } -> tensor<1x16x64xf32>
+    %transposed_114 = linalg.transpose ins(%cst_9 : tensor<128x64xf32>) outs(%120 : tensor<64x128xf32>) permutation = [1, 0] 
+    %collapsed_115 = tensor.collapse_shape %214 [[0, 1], [2]] : tensor<1x16x64xf32> into tensor<16x64xf32>
+    %215 = linalg.matmul ins(%collapsed_115, %transposed_114 : tensor<16x64xf32>, tensor<64x128xf32>) outs(%122 : tensor<16x128xf32>) -> tensor<16x128xf32>
+    %expanded_116 = tensor.expand_shape %215 [[0, 1], [2]] output_shape [1, 16, 128] : tensor<16x128xf32> into tensor<1x16x128xf32>
+    %216 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_116 : tensor<1x16x128xf32>) outs(%124 : tensor<1x16x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %248 = arith.mulf %in, %cst_43 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x128xf32>
-    %transposed_117 = linalg.transpose ins(%cst_12 : tensor<128x64xf32>) outs(%120 : tensor<64x128xf32>) permutation = [1, 0] 
-    %210 = linalg.matmul ins(%collapsed_115, %transposed_117 : tensor<16x64xf32>, tensor<64x128xf32>) outs(%122 : tensor<16x128xf32>) -> tensor<16x128xf32>
-    %expanded_118 = tensor.expand_shape %210 [[0, 1], [2]] output_shape [1, 16, 128] : tensor<16x128xf32> into tensor<1x16x128xf32>
-    %211 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%209, %expanded_118 : tensor<1x16x128xf32>, tensor<1x16x128xf32>) outs(%124 : tensor<1x16x128xf32>) {
-    ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
+    %217 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_116 : tensor<1x16x128xf32>) outs(%124 : tensor<1x16x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %248 = math.fpowi %in, %c3_i64 : f32, i64
+      linalg.yield %248 : f32
     } -> tensor<1x16x128xf32>
-    %transposed_119 = linalg.transpose ins(%cst_11 : tensor<64x128xf32>) outs(%128 : tensor<128x64xf32>) permutation = [1, 0] 
-    %collapsed_120 = tensor.collapse_shape %211 [[0, 1], [2]] : tensor<1x16x128xf32> into tensor<16x128xf32>
-    %212 = linalg.matmul ins(%collapsed_120, %transposed_119 : tensor<16x128xf32>, tensor<128x64xf32>) outs(%34 : tensor<16x64xf32>) -> tensor<16x64xf32>
-    %expanded_121 = tensor.expand_shape %212 [[0, 1], [2]] output_shape [1, 16, 64] : tensor<16x64xf32> into tensor<1x16x64xf32>
-    %213 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_121 : tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %218 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%217 : tensor<1x16x128xf32>) outs(%124 : tensor<1x16x128xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %234 : f32
-    } -> tensor<1x16x64xf32>
-    %214 = linalg.generic {indexing_maps = [#map1, #map8], iterator_types = ["parallel", "parallel", "reduction"]} ins(%213 : tensor<1x16x64xf32>) outs(%23 : tensor<1x16x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %234 = arith.addf %in, %out : f32
-      linalg.yield %234 : f32
-    } -> tensor<1x16x1xf32>
-    %215 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%214 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %234 = arith.divf %in, %cst_42 : f32
-      linalg.yield %234 : f32
-    } -> tensor<1x16x1xf32>
-    %216 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%215 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %234 = arith.truncf %cst_37 : f64 to f32
-      %235 = arith.addf %in, %234 : f32
-      linalg.yield %235 : f32
-    } -> tensor<1x16x1xf32>
-    %217 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%216 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %234 = math.rsqrt %in : f32
-      linalg.yield %234 : f32
-    } -> tensor<1x16x1xf32>
-    %218 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_121, %217 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
+      %248 = arith.truncf %cst_23 : f64 to f32
+      %249 = arith.mulf %in, %248 : f32
+      linalg.yield %249 : f32
+    } -> tensor<1x16x128xf32>
+    %219 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_116, %218 : tensor<1x16x128xf32>, tensor<1x16x128xf32>) outs(%124 : tensor<1x16x128xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
-    } -> tensor<1x16x64xf32>
-    %219 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_10 : tensor<64xf32>) outs(%29 : tensor<64xf32>) {
+      %248 = arith.addf %in, %in_125 : f32
+      linalg.yield %248 : f32
+    } -> tensor<1x16x128xf32>
+    %220 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%219 : tensor<1x16x128xf32>) outs(%124 : tensor<1x16x128xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.addf %in, %cst_3 : f32
-      linalg.yield %234 : f32
+      %248 = arith.truncf %cst_22 : f64 to f32
+      %249 = arith.mulf %in, %248 : f32
+      linalg.yield %249 : f32
+    } -> tensor<1x16x128xf32>
+    %221 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%220 : tensor<1x16x128xf32>) outs(%124 : tensor<1x16x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %248 = math.tanh %in : f32
+      linalg.yield %248 : f32
+    } -> tensor<1x16x128xf32>
+    %222 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%221 : tensor<1x16x128xf32>) outs(%124 : tensor<1x16x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %248 = arith.addf %in, %cst_41 : f32
+      linalg.yield %248 : f32
+    } -> tensor<1x16x128xf32>
+    %223 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%216, %222 : tensor<1x16x128xf32>, tensor<1x16x128xf32>) outs(%124 : tensor<1x16x128xf32>) {
+    ^bb0(%in: f32, %in_125: f32, %out: f32):
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
+    } -> tensor<1x16x128xf32>
+    %transposed_117 = linalg.transpose ins(%cst_8 : tensor<128x64xf32>) outs(%120 : tensor<64x128xf32>) permutation = [1, 0] 
+    %224 = linalg.matmul ins(%collapsed_115, %transposed_117 : tensor<16x64xf32>, tensor<64x128xf32>) outs(%122 : tensor<16x128xf32>) -> tensor<16x128xf32>
+    %expanded_118 = tensor.expand_shape %224 [[0, 1], [2]] output_shape [1, 16, 128] : tensor<16x128xf32> into tensor<1x16x128xf32>
+    %225 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%223, %expanded_118 : tensor<1x16x128xf32>, tensor<1x16x128xf32>) outs(%124 : tensor<1x16x128xf32>) {
+    ^bb0(%in: f32, %in_125: f32, %out: f32):
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
+    } -> tensor<1x16x128xf32>
+    %transposed_119 = linalg.transpose ins(%cst_7 : tensor<64x128xf32>) outs(%135 : tensor<128x64xf32>) permutation = [1, 0] 
+    %collapsed_120 = tensor.collapse_shape %225 [[0, 1], [2]] : tensor<1x16x128xf32> into tensor<16x128xf32>
+    %226 = linalg.matmul ins(%collapsed_120, %transposed_119 : tensor<16x128xf32>, tensor<128x64xf32>) outs(%34 : tensor<16x64xf32>) -> tensor<16x64xf32>
+    %expanded_121 = tensor.expand_shape %226 [[0, 1], [2]] output_shape [1, 16, 64] : tensor<16x64xf32> into tensor<1x16x64xf32>
+    %227 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_121 : tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %248 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %248 : f32
+    } -> tensor<1x16x64xf32>
+    %228 = linalg.generic {indexing_maps = [#map1, #map8], iterator_types = ["parallel", "parallel", "reduction"]} ins(%227 : tensor<1x16x64xf32>) outs(%23 : tensor<1x16x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %248 = arith.addf %in, %out : f32
+      linalg.yield %248 : f32
+    } -> tensor<1x16x1xf32>
+    %229 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%228 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %248 = arith.divf %in, %cst_40 : f32
+      linalg.yield %248 : f32
+    } -> tensor<1x16x1xf32>
+    %230 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%229 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %248 = arith.truncf %cst_35 : f64 to f32
+      %249 = arith.addf %in, %248 : f32
+      linalg.yield %249 : f32
+    } -> tensor<1x16x1xf32>
+    %231 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%230 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %248 = math.rsqrt %in : f32
+      linalg.yield %248 : f32
+    } -> tensor<1x16x1xf32>
+    %232 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_121, %231 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    ^bb0(%in: f32, %in_125: f32, %out: f32):
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
+    } -> tensor<1x16x64xf32>
+    %233 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_6 : tensor<64xf32>) outs(%29 : tensor<64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %248 = arith.addf %in, %cst_41 : f32
+      linalg.yield %248 : f32
     } -> tensor<64xf32>
-    %220 = linalg.generic {indexing_maps = [#map1, #map9, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%218, %219 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %234 = linalg.generic {indexing_maps = [#map1, #map9, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%232, %233 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x64xf32>
-    %221 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%199, %220 : tensor<1x16x64xf32>, tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %235 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%206, %234 : tensor<1x16x64xf32>, tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.addf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.addf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x64xf32>
-    %222 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%221 : tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %236 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%235 : tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %234 : f32
+      %248 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %248 : f32
     } -> tensor<1x16x64xf32>
-    %223 = linalg.generic {indexing_maps = [#map1, #map8], iterator_types = ["parallel", "parallel", "reduction"]} ins(%222 : tensor<1x16x64xf32>) outs(%23 : tensor<1x16x1xf32>) {
+    %237 = linalg.generic {indexing_maps = [#map1, #map8], iterator_types = ["parallel", "parallel", "reduction"]} ins(%236 : tensor<1x16x64xf32>) outs(%23 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.addf %in, %out : f32
-      linalg.yield %234 : f32
+      %248 = arith.addf %in, %out : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x1xf32>
-    %224 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%223 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
+    %238 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%237 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.divf %in, %cst_42 : f32
-      linalg.yield %234 : f32
+      %248 = arith.divf %in, %cst_40 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x1xf32>
-    %225 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%224 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
+    %239 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%238 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.truncf %cst_37 : f64 to f32
-      %235 = arith.addf %in, %234 : f32
-      linalg.yield %235 : f32
+      %248 = arith.truncf %cst_35 : f64 to f32
+      %249 = arith.addf %in, %248 : f32
+      linalg.yield %249 : f32
     } -> tensor<1x16x1xf32>
-    %226 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%225 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
+    %240 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%239 : tensor<1x16x1xf32>) outs(%12 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = math.rsqrt %in : f32
-      linalg.yield %234 : f32
+      %248 = math.rsqrt %in : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x1xf32>
-    %227 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%221, %226 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %241 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%235, %240 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x64xf32>
-    %228 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_9 : tensor<64xf32>) outs(%29 : tensor<64xf32>) {
+    %242 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel"]} ins(%cst_5 : tensor<64xf32>) outs(%29 : tensor<64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %234 = arith.addf %in, %cst_3 : f32
-      linalg.yield %234 : f32
+      %248 = arith.addf %in, %cst_41 : f32
+      linalg.yield %248 : f32
     } -> tensor<64xf32>
-    %229 = linalg.generic {indexing_maps = [#map1, #map9, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%227, %228 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %243 = linalg.generic {indexing_maps = [#map1, #map9, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%241, %242 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_125: f32, %out: f32):
-      %234 = arith.mulf %in, %in_125 : f32
-      linalg.yield %234 : f32
+      %248 = arith.mulf %in, %in_125 : f32
+      linalg.yield %248 : f32
     } -> tensor<1x16x64xf32>
-    %230 = tensor.empty() : tensor<64x256xf32>
-    %transposed_122 = linalg.transpose ins(%cst_41 : tensor<256x64xf32>) outs(%230 : tensor<64x256xf32>) permutation = [1, 0] 
-    %collapsed_123 = tensor.collapse_shape %229 [[0, 1], [2]] : tensor<1x16x64xf32> into tensor<16x64xf32>
-    %231 = tensor.empty() : tensor<16x256xf32>
-    %232 = linalg.fill ins(%cst : f32) outs(%231 : tensor<16x256xf32>) -> tensor<16x256xf32>
-    %233 = linalg.matmul ins(%collapsed_123, %transposed_122 : tensor<16x64xf32>, tensor<64x256xf32>) outs(%232 : tensor<16x256xf32>) -> tensor<16x256xf32>
-    %expanded_124 = tensor.expand_shape %233 [[0, 1], [2]] output_shape [1, 16, 256] : tensor<16x256xf32> into tensor<1x16x256xf32>
+    %244 = tensor.empty() : tensor<64x256xf32>
+    %transposed_122 = linalg.transpose ins(%cst_39 : tensor<256x64xf32>) outs(%244 : tensor<64x256xf32>) permutation = [1, 0] 
+    %collapsed_123 = tensor.collapse_shape %243 [[0, 1], [2]] : tensor<1x16x64xf32> into tensor<16x64xf32>
+    %245 = tensor.empty() : tensor<16x256xf32>
+    %246 = linalg.fill ins(%cst : f32) outs(%245 : tensor<16x256xf32>) -> tensor<16x256xf32>
+    %247 = linalg.matmul ins(%collapsed_123, %transposed_122 : tensor<16x64xf32>, tensor<64x256xf32>) outs(%246 : tensor<16x256xf32>) -> tensor<16x256xf32>
+    %expanded_124 = tensor.expand_shape %247 [[0, 1], [2]] output_shape [1, 16, 256] : tensor<16x256xf32> into tensor<1x16x256xf32>
     return %expanded_124 : tensor<1x16x256xf32>
   }
 }

@@ -14,6 +14,7 @@
 #map13 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 module {
   func.func @main(%arg0: tensor<1x1xi64>, %arg1: tensor<1x1xi64>, %arg2: tensor<1x2x7x16xf32>, %arg3: tensor<1x2x7x16xf32>, %arg4: tensor<1x2x7x16xf32>, %arg5: tensor<1x2x7x16xf32>) -> (tensor<1x1x256xf32>, tensor<1x2x7x16xf32>, tensor<1x2x7x16xf32>, tensor<1x2x7x16xf32>, tensor<1x2x7x16xf32>) {
+    %c3_i64 = arith.constant 3 : i64
     %c9_i64 = arith.constant 9 : i64
     %c8_i64 = arith.constant 8 : i64
     %c16_i64 = arith.constant 16 : i64
@@ -23,65 +24,64 @@ module {
     %cst_0 = arith.constant 0.000000e+00 : f32
     %cst_1 = arith.constant 0xFF800000 : f32
     %true = arith.constant true
-    %c3_i64 = arith.constant 3 : i64
-    %cst_2 = arith.constant 4.471500e-02 : f32
-    %cst_3 = arith.constant 7.977240e-01 : f32
-    %cst_4 = arith.constant 1.000000e+00 : f32
-    %cst_5 = arith.constant 5.000000e-01 : f32
-    %cst_6 = arith.constant dense<0.000000e+00> : tensor<1x4x1x8xf32>
-    %cst_7 = arith.constant dense<0.000000e+00> : tensor<f32>
-    %cst_8 = arith.constant dense<0xFF800000> : tensor<f32>
-    %cst_9 = arith.constant dense<true> : tensor<i1>
-    %cst_10 = arith.constant dense_resource<torch_tensor_64_torch.float32_15> : tensor<64xf32>
-    %cst_11 = arith.constant dense_resource<torch_tensor_64_torch.float32_14> : tensor<64xf32>
-    %cst_12 = arith.constant dense_resource<torch_tensor_64_torch.float32_13> : tensor<64xf32>
-    %cst_13 = arith.constant dense_resource<torch_tensor_64_128_torch.float32_1> : tensor<64x128xf32>
-    %cst_14 = arith.constant dense_resource<torch_tensor_128_torch.float32_1> : tensor<128xf32>
-    %cst_15 = arith.constant dense_resource<torch_tensor_128_64_torch.float32_1> : tensor<128x64xf32>
-    %cst_16 = arith.constant dense_resource<torch_tensor_64_torch.float32_12> : tensor<64xf32>
-    %cst_17 = arith.constant dense_resource<torch_tensor_64_torch.float32_11> : tensor<64xf32>
-    %cst_18 = arith.constant dense_resource<torch_tensor_64_torch.float32_10> : tensor<64xf32>
-    %cst_19 = arith.constant dense_resource<torch_tensor_64_64_torch.float32_3> : tensor<64x64xf32>
-    %cst_20 = arith.constant dense_resource<torch_tensor_32_torch.float32_3> : tensor<32xf32>
-    %cst_21 = arith.constant dense_resource<torch_tensor_32_64_torch.float32_3> : tensor<32x64xf32>
-    %cst_22 = arith.constant dense_resource<torch_tensor_32_torch.float32_2> : tensor<32xf32>
-    %cst_23 = arith.constant dense_resource<torch_tensor_32_64_torch.float32_2> : tensor<32x64xf32>
-    %cst_24 = arith.constant dense_resource<torch_tensor_64_torch.float32_9> : tensor<64xf32>
-    %cst_25 = arith.constant dense_resource<torch_tensor_64_64_torch.float32_2> : tensor<64x64xf32>
-    %cst_26 = arith.constant dense_resource<torch_tensor_64_torch.float32_8> : tensor<64xf32>
-    %cst_27 = arith.constant dense_resource<torch_tensor_64_torch.float32_7> : tensor<64xf32>
-    %cst_28 = arith.constant dense_resource<torch_tensor_64_torch.float32_6> : tensor<64xf32>
-    %cst_29 = arith.constant dense_resource<torch_tensor_64_128_torch.float32> : tensor<64x128xf32>
-    %cst_30 = arith.constant dense_resource<torch_tensor_128_torch.float32> : tensor<128xf32>
-    %cst_31 = arith.constant dense_resource<torch_tensor_128_64_torch.float32> : tensor<128x64xf32>
-    %cst_32 = arith.constant dense_resource<torch_tensor_64_torch.float32_5> : tensor<64xf32>
-    %cst_33 = arith.constant dense_resource<torch_tensor_64_torch.float32_4> : tensor<64xf32>
-    %cst_34 = arith.constant dense_resource<torch_tensor_64_torch.float32_3> : tensor<64xf32>
-    %cst_35 = arith.constant dense_resource<torch_tensor_64_64_torch.float32_1> : tensor<64x64xf32>
-    %cst_36 = arith.constant 0xFFF0000000000000 : f64
-    %cst_37 = arith.constant dense_resource<torch_tensor_32_torch.float32_1> : tensor<32xf32>
-    %cst_38 = arith.constant dense_resource<torch_tensor_32_64_torch.float32_1> : tensor<32x64xf32>
-    %cst_39 = arith.constant dense_resource<torch_tensor_32_torch.float32> : tensor<32xf32>
-    %cst_40 = arith.constant dense_resource<torch_tensor_32_64_torch.float32> : tensor<32x64xf32>
-    %cst_41 = arith.constant dense_resource<torch_tensor_64_torch.float32_2> : tensor<64xf32>
-    %cst_42 = arith.constant dense_resource<torch_tensor_64_64_torch.float32> : tensor<64x64xf32>
-    %cst_43 = arith.constant dense_resource<torch_tensor_64_torch.float32_1> : tensor<64xf32>
-    %cst_44 = arith.constant dense_resource<torch_tensor_64_torch.float32> : tensor<64xf32>
-    %cst_45 = arith.constant 1.000000e-05 : f64
-    %cst_46 = arith.constant dense_resource<torch_tensor_8_torch.float32> : tensor<8xf32>
-    %cst_47 = arith.constant dense_resource<torch_tensor_256_64_torch.float32> : tensor<256x64xf32>
-    %cst_48 = arith.constant 6.400000e+01 : f64
-    %cst_49 = arith.constant 6.400000e+01 : f32
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<1x4x1x8xf32>
+    %cst_3 = arith.constant dense<0.000000e+00> : tensor<f32>
+    %cst_4 = arith.constant dense<0xFF800000> : tensor<f32>
+    %cst_5 = arith.constant dense<true> : tensor<i1>
+    %cst_6 = arith.constant dense_resource<torch_tensor_64_torch.float32_15> : tensor<64xf32>
+    %cst_7 = arith.constant dense_resource<torch_tensor_64_torch.float32_14> : tensor<64xf32>
+    %cst_8 = arith.constant dense_resource<torch_tensor_64_torch.float32_13> : tensor<64xf32>
+    %cst_9 = arith.constant dense_resource<torch_tensor_64_128_torch.float32_1> : tensor<64x128xf32>
+    %cst_10 = arith.constant dense_resource<torch_tensor_128_torch.float32_1> : tensor<128xf32>
+    %cst_11 = arith.constant dense_resource<torch_tensor_128_64_torch.float32_1> : tensor<128x64xf32>
+    %cst_12 = arith.constant dense_resource<torch_tensor_64_torch.float32_12> : tensor<64xf32>
+    %cst_13 = arith.constant dense_resource<torch_tensor_64_torch.float32_11> : tensor<64xf32>
+    %cst_14 = arith.constant dense_resource<torch_tensor_64_torch.float32_10> : tensor<64xf32>
+    %cst_15 = arith.constant dense_resource<torch_tensor_64_64_torch.float32_3> : tensor<64x64xf32>
+    %cst_16 = arith.constant dense_resource<torch_tensor_32_torch.float32_3> : tensor<32xf32>
+    %cst_17 = arith.constant dense_resource<torch_tensor_32_64_torch.float32_3> : tensor<32x64xf32>
+    %cst_18 = arith.constant dense_resource<torch_tensor_32_torch.float32_2> : tensor<32xf32>
+    %cst_19 = arith.constant dense_resource<torch_tensor_32_64_torch.float32_2> : tensor<32x64xf32>
+    %cst_20 = arith.constant dense_resource<torch_tensor_64_torch.float32_9> : tensor<64xf32>
+    %cst_21 = arith.constant dense_resource<torch_tensor_64_64_torch.float32_2> : tensor<64x64xf32>
+    %cst_22 = arith.constant dense_resource<torch_tensor_64_torch.float32_8> : tensor<64xf32>
+    %cst_23 = arith.constant dense_resource<torch_tensor_64_torch.float32_7> : tensor<64xf32>
+    %cst_24 = arith.constant dense_resource<torch_tensor_64_torch.float32_6> : tensor<64xf32>
+    %cst_25 = arith.constant dense_resource<torch_tensor_64_128_torch.float32> : tensor<64x128xf32>
+    %cst_26 = arith.constant 0.79788456080286541 : f64
+    %cst_27 = arith.constant 4.471500e-02 : f64
+    %cst_28 = arith.constant dense_resource<torch_tensor_128_torch.float32> : tensor<128xf32>
+    %cst_29 = arith.constant dense_resource<torch_tensor_128_64_torch.float32> : tensor<128x64xf32>
+    %cst_30 = arith.constant dense_resource<torch_tensor_64_torch.float32_5> : tensor<64xf32>
+    %cst_31 = arith.constant dense_resource<torch_tensor_64_torch.float32_4> : tensor<64xf32>
+    %cst_32 = arith.constant dense_resource<torch_tensor_64_torch.float32_3> : tensor<64xf32>
+    %cst_33 = arith.constant dense_resource<torch_tensor_64_64_torch.float32_1> : tensor<64x64xf32>
+    %cst_34 = arith.constant 0xFFF0000000000000 : f64
+    %cst_35 = arith.constant dense_resource<torch_tensor_32_torch.float32_1> : tensor<32xf32>
+    %cst_36 = arith.constant dense_resource<torch_tensor_32_64_torch.float32_1> : tensor<32x64xf32>
+    %cst_37 = arith.constant dense_resource<torch_tensor_32_torch.float32> : tensor<32xf32>
+    %cst_38 = arith.constant dense_resource<torch_tensor_32_64_torch.float32> : tensor<32x64xf32>
+    %cst_39 = arith.constant dense_resource<torch_tensor_64_torch.float32_2> : tensor<64xf32>
+    %cst_40 = arith.constant dense_resource<torch_tensor_64_64_torch.float32> : tensor<64x64xf32>
+    %cst_41 = arith.constant dense_resource<torch_tensor_64_torch.float32_1> : tensor<64xf32>
+    %cst_42 = arith.constant dense_resource<torch_tensor_64_torch.float32> : tensor<64xf32>
+    %cst_43 = arith.constant 1.000000e-05 : f64
+    %cst_44 = arith.constant dense_resource<torch_tensor_8_torch.float32> : tensor<8xf32>
+    %cst_45 = arith.constant dense_resource<torch_tensor_256_64_torch.float32> : tensor<256x64xf32>
+    %cst_46 = arith.constant 6.400000e+01 : f64
+    %cst_47 = arith.constant 6.400000e+01 : f32
+    %cst_48 = arith.constant 5.000000e-01 : f32
+    %cst_49 = arith.constant 1.000000e+00 : f32
     %0 = tensor.empty() : tensor<1x1x64xf32>
     %1 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0 : tensor<1x1xi64>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: i64, %out: f32):
-      %231 = arith.index_cast %in : i64 to index
-      %232 = linalg.index 2 : index
-      %233 = arith.cmpi slt, %231, %c256 : index
-      cf.assert %233, "index must be smaller than dim size"
-      %234 = arith.cmpi sge, %in, %c0_i64 : i64
-      cf.assert %234, "index must be larger or equal to 0"
-      %extracted = tensor.extract %cst_47[%231, %232] : tensor<256x64xf32>
+      %245 = arith.index_cast %in : i64 to index
+      %246 = linalg.index 2 : index
+      %247 = arith.cmpi slt, %245, %c256 : index
+      cf.assert %247, "index must be smaller than dim size"
+      %248 = arith.cmpi sge, %in, %c0_i64 : i64
+      cf.assert %248, "index must be larger or equal to 0"
+      %extracted = tensor.extract %cst_45[%245, %246] : tensor<256x64xf32>
       linalg.yield %extracted : f32
     } -> tensor<1x1x64xf32>
     %2 = tensor.empty() : tensor<1xi64>
@@ -91,205 +91,205 @@ module {
     } -> tensor<1xi64>
     %4 = linalg.generic {indexing_maps = [#map2, #map2], iterator_types = ["parallel"]} ins(%3 : tensor<1xi64>) outs(%2 : tensor<1xi64>) {
     ^bb0(%in: i64, %out: i64):
-      %231 = arith.addi %in, %c16_i64 : i64
-      linalg.yield %231 : i64
+      %245 = arith.addi %in, %c16_i64 : i64
+      linalg.yield %245 : i64
     } -> tensor<1xi64>
     %5 = tensor.empty() : tensor<8xi64>
     %6 = linalg.generic {indexing_maps = [#map2], iterator_types = ["parallel"]} outs(%5 : tensor<8xi64>) {
     ^bb0(%out: i64):
-      %231 = linalg.index 0 : index
-      %232 = arith.index_cast %231 : index to i64
-      linalg.yield %232 : i64
+      %245 = linalg.index 0 : index
+      %246 = arith.index_cast %245 : index to i64
+      linalg.yield %246 : i64
     } -> tensor<8xi64>
     %7 = linalg.generic {indexing_maps = [#map2, #map2], iterator_types = ["parallel"]} ins(%6 : tensor<8xi64>) outs(%5 : tensor<8xi64>) {
     ^bb0(%in: i64, %out: i64):
-      %231 = arith.addi %in, %c9_i64 : i64
-      linalg.yield %231 : i64
+      %245 = arith.addi %in, %c9_i64 : i64
+      linalg.yield %245 : i64
     } -> tensor<8xi64>
     %expanded = tensor.expand_shape %4 [[0, 1, 2, 3]] output_shape [1, 1, 1, 1] : tensor<1xi64> into tensor<1x1x1x1xi64>
     %expanded_50 = tensor.expand_shape %7 [[0, 1, 2, 3]] output_shape [1, 1, 1, 8] : tensor<8xi64> into tensor<1x1x1x8xi64>
     %8 = tensor.empty() : tensor<1x1x1x1xi64>
     %9 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded : tensor<1x1x1x1xi64>) outs(%8 : tensor<1x1x1x1xi64>) {
     ^bb0(%in: i64, %out: i64):
-      %231 = arith.subi %in, %c8_i64 : i64
-      linalg.yield %231 : i64
+      %245 = arith.subi %in, %c8_i64 : i64
+      linalg.yield %245 : i64
     } -> tensor<1x1x1x1xi64>
     %10 = tensor.empty() : tensor<1x1x1x8xi1>
     %11 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_50, %9 : tensor<1x1x1x8xi64>, tensor<1x1x1x1xi64>) outs(%10 : tensor<1x1x1x8xi1>) {
     ^bb0(%in: i64, %in_132: i64, %out: i1):
-      %231 = arith.cmpi sgt, %in, %in_132 : i64
-      linalg.yield %231 : i1
+      %245 = arith.cmpi sgt, %in, %in_132 : i64
+      linalg.yield %245 : i1
     } -> tensor<1x1x1x8xi1>
-    %12 = linalg.generic {indexing_maps = [#map5, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%cst_9, %11 : tensor<i1>, tensor<1x1x1x8xi1>) outs(%10 : tensor<1x1x1x8xi1>) {
+    %12 = linalg.generic {indexing_maps = [#map5, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%cst_5, %11 : tensor<i1>, tensor<1x1x1x8xi1>) outs(%10 : tensor<1x1x1x8xi1>) {
     ^bb0(%in: i1, %in_132: i1, %out: i1):
-      %231 = arith.andi %in, %in_132 : i1
-      linalg.yield %231 : i1
+      %245 = arith.andi %in, %in_132 : i1
+      linalg.yield %245 : i1
     } -> tensor<1x1x1x8xi1>
     %13 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_50, %expanded : tensor<1x1x1x8xi64>, tensor<1x1x1x1xi64>) outs(%10 : tensor<1x1x1x8xi1>) {
     ^bb0(%in: i64, %in_132: i64, %out: i1):
-      %231 = arith.cmpi sle, %in, %in_132 : i64
-      linalg.yield %231 : i1
+      %245 = arith.cmpi sle, %in, %in_132 : i64
+      linalg.yield %245 : i1
     } -> tensor<1x1x1x8xi1>
     %14 = linalg.generic {indexing_maps = [#map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%12, %13 : tensor<1x1x1x8xi1>, tensor<1x1x1x8xi1>) outs(%10 : tensor<1x1x1x8xi1>) {
     ^bb0(%in: i1, %in_132: i1, %out: i1):
-      %231 = arith.andi %in, %in_132 : i1
-      linalg.yield %231 : i1
+      %245 = arith.andi %in, %in_132 : i1
+      linalg.yield %245 : i1
     } -> tensor<1x1x1x8xi1>
     %expanded_51 = tensor.expand_shape %arg1 [[0], [1, 2]] output_shape [1, 1, 1] : tensor<1x1xi64> into tensor<1x1x1xi64>
     %15 = tensor.empty() : tensor<1x1x1xf32>
     %16 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_51 : tensor<1x1x1xi64>) outs(%15 : tensor<1x1x1xf32>) {
     ^bb0(%in: i64, %out: f32):
-      %231 = arith.sitofp %in : i64 to f32
-      linalg.yield %231 : f32
+      %245 = arith.sitofp %in : i64 to f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x1xf32>
     %17 = tensor.empty() : tensor<1x1x8xf32>
-    %18 = linalg.generic {indexing_maps = [#map6, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%16, %cst_46 : tensor<1x1x1xf32>, tensor<8xf32>) outs(%17 : tensor<1x1x8xf32>) {
+    %18 = linalg.generic {indexing_maps = [#map6, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%16, %cst_44 : tensor<1x1x1xf32>, tensor<8xf32>) outs(%17 : tensor<1x1x8xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.mulf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.mulf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x8xf32>
     %concat = tensor.concat dim(2) %18, %18 : (tensor<1x1x8xf32>, tensor<1x1x8xf32>) -> tensor<1x1x16xf32>
     %19 = tensor.empty() : tensor<1x1x16xf32>
     %20 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%concat : tensor<1x1x16xf32>) outs(%19 : tensor<1x1x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %231 = math.cos %in : f32
-      linalg.yield %231 : f32
+      %245 = math.cos %in : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x16xf32>
     %21 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%concat : tensor<1x1x16xf32>) outs(%19 : tensor<1x1x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %231 = math.sin %in : f32
-      linalg.yield %231 : f32
+      %245 = math.sin %in : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x16xf32>
     %22 = tensor.empty() : tensor<1x1x64xf64>
     %23 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1 : tensor<1x1x64xf32>) outs(%22 : tensor<1x1x64xf64>) {
     ^bb0(%in: f32, %out: f64):
-      %231 = arith.extf %in : f32 to f64
-      linalg.yield %231 : f64
+      %245 = arith.extf %in : f32 to f64
+      linalg.yield %245 : f64
     } -> tensor<1x1x64xf64>
     %24 = tensor.empty() : tensor<1x1x1xf64>
     %25 = linalg.fill ins(%cst : f64) outs(%24 : tensor<1x1x1xf64>) -> tensor<1x1x1xf64>
     %26 = linalg.generic {indexing_maps = [#map1, #map6], iterator_types = ["parallel", "parallel", "reduction"]} ins(%23 : tensor<1x1x64xf64>) outs(%25 : tensor<1x1x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %231 = arith.addf %in, %out : f64
-      linalg.yield %231 : f64
+      %245 = arith.addf %in, %out : f64
+      linalg.yield %245 : f64
     } -> tensor<1x1x1xf64>
     %27 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%26 : tensor<1x1x1xf64>) outs(%24 : tensor<1x1x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %231 = arith.divf %in, %cst_48 : f64
-      linalg.yield %231 : f64
+      %245 = arith.divf %in, %cst_46 : f64
+      linalg.yield %245 : f64
     } -> tensor<1x1x1xf64>
     %28 = linalg.generic {indexing_maps = [#map1, #map6, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%23, %27 : tensor<1x1x64xf64>, tensor<1x1x1xf64>) outs(%22 : tensor<1x1x64xf64>) {
     ^bb0(%in: f64, %in_132: f64, %out: f64):
-      %231 = arith.subf %in, %in_132 : f64
-      linalg.yield %231 : f64
+      %245 = arith.subf %in, %in_132 : f64
+      linalg.yield %245 : f64
     } -> tensor<1x1x64xf64>
     %29 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%28, %28 : tensor<1x1x64xf64>, tensor<1x1x64xf64>) outs(%22 : tensor<1x1x64xf64>) {
     ^bb0(%in: f64, %in_132: f64, %out: f64):
-      %231 = arith.mulf %in, %in_132 : f64
-      linalg.yield %231 : f64
+      %245 = arith.mulf %in, %in_132 : f64
+      linalg.yield %245 : f64
     } -> tensor<1x1x64xf64>
     %30 = linalg.generic {indexing_maps = [#map1, #map6], iterator_types = ["parallel", "parallel", "reduction"]} ins(%29 : tensor<1x1x64xf64>) outs(%25 : tensor<1x1x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %231 = arith.addf %in, %out : f64
-      linalg.yield %231 : f64
+      %245 = arith.addf %in, %out : f64
+      linalg.yield %245 : f64
     } -> tensor<1x1x1xf64>
     %31 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%30 : tensor<1x1x1xf64>) outs(%24 : tensor<1x1x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %231 = arith.divf %in, %cst_48 : f64
-      linalg.yield %231 : f64
+      %245 = arith.divf %in, %cst_46 : f64
+      linalg.yield %245 : f64
     } -> tensor<1x1x1xf64>
     %32 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%31 : tensor<1x1x1xf64>) outs(%15 : tensor<1x1x1xf32>) {
     ^bb0(%in: f64, %out: f32):
-      %231 = arith.truncf %in : f64 to f32
-      linalg.yield %231 : f32
+      %245 = arith.truncf %in : f64 to f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x1xf32>
     %33 = linalg.fill ins(%cst_0 : f32) outs(%15 : tensor<1x1x1xf32>) -> tensor<1x1x1xf32>
     %34 = linalg.generic {indexing_maps = [#map1, #map6], iterator_types = ["parallel", "parallel", "reduction"]} ins(%1 : tensor<1x1x64xf32>) outs(%33 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %231 = arith.addf %in, %out : f32
-      linalg.yield %231 : f32
+      %245 = arith.addf %in, %out : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x1xf32>
     %35 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%34 : tensor<1x1x1xf32>) outs(%15 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %231 = arith.divf %in, %cst_49 : f32
-      linalg.yield %231 : f32
+      %245 = arith.divf %in, %cst_47 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x1xf32>
     %36 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%32 : tensor<1x1x1xf32>) outs(%15 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %231 = arith.truncf %cst_45 : f64 to f32
-      %232 = arith.addf %in, %231 : f32
-      linalg.yield %232 : f32
+      %245 = arith.truncf %cst_43 : f64 to f32
+      %246 = arith.addf %in, %245 : f32
+      linalg.yield %246 : f32
     } -> tensor<1x1x1xf32>
     %37 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%36 : tensor<1x1x1xf32>) outs(%15 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %231 = math.rsqrt %in : f32
-      linalg.yield %231 : f32
+      %245 = math.rsqrt %in : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x1xf32>
     %38 = linalg.generic {indexing_maps = [#map1, #map6, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %35 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.subf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.subf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x64xf32>
     %39 = linalg.generic {indexing_maps = [#map1, #map6, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%38, %37 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.mulf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.mulf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x64xf32>
-    %40 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%39, %cst_44 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %40 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%39, %cst_42 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.mulf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.mulf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x64xf32>
-    %41 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%40, %cst_43 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %41 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%40, %cst_41 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.addf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.addf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x64xf32>
     %collapsed = tensor.collapse_shape %41 [[0], [1, 2]] : tensor<1x1x64xf32> into tensor<1x64xf32>
     %42 = tensor.empty() : tensor<64x64xf32>
-    %transposed = linalg.transpose ins(%cst_42 : tensor<64x64xf32>) outs(%42 : tensor<64x64xf32>) permutation = [1, 0] 
+    %transposed = linalg.transpose ins(%cst_40 : tensor<64x64xf32>) outs(%42 : tensor<64x64xf32>) permutation = [1, 0] 
     %43 = tensor.empty() : tensor<1x64xf32>
     %44 = linalg.fill ins(%cst_0 : f32) outs(%43 : tensor<1x64xf32>) -> tensor<1x64xf32>
     %45 = linalg.matmul ins(%collapsed, %transposed : tensor<1x64xf32>, tensor<64x64xf32>) outs(%44 : tensor<1x64xf32>) -> tensor<1x64xf32>
-    %46 = linalg.generic {indexing_maps = [#map8, #map9], iterator_types = ["parallel", "parallel"]} ins(%cst_41 : tensor<64xf32>) outs(%43 : tensor<1x64xf32>) {
+    %46 = linalg.generic {indexing_maps = [#map8, #map9], iterator_types = ["parallel", "parallel"]} ins(%cst_39 : tensor<64xf32>) outs(%43 : tensor<1x64xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<1x64xf32>
     %47 = linalg.generic {indexing_maps = [#map9, #map9, #map9], iterator_types = ["parallel", "parallel"]} ins(%45, %46 : tensor<1x64xf32>, tensor<1x64xf32>) outs(%43 : tensor<1x64xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.addf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.addf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x64xf32>
     %expanded_52 = tensor.expand_shape %47 [[0], [1, 2, 3]] output_shape [1, 1, 4, 16] : tensor<1x64xf32> into tensor<1x1x4x16xf32>
     %48 = tensor.empty() : tensor<1x4x1x16xf32>
     %transposed_53 = linalg.transpose ins(%expanded_52 : tensor<1x1x4x16xf32>) outs(%48 : tensor<1x4x1x16xf32>) permutation = [0, 2, 1, 3] 
     %49 = tensor.empty() : tensor<64x32xf32>
-    %transposed_54 = linalg.transpose ins(%cst_40 : tensor<32x64xf32>) outs(%49 : tensor<64x32xf32>) permutation = [1, 0] 
+    %transposed_54 = linalg.transpose ins(%cst_38 : tensor<32x64xf32>) outs(%49 : tensor<64x32xf32>) permutation = [1, 0] 
     %50 = tensor.empty() : tensor<1x32xf32>
     %51 = linalg.fill ins(%cst_0 : f32) outs(%50 : tensor<1x32xf32>) -> tensor<1x32xf32>
     %52 = linalg.matmul ins(%collapsed, %transposed_54 : tensor<1x64xf32>, tensor<64x32xf32>) outs(%51 : tensor<1x32xf32>) -> tensor<1x32xf32>
-    %53 = linalg.generic {indexing_maps = [#map8, #map9], iterator_types = ["parallel", "parallel"]} ins(%cst_39 : tensor<32xf32>) outs(%50 : tensor<1x32xf32>) {
+    %53 = linalg.generic {indexing_maps = [#map8, #map9], iterator_types = ["parallel", "parallel"]} ins(%cst_37 : tensor<32xf32>) outs(%50 : tensor<1x32xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<1x32xf32>
     %54 = linalg.generic {indexing_maps = [#map9, #map9, #map9], iterator_types = ["parallel", "parallel"]} ins(%52, %53 : tensor<1x32xf32>, tensor<1x32xf32>) outs(%50 : tensor<1x32xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.addf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.addf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x32xf32>
     %expanded_55 = tensor.expand_shape %54 [[0], [1, 2, 3]] output_shape [1, 1, 2, 16] : tensor<1x32xf32> into tensor<1x1x2x16xf32>
     %55 = tensor.empty() : tensor<1x2x1x16xf32>
     %transposed_56 = linalg.transpose ins(%expanded_55 : tensor<1x1x2x16xf32>) outs(%55 : tensor<1x2x1x16xf32>) permutation = [0, 2, 1, 3] 
-    %transposed_57 = linalg.transpose ins(%cst_38 : tensor<32x64xf32>) outs(%49 : tensor<64x32xf32>) permutation = [1, 0] 
+    %transposed_57 = linalg.transpose ins(%cst_36 : tensor<32x64xf32>) outs(%49 : tensor<64x32xf32>) permutation = [1, 0] 
     %56 = linalg.matmul ins(%collapsed, %transposed_57 : tensor<1x64xf32>, tensor<64x32xf32>) outs(%51 : tensor<1x32xf32>) -> tensor<1x32xf32>
-    %57 = linalg.generic {indexing_maps = [#map8, #map9], iterator_types = ["parallel", "parallel"]} ins(%cst_37 : tensor<32xf32>) outs(%50 : tensor<1x32xf32>) {
+    %57 = linalg.generic {indexing_maps = [#map8, #map9], iterator_types = ["parallel", "parallel"]} ins(%cst_35 : tensor<32xf32>) outs(%50 : tensor<1x32xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<1x32xf32>
     %58 = linalg.generic {indexing_maps = [#map9, #map9, #map9], iterator_types = ["parallel", "parallel"]} ins(%56, %57 : tensor<1x32xf32>, tensor<1x32xf32>) outs(%50 : tensor<1x32xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.addf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.addf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x32xf32>
     %expanded_58 = tensor.expand_shape %58 [[0], [1, 2, 3]] output_shape [1, 1, 2, 16] : tensor<1x32xf32> into tensor<1x1x2x16xf32>
     %transposed_59 = linalg.transpose ins(%expanded_58 : tensor<1x1x2x16xf32>) outs(%55 : tensor<1x2x1x16xf32>) permutation = [0, 2, 1, 3] 
@@ -297,51 +297,51 @@ module {
     %expanded_61 = tensor.expand_shape %21 [[0], [1, 2], [3]] output_shape [1, 1, 1, 16] : tensor<1x1x16xf32> into tensor<1x1x1x16xf32>
     %59 = linalg.generic {indexing_maps = [#map3, #map10, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_53, %expanded_60 : tensor<1x4x1x16xf32>, tensor<1x1x1x16xf32>) outs(%48 : tensor<1x4x1x16xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.mulf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.mulf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x4x1x16xf32>
     %extracted_slice = tensor.extract_slice %transposed_53[0, 0, 0, 0] [1, 4, 1, 8] [1, 1, 1, 1] : tensor<1x4x1x16xf32> to tensor<1x4x1x8xf32>
     %extracted_slice_62 = tensor.extract_slice %transposed_53[0, 0, 0, 8] [1, 4, 1, 8] [1, 1, 1, 1] : tensor<1x4x1x16xf32> to tensor<1x4x1x8xf32>
     %60 = tensor.empty() : tensor<1x4x1x8xf32>
     %61 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_62 : tensor<1x4x1x8xf32>) outs(%60 : tensor<1x4x1x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %231 = arith.negf %in : f32
-      linalg.yield %231 : f32
+      %245 = arith.negf %in : f32
+      linalg.yield %245 : f32
     } -> tensor<1x4x1x8xf32>
     %concat_63 = tensor.concat dim(3) %61, %extracted_slice : (tensor<1x4x1x8xf32>, tensor<1x4x1x8xf32>) -> tensor<1x4x1x16xf32>
     %62 = linalg.generic {indexing_maps = [#map3, #map10, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_63, %expanded_61 : tensor<1x4x1x16xf32>, tensor<1x1x1x16xf32>) outs(%48 : tensor<1x4x1x16xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.mulf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.mulf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x4x1x16xf32>
     %63 = linalg.generic {indexing_maps = [#map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%59, %62 : tensor<1x4x1x16xf32>, tensor<1x4x1x16xf32>) outs(%48 : tensor<1x4x1x16xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.addf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.addf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x4x1x16xf32>
     %64 = linalg.generic {indexing_maps = [#map3, #map10, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_56, %expanded_60 : tensor<1x2x1x16xf32>, tensor<1x1x1x16xf32>) outs(%55 : tensor<1x2x1x16xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.mulf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.mulf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x2x1x16xf32>
     %extracted_slice_64 = tensor.extract_slice %transposed_56[0, 0, 0, 0] [1, 2, 1, 8] [1, 1, 1, 1] : tensor<1x2x1x16xf32> to tensor<1x2x1x8xf32>
     %extracted_slice_65 = tensor.extract_slice %transposed_56[0, 0, 0, 8] [1, 2, 1, 8] [1, 1, 1, 1] : tensor<1x2x1x16xf32> to tensor<1x2x1x8xf32>
     %65 = tensor.empty() : tensor<1x2x1x8xf32>
     %66 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_65 : tensor<1x2x1x8xf32>) outs(%65 : tensor<1x2x1x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %231 = arith.negf %in : f32
-      linalg.yield %231 : f32
+      %245 = arith.negf %in : f32
+      linalg.yield %245 : f32
     } -> tensor<1x2x1x8xf32>
     %concat_66 = tensor.concat dim(3) %66, %extracted_slice_64 : (tensor<1x2x1x8xf32>, tensor<1x2x1x8xf32>) -> tensor<1x2x1x16xf32>
     %67 = linalg.generic {indexing_maps = [#map3, #map10, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_66, %expanded_61 : tensor<1x2x1x16xf32>, tensor<1x1x1x16xf32>) outs(%55 : tensor<1x2x1x16xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.mulf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.mulf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x2x1x16xf32>
     %68 = linalg.generic {indexing_maps = [#map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%64, %67 : tensor<1x2x1x16xf32>, tensor<1x2x1x16xf32>) outs(%55 : tensor<1x2x1x16xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.addf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.addf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x2x1x16xf32>
     %concat_67 = tensor.concat dim(2) %arg2, %68 : (tensor<1x2x7x16xf32>, tensor<1x2x1x16xf32>) -> tensor<1x2x8x16xf32>
     %concat_68 = tensor.concat dim(2) %arg3, %transposed_59 : (tensor<1x2x7x16xf32>, tensor<1x2x1x16xf32>) -> tensor<1x2x8x16xf32>
@@ -358,22 +358,22 @@ module {
       linalg.yield %in : f32
     } -> tensor<1x2x2x8x16xf32>
     %72 = tensor.empty() : tensor<1x1x1x8xf32>
-    %73 = linalg.generic {indexing_maps = [#map3, #map5, #map5, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%14, %cst_7, %cst_8 : tensor<1x1x1x8xi1>, tensor<f32>, tensor<f32>) outs(%72 : tensor<1x1x1x8xf32>) {
+    %73 = linalg.generic {indexing_maps = [#map3, #map5, #map5, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%14, %cst_3, %cst_4 : tensor<1x1x1x8xi1>, tensor<f32>, tensor<f32>) outs(%72 : tensor<1x1x1x8xf32>) {
     ^bb0(%in: i1, %in_132: f32, %in_133: f32, %out: f32):
-      %231 = arith.select %in, %in_132, %in_133 : f32
-      linalg.yield %231 : f32
+      %245 = arith.select %in, %in_132, %in_133 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x1x8xf32>
     %74 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%63 : tensor<1x4x1x16xf32>) outs(%48 : tensor<1x4x1x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %231 = arith.mulf %in, %cst_5 : f32
-      linalg.yield %231 : f32
+      %245 = arith.mulf %in, %cst_48 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x4x1x16xf32>
     %75 = tensor.empty() : tensor<1x4x16x8xf32>
     %transposed_72 = linalg.transpose ins(%collapsed_71 : tensor<1x4x8x16xf32>) outs(%75 : tensor<1x4x16x8xf32>) permutation = [0, 1, 3, 2] 
     %76 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_72 : tensor<1x4x16x8xf32>) outs(%75 : tensor<1x4x16x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %231 = arith.mulf %in, %cst_5 : f32
-      linalg.yield %231 : f32
+      %245 = arith.mulf %in, %cst_48 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x4x16x8xf32>
     %collapsed_73 = tensor.collapse_shape %74 [[0, 1], [2], [3]] : tensor<1x4x1x16xf32> into tensor<4x1x16xf32>
     %collapsed_74 = tensor.collapse_shape %76 [[0, 1], [2], [3]] : tensor<1x4x16x8xf32> into tensor<4x16x8xf32>
@@ -383,8 +383,8 @@ module {
     %expanded_75 = tensor.expand_shape %79 [[0, 1], [2], [3]] output_shape [1, 4, 1, 8] : tensor<4x1x8xf32> into tensor<1x4x1x8xf32>
     %80 = linalg.generic {indexing_maps = [#map3, #map10, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_75, %73 : tensor<1x4x1x8xf32>, tensor<1x1x1x8xf32>) outs(%60 : tensor<1x4x1x8xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.addf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.addf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x4x1x8xf32>
     %81 = tensor.empty() : tensor<1x4x1xi64>
     %82 = linalg.fill ins(%c0_i64 : i64) outs(%81 : tensor<1x4x1xi64>) -> tensor<1x4x1xi64>
@@ -392,54 +392,54 @@ module {
     %84 = linalg.fill ins(%cst_1 : f32) outs(%83 : tensor<1x4x1xf32>) -> tensor<1x4x1xf32>
     %85:2 = linalg.generic {indexing_maps = [#map3, #map13, #map13], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%80 : tensor<1x4x1x8xf32>) outs(%84, %82 : tensor<1x4x1xf32>, tensor<1x4x1xi64>) {
     ^bb0(%in: f32, %out: f32, %out_132: i64):
-      %231 = linalg.index 3 : index
-      %232 = arith.index_cast %231 : index to i64
-      %233 = arith.maximumf %in, %out : f32
-      %234 = arith.cmpf ogt, %in, %out : f32
-      %235 = arith.select %234, %232, %out_132 : i64
-      linalg.yield %233, %235 : f32, i64
+      %245 = linalg.index 3 : index
+      %246 = arith.index_cast %245 : index to i64
+      %247 = arith.maximumf %in, %out : f32
+      %248 = arith.cmpf ogt, %in, %out : f32
+      %249 = arith.select %248, %246, %out_132 : i64
+      linalg.yield %247, %249 : f32, i64
     } -> (tensor<1x4x1xf32>, tensor<1x4x1xi64>)
     %expanded_76 = tensor.expand_shape %85#0 [[0], [1], [2, 3]] output_shape [1, 4, 1, 1] : tensor<1x4x1xf32> into tensor<1x4x1x1xf32>
     %86 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%80, %expanded_76 : tensor<1x4x1x8xf32>, tensor<1x4x1x1xf32>) outs(%60 : tensor<1x4x1x8xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.subf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.subf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x4x1x8xf32>
     %87 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%86 : tensor<1x4x1x8xf32>) outs(%60 : tensor<1x4x1x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %231 = math.exp %in : f32
-      linalg.yield %231 : f32
+      %245 = math.exp %in : f32
+      linalg.yield %245 : f32
     } -> tensor<1x4x1x8xf32>
     %88 = tensor.empty() : tensor<1x4x1x1xf32>
     %89 = linalg.fill ins(%cst_0 : f32) outs(%88 : tensor<1x4x1x1xf32>) -> tensor<1x4x1x1xf32>
     %90 = linalg.generic {indexing_maps = [#map3, #map4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%87 : tensor<1x4x1x8xf32>) outs(%89 : tensor<1x4x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %231 = arith.addf %in, %out : f32
-      linalg.yield %231 : f32
+      %245 = arith.addf %in, %out : f32
+      linalg.yield %245 : f32
     } -> tensor<1x4x1x1xf32>
     %91 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%87, %90 : tensor<1x4x1x8xf32>, tensor<1x4x1x1xf32>) outs(%60 : tensor<1x4x1x8xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.divf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.divf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x4x1x8xf32>
     %92 = tensor.empty() : tensor<1x4x1x8xi1>
     %93 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%80 : tensor<1x4x1x8xf32>) outs(%92 : tensor<1x4x1x8xi1>) {
     ^bb0(%in: f32, %out: i1):
-      %231 = arith.extf %in : f32 to f64
-      %232 = arith.cmpf oeq, %231, %cst_36 : f64
-      linalg.yield %232 : i1
+      %245 = arith.extf %in : f32 to f64
+      %246 = arith.cmpf oeq, %245, %cst_34 : f64
+      linalg.yield %246 : i1
     } -> tensor<1x4x1x8xi1>
     %94 = tensor.empty() : tensor<1x4x1x1xi1>
     %95 = linalg.fill ins(%true : i1) outs(%94 : tensor<1x4x1x1xi1>) -> tensor<1x4x1x1xi1>
     %96 = linalg.generic {indexing_maps = [#map3, #map4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%93 : tensor<1x4x1x8xi1>) outs(%95 : tensor<1x4x1x1xi1>) {
     ^bb0(%in: i1, %out: i1):
-      %231 = arith.andi %in, %out : i1
-      linalg.yield %231 : i1
+      %245 = arith.andi %in, %out : i1
+      linalg.yield %245 : i1
     } -> tensor<1x4x1x1xi1>
-    %97 = linalg.generic {indexing_maps = [#map4, #map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%96, %cst_6, %91 : tensor<1x4x1x1xi1>, tensor<1x4x1x8xf32>, tensor<1x4x1x8xf32>) outs(%60 : tensor<1x4x1x8xf32>) {
+    %97 = linalg.generic {indexing_maps = [#map4, #map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%96, %cst_2, %91 : tensor<1x4x1x1xi1>, tensor<1x4x1x8xf32>, tensor<1x4x1x8xf32>) outs(%60 : tensor<1x4x1x8xf32>) {
     ^bb0(%in: i1, %in_132: f32, %in_133: f32, %out: f32):
-      %231 = arith.select %in, %in_132, %in_133 : f32
-      linalg.yield %231 : f32
+      %245 = arith.select %in, %in_132, %in_133 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x4x1x8xf32>
     %collapsed_77 = tensor.collapse_shape %97 [[0, 1], [2], [3]] : tensor<1x4x1x8xf32> into tensor<4x1x8xf32>
     %collapsed_78 = tensor.collapse_shape %71 [[0, 1, 2], [3], [4]] : tensor<1x2x2x8x16xf32> into tensor<4x8x16xf32>
@@ -450,633 +450,693 @@ module {
     %101 = tensor.empty() : tensor<1x1x4x16xf32>
     %transposed_80 = linalg.transpose ins(%expanded_79 : tensor<1x4x1x16xf32>) outs(%101 : tensor<1x1x4x16xf32>) permutation = [0, 2, 1, 3] 
     %collapsed_81 = tensor.collapse_shape %transposed_80 [[0], [1, 2, 3]] : tensor<1x1x4x16xf32> into tensor<1x64xf32>
-    %transposed_82 = linalg.transpose ins(%cst_35 : tensor<64x64xf32>) outs(%42 : tensor<64x64xf32>) permutation = [1, 0] 
+    %transposed_82 = linalg.transpose ins(%cst_33 : tensor<64x64xf32>) outs(%42 : tensor<64x64xf32>) permutation = [1, 0] 
     %102 = linalg.matmul ins(%collapsed_81, %transposed_82 : tensor<1x64xf32>, tensor<64x64xf32>) outs(%44 : tensor<1x64xf32>) -> tensor<1x64xf32>
-    %103 = linalg.generic {indexing_maps = [#map8, #map9], iterator_types = ["parallel", "parallel"]} ins(%cst_34 : tensor<64xf32>) outs(%43 : tensor<1x64xf32>) {
+    %103 = linalg.generic {indexing_maps = [#map8, #map9], iterator_types = ["parallel", "parallel"]} ins(%cst_32 : tensor<64xf32>) outs(%43 : tensor<1x64xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<1x64xf32>
     %104 = linalg.generic {indexing_maps = [#map9, #map9, #map9], iterator_types = ["parallel", "parallel"]} ins(%102, %103 : tensor<1x64xf32>, tensor<1x64xf32>) outs(%43 : tensor<1x64xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.addf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.addf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x64xf32>
     %expanded_83 = tensor.expand_shape %104 [[0], [1, 2]] output_shape [1, 1, 64] : tensor<1x64xf32> into tensor<1x1x64xf32>
     %105 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %expanded_83 : tensor<1x1x64xf32>, tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.addf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.addf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x64xf32>
     %106 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%105 : tensor<1x1x64xf32>) outs(%22 : tensor<1x1x64xf64>) {
     ^bb0(%in: f32, %out: f64):
-      %231 = arith.extf %in : f32 to f64
-      linalg.yield %231 : f64
+      %245 = arith.extf %in : f32 to f64
+      linalg.yield %245 : f64
     } -> tensor<1x1x64xf64>
     %107 = linalg.generic {indexing_maps = [#map1, #map6], iterator_types = ["parallel", "parallel", "reduction"]} ins(%106 : tensor<1x1x64xf64>) outs(%25 : tensor<1x1x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %231 = arith.addf %in, %out : f64
-      linalg.yield %231 : f64
+      %245 = arith.addf %in, %out : f64
+      linalg.yield %245 : f64
     } -> tensor<1x1x1xf64>
     %108 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%107 : tensor<1x1x1xf64>) outs(%24 : tensor<1x1x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %231 = arith.divf %in, %cst_48 : f64
-      linalg.yield %231 : f64
+      %245 = arith.divf %in, %cst_46 : f64
+      linalg.yield %245 : f64
     } -> tensor<1x1x1xf64>
     %109 = linalg.generic {indexing_maps = [#map1, #map6, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%106, %108 : tensor<1x1x64xf64>, tensor<1x1x1xf64>) outs(%22 : tensor<1x1x64xf64>) {
     ^bb0(%in: f64, %in_132: f64, %out: f64):
-      %231 = arith.subf %in, %in_132 : f64
-      linalg.yield %231 : f64
+      %245 = arith.subf %in, %in_132 : f64
+      linalg.yield %245 : f64
     } -> tensor<1x1x64xf64>
     %110 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%109, %109 : tensor<1x1x64xf64>, tensor<1x1x64xf64>) outs(%22 : tensor<1x1x64xf64>) {
     ^bb0(%in: f64, %in_132: f64, %out: f64):
-      %231 = arith.mulf %in, %in_132 : f64
-      linalg.yield %231 : f64
+      %245 = arith.mulf %in, %in_132 : f64
+      linalg.yield %245 : f64
     } -> tensor<1x1x64xf64>
     %111 = linalg.generic {indexing_maps = [#map1, #map6], iterator_types = ["parallel", "parallel", "reduction"]} ins(%110 : tensor<1x1x64xf64>) outs(%25 : tensor<1x1x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %231 = arith.addf %in, %out : f64
-      linalg.yield %231 : f64
+      %245 = arith.addf %in, %out : f64
+      linalg.yield %245 : f64
     } -> tensor<1x1x1xf64>
     %112 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%111 : tensor<1x1x1xf64>) outs(%24 : tensor<1x1x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %231 = arith.divf %in, %cst_48 : f64
-      linalg.yield %231 : f64
+      %245 = arith.divf %in, %cst_46 : f64
+      linalg.yield %245 : f64
     } -> tensor<1x1x1xf64>
     %113 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%112 : tensor<1x1x1xf64>) outs(%15 : tensor<1x1x1xf32>) {
     ^bb0(%in: f64, %out: f32):
-      %231 = arith.truncf %in : f64 to f32
-      linalg.yield %231 : f32
+      %245 = arith.truncf %in : f64 to f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x1xf32>
     %114 = linalg.generic {indexing_maps = [#map1, #map6], iterator_types = ["parallel", "parallel", "reduction"]} ins(%105 : tensor<1x1x64xf32>) outs(%33 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %231 = arith.addf %in, %out : f32
-      linalg.yield %231 : f32
+      %245 = arith.addf %in, %out : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x1xf32>
     %115 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%114 : tensor<1x1x1xf32>) outs(%15 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %231 = arith.divf %in, %cst_49 : f32
-      linalg.yield %231 : f32
+      %245 = arith.divf %in, %cst_47 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x1xf32>
     %116 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%113 : tensor<1x1x1xf32>) outs(%15 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %231 = arith.truncf %cst_45 : f64 to f32
-      %232 = arith.addf %in, %231 : f32
-      linalg.yield %232 : f32
+      %245 = arith.truncf %cst_43 : f64 to f32
+      %246 = arith.addf %in, %245 : f32
+      linalg.yield %246 : f32
     } -> tensor<1x1x1xf32>
     %117 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%116 : tensor<1x1x1xf32>) outs(%15 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %231 = math.rsqrt %in : f32
-      linalg.yield %231 : f32
+      %245 = math.rsqrt %in : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x1xf32>
     %118 = linalg.generic {indexing_maps = [#map1, #map6, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%105, %115 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.subf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.subf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x64xf32>
     %119 = linalg.generic {indexing_maps = [#map1, #map6, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%118, %117 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.mulf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.mulf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x64xf32>
-    %120 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%119, %cst_33 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %120 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%119, %cst_31 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.mulf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.mulf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x64xf32>
-    %121 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%120, %cst_32 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %121 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%120, %cst_30 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.addf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.addf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x64xf32>
     %collapsed_84 = tensor.collapse_shape %121 [[0], [1, 2]] : tensor<1x1x64xf32> into tensor<1x64xf32>
     %122 = tensor.empty() : tensor<64x128xf32>
-    %transposed_85 = linalg.transpose ins(%cst_31 : tensor<128x64xf32>) outs(%122 : tensor<64x128xf32>) permutation = [1, 0] 
+    %transposed_85 = linalg.transpose ins(%cst_29 : tensor<128x64xf32>) outs(%122 : tensor<64x128xf32>) permutation = [1, 0] 
     %123 = tensor.empty() : tensor<1x128xf32>
     %124 = linalg.fill ins(%cst_0 : f32) outs(%123 : tensor<1x128xf32>) -> tensor<1x128xf32>
     %125 = linalg.matmul ins(%collapsed_84, %transposed_85 : tensor<1x64xf32>, tensor<64x128xf32>) outs(%124 : tensor<1x128xf32>) -> tensor<1x128xf32>
-    %126 = linalg.generic {indexing_maps = [#map8, #map9], iterator_types = ["parallel", "parallel"]} ins(%cst_30 : tensor<128xf32>) outs(%123 : tensor<1x128xf32>) {
+    %126 = linalg.generic {indexing_maps = [#map8, #map9], iterator_types = ["parallel", "parallel"]} ins(%cst_28 : tensor<128xf32>) outs(%123 : tensor<1x128xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<1x128xf32>
     %127 = linalg.generic {indexing_maps = [#map9, #map9, #map9], iterator_types = ["parallel", "parallel"]} ins(%125, %126 : tensor<1x128xf32>, tensor<1x128xf32>) outs(%123 : tensor<1x128xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.addf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.addf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x128xf32>
     %expanded_86 = tensor.expand_shape %127 [[0], [1, 2]] output_shape [1, 1, 128] : tensor<1x128xf32> into tensor<1x1x128xf32>
     %128 = tensor.empty() : tensor<1x1x128xf32>
     %129 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_86 : tensor<1x1x128xf32>) outs(%128 : tensor<1x1x128xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %231 = math.fpowi %in, %c3_i64 : f32, i64
-      %232 = arith.mulf %231, %cst_2 : f32
-      %233 = arith.addf %in, %232 : f32
-      %234 = arith.mulf %233, %cst_3 : f32
-      %235 = math.tanh %234 : f32
-      %236 = arith.addf %235, %cst_4 : f32
-      %237 = arith.mulf %236, %cst_5 : f32
-      %238 = arith.mulf %in, %237 : f32
-      linalg.yield %238 : f32
+      %245 = arith.mulf %in, %cst_48 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x128xf32>
-    %collapsed_87 = tensor.collapse_shape %129 [[0], [1, 2]] : tensor<1x1x128xf32> into tensor<1x128xf32>
-    %130 = tensor.empty() : tensor<128x64xf32>
-    %transposed_88 = linalg.transpose ins(%cst_29 : tensor<64x128xf32>) outs(%130 : tensor<128x64xf32>) permutation = [1, 0] 
-    %131 = linalg.matmul ins(%collapsed_87, %transposed_88 : tensor<1x128xf32>, tensor<128x64xf32>) outs(%44 : tensor<1x64xf32>) -> tensor<1x64xf32>
-    %132 = linalg.generic {indexing_maps = [#map8, #map9], iterator_types = ["parallel", "parallel"]} ins(%cst_28 : tensor<64xf32>) outs(%43 : tensor<1x64xf32>) {
+    %130 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_86 : tensor<1x1x128xf32>) outs(%128 : tensor<1x1x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %245 = math.fpowi %in, %c3_i64 : f32, i64
+      linalg.yield %245 : f32
+    } -> tensor<1x1x128xf32>
+    %131 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%130 : tensor<1x1x128xf32>) outs(%128 : tensor<1x1x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %245 = arith.truncf %cst_27 : f64 to f32
+      %246 = arith.mulf %in, %245 : f32
+      linalg.yield %246 : f32
+    } -> tensor<1x1x128xf32>
+    %132 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_86, %131 : tensor<1x1x128xf32>, tensor<1x1x128xf32>) outs(%128 : tensor<1x1x128xf32>) {
+    ^bb0(%in: f32, %in_132: f32, %out: f32):
+      %245 = arith.addf %in, %in_132 : f32
+      linalg.yield %245 : f32
+    } -> tensor<1x1x128xf32>
+    %133 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%132 : tensor<1x1x128xf32>) outs(%128 : tensor<1x1x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %245 = arith.truncf %cst_26 : f64 to f32
+      %246 = arith.mulf %in, %245 : f32
+      linalg.yield %246 : f32
+    } -> tensor<1x1x128xf32>
+    %134 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%133 : tensor<1x1x128xf32>) outs(%128 : tensor<1x1x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %245 = math.tanh %in : f32
+      linalg.yield %245 : f32
+    } -> tensor<1x1x128xf32>
+    %135 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%134 : tensor<1x1x128xf32>) outs(%128 : tensor<1x1x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %245 = arith.addf %in, %cst_49 : f32
+      linalg.yield %245 : f32
+    } -> tensor<1x1x128xf32>
+    %136 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%129, %135 : tensor<1x1x128xf32>, tensor<1x1x128xf32>) outs(%128 : tensor<1x1x128xf32>) {
+    ^bb0(%in: f32, %in_132: f32, %out: f32):
+      %245 = arith.mulf %in, %in_132 : f32
+      linalg.yield %245 : f32
+    } -> tensor<1x1x128xf32>
+    %collapsed_87 = tensor.collapse_shape %136 [[0], [1, 2]] : tensor<1x1x128xf32> into tensor<1x128xf32>
+    %137 = tensor.empty() : tensor<128x64xf32>
+    %transposed_88 = linalg.transpose ins(%cst_25 : tensor<64x128xf32>) outs(%137 : tensor<128x64xf32>) permutation = [1, 0] 
+    %138 = linalg.matmul ins(%collapsed_87, %transposed_88 : tensor<1x128xf32>, tensor<128x64xf32>) outs(%44 : tensor<1x64xf32>) -> tensor<1x64xf32>
+    %139 = linalg.generic {indexing_maps = [#map8, #map9], iterator_types = ["parallel", "parallel"]} ins(%cst_24 : tensor<64xf32>) outs(%43 : tensor<1x64xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<1x64xf32>
-    %133 = linalg.generic {indexing_maps = [#map9, #map9, #map9], iterator_types = ["parallel", "parallel"]} ins(%131, %132 : tensor<1x64xf32>, tensor<1x64xf32>) outs(%43 : tensor<1x64xf32>) {
+    %140 = linalg.generic {indexing_maps = [#map9, #map9, #map9], iterator_types = ["parallel", "parallel"]} ins(%138, %139 : tensor<1x64xf32>, tensor<1x64xf32>) outs(%43 : tensor<1x64xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.addf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.addf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x64xf32>
-    %expanded_89 = tensor.expand_shape %133 [[0], [1, 2]] output_shape [1, 1, 64] : tensor<1x64xf32> into tensor<1x1x64xf32>
-    %134 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%105, %expanded_89 : tensor<1x1x64xf32>, tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %expanded_89 = tensor.expand_shape %140 [[0], [1, 2]] output_shape [1, 1, 64] : tensor<1x64xf32> into tensor<1x1x64xf32>
+    %141 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%105, %expanded_89 : tensor<1x1x64xf32>, tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.addf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.addf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x64xf32>
-    %135 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%134 : tensor<1x1x64xf32>) outs(%22 : tensor<1x1x64xf64>) {
+    %142 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%141 : tensor<1x1x64xf32>) outs(%22 : tensor<1x1x64xf64>) {
     ^bb0(%in: f32, %out: f64):
-      %231 = arith.extf %in : f32 to f64
-      linalg.yield %231 : f64
+      %245 = arith.extf %in : f32 to f64
+      linalg.yield %245 : f64
     } -> tensor<1x1x64xf64>
-    %136 = linalg.generic {indexing_maps = [#map1, #map6], iterator_types = ["parallel", "parallel", "reduction"]} ins(%135 : tensor<1x1x64xf64>) outs(%25 : tensor<1x1x1xf64>) {
+    %143 = linalg.generic {indexing_maps = [#map1, #map6], iterator_types = ["parallel", "parallel", "reduction"]} ins(%142 : tensor<1x1x64xf64>) outs(%25 : tensor<1x1x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %231 = arith.addf %in, %out : f64
-      linalg.yield %231 : f64
+      %245 = arith.addf %in, %out : f64
+      linalg.yield %245 : f64
     } -> tensor<1x1x1xf64>
-    %137 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%136 : tensor<1x1x1xf64>) outs(%24 : tensor<1x1x1xf64>) {
+    %144 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%143 : tensor<1x1x1xf64>) outs(%24 : tensor<1x1x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %231 = arith.divf %in, %cst_48 : f64
-      linalg.yield %231 : f64
+      %245 = arith.divf %in, %cst_46 : f64
+      linalg.yield %245 : f64
     } -> tensor<1x1x1xf64>
-    %138 = linalg.generic {indexing_maps = [#map1, #map6, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%135, %137 : tensor<1x1x64xf64>, tensor<1x1x1xf64>) outs(%22 : tensor<1x1x64xf64>) {
+    %145 = linalg.generic {indexing_maps = [#map1, #map6, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%142, %144 : tensor<1x1x64xf64>, tensor<1x1x1xf64>) outs(%22 : tensor<1x1x64xf64>) {
     ^bb0(%in: f64, %in_132: f64, %out: f64):
-      %231 = arith.subf %in, %in_132 : f64
-      linalg.yield %231 : f64
+      %245 = arith.subf %in, %in_132 : f64
+      linalg.yield %245 : f64
     } -> tensor<1x1x64xf64>
-    %139 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%138, %138 : tensor<1x1x64xf64>, tensor<1x1x64xf64>) outs(%22 : tensor<1x1x64xf64>) {
+    %146 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%145, %145 : tensor<1x1x64xf64>, tensor<1x1x64xf64>) outs(%22 : tensor<1x1x64xf64>) {
     ^bb0(%in: f64, %in_132: f64, %out: f64):
-      %231 = arith.mulf %in, %in_132 : f64
-      linalg.yield %231 : f64
+      %245 = arith.mulf %in, %in_132 : f64
+      linalg.yield %245 : f64
     } -> tensor<1x1x64xf64>
-    %140 = linalg.generic {indexing_maps = [#map1, #map6], iterator_types = ["parallel", "parallel", "reduction"]} ins(%139 : tensor<1x1x64xf64>) outs(%25 : tensor<1x1x1xf64>) {
+    %147 = linalg.generic {indexing_maps = [#map1, #map6], iterator_types = ["parallel", "parallel", "reduction"]} ins(%146 : tensor<1x1x64xf64>) outs(%25 : tensor<1x1x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %231 = arith.addf %in, %out : f64
-      linalg.yield %231 : f64
+      %245 = arith.addf %in, %out : f64
+      linalg.yield %245 : f64
     } -> tensor<1x1x1xf64>
-    %141 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%140 : tensor<1x1x1xf64>) outs(%24 : tensor<1x1x1xf64>) {
+    %148 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%147 : tensor<1x1x1xf64>) outs(%24 : tensor<1x1x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %231 = arith.divf %in, %cst_48 : f64
-      linalg.yield %231 : f64
+      %245 = arith.divf %in, %cst_46 : f64
+      linalg.yield %245 : f64
     } -> tensor<1x1x1xf64>
-    %142 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%141 : tensor<1x1x1xf64>) outs(%15 : tensor<1x1x1xf32>) {
+    %149 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%148 : tensor<1x1x1xf64>) outs(%15 : tensor<1x1x1xf32>) {
     ^bb0(%in: f64, %out: f32):
-      %231 = arith.truncf %in : f64 to f32
-      linalg.yield %231 : f32
+      %245 = arith.truncf %in : f64 to f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x1xf32>
-    %143 = linalg.generic {indexing_maps = [#map1, #map6], iterator_types = ["parallel", "parallel", "reduction"]} ins(%134 : tensor<1x1x64xf32>) outs(%33 : tensor<1x1x1xf32>) {
+    %150 = linalg.generic {indexing_maps = [#map1, #map6], iterator_types = ["parallel", "parallel", "reduction"]} ins(%141 : tensor<1x1x64xf32>) outs(%33 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %231 = arith.addf %in, %out : f32
-      linalg.yield %231 : f32
+      %245 = arith.addf %in, %out : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x1xf32>
-    %144 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%143 : tensor<1x1x1xf32>) outs(%15 : tensor<1x1x1xf32>) {
+    %151 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%150 : tensor<1x1x1xf32>) outs(%15 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %231 = arith.divf %in, %cst_49 : f32
-      linalg.yield %231 : f32
+      %245 = arith.divf %in, %cst_47 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x1xf32>
-    %145 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%142 : tensor<1x1x1xf32>) outs(%15 : tensor<1x1x1xf32>) {
+    %152 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%149 : tensor<1x1x1xf32>) outs(%15 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %231 = arith.truncf %cst_45 : f64 to f32
-      %232 = arith.addf %in, %231 : f32
-      linalg.yield %232 : f32
+      %245 = arith.truncf %cst_43 : f64 to f32
+      %246 = arith.addf %in, %245 : f32
+      linalg.yield %246 : f32
     } -> tensor<1x1x1xf32>
-    %146 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%145 : tensor<1x1x1xf32>) outs(%15 : tensor<1x1x1xf32>) {
+    %153 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%152 : tensor<1x1x1xf32>) outs(%15 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %231 = math.rsqrt %in : f32
-      linalg.yield %231 : f32
+      %245 = math.rsqrt %in : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x1xf32>
-    %147 = linalg.generic {indexing_maps = [#map1, #map6, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%134, %144 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %154 = linalg.generic {indexing_maps = [#map1, #map6, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%141, %151 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.subf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.subf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x64xf32>
-    %148 = linalg.generic {indexing_maps = [#map1, #map6, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%147, %146 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %155 = linalg.generic {indexing_maps = [#map1, #map6, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%154, %153 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.mulf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.mulf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x64xf32>
-    %149 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%148, %cst_27 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %156 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%155, %cst_23 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.mulf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.mulf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x64xf32>
-    %150 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%149, %cst_26 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %157 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%156, %cst_22 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.addf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.addf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x64xf32>
-    %collapsed_90 = tensor.collapse_shape %150 [[0], [1, 2]] : tensor<1x1x64xf32> into tensor<1x64xf32>
-    %transposed_91 = linalg.transpose ins(%cst_25 : tensor<64x64xf32>) outs(%42 : tensor<64x64xf32>) permutation = [1, 0] 
-    %151 = linalg.matmul ins(%collapsed_90, %transposed_91 : tensor<1x64xf32>, tensor<64x64xf32>) outs(%44 : tensor<1x64xf32>) -> tensor<1x64xf32>
-    %152 = linalg.generic {indexing_maps = [#map8, #map9], iterator_types = ["parallel", "parallel"]} ins(%cst_24 : tensor<64xf32>) outs(%43 : tensor<1x64xf32>) {
+    %collapsed_90 = tensor.collapse_shape %157 [[0], [1, 2]] : tensor<1x1x64xf32> into tensor<1x64xf32>
+    %transposed_91 = linalg.transpose ins(%cst_21 : tensor<64x64xf32>) outs(%42 : tensor<64x64xf32>) permutation = [1, 0] 
+    %158 = linalg.matmul ins(%collapsed_90, %transposed_91 : tensor<1x64xf32>, tensor<64x64xf32>) outs(%44 : tensor<1x64xf32>) -> tensor<1x64xf32>
+    %159 = linalg.generic {indexing_maps = [#map8, #map9], iterator_types = ["parallel", "parallel"]} ins(%cst_20 : tensor<64xf32>) outs(%43 : tensor<1x64xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<1x64xf32>
-    %153 = linalg.generic {indexing_maps = [#map9, #map9, #map9], iterator_types = ["parallel", "parallel"]} ins(%151, %152 : tensor<1x64xf32>, tensor<1x64xf32>) outs(%43 : tensor<1x64xf32>) {
+    %160 = linalg.generic {indexing_maps = [#map9, #map9, #map9], iterator_types = ["parallel", "parallel"]} ins(%158, %159 : tensor<1x64xf32>, tensor<1x64xf32>) outs(%43 : tensor<1x64xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.addf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.addf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x64xf32>
-    %expanded_92 = tensor.expand_shape %153 [[0], [1, 2, 3]] output_shape [1, 1, 4, 16] : tensor<1x64xf32> into tensor<1x1x4x16xf32>
+    %expanded_92 = tensor.expand_shape %160 [[0], [1, 2, 3]] output_shape [1, 1, 4, 16] : tensor<1x64xf32> into tensor<1x1x4x16xf32>
     %transposed_93 = linalg.transpose ins(%expanded_92 : tensor<1x1x4x16xf32>) outs(%48 : tensor<1x4x1x16xf32>) permutation = [0, 2, 1, 3] 
-    %transposed_94 = linalg.transpose ins(%cst_23 : tensor<32x64xf32>) outs(%49 : tensor<64x32xf32>) permutation = [1, 0] 
-    %154 = linalg.matmul ins(%collapsed_90, %transposed_94 : tensor<1x64xf32>, tensor<64x32xf32>) outs(%51 : tensor<1x32xf32>) -> tensor<1x32xf32>
-    %155 = linalg.generic {indexing_maps = [#map8, #map9], iterator_types = ["parallel", "parallel"]} ins(%cst_22 : tensor<32xf32>) outs(%50 : tensor<1x32xf32>) {
+    %transposed_94 = linalg.transpose ins(%cst_19 : tensor<32x64xf32>) outs(%49 : tensor<64x32xf32>) permutation = [1, 0] 
+    %161 = linalg.matmul ins(%collapsed_90, %transposed_94 : tensor<1x64xf32>, tensor<64x32xf32>) outs(%51 : tensor<1x32xf32>) -> tensor<1x32xf32>
+    %162 = linalg.generic {indexing_maps = [#map8, #map9], iterator_types = ["parallel", "parallel"]} ins(%cst_18 : tensor<32xf32>) outs(%50 : tensor<1x32xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<1x32xf32>
-    %156 = linalg.generic {indexing_maps = [#map9, #map9, #map9], iterator_types = ["parallel", "parallel"]} ins(%154, %155 : tensor<1x32xf32>, tensor<1x32xf32>) outs(%50 : tensor<1x32xf32>) {
+    %163 = linalg.generic {indexing_maps = [#map9, #map9, #map9], iterator_types = ["parallel", "parallel"]} ins(%161, %162 : tensor<1x32xf32>, tensor<1x32xf32>) outs(%50 : tensor<1x32xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.addf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.addf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x32xf32>
-    %expanded_95 = tensor.expand_shape %156 [[0], [1, 2, 3]] output_shape [1, 1, 2, 16] : tensor<1x32xf32> into tensor<1x1x2x16xf32>
+    %expanded_95 = tensor.expand_shape %163 [[0], [1, 2, 3]] output_shape [1, 1, 2, 16] : tensor<1x32xf32> into tensor<1x1x2x16xf32>
     %transposed_96 = linalg.transpose ins(%expanded_95 : tensor<1x1x2x16xf32>) outs(%55 : tensor<1x2x1x16xf32>) permutation = [0, 2, 1, 3] 
-    %transposed_97 = linalg.transpose ins(%cst_21 : tensor<32x64xf32>) outs(%49 : tensor<64x32xf32>) permutation = [1, 0] 
-    %157 = linalg.matmul ins(%collapsed_90, %transposed_97 : tensor<1x64xf32>, tensor<64x32xf32>) outs(%51 : tensor<1x32xf32>) -> tensor<1x32xf32>
-    %158 = linalg.generic {indexing_maps = [#map8, #map9], iterator_types = ["parallel", "parallel"]} ins(%cst_20 : tensor<32xf32>) outs(%50 : tensor<1x32xf32>) {
+    %transposed_97 = linalg.transpose ins(%cst_17 : tensor<32x64xf32>) outs(%49 : tensor<64x32xf32>) permutation = [1, 0] 
+    %164 = linalg.matmul ins(%collapsed_90, %transposed_97 : tensor<1x64xf32>, tensor<64x32xf32>) outs(%51 : tensor<1x32xf32>) -> tensor<1x32xf32>
+    %165 = linalg.generic {indexing_maps = [#map8, #map9], iterator_types = ["parallel", "parallel"]} ins(%cst_16 : tensor<32xf32>) outs(%50 : tensor<1x32xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<1x32xf32>
-    %159 = linalg.generic {indexing_maps = [#map9, #map9, #map9], iterator_types = ["parallel", "parallel"]} ins(%157, %158 : tensor<1x32xf32>, tensor<1x32xf32>) outs(%50 : tensor<1x32xf32>) {
+    %166 = linalg.generic {indexing_maps = [#map9, #map9, #map9], iterator_types = ["parallel", "parallel"]} ins(%164, %165 : tensor<1x32xf32>, tensor<1x32xf32>) outs(%50 : tensor<1x32xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.addf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.addf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x32xf32>
-    %expanded_98 = tensor.expand_shape %159 [[0], [1, 2, 3]] output_shape [1, 1, 2, 16] : tensor<1x32xf32> into tensor<1x1x2x16xf32>
+    %expanded_98 = tensor.expand_shape %166 [[0], [1, 2, 3]] output_shape [1, 1, 2, 16] : tensor<1x32xf32> into tensor<1x1x2x16xf32>
     %transposed_99 = linalg.transpose ins(%expanded_98 : tensor<1x1x2x16xf32>) outs(%55 : tensor<1x2x1x16xf32>) permutation = [0, 2, 1, 3] 
-    %160 = linalg.generic {indexing_maps = [#map3, #map10, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_93, %expanded_60 : tensor<1x4x1x16xf32>, tensor<1x1x1x16xf32>) outs(%48 : tensor<1x4x1x16xf32>) {
+    %167 = linalg.generic {indexing_maps = [#map3, #map10, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_93, %expanded_60 : tensor<1x4x1x16xf32>, tensor<1x1x1x16xf32>) outs(%48 : tensor<1x4x1x16xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.mulf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.mulf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x4x1x16xf32>
     %extracted_slice_100 = tensor.extract_slice %transposed_93[0, 0, 0, 0] [1, 4, 1, 8] [1, 1, 1, 1] : tensor<1x4x1x16xf32> to tensor<1x4x1x8xf32>
     %extracted_slice_101 = tensor.extract_slice %transposed_93[0, 0, 0, 8] [1, 4, 1, 8] [1, 1, 1, 1] : tensor<1x4x1x16xf32> to tensor<1x4x1x8xf32>
-    %161 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_101 : tensor<1x4x1x8xf32>) outs(%60 : tensor<1x4x1x8xf32>) {
+    %168 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_101 : tensor<1x4x1x8xf32>) outs(%60 : tensor<1x4x1x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %231 = arith.negf %in : f32
-      linalg.yield %231 : f32
+      %245 = arith.negf %in : f32
+      linalg.yield %245 : f32
     } -> tensor<1x4x1x8xf32>
-    %concat_102 = tensor.concat dim(3) %161, %extracted_slice_100 : (tensor<1x4x1x8xf32>, tensor<1x4x1x8xf32>) -> tensor<1x4x1x16xf32>
-    %162 = linalg.generic {indexing_maps = [#map3, #map10, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_102, %expanded_61 : tensor<1x4x1x16xf32>, tensor<1x1x1x16xf32>) outs(%48 : tensor<1x4x1x16xf32>) {
+    %concat_102 = tensor.concat dim(3) %168, %extracted_slice_100 : (tensor<1x4x1x8xf32>, tensor<1x4x1x8xf32>) -> tensor<1x4x1x16xf32>
+    %169 = linalg.generic {indexing_maps = [#map3, #map10, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_102, %expanded_61 : tensor<1x4x1x16xf32>, tensor<1x1x1x16xf32>) outs(%48 : tensor<1x4x1x16xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.mulf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.mulf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x4x1x16xf32>
-    %163 = linalg.generic {indexing_maps = [#map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%160, %162 : tensor<1x4x1x16xf32>, tensor<1x4x1x16xf32>) outs(%48 : tensor<1x4x1x16xf32>) {
+    %170 = linalg.generic {indexing_maps = [#map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%167, %169 : tensor<1x4x1x16xf32>, tensor<1x4x1x16xf32>) outs(%48 : tensor<1x4x1x16xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.addf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.addf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x4x1x16xf32>
-    %164 = linalg.generic {indexing_maps = [#map3, #map10, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_96, %expanded_60 : tensor<1x2x1x16xf32>, tensor<1x1x1x16xf32>) outs(%55 : tensor<1x2x1x16xf32>) {
+    %171 = linalg.generic {indexing_maps = [#map3, #map10, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_96, %expanded_60 : tensor<1x2x1x16xf32>, tensor<1x1x1x16xf32>) outs(%55 : tensor<1x2x1x16xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.mulf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.mulf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x2x1x16xf32>
     %extracted_slice_103 = tensor.extract_slice %transposed_96[0, 0, 0, 0] [1, 2, 1, 8] [1, 1, 1, 1] : tensor<1x2x1x16xf32> to tensor<1x2x1x8xf32>
     %extracted_slice_104 = tensor.extract_slice %transposed_96[0, 0, 0, 8] [1, 2, 1, 8] [1, 1, 1, 1] : tensor<1x2x1x16xf32> to tensor<1x2x1x8xf32>
-    %165 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_104 : tensor<1x2x1x8xf32>) outs(%65 : tensor<1x2x1x8xf32>) {
+    %172 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_104 : tensor<1x2x1x8xf32>) outs(%65 : tensor<1x2x1x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %231 = arith.negf %in : f32
-      linalg.yield %231 : f32
+      %245 = arith.negf %in : f32
+      linalg.yield %245 : f32
     } -> tensor<1x2x1x8xf32>
-    %concat_105 = tensor.concat dim(3) %165, %extracted_slice_103 : (tensor<1x2x1x8xf32>, tensor<1x2x1x8xf32>) -> tensor<1x2x1x16xf32>
-    %166 = linalg.generic {indexing_maps = [#map3, #map10, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_105, %expanded_61 : tensor<1x2x1x16xf32>, tensor<1x1x1x16xf32>) outs(%55 : tensor<1x2x1x16xf32>) {
+    %concat_105 = tensor.concat dim(3) %172, %extracted_slice_103 : (tensor<1x2x1x8xf32>, tensor<1x2x1x8xf32>) -> tensor<1x2x1x16xf32>
+    %173 = linalg.generic {indexing_maps = [#map3, #map10, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_105, %expanded_61 : tensor<1x2x1x16xf32>, tensor<1x1x1x16xf32>) outs(%55 : tensor<1x2x1x16xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.mulf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.mulf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x2x1x16xf32>
-    %167 = linalg.generic {indexing_maps = [#map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%164, %166 : tensor<1x2x1x16xf32>, tensor<1x2x1x16xf32>) outs(%55 : tensor<1x2x1x16xf32>) {
+    %174 = linalg.generic {indexing_maps = [#map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%171, %173 : tensor<1x2x1x16xf32>, tensor<1x2x1x16xf32>) outs(%55 : tensor<1x2x1x16xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.addf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.addf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x2x1x16xf32>
-    %concat_106 = tensor.concat dim(2) %arg4, %167 : (tensor<1x2x7x16xf32>, tensor<1x2x1x16xf32>) -> tensor<1x2x8x16xf32>
+    %concat_106 = tensor.concat dim(2) %arg4, %174 : (tensor<1x2x7x16xf32>, tensor<1x2x1x16xf32>) -> tensor<1x2x8x16xf32>
     %concat_107 = tensor.concat dim(2) %arg5, %transposed_99 : (tensor<1x2x7x16xf32>, tensor<1x2x1x16xf32>) -> tensor<1x2x8x16xf32>
     %extracted_slice_108 = tensor.extract_slice %concat_106[0, 0, 1, 0] [1, 2, 7, 16] [1, 1, 1, 1] : tensor<1x2x8x16xf32> to tensor<1x2x7x16xf32>
     %extracted_slice_109 = tensor.extract_slice %concat_107[0, 0, 1, 0] [1, 2, 7, 16] [1, 1, 1, 1] : tensor<1x2x8x16xf32> to tensor<1x2x7x16xf32>
-    %168 = linalg.generic {indexing_maps = [#map11, #map12], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%concat_106 : tensor<1x2x8x16xf32>) outs(%69 : tensor<1x2x2x8x16xf32>) {
+    %175 = linalg.generic {indexing_maps = [#map11, #map12], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%concat_106 : tensor<1x2x8x16xf32>) outs(%69 : tensor<1x2x2x8x16xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<1x2x2x8x16xf32>
-    %collapsed_110 = tensor.collapse_shape %168 [[0], [1, 2], [3], [4]] : tensor<1x2x2x8x16xf32> into tensor<1x4x8x16xf32>
-    %169 = linalg.generic {indexing_maps = [#map11, #map12], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%concat_107 : tensor<1x2x8x16xf32>) outs(%69 : tensor<1x2x2x8x16xf32>) {
+    %collapsed_110 = tensor.collapse_shape %175 [[0], [1, 2], [3], [4]] : tensor<1x2x2x8x16xf32> into tensor<1x4x8x16xf32>
+    %176 = linalg.generic {indexing_maps = [#map11, #map12], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%concat_107 : tensor<1x2x8x16xf32>) outs(%69 : tensor<1x2x2x8x16xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<1x2x2x8x16xf32>
-    %170 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%163 : tensor<1x4x1x16xf32>) outs(%48 : tensor<1x4x1x16xf32>) {
+    %177 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%170 : tensor<1x4x1x16xf32>) outs(%48 : tensor<1x4x1x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %231 = arith.mulf %in, %cst_5 : f32
-      linalg.yield %231 : f32
+      %245 = arith.mulf %in, %cst_48 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x4x1x16xf32>
     %transposed_111 = linalg.transpose ins(%collapsed_110 : tensor<1x4x8x16xf32>) outs(%75 : tensor<1x4x16x8xf32>) permutation = [0, 1, 3, 2] 
-    %171 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_111 : tensor<1x4x16x8xf32>) outs(%75 : tensor<1x4x16x8xf32>) {
+    %178 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_111 : tensor<1x4x16x8xf32>) outs(%75 : tensor<1x4x16x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %231 = arith.mulf %in, %cst_5 : f32
-      linalg.yield %231 : f32
+      %245 = arith.mulf %in, %cst_48 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x4x16x8xf32>
-    %collapsed_112 = tensor.collapse_shape %170 [[0, 1], [2], [3]] : tensor<1x4x1x16xf32> into tensor<4x1x16xf32>
-    %collapsed_113 = tensor.collapse_shape %171 [[0, 1], [2], [3]] : tensor<1x4x16x8xf32> into tensor<4x16x8xf32>
-    %172 = linalg.batch_matmul ins(%collapsed_112, %collapsed_113 : tensor<4x1x16xf32>, tensor<4x16x8xf32>) outs(%78 : tensor<4x1x8xf32>) -> tensor<4x1x8xf32>
-    %expanded_114 = tensor.expand_shape %172 [[0, 1], [2], [3]] output_shape [1, 4, 1, 8] : tensor<4x1x8xf32> into tensor<1x4x1x8xf32>
-    %173 = linalg.generic {indexing_maps = [#map3, #map10, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_114, %73 : tensor<1x4x1x8xf32>, tensor<1x1x1x8xf32>) outs(%60 : tensor<1x4x1x8xf32>) {
+    %collapsed_112 = tensor.collapse_shape %177 [[0, 1], [2], [3]] : tensor<1x4x1x16xf32> into tensor<4x1x16xf32>
+    %collapsed_113 = tensor.collapse_shape %178 [[0, 1], [2], [3]] : tensor<1x4x16x8xf32> into tensor<4x16x8xf32>
+    %179 = linalg.batch_matmul ins(%collapsed_112, %collapsed_113 : tensor<4x1x16xf32>, tensor<4x16x8xf32>) outs(%78 : tensor<4x1x8xf32>) -> tensor<4x1x8xf32>
+    %expanded_114 = tensor.expand_shape %179 [[0, 1], [2], [3]] output_shape [1, 4, 1, 8] : tensor<4x1x8xf32> into tensor<1x4x1x8xf32>
+    %180 = linalg.generic {indexing_maps = [#map3, #map10, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_114, %73 : tensor<1x4x1x8xf32>, tensor<1x1x1x8xf32>) outs(%60 : tensor<1x4x1x8xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.addf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.addf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x4x1x8xf32>
-    %174:2 = linalg.generic {indexing_maps = [#map3, #map13, #map13], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%173 : tensor<1x4x1x8xf32>) outs(%84, %82 : tensor<1x4x1xf32>, tensor<1x4x1xi64>) {
+    %181:2 = linalg.generic {indexing_maps = [#map3, #map13, #map13], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%180 : tensor<1x4x1x8xf32>) outs(%84, %82 : tensor<1x4x1xf32>, tensor<1x4x1xi64>) {
     ^bb0(%in: f32, %out: f32, %out_132: i64):
-      %231 = linalg.index 3 : index
-      %232 = arith.index_cast %231 : index to i64
-      %233 = arith.maximumf %in, %out : f32
-      %234 = arith.cmpf ogt, %in, %out : f32
-      %235 = arith.select %234, %232, %out_132 : i64
-      linalg.yield %233, %235 : f32, i64
+      %245 = linalg.index 3 : index
+      %246 = arith.index_cast %245 : index to i64
+      %247 = arith.maximumf %in, %out : f32
+      %248 = arith.cmpf ogt, %in, %out : f32
+      %249 = arith.select %248, %246, %out_132 : i64
+      linalg.yield %247, %249 : f32, i64
     } -> (tensor<1x4x1xf32>, tensor<1x4x1xi64>)
-    %expanded_115 = tensor.expand_shape %174#0 [[0], [1], [2, 3]] output_shape [1, 4, 1, 1] : tensor<1x4x1xf32> into tensor<1x4x1x1xf32>
-    %175 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%173, %expanded_115 : tensor<1x4x1x8xf32>, tensor<1x4x1x1xf32>) outs(%60 : tensor<1x4x1x8xf32>) {
+    %expanded_115 = tensor.expand_shape %181#0 [[0], [1], [2, 3]] output_shape [1, 4, 1, 1] : tensor<1x4x1xf32> into tensor<1x4x1x1xf32>
+    %182 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%180, %expanded_115 : tensor<1x4x1x8xf32>, tensor<1x4x1x1xf32>) outs(%60 : tensor<1x4x1x8xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.subf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.subf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x4x1x8xf32>
-    %176 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%175 : tensor<1x4x1x8xf32>) outs(%60 : tensor<1x4x1x8xf32>) {
+    %183 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%182 : tensor<1x4x1x8xf32>) outs(%60 : tensor<1x4x1x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %231 = math.exp %in : f32
-      linalg.yield %231 : f32
+      %245 = math.exp %in : f32
+      linalg.yield %245 : f32
     } -> tensor<1x4x1x8xf32>
-    %177 = linalg.generic {indexing_maps = [#map3, #map4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%176 : tensor<1x4x1x8xf32>) outs(%89 : tensor<1x4x1x1xf32>) {
+    %184 = linalg.generic {indexing_maps = [#map3, #map4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%183 : tensor<1x4x1x8xf32>) outs(%89 : tensor<1x4x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %231 = arith.addf %in, %out : f32
-      linalg.yield %231 : f32
+      %245 = arith.addf %in, %out : f32
+      linalg.yield %245 : f32
     } -> tensor<1x4x1x1xf32>
-    %178 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%176, %177 : tensor<1x4x1x8xf32>, tensor<1x4x1x1xf32>) outs(%60 : tensor<1x4x1x8xf32>) {
+    %185 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%183, %184 : tensor<1x4x1x8xf32>, tensor<1x4x1x1xf32>) outs(%60 : tensor<1x4x1x8xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.divf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.divf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x4x1x8xf32>
-    %179 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%173 : tensor<1x4x1x8xf32>) outs(%92 : tensor<1x4x1x8xi1>) {
+    %186 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%180 : tensor<1x4x1x8xf32>) outs(%92 : tensor<1x4x1x8xi1>) {
     ^bb0(%in: f32, %out: i1):
-      %231 = arith.extf %in : f32 to f64
-      %232 = arith.cmpf oeq, %231, %cst_36 : f64
-      linalg.yield %232 : i1
+      %245 = arith.extf %in : f32 to f64
+      %246 = arith.cmpf oeq, %245, %cst_34 : f64
+      linalg.yield %246 : i1
     } -> tensor<1x4x1x8xi1>
-    %180 = linalg.generic {indexing_maps = [#map3, #map4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%179 : tensor<1x4x1x8xi1>) outs(%95 : tensor<1x4x1x1xi1>) {
+    %187 = linalg.generic {indexing_maps = [#map3, #map4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%186 : tensor<1x4x1x8xi1>) outs(%95 : tensor<1x4x1x1xi1>) {
     ^bb0(%in: i1, %out: i1):
-      %231 = arith.andi %in, %out : i1
-      linalg.yield %231 : i1
+      %245 = arith.andi %in, %out : i1
+      linalg.yield %245 : i1
     } -> tensor<1x4x1x1xi1>
-    %181 = linalg.generic {indexing_maps = [#map4, #map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%180, %cst_6, %178 : tensor<1x4x1x1xi1>, tensor<1x4x1x8xf32>, tensor<1x4x1x8xf32>) outs(%60 : tensor<1x4x1x8xf32>) {
+    %188 = linalg.generic {indexing_maps = [#map4, #map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%187, %cst_2, %185 : tensor<1x4x1x1xi1>, tensor<1x4x1x8xf32>, tensor<1x4x1x8xf32>) outs(%60 : tensor<1x4x1x8xf32>) {
     ^bb0(%in: i1, %in_132: f32, %in_133: f32, %out: f32):
-      %231 = arith.select %in, %in_132, %in_133 : f32
-      linalg.yield %231 : f32
+      %245 = arith.select %in, %in_132, %in_133 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x4x1x8xf32>
-    %collapsed_116 = tensor.collapse_shape %181 [[0, 1], [2], [3]] : tensor<1x4x1x8xf32> into tensor<4x1x8xf32>
-    %collapsed_117 = tensor.collapse_shape %169 [[0, 1, 2], [3], [4]] : tensor<1x2x2x8x16xf32> into tensor<4x8x16xf32>
-    %182 = linalg.batch_matmul ins(%collapsed_116, %collapsed_117 : tensor<4x1x8xf32>, tensor<4x8x16xf32>) outs(%99 : tensor<4x1x16xf32>) -> tensor<4x1x16xf32>
-    %expanded_118 = tensor.expand_shape %182 [[0, 1], [2], [3]] output_shape [1, 4, 1, 16] : tensor<4x1x16xf32> into tensor<1x4x1x16xf32>
+    %collapsed_116 = tensor.collapse_shape %188 [[0, 1], [2], [3]] : tensor<1x4x1x8xf32> into tensor<4x1x8xf32>
+    %collapsed_117 = tensor.collapse_shape %176 [[0, 1, 2], [3], [4]] : tensor<1x2x2x8x16xf32> into tensor<4x8x16xf32>
+    %189 = linalg.batch_matmul ins(%collapsed_116, %collapsed_117 : tensor<4x1x8xf32>, tensor<4x8x16xf32>) outs(%99 : tensor<4x1x16xf32>) -> tensor<4x1x16xf32>
+    %expanded_118 = tensor.expand_shape %189 [[0, 1], [2], [3]] output_shape [1, 4, 1, 16] : tensor<4x1x16xf32> into tensor<1x4x1x16xf32>
     %transposed_119 = linalg.transpose ins(%expanded_118 : tensor<1x4x1x16xf32>) outs(%101 : tensor<1x1x4x16xf32>) permutation = [0, 2, 1, 3] 
     %collapsed_120 = tensor.collapse_shape %transposed_119 [[0], [1, 2, 3]] : tensor<1x1x4x16xf32> into tensor<1x64xf32>
-    %transposed_121 = linalg.transpose ins(%cst_19 : tensor<64x64xf32>) outs(%42 : tensor<64x64xf32>) permutation = [1, 0] 
-    %183 = linalg.matmul ins(%collapsed_120, %transposed_121 : tensor<1x64xf32>, tensor<64x64xf32>) outs(%44 : tensor<1x64xf32>) -> tensor<1x64xf32>
-    %184 = linalg.generic {indexing_maps = [#map8, #map9], iterator_types = ["parallel", "parallel"]} ins(%cst_18 : tensor<64xf32>) outs(%43 : tensor<1x64xf32>) {
+    %transposed_121 = linalg.transpose ins(%cst_15 : tensor<64x64xf32>) outs(%42 : tensor<64x64xf32>) permutation = [1, 0] 
+    %190 = linalg.matmul ins(%collapsed_120, %transposed_121 : tensor<1x64xf32>, tensor<64x64xf32>) outs(%44 : tensor<1x64xf32>) -> tensor<1x64xf32>
+    %191 = linalg.generic {indexing_maps = [#map8, #map9], iterator_types = ["parallel", "parallel"]} ins(%cst_14 : tensor<64xf32>) outs(%43 : tensor<1x64xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<1x64xf32>
-    %185 = linalg.generic {indexing_maps = [#map9, #map9, #map9], iterator_types = ["parallel", "parallel"]} ins(%183, %184 : tensor<1x64xf32>, tensor<1x64xf32>) outs(%43 : tensor<1x64xf32>) {
+    %192 = linalg.generic {indexing_maps = [#map9, #map9, #map9], iterator_types = ["parallel", "parallel"]} ins(%190, %191 : tensor<1x64xf32>, tensor<1x64xf32>) outs(%43 : tensor<1x64xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.addf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.addf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x64xf32>
-    %expanded_122 = tensor.expand_shape %185 [[0], [1, 2]] output_shape [1, 1, 64] : tensor<1x64xf32> into tensor<1x1x64xf32>
-    %186 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%134, %expanded_122 : tensor<1x1x64xf32>, tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %expanded_122 = tensor.expand_shape %192 [[0], [1, 2]] output_shape [1, 1, 64] : tensor<1x64xf32> into tensor<1x1x64xf32>
+    %193 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%141, %expanded_122 : tensor<1x1x64xf32>, tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.addf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.addf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x64xf32>
-    %187 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%186 : tensor<1x1x64xf32>) outs(%22 : tensor<1x1x64xf64>) {
+    %194 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%193 : tensor<1x1x64xf32>) outs(%22 : tensor<1x1x64xf64>) {
     ^bb0(%in: f32, %out: f64):
-      %231 = arith.extf %in : f32 to f64
-      linalg.yield %231 : f64
+      %245 = arith.extf %in : f32 to f64
+      linalg.yield %245 : f64
     } -> tensor<1x1x64xf64>
-    %188 = linalg.generic {indexing_maps = [#map1, #map6], iterator_types = ["parallel", "parallel", "reduction"]} ins(%187 : tensor<1x1x64xf64>) outs(%25 : tensor<1x1x1xf64>) {
+    %195 = linalg.generic {indexing_maps = [#map1, #map6], iterator_types = ["parallel", "parallel", "reduction"]} ins(%194 : tensor<1x1x64xf64>) outs(%25 : tensor<1x1x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %231 = arith.addf %in, %out : f64
-      linalg.yield %231 : f64
+      %245 = arith.addf %in, %out : f64
+      linalg.yield %245 : f64
     } -> tensor<1x1x1xf64>
-    %189 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%188 : tensor<1x1x1xf64>) outs(%24 : tensor<1x1x1xf64>) {
+    %196 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%195 : tensor<1x1x1xf64>) outs(%24 : tensor<1x1x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %231 = arith.divf %in, %cst_48 : f64
-      linalg.yield %231 : f64
+      %245 = arith.divf %in, %cst_46 : f64
+      linalg.yield %245 : f64
     } -> tensor<1x1x1xf64>
-    %190 = linalg.generic {indexing_maps = [#map1, #map6, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%187, %189 : tensor<1x1x64xf64>, tensor<1x1x1xf64>) outs(%22 : tensor<1x1x64xf64>) {
+    %197 = linalg.generic {indexing_maps = [#map1, #map6, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%194, %196 : tensor<1x1x64xf64>, tensor<1x1x1xf64>) outs(%22 : tensor<1x1x64xf64>) {
     ^bb0(%in: f64, %in_132: f64, %out: f64):
-      %231 = arith.subf %in, %in_132 : f64
-      linalg.yield %231 : f64
+      %245 = arith.subf %in, %in_132 : f64
+      linalg.yield %245 : f64
     } -> tensor<1x1x64xf64>
-    %191 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%190, %190 : tensor<1x1x64xf64>, tensor<1x1x64xf64>) outs(%22 : tensor<1x1x64xf64>) {
+    %198 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%197, %197 : tensor<1x1x64xf64>, tensor<1x1x64xf64>) outs(%22 : tensor<1x1x64xf64>) {
     ^bb0(%in: f64, %in_132: f64, %out: f64):
-      %231 = arith.mulf %in, %in_132 : f64
-      linalg.yield %231 : f64
+      %245 = arith.mulf %in, %in_132 : f64
+      linalg.yield %245 : f64
     } -> tensor<1x1x64xf64>
-    %192 = linalg.generic {indexing_maps = [#map1, #map6], iterator_types = ["parallel", "parallel", "reduction"]} ins(%191 : tensor<1x1x64xf64>) outs(%25 : tensor<1x1x1xf64>) {
+    %199 = linalg.generic {indexing_maps = [#map1, #map6], iterator_types = ["parallel", "parallel", "reduction"]} ins(%198 : tensor<1x1x64xf64>) outs(%25 : tensor<1x1x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %231 = arith.addf %in, %out : f64
-      linalg.yield %231 : f64
+      %245 = arith.addf %in, %out : f64
+      linalg.yield %245 : f64
     } -> tensor<1x1x1xf64>
-    %193 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%192 : tensor<1x1x1xf64>) outs(%24 : tensor<1x1x1xf64>) {
+    %200 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%199 : tensor<1x1x1xf64>) outs(%24 : tensor<1x1x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %231 = arith.divf %in, %cst_48 : f64
-      linalg.yield %231 : f64
+      %245 = arith.divf %in, %cst_46 : f64
+      linalg.yield %245 : f64
     } -> tensor<1x1x1xf64>
-    %194 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%193 : tensor<1x1x1xf64>) outs(%15 : tensor<1x1x1xf32>) {
+    %201 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%200 : tensor<1x1x1xf64>) outs(%15 : tensor<1x1x1xf32>) {
     ^bb0(%in: f64, %out: f32):
-      %231 = arith.truncf %in : f64 to f32
-      linalg.yield %231 : f32
+      %245 = arith.truncf %in : f64 to f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x1xf32>
-    %195 = linalg.generic {indexing_maps = [#map1, #map6], iterator_types = ["parallel", "parallel", "reduction"]} ins(%186 : tensor<1x1x64xf32>) outs(%33 : tensor<1x1x1xf32>) {
+    %202 = linalg.generic {indexing_maps = [#map1, #map6], iterator_types = ["parallel", "parallel", "reduction"]} ins(%193 : tensor<1x1x64xf32>) outs(%33 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %231 = arith.addf %in, %out : f32
-      linalg.yield %231 : f32
+      %245 = arith.addf %in, %out : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x1xf32>
-    %196 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%195 : tensor<1x1x1xf32>) outs(%15 : tensor<1x1x1xf32>) {
+    %203 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%202 : tensor<1x1x1xf32>) outs(%15 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %231 = arith.divf %in, %cst_49 : f32
-      linalg.yield %231 : f32
+      %245 = arith.divf %in, %cst_47 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x1xf32>
-    %197 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%194 : tensor<1x1x1xf32>) outs(%15 : tensor<1x1x1xf32>) {
+    %204 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%201 : tensor<1x1x1xf32>) outs(%15 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %231 = arith.truncf %cst_45 : f64 to f32
-      %232 = arith.addf %in, %231 : f32
-      linalg.yield %232 : f32
+      %245 = arith.truncf %cst_43 : f64 to f32
+      %246 = arith.addf %in, %245 : f32
+      linalg.yield %246 : f32
     } -> tensor<1x1x1xf32>
-    %198 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%197 : tensor<1x1x1xf32>) outs(%15 : tensor<1x1x1xf32>) {
+    %205 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%204 : tensor<1x1x1xf32>) outs(%15 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %231 = math.rsqrt %in : f32
-      linalg.yield %231 : f32
+      %245 = math.rsqrt %in : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x1xf32>
-    %199 = linalg.generic {indexing_maps = [#map1, #map6, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%186, %196 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %206 = linalg.generic {indexing_maps = [#map1, #map6, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%193, %203 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.subf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.subf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x64xf32>
-    %200 = linalg.generic {indexing_maps = [#map1, #map6, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%199, %198 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %207 = linalg.generic {indexing_maps = [#map1, #map6, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%206, %205 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.mulf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.mulf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x64xf32>
-    %201 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%200, %cst_17 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %208 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%207, %cst_13 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.mulf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.mulf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x64xf32>
-    %202 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%201, %cst_16 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %209 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%208, %cst_12 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.addf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.addf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x64xf32>
-    %collapsed_123 = tensor.collapse_shape %202 [[0], [1, 2]] : tensor<1x1x64xf32> into tensor<1x64xf32>
-    %transposed_124 = linalg.transpose ins(%cst_15 : tensor<128x64xf32>) outs(%122 : tensor<64x128xf32>) permutation = [1, 0] 
-    %203 = linalg.matmul ins(%collapsed_123, %transposed_124 : tensor<1x64xf32>, tensor<64x128xf32>) outs(%124 : tensor<1x128xf32>) -> tensor<1x128xf32>
-    %204 = linalg.generic {indexing_maps = [#map8, #map9], iterator_types = ["parallel", "parallel"]} ins(%cst_14 : tensor<128xf32>) outs(%123 : tensor<1x128xf32>) {
+    %collapsed_123 = tensor.collapse_shape %209 [[0], [1, 2]] : tensor<1x1x64xf32> into tensor<1x64xf32>
+    %transposed_124 = linalg.transpose ins(%cst_11 : tensor<128x64xf32>) outs(%122 : tensor<64x128xf32>) permutation = [1, 0] 
+    %210 = linalg.matmul ins(%collapsed_123, %transposed_124 : tensor<1x64xf32>, tensor<64x128xf32>) outs(%124 : tensor<1x128xf32>) -> tensor<1x128xf32>
+    %211 = linalg.generic {indexing_maps = [#map8, #map9], iterator_types = ["parallel", "parallel"]} ins(%cst_10 : tensor<128xf32>) outs(%123 : tensor<1x128xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<1x128xf32>
-    %205 = linalg.generic {indexing_maps = [#map9, #map9, #map9], iterator_types = ["parallel", "parallel"]} ins(%203, %204 : tensor<1x128xf32>, tensor<1x128xf32>) outs(%123 : tensor<1x128xf32>) {
+    %212 = linalg.generic {indexing_maps = [#map9, #map9, #map9], iterator_types = ["parallel", "parallel"]} ins(%210, %211 : tensor<1x128xf32>, tensor<1x128xf32>) outs(%123 : tensor<1x128xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.addf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.addf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x128xf32>
-    %expanded_125 = tensor.expand_shape %205 [[0], [1, 2]] output_shape [1, 1, 128] : tensor<1x128xf32> into tensor<1x1x128xf32>
-    %206 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_125 : tensor<1x1x128xf32>) outs(%128 : tensor<1x1x128xf32>) {
+    %expanded_125 = tensor.expand_shape %212 [[0], [1, 2]] output_shape [1, 1, 128] : tensor<1x128xf32> into tensor<1x1x128xf32>
+    %213 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_125 : tensor<1x1x128xf32>) outs(%128 : tensor<1x1x128xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %231 = math.fpowi %in, %c3_i64 : f32, i64
-      %232 = arith.mulf %231, %cst_2 : f32
-      %233 = arith.addf %in, %232 : f32
-      %234 = arith.mulf %233, %cst_3 : f32
-      %235 = math.tanh %234 : f32
-      %236 = arith.addf %235, %cst_4 : f32
-      %237 = arith.mulf %236, %cst_5 : f32
-      %238 = arith.mulf %in, %237 : f32
-      linalg.yield %238 : f32
+      %245 = arith.mulf %in, %cst_48 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x128xf32>
-    %collapsed_126 = tensor.collapse_shape %206 [[0], [1, 2]] : tensor<1x1x128xf32> into tensor<1x128xf32>
-    %transposed_127 = linalg.transpose ins(%cst_13 : tensor<64x128xf32>) outs(%130 : tensor<128x64xf32>) permutation = [1, 0] 
-    %207 = linalg.matmul ins(%collapsed_126, %transposed_127 : tensor<1x128xf32>, tensor<128x64xf32>) outs(%44 : tensor<1x64xf32>) -> tensor<1x64xf32>
-    %208 = linalg.generic {indexing_maps = [#map8, #map9], iterator_types = ["parallel", "parallel"]} ins(%cst_12 : tensor<64xf32>) outs(%43 : tensor<1x64xf32>) {
+    %214 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_125 : tensor<1x1x128xf32>) outs(%128 : tensor<1x1x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %245 = math.fpowi %in, %c3_i64 : f32, i64
+      linalg.yield %245 : f32
+    } -> tensor<1x1x128xf32>
+    %215 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%214 : tensor<1x1x128xf32>) outs(%128 : tensor<1x1x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %245 = arith.truncf %cst_27 : f64 to f32
+      %246 = arith.mulf %in, %245 : f32
+      linalg.yield %246 : f32
+    } -> tensor<1x1x128xf32>
+    %216 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_125, %215 : tensor<1x1x128xf32>, tensor<1x1x128xf32>) outs(%128 : tensor<1x1x128xf32>) {
+    ^bb0(%in: f32, %in_132: f32, %out: f32):
+      %245 = arith.addf %in, %in_132 : f32
+      linalg.yield %245 : f32
+    } -> tensor<1x1x128xf32>
+    %217 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%216 : tensor<1x1x128xf32>) outs(%128 : tensor<1x1x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %245 = arith.truncf %cst_26 : f64 to f32
+      %246 = arith.mulf %in, %245 : f32
+      linalg.yield %246 : f32
+    } -> tensor<1x1x128xf32>
+    %218 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%217 : tensor<1x1x128xf32>) outs(%128 : tensor<1x1x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %245 = math.tanh %in : f32
+      linalg.yield %245 : f32
+    } -> tensor<1x1x128xf32>
+    %219 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%218 : tensor<1x1x128xf32>) outs(%128 : tensor<1x1x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %245 = arith.addf %in, %cst_49 : f32
+      linalg.yield %245 : f32
+    } -> tensor<1x1x128xf32>
+    %220 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%213, %219 : tensor<1x1x128xf32>, tensor<1x1x128xf32>) outs(%128 : tensor<1x1x128xf32>) {
+    ^bb0(%in: f32, %in_132: f32, %out: f32):
+      %245 = arith.mulf %in, %in_132 : f32
+      linalg.yield %245 : f32
+    } -> tensor<1x1x128xf32>
+    %collapsed_126 = tensor.collapse_shape %220 [[0], [1, 2]] : tensor<1x1x128xf32> into tensor<1x128xf32>
+    %transposed_127 = linalg.transpose ins(%cst_9 : tensor<64x128xf32>) outs(%137 : tensor<128x64xf32>) permutation = [1, 0] 
+    %221 = linalg.matmul ins(%collapsed_126, %transposed_127 : tensor<1x128xf32>, tensor<128x64xf32>) outs(%44 : tensor<1x64xf32>) -> tensor<1x64xf32>
+    %222 = linalg.generic {indexing_maps = [#map8, #map9], iterator_types = ["parallel", "parallel"]} ins(%cst_8 : tensor<64xf32>) outs(%43 : tensor<1x64xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<1x64xf32>
-    %209 = linalg.generic {indexing_maps = [#map9, #map9, #map9], iterator_types = ["parallel", "parallel"]} ins(%207, %208 : tensor<1x64xf32>, tensor<1x64xf32>) outs(%43 : tensor<1x64xf32>) {
+    %223 = linalg.generic {indexing_maps = [#map9, #map9, #map9], iterator_types = ["parallel", "parallel"]} ins(%221, %222 : tensor<1x64xf32>, tensor<1x64xf32>) outs(%43 : tensor<1x64xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.addf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.addf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x64xf32>
-    %expanded_128 = tensor.expand_shape %209 [[0], [1, 2]] output_shape [1, 1, 64] : tensor<1x64xf32> into tensor<1x1x64xf32>
-    %210 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%186, %expanded_128 : tensor<1x1x64xf32>, tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %expanded_128 = tensor.expand_shape %223 [[0], [1, 2]] output_shape [1, 1, 64] : tensor<1x64xf32> into tensor<1x1x64xf32>
+    %224 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%193, %expanded_128 : tensor<1x1x64xf32>, tensor<1x1x64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.addf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.addf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x64xf32>
-    %211 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%210 : tensor<1x1x64xf32>) outs(%22 : tensor<1x1x64xf64>) {
+    %225 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%224 : tensor<1x1x64xf32>) outs(%22 : tensor<1x1x64xf64>) {
     ^bb0(%in: f32, %out: f64):
-      %231 = arith.extf %in : f32 to f64
-      linalg.yield %231 : f64
+      %245 = arith.extf %in : f32 to f64
+      linalg.yield %245 : f64
     } -> tensor<1x1x64xf64>
-    %212 = linalg.generic {indexing_maps = [#map1, #map6], iterator_types = ["parallel", "parallel", "reduction"]} ins(%211 : tensor<1x1x64xf64>) outs(%25 : tensor<1x1x1xf64>) {
+    %226 = linalg.generic {indexing_maps = [#map1, #map6], iterator_types = ["parallel", "parallel", "reduction"]} ins(%225 : tensor<1x1x64xf64>) outs(%25 : tensor<1x1x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %231 = arith.addf %in, %out : f64
-      linalg.yield %231 : f64
+      %245 = arith.addf %in, %out : f64
+      linalg.yield %245 : f64
     } -> tensor<1x1x1xf64>
-    %213 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%212 : tensor<1x1x1xf64>) outs(%24 : tensor<1x1x1xf64>) {
+    %227 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%226 : tensor<1x1x1xf64>) outs(%24 : tensor<1x1x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %231 = arith.divf %in, %cst_48 : f64
-      linalg.yield %231 : f64
+      %245 = arith.divf %in, %cst_46 : f64
+      linalg.yield %245 : f64
     } -> tensor<1x1x1xf64>
-    %214 = linalg.generic {indexing_maps = [#map1, #map6, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%211, %213 : tensor<1x1x64xf64>, tensor<1x1x1xf64>) outs(%22 : tensor<1x1x64xf64>) {
+    %228 = linalg.generic {indexing_maps = [#map1, #map6, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%225, %227 : tensor<1x1x64xf64>, tensor<1x1x1xf64>) outs(%22 : tensor<1x1x64xf64>) {
     ^bb0(%in: f64, %in_132: f64, %out: f64):
-      %231 = arith.subf %in, %in_132 : f64
-      linalg.yield %231 : f64
+      %245 = arith.subf %in, %in_132 : f64
+      linalg.yield %245 : f64
     } -> tensor<1x1x64xf64>
-    %215 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%214, %214 : tensor<1x1x64xf64>, tensor<1x1x64xf64>) outs(%22 : tensor<1x1x64xf64>) {
+    %229 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%228, %228 : tensor<1x1x64xf64>, tensor<1x1x64xf64>) outs(%22 : tensor<1x1x64xf64>) {
     ^bb0(%in: f64, %in_132: f64, %out: f64):
-      %231 = arith.mulf %in, %in_132 : f64
-      linalg.yield %231 : f64
+      %245 = arith.mulf %in, %in_132 : f64
+      linalg.yield %245 : f64
     } -> tensor<1x1x64xf64>
-    %216 = linalg.generic {indexing_maps = [#map1, #map6], iterator_types = ["parallel", "parallel", "reduction"]} ins(%215 : tensor<1x1x64xf64>) outs(%25 : tensor<1x1x1xf64>) {
+    %230 = linalg.generic {indexing_maps = [#map1, #map6], iterator_types = ["parallel", "parallel", "reduction"]} ins(%229 : tensor<1x1x64xf64>) outs(%25 : tensor<1x1x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %231 = arith.addf %in, %out : f64
-      linalg.yield %231 : f64
+      %245 = arith.addf %in, %out : f64
+      linalg.yield %245 : f64
     } -> tensor<1x1x1xf64>
-    %217 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%216 : tensor<1x1x1xf64>) outs(%24 : tensor<1x1x1xf64>) {
+    %231 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%230 : tensor<1x1x1xf64>) outs(%24 : tensor<1x1x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %231 = arith.divf %in, %cst_48 : f64
-      linalg.yield %231 : f64
+      %245 = arith.divf %in, %cst_46 : f64
+      linalg.yield %245 : f64
     } -> tensor<1x1x1xf64>
-    %218 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%217 : tensor<1x1x1xf64>) outs(%15 : tensor<1x1x1xf32>) {
+    %232 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%231 : tensor<1x1x1xf64>) outs(%15 : tensor<1x1x1xf32>) {
     ^bb0(%in: f64, %out: f32):
-      %231 = arith.truncf %in : f64 to f32
-      linalg.yield %231 : f32
+      %245 = arith.truncf %in : f64 to f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x1xf32>
-    %219 = linalg.generic {indexing_maps = [#map1, #map6], iterator_types = ["parallel", "parallel", "reduction"]} ins(%210 : tensor<1x1x64xf32>) outs(%33 : tensor<1x1x1xf32>) {
+    %233 = linalg.generic {indexing_maps = [#map1, #map6], iterator_types = ["parallel", "parallel", "reduction"]} ins(%224 : tensor<1x1x64xf32>) outs(%33 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %231 = arith.addf %in, %out : f32
-      linalg.yield %231 : f32
+      %245 = arith.addf %in, %out : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x1xf32>
-    %220 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%219 : tensor<1x1x1xf32>) outs(%15 : tensor<1x1x1xf32>) {
+    %234 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%233 : tensor<1x1x1xf32>) outs(%15 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %231 = arith.divf %in, %cst_49 : f32
-      linalg.yield %231 : f32
+      %245 = arith.divf %in, %cst_47 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x1xf32>
-    %221 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%218 : tensor<1x1x1xf32>) outs(%15 : tensor<1x1x1xf32>) {
+    %235 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%232 : tensor<1x1x1xf32>) outs(%15 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %231 = arith.truncf %cst_45 : f64 to f32
-      %232 = arith.addf %in, %231 : f32
-      linalg.yield %232 : f32
+      %245 = arith.truncf %cst_43 : f64 to f32
+      %246 = arith.addf %in, %245 : f32
+      linalg.yield %246 : f32
     } -> tensor<1x1x1xf32>
-    %222 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%221 : tensor<1x1x1xf32>) outs(%15 : tensor<1x1x1xf32>) {
+    %236 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%235 : tensor<1x1x1xf32>) outs(%15 : tensor<1x1x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %231 = math.rsqrt %in : f32
-      linalg.yield %231 : f32
+      %245 = math.rsqrt %in : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x1xf32>
-    %223 = linalg.generic {indexing_maps = [#map1, #map6, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%210, %220 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %237 = linalg.generic {indexing_maps = [#map1, #map6, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%224, %234 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.subf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.subf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x64xf32>
-    %224 = linalg.generic {indexing_maps = [#map1, #map6, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%223, %222 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %238 = linalg.generic {indexing_maps = [#map1, #map6, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%237, %236 : tensor<1x1x64xf32>, tensor<1x1x1xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.mulf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.mulf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x64xf32>
-    %225 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%224, %cst_11 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %239 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%238, %cst_7 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.mulf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.mulf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x64xf32>
-    %226 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%225, %cst_10 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
+    %240 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%239, %cst_6 : tensor<1x1x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x1x64xf32>) {
     ^bb0(%in: f32, %in_132: f32, %out: f32):
-      %231 = arith.addf %in, %in_132 : f32
-      linalg.yield %231 : f32
+      %245 = arith.addf %in, %in_132 : f32
+      linalg.yield %245 : f32
     } -> tensor<1x1x64xf32>
-    %227 = tensor.empty() : tensor<64x256xf32>
-    %transposed_129 = linalg.transpose ins(%cst_47 : tensor<256x64xf32>) outs(%227 : tensor<64x256xf32>) permutation = [1, 0] 
-    %collapsed_130 = tensor.collapse_shape %226 [[0], [1, 2]] : tensor<1x1x64xf32> into tensor<1x64xf32>
-    %228 = tensor.empty() : tensor<1x256xf32>
-    %229 = linalg.fill ins(%cst_0 : f32) outs(%228 : tensor<1x256xf32>) -> tensor<1x256xf32>
-    %230 = linalg.matmul ins(%collapsed_130, %transposed_129 : tensor<1x64xf32>, tensor<64x256xf32>) outs(%229 : tensor<1x256xf32>) -> tensor<1x256xf32>
-    %expanded_131 = tensor.expand_shape %230 [[0], [1, 2]] output_shape [1, 1, 256] : tensor<1x256xf32> into tensor<1x1x256xf32>
+    %241 = tensor.empty() : tensor<64x256xf32>
+    %transposed_129 = linalg.transpose ins(%cst_45 : tensor<256x64xf32>) outs(%241 : tensor<64x256xf32>) permutation = [1, 0] 
+    %collapsed_130 = tensor.collapse_shape %240 [[0], [1, 2]] : tensor<1x1x64xf32> into tensor<1x64xf32>
+    %242 = tensor.empty() : tensor<1x256xf32>
+    %243 = linalg.fill ins(%cst_0 : f32) outs(%242 : tensor<1x256xf32>) -> tensor<1x256xf32>
+    %244 = linalg.matmul ins(%collapsed_130, %transposed_129 : tensor<1x64xf32>, tensor<64x256xf32>) outs(%243 : tensor<1x256xf32>) -> tensor<1x256xf32>
+    %expanded_131 = tensor.expand_shape %244 [[0], [1, 2]] output_shape [1, 1, 256] : tensor<1x256xf32> into tensor<1x1x256xf32>
     return %expanded_131, %extracted_slice_69, %extracted_slice_70, %extracted_slice_108, %extracted_slice_109 : tensor<1x1x256xf32>, tensor<1x2x7x16xf32>, tensor<1x2x7x16xf32>, tensor<1x2x7x16xf32>, tensor<1x2x7x16xf32>
   }
 }

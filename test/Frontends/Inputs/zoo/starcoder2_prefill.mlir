@@ -16,264 +16,264 @@
 module {
   func.func @main(%arg0: tensor<1x16xi64>, %arg1: tensor<1x16xi64>) -> tensor<1x16x256xf32> {
     %c8_i64 = arith.constant 8 : i64
+    %c3_i64 = arith.constant 3 : i64
     %c0_i64 = arith.constant 0 : i64
     %c256 = arith.constant 256 : index
     %cst = arith.constant 0.000000e+00 : f64
     %cst_0 = arith.constant 0.000000e+00 : f32
     %cst_1 = arith.constant 0xFF800000 : f32
     %true = arith.constant true
-    %c3_i64 = arith.constant 3 : i64
-    %cst_2 = arith.constant 4.471500e-02 : f32
-    %cst_3 = arith.constant 7.977240e-01 : f32
-    %cst_4 = arith.constant 1.000000e+00 : f32
-    %cst_5 = arith.constant 5.000000e-01 : f32
-    %cst_6 = arith.constant dense<0.000000e+00> : tensor<1x4x16x16xf32>
-    %cst_7 = arith.constant dense<0.000000e+00> : tensor<f32>
-    %cst_8 = arith.constant dense<0xFF800000> : tensor<f32>
-    %cst_9 = arith.constant dense<true> : tensor<i1>
-    %cst_10 = arith.constant dense_resource<torch_tensor_64_torch.float32_15> : tensor<64xf32>
-    %cst_11 = arith.constant dense_resource<torch_tensor_64_torch.float32_14> : tensor<64xf32>
-    %cst_12 = arith.constant dense_resource<torch_tensor_64_torch.float32_13> : tensor<64xf32>
-    %cst_13 = arith.constant dense_resource<torch_tensor_64_128_torch.float32_1> : tensor<64x128xf32>
-    %cst_14 = arith.constant dense_resource<torch_tensor_128_torch.float32_1> : tensor<128xf32>
-    %cst_15 = arith.constant dense_resource<torch_tensor_128_64_torch.float32_1> : tensor<128x64xf32>
-    %cst_16 = arith.constant dense_resource<torch_tensor_64_torch.float32_12> : tensor<64xf32>
-    %cst_17 = arith.constant dense_resource<torch_tensor_64_torch.float32_11> : tensor<64xf32>
-    %cst_18 = arith.constant dense_resource<torch_tensor_64_torch.float32_10> : tensor<64xf32>
-    %cst_19 = arith.constant dense_resource<torch_tensor_64_64_torch.float32_3> : tensor<64x64xf32>
-    %cst_20 = arith.constant dense_resource<torch_tensor_32_torch.float32_3> : tensor<32xf32>
-    %cst_21 = arith.constant dense_resource<torch_tensor_32_64_torch.float32_3> : tensor<32x64xf32>
-    %cst_22 = arith.constant dense_resource<torch_tensor_32_torch.float32_2> : tensor<32xf32>
-    %cst_23 = arith.constant dense_resource<torch_tensor_32_64_torch.float32_2> : tensor<32x64xf32>
-    %cst_24 = arith.constant dense_resource<torch_tensor_64_torch.float32_9> : tensor<64xf32>
-    %cst_25 = arith.constant dense_resource<torch_tensor_64_64_torch.float32_2> : tensor<64x64xf32>
-    %cst_26 = arith.constant dense_resource<torch_tensor_64_torch.float32_8> : tensor<64xf32>
-    %cst_27 = arith.constant dense_resource<torch_tensor_64_torch.float32_7> : tensor<64xf32>
-    %cst_28 = arith.constant dense_resource<torch_tensor_64_torch.float32_6> : tensor<64xf32>
-    %cst_29 = arith.constant dense_resource<torch_tensor_64_128_torch.float32> : tensor<64x128xf32>
-    %cst_30 = arith.constant dense_resource<torch_tensor_128_torch.float32> : tensor<128xf32>
-    %cst_31 = arith.constant dense_resource<torch_tensor_128_64_torch.float32> : tensor<128x64xf32>
-    %cst_32 = arith.constant dense_resource<torch_tensor_64_torch.float32_5> : tensor<64xf32>
-    %cst_33 = arith.constant dense_resource<torch_tensor_64_torch.float32_4> : tensor<64xf32>
-    %cst_34 = arith.constant dense_resource<torch_tensor_64_torch.float32_3> : tensor<64xf32>
-    %cst_35 = arith.constant dense_resource<torch_tensor_64_64_torch.float32_1> : tensor<64x64xf32>
-    %cst_36 = arith.constant 0xFFF0000000000000 : f64
-    %cst_37 = arith.constant dense_resource<torch_tensor_32_torch.float32_1> : tensor<32xf32>
-    %cst_38 = arith.constant dense_resource<torch_tensor_32_64_torch.float32_1> : tensor<32x64xf32>
-    %cst_39 = arith.constant dense_resource<torch_tensor_32_torch.float32> : tensor<32xf32>
-    %cst_40 = arith.constant dense_resource<torch_tensor_32_64_torch.float32> : tensor<32x64xf32>
-    %cst_41 = arith.constant dense_resource<torch_tensor_64_torch.float32_2> : tensor<64xf32>
-    %cst_42 = arith.constant dense_resource<torch_tensor_64_64_torch.float32> : tensor<64x64xf32>
-    %cst_43 = arith.constant dense_resource<torch_tensor_64_torch.float32_1> : tensor<64xf32>
-    %cst_44 = arith.constant dense_resource<torch_tensor_64_torch.float32> : tensor<64xf32>
-    %cst_45 = arith.constant 1.000000e-05 : f64
-    %cst_46 = arith.constant dense_resource<torch_tensor_8_torch.float32> : tensor<8xf32>
-    %cst_47 = arith.constant dense_resource<torch_tensor_256_64_torch.float32> : tensor<256x64xf32>
-    %cst_48 = arith.constant 6.400000e+01 : f64
-    %cst_49 = arith.constant 6.400000e+01 : f32
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<1x4x16x16xf32>
+    %cst_3 = arith.constant dense<0.000000e+00> : tensor<f32>
+    %cst_4 = arith.constant dense<0xFF800000> : tensor<f32>
+    %cst_5 = arith.constant dense<true> : tensor<i1>
+    %cst_6 = arith.constant dense_resource<torch_tensor_64_torch.float32_15> : tensor<64xf32>
+    %cst_7 = arith.constant dense_resource<torch_tensor_64_torch.float32_14> : tensor<64xf32>
+    %cst_8 = arith.constant dense_resource<torch_tensor_64_torch.float32_13> : tensor<64xf32>
+    %cst_9 = arith.constant dense_resource<torch_tensor_64_128_torch.float32_1> : tensor<64x128xf32>
+    %cst_10 = arith.constant dense_resource<torch_tensor_128_torch.float32_1> : tensor<128xf32>
+    %cst_11 = arith.constant dense_resource<torch_tensor_128_64_torch.float32_1> : tensor<128x64xf32>
+    %cst_12 = arith.constant dense_resource<torch_tensor_64_torch.float32_12> : tensor<64xf32>
+    %cst_13 = arith.constant dense_resource<torch_tensor_64_torch.float32_11> : tensor<64xf32>
+    %cst_14 = arith.constant dense_resource<torch_tensor_64_torch.float32_10> : tensor<64xf32>
+    %cst_15 = arith.constant dense_resource<torch_tensor_64_64_torch.float32_3> : tensor<64x64xf32>
+    %cst_16 = arith.constant dense_resource<torch_tensor_32_torch.float32_3> : tensor<32xf32>
+    %cst_17 = arith.constant dense_resource<torch_tensor_32_64_torch.float32_3> : tensor<32x64xf32>
+    %cst_18 = arith.constant dense_resource<torch_tensor_32_torch.float32_2> : tensor<32xf32>
+    %cst_19 = arith.constant dense_resource<torch_tensor_32_64_torch.float32_2> : tensor<32x64xf32>
+    %cst_20 = arith.constant dense_resource<torch_tensor_64_torch.float32_9> : tensor<64xf32>
+    %cst_21 = arith.constant dense_resource<torch_tensor_64_64_torch.float32_2> : tensor<64x64xf32>
+    %cst_22 = arith.constant dense_resource<torch_tensor_64_torch.float32_8> : tensor<64xf32>
+    %cst_23 = arith.constant dense_resource<torch_tensor_64_torch.float32_7> : tensor<64xf32>
+    %cst_24 = arith.constant dense_resource<torch_tensor_64_torch.float32_6> : tensor<64xf32>
+    %cst_25 = arith.constant dense_resource<torch_tensor_64_128_torch.float32> : tensor<64x128xf32>
+    %cst_26 = arith.constant 0.79788456080286541 : f64
+    %cst_27 = arith.constant 4.471500e-02 : f64
+    %cst_28 = arith.constant dense_resource<torch_tensor_128_torch.float32> : tensor<128xf32>
+    %cst_29 = arith.constant dense_resource<torch_tensor_128_64_torch.float32> : tensor<128x64xf32>
+    %cst_30 = arith.constant dense_resource<torch_tensor_64_torch.float32_5> : tensor<64xf32>
+    %cst_31 = arith.constant dense_resource<torch_tensor_64_torch.float32_4> : tensor<64xf32>
+    %cst_32 = arith.constant dense_resource<torch_tensor_64_torch.float32_3> : tensor<64xf32>
+    %cst_33 = arith.constant dense_resource<torch_tensor_64_64_torch.float32_1> : tensor<64x64xf32>
+    %cst_34 = arith.constant 0xFFF0000000000000 : f64
+    %cst_35 = arith.constant dense_resource<torch_tensor_32_torch.float32_1> : tensor<32xf32>
+    %cst_36 = arith.constant dense_resource<torch_tensor_32_64_torch.float32_1> : tensor<32x64xf32>
+    %cst_37 = arith.constant dense_resource<torch_tensor_32_torch.float32> : tensor<32xf32>
+    %cst_38 = arith.constant dense_resource<torch_tensor_32_64_torch.float32> : tensor<32x64xf32>
+    %cst_39 = arith.constant dense_resource<torch_tensor_64_torch.float32_2> : tensor<64xf32>
+    %cst_40 = arith.constant dense_resource<torch_tensor_64_64_torch.float32> : tensor<64x64xf32>
+    %cst_41 = arith.constant dense_resource<torch_tensor_64_torch.float32_1> : tensor<64xf32>
+    %cst_42 = arith.constant dense_resource<torch_tensor_64_torch.float32> : tensor<64xf32>
+    %cst_43 = arith.constant 1.000000e-05 : f64
+    %cst_44 = arith.constant dense_resource<torch_tensor_8_torch.float32> : tensor<8xf32>
+    %cst_45 = arith.constant dense_resource<torch_tensor_256_64_torch.float32> : tensor<256x64xf32>
+    %cst_46 = arith.constant 6.400000e+01 : f64
+    %cst_47 = arith.constant 6.400000e+01 : f32
+    %cst_48 = arith.constant 5.000000e-01 : f32
+    %cst_49 = arith.constant 1.000000e+00 : f32
     %0 = tensor.empty() : tensor<1x16x64xf32>
     %1 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0 : tensor<1x16xi64>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: i64, %out: f32):
-      %224 = arith.index_cast %in : i64 to index
-      %225 = linalg.index 2 : index
-      %226 = arith.cmpi slt, %224, %c256 : index
-      cf.assert %226, "index must be smaller than dim size"
-      %227 = arith.cmpi sge, %in, %c0_i64 : i64
-      cf.assert %227, "index must be larger or equal to 0"
-      %extracted = tensor.extract %cst_47[%224, %225] : tensor<256x64xf32>
+      %238 = arith.index_cast %in : i64 to index
+      %239 = linalg.index 2 : index
+      %240 = arith.cmpi slt, %238, %c256 : index
+      cf.assert %240, "index must be smaller than dim size"
+      %241 = arith.cmpi sge, %in, %c0_i64 : i64
+      cf.assert %241, "index must be larger or equal to 0"
+      %extracted = tensor.extract %cst_45[%238, %239] : tensor<256x64xf32>
       linalg.yield %extracted : f32
     } -> tensor<1x16x64xf32>
     %2 = tensor.empty() : tensor<16xi64>
     %3 = linalg.generic {indexing_maps = [#map2], iterator_types = ["parallel"]} outs(%2 : tensor<16xi64>) {
     ^bb0(%out: i64):
-      %224 = linalg.index 0 : index
-      %225 = arith.index_cast %224 : index to i64
-      linalg.yield %225 : i64
+      %238 = linalg.index 0 : index
+      %239 = arith.index_cast %238 : index to i64
+      linalg.yield %239 : i64
     } -> tensor<16xi64>
     %expanded = tensor.expand_shape %3 [[0, 1, 2, 3]] output_shape [1, 1, 16, 1] : tensor<16xi64> into tensor<1x1x16x1xi64>
     %expanded_50 = tensor.expand_shape %3 [[0, 1, 2, 3]] output_shape [1, 1, 1, 16] : tensor<16xi64> into tensor<1x1x1x16xi64>
     %4 = tensor.empty() : tensor<1x1x16x1xi64>
     %5 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded : tensor<1x1x16x1xi64>) outs(%4 : tensor<1x1x16x1xi64>) {
     ^bb0(%in: i64, %out: i64):
-      %224 = arith.subi %in, %c8_i64 : i64
-      linalg.yield %224 : i64
+      %238 = arith.subi %in, %c8_i64 : i64
+      linalg.yield %238 : i64
     } -> tensor<1x1x16x1xi64>
     %6 = tensor.empty() : tensor<1x1x16x16xi1>
     %7 = linalg.generic {indexing_maps = [#map4, #map5, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_50, %5 : tensor<1x1x1x16xi64>, tensor<1x1x16x1xi64>) outs(%6 : tensor<1x1x16x16xi1>) {
     ^bb0(%in: i64, %in_124: i64, %out: i1):
-      %224 = arith.cmpi sgt, %in, %in_124 : i64
-      linalg.yield %224 : i1
+      %238 = arith.cmpi sgt, %in, %in_124 : i64
+      linalg.yield %238 : i1
     } -> tensor<1x1x16x16xi1>
-    %8 = linalg.generic {indexing_maps = [#map6, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%cst_9, %7 : tensor<i1>, tensor<1x1x16x16xi1>) outs(%6 : tensor<1x1x16x16xi1>) {
+    %8 = linalg.generic {indexing_maps = [#map6, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%cst_5, %7 : tensor<i1>, tensor<1x1x16x16xi1>) outs(%6 : tensor<1x1x16x16xi1>) {
     ^bb0(%in: i1, %in_124: i1, %out: i1):
-      %224 = arith.andi %in, %in_124 : i1
-      linalg.yield %224 : i1
+      %238 = arith.andi %in, %in_124 : i1
+      linalg.yield %238 : i1
     } -> tensor<1x1x16x16xi1>
     %9 = linalg.generic {indexing_maps = [#map4, #map5, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_50, %expanded : tensor<1x1x1x16xi64>, tensor<1x1x16x1xi64>) outs(%6 : tensor<1x1x16x16xi1>) {
     ^bb0(%in: i64, %in_124: i64, %out: i1):
-      %224 = arith.cmpi sle, %in, %in_124 : i64
-      linalg.yield %224 : i1
+      %238 = arith.cmpi sle, %in, %in_124 : i64
+      linalg.yield %238 : i1
     } -> tensor<1x1x16x16xi1>
     %10 = linalg.generic {indexing_maps = [#map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%8, %9 : tensor<1x1x16x16xi1>, tensor<1x1x16x16xi1>) outs(%6 : tensor<1x1x16x16xi1>) {
     ^bb0(%in: i1, %in_124: i1, %out: i1):
-      %224 = arith.andi %in, %in_124 : i1
-      linalg.yield %224 : i1
+      %238 = arith.andi %in, %in_124 : i1
+      linalg.yield %238 : i1
     } -> tensor<1x1x16x16xi1>
     %expanded_51 = tensor.expand_shape %arg1 [[0], [1, 2]] output_shape [1, 16, 1] : tensor<1x16xi64> into tensor<1x16x1xi64>
     %11 = tensor.empty() : tensor<1x16x1xf32>
     %12 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_51 : tensor<1x16x1xi64>) outs(%11 : tensor<1x16x1xf32>) {
     ^bb0(%in: i64, %out: f32):
-      %224 = arith.sitofp %in : i64 to f32
-      linalg.yield %224 : f32
+      %238 = arith.sitofp %in : i64 to f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x1xf32>
     %13 = tensor.empty() : tensor<1x16x8xf32>
-    %14 = linalg.generic {indexing_maps = [#map7, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%12, %cst_46 : tensor<1x16x1xf32>, tensor<8xf32>) outs(%13 : tensor<1x16x8xf32>) {
+    %14 = linalg.generic {indexing_maps = [#map7, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%12, %cst_44 : tensor<1x16x1xf32>, tensor<8xf32>) outs(%13 : tensor<1x16x8xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.mulf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.mulf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x8xf32>
     %concat = tensor.concat dim(2) %14, %14 : (tensor<1x16x8xf32>, tensor<1x16x8xf32>) -> tensor<1x16x16xf32>
     %15 = tensor.empty() : tensor<1x16x16xf32>
     %16 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%concat : tensor<1x16x16xf32>) outs(%15 : tensor<1x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %224 = math.cos %in : f32
-      linalg.yield %224 : f32
+      %238 = math.cos %in : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x16xf32>
     %17 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%concat : tensor<1x16x16xf32>) outs(%15 : tensor<1x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %224 = math.sin %in : f32
-      linalg.yield %224 : f32
+      %238 = math.sin %in : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x16xf32>
     %18 = tensor.empty() : tensor<1x16x64xf64>
     %19 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1 : tensor<1x16x64xf32>) outs(%18 : tensor<1x16x64xf64>) {
     ^bb0(%in: f32, %out: f64):
-      %224 = arith.extf %in : f32 to f64
-      linalg.yield %224 : f64
+      %238 = arith.extf %in : f32 to f64
+      linalg.yield %238 : f64
     } -> tensor<1x16x64xf64>
     %20 = tensor.empty() : tensor<1x16x1xf64>
     %21 = linalg.fill ins(%cst : f64) outs(%20 : tensor<1x16x1xf64>) -> tensor<1x16x1xf64>
     %22 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%19 : tensor<1x16x64xf64>) outs(%21 : tensor<1x16x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %224 = arith.addf %in, %out : f64
-      linalg.yield %224 : f64
+      %238 = arith.addf %in, %out : f64
+      linalg.yield %238 : f64
     } -> tensor<1x16x1xf64>
     %23 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%22 : tensor<1x16x1xf64>) outs(%20 : tensor<1x16x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %224 = arith.divf %in, %cst_48 : f64
-      linalg.yield %224 : f64
+      %238 = arith.divf %in, %cst_46 : f64
+      linalg.yield %238 : f64
     } -> tensor<1x16x1xf64>
     %24 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%19, %23 : tensor<1x16x64xf64>, tensor<1x16x1xf64>) outs(%18 : tensor<1x16x64xf64>) {
     ^bb0(%in: f64, %in_124: f64, %out: f64):
-      %224 = arith.subf %in, %in_124 : f64
-      linalg.yield %224 : f64
+      %238 = arith.subf %in, %in_124 : f64
+      linalg.yield %238 : f64
     } -> tensor<1x16x64xf64>
     %25 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%24, %24 : tensor<1x16x64xf64>, tensor<1x16x64xf64>) outs(%18 : tensor<1x16x64xf64>) {
     ^bb0(%in: f64, %in_124: f64, %out: f64):
-      %224 = arith.mulf %in, %in_124 : f64
-      linalg.yield %224 : f64
+      %238 = arith.mulf %in, %in_124 : f64
+      linalg.yield %238 : f64
     } -> tensor<1x16x64xf64>
     %26 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%25 : tensor<1x16x64xf64>) outs(%21 : tensor<1x16x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %224 = arith.addf %in, %out : f64
-      linalg.yield %224 : f64
+      %238 = arith.addf %in, %out : f64
+      linalg.yield %238 : f64
     } -> tensor<1x16x1xf64>
     %27 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%26 : tensor<1x16x1xf64>) outs(%20 : tensor<1x16x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %224 = arith.divf %in, %cst_48 : f64
-      linalg.yield %224 : f64
+      %238 = arith.divf %in, %cst_46 : f64
+      linalg.yield %238 : f64
     } -> tensor<1x16x1xf64>
     %28 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%27 : tensor<1x16x1xf64>) outs(%11 : tensor<1x16x1xf32>) {
     ^bb0(%in: f64, %out: f32):
-      %224 = arith.truncf %in : f64 to f32
-      linalg.yield %224 : f32
+      %238 = arith.truncf %in : f64 to f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x1xf32>
     %29 = linalg.fill ins(%cst_0 : f32) outs(%11 : tensor<1x16x1xf32>) -> tensor<1x16x1xf32>
     %30 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%1 : tensor<1x16x64xf32>) outs(%29 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %224 = arith.addf %in, %out : f32
-      linalg.yield %224 : f32
+      %238 = arith.addf %in, %out : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x1xf32>
     %31 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%30 : tensor<1x16x1xf32>) outs(%11 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %224 = arith.divf %in, %cst_49 : f32
-      linalg.yield %224 : f32
+      %238 = arith.divf %in, %cst_47 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x1xf32>
     %32 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%28 : tensor<1x16x1xf32>) outs(%11 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %224 = arith.truncf %cst_45 : f64 to f32
-      %225 = arith.addf %in, %224 : f32
-      linalg.yield %225 : f32
+      %238 = arith.truncf %cst_43 : f64 to f32
+      %239 = arith.addf %in, %238 : f32
+      linalg.yield %239 : f32
     } -> tensor<1x16x1xf32>
     %33 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%32 : tensor<1x16x1xf32>) outs(%11 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %224 = math.rsqrt %in : f32
-      linalg.yield %224 : f32
+      %238 = math.rsqrt %in : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x1xf32>
     %34 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %31 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.subf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.subf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x64xf32>
     %35 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%34, %33 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.mulf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.mulf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x64xf32>
-    %36 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%35, %cst_44 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %36 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%35, %cst_42 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.mulf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.mulf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x64xf32>
-    %37 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%36, %cst_43 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %37 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%36, %cst_41 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.addf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.addf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x64xf32>
     %collapsed = tensor.collapse_shape %37 [[0, 1], [2]] : tensor<1x16x64xf32> into tensor<16x64xf32>
     %38 = tensor.empty() : tensor<64x64xf32>
-    %transposed = linalg.transpose ins(%cst_42 : tensor<64x64xf32>) outs(%38 : tensor<64x64xf32>) permutation = [1, 0] 
+    %transposed = linalg.transpose ins(%cst_40 : tensor<64x64xf32>) outs(%38 : tensor<64x64xf32>) permutation = [1, 0] 
     %39 = tensor.empty() : tensor<16x64xf32>
     %40 = linalg.fill ins(%cst_0 : f32) outs(%39 : tensor<16x64xf32>) -> tensor<16x64xf32>
     %41 = linalg.matmul ins(%collapsed, %transposed : tensor<16x64xf32>, tensor<64x64xf32>) outs(%40 : tensor<16x64xf32>) -> tensor<16x64xf32>
-    %42 = linalg.generic {indexing_maps = [#map9, #map10], iterator_types = ["parallel", "parallel"]} ins(%cst_41 : tensor<64xf32>) outs(%39 : tensor<16x64xf32>) {
+    %42 = linalg.generic {indexing_maps = [#map9, #map10], iterator_types = ["parallel", "parallel"]} ins(%cst_39 : tensor<64xf32>) outs(%39 : tensor<16x64xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<16x64xf32>
     %43 = linalg.generic {indexing_maps = [#map10, #map10, #map10], iterator_types = ["parallel", "parallel"]} ins(%41, %42 : tensor<16x64xf32>, tensor<16x64xf32>) outs(%39 : tensor<16x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.addf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.addf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<16x64xf32>
     %expanded_52 = tensor.expand_shape %43 [[0, 1], [2, 3]] output_shape [1, 16, 4, 16] : tensor<16x64xf32> into tensor<1x16x4x16xf32>
     %44 = tensor.empty() : tensor<1x4x16x16xf32>
     %transposed_53 = linalg.transpose ins(%expanded_52 : tensor<1x16x4x16xf32>) outs(%44 : tensor<1x4x16x16xf32>) permutation = [0, 2, 1, 3] 
     %45 = tensor.empty() : tensor<64x32xf32>
-    %transposed_54 = linalg.transpose ins(%cst_40 : tensor<32x64xf32>) outs(%45 : tensor<64x32xf32>) permutation = [1, 0] 
+    %transposed_54 = linalg.transpose ins(%cst_38 : tensor<32x64xf32>) outs(%45 : tensor<64x32xf32>) permutation = [1, 0] 
     %46 = tensor.empty() : tensor<16x32xf32>
     %47 = linalg.fill ins(%cst_0 : f32) outs(%46 : tensor<16x32xf32>) -> tensor<16x32xf32>
     %48 = linalg.matmul ins(%collapsed, %transposed_54 : tensor<16x64xf32>, tensor<64x32xf32>) outs(%47 : tensor<16x32xf32>) -> tensor<16x32xf32>
-    %49 = linalg.generic {indexing_maps = [#map9, #map10], iterator_types = ["parallel", "parallel"]} ins(%cst_39 : tensor<32xf32>) outs(%46 : tensor<16x32xf32>) {
+    %49 = linalg.generic {indexing_maps = [#map9, #map10], iterator_types = ["parallel", "parallel"]} ins(%cst_37 : tensor<32xf32>) outs(%46 : tensor<16x32xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<16x32xf32>
     %50 = linalg.generic {indexing_maps = [#map10, #map10, #map10], iterator_types = ["parallel", "parallel"]} ins(%48, %49 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%46 : tensor<16x32xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.addf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.addf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<16x32xf32>
     %expanded_55 = tensor.expand_shape %50 [[0, 1], [2, 3]] output_shape [1, 16, 2, 16] : tensor<16x32xf32> into tensor<1x16x2x16xf32>
     %51 = tensor.empty() : tensor<1x2x16x16xf32>
     %transposed_56 = linalg.transpose ins(%expanded_55 : tensor<1x16x2x16xf32>) outs(%51 : tensor<1x2x16x16xf32>) permutation = [0, 2, 1, 3] 
-    %transposed_57 = linalg.transpose ins(%cst_38 : tensor<32x64xf32>) outs(%45 : tensor<64x32xf32>) permutation = [1, 0] 
+    %transposed_57 = linalg.transpose ins(%cst_36 : tensor<32x64xf32>) outs(%45 : tensor<64x32xf32>) permutation = [1, 0] 
     %52 = linalg.matmul ins(%collapsed, %transposed_57 : tensor<16x64xf32>, tensor<64x32xf32>) outs(%47 : tensor<16x32xf32>) -> tensor<16x32xf32>
-    %53 = linalg.generic {indexing_maps = [#map9, #map10], iterator_types = ["parallel", "parallel"]} ins(%cst_37 : tensor<32xf32>) outs(%46 : tensor<16x32xf32>) {
+    %53 = linalg.generic {indexing_maps = [#map9, #map10], iterator_types = ["parallel", "parallel"]} ins(%cst_35 : tensor<32xf32>) outs(%46 : tensor<16x32xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<16x32xf32>
     %54 = linalg.generic {indexing_maps = [#map10, #map10, #map10], iterator_types = ["parallel", "parallel"]} ins(%52, %53 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%46 : tensor<16x32xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.addf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.addf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<16x32xf32>
     %expanded_58 = tensor.expand_shape %54 [[0, 1], [2, 3]] output_shape [1, 16, 2, 16] : tensor<16x32xf32> into tensor<1x16x2x16xf32>
     %transposed_59 = linalg.transpose ins(%expanded_58 : tensor<1x16x2x16xf32>) outs(%51 : tensor<1x2x16x16xf32>) permutation = [0, 2, 1, 3] 
@@ -281,51 +281,51 @@ module {
     %expanded_61 = tensor.expand_shape %17 [[0], [1, 2], [3]] output_shape [1, 1, 16, 16] : tensor<1x16x16xf32> into tensor<1x1x16x16xf32>
     %55 = linalg.generic {indexing_maps = [#map3, #map11, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_53, %expanded_60 : tensor<1x4x16x16xf32>, tensor<1x1x16x16xf32>) outs(%44 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.mulf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.mulf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x4x16x16xf32>
     %extracted_slice = tensor.extract_slice %transposed_53[0, 0, 0, 0] [1, 4, 16, 8] [1, 1, 1, 1] : tensor<1x4x16x16xf32> to tensor<1x4x16x8xf32>
     %extracted_slice_62 = tensor.extract_slice %transposed_53[0, 0, 0, 8] [1, 4, 16, 8] [1, 1, 1, 1] : tensor<1x4x16x16xf32> to tensor<1x4x16x8xf32>
     %56 = tensor.empty() : tensor<1x4x16x8xf32>
     %57 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_62 : tensor<1x4x16x8xf32>) outs(%56 : tensor<1x4x16x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %224 = arith.negf %in : f32
-      linalg.yield %224 : f32
+      %238 = arith.negf %in : f32
+      linalg.yield %238 : f32
     } -> tensor<1x4x16x8xf32>
     %concat_63 = tensor.concat dim(3) %57, %extracted_slice : (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>) -> tensor<1x4x16x16xf32>
     %58 = linalg.generic {indexing_maps = [#map3, #map11, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_63, %expanded_61 : tensor<1x4x16x16xf32>, tensor<1x1x16x16xf32>) outs(%44 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.mulf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.mulf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x4x16x16xf32>
     %59 = linalg.generic {indexing_maps = [#map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%55, %58 : tensor<1x4x16x16xf32>, tensor<1x4x16x16xf32>) outs(%44 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.addf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.addf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x4x16x16xf32>
     %60 = linalg.generic {indexing_maps = [#map3, #map11, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_56, %expanded_60 : tensor<1x2x16x16xf32>, tensor<1x1x16x16xf32>) outs(%51 : tensor<1x2x16x16xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.mulf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.mulf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x2x16x16xf32>
     %extracted_slice_64 = tensor.extract_slice %transposed_56[0, 0, 0, 0] [1, 2, 16, 8] [1, 1, 1, 1] : tensor<1x2x16x16xf32> to tensor<1x2x16x8xf32>
     %extracted_slice_65 = tensor.extract_slice %transposed_56[0, 0, 0, 8] [1, 2, 16, 8] [1, 1, 1, 1] : tensor<1x2x16x16xf32> to tensor<1x2x16x8xf32>
     %61 = tensor.empty() : tensor<1x2x16x8xf32>
     %62 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_65 : tensor<1x2x16x8xf32>) outs(%61 : tensor<1x2x16x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %224 = arith.negf %in : f32
-      linalg.yield %224 : f32
+      %238 = arith.negf %in : f32
+      linalg.yield %238 : f32
     } -> tensor<1x2x16x8xf32>
     %concat_66 = tensor.concat dim(3) %62, %extracted_slice_64 : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x16xf32>
     %63 = linalg.generic {indexing_maps = [#map3, #map11, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_66, %expanded_61 : tensor<1x2x16x16xf32>, tensor<1x1x16x16xf32>) outs(%51 : tensor<1x2x16x16xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.mulf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.mulf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x2x16x16xf32>
     %64 = linalg.generic {indexing_maps = [#map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%60, %63 : tensor<1x2x16x16xf32>, tensor<1x2x16x16xf32>) outs(%51 : tensor<1x2x16x16xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.addf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.addf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x2x16x16xf32>
     %65 = tensor.empty() : tensor<1x2x2x16x16xf32>
     %66 = linalg.generic {indexing_maps = [#map12, #map13], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%64 : tensor<1x2x16x16xf32>) outs(%65 : tensor<1x2x2x16x16xf32>) {
@@ -338,21 +338,21 @@ module {
       linalg.yield %in : f32
     } -> tensor<1x2x2x16x16xf32>
     %68 = tensor.empty() : tensor<1x1x16x16xf32>
-    %69 = linalg.generic {indexing_maps = [#map3, #map6, #map6, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%10, %cst_7, %cst_8 : tensor<1x1x16x16xi1>, tensor<f32>, tensor<f32>) outs(%68 : tensor<1x1x16x16xf32>) {
+    %69 = linalg.generic {indexing_maps = [#map3, #map6, #map6, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%10, %cst_3, %cst_4 : tensor<1x1x16x16xi1>, tensor<f32>, tensor<f32>) outs(%68 : tensor<1x1x16x16xf32>) {
     ^bb0(%in: i1, %in_124: f32, %in_125: f32, %out: f32):
-      %224 = arith.select %in, %in_124, %in_125 : f32
-      linalg.yield %224 : f32
+      %238 = arith.select %in, %in_124, %in_125 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x1x16x16xf32>
     %70 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%59 : tensor<1x4x16x16xf32>) outs(%44 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %224 = arith.mulf %in, %cst_5 : f32
-      linalg.yield %224 : f32
+      %238 = arith.mulf %in, %cst_48 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x4x16x16xf32>
     %transposed_68 = linalg.transpose ins(%collapsed_67 : tensor<1x4x16x16xf32>) outs(%44 : tensor<1x4x16x16xf32>) permutation = [0, 1, 3, 2] 
     %71 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_68 : tensor<1x4x16x16xf32>) outs(%44 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %224 = arith.mulf %in, %cst_5 : f32
-      linalg.yield %224 : f32
+      %238 = arith.mulf %in, %cst_48 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x4x16x16xf32>
     %collapsed_69 = tensor.collapse_shape %70 [[0, 1], [2], [3]] : tensor<1x4x16x16xf32> into tensor<4x16x16xf32>
     %collapsed_70 = tensor.collapse_shape %71 [[0, 1], [2], [3]] : tensor<1x4x16x16xf32> into tensor<4x16x16xf32>
@@ -362,8 +362,8 @@ module {
     %expanded_71 = tensor.expand_shape %74 [[0, 1], [2], [3]] output_shape [1, 4, 16, 16] : tensor<4x16x16xf32> into tensor<1x4x16x16xf32>
     %75 = linalg.generic {indexing_maps = [#map3, #map11, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_71, %69 : tensor<1x4x16x16xf32>, tensor<1x1x16x16xf32>) outs(%44 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.addf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.addf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x4x16x16xf32>
     %76 = tensor.empty() : tensor<1x4x16xi64>
     %77 = linalg.fill ins(%c0_i64 : i64) outs(%76 : tensor<1x4x16xi64>) -> tensor<1x4x16xi64>
@@ -371,54 +371,54 @@ module {
     %79 = linalg.fill ins(%cst_1 : f32) outs(%78 : tensor<1x4x16xf32>) -> tensor<1x4x16xf32>
     %80:2 = linalg.generic {indexing_maps = [#map3, #map14, #map14], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%75 : tensor<1x4x16x16xf32>) outs(%79, %77 : tensor<1x4x16xf32>, tensor<1x4x16xi64>) {
     ^bb0(%in: f32, %out: f32, %out_124: i64):
-      %224 = linalg.index 3 : index
-      %225 = arith.index_cast %224 : index to i64
-      %226 = arith.maximumf %in, %out : f32
-      %227 = arith.cmpf ogt, %in, %out : f32
-      %228 = arith.select %227, %225, %out_124 : i64
-      linalg.yield %226, %228 : f32, i64
+      %238 = linalg.index 3 : index
+      %239 = arith.index_cast %238 : index to i64
+      %240 = arith.maximumf %in, %out : f32
+      %241 = arith.cmpf ogt, %in, %out : f32
+      %242 = arith.select %241, %239, %out_124 : i64
+      linalg.yield %240, %242 : f32, i64
     } -> (tensor<1x4x16xf32>, tensor<1x4x16xi64>)
     %expanded_72 = tensor.expand_shape %80#0 [[0], [1], [2, 3]] output_shape [1, 4, 16, 1] : tensor<1x4x16xf32> into tensor<1x4x16x1xf32>
     %81 = linalg.generic {indexing_maps = [#map3, #map5, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%75, %expanded_72 : tensor<1x4x16x16xf32>, tensor<1x4x16x1xf32>) outs(%44 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.subf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.subf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x4x16x16xf32>
     %82 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%81 : tensor<1x4x16x16xf32>) outs(%44 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %224 = math.exp %in : f32
-      linalg.yield %224 : f32
+      %238 = math.exp %in : f32
+      linalg.yield %238 : f32
     } -> tensor<1x4x16x16xf32>
     %83 = tensor.empty() : tensor<1x4x16x1xf32>
     %84 = linalg.fill ins(%cst_0 : f32) outs(%83 : tensor<1x4x16x1xf32>) -> tensor<1x4x16x1xf32>
     %85 = linalg.generic {indexing_maps = [#map3, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%82 : tensor<1x4x16x16xf32>) outs(%84 : tensor<1x4x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %224 = arith.addf %in, %out : f32
-      linalg.yield %224 : f32
+      %238 = arith.addf %in, %out : f32
+      linalg.yield %238 : f32
     } -> tensor<1x4x16x1xf32>
     %86 = linalg.generic {indexing_maps = [#map3, #map5, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%82, %85 : tensor<1x4x16x16xf32>, tensor<1x4x16x1xf32>) outs(%44 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.divf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.divf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x4x16x16xf32>
     %87 = tensor.empty() : tensor<1x4x16x16xi1>
     %88 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%75 : tensor<1x4x16x16xf32>) outs(%87 : tensor<1x4x16x16xi1>) {
     ^bb0(%in: f32, %out: i1):
-      %224 = arith.extf %in : f32 to f64
-      %225 = arith.cmpf oeq, %224, %cst_36 : f64
-      linalg.yield %225 : i1
+      %238 = arith.extf %in : f32 to f64
+      %239 = arith.cmpf oeq, %238, %cst_34 : f64
+      linalg.yield %239 : i1
     } -> tensor<1x4x16x16xi1>
     %89 = tensor.empty() : tensor<1x4x16x1xi1>
     %90 = linalg.fill ins(%true : i1) outs(%89 : tensor<1x4x16x1xi1>) -> tensor<1x4x16x1xi1>
     %91 = linalg.generic {indexing_maps = [#map3, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%88 : tensor<1x4x16x16xi1>) outs(%90 : tensor<1x4x16x1xi1>) {
     ^bb0(%in: i1, %out: i1):
-      %224 = arith.andi %in, %out : i1
-      linalg.yield %224 : i1
+      %238 = arith.andi %in, %out : i1
+      linalg.yield %238 : i1
     } -> tensor<1x4x16x1xi1>
-    %92 = linalg.generic {indexing_maps = [#map5, #map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%91, %cst_6, %86 : tensor<1x4x16x1xi1>, tensor<1x4x16x16xf32>, tensor<1x4x16x16xf32>) outs(%44 : tensor<1x4x16x16xf32>) {
+    %92 = linalg.generic {indexing_maps = [#map5, #map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%91, %cst_2, %86 : tensor<1x4x16x1xi1>, tensor<1x4x16x16xf32>, tensor<1x4x16x16xf32>) outs(%44 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: i1, %in_124: f32, %in_125: f32, %out: f32):
-      %224 = arith.select %in, %in_124, %in_125 : f32
-      linalg.yield %224 : f32
+      %238 = arith.select %in, %in_124, %in_125 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x4x16x16xf32>
     %collapsed_73 = tensor.collapse_shape %92 [[0, 1], [2], [3]] : tensor<1x4x16x16xf32> into tensor<4x16x16xf32>
     %collapsed_74 = tensor.collapse_shape %67 [[0, 1, 2], [3], [4]] : tensor<1x2x2x16x16xf32> into tensor<4x16x16xf32>
@@ -427,629 +427,689 @@ module {
     %94 = tensor.empty() : tensor<1x16x4x16xf32>
     %transposed_76 = linalg.transpose ins(%expanded_75 : tensor<1x4x16x16xf32>) outs(%94 : tensor<1x16x4x16xf32>) permutation = [0, 2, 1, 3] 
     %collapsed_77 = tensor.collapse_shape %transposed_76 [[0, 1], [2, 3]] : tensor<1x16x4x16xf32> into tensor<16x64xf32>
-    %transposed_78 = linalg.transpose ins(%cst_35 : tensor<64x64xf32>) outs(%38 : tensor<64x64xf32>) permutation = [1, 0] 
+    %transposed_78 = linalg.transpose ins(%cst_33 : tensor<64x64xf32>) outs(%38 : tensor<64x64xf32>) permutation = [1, 0] 
     %95 = linalg.matmul ins(%collapsed_77, %transposed_78 : tensor<16x64xf32>, tensor<64x64xf32>) outs(%40 : tensor<16x64xf32>) -> tensor<16x64xf32>
-    %96 = linalg.generic {indexing_maps = [#map9, #map10], iterator_types = ["parallel", "parallel"]} ins(%cst_34 : tensor<64xf32>) outs(%39 : tensor<16x64xf32>) {
+    %96 = linalg.generic {indexing_maps = [#map9, #map10], iterator_types = ["parallel", "parallel"]} ins(%cst_32 : tensor<64xf32>) outs(%39 : tensor<16x64xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<16x64xf32>
     %97 = linalg.generic {indexing_maps = [#map10, #map10, #map10], iterator_types = ["parallel", "parallel"]} ins(%95, %96 : tensor<16x64xf32>, tensor<16x64xf32>) outs(%39 : tensor<16x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.addf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.addf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<16x64xf32>
     %expanded_79 = tensor.expand_shape %97 [[0, 1], [2]] output_shape [1, 16, 64] : tensor<16x64xf32> into tensor<1x16x64xf32>
     %98 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %expanded_79 : tensor<1x16x64xf32>, tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.addf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.addf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x64xf32>
     %99 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%98 : tensor<1x16x64xf32>) outs(%18 : tensor<1x16x64xf64>) {
     ^bb0(%in: f32, %out: f64):
-      %224 = arith.extf %in : f32 to f64
-      linalg.yield %224 : f64
+      %238 = arith.extf %in : f32 to f64
+      linalg.yield %238 : f64
     } -> tensor<1x16x64xf64>
     %100 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%99 : tensor<1x16x64xf64>) outs(%21 : tensor<1x16x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %224 = arith.addf %in, %out : f64
-      linalg.yield %224 : f64
+      %238 = arith.addf %in, %out : f64
+      linalg.yield %238 : f64
     } -> tensor<1x16x1xf64>
     %101 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%100 : tensor<1x16x1xf64>) outs(%20 : tensor<1x16x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %224 = arith.divf %in, %cst_48 : f64
-      linalg.yield %224 : f64
+      %238 = arith.divf %in, %cst_46 : f64
+      linalg.yield %238 : f64
     } -> tensor<1x16x1xf64>
     %102 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%99, %101 : tensor<1x16x64xf64>, tensor<1x16x1xf64>) outs(%18 : tensor<1x16x64xf64>) {
     ^bb0(%in: f64, %in_124: f64, %out: f64):
-      %224 = arith.subf %in, %in_124 : f64
-      linalg.yield %224 : f64
+      %238 = arith.subf %in, %in_124 : f64
+      linalg.yield %238 : f64
     } -> tensor<1x16x64xf64>
     %103 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%102, %102 : tensor<1x16x64xf64>, tensor<1x16x64xf64>) outs(%18 : tensor<1x16x64xf64>) {
     ^bb0(%in: f64, %in_124: f64, %out: f64):
-      %224 = arith.mulf %in, %in_124 : f64
-      linalg.yield %224 : f64
+      %238 = arith.mulf %in, %in_124 : f64
+      linalg.yield %238 : f64
     } -> tensor<1x16x64xf64>
     %104 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%103 : tensor<1x16x64xf64>) outs(%21 : tensor<1x16x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %224 = arith.addf %in, %out : f64
-      linalg.yield %224 : f64
+      %238 = arith.addf %in, %out : f64
+      linalg.yield %238 : f64
     } -> tensor<1x16x1xf64>
     %105 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%104 : tensor<1x16x1xf64>) outs(%20 : tensor<1x16x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %224 = arith.divf %in, %cst_48 : f64
-      linalg.yield %224 : f64
+      %238 = arith.divf %in, %cst_46 : f64
+      linalg.yield %238 : f64
     } -> tensor<1x16x1xf64>
     %106 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%105 : tensor<1x16x1xf64>) outs(%11 : tensor<1x16x1xf32>) {
     ^bb0(%in: f64, %out: f32):
-      %224 = arith.truncf %in : f64 to f32
-      linalg.yield %224 : f32
+      %238 = arith.truncf %in : f64 to f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x1xf32>
     %107 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%98 : tensor<1x16x64xf32>) outs(%29 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %224 = arith.addf %in, %out : f32
-      linalg.yield %224 : f32
+      %238 = arith.addf %in, %out : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x1xf32>
     %108 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%107 : tensor<1x16x1xf32>) outs(%11 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %224 = arith.divf %in, %cst_49 : f32
-      linalg.yield %224 : f32
+      %238 = arith.divf %in, %cst_47 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x1xf32>
     %109 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%106 : tensor<1x16x1xf32>) outs(%11 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %224 = arith.truncf %cst_45 : f64 to f32
-      %225 = arith.addf %in, %224 : f32
-      linalg.yield %225 : f32
+      %238 = arith.truncf %cst_43 : f64 to f32
+      %239 = arith.addf %in, %238 : f32
+      linalg.yield %239 : f32
     } -> tensor<1x16x1xf32>
     %110 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%109 : tensor<1x16x1xf32>) outs(%11 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %224 = math.rsqrt %in : f32
-      linalg.yield %224 : f32
+      %238 = math.rsqrt %in : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x1xf32>
     %111 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%98, %108 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.subf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.subf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x64xf32>
     %112 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%111, %110 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.mulf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.mulf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x64xf32>
-    %113 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%112, %cst_33 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %113 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%112, %cst_31 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.mulf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.mulf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x64xf32>
-    %114 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%113, %cst_32 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %114 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%113, %cst_30 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.addf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.addf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x64xf32>
     %collapsed_80 = tensor.collapse_shape %114 [[0, 1], [2]] : tensor<1x16x64xf32> into tensor<16x64xf32>
     %115 = tensor.empty() : tensor<64x128xf32>
-    %transposed_81 = linalg.transpose ins(%cst_31 : tensor<128x64xf32>) outs(%115 : tensor<64x128xf32>) permutation = [1, 0] 
+    %transposed_81 = linalg.transpose ins(%cst_29 : tensor<128x64xf32>) outs(%115 : tensor<64x128xf32>) permutation = [1, 0] 
     %116 = tensor.empty() : tensor<16x128xf32>
     %117 = linalg.fill ins(%cst_0 : f32) outs(%116 : tensor<16x128xf32>) -> tensor<16x128xf32>
     %118 = linalg.matmul ins(%collapsed_80, %transposed_81 : tensor<16x64xf32>, tensor<64x128xf32>) outs(%117 : tensor<16x128xf32>) -> tensor<16x128xf32>
-    %119 = linalg.generic {indexing_maps = [#map9, #map10], iterator_types = ["parallel", "parallel"]} ins(%cst_30 : tensor<128xf32>) outs(%116 : tensor<16x128xf32>) {
+    %119 = linalg.generic {indexing_maps = [#map9, #map10], iterator_types = ["parallel", "parallel"]} ins(%cst_28 : tensor<128xf32>) outs(%116 : tensor<16x128xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<16x128xf32>
     %120 = linalg.generic {indexing_maps = [#map10, #map10, #map10], iterator_types = ["parallel", "parallel"]} ins(%118, %119 : tensor<16x128xf32>, tensor<16x128xf32>) outs(%116 : tensor<16x128xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.addf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.addf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<16x128xf32>
     %expanded_82 = tensor.expand_shape %120 [[0, 1], [2]] output_shape [1, 16, 128] : tensor<16x128xf32> into tensor<1x16x128xf32>
     %121 = tensor.empty() : tensor<1x16x128xf32>
     %122 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_82 : tensor<1x16x128xf32>) outs(%121 : tensor<1x16x128xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %224 = math.fpowi %in, %c3_i64 : f32, i64
-      %225 = arith.mulf %224, %cst_2 : f32
-      %226 = arith.addf %in, %225 : f32
-      %227 = arith.mulf %226, %cst_3 : f32
-      %228 = math.tanh %227 : f32
-      %229 = arith.addf %228, %cst_4 : f32
-      %230 = arith.mulf %229, %cst_5 : f32
-      %231 = arith.mulf %in, %230 : f32
-      linalg.yield %231 : f32
+      %238 = arith.mulf %in, %cst_48 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x128xf32>
-    %collapsed_83 = tensor.collapse_shape %122 [[0, 1], [2]] : tensor<1x16x128xf32> into tensor<16x128xf32>
-    %123 = tensor.empty() : tensor<128x64xf32>
-    %transposed_84 = linalg.transpose ins(%cst_29 : tensor<64x128xf32>) outs(%123 : tensor<128x64xf32>) permutation = [1, 0] 
-    %124 = linalg.matmul ins(%collapsed_83, %transposed_84 : tensor<16x128xf32>, tensor<128x64xf32>) outs(%40 : tensor<16x64xf32>) -> tensor<16x64xf32>
-    %125 = linalg.generic {indexing_maps = [#map9, #map10], iterator_types = ["parallel", "parallel"]} ins(%cst_28 : tensor<64xf32>) outs(%39 : tensor<16x64xf32>) {
+    %123 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_82 : tensor<1x16x128xf32>) outs(%121 : tensor<1x16x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %238 = math.fpowi %in, %c3_i64 : f32, i64
+      linalg.yield %238 : f32
+    } -> tensor<1x16x128xf32>
+    %124 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%123 : tensor<1x16x128xf32>) outs(%121 : tensor<1x16x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %238 = arith.truncf %cst_27 : f64 to f32
+      %239 = arith.mulf %in, %238 : f32
+      linalg.yield %239 : f32
+    } -> tensor<1x16x128xf32>
+    %125 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_82, %124 : tensor<1x16x128xf32>, tensor<1x16x128xf32>) outs(%121 : tensor<1x16x128xf32>) {
+    ^bb0(%in: f32, %in_124: f32, %out: f32):
+      %238 = arith.addf %in, %in_124 : f32
+      linalg.yield %238 : f32
+    } -> tensor<1x16x128xf32>
+    %126 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%125 : tensor<1x16x128xf32>) outs(%121 : tensor<1x16x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %238 = arith.truncf %cst_26 : f64 to f32
+      %239 = arith.mulf %in, %238 : f32
+      linalg.yield %239 : f32
+    } -> tensor<1x16x128xf32>
+    %127 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%126 : tensor<1x16x128xf32>) outs(%121 : tensor<1x16x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %238 = math.tanh %in : f32
+      linalg.yield %238 : f32
+    } -> tensor<1x16x128xf32>
+    %128 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%127 : tensor<1x16x128xf32>) outs(%121 : tensor<1x16x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %238 = arith.addf %in, %cst_49 : f32
+      linalg.yield %238 : f32
+    } -> tensor<1x16x128xf32>
+    %129 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%122, %128 : tensor<1x16x128xf32>, tensor<1x16x128xf32>) outs(%121 : tensor<1x16x128xf32>) {
+    ^bb0(%in: f32, %in_124: f32, %out: f32):
+      %238 = arith.mulf %in, %in_124 : f32
+      linalg.yield %238 : f32
+    } -> tensor<1x16x128xf32>
+    %collapsed_83 = tensor.collapse_shape %129 [[0, 1], [2]] : tensor<1x16x128xf32> into tensor<16x128xf32>
+    %130 = tensor.empty() : tensor<128x64xf32>
+    %transposed_84 = linalg.transpose ins(%cst_25 : tensor<64x128xf32>) outs(%130 : tensor<128x64xf32>) permutation = [1, 0] 
+    %131 = linalg.matmul ins(%collapsed_83, %transposed_84 : tensor<16x128xf32>, tensor<128x64xf32>) outs(%40 : tensor<16x64xf32>) -> tensor<16x64xf32>
+    %132 = linalg.generic {indexing_maps = [#map9, #map10], iterator_types = ["parallel", "parallel"]} ins(%cst_24 : tensor<64xf32>) outs(%39 : tensor<16x64xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<16x64xf32>
-    %126 = linalg.generic {indexing_maps = [#map10, #map10, #map10], iterator_types = ["parallel", "parallel"]} ins(%124, %125 : tensor<16x64xf32>, tensor<16x64xf32>) outs(%39 : tensor<16x64xf32>) {
+    %133 = linalg.generic {indexing_maps = [#map10, #map10, #map10], iterator_types = ["parallel", "parallel"]} ins(%131, %132 : tensor<16x64xf32>, tensor<16x64xf32>) outs(%39 : tensor<16x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.addf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.addf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<16x64xf32>
-    %expanded_85 = tensor.expand_shape %126 [[0, 1], [2]] output_shape [1, 16, 64] : tensor<16x64xf32> into tensor<1x16x64xf32>
-    %127 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%98, %expanded_85 : tensor<1x16x64xf32>, tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %expanded_85 = tensor.expand_shape %133 [[0, 1], [2]] output_shape [1, 16, 64] : tensor<16x64xf32> into tensor<1x16x64xf32>
+    %134 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%98, %expanded_85 : tensor<1x16x64xf32>, tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.addf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.addf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x64xf32>
-    %128 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%127 : tensor<1x16x64xf32>) outs(%18 : tensor<1x16x64xf64>) {
+    %135 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%134 : tensor<1x16x64xf32>) outs(%18 : tensor<1x16x64xf64>) {
     ^bb0(%in: f32, %out: f64):
-      %224 = arith.extf %in : f32 to f64
-      linalg.yield %224 : f64
+      %238 = arith.extf %in : f32 to f64
+      linalg.yield %238 : f64
     } -> tensor<1x16x64xf64>
-    %129 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%128 : tensor<1x16x64xf64>) outs(%21 : tensor<1x16x1xf64>) {
+    %136 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%135 : tensor<1x16x64xf64>) outs(%21 : tensor<1x16x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %224 = arith.addf %in, %out : f64
-      linalg.yield %224 : f64
+      %238 = arith.addf %in, %out : f64
+      linalg.yield %238 : f64
     } -> tensor<1x16x1xf64>
-    %130 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%129 : tensor<1x16x1xf64>) outs(%20 : tensor<1x16x1xf64>) {
+    %137 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%136 : tensor<1x16x1xf64>) outs(%20 : tensor<1x16x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %224 = arith.divf %in, %cst_48 : f64
-      linalg.yield %224 : f64
+      %238 = arith.divf %in, %cst_46 : f64
+      linalg.yield %238 : f64
     } -> tensor<1x16x1xf64>
-    %131 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%128, %130 : tensor<1x16x64xf64>, tensor<1x16x1xf64>) outs(%18 : tensor<1x16x64xf64>) {
+    %138 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%135, %137 : tensor<1x16x64xf64>, tensor<1x16x1xf64>) outs(%18 : tensor<1x16x64xf64>) {
     ^bb0(%in: f64, %in_124: f64, %out: f64):
-      %224 = arith.subf %in, %in_124 : f64
-      linalg.yield %224 : f64
+      %238 = arith.subf %in, %in_124 : f64
+      linalg.yield %238 : f64
     } -> tensor<1x16x64xf64>
-    %132 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%131, %131 : tensor<1x16x64xf64>, tensor<1x16x64xf64>) outs(%18 : tensor<1x16x64xf64>) {
+    %139 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%138, %138 : tensor<1x16x64xf64>, tensor<1x16x64xf64>) outs(%18 : tensor<1x16x64xf64>) {
     ^bb0(%in: f64, %in_124: f64, %out: f64):
-      %224 = arith.mulf %in, %in_124 : f64
-      linalg.yield %224 : f64
+      %238 = arith.mulf %in, %in_124 : f64
+      linalg.yield %238 : f64
     } -> tensor<1x16x64xf64>
-    %133 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%132 : tensor<1x16x64xf64>) outs(%21 : tensor<1x16x1xf64>) {
+    %140 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%139 : tensor<1x16x64xf64>) outs(%21 : tensor<1x16x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %224 = arith.addf %in, %out : f64
-      linalg.yield %224 : f64
+      %238 = arith.addf %in, %out : f64
+      linalg.yield %238 : f64
     } -> tensor<1x16x1xf64>
-    %134 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%133 : tensor<1x16x1xf64>) outs(%20 : tensor<1x16x1xf64>) {
+    %141 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%140 : tensor<1x16x1xf64>) outs(%20 : tensor<1x16x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %224 = arith.divf %in, %cst_48 : f64
-      linalg.yield %224 : f64
+      %238 = arith.divf %in, %cst_46 : f64
+      linalg.yield %238 : f64
     } -> tensor<1x16x1xf64>
-    %135 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%134 : tensor<1x16x1xf64>) outs(%11 : tensor<1x16x1xf32>) {
+    %142 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%141 : tensor<1x16x1xf64>) outs(%11 : tensor<1x16x1xf32>) {
     ^bb0(%in: f64, %out: f32):
-      %224 = arith.truncf %in : f64 to f32
-      linalg.yield %224 : f32
+      %238 = arith.truncf %in : f64 to f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x1xf32>
-    %136 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%127 : tensor<1x16x64xf32>) outs(%29 : tensor<1x16x1xf32>) {
+    %143 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%134 : tensor<1x16x64xf32>) outs(%29 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %224 = arith.addf %in, %out : f32
-      linalg.yield %224 : f32
+      %238 = arith.addf %in, %out : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x1xf32>
-    %137 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%136 : tensor<1x16x1xf32>) outs(%11 : tensor<1x16x1xf32>) {
+    %144 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%143 : tensor<1x16x1xf32>) outs(%11 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %224 = arith.divf %in, %cst_49 : f32
-      linalg.yield %224 : f32
+      %238 = arith.divf %in, %cst_47 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x1xf32>
-    %138 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%135 : tensor<1x16x1xf32>) outs(%11 : tensor<1x16x1xf32>) {
+    %145 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%142 : tensor<1x16x1xf32>) outs(%11 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %224 = arith.truncf %cst_45 : f64 to f32
-      %225 = arith.addf %in, %224 : f32
-      linalg.yield %225 : f32
+      %238 = arith.truncf %cst_43 : f64 to f32
+      %239 = arith.addf %in, %238 : f32
+      linalg.yield %239 : f32
     } -> tensor<1x16x1xf32>
-    %139 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%138 : tensor<1x16x1xf32>) outs(%11 : tensor<1x16x1xf32>) {
+    %146 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%145 : tensor<1x16x1xf32>) outs(%11 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %224 = math.rsqrt %in : f32
-      linalg.yield %224 : f32
+      %238 = math.rsqrt %in : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x1xf32>
-    %140 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%127, %137 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %147 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%134, %144 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.subf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.subf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x64xf32>
-    %141 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%140, %139 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %148 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%147, %146 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.mulf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.mulf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x64xf32>
-    %142 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%141, %cst_27 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %149 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%148, %cst_23 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.mulf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.mulf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x64xf32>
-    %143 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%142, %cst_26 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %150 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%149, %cst_22 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.addf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.addf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x64xf32>
-    %collapsed_86 = tensor.collapse_shape %143 [[0, 1], [2]] : tensor<1x16x64xf32> into tensor<16x64xf32>
-    %transposed_87 = linalg.transpose ins(%cst_25 : tensor<64x64xf32>) outs(%38 : tensor<64x64xf32>) permutation = [1, 0] 
-    %144 = linalg.matmul ins(%collapsed_86, %transposed_87 : tensor<16x64xf32>, tensor<64x64xf32>) outs(%40 : tensor<16x64xf32>) -> tensor<16x64xf32>
-    %145 = linalg.generic {indexing_maps = [#map9, #map10], iterator_types = ["parallel", "parallel"]} ins(%cst_24 : tensor<64xf32>) outs(%39 : tensor<16x64xf32>) {
+    %collapsed_86 = tensor.collapse_shape %150 [[0, 1], [2]] : tensor<1x16x64xf32> into tensor<16x64xf32>
+    %transposed_87 = linalg.transpose ins(%cst_21 : tensor<64x64xf32>) outs(%38 : tensor<64x64xf32>) permutation = [1, 0] 
+    %151 = linalg.matmul ins(%collapsed_86, %transposed_87 : tensor<16x64xf32>, tensor<64x64xf32>) outs(%40 : tensor<16x64xf32>) -> tensor<16x64xf32>
+    %152 = linalg.generic {indexing_maps = [#map9, #map10], iterator_types = ["parallel", "parallel"]} ins(%cst_20 : tensor<64xf32>) outs(%39 : tensor<16x64xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<16x64xf32>
-    %146 = linalg.generic {indexing_maps = [#map10, #map10, #map10], iterator_types = ["parallel", "parallel"]} ins(%144, %145 : tensor<16x64xf32>, tensor<16x64xf32>) outs(%39 : tensor<16x64xf32>) {
+    %153 = linalg.generic {indexing_maps = [#map10, #map10, #map10], iterator_types = ["parallel", "parallel"]} ins(%151, %152 : tensor<16x64xf32>, tensor<16x64xf32>) outs(%39 : tensor<16x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.addf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.addf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<16x64xf32>
-    %expanded_88 = tensor.expand_shape %146 [[0, 1], [2, 3]] output_shape [1, 16, 4, 16] : tensor<16x64xf32> into tensor<1x16x4x16xf32>
+    %expanded_88 = tensor.expand_shape %153 [[0, 1], [2, 3]] output_shape [1, 16, 4, 16] : tensor<16x64xf32> into tensor<1x16x4x16xf32>
     %transposed_89 = linalg.transpose ins(%expanded_88 : tensor<1x16x4x16xf32>) outs(%44 : tensor<1x4x16x16xf32>) permutation = [0, 2, 1, 3] 
-    %transposed_90 = linalg.transpose ins(%cst_23 : tensor<32x64xf32>) outs(%45 : tensor<64x32xf32>) permutation = [1, 0] 
-    %147 = linalg.matmul ins(%collapsed_86, %transposed_90 : tensor<16x64xf32>, tensor<64x32xf32>) outs(%47 : tensor<16x32xf32>) -> tensor<16x32xf32>
-    %148 = linalg.generic {indexing_maps = [#map9, #map10], iterator_types = ["parallel", "parallel"]} ins(%cst_22 : tensor<32xf32>) outs(%46 : tensor<16x32xf32>) {
+    %transposed_90 = linalg.transpose ins(%cst_19 : tensor<32x64xf32>) outs(%45 : tensor<64x32xf32>) permutation = [1, 0] 
+    %154 = linalg.matmul ins(%collapsed_86, %transposed_90 : tensor<16x64xf32>, tensor<64x32xf32>) outs(%47 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %155 = linalg.generic {indexing_maps = [#map9, #map10], iterator_types = ["parallel", "parallel"]} ins(%cst_18 : tensor<32xf32>) outs(%46 : tensor<16x32xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<16x32xf32>
-    %149 = linalg.generic {indexing_maps = [#map10, #map10, #map10], iterator_types = ["parallel", "parallel"]} ins(%147, %148 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%46 : tensor<16x32xf32>) {
+    %156 = linalg.generic {indexing_maps = [#map10, #map10, #map10], iterator_types = ["parallel", "parallel"]} ins(%154, %155 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%46 : tensor<16x32xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.addf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.addf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<16x32xf32>
-    %expanded_91 = tensor.expand_shape %149 [[0, 1], [2, 3]] output_shape [1, 16, 2, 16] : tensor<16x32xf32> into tensor<1x16x2x16xf32>
+    %expanded_91 = tensor.expand_shape %156 [[0, 1], [2, 3]] output_shape [1, 16, 2, 16] : tensor<16x32xf32> into tensor<1x16x2x16xf32>
     %transposed_92 = linalg.transpose ins(%expanded_91 : tensor<1x16x2x16xf32>) outs(%51 : tensor<1x2x16x16xf32>) permutation = [0, 2, 1, 3] 
-    %transposed_93 = linalg.transpose ins(%cst_21 : tensor<32x64xf32>) outs(%45 : tensor<64x32xf32>) permutation = [1, 0] 
-    %150 = linalg.matmul ins(%collapsed_86, %transposed_93 : tensor<16x64xf32>, tensor<64x32xf32>) outs(%47 : tensor<16x32xf32>) -> tensor<16x32xf32>
-    %151 = linalg.generic {indexing_maps = [#map9, #map10], iterator_types = ["parallel", "parallel"]} ins(%cst_20 : tensor<32xf32>) outs(%46 : tensor<16x32xf32>) {
+    %transposed_93 = linalg.transpose ins(%cst_17 : tensor<32x64xf32>) outs(%45 : tensor<64x32xf32>) permutation = [1, 0] 
+    %157 = linalg.matmul ins(%collapsed_86, %transposed_93 : tensor<16x64xf32>, tensor<64x32xf32>) outs(%47 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %158 = linalg.generic {indexing_maps = [#map9, #map10], iterator_types = ["parallel", "parallel"]} ins(%cst_16 : tensor<32xf32>) outs(%46 : tensor<16x32xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<16x32xf32>
-    %152 = linalg.generic {indexing_maps = [#map10, #map10, #map10], iterator_types = ["parallel", "parallel"]} ins(%150, %151 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%46 : tensor<16x32xf32>) {
+    %159 = linalg.generic {indexing_maps = [#map10, #map10, #map10], iterator_types = ["parallel", "parallel"]} ins(%157, %158 : tensor<16x32xf32>, tensor<16x32xf32>) outs(%46 : tensor<16x32xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.addf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.addf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<16x32xf32>
-    %expanded_94 = tensor.expand_shape %152 [[0, 1], [2, 3]] output_shape [1, 16, 2, 16] : tensor<16x32xf32> into tensor<1x16x2x16xf32>
+    %expanded_94 = tensor.expand_shape %159 [[0, 1], [2, 3]] output_shape [1, 16, 2, 16] : tensor<16x32xf32> into tensor<1x16x2x16xf32>
     %transposed_95 = linalg.transpose ins(%expanded_94 : tensor<1x16x2x16xf32>) outs(%51 : tensor<1x2x16x16xf32>) permutation = [0, 2, 1, 3] 
-    %153 = linalg.generic {indexing_maps = [#map3, #map11, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_89, %expanded_60 : tensor<1x4x16x16xf32>, tensor<1x1x16x16xf32>) outs(%44 : tensor<1x4x16x16xf32>) {
+    %160 = linalg.generic {indexing_maps = [#map3, #map11, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_89, %expanded_60 : tensor<1x4x16x16xf32>, tensor<1x1x16x16xf32>) outs(%44 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.mulf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.mulf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x4x16x16xf32>
     %extracted_slice_96 = tensor.extract_slice %transposed_89[0, 0, 0, 0] [1, 4, 16, 8] [1, 1, 1, 1] : tensor<1x4x16x16xf32> to tensor<1x4x16x8xf32>
     %extracted_slice_97 = tensor.extract_slice %transposed_89[0, 0, 0, 8] [1, 4, 16, 8] [1, 1, 1, 1] : tensor<1x4x16x16xf32> to tensor<1x4x16x8xf32>
-    %154 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_97 : tensor<1x4x16x8xf32>) outs(%56 : tensor<1x4x16x8xf32>) {
+    %161 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_97 : tensor<1x4x16x8xf32>) outs(%56 : tensor<1x4x16x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %224 = arith.negf %in : f32
-      linalg.yield %224 : f32
+      %238 = arith.negf %in : f32
+      linalg.yield %238 : f32
     } -> tensor<1x4x16x8xf32>
-    %concat_98 = tensor.concat dim(3) %154, %extracted_slice_96 : (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>) -> tensor<1x4x16x16xf32>
-    %155 = linalg.generic {indexing_maps = [#map3, #map11, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_98, %expanded_61 : tensor<1x4x16x16xf32>, tensor<1x1x16x16xf32>) outs(%44 : tensor<1x4x16x16xf32>) {
+    %concat_98 = tensor.concat dim(3) %161, %extracted_slice_96 : (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>) -> tensor<1x4x16x16xf32>
+    %162 = linalg.generic {indexing_maps = [#map3, #map11, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_98, %expanded_61 : tensor<1x4x16x16xf32>, tensor<1x1x16x16xf32>) outs(%44 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.mulf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.mulf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x4x16x16xf32>
-    %156 = linalg.generic {indexing_maps = [#map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%153, %155 : tensor<1x4x16x16xf32>, tensor<1x4x16x16xf32>) outs(%44 : tensor<1x4x16x16xf32>) {
+    %163 = linalg.generic {indexing_maps = [#map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%160, %162 : tensor<1x4x16x16xf32>, tensor<1x4x16x16xf32>) outs(%44 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.addf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.addf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x4x16x16xf32>
-    %157 = linalg.generic {indexing_maps = [#map3, #map11, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_92, %expanded_60 : tensor<1x2x16x16xf32>, tensor<1x1x16x16xf32>) outs(%51 : tensor<1x2x16x16xf32>) {
+    %164 = linalg.generic {indexing_maps = [#map3, #map11, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_92, %expanded_60 : tensor<1x2x16x16xf32>, tensor<1x1x16x16xf32>) outs(%51 : tensor<1x2x16x16xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.mulf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.mulf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x2x16x16xf32>
     %extracted_slice_99 = tensor.extract_slice %transposed_92[0, 0, 0, 0] [1, 2, 16, 8] [1, 1, 1, 1] : tensor<1x2x16x16xf32> to tensor<1x2x16x8xf32>
     %extracted_slice_100 = tensor.extract_slice %transposed_92[0, 0, 0, 8] [1, 2, 16, 8] [1, 1, 1, 1] : tensor<1x2x16x16xf32> to tensor<1x2x16x8xf32>
-    %158 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_100 : tensor<1x2x16x8xf32>) outs(%61 : tensor<1x2x16x8xf32>) {
+    %165 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_100 : tensor<1x2x16x8xf32>) outs(%61 : tensor<1x2x16x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %224 = arith.negf %in : f32
-      linalg.yield %224 : f32
+      %238 = arith.negf %in : f32
+      linalg.yield %238 : f32
     } -> tensor<1x2x16x8xf32>
-    %concat_101 = tensor.concat dim(3) %158, %extracted_slice_99 : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x16xf32>
-    %159 = linalg.generic {indexing_maps = [#map3, #map11, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_101, %expanded_61 : tensor<1x2x16x16xf32>, tensor<1x1x16x16xf32>) outs(%51 : tensor<1x2x16x16xf32>) {
+    %concat_101 = tensor.concat dim(3) %165, %extracted_slice_99 : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x16xf32>
+    %166 = linalg.generic {indexing_maps = [#map3, #map11, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_101, %expanded_61 : tensor<1x2x16x16xf32>, tensor<1x1x16x16xf32>) outs(%51 : tensor<1x2x16x16xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.mulf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.mulf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x2x16x16xf32>
-    %160 = linalg.generic {indexing_maps = [#map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%157, %159 : tensor<1x2x16x16xf32>, tensor<1x2x16x16xf32>) outs(%51 : tensor<1x2x16x16xf32>) {
+    %167 = linalg.generic {indexing_maps = [#map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%164, %166 : tensor<1x2x16x16xf32>, tensor<1x2x16x16xf32>) outs(%51 : tensor<1x2x16x16xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.addf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.addf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x2x16x16xf32>
-    %161 = linalg.generic {indexing_maps = [#map12, #map13], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%160 : tensor<1x2x16x16xf32>) outs(%65 : tensor<1x2x2x16x16xf32>) {
+    %168 = linalg.generic {indexing_maps = [#map12, #map13], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%167 : tensor<1x2x16x16xf32>) outs(%65 : tensor<1x2x2x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<1x2x2x16x16xf32>
-    %collapsed_102 = tensor.collapse_shape %161 [[0], [1, 2], [3], [4]] : tensor<1x2x2x16x16xf32> into tensor<1x4x16x16xf32>
-    %162 = linalg.generic {indexing_maps = [#map12, #map13], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%transposed_95 : tensor<1x2x16x16xf32>) outs(%65 : tensor<1x2x2x16x16xf32>) {
+    %collapsed_102 = tensor.collapse_shape %168 [[0], [1, 2], [3], [4]] : tensor<1x2x2x16x16xf32> into tensor<1x4x16x16xf32>
+    %169 = linalg.generic {indexing_maps = [#map12, #map13], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%transposed_95 : tensor<1x2x16x16xf32>) outs(%65 : tensor<1x2x2x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<1x2x2x16x16xf32>
-    %163 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%156 : tensor<1x4x16x16xf32>) outs(%44 : tensor<1x4x16x16xf32>) {
+    %170 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%163 : tensor<1x4x16x16xf32>) outs(%44 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %224 = arith.mulf %in, %cst_5 : f32
-      linalg.yield %224 : f32
+      %238 = arith.mulf %in, %cst_48 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x4x16x16xf32>
     %transposed_103 = linalg.transpose ins(%collapsed_102 : tensor<1x4x16x16xf32>) outs(%44 : tensor<1x4x16x16xf32>) permutation = [0, 1, 3, 2] 
-    %164 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_103 : tensor<1x4x16x16xf32>) outs(%44 : tensor<1x4x16x16xf32>) {
+    %171 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_103 : tensor<1x4x16x16xf32>) outs(%44 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %224 = arith.mulf %in, %cst_5 : f32
-      linalg.yield %224 : f32
+      %238 = arith.mulf %in, %cst_48 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x4x16x16xf32>
-    %collapsed_104 = tensor.collapse_shape %163 [[0, 1], [2], [3]] : tensor<1x4x16x16xf32> into tensor<4x16x16xf32>
-    %collapsed_105 = tensor.collapse_shape %164 [[0, 1], [2], [3]] : tensor<1x4x16x16xf32> into tensor<4x16x16xf32>
-    %165 = linalg.batch_matmul ins(%collapsed_104, %collapsed_105 : tensor<4x16x16xf32>, tensor<4x16x16xf32>) outs(%73 : tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
-    %expanded_106 = tensor.expand_shape %165 [[0, 1], [2], [3]] output_shape [1, 4, 16, 16] : tensor<4x16x16xf32> into tensor<1x4x16x16xf32>
-    %166 = linalg.generic {indexing_maps = [#map3, #map11, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_106, %69 : tensor<1x4x16x16xf32>, tensor<1x1x16x16xf32>) outs(%44 : tensor<1x4x16x16xf32>) {
+    %collapsed_104 = tensor.collapse_shape %170 [[0, 1], [2], [3]] : tensor<1x4x16x16xf32> into tensor<4x16x16xf32>
+    %collapsed_105 = tensor.collapse_shape %171 [[0, 1], [2], [3]] : tensor<1x4x16x16xf32> into tensor<4x16x16xf32>
+    %172 = linalg.batch_matmul ins(%collapsed_104, %collapsed_105 : tensor<4x16x16xf32>, tensor<4x16x16xf32>) outs(%73 : tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
+    %expanded_106 = tensor.expand_shape %172 [[0, 1], [2], [3]] output_shape [1, 4, 16, 16] : tensor<4x16x16xf32> into tensor<1x4x16x16xf32>
+    %173 = linalg.generic {indexing_maps = [#map3, #map11, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_106, %69 : tensor<1x4x16x16xf32>, tensor<1x1x16x16xf32>) outs(%44 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.addf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.addf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x4x16x16xf32>
-    %167:2 = linalg.generic {indexing_maps = [#map3, #map14, #map14], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%166 : tensor<1x4x16x16xf32>) outs(%79, %77 : tensor<1x4x16xf32>, tensor<1x4x16xi64>) {
+    %174:2 = linalg.generic {indexing_maps = [#map3, #map14, #map14], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%173 : tensor<1x4x16x16xf32>) outs(%79, %77 : tensor<1x4x16xf32>, tensor<1x4x16xi64>) {
     ^bb0(%in: f32, %out: f32, %out_124: i64):
-      %224 = linalg.index 3 : index
-      %225 = arith.index_cast %224 : index to i64
-      %226 = arith.maximumf %in, %out : f32
-      %227 = arith.cmpf ogt, %in, %out : f32
-      %228 = arith.select %227, %225, %out_124 : i64
-      linalg.yield %226, %228 : f32, i64
+      %238 = linalg.index 3 : index
+      %239 = arith.index_cast %238 : index to i64
+      %240 = arith.maximumf %in, %out : f32
+      %241 = arith.cmpf ogt, %in, %out : f32
+      %242 = arith.select %241, %239, %out_124 : i64
+      linalg.yield %240, %242 : f32, i64
     } -> (tensor<1x4x16xf32>, tensor<1x4x16xi64>)
-    %expanded_107 = tensor.expand_shape %167#0 [[0], [1], [2, 3]] output_shape [1, 4, 16, 1] : tensor<1x4x16xf32> into tensor<1x4x16x1xf32>
-    %168 = linalg.generic {indexing_maps = [#map3, #map5, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%166, %expanded_107 : tensor<1x4x16x16xf32>, tensor<1x4x16x1xf32>) outs(%44 : tensor<1x4x16x16xf32>) {
+    %expanded_107 = tensor.expand_shape %174#0 [[0], [1], [2, 3]] output_shape [1, 4, 16, 1] : tensor<1x4x16xf32> into tensor<1x4x16x1xf32>
+    %175 = linalg.generic {indexing_maps = [#map3, #map5, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%173, %expanded_107 : tensor<1x4x16x16xf32>, tensor<1x4x16x1xf32>) outs(%44 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.subf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.subf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x4x16x16xf32>
-    %169 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%168 : tensor<1x4x16x16xf32>) outs(%44 : tensor<1x4x16x16xf32>) {
+    %176 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%175 : tensor<1x4x16x16xf32>) outs(%44 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %224 = math.exp %in : f32
-      linalg.yield %224 : f32
+      %238 = math.exp %in : f32
+      linalg.yield %238 : f32
     } -> tensor<1x4x16x16xf32>
-    %170 = linalg.generic {indexing_maps = [#map3, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%169 : tensor<1x4x16x16xf32>) outs(%84 : tensor<1x4x16x1xf32>) {
+    %177 = linalg.generic {indexing_maps = [#map3, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%176 : tensor<1x4x16x16xf32>) outs(%84 : tensor<1x4x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %224 = arith.addf %in, %out : f32
-      linalg.yield %224 : f32
+      %238 = arith.addf %in, %out : f32
+      linalg.yield %238 : f32
     } -> tensor<1x4x16x1xf32>
-    %171 = linalg.generic {indexing_maps = [#map3, #map5, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%169, %170 : tensor<1x4x16x16xf32>, tensor<1x4x16x1xf32>) outs(%44 : tensor<1x4x16x16xf32>) {
+    %178 = linalg.generic {indexing_maps = [#map3, #map5, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%176, %177 : tensor<1x4x16x16xf32>, tensor<1x4x16x1xf32>) outs(%44 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.divf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.divf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x4x16x16xf32>
-    %172 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%166 : tensor<1x4x16x16xf32>) outs(%87 : tensor<1x4x16x16xi1>) {
+    %179 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%173 : tensor<1x4x16x16xf32>) outs(%87 : tensor<1x4x16x16xi1>) {
     ^bb0(%in: f32, %out: i1):
-      %224 = arith.extf %in : f32 to f64
-      %225 = arith.cmpf oeq, %224, %cst_36 : f64
-      linalg.yield %225 : i1
+      %238 = arith.extf %in : f32 to f64
+      %239 = arith.cmpf oeq, %238, %cst_34 : f64
+      linalg.yield %239 : i1
     } -> tensor<1x4x16x16xi1>
-    %173 = linalg.generic {indexing_maps = [#map3, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%172 : tensor<1x4x16x16xi1>) outs(%90 : tensor<1x4x16x1xi1>) {
+    %180 = linalg.generic {indexing_maps = [#map3, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%179 : tensor<1x4x16x16xi1>) outs(%90 : tensor<1x4x16x1xi1>) {
     ^bb0(%in: i1, %out: i1):
-      %224 = arith.andi %in, %out : i1
-      linalg.yield %224 : i1
+      %238 = arith.andi %in, %out : i1
+      linalg.yield %238 : i1
     } -> tensor<1x4x16x1xi1>
-    %174 = linalg.generic {indexing_maps = [#map5, #map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%173, %cst_6, %171 : tensor<1x4x16x1xi1>, tensor<1x4x16x16xf32>, tensor<1x4x16x16xf32>) outs(%44 : tensor<1x4x16x16xf32>) {
+    %181 = linalg.generic {indexing_maps = [#map5, #map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%180, %cst_2, %178 : tensor<1x4x16x1xi1>, tensor<1x4x16x16xf32>, tensor<1x4x16x16xf32>) outs(%44 : tensor<1x4x16x16xf32>) {
     ^bb0(%in: i1, %in_124: f32, %in_125: f32, %out: f32):
-      %224 = arith.select %in, %in_124, %in_125 : f32
-      linalg.yield %224 : f32
+      %238 = arith.select %in, %in_124, %in_125 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x4x16x16xf32>
-    %collapsed_108 = tensor.collapse_shape %174 [[0, 1], [2], [3]] : tensor<1x4x16x16xf32> into tensor<4x16x16xf32>
-    %collapsed_109 = tensor.collapse_shape %162 [[0, 1, 2], [3], [4]] : tensor<1x2x2x16x16xf32> into tensor<4x16x16xf32>
-    %175 = linalg.batch_matmul ins(%collapsed_108, %collapsed_109 : tensor<4x16x16xf32>, tensor<4x16x16xf32>) outs(%73 : tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
-    %expanded_110 = tensor.expand_shape %175 [[0, 1], [2], [3]] output_shape [1, 4, 16, 16] : tensor<4x16x16xf32> into tensor<1x4x16x16xf32>
+    %collapsed_108 = tensor.collapse_shape %181 [[0, 1], [2], [3]] : tensor<1x4x16x16xf32> into tensor<4x16x16xf32>
+    %collapsed_109 = tensor.collapse_shape %169 [[0, 1, 2], [3], [4]] : tensor<1x2x2x16x16xf32> into tensor<4x16x16xf32>
+    %182 = linalg.batch_matmul ins(%collapsed_108, %collapsed_109 : tensor<4x16x16xf32>, tensor<4x16x16xf32>) outs(%73 : tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
+    %expanded_110 = tensor.expand_shape %182 [[0, 1], [2], [3]] output_shape [1, 4, 16, 16] : tensor<4x16x16xf32> into tensor<1x4x16x16xf32>
     %transposed_111 = linalg.transpose ins(%expanded_110 : tensor<1x4x16x16xf32>) outs(%94 : tensor<1x16x4x16xf32>) permutation = [0, 2, 1, 3] 
     %collapsed_112 = tensor.collapse_shape %transposed_111 [[0, 1], [2, 3]] : tensor<1x16x4x16xf32> into tensor<16x64xf32>
-    %transposed_113 = linalg.transpose ins(%cst_19 : tensor<64x64xf32>) outs(%38 : tensor<64x64xf32>) permutation = [1, 0] 
-    %176 = linalg.matmul ins(%collapsed_112, %transposed_113 : tensor<16x64xf32>, tensor<64x64xf32>) outs(%40 : tensor<16x64xf32>) -> tensor<16x64xf32>
-    %177 = linalg.generic {indexing_maps = [#map9, #map10], iterator_types = ["parallel", "parallel"]} ins(%cst_18 : tensor<64xf32>) outs(%39 : tensor<16x64xf32>) {
+    %transposed_113 = linalg.transpose ins(%cst_15 : tensor<64x64xf32>) outs(%38 : tensor<64x64xf32>) permutation = [1, 0] 
+    %183 = linalg.matmul ins(%collapsed_112, %transposed_113 : tensor<16x64xf32>, tensor<64x64xf32>) outs(%40 : tensor<16x64xf32>) -> tensor<16x64xf32>
+    %184 = linalg.generic {indexing_maps = [#map9, #map10], iterator_types = ["parallel", "parallel"]} ins(%cst_14 : tensor<64xf32>) outs(%39 : tensor<16x64xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<16x64xf32>
-    %178 = linalg.generic {indexing_maps = [#map10, #map10, #map10], iterator_types = ["parallel", "parallel"]} ins(%176, %177 : tensor<16x64xf32>, tensor<16x64xf32>) outs(%39 : tensor<16x64xf32>) {
+    %185 = linalg.generic {indexing_maps = [#map10, #map10, #map10], iterator_types = ["parallel", "parallel"]} ins(%183, %184 : tensor<16x64xf32>, tensor<16x64xf32>) outs(%39 : tensor<16x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.addf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.addf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<16x64xf32>
-    %expanded_114 = tensor.expand_shape %178 [[0, 1], [2]] output_shape [1, 16, 64] : tensor<16x64xf32> into tensor<1x16x64xf32>
-    %179 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%127, %expanded_114 : tensor<1x16x64xf32>, tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %expanded_114 = tensor.expand_shape %185 [[0, 1], [2]] output_shape [1, 16, 64] : tensor<16x64xf32> into tensor<1x16x64xf32>
+    %186 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%134, %expanded_114 : tensor<1x16x64xf32>, tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.addf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.addf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x64xf32>
-    %180 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%179 : tensor<1x16x64xf32>) outs(%18 : tensor<1x16x64xf64>) {
+    %187 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%186 : tensor<1x16x64xf32>) outs(%18 : tensor<1x16x64xf64>) {
     ^bb0(%in: f32, %out: f64):
-      %224 = arith.extf %in : f32 to f64
-      linalg.yield %224 : f64
+      %238 = arith.extf %in : f32 to f64
+      linalg.yield %238 : f64
     } -> tensor<1x16x64xf64>
-    %181 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%180 : tensor<1x16x64xf64>) outs(%21 : tensor<1x16x1xf64>) {
+    %188 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%187 : tensor<1x16x64xf64>) outs(%21 : tensor<1x16x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %224 = arith.addf %in, %out : f64
-      linalg.yield %224 : f64
+      %238 = arith.addf %in, %out : f64
+      linalg.yield %238 : f64
     } -> tensor<1x16x1xf64>
-    %182 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%181 : tensor<1x16x1xf64>) outs(%20 : tensor<1x16x1xf64>) {
+    %189 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%188 : tensor<1x16x1xf64>) outs(%20 : tensor<1x16x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %224 = arith.divf %in, %cst_48 : f64
-      linalg.yield %224 : f64
+      %238 = arith.divf %in, %cst_46 : f64
+      linalg.yield %238 : f64
     } -> tensor<1x16x1xf64>
-    %183 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%180, %182 : tensor<1x16x64xf64>, tensor<1x16x1xf64>) outs(%18 : tensor<1x16x64xf64>) {
+    %190 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%187, %189 : tensor<1x16x64xf64>, tensor<1x16x1xf64>) outs(%18 : tensor<1x16x64xf64>) {
     ^bb0(%in: f64, %in_124: f64, %out: f64):
-      %224 = arith.subf %in, %in_124 : f64
-      linalg.yield %224 : f64
+      %238 = arith.subf %in, %in_124 : f64
+      linalg.yield %238 : f64
     } -> tensor<1x16x64xf64>
-    %184 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%183, %183 : tensor<1x16x64xf64>, tensor<1x16x64xf64>) outs(%18 : tensor<1x16x64xf64>) {
+    %191 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%190, %190 : tensor<1x16x64xf64>, tensor<1x16x64xf64>) outs(%18 : tensor<1x16x64xf64>) {
     ^bb0(%in: f64, %in_124: f64, %out: f64):
-      %224 = arith.mulf %in, %in_124 : f64
-      linalg.yield %224 : f64
+      %238 = arith.mulf %in, %in_124 : f64
+      linalg.yield %238 : f64
     } -> tensor<1x16x64xf64>
-    %185 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%184 : tensor<1x16x64xf64>) outs(%21 : tensor<1x16x1xf64>) {
+    %192 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%191 : tensor<1x16x64xf64>) outs(%21 : tensor<1x16x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %224 = arith.addf %in, %out : f64
-      linalg.yield %224 : f64
+      %238 = arith.addf %in, %out : f64
+      linalg.yield %238 : f64
     } -> tensor<1x16x1xf64>
-    %186 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%185 : tensor<1x16x1xf64>) outs(%20 : tensor<1x16x1xf64>) {
+    %193 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%192 : tensor<1x16x1xf64>) outs(%20 : tensor<1x16x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %224 = arith.divf %in, %cst_48 : f64
-      linalg.yield %224 : f64
+      %238 = arith.divf %in, %cst_46 : f64
+      linalg.yield %238 : f64
     } -> tensor<1x16x1xf64>
-    %187 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%186 : tensor<1x16x1xf64>) outs(%11 : tensor<1x16x1xf32>) {
+    %194 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%193 : tensor<1x16x1xf64>) outs(%11 : tensor<1x16x1xf32>) {
     ^bb0(%in: f64, %out: f32):
-      %224 = arith.truncf %in : f64 to f32
-      linalg.yield %224 : f32
+      %238 = arith.truncf %in : f64 to f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x1xf32>
-    %188 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%179 : tensor<1x16x64xf32>) outs(%29 : tensor<1x16x1xf32>) {
+    %195 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%186 : tensor<1x16x64xf32>) outs(%29 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %224 = arith.addf %in, %out : f32
-      linalg.yield %224 : f32
+      %238 = arith.addf %in, %out : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x1xf32>
-    %189 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%188 : tensor<1x16x1xf32>) outs(%11 : tensor<1x16x1xf32>) {
+    %196 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%195 : tensor<1x16x1xf32>) outs(%11 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %224 = arith.divf %in, %cst_49 : f32
-      linalg.yield %224 : f32
+      %238 = arith.divf %in, %cst_47 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x1xf32>
-    %190 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%187 : tensor<1x16x1xf32>) outs(%11 : tensor<1x16x1xf32>) {
+    %197 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%194 : tensor<1x16x1xf32>) outs(%11 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %224 = arith.truncf %cst_45 : f64 to f32
-      %225 = arith.addf %in, %224 : f32
-      linalg.yield %225 : f32
+      %238 = arith.truncf %cst_43 : f64 to f32
+      %239 = arith.addf %in, %238 : f32
+      linalg.yield %239 : f32
     } -> tensor<1x16x1xf32>
-    %191 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%190 : tensor<1x16x1xf32>) outs(%11 : tensor<1x16x1xf32>) {
+    %198 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%197 : tensor<1x16x1xf32>) outs(%11 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %224 = math.rsqrt %in : f32
-      linalg.yield %224 : f32
+      %238 = math.rsqrt %in : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x1xf32>
-    %192 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%179, %189 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %199 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%186, %196 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.subf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.subf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x64xf32>
-    %193 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%192, %191 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %200 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%199, %198 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.mulf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.mulf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x64xf32>
-    %194 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%193, %cst_17 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %201 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%200, %cst_13 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.mulf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.mulf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x64xf32>
-    %195 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%194, %cst_16 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %202 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%201, %cst_12 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.addf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.addf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x64xf32>
-    %collapsed_115 = tensor.collapse_shape %195 [[0, 1], [2]] : tensor<1x16x64xf32> into tensor<16x64xf32>
-    %transposed_116 = linalg.transpose ins(%cst_15 : tensor<128x64xf32>) outs(%115 : tensor<64x128xf32>) permutation = [1, 0] 
-    %196 = linalg.matmul ins(%collapsed_115, %transposed_116 : tensor<16x64xf32>, tensor<64x128xf32>) outs(%117 : tensor<16x128xf32>) -> tensor<16x128xf32>
-    %197 = linalg.generic {indexing_maps = [#map9, #map10], iterator_types = ["parallel", "parallel"]} ins(%cst_14 : tensor<128xf32>) outs(%116 : tensor<16x128xf32>) {
+    %collapsed_115 = tensor.collapse_shape %202 [[0, 1], [2]] : tensor<1x16x64xf32> into tensor<16x64xf32>
+    %transposed_116 = linalg.transpose ins(%cst_11 : tensor<128x64xf32>) outs(%115 : tensor<64x128xf32>) permutation = [1, 0] 
+    %203 = linalg.matmul ins(%collapsed_115, %transposed_116 : tensor<16x64xf32>, tensor<64x128xf32>) outs(%117 : tensor<16x128xf32>) -> tensor<16x128xf32>
+    %204 = linalg.generic {indexing_maps = [#map9, #map10], iterator_types = ["parallel", "parallel"]} ins(%cst_10 : tensor<128xf32>) outs(%116 : tensor<16x128xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<16x128xf32>
-    %198 = linalg.generic {indexing_maps = [#map10, #map10, #map10], iterator_types = ["parallel", "parallel"]} ins(%196, %197 : tensor<16x128xf32>, tensor<16x128xf32>) outs(%116 : tensor<16x128xf32>) {
+    %205 = linalg.generic {indexing_maps = [#map10, #map10, #map10], iterator_types = ["parallel", "parallel"]} ins(%203, %204 : tensor<16x128xf32>, tensor<16x128xf32>) outs(%116 : tensor<16x128xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.addf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.addf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<16x128xf32>
-    %expanded_117 = tensor.expand_shape %198 [[0, 1], [2]] output_shape [1, 16, 128] : tensor<16x128xf32> into tensor<1x16x128xf32>
-    %199 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_117 : tensor<1x16x128xf32>) outs(%121 : tensor<1x16x128xf32>) {
+    %expanded_117 = tensor.expand_shape %205 [[0, 1], [2]] output_shape [1, 16, 128] : tensor<16x128xf32> into tensor<1x16x128xf32>
+    %206 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_117 : tensor<1x16x128xf32>) outs(%121 : tensor<1x16x128xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %224 = math.fpowi %in, %c3_i64 : f32, i64
-      %225 = arith.mulf %224, %cst_2 : f32
-      %226 = arith.addf %in, %225 : f32
-      %227 = arith.mulf %226, %cst_3 : f32
-      %228 = math.tanh %227 : f32
-      %229 = arith.addf %228, %cst_4 : f32
-      %230 = arith.mulf %229, %cst_5 : f32
-      %231 = arith.mulf %in, %230 : f32
-      linalg.yield %231 : f32
+      %238 = arith.mulf %in, %cst_48 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x128xf32>
-    %collapsed_118 = tensor.collapse_shape %199 [[0, 1], [2]] : tensor<1x16x128xf32> into tensor<16x128xf32>
-    %transposed_119 = linalg.transpose ins(%cst_13 : tensor<64x128xf32>) outs(%123 : tensor<128x64xf32>) permutation = [1, 0] 
-    %200 = linalg.matmul ins(%collapsed_118, %transposed_119 : tensor<16x128xf32>, tensor<128x64xf32>) outs(%40 : tensor<16x64xf32>) -> tensor<16x64xf32>
-    %201 = linalg.generic {indexing_maps = [#map9, #map10], iterator_types = ["parallel", "parallel"]} ins(%cst_12 : tensor<64xf32>) outs(%39 : tensor<16x64xf32>) {
+    %207 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_117 : tensor<1x16x128xf32>) outs(%121 : tensor<1x16x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %238 = math.fpowi %in, %c3_i64 : f32, i64
+      linalg.yield %238 : f32
+    } -> tensor<1x16x128xf32>
+    %208 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%207 : tensor<1x16x128xf32>) outs(%121 : tensor<1x16x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %238 = arith.truncf %cst_27 : f64 to f32
+      %239 = arith.mulf %in, %238 : f32
+      linalg.yield %239 : f32
+    } -> tensor<1x16x128xf32>
+    %209 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_117, %208 : tensor<1x16x128xf32>, tensor<1x16x128xf32>) outs(%121 : tensor<1x16x128xf32>) {
+    ^bb0(%in: f32, %in_124: f32, %out: f32):
+      %238 = arith.addf %in, %in_124 : f32
+      linalg.yield %238 : f32
+    } -> tensor<1x16x128xf32>
+    %210 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%209 : tensor<1x16x128xf32>) outs(%121 : tensor<1x16x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %238 = arith.truncf %cst_26 : f64 to f32
+      %239 = arith.mulf %in, %238 : f32
+      linalg.yield %239 : f32
+    } -> tensor<1x16x128xf32>
+    %211 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%210 : tensor<1x16x128xf32>) outs(%121 : tensor<1x16x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %238 = math.tanh %in : f32
+      linalg.yield %238 : f32
+    } -> tensor<1x16x128xf32>
+    %212 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%211 : tensor<1x16x128xf32>) outs(%121 : tensor<1x16x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %238 = arith.addf %in, %cst_49 : f32
+      linalg.yield %238 : f32
+    } -> tensor<1x16x128xf32>
+    %213 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%206, %212 : tensor<1x16x128xf32>, tensor<1x16x128xf32>) outs(%121 : tensor<1x16x128xf32>) {
+    ^bb0(%in: f32, %in_124: f32, %out: f32):
+      %238 = arith.mulf %in, %in_124 : f32
+      linalg.yield %238 : f32
+    } -> tensor<1x16x128xf32>
+    %collapsed_118 = tensor.collapse_shape %213 [[0, 1], [2]] : tensor<1x16x128xf32> into tensor<16x128xf32>
+    %transposed_119 = linalg.transpose ins(%cst_9 : tensor<64x128xf32>) outs(%130 : tensor<128x64xf32>) permutation = [1, 0] 
+    %214 = linalg.matmul ins(%collapsed_118, %transposed_119 : tensor<16x128xf32>, tensor<128x64xf32>) outs(%40 : tensor<16x64xf32>) -> tensor<16x64xf32>
+    %215 = linalg.generic {indexing_maps = [#map9, #map10], iterator_types = ["parallel", "parallel"]} ins(%cst_8 : tensor<64xf32>) outs(%39 : tensor<16x64xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
     } -> tensor<16x64xf32>
-    %202 = linalg.generic {indexing_maps = [#map10, #map10, #map10], iterator_types = ["parallel", "parallel"]} ins(%200, %201 : tensor<16x64xf32>, tensor<16x64xf32>) outs(%39 : tensor<16x64xf32>) {
+    %216 = linalg.generic {indexing_maps = [#map10, #map10, #map10], iterator_types = ["parallel", "parallel"]} ins(%214, %215 : tensor<16x64xf32>, tensor<16x64xf32>) outs(%39 : tensor<16x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.addf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.addf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<16x64xf32>
-    %expanded_120 = tensor.expand_shape %202 [[0, 1], [2]] output_shape [1, 16, 64] : tensor<16x64xf32> into tensor<1x16x64xf32>
-    %203 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%179, %expanded_120 : tensor<1x16x64xf32>, tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %expanded_120 = tensor.expand_shape %216 [[0, 1], [2]] output_shape [1, 16, 64] : tensor<16x64xf32> into tensor<1x16x64xf32>
+    %217 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%186, %expanded_120 : tensor<1x16x64xf32>, tensor<1x16x64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.addf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.addf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x64xf32>
-    %204 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%203 : tensor<1x16x64xf32>) outs(%18 : tensor<1x16x64xf64>) {
+    %218 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%217 : tensor<1x16x64xf32>) outs(%18 : tensor<1x16x64xf64>) {
     ^bb0(%in: f32, %out: f64):
-      %224 = arith.extf %in : f32 to f64
-      linalg.yield %224 : f64
+      %238 = arith.extf %in : f32 to f64
+      linalg.yield %238 : f64
     } -> tensor<1x16x64xf64>
-    %205 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%204 : tensor<1x16x64xf64>) outs(%21 : tensor<1x16x1xf64>) {
+    %219 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%218 : tensor<1x16x64xf64>) outs(%21 : tensor<1x16x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %224 = arith.addf %in, %out : f64
-      linalg.yield %224 : f64
+      %238 = arith.addf %in, %out : f64
+      linalg.yield %238 : f64
     } -> tensor<1x16x1xf64>
-    %206 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%205 : tensor<1x16x1xf64>) outs(%20 : tensor<1x16x1xf64>) {
+    %220 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%219 : tensor<1x16x1xf64>) outs(%20 : tensor<1x16x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %224 = arith.divf %in, %cst_48 : f64
-      linalg.yield %224 : f64
+      %238 = arith.divf %in, %cst_46 : f64
+      linalg.yield %238 : f64
     } -> tensor<1x16x1xf64>
-    %207 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%204, %206 : tensor<1x16x64xf64>, tensor<1x16x1xf64>) outs(%18 : tensor<1x16x64xf64>) {
+    %221 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%218, %220 : tensor<1x16x64xf64>, tensor<1x16x1xf64>) outs(%18 : tensor<1x16x64xf64>) {
     ^bb0(%in: f64, %in_124: f64, %out: f64):
-      %224 = arith.subf %in, %in_124 : f64
-      linalg.yield %224 : f64
+      %238 = arith.subf %in, %in_124 : f64
+      linalg.yield %238 : f64
     } -> tensor<1x16x64xf64>
-    %208 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%207, %207 : tensor<1x16x64xf64>, tensor<1x16x64xf64>) outs(%18 : tensor<1x16x64xf64>) {
+    %222 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%221, %221 : tensor<1x16x64xf64>, tensor<1x16x64xf64>) outs(%18 : tensor<1x16x64xf64>) {
     ^bb0(%in: f64, %in_124: f64, %out: f64):
-      %224 = arith.mulf %in, %in_124 : f64
-      linalg.yield %224 : f64
+      %238 = arith.mulf %in, %in_124 : f64
+      linalg.yield %238 : f64
     } -> tensor<1x16x64xf64>
-    %209 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%208 : tensor<1x16x64xf64>) outs(%21 : tensor<1x16x1xf64>) {
+    %223 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%222 : tensor<1x16x64xf64>) outs(%21 : tensor<1x16x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %224 = arith.addf %in, %out : f64
-      linalg.yield %224 : f64
+      %238 = arith.addf %in, %out : f64
+      linalg.yield %238 : f64
     } -> tensor<1x16x1xf64>
-    %210 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%209 : tensor<1x16x1xf64>) outs(%20 : tensor<1x16x1xf64>) {
+    %224 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%223 : tensor<1x16x1xf64>) outs(%20 : tensor<1x16x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %224 = arith.divf %in, %cst_48 : f64
-      linalg.yield %224 : f64
+      %238 = arith.divf %in, %cst_46 : f64
+      linalg.yield %238 : f64
     } -> tensor<1x16x1xf64>
-    %211 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%210 : tensor<1x16x1xf64>) outs(%11 : tensor<1x16x1xf32>) {
+    %225 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%224 : tensor<1x16x1xf64>) outs(%11 : tensor<1x16x1xf32>) {
     ^bb0(%in: f64, %out: f32):
-      %224 = arith.truncf %in : f64 to f32
-      linalg.yield %224 : f32
+      %238 = arith.truncf %in : f64 to f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x1xf32>
-    %212 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%203 : tensor<1x16x64xf32>) outs(%29 : tensor<1x16x1xf32>) {
+    %226 = linalg.generic {indexing_maps = [#map1, #map7], iterator_types = ["parallel", "parallel", "reduction"]} ins(%217 : tensor<1x16x64xf32>) outs(%29 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %224 = arith.addf %in, %out : f32
-      linalg.yield %224 : f32
+      %238 = arith.addf %in, %out : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x1xf32>
-    %213 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%212 : tensor<1x16x1xf32>) outs(%11 : tensor<1x16x1xf32>) {
+    %227 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%226 : tensor<1x16x1xf32>) outs(%11 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %224 = arith.divf %in, %cst_49 : f32
-      linalg.yield %224 : f32
+      %238 = arith.divf %in, %cst_47 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x1xf32>
-    %214 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%211 : tensor<1x16x1xf32>) outs(%11 : tensor<1x16x1xf32>) {
+    %228 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%225 : tensor<1x16x1xf32>) outs(%11 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %224 = arith.truncf %cst_45 : f64 to f32
-      %225 = arith.addf %in, %224 : f32
-      linalg.yield %225 : f32
+      %238 = arith.truncf %cst_43 : f64 to f32
+      %239 = arith.addf %in, %238 : f32
+      linalg.yield %239 : f32
     } -> tensor<1x16x1xf32>
-    %215 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%214 : tensor<1x16x1xf32>) outs(%11 : tensor<1x16x1xf32>) {
+    %229 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%228 : tensor<1x16x1xf32>) outs(%11 : tensor<1x16x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %224 = math.rsqrt %in : f32
-      linalg.yield %224 : f32
+      %238 = math.rsqrt %in : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x1xf32>
-    %216 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%203, %213 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %230 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%217, %227 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.subf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.subf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x64xf32>
-    %217 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%216, %215 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %231 = linalg.generic {indexing_maps = [#map1, #map7, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%230, %229 : tensor<1x16x64xf32>, tensor<1x16x1xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.mulf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.mulf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x64xf32>
-    %218 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%217, %cst_11 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %232 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%231, %cst_7 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.mulf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.mulf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x64xf32>
-    %219 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%218, %cst_10 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
+    %233 = linalg.generic {indexing_maps = [#map1, #map8, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%232, %cst_6 : tensor<1x16x64xf32>, tensor<64xf32>) outs(%0 : tensor<1x16x64xf32>) {
     ^bb0(%in: f32, %in_124: f32, %out: f32):
-      %224 = arith.addf %in, %in_124 : f32
-      linalg.yield %224 : f32
+      %238 = arith.addf %in, %in_124 : f32
+      linalg.yield %238 : f32
     } -> tensor<1x16x64xf32>
-    %220 = tensor.empty() : tensor<64x256xf32>
-    %transposed_121 = linalg.transpose ins(%cst_47 : tensor<256x64xf32>) outs(%220 : tensor<64x256xf32>) permutation = [1, 0] 
-    %collapsed_122 = tensor.collapse_shape %219 [[0, 1], [2]] : tensor<1x16x64xf32> into tensor<16x64xf32>
-    %221 = tensor.empty() : tensor<16x256xf32>
-    %222 = linalg.fill ins(%cst_0 : f32) outs(%221 : tensor<16x256xf32>) -> tensor<16x256xf32>
-    %223 = linalg.matmul ins(%collapsed_122, %transposed_121 : tensor<16x64xf32>, tensor<64x256xf32>) outs(%222 : tensor<16x256xf32>) -> tensor<16x256xf32>
-    %expanded_123 = tensor.expand_shape %223 [[0, 1], [2]] output_shape [1, 16, 256] : tensor<16x256xf32> into tensor<1x16x256xf32>
+    %234 = tensor.empty() : tensor<64x256xf32>
+    %transposed_121 = linalg.transpose ins(%cst_45 : tensor<256x64xf32>) outs(%234 : tensor<64x256xf32>) permutation = [1, 0] 
+    %collapsed_122 = tensor.collapse_shape %233 [[0, 1], [2]] : tensor<1x16x64xf32> into tensor<16x64xf32>
+    %235 = tensor.empty() : tensor<16x256xf32>
+    %236 = linalg.fill ins(%cst_0 : f32) outs(%235 : tensor<16x256xf32>) -> tensor<16x256xf32>
+    %237 = linalg.matmul ins(%collapsed_122, %transposed_121 : tensor<16x64xf32>, tensor<64x256xf32>) outs(%236 : tensor<16x256xf32>) -> tensor<16x256xf32>
+    %expanded_123 = tensor.expand_shape %237 [[0, 1], [2]] output_shape [1, 16, 256] : tensor<16x256xf32> into tensor<1x16x256xf32>
     return %expanded_123 : tensor<1x16x256xf32>
   }
 }

@@ -57,7 +57,9 @@ Times: compile = what each spends before its first call can run (ours: rope_mlir
 load; torch.compile: the first call, minus nothing; eager: 0), "first call" the first call after it, then the
 call repeated (--repeats, or until 60 s of calls, at least 3): min, median, and the noise (max/min - 1). The
 ratio column is the contestant's min time / torch eager's min time (< 1: faster than eager). Agreement: the
-logits' max|y - e| / max|e| against torch eager's logits e, on the same inputs.
+logits' max|y - e| / max|e| against torch eager's logits e, on the same inputs, and the same against float64
+logits (the model built again in the zoo's float64_mode with the same parameters, run by the eager child after
+its timing): torch eager's own error is the yardstick.
 """
 
 from __future__ import annotations
@@ -278,6 +280,20 @@ def peers_child(role: str, case: pathlib.Path, model: str, mode: str, size: str,
             compile_s = time.perf_counter() - t0
         r = time_calls(call, repeats)
         logits = r.pop("out").detach().numpy()
+        if role == "eager":
+            # The float64 reference: the same modeling code built in float64 (the zoo's float64_mode: torch.float
+            # and .float() mean float64, so the rotary tables are float64 too), the same parameters, the same
+            # inputs; after the timing, untimed.
+            t0 = time.perf_counter()
+            with zoo.ff.float64_mode(), torch.no_grad():
+                _, _, lm64 = build_model(zoo, model, size)
+                inner64 = inner_module(zoo, lm64.double(), mode, past)
+                for p64, p in zip(inner64.parameters(), inner.parameters()):
+                    p64.copy_(p.double())
+                out64 = inner64(*[t.double() if t.is_floating_point() else t for t in targs])
+                out64 = out64[0] if isinstance(out64, (tuple, list)) else out64
+            np.save(case / "logits_f64.npy", out64.numpy())
+            r["f64_s"] = time.perf_counter() - t0
     else:   # iree
         import iree.compiler as ireec
         import iree.runtime as ireert
@@ -412,7 +428,8 @@ def report(results: List[dict], meta: dict) -> List[str]:
              "- time: min of the repeated calls (n = how many), after one first call; × eager: min time / torch "
              "eager's min time (< 1: faster than eager); noise: max/min - 1 over the repeats; compile: before the "
              "first call (ours: rope_mlir.jit; IREE: compile_str + load; torch.compile: its first call, cold "
-             "cache); err vs eager: max|logits - eager| / max|eager|", ""]
+             "cache); err vs eager: max|logits - eager| / max|eager|; err vs f64: the same against the model's own "
+             "code run in float64 (same parameters and inputs)", ""]
     if meta.get("smoke"):
         lines.insert(2, "**(smoke mode: tiny width, the numbers mean nothing)**")
         lines.insert(3, "")
@@ -429,7 +446,7 @@ def report(results: List[dict], meta: dict) -> List[str]:
                                  f"{ops['rope.attention']} rope.attention, {ops['rope.online_attention']} "
                                  "rope.online_attention" if ops else ""), "",
                   "| contestant | compile | first call | time (min) | median | n | noise | × eager | "
-                  "err vs eager |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+                  "err vs eager | err vs f64 |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         eager = res.get("eager", {}).get("min_s")
         for name in CONTESTANTS:
             r = res.get(name)
@@ -439,13 +456,14 @@ def report(results: List[dict], meta: dict) -> List[str]:
                      "eager": "torch eager", "compile": "torch.compile (Inductor)",
                      "iree": "IREE llvm-cpu, local-sync"}[name]
             if "error" in r:
-                lines.append(f"| {label} | {r['error']} | | | | | | | |")
+                lines.append(f"| {label} | {r['error']} | | | | | | | | |")
                 continue
             ratio = f"{r['min_s'] / eager:.2f}" if eager else "-"
             lines.append(f"| {label} | {fmt_s(r['compile_s']) if name != 'eager' else '-'} | {fmt_s(r['first_s'])}"
                          f" | {fmt_s(r['min_s'])} | {fmt_s(r['median_s'])} | {len(r['times_s'])} | "
                          f"{r['noise'] * 100:.0f}% | {ratio} | "
-                         f"{'(reference)' if name == 'eager' else fmt_err(r.get('err'))} |")
+                         f"{'(reference)' if name == 'eager' else fmt_err(r.get('err'))} | "
+                         f"{fmt_err(r.get('err_f64'))} |")
         lines.append("")
     return lines
 
@@ -546,11 +564,15 @@ def main(argv: Optional[List[str]] = None) -> int:
                     if cache:
                         shutil.rmtree(cache, ignore_errors=True)
             import numpy as np
-            ref = case / "logits_eager.npy"
+            ref, ref64 = case / "logits_eager.npy", case / "logits_f64.npy"
             for name in CONTESTANTS:
                 r = res.get(name)
-                if r and "error" not in r and name != "eager" and ref.exists():
-                    r["err"] = rel_err(np.load(case / f"logits_{name}.npy"), np.load(ref))
+                if r and "error" not in r:
+                    y = np.load(case / f"logits_{name}.npy")
+                    if name != "eager" and ref.exists():
+                        r["err"] = rel_err(y, np.load(ref))
+                    if ref64.exists():
+                        r["err_f64"] = rel_err(y, np.load(ref64))
                 if r and "error" in r:
                     failed = True
             results.append(res)

@@ -468,9 +468,13 @@ public:
           function_ref<std::optional<int64_t>(unsigned)> loopIndex)
       : env(env), captured(captured), loopIndex(loopIndex) {}
 
-  std::optional<Element> operator()(Block &body, unsigned resultIndex) {
+  /// The yielded value `resultIndex`, from the ops in `needed` (those it
+  /// depends on: a fused payload computes other results and dead values
+  /// too, which need not be readable).
+  std::optional<Element> operator()(Block &body, unsigned resultIndex,
+                                    const DenseSet<Operation *> &needed) {
     for (Operation &op : body.without_terminator())
-      if (!step(op))
+      if (needed.contains(&op) && !step(op))
         return std::nullopt;
     Value yielded = body.getTerminator()->getOperand(resultIndex);
     return get(yielded);
@@ -683,11 +687,38 @@ ElementAlgebra::evaluateLinalg(linalg::LinalgOp op, OpResult result,
     return std::nullopt;
   Block *body = op.getBlock();
   int64_t n = numChannels(channelShape);
+  // What the result reads: the payload ops and block arguments it depends
+  // on. Not the rest of the payload (a fused generic's other results, dead
+  // values): the result is what it computes, however much else the op does.
+  DenseSet<Operation *> needed;
+  DenseSet<Value> neededArgs;
+  {
+    SmallVector<Value> worklist{
+        body->getTerminator()->getOperand(result.getResultNumber())};
+    while (!worklist.empty()) {
+      Value v = worklist.pop_back_val();
+      if (auto arg = dyn_cast<BlockArgument>(v)) {
+        if (arg.getOwner() == body)
+          neededArgs.insert(arg);
+        continue;
+      }
+      Operation *def = v.getDefiningOp();
+      if (!def || def->getBlock() != body || !needed.insert(def).second)
+        continue;
+      def->walk([&](Operation *nested) {
+        for (Value operand : nested->getOperands())
+          worklist.push_back(operand);
+      });
+    }
+  }
+  auto reads = [&](OpOperand *operand) {
+    return neededArgs.contains(body->getArgument(operand->getOperandNumber()));
+  };
 
   // Inputs the payload reads, channel by channel.
   SmallVector<std::optional<Elements>> inputs;
   for (auto [i, operand] : llvm::enumerate(op.getDpsInputOperands())) {
-    if (!op.payloadUsesValueFromOperand(operand)) {
+    if (!reads(operand)) {
       inputs.push_back(Elements());
       continue;
     }
@@ -715,7 +746,7 @@ ElementAlgebra::evaluateLinalg(linalg::LinalgOp op, OpResult result,
   SmallVector<std::pair<Value, Elements>> extracts;
   for (Operation &inner : body->without_terminator()) {
     auto extract = dyn_cast<tensor::ExtractOp>(inner);
-    if (!extract)
+    if (!extract || !needed.contains(extract))
       continue;
     if (extract.getTensor().getParentBlock() == body)
       return std::nullopt;
@@ -750,7 +781,7 @@ ElementAlgebra::evaluateLinalg(linalg::LinalgOp op, OpResult result,
   // The destination, when the payload reads it (an accumulator).
   std::optional<Elements> init;
   OpOperand *initOperand = op.getDpsInitOperand(result.getResultNumber());
-  if (op.payloadUsesValueFromOperand(initOperand)) {
+  if (reads(initOperand)) {
     // Read through the result's own view (the destination map equals the
     // result's).
     FailureOr<ArrayRef<Element>> e =
@@ -764,7 +795,7 @@ ElementAlgebra::evaluateLinalg(linalg::LinalgOp op, OpResult result,
   for (int64_t c = 0; c < n; ++c) {
     DenseMap<Value, Element> env;
     for (auto [i, operand] : llvm::enumerate(op.getDpsInputOperands())) {
-      if (!op.payloadUsesValueFromOperand(operand))
+      if (!reads(operand))
         continue;
       env[body->getArgument(operand->getOperandNumber())] = (*inputs[i])[c];
     }
@@ -803,8 +834,8 @@ ElementAlgebra::evaluateLinalg(linalg::LinalgOp op, OpResult result,
         return 0;
       return std::nullopt;
     };
-    std::optional<Element> e =
-        Payload(env, captured, loopIndex)(*body, result.getResultNumber());
+    std::optional<Element> e = Payload(env, captured, loopIndex)(
+        *body, result.getResultNumber(), needed);
     if (!e || unknownCapture)
       return std::nullopt;
     out.push_back(std::move(*e));
@@ -1048,7 +1079,9 @@ ElementAlgebra::evaluateOp(Value value, const View &view,
     // dims); otherwise each value dim is a group of source dims.
     auto srcType = cast<RankedTensorType>(source.getType());
     auto valType = cast<RankedTensorType>(value.getType());
-    OperandRequest request{source, View(srcType.getRank()), {}, {}};
+    // Dims no group names (a collapse to rank 0: all of size 1) are units.
+    OperandRequest request{
+        source, View(srcType.getRank(), DimRole::unit()), {}, {}};
     // Per request channel: a function of the coordinates computed below.
     // For each source dim that carries channels: its coordinate is computed
     // from value coordinates (expanding: combine a group; collapsing: split

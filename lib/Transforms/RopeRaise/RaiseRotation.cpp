@@ -926,6 +926,7 @@ public:
     int64_t rank = type.getRank();
     Value positions, offset, cosCache, sinCache;
     SmallVector<int64_t> tokenDims;
+    bool addTokenDim = false;
     if (plan.positionsLeaf >= 0) {
       const Leaf &stream = algebra.leaf(plan.positionsLeaf);
       SmallVector<bool> drop;
@@ -964,6 +965,13 @@ public:
         for (int64_t i = rank - 2; i >= 0 && tokenDims.empty(); --i)
           if (type.getDimSize(i) == 1)
             tokenDims.push_back(i);
+        if (tokenDims.empty()) {
+          // No size-1 dim (linalg-fold-unit-extent-dims dropped the token
+          // dim of a decode step): the op reads the input with one inserted
+          // before the channels, and its result is collapsed back.
+          addTokenDim = true;
+          tokenDims.push_back(rank - 1);
+        }
         if (!tokenDims.empty()) {
           SmallVector<ReassociationIndices> groups;
           SmallVector<int64_t> shape;
@@ -1080,11 +1088,31 @@ public:
     Value init =
         tensor::EmptyOp::create(rewriter, loc, sizes, type.getElementType());
     int64_t d = type.getShape().back();
+    Value applyInput = input, applyInit = init;
+    if (addTokenDim) {
+      SmallVector<ReassociationIndices> groups;
+      for (int64_t i = 0; i + 1 < rank; ++i)
+        groups.push_back({i});
+      groups.push_back({rank - 1, rank});
+      auto expand = [&](Value v) -> Value {
+        auto t = cast<RankedTensorType>(v.getType());
+        SmallVector<int64_t> shape(t.getShape().drop_back());
+        shape.append({1, t.getShape().back()});
+        SmallVector<OpFoldResult> expandedSizes(sizes.begin(), sizes.end() - 1);
+        expandedSizes.append({rewriter.getIndexAttr(1), sizes.back()});
+        return tensor::ExpandShapeOp::create(
+            rewriter, loc, RankedTensorType::get(shape, t.getElementType()), v,
+            groups, expandedSizes);
+      };
+      applyInput = expand(input);
+      applyInit = expand(init);
+    }
+    int64_t applyRank = addTokenDim ? rank + 1 : rank;
     SmallVector<int64_t> defaultTokens;
-    if (rank == 2)
+    if (applyRank == 2)
       defaultTokens = {0};
     else
-      for (int64_t i = 0; i + 2 < rank; ++i)
+      for (int64_t i = 0; i + 2 < applyRank; ++i)
         defaultTokens.push_back(i);
     Attribute freqs;
     if (!plan.cosTable)
@@ -1112,9 +1140,9 @@ public:
       }
     }
     auto apply = ApplyOp::create(
-        rewriter, loc, init.getType(), input, positions, offset,
+        rewriter, loc, applyInit.getType(), applyInput, positions, offset,
         /*length=*/Value(), cosCache, sinCache, /*norm_weight=*/Value(),
-        /*quant_scale=*/Value(), /*slots=*/Value(), init,
+        /*quant_scale=*/Value(), /*slots=*/Value(), applyInit,
         LayoutAttr::get(ctx, plan.layout),
         plan.rotaryDim == d ? IntegerAttr()
                             : rewriter.getI64IntegerAttr(plan.rotaryDim),
@@ -1130,6 +1158,11 @@ public:
       return failure();
     }
     Value result = apply.getResult();
+    if (addTokenDim)
+      result = tensor::CollapseShapeOp::create(
+          rewriter, loc, cast<RankedTensorType>(init.getType()), result,
+          cast<tensor::ExpandShapeOp>(applyInit.getDefiningOp())
+              .getReassociationIndices());
     if (!plan.permutation.empty()) {
       // De-interleave: [.., P/2, 2] -> [.., 2, P/2] -> [.., P].
       SmallVector<int64_t> pairShape(type.getShape().drop_back());

@@ -1,0 +1,85 @@
+// RUN: rope-opt %s --rope-raise --split-input-file | FileCheck %s
+
+// Spellings that a host compiler's rewrites produce from frontend IR
+// (scripts/metamorphic.py runs the whole zoo through them): each raises
+// like the frontend's own spelling.
+
+// linalg-fold-unit-extent-dims on a decode step ([B=1, H, S=1, D]): the
+// rotated tensor is [H, D] with no token dim left, and the position is a
+// rank-0 tensor (a collapse of [1, 1] with no reassociation group) read
+// through a broadcasting map. The op reads the input with a token dim of
+// size 1 inserted before the channels and is collapsed back.
+// CHECK-LABEL: func.func @decode_folded(
+//  CHECK-SAME:     %[[Q:[a-z0-9]+]]: tensor<4x16xf32>, %[[POS:[a-z0-9]+]]: tensor<1x1xi64>
+//       CHECK:   %[[P:.*]] = tensor.collapse_shape %[[POS]] {{\[\[}}0, 1]] : tensor<1x1xi64> into tensor<1xi64>
+//       CHECK:   %[[X:.*]] = tensor.expand_shape %[[Q]] {{\[\[}}0], [1, 2]] output_shape [4, 1, 16] : tensor<4x16xf32> into tensor<4x1x16xf32>
+//       CHECK:   %[[R:.*]] = rope.apply ins(%[[X]] : tensor<4x1x16xf32>) positions(%[[P]] : tensor<1xi64>)
+//  CHECK-SAME:     token_dims = array<i64: 1>
+//       CHECK:   %[[C:.*]] = tensor.collapse_shape %[[R]] {{\[\[}}0], [1, 2]] : tensor<4x1x16xf32> into tensor<4x16xf32>
+//       CHECK:   return %[[C]]
+#scalar = affine_map<(d0) -> ()>
+#vec = affine_map<(d0) -> (d0)>
+#hd = affine_map<(d0, d1) -> (d0, d1)>
+#d = affine_map<(d0, d1) -> (d1)>
+func.func @decode_folded(%q: tensor<4x16xf32>, %pos: tensor<1x1xi64>) -> tensor<4x16xf32> {
+  %inv = arith.constant dense<[1.0, 0.316227764, 0.100000001, 0.0316227749, 0.00999999977, 0.00316227763, 0.00100000005, 3.16227757E-4]> : tensor<8xf32>
+  %p = tensor.collapse_shape %pos [] : tensor<1x1xi64> into tensor<i64>
+  %e0 = tensor.empty() : tensor<f32>
+  %pf = linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
+      ins(%p : tensor<i64>) outs(%e0 : tensor<f32>) {
+  ^bb0(%in: i64, %out: f32):
+    %f = arith.sitofp %in : i64 to f32
+    linalg.yield %f : f32
+  } -> tensor<f32>
+  %e8 = tensor.empty() : tensor<8xf32>
+  %ang = linalg.generic {indexing_maps = [#scalar, #vec, #vec], iterator_types = ["parallel"]}
+      ins(%pf, %inv : tensor<f32>, tensor<8xf32>) outs(%e8 : tensor<8xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<8xf32>
+  %cat = tensor.concat dim(0) %ang, %ang : (tensor<8xf32>, tensor<8xf32>) -> tensor<16xf32>
+  %e16 = tensor.empty() : tensor<16xf32>
+  %cos = linalg.generic {indexing_maps = [#vec, #vec], iterator_types = ["parallel"]}
+      ins(%cat : tensor<16xf32>) outs(%e16 : tensor<16xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %c = math.cos %a : f32
+    linalg.yield %c : f32
+  } -> tensor<16xf32>
+  %sin = linalg.generic {indexing_maps = [#vec, #vec], iterator_types = ["parallel"]}
+      ins(%cat : tensor<16xf32>) outs(%e16 : tensor<16xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %s = math.sin %a : f32
+    linalg.yield %s : f32
+  } -> tensor<16xf32>
+  %x1 = tensor.extract_slice %q[0, 0] [4, 8] [1, 1] : tensor<4x16xf32> to tensor<4x8xf32>
+  %x2 = tensor.extract_slice %q[0, 8] [4, 8] [1, 1] : tensor<4x16xf32> to tensor<4x8xf32>
+  %e48 = tensor.empty() : tensor<4x8xf32>
+  %n = linalg.generic {indexing_maps = [#hd, #hd], iterator_types = ["parallel", "parallel"]}
+      ins(%x2 : tensor<4x8xf32>) outs(%e48 : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %v = arith.negf %a : f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  %rh = tensor.concat dim(1) %n, %x1 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x16xf32>
+  %e = tensor.empty() : tensor<4x16xf32>
+  %qc = linalg.generic {indexing_maps = [#hd, #d, #hd], iterator_types = ["parallel", "parallel"]}
+      ins(%q, %cos : tensor<4x16xf32>, tensor<16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %v = arith.mulf %a, %b : f32
+    linalg.yield %v : f32
+  } -> tensor<4x16xf32>
+  %rs = linalg.generic {indexing_maps = [#hd, #d, #hd], iterator_types = ["parallel", "parallel"]}
+      ins(%rh, %sin : tensor<4x16xf32>, tensor<16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %v = arith.mulf %a, %b : f32
+    linalg.yield %v : f32
+  } -> tensor<4x16xf32>
+  %r = linalg.generic {indexing_maps = [#hd, #hd, #hd], iterator_types = ["parallel", "parallel"]}
+      ins(%qc, %rs : tensor<4x16xf32>, tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %v = arith.addf %a, %b : f32
+    linalg.yield %v : f32
+  } -> tensor<4x16xf32>
+  return %r : tensor<4x16xf32>
+}

@@ -90,11 +90,13 @@
 // gpt_oss decode: 4 of 4 rotations, 0 of 2 attentions (attention sinks concatenated to the scores: attention not raised).
 // RUN: rope-opt %S/Inputs/zoo/gpt_oss_decode.mlir --rope-raise | FileCheck %s --check-prefix=A4
 // RUN: rope-opt %S/Inputs/zoo/gpt_oss_decode.mlir --rope-raise | FileCheck %s --check-prefix=T0
-// llama4_text prefill: 0 of 2 rotations, 1 of 2 attentions (cos/sin from torch.polar and q/k viewed as complex through a gathering generic: not followed; one of two layers' chunked-attention softmax not raised).
-// RUN: rope-opt %S/Inputs/zoo/llama4_text_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A0
+// llama4_text prefill: 2 of 2 rotations (torch.polar's cos/sin, q/k viewed as complex by a gathering generic: interleaved), 1 of 2 attentions (one of two layers' chunked-attention softmax not raised).
+// RUN: rope-opt %S/Inputs/zoo/llama4_text_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A2
+// RUN: rope-opt %S/Inputs/zoo/llama4_text_prefill.mlir --rope-raise | FileCheck %s --check-prefixes=INTERLEAVED
 // RUN: rope-opt %S/Inputs/zoo/llama4_text_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T1
-// llama4_text decode: 0 of 2 rotations, 1 of 2 attentions (cos/sin from torch.polar and q/k viewed as complex through a gathering generic: not followed; one of two layers' chunked-attention softmax not raised).
-// RUN: rope-opt %S/Inputs/zoo/llama4_text_decode.mlir --rope-raise | FileCheck %s --check-prefix=A0
+// llama4_text decode: 2 of 2 rotations (torch.polar's cos/sin, q/k viewed as complex by a gathering generic: interleaved), 1 of 2 attentions (one of two layers' chunked-attention softmax not raised).
+// RUN: rope-opt %S/Inputs/zoo/llama4_text_decode.mlir --rope-raise | FileCheck %s --check-prefix=A2
+// RUN: rope-opt %S/Inputs/zoo/llama4_text_decode.mlir --rope-raise | FileCheck %s --check-prefixes=INTERLEAVED
 // RUN: rope-opt %S/Inputs/zoo/llama4_text_decode.mlir --rope-raise | FileCheck %s --check-prefix=T1
 // deepseek_v3 prefill: 2 of 4 rotations, 2 of 2 attentions (MLA's q rotates a suffix of its channels (rope.apply rotates a prefix): only the k rotations are raised).
 // RUN: rope-opt %S/Inputs/zoo/deepseek_v3_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A2

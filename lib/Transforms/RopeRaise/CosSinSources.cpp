@@ -10,6 +10,7 @@
 #include "CosSinSources.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Complex/IR/Complex.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -447,17 +448,33 @@ positionFactor(ElementAlgebra &algebra, unsigned leafId, std::string &why) {
   return PositionFactor{static_cast<int64_t>(*stream), -1};
 }
 
-/// Peels `mulf` by constants and float casts off a payload value; returns
-/// the value reached and multiplies `scale`.
-Value peelScale(Value v, double &scale) {
+/// A payload value of `op` that is one constant for every element: a
+/// scalar constant, or an input of `op` that is a splat constant (torch's
+/// `polar(ones_like(angle), angle)` multiplies cos and sin by a tensor of
+/// ones).
+std::optional<double> uniformConstant(linalg::LinalgOp op, Value v) {
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    if (!op || arg.getOwner() != op.getBlock())
+      return std::nullopt;
+    OpOperand *operand = op.getMatchingOpOperand(arg);
+    if (op.isDpsInit(operand))
+      return std::nullopt;
+    return getScalarConstant(operand->get());
+  }
+  return getScalarConstant(v);
+}
+
+/// Peels `mulf` by constants and float casts off a payload value of `op`;
+/// returns the value reached and multiplies `scale`.
+Value peelScale(Value v, double &scale, linalg::LinalgOp op = {}) {
   while (Operation *def = v.getDefiningOp()) {
     if (isa<arith::ExtFOp, arith::TruncFOp>(def)) {
       v = def->getOperand(0);
       continue;
     }
     if (isa<arith::MulFOp, arith::DivFOp>(def)) {
-      std::optional<double> rhs = getScalarConstant(def->getOperand(1));
-      std::optional<double> lhs = getScalarConstant(def->getOperand(0));
+      std::optional<double> rhs = uniformConstant(op, def->getOperand(1));
+      std::optional<double> lhs = uniformConstant(op, def->getOperand(0));
       if (rhs && *rhs != 0.0) {
         scale *= isa<arith::MulFOp>(def) ? *rhs : 1.0 / *rhs;
         v = def->getOperand(0);
@@ -634,13 +651,21 @@ mlir::rope::raise::analyzeCosSinLeaf(ElementAlgebra &algebra, unsigned leafId,
                                      std::string &why) {
   Leaf leaf = algebra.leaf(leafId);
   auto op = leaf.root.getDefiningOp<linalg::LinalgOp>();
-  if (!op || !op.hasPureTensorSemantics() || leaf.component != 0)
+  if (!op || !op.hasPureTensorSemantics())
     return analyzeFrameTable(leaf, why);
   auto result = cast<OpResult>(leaf.root);
   CosSinLeaf info;
   Value v =
       op.getBlock()->getTerminator()->getOperand(result.getResultNumber());
-  v = peelScale(v, info.scale);
+  if (leaf.component != 0 || isa<ComplexType>(v.getType())) {
+    // A complex table computed in the op (torch.polar: complex.create of
+    // r * cos and r * sin): each part is one leaf.
+    auto create = v.getDefiningOp<complex::CreateOp>();
+    if (!create)
+      return analyzeFrameTable(leaf, why);
+    v = leaf.component == 0 ? create.getReal() : create.getImaginary();
+  }
+  v = peelScale(v, info.scale, op);
   if (auto extract = v.getDefiningOp<tensor::ExtractOp>()) {
     // A gathered table: cos or sin is decided by the rotation's signs.
     return analyzeGather(algebra, op, leaf, extract, info, why);

@@ -340,7 +340,8 @@ public:
 
     plan.input = x.root;
     plan.channelOffset = offset;
-    if (offset != 0 || x.channelShape[0] != d || !isIdentityView(x) ||
+    if (offset != 0 || x.channelShape.size() != 1 ||
+        x.channelShape[0] != d || !isIdentityView(x) ||
         cast<RankedTensorType>(x.root.getType()).getRank() != rank)
       plan.inputView = x.view;
     bool identity = true;
@@ -389,19 +390,27 @@ private:
   /// a rotation are read as channels, so a proper slice of it is not x).
   static bool readsWholeChannels(const Leaf &leaf, RankedTensorType type) {
     int64_t d = type.getShape().back();
-    if (leaf.channelShape.size() != 1 || leaf.channelShape[0] < d)
+    // One channel dim of at least d channels (a window of a wider one is
+    // sliced), or channel axes on consecutive dims, in order, of exactly d
+    // channels (view_as_complex's [..., D/2, 2]).
+    int64_t axes = leaf.channelShape.size();
+    if (axes == 0 || (axes == 1 && leaf.channelShape[0] < d) ||
+        (axes > 1 && numChannels(leaf.channelShape) != d))
       return false;
     auto rootType = dyn_cast<RankedTensorType>(leaf.root.getType());
     if (!rootType ||
         rootType.getRank() != static_cast<int64_t>(leaf.view.size()))
       return false;
-    int64_t channelDims = 0;
+    int64_t channelDims = 0, lastChannelDim = -1;
     SmallVector<bool> frameRead(type.getRank() - 1, false);
     for (auto [dim, role] : llvm::enumerate(leaf.view)) {
       int64_t size = rootType.getDimSize(dim);
       switch (role.kind) {
       case DimRole::Channel:
-        if (role.index != 0 || size != leaf.channelShape[0])
+        if (role.index != channelDims ||
+            size != leaf.channelShape[role.index] ||
+            (channelDims > 0 &&
+             lastChannelDim + 1 != static_cast<int64_t>(dim)))
           return false;
         ++channelDims;
         break;
@@ -423,7 +432,7 @@ private:
         return false;
       }
     }
-    if (channelDims != 1)
+    if (channelDims != axes)
       return false;
     for (auto [i, read] : llvm::enumerate(frameRead))
       if (!read && type.getDimSize(i) != 1)
@@ -446,6 +455,7 @@ private:
         if (rootType && role.kind == DimRole::Frame &&
             static_cast<int64_t>(i) < rootType.getRank() &&
             rootType.getDimSize(i) == 1)
+        lastChannelDim = dim;
           role = DimRole::unit();
       return v;
     };
@@ -486,8 +496,20 @@ private:
       Poly sum;
       for (const Monomial &m : p.terms) {
         Poly term = Poly::constant(m.coef);
-        for (auto [id, channel] : m.factors)
-          term = term * Poly::leaf(rep[id], channel);
+        for (auto [id, channel] : m.factors) {
+          unsigned r = rep[id];
+          auto it = lane.find(r);
+          if (it != lane.end()) {
+            int64_t lanes =
+                cast<RankedTensorType>(algebra.leaf(r).root.getType())
+                    .getShape()
+                    .back();
+            term = term * Poly::leaf(it->second.first,
+                                     channel * lanes + it->second.second);
+            continue;
+          }
+          term = term * Poly::leaf(r, channel);
+        }
         sum = sum + term;
       }
       sum.undef = p.undef;
@@ -522,6 +544,45 @@ private:
 
   static bool isIdentityView(const Leaf &leaf) {
     int64_t rank = leaf.view.size();
+    // Lanes: leaves that read one value at every index of its last dim
+    // (view_as_complex's [..., D/2, 2] read by a gathering generic as
+    // [..., i, 0] and [..., i, 1]) are one leaf whose channels are the
+    // row-major pairs (i, lane): the last dim becomes the innermost channel
+    // axis, after the channel axis on the dim before it.
+    DenseMap<unsigned, std::pair<unsigned, int64_t>> lane;
+    for (unsigned id : reps) {
+      Leaf leaf = algebra.leaf(id); // a copy: interning may reallocate
+      auto rootType = dyn_cast<RankedTensorType>(leaf.root.getType());
+      int64_t rank = leaf.view.size();
+      if (!rootType || rank < 2 || !rootType.hasStaticShape() ||
+          leaf.view.back().kind != DimRole::Fixed ||
+          leaf.channelShape.empty() ||
+          !(leaf.view[rank - 2] ==
+            DimRole::channel(leaf.channelShape.size() - 1)))
+        continue;
+      int64_t lanes = rootType.getShape().back();
+      View merged = leaf.view;
+      merged.back() = DimRole::channel(leaf.channelShape.size());
+      SmallVector<int64_t> shape(leaf.channelShape);
+      shape.push_back(lanes);
+      bool other = false;
+      for (unsigned o : reps) {
+        const Leaf &b = algebra.leaf(o);
+        other |= o != id && b.root == leaf.root &&
+                 b.component == leaf.component &&
+                 b.channelShape == leaf.channelShape &&
+                 b.view.size() == leaf.view.size() &&
+                 llvm::equal(ArrayRef<DimRole>(b.view).drop_back(),
+                             ArrayRef<DimRole>(leaf.view).drop_back()) &&
+                 b.view.back().kind == DimRole::Fixed;
+      }
+      if (!other)
+        continue;
+      unsigned mergedId =
+          algebra.internLeaf(leaf.root, merged, shape, leaf.component);
+      lane[id] = {mergedId, leaf.view.back().index};
+      changed = true;
+    }
     for (int64_t i = 0; i + 1 < rank; ++i)
       if (!(leaf.view[i] == DimRole::frame(i)))
         return false;
@@ -858,7 +919,7 @@ Value wrapNegative(OpBuilder &b, Location loc, Value positions, int64_t rows) {
 /// stated here as a generic because one map says any mix of permuted
 /// frame dims, dropped unit or fixed dims and added size-1 frame dims.
 Value materializeInput(OpBuilder &b, Location loc, Value input,
-                       const View &view, int64_t channelOffset,
+                       const View &readView, int64_t channelOffset,
                        RankedTensorType type) {
   MLIRContext *ctx = b.getContext();
   int64_t rank = type.getRank();
@@ -905,6 +966,31 @@ Value materializeInput(OpBuilder &b, Location loc, Value input,
                                              utils::IteratorType::parallel);
   return linalg::GenericOp::create(
              b, loc, TypeRange{init.getType()}, ValueRange{input},
+  View view = readView;
+  // Channel axes on consecutive dims (checked by readsWholeChannels) are
+  // collapsed into one channel dim first.
+  int64_t firstChannel = -1, channelDims = 0;
+  for (auto [dim, role] : llvm::enumerate(view))
+    if (role.kind == DimRole::Channel) {
+      if (firstChannel < 0)
+        firstChannel = dim;
+      ++channelDims;
+    }
+  if (channelDims > 1) {
+    SmallVector<ReassociationIndices> groups;
+    View collapsed;
+    for (auto [dim, role] : llvm::enumerate(view)) {
+      int64_t i = dim;
+      if (i > firstChannel && i < firstChannel + channelDims) {
+        groups.back().push_back(i);
+        continue;
+      }
+      groups.push_back({i});
+      collapsed.push_back(i == firstChannel ? DimRole::channel(0) : role);
+    }
+    input = tensor::CollapseShapeOp::create(b, loc, input, groups);
+    view = collapsed;
+  }
              ValueRange{init},
              ArrayRef<AffineMap>{readMap, b.getMultiDimIdentityMap(rank)},
              iterators,

@@ -98,12 +98,14 @@
 // RUN: rope-opt %S/Inputs/zoo/llama4_text_decode.mlir --rope-raise | FileCheck %s --check-prefix=A2
 // RUN: rope-opt %S/Inputs/zoo/llama4_text_decode.mlir --rope-raise | FileCheck %s --check-prefixes=INTERLEAVED
 // RUN: rope-opt %S/Inputs/zoo/llama4_text_decode.mlir --rope-raise | FileCheck %s --check-prefix=T1
-// deepseek_v3 prefill: 2 of 4 rotations, 2 of 2 attentions (MLA's q rotates a suffix of its channels (rope.apply rotates a prefix): only the k rotations are raised).
-// RUN: rope-opt %S/Inputs/zoo/deepseek_v3_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A2
+// deepseek_v3 prefill: MLA's q rotates its last 8 of 24 channels (q_pe after q_nope): the window is raised alone and inserted into q (MLAQ).
+// RUN: rope-opt %S/Inputs/zoo/deepseek_v3_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/deepseek_v3_prefill.mlir --rope-raise | FileCheck %s --check-prefix=MLAQ
 // RUN: rope-opt %S/Inputs/zoo/deepseek_v3_prefill.mlir --rope-raise | FileCheck %s --check-prefixes=INTERLEAVED
 // RUN: rope-opt %S/Inputs/zoo/deepseek_v3_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T2
-// deepseek_v3 decode: 2 of 4 rotations, 2 of 2 attentions (MLA's q rotates a suffix of its channels (rope.apply rotates a prefix): only the k rotations are raised).
-// RUN: rope-opt %S/Inputs/zoo/deepseek_v3_decode.mlir --rope-raise | FileCheck %s --check-prefix=A2
+// deepseek_v3 decode: MLA's q rotates its last 8 of 24 channels (q_pe after q_nope): the window is raised alone and inserted into q (MLAQ).
+// RUN: rope-opt %S/Inputs/zoo/deepseek_v3_decode.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/deepseek_v3_decode.mlir --rope-raise | FileCheck %s --check-prefix=MLAQ
 // RUN: rope-opt %S/Inputs/zoo/deepseek_v3_decode.mlir --rope-raise | FileCheck %s --check-prefixes=INTERLEAVED
 // RUN: rope-opt %S/Inputs/zoo/deepseek_v3_decode.mlir --rope-raise | FileCheck %s --check-prefix=T2
 // RUN: rope-opt %S/Inputs/zoo/qwen2_vl_text_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A4
@@ -132,3 +134,5 @@
 // INTERLEAVED: rope.apply ins({{.*}}layout = #rope.layout<interleaved>
 // PARTIAL8:    rope.apply ins({{.*}}rotary_dim = 8 : i64
 // MROPE:       rope.apply ins({{.*}}mrope = #rope.mrope<section = [2, 3, 3]>
+// MLAQ:        rope.apply ins({{.*}} : tensor<1x4x{{[0-9]+}}x8xf32>)
+// MLAQ:        tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 16] [1, 4, {{[0-9]+}}, 8] [1, 1, 1, 1] : tensor<1x4x{{[0-9]+}}x8xf32> into tensor<1x4x{{[0-9]+}}x24xf32>

@@ -63,6 +63,10 @@ struct RaisePlan {
   std::optional<View> inputView;
   /// The first channel of `input`'s channel dim the rotation reads.
   int64_t channelOffset = 0;
+  /// A rotation of the channels [w, w + rotaryDim) of the candidate, the
+  /// others x's own (MLA's q = [q_nope, rope(q_pe)]): w, else -1. rope.apply
+  /// rotates that window of x, inserted into x.
+  int64_t windowOffset = -1;
   Layout layout = Layout::half;
   int64_t rotaryDim = 0;
   /// y channel -> rope.apply output channel; empty for the identity.
@@ -255,6 +259,45 @@ public:
       rotated[j] = std::make_pair(terms[cosIndex], terms[1 - cosIndex]);
     }
 
+    // The rotated channels are a window [w, w + P) of the candidate, every
+    // other channel x's own channel at its own index, and the window reads
+    // x only inside itself (DeepSeek's MLA rotates the suffix q_pe of
+    // q = [q_nope, q_pe]): rope.apply rotates a prefix of its channels, so
+    // the window is rotated alone, as a tensor of P channels, and inserted
+    // into x. A window at 0 is a partial rotation, checked below.
+    int64_t first = -1, last = -1;
+    for (int64_t j = 0; j < d; ++j)
+      if (rotated[j]) {
+        first = first < 0 ? j : first;
+        last = j;
+      }
+    if (first > 0) {
+      bool window = true;
+      for (int64_t j = 0; j < d && window; ++j) {
+        if (j < first || j > last) {
+          window = passThrough[j] == j;
+          continue;
+        }
+        window = rotated[j] && rotated[j]->first.xChannel >= first &&
+                 rotated[j]->first.xChannel <= last &&
+                 rotated[j]->second.xChannel >= first &&
+                 rotated[j]->second.xChannel <= last;
+      }
+      if (window) {
+        int64_t size = last - first + 1;
+        SmallVector<std::optional<std::pair<Term, Term>>> inner(size);
+        for (int64_t j = 0; j < size; ++j) {
+          inner[j] = rotated[first + j];
+          inner[j]->first.xChannel -= first;
+          inner[j]->second.xChannel -= first;
+        }
+        rotated = std::move(inner);
+        passThrough.assign(size, -1);
+        plan.windowOffset = first;
+        d = size;
+      }
+    }
+
     // The rotated channels are a prefix [0, P), each a rope channel.
     int64_t numRotated = 0;
     for (int64_t j = 0; j < d; ++j)
@@ -340,7 +383,7 @@ public:
 
     plan.input = x.root;
     plan.channelOffset = offset;
-    if (offset != 0 || x.channelShape.size() != 1 ||
+    if (offset != 0 || plan.windowOffset >= 0 || x.channelShape.size() != 1 ||
         x.channelShape[0] != d || !isIdentityView(x) ||
         cast<RankedTensorType>(x.root.getType()).getRank() != rank)
       plan.inputView = x.view;
@@ -412,6 +455,7 @@ private:
             (channelDims > 0 &&
              lastChannelDim + 1 != static_cast<int64_t>(dim)))
           return false;
+        lastChannelDim = dim;
         ++channelDims;
         break;
       case DimRole::Frame:
@@ -455,7 +499,6 @@ private:
         if (rootType && role.kind == DimRole::Frame &&
             static_cast<int64_t>(i) < rootType.getRank() &&
             rootType.getDimSize(i) == 1)
-        lastChannelDim = dim;
           role = DimRole::unit();
       return v;
     };
@@ -488,6 +531,45 @@ private:
       }
       if (rep[id] == id)
         reps.push_back(id);
+    }
+    // Lanes: leaves that read one value at every index of its last dim
+    // (view_as_complex's [..., D/2, 2] read by a gathering generic as
+    // [..., i, 0] and [..., i, 1]) are one leaf whose channels are the
+    // row-major pairs (i, lane): the last dim becomes the innermost channel
+    // axis, after the channel axis on the dim before it.
+    DenseMap<unsigned, std::pair<unsigned, int64_t>> lane;
+    for (unsigned id : reps) {
+      Leaf leaf = algebra.leaf(id); // a copy: interning may reallocate
+      auto rootType = dyn_cast<RankedTensorType>(leaf.root.getType());
+      int64_t rank = leaf.view.size();
+      if (!rootType || rank < 2 || !rootType.hasStaticShape() ||
+          leaf.view.back().kind != DimRole::Fixed ||
+          leaf.channelShape.empty() ||
+          !(leaf.view[rank - 2] ==
+            DimRole::channel(leaf.channelShape.size() - 1)))
+        continue;
+      int64_t lanes = rootType.getShape().back();
+      View merged = leaf.view;
+      merged.back() = DimRole::channel(leaf.channelShape.size());
+      SmallVector<int64_t> shape(leaf.channelShape);
+      shape.push_back(lanes);
+      bool other = false;
+      for (unsigned o : reps) {
+        const Leaf &b = algebra.leaf(o);
+        other |= o != id && b.root == leaf.root &&
+                 b.component == leaf.component &&
+                 b.channelShape == leaf.channelShape &&
+                 b.view.size() == leaf.view.size() &&
+                 llvm::equal(ArrayRef<DimRole>(b.view).drop_back(),
+                             ArrayRef<DimRole>(leaf.view).drop_back()) &&
+                 b.view.back().kind == DimRole::Fixed;
+      }
+      if (!other)
+        continue;
+      unsigned mergedId =
+          algebra.internLeaf(leaf.root, merged, shape, leaf.component);
+      lane[id] = {mergedId, leaf.view.back().index};
+      changed = true;
     }
     Elements result(elements.begin(), elements.end());
     if (!changed)
@@ -544,45 +626,6 @@ private:
 
   static bool isIdentityView(const Leaf &leaf) {
     int64_t rank = leaf.view.size();
-    // Lanes: leaves that read one value at every index of its last dim
-    // (view_as_complex's [..., D/2, 2] read by a gathering generic as
-    // [..., i, 0] and [..., i, 1]) are one leaf whose channels are the
-    // row-major pairs (i, lane): the last dim becomes the innermost channel
-    // axis, after the channel axis on the dim before it.
-    DenseMap<unsigned, std::pair<unsigned, int64_t>> lane;
-    for (unsigned id : reps) {
-      Leaf leaf = algebra.leaf(id); // a copy: interning may reallocate
-      auto rootType = dyn_cast<RankedTensorType>(leaf.root.getType());
-      int64_t rank = leaf.view.size();
-      if (!rootType || rank < 2 || !rootType.hasStaticShape() ||
-          leaf.view.back().kind != DimRole::Fixed ||
-          leaf.channelShape.empty() ||
-          !(leaf.view[rank - 2] ==
-            DimRole::channel(leaf.channelShape.size() - 1)))
-        continue;
-      int64_t lanes = rootType.getShape().back();
-      View merged = leaf.view;
-      merged.back() = DimRole::channel(leaf.channelShape.size());
-      SmallVector<int64_t> shape(leaf.channelShape);
-      shape.push_back(lanes);
-      bool other = false;
-      for (unsigned o : reps) {
-        const Leaf &b = algebra.leaf(o);
-        other |= o != id && b.root == leaf.root &&
-                 b.component == leaf.component &&
-                 b.channelShape == leaf.channelShape &&
-                 b.view.size() == leaf.view.size() &&
-                 llvm::equal(ArrayRef<DimRole>(b.view).drop_back(),
-                             ArrayRef<DimRole>(leaf.view).drop_back()) &&
-                 b.view.back().kind == DimRole::Fixed;
-      }
-      if (!other)
-        continue;
-      unsigned mergedId =
-          algebra.internLeaf(leaf.root, merged, shape, leaf.component);
-      lane[id] = {mergedId, leaf.view.back().index};
-      changed = true;
-    }
     for (int64_t i = 0; i + 1 < rank; ++i)
       if (!(leaf.view[i] == DimRole::frame(i)))
         return false;
@@ -923,6 +966,31 @@ Value materializeInput(OpBuilder &b, Location loc, Value input,
                        RankedTensorType type) {
   MLIRContext *ctx = b.getContext();
   int64_t rank = type.getRank();
+  View view = readView;
+  // Channel axes on consecutive dims (checked by readsWholeChannels) are
+  // collapsed into one channel dim first.
+  int64_t firstChannel = -1, channelDims = 0;
+  for (auto [dim, role] : llvm::enumerate(view))
+    if (role.kind == DimRole::Channel) {
+      if (firstChannel < 0)
+        firstChannel = dim;
+      ++channelDims;
+    }
+  if (channelDims > 1) {
+    SmallVector<ReassociationIndices> groups;
+    View collapsed;
+    for (auto [dim, role] : llvm::enumerate(view)) {
+      int64_t i = dim;
+      if (i > firstChannel && i < firstChannel + channelDims) {
+        groups.back().push_back(i);
+        continue;
+      }
+      groups.push_back({i});
+      collapsed.push_back(i == firstChannel ? DimRole::channel(0) : role);
+    }
+    input = tensor::CollapseShapeOp::create(b, loc, input, groups);
+    view = collapsed;
+  }
   auto inputType = cast<RankedTensorType>(input.getType());
   int64_t d = type.getShape().back();
   for (auto [dim, role] : llvm::enumerate(view)) {
@@ -966,31 +1034,6 @@ Value materializeInput(OpBuilder &b, Location loc, Value input,
                                              utils::IteratorType::parallel);
   return linalg::GenericOp::create(
              b, loc, TypeRange{init.getType()}, ValueRange{input},
-  View view = readView;
-  // Channel axes on consecutive dims (checked by readsWholeChannels) are
-  // collapsed into one channel dim first.
-  int64_t firstChannel = -1, channelDims = 0;
-  for (auto [dim, role] : llvm::enumerate(view))
-    if (role.kind == DimRole::Channel) {
-      if (firstChannel < 0)
-        firstChannel = dim;
-      ++channelDims;
-    }
-  if (channelDims > 1) {
-    SmallVector<ReassociationIndices> groups;
-    View collapsed;
-    for (auto [dim, role] : llvm::enumerate(view)) {
-      int64_t i = dim;
-      if (i > firstChannel && i < firstChannel + channelDims) {
-        groups.back().push_back(i);
-        continue;
-      }
-      groups.push_back({i});
-      collapsed.push_back(i == firstChannel ? DimRole::channel(0) : role);
-    }
-    input = tensor::CollapseShapeOp::create(b, loc, input, groups);
-    view = collapsed;
-  }
              ValueRange{init},
              ArrayRef<AffineMap>{readMap, b.getMultiDimIdentityMap(rank)},
              iterators,
@@ -1008,7 +1051,14 @@ public:
                          const RaisePlan &plan, ElementAlgebra &algebra,
                          Value y) {
     MLIRContext *ctx = rewriter.getContext();
-    auto type = cast<RankedTensorType>(y.getType());
+    auto fullType = cast<RankedTensorType>(y.getType());
+    // A window rotation: rope.apply rotates the window's channels alone.
+    RankedTensorType type = fullType;
+    if (plan.windowOffset >= 0) {
+      SmallVector<int64_t> shape(fullType.getShape());
+      shape.back() = plan.rotaryDim;
+      type = RankedTensorType::get(shape, fullType.getElementType());
+    }
     int64_t rank = type.getRank();
     Value positions, offset, cosCache, sinCache;
     SmallVector<int64_t> tokenDims;
@@ -1167,8 +1217,9 @@ public:
 
     Value input = plan.input;
     if (plan.inputView)
-      input = materializeInput(rewriter, loc, input, *plan.inputView,
-                               plan.channelOffset, type);
+      input = materializeInput(
+          rewriter, loc, input, *plan.inputView,
+          plan.channelOffset + std::max<int64_t>(plan.windowOffset, 0), type);
     SmallVector<OpFoldResult> sizes =
         tensor::getMixedSizes(rewriter, loc, input);
     Value init =
@@ -1278,6 +1329,17 @@ public:
                           .getResult()[0];
       result =
           tensor::CollapseShapeOp::create(rewriter, loc, type, swapped, groups);
+    }
+    if (plan.windowOffset >= 0) {
+      // The rotated window inserted into x (in the candidate's layout).
+      Value x = materializeInput(rewriter, loc, plan.input, *plan.inputView,
+                                 plan.channelOffset, fullType);
+      SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
+      offsets.back() = rewriter.getIndexAttr(plan.windowOffset);
+      SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
+      result = tensor::InsertSliceOp::create(
+          rewriter, loc, result, x, offsets,
+          tensor::getMixedSizes(rewriter, loc, result), strides);
     }
     return result;
   }

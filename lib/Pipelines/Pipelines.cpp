@@ -90,9 +90,19 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
   // On buffers, after deallocation: tiles index the (sub)views directly and
   // their accumulators are loop-carried registers; contractions it leaves
   // alone become scalar loops below.
+  // Vectors no wider than a few of the target's registers: the code
+  // generator splits a wider one into registers and spills what does not
+  // fit (a 128-lane exp is 16 AVX2 registers per value), which costs both
+  // run time and compile time (issue 33).
   if (options.vectorizeContractions) {
-    pm.addNestedPass<func::FuncOp>(createRopeVectorizeContractionsPass());
-    pm.addNestedPass<func::FuncOp>(createRopeVectorizeElementwisePass());
+    RopeVectorizeContractionsPassOptions contractions;
+    contractions.vectorBits = options.contractionVectorBits;
+    pm.addNestedPass<func::FuncOp>(
+        createRopeVectorizeContractionsPass(contractions));
+    RopeVectorizeElementwisePassOptions elementwise;
+    elementwise.maxLanes = options.elementwiseMaxLanes;
+    pm.addNestedPass<func::FuncOp>(
+        createRopeVectorizeElementwisePass(elementwise));
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
   }
@@ -127,6 +137,9 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
   expandPowI.opMnemonics = {"fpowi"};
   pm.addPass(math::createMathExpandOpsPass(expandPowI));
   pm.addPass(createConvertVectorToSCFPass());
+  // Loops of vector code stay loops in LLVM too (no unrolling of their
+  // static trip counts into blocks that take the code generator seconds).
+  pm.addPass(createRopeKeepVectorLoopsPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());

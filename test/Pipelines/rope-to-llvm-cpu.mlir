@@ -17,6 +17,8 @@
 // RUN:   --implicit-check-not=scf. --implicit-check-not=func.func
 // RUN: rope-opt %s --rope-to-llvm-cpu \
 // RUN:   -split-input-file | FileCheck %s --check-prefix=CONTRACT
+// RUN: rope-opt %s --rope-to-llvm-cpu=contraction-vector-bits=512 \
+// RUN:   -split-input-file | FileCheck %s --check-prefix=CONTRACT512
 // RUN: rope-opt %s --rope-to-llvm-cpu=num-threads=4 -split-input-file | \
 // RUN:   FileCheck %s --check-prefixes=CHECK,THREADS \
 // RUN:   --implicit-check-not=rope. --implicit-check-not=scf. \
@@ -97,10 +99,13 @@ func.func @rotate_twice(%x: tensor<8x4x64xf32>, %p: tensor<8xi64>, %q: tensor<8x
 
 // -----
 
-// A matmul through the whole pipeline: register tiles of FMAs on 16-wide
-// vectors (rope-vectorize-contractions, on by default), not scalar loops.
+// A matmul through the whole pipeline: register tiles of FMAs on 8-wide
+// vectors (rope-vectorize-contractions, on by default; one AVX2 register,
+// contraction-vector-bits=256), not scalar loops; 16-wide for AVX-512.
 // CONTRACT-LABEL: llvm.func @matmul(
-//       CONTRACT:   llvm.intr.fmuladd({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+//       CONTRACT:   llvm.intr.fmuladd({{.*}}) : (vector<8xf32>, vector<8xf32>, vector<8xf32>) -> vector<8xf32>
+// CONTRACT512-LABEL: llvm.func @matmul(
+//       CONTRACT512:   llvm.intr.fmuladd({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
 func.func @matmul(%a: tensor<64x32xf32>, %b: tensor<32x64xf32>, %c: tensor<64x64xf32>) -> tensor<64x64xf32> {
   %r = linalg.matmul ins(%a, %b : tensor<64x32xf32>, tensor<32x64xf32>) outs(%c : tensor<64x64xf32>) -> tensor<64x64xf32>
   return %r : tensor<64x64xf32>

@@ -56,6 +56,21 @@ struct RopeToLLVMCpuPipelineOptions
                      "x's element type per vector chunk of a row (32: 8 f32 "
                      "lanes, 16 bf16; 0: one cache line of the compute type)"),
       llvm::cl::init(32)};
+  PassOptions::Option<int64_t> contractionVectorBits{
+      *this, "contraction-vector-bits",
+      llvm::cl::desc("rope-vectorize-contractions' vector-bits: the bits of "
+                     "one vector of a register tile (256: AVX2, whose 16 "
+                     "registers hold the 4x2-vector tile's accumulators; "
+                     "512: AVX-512)"),
+      llvm::cl::init(256)};
+  PassOptions::Option<int64_t> elementwiseMaxLanes{
+      *this, "elementwise-max-lanes",
+      llvm::cl::desc("rope-vectorize-elementwise's max-lanes: the longest "
+                     "vector of an elementwise or row-reduction op; longer "
+                     "rows are loops over vectors of this many lanes (16: "
+                     "two AVX2 registers of f32; wider vectors are split by "
+                     "the code generator and spilled)"),
+      llvm::cl::init(16)};
   PassOptions::Option<int64_t> tileHeads{
       *this, "tile-heads",
       llvm::cl::desc("convert-rope-to-vector's tile-heads: heads rotated at "

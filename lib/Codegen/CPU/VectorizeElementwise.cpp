@@ -87,6 +87,95 @@ bool isRowWiseCandidate(linalg::LinalgOp op) {
   });
 }
 
+/// The lane-th indices of a 1-D transfer along memref dim `dim`.
+SmallVector<Value> laneIndices(OpBuilder &b, Location loc, ValueRange indices,
+                               unsigned dim, int64_t lane) {
+  SmallVector<Value> at(indices);
+  if (lane != 0)
+    at[dim] = arith::AddIOp::create(
+        b, loc, at[dim], arith::ConstantIndexOp::create(b, loc, lane));
+  return at;
+}
+
+/// The memref dim a 1-D, in-bounds, unmasked transfer on a buffer runs
+/// along, when it is not a contiguous row (a column of a row-major buffer:
+/// the transposed weight of a frontend's x·Wᵀ) and has at most `maxLanes`
+/// lanes.
+template <typename TransferOp>
+std::optional<unsigned> stridedTransferDim(TransferOp op, int64_t maxLanes) {
+  VectorType type = op.getVectorType();
+  auto memref = dyn_cast<MemRefType>(op.getBase().getType());
+  if (!memref || type.getRank() != 1 || type.isScalable() || op.getMask() ||
+      type.getNumElements() > maxLanes || !op.getInBoundsValues().front())
+    return std::nullopt;
+  AffineMap map = op.getPermutationMap();
+  if (map.getNumResults() != 1 || !isa<AffineDimExpr>(map.getResult(0)))
+    return std::nullopt;
+  unsigned dim = cast<AffineDimExpr>(map.getResult(0)).getPosition();
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (dim + 1 == static_cast<unsigned>(memref.getRank()) &&
+      succeeded(memref.getStridesAndOffset(strides, offset)) &&
+      strides.back() == 1)
+    return std::nullopt; // contiguous: a vector.load/store
+  return dim;
+}
+
+/// A strided 1-D transfer read as one scalar load per lane. Left to
+/// convert-vector-to-scf it becomes a loop inserting one lane per iteration
+/// at a dynamic position, which LLVM compiles through the stack unless it
+/// fully unrolls that loop (and every loop around it, at a large cost in
+/// compile time).
+struct UnrollStridedTransferRead : OpRewritePattern<vector::TransferReadOp> {
+  UnrollStridedTransferRead(MLIRContext *context, int64_t maxLanes)
+      : OpRewritePattern(context), maxLanes(maxLanes) {}
+
+  LogicalResult matchAndRewrite(vector::TransferReadOp op,
+                                PatternRewriter &rewriter) const override {
+    std::optional<unsigned> dim = stridedTransferDim(op, maxLanes);
+    if (!dim)
+      return rewriter.notifyMatchFailure(op, "not a short strided 1-D read");
+    Location loc = op.getLoc();
+    SmallVector<Value> lanes;
+    for (int64_t lane = 0, e = op.getVectorType().getNumElements(); lane < e;
+         ++lane)
+      lanes.push_back(memref::LoadOp::create(
+          rewriter, loc, op.getBase(),
+          laneIndices(rewriter, loc, op.getIndices(), *dim, lane)));
+    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, op.getVectorType(),
+                                                        lanes);
+    return success();
+  }
+
+  int64_t maxLanes;
+};
+
+/// A strided 1-D transfer write as one scalar store per lane (see above).
+struct UnrollStridedTransferWrite : OpRewritePattern<vector::TransferWriteOp> {
+  UnrollStridedTransferWrite(MLIRContext *context, int64_t maxLanes)
+      : OpRewritePattern(context), maxLanes(maxLanes) {}
+
+  LogicalResult matchAndRewrite(vector::TransferWriteOp op,
+                                PatternRewriter &rewriter) const override {
+    std::optional<unsigned> dim = stridedTransferDim(op, maxLanes);
+    if (!dim)
+      return rewriter.notifyMatchFailure(op, "not a short strided 1-D write");
+    Location loc = op.getLoc();
+    for (int64_t lane = 0, e = op.getVectorType().getNumElements(); lane < e;
+         ++lane) {
+      Value element =
+          vector::ExtractOp::create(rewriter, loc, op.getVector(), lane);
+      memref::StoreOp::create(
+          rewriter, loc, element, op.getBase(),
+          laneIndices(rewriter, loc, op.getIndices(), *dim, lane));
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  int64_t maxLanes;
+};
+
 struct RopeVectorizeElementwisePass
     : rope::impl::RopeVectorizeElementwisePassBase<
           RopeVectorizeElementwisePass> {
@@ -163,6 +252,14 @@ struct RopeVectorizeElementwisePass
                                                      /*maxTransferRank=*/1);
       vector::populateVectorBroadcastLoweringPatterns(patterns);
       vector::populateVectorShapeCastLoweringPatterns(patterns);
+      if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+        return signalPassFailure();
+    }
+    // What is left of the transfers reads or writes a column, lane by lane.
+    {
+      RewritePatternSet patterns(context);
+      patterns.add<UnrollStridedTransferRead, UnrollStridedTransferWrite>(
+          context, maxLanes);
       if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
         return signalPassFailure();
     }

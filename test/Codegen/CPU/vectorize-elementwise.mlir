@@ -102,3 +102,27 @@ func.func @i1_buffers_left_alone(%a: memref<4x16xf32>, %b: memref<4x16xf32>, %m:
   }
   return
 }
+
+// -----
+
+// A transpose (a frontend's Wᵀ of x·Wᵀ) reads each row of the output from a
+// column of the input: the strided 1-D read is one scalar load per lane at
+// constant offsets, gathered with vector.from_elements, not a vector
+// transfer that convert-vector-to-scf would make a loop inserting one lane
+// per iteration at a dynamic position (through the stack in LLVM, unless
+// LLVM fully unrolls every loop around it; issue 33).
+// SPLIT-LABEL: func.func @transpose_weight(
+//   SPLIT-NOT:   vector.transfer_read
+//       SPLIT:   scf.for
+//  SPLIT-COUNT-32: memref.load
+//       SPLIT:     vector.from_elements {{.*}} : vector<32xf32>
+//       SPLIT:     vector.store {{.*}} vector<32xf32>
+//   SPLIT-NOT:   vector.transfer_read
+// CHECK-LABEL: func.func @transpose_weight(
+//   CHECK-NOT:   vector.transfer
+//       CHECK:   vector.from_elements {{.*}} : vector<32xf32>
+//   CHECK-NOT:   vector.transfer
+func.func @transpose_weight(%w: memref<32x16xf32>, %t: memref<16x32xf32>) {
+  linalg.transpose ins(%w : memref<32x16xf32>) outs(%t : memref<16x32xf32>) permutation = [1, 0]
+  return
+}

@@ -145,6 +145,32 @@ def RopeVectorizeElementwisePass : Pass<"rope-vectorize-elementwise"> {
   ];
 }
 
+def RopeKeepVectorLoopsPass : Pass<"rope-keep-vector-loops"> {
+  let summary = "Keep loops of vector code as loops: mark them not to be "
+                "unrolled by LLVM";
+  let description = [{
+    Marks every `scf.for` whose body (at any depth) computes on vectors with
+    the LLVM loop annotation `unroll<disable = true>`, which
+    `convert-scf-to-cf` and `convert-cf-to-llvm` carry to the loop's back
+    edge (`!llvm.loop !{"llvm.loop.unroll.disable"}`). Such loops are the
+    pipeline's own register tiles, vector rows and attention tiles: their
+    vector width and unrolling are chosen already, and LLVM's unroller,
+    which sizes a body by its instruction count, fully unrolls them in a
+    whole model (static trip counts) into basic blocks the code generator
+    takes seconds to schedule, for no run-time gain (issue 33). Loops of
+    scalar code are left to LLVM. `rope-to-llvm-cpu` runs it after
+    `convert-vector-to-scf`.
+
+    ```mlir
+    scf.for %i = %c0 to %c16 step %c1 {
+      %v = vector.load %m[%i, %c0] : memref<16x64xf32>, vector<16xf32>
+      ...
+    } {loop_annotation = #llvm.loop_annotation<unroll = #llvm.loop_unroll<disable = true>>}
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def RopeExpandBFloat16Pass : Pass<"rope-expand-bf16"> {
   let summary = "bf16 conversions as integer arithmetic on their bits";
   let description = [{

@@ -19,7 +19,8 @@ installs it); torch, transformers, torch-mlir and IREE run in the peers' venv (-
 torch.compile and IREE children under the peers' python, ours under this python. They exchange .npy files in
 the work directory. Each child is pinned to one core (--cpu, sched_setaffinity inherited by the child) with
 OMP_NUM_THREADS=MKL_NUM_THREADS=1; the children run one after another, never two at once, and each is killed
-after --timeout seconds (reported as a timeout, not fatal).
+after --timeout seconds (reported as a timeout, not fatal). Ours load a copy of build/lib/libRopeJit.so taken
+at the start under the build lock (/tmp/rope-build.lock), so a rebuild during the run changes nothing in it.
 
 The models: transformers 5.25's own modeling code (AutoModelForCausalLM.from_config, random weights, seed 33),
 built and exported as scripts/gen-model-zoo.py builds its zoo (its spec, patches and export() are reused), at
@@ -89,6 +90,7 @@ UNRAISED_PIPELINE = "builtin.module(rope-to-llvm-cpu{emit-c-interface=true runti
 CONTESTANTS = ("eager", "compile", "iree", "raised", "unraised")
 PEERS_ROLES = ("export", "eager", "compile", "iree")
 SEED = 33
+BUILD_LOCK = "/tmp/rope-build.lock"
 
 SIZES = {
     "full": dict(hidden_size=2048, num_attention_heads=16, num_key_value_heads=4, head_dim=128,
@@ -369,6 +371,25 @@ def run_child(cmd: List[str], env: dict, timeout: float, log: pathlib.Path) -> d
     return {"error": f"exit {r.returncode} after {time.time() - t0:.0f} s: {msg.strip()[:240]}"}
 
 
+def snapshot_library(dest: pathlib.Path) -> pathlib.Path:
+    """Copies libRopeJit.so (and the fast-call extension beside it) to `dest`, under the build lock
+    (/tmp/rope-build.lock: others rebuild build/lib while a run goes on), so that every case of a run loads the
+    same complete library. Returns the copy's path (ours' children get it as ROPE_MLIR_LIBRARY)."""
+    import fcntl
+    sys.path.insert(0, str(ROOT / "python"))
+    from rope_mlir._jit import library_path
+    lib = library_path()
+    dest.mkdir(parents=True, exist_ok=True)
+    with open(BUILD_LOCK, "a") as lock:
+        print(f"== waiting for {BUILD_LOCK} to copy {lib}", file=sys.stderr, flush=True)
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for f in (lib, lib.parent / "_kernel_call.abi3.so"):
+            if f.exists():
+                shutil.copy2(f, dest / f.name)
+        fcntl.flock(lock, fcntl.LOCK_UN)
+    return dest / lib.name
+
+
 def child_env(cache_dir: Optional[str] = None) -> dict:
     env = dict(os.environ)
     env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", TORCHINDUCTOR_COMPILE_THREADS="1",
@@ -422,7 +443,7 @@ def report(results: List[dict], meta: dict) -> List[str]:
              f"- machine: {meta['machine']}; load average {meta['load_before']} before the run, "
              f"{meta['load_after']} after (other work shared the machine: the noise column says how much the "
              "repeated calls varied)",
-             f"- {meta['source']}; {meta['peers']}",
+             f"- {meta['source']}" + (f", {meta['library']}" if meta.get("library") else "") + f"; {meta['peers']}",
              f"- sizes ({meta['size']}): {meta['sizes']}; prefill {meta['tokens']['prefill']} tokens, decode one "
              f"token at a {meta['tokens']['past']}-token KV cache; weights as function arguments",
              "- time: min of the repeated calls (n = how many), after one first call; × eager: min time / torch "
@@ -525,6 +546,13 @@ def main(argv: Optional[List[str]] = None) -> int:
         meta["source"] = source_line()
     except Exception:  # noqa: BLE001
         meta["source"] = "source: unknown"
+    ours_env = child_env()
+    if {"raised", "unraised"} & set(only):
+        snap = snapshot_library(workdir / "lib")
+        ours_env["ROPE_MLIR_LIBRARY"] = str(snap)
+        meta["library"] = (f"libRopeJit.so as built at "
+                           f"{datetime.datetime.fromtimestamp(snap.stat().st_mtime, datetime.timezone.utc):%H:%M} UTC "
+                           "(copied for the run)")
     results = []
     failed = False
     for model in models:
@@ -557,7 +585,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                 if name not in only and name != "eager":
                     continue
                 if name in ("raised", "unraised"):
-                    res[name] = child(name, sys.executable, child_env())
+                    res[name] = child(name, sys.executable, ours_env)
                 else:
                     cache = tempfile.mkdtemp(prefix="inductor-", dir=case) if name == "compile" else None
                     res[name] = child(name, opts.peers_python, child_env(cache))

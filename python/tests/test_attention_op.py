@@ -62,6 +62,7 @@ class Config:
     softcap: float = 3.0
     dynamic: bool = False            # Sq and Sk dynamic in the signature
     masked_rows: bool = False        # force some rows to be fully masked
+    sinks: Optional[str] = None      # "head": [H(, G)], "batch_head": [B, H]
 
     @property
     def out(self) -> str:
@@ -102,6 +103,9 @@ class Config:
             return self.score_dims
         if operand == "positions":
             return ["b", "m"]
+        if operand == "sinks":
+            heads = ["h", *g]
+            return (["b"] if self.sinks == "batch_head" else []) + heads
         if operand in ("out", "acc"):
             return ["b", "h", *g, "m", "n"] if bhsd else ["b", "m", "h", *g,
                                                           "n"]
@@ -193,6 +197,11 @@ def emit(cfg: Config, online: bool = False) -> str:
     if cfg.key_offset is not None:
         args.append("%koff: index")
         extra += " key_offset(%koff)"
+    if cfg.sinks and not online:
+        sink_type = _tensor(cfg, "sinks", dt)
+        args.append(f"%sinks: {sink_type}")
+        maps.append(_map(cfg, "sinks"))
+        extra += f" sinks(%sinks : {sink_type})"
     maps.append(_map(cfg, "acc" if online else "out"))
     attrs = [f"indexing_maps = [{', '.join(maps)}]",
              f"scale = {_float(cfg.scale)} : f64"]
@@ -299,13 +308,34 @@ def reference_scores(cfg: Config, q, k, mask=None, pos=None, qoff=None,
     return s
 
 
+def _canonical_sinks(cfg: Config, sinks, shape) -> np.ndarray:
+    """The sinks as float64 [B, H, G, Sq, 1] (broadcast over what they
+    lack)."""
+    t = np.asarray(sinks).astype(np.float64)
+    dims = cfg.dims("sinks")
+    if "g" not in dims:
+        at = dims.index("h") + 1
+        t = np.expand_dims(t, at)
+        dims = dims[:at] + ["g"] + dims[at:]
+    if "b" not in dims:
+        t = t[None]
+    return np.broadcast_to(t[..., None, None], shape[:-1] + (1,))
+
+
 def reference(cfg: Config, q, k, v, mask=None, pos=None, qoff=None,
-              koff=None) -> np.ndarray:
+              koff=None, sinks=None) -> np.ndarray:
     s = reference_scores(cfg, q, k, mask, pos, qoff, koff)
+    if sinks is not None:
+        # Softmax over [scores, sink] (the sink column joins the max and
+        # the denominator), then the sink column dropped: how gpt-oss
+        # writes it, not how the op computes it.
+        s = np.concatenate([s, _canonical_sinks(cfg, sinks, s.shape)], -1)
     with np.errstate(invalid="ignore"):
         p = np.exp(s - s.max(-1, keepdims=True))  # all −inf: NaN
+        p = p / p.sum(-1, keepdims=True)
+        if sinks is not None:
+            p = p[..., :-1]
         o = np.einsum("bhgmj,bhjn->bhgmn", p, _canonical(cfg, "value", v))
-        o = o / p.sum(-1)[..., None]
     return _from_canonical(cfg, "out", o)
 
 
@@ -364,6 +394,15 @@ def inputs(cfg: Config, seed: int) -> tuple[list, dict]:
     if cfg.key_offset is not None:
         args.append(cfg.key_offset)
         kw["koff"] = cfg.key_offset
+    if cfg.sinks:
+        # Logits around the scores' size, one −inf (no sink) where there
+        # are several.
+        sinks = 2.0 * rng.standard_normal(cfg.shape("sinks"))
+        if sinks.size > 1:
+            sinks.flat[-1] = -np.inf
+        sinks = sinks.astype(DTYPES[cfg.dtype])
+        args.append(sinks)
+        kw["sinks"] = sinks
     return args, kw
 
 
@@ -584,3 +623,74 @@ def test_tiled_ir_is_tiled(tmp_path):
          " canonicalize)"], input=emit(cfg, online=True), text=True,
         capture_output=True, check=True).stdout
     assert "scf.for" in out and "key_offset(" in out, out
+
+
+# -- Attention sinks -----------------------------------------------------------
+
+SINKS = {
+    "plain": Config(sinks="head", keys=7),
+    "gqa_causal": Config(sinks="head", group=4, queries=5, keys=9,
+                         causal=True),
+    "gqa_bshd_window": Config(sinks="batch_head", layout="bshd", batch=2,
+                              group=2, kv_heads=3, queries=6, keys=10,
+                              causal=True, window=3),
+    # Decode: one query per row at its own position in a longer cache.
+    "decode_positions": Config(sinks="head", group=2, queries=1, keys=13,
+                               causal=True, positions=True, batch=2),
+    "f64_softcap_mask": Config(sinks="batch_head", dtype="f64", batch=2,
+                               region="softcap", mask="float", keys=8),
+    "bf16_f32_out": Config(sinks="head", dtype="bf16", out_dtype="f32",
+                           causal=True, keys=6),
+    "dynamic": Config(sinks="head", dynamic=True, causal=True, keys=9),
+    # Rows with every key masked: the sink takes all the weight (0, not NaN)
+    # unless the row's sink is -inf.
+    "masked_rows": Config(sinks="head", kv_heads=3, mask="i1",
+                          masked_rows=True),
+    "masked_rows_causal": Config(sinks="head", causal=True, queries=6,
+                                 keys=4, query_offset=-2),
+}
+
+
+@pytest.mark.parametrize("name", SINKS)
+def test_sinks(name):
+    """rope.attention with sinks against softmax over [scores, sink] with
+    the sink column dropped, in float64."""
+    cfg = SINKS[name]
+    for seed in (11, 12):
+        args, kw = inputs(cfg, seed)
+        expected = reference(cfg, *args[:3], **kw)
+        if name.startswith("masked_rows"):
+            # Some rows are fully masked: 0 with a finite sink, NaN with a
+            # sink of -inf; both occur.
+            assert np.isnan(expected).any() and not np.isnan(expected).all()
+        check(run(emit(cfg), args), expected, cfg)
+
+
+@pytest.mark.parametrize("tiles", ["q2_k3", "q1_k1", "k4"])
+@pytest.mark.parametrize("name", ["gqa_causal", "gqa_bshd_window",
+                                  "decode_positions", "masked_rows_causal"])
+def test_sinks_tiled(name, tiles):
+    """Through rope-tile-attention (queries tiled, the online step tiled
+    along the keys, masked key tiles skipped): the sink is counted once per
+    row however the keys are tiled."""
+    q, k = {"q2_k3": (2, 3), "q1_k1": (1, 1), "k4": (0, 4)}[tiles]
+    cfg = SINKS[name]
+    args, kw = inputs(cfg, 21)
+    pipeline = PIPELINE.format(
+        f"func.func(rope-tile-attention{{query-tile-size={q} "
+        f"key-tile-size={k}}}), canonicalize, ")
+    module = rope_mlir.jit(emit(cfg), pipeline=pipeline)
+    check(module.function("f")(*args), reference(cfg, *args[:3], **kw), cfg)
+
+
+def test_sinks_change_the_result():
+    """The sinks are not ignored: with the sink operand dropped the same
+    inputs give a different output (the check above would catch an op that
+    lost them)."""
+    cfg = SINKS["gqa_causal"]
+    args, kw = inputs(cfg, 5)
+    with_sinks = run(emit(cfg), args)
+    plain = dataclasses.replace(cfg, sinks=None)
+    without = run(emit(plain), args[:-1])
+    assert np.abs(np.asarray(with_sinks) - np.asarray(without)).max() > 1e-3
+    check(without, reference(plain, *args[:3]), plain)

@@ -84,20 +84,22 @@
 // RUN: rope-opt %S/Inputs/zoo/qwen3_moe_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T2
 // RUN: rope-opt %S/Inputs/zoo/qwen3_moe_decode.mlir --rope-raise | FileCheck %s --check-prefix=A4
 // RUN: rope-opt %S/Inputs/zoo/qwen3_moe_decode.mlir --rope-raise | FileCheck %s --check-prefix=T2
-// gpt_oss prefill: 4 of 4 rotations, 0 of 2 attentions (attention sinks concatenated to the scores: attention not raised).
+// gpt_oss prefill: 4 of 4 rotations, 2 of 2 attentions with their sinks (checked by the SINKS prefix; the sink column concatenated to the scores and sliced off after the softmax).
 // RUN: rope-opt %S/Inputs/zoo/gpt_oss_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A4
-// RUN: rope-opt %S/Inputs/zoo/gpt_oss_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T0
-// gpt_oss decode: 4 of 4 rotations, 0 of 2 attentions (attention sinks concatenated to the scores: attention not raised).
+// RUN: rope-opt %S/Inputs/zoo/gpt_oss_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/gpt_oss_prefill.mlir --rope-raise | FileCheck %s --check-prefix=SINKS
+// gpt_oss decode: 4 of 4 rotations, 2 of 2 attentions with their sinks (checked by the SINKS prefix; the sink column concatenated to the scores and sliced off after the softmax).
 // RUN: rope-opt %S/Inputs/zoo/gpt_oss_decode.mlir --rope-raise | FileCheck %s --check-prefix=A4
-// RUN: rope-opt %S/Inputs/zoo/gpt_oss_decode.mlir --rope-raise | FileCheck %s --check-prefix=T0
-// llama4_text prefill: 2 of 2 rotations (torch.polar's cos/sin, q/k viewed as complex by a gathering generic: interleaved), 1 of 2 attentions (one of two layers' chunked-attention softmax not raised).
+// RUN: rope-opt %S/Inputs/zoo/gpt_oss_decode.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/gpt_oss_decode.mlir --rope-raise | FileCheck %s --check-prefix=SINKS
+// llama4_text prefill: 2 of 2 rotations (torch.polar's cos/sin, q/k viewed as complex by a gathering generic: interleaved), 2 of 2 attentions (the chunked layer's mask, same chunk and causal, as a mask tensor).
 // RUN: rope-opt %S/Inputs/zoo/llama4_text_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A2
 // RUN: rope-opt %S/Inputs/zoo/llama4_text_prefill.mlir --rope-raise | FileCheck %s --check-prefixes=INTERLEAVED
-// RUN: rope-opt %S/Inputs/zoo/llama4_text_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T1
-// llama4_text decode: 2 of 2 rotations (torch.polar's cos/sin, q/k viewed as complex by a gathering generic: interleaved), 1 of 2 attentions (one of two layers' chunked-attention softmax not raised).
+// RUN: rope-opt %S/Inputs/zoo/llama4_text_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// llama4_text decode: 2 of 2 rotations (torch.polar's cos/sin, q/k viewed as complex by a gathering generic: interleaved), 2 of 2 attentions (the chunked layer's mask, same chunk and causal, as a mask tensor).
 // RUN: rope-opt %S/Inputs/zoo/llama4_text_decode.mlir --rope-raise | FileCheck %s --check-prefix=A2
 // RUN: rope-opt %S/Inputs/zoo/llama4_text_decode.mlir --rope-raise | FileCheck %s --check-prefixes=INTERLEAVED
-// RUN: rope-opt %S/Inputs/zoo/llama4_text_decode.mlir --rope-raise | FileCheck %s --check-prefix=T1
+// RUN: rope-opt %S/Inputs/zoo/llama4_text_decode.mlir --rope-raise | FileCheck %s --check-prefix=T2
 // deepseek_v3 prefill: MLA's q rotates its last 8 of 24 channels (q_pe after q_nope): the window is raised alone and inserted into q (MLAQ).
 // RUN: rope-opt %S/Inputs/zoo/deepseek_v3_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A4
 // RUN: rope-opt %S/Inputs/zoo/deepseek_v3_prefill.mlir --rope-raise | FileCheck %s --check-prefix=MLAQ
@@ -134,5 +136,6 @@
 // INTERLEAVED: rope.apply ins({{.*}}layout = #rope.layout<interleaved>
 // PARTIAL8:    rope.apply ins({{.*}}rotary_dim = 8 : i64
 // MROPE:       rope.apply ins({{.*}}mrope = #rope.mrope<section = [2, 3, 3]>
+// SINKS-COUNT-2: rope.attention ins({{.*}} sinks(%{{.*}} : tensor<2x2xf32>)
 // MLAQ:        rope.apply ins({{.*}} : tensor<1x4x{{[0-9]+}}x8xf32>)
 // MLAQ:        tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 16] [1, 4, {{[0-9]+}}, 8] [1, 1, 1, 1] : tensor<1x4x{{[0-9]+}}x8xf32> into tensor<1x4x{{[0-9]+}}x24xf32>

@@ -246,3 +246,44 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 }
+
+// -----
+
+// Sinks (one bf16 logit per head of [B, S, H, D]) start the state: max is
+// the sink converted to the accumulator type, sum exp(t - t) (1, or 0 for
+// t = -inf through the finite shift), acc 0; the online step has no sinks.
+// STEP-LABEL: func.func @attention_sinks(
+//  STEP-SAME:     %[[S:[a-z0-9]+]]: tensor<4xbf16>
+//       STEP:   %[[ACC0:.*]] = linalg.fill {{.*}} -> tensor<1x6x4x16xf32>
+//       STEP:   %[[MAX0:.*]] = linalg.generic {indexing_maps = [{{.*}}], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[S]] : tensor<4xbf16>) outs(%{{.*}} : tensor<1x6x4xf32>)
+//  STEP-NEXT:   ^bb0(%[[T:.*]]: bf16, %{{.*}}: f32):
+//  STEP-NEXT:     %[[TE:.*]] = arith.extf %[[T]] : bf16 to f32
+//  STEP-NEXT:     linalg.yield %[[TE]] : f32
+//       STEP:   %[[SUM0:.*]] = linalg.generic {{.*}} ins(%[[MAX0]] : tensor<1x6x4xf32>) outs(%{{.*}} : tensor<1x6x4xf32>)
+//       STEP:     arith.cmpf oeq
+//       STEP:     arith.select
+//       STEP:     arith.subf
+//       STEP:     math.exp
+//       STEP:   %[[A:.*]], %{{.*}}, %[[SU:.*]] = rope.online_attention ins({{.*}}) outs(%[[ACC0]], %[[MAX0]], %[[SUM0]] : {{.*}}) attributes {causal, {{.*}}}
+//       STEP:   linalg.generic {{.*}} ins(%[[A]], %[[SU]] : tensor<1x6x4x16xf32>, tensor<1x6x4xf32>)
+//       STEP:     arith.divf
+// Fully decomposed: no rope op left.
+// CHECK-LABEL: func.func @attention_sinks(
+//   CHECK-NOT:   rope.
+//       CHECK:   return
+#q = affine_map<(b, m, h, k1, k2, n) -> (b, m, h, k1)>
+#k = affine_map<(b, m, h, k1, k2, n) -> (b, k2, h, k1)>
+#v = affine_map<(b, m, h, k1, k2, n) -> (b, k2, h, n)>
+#s = affine_map<(b, m, h, k1, k2, n) -> (h)>
+#o = affine_map<(b, m, h, k1, k2, n) -> (b, m, h, n)>
+func.func @attention_sinks(%q: tensor<1x6x4x8xf32>, %k: tensor<1x6x4x8xf32>, %v: tensor<1x6x4x16xf32>, %sinks: tensor<4xbf16>, %init: tensor<1x6x4x16xf32>) -> tensor<1x6x4x16xf32> {
+  %o = rope.attention ins(%q, %k, %v : tensor<1x6x4x8xf32>, tensor<1x6x4x8xf32>, tensor<1x6x4x16xf32>) sinks(%sinks : tensor<4xbf16>) outs(%init : tensor<1x6x4x16xf32>) attributes {indexing_maps = [#q, #k, #v, #s, #o], scale = 0.5 : f64, causal} -> tensor<1x6x4x16xf32>
+  return %o : tensor<1x6x4x16xf32>
+}
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %ops = transform.structured.match ops{["rope.attention"]} in %root : (!transform.any_op) -> !transform.any_op
+    %d = transform.structured.decompose_interface %ops : (!transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+}

@@ -353,13 +353,6 @@ public:
     return true;
   }
 
-private:
-  Node *make(Node::Kind kind) {
-    nodes.push_back(std::make_unique<Node>());
-    nodes.back()->kind = kind;
-    return nodes.back().get();
-  }
-
   /// A scalar float or integer constant, folding arith.truncf/extf of a
   /// float constant with its rounding; null otherwise.
   static Attribute scalarConstant(Value value) {
@@ -382,6 +375,13 @@ private:
     bool lost = false;
     v.convert(type.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
     return FloatAttr::get(type, v);
+  }
+
+private:
+  Node *make(Node::Kind kind) {
+    nodes.push_back(std::make_unique<Node>());
+    nodes.back()->kind = kind;
+    return nodes.back().get();
   }
 
   struct Key {
@@ -665,8 +665,59 @@ Node *computeOf(Expressions &ex, Node *node, unsigned arity) {
   return nullptr;
 }
 
+/// The float every element of `value` is, read through views, fills,
+/// broadcasts and payloads yielding a constant, at the level of values: no
+/// layout is read, so no atom is refined. (Probing an operand for a constant
+/// factor must not split the dims of what it reads when it is not one: a Q
+/// normalized after a reshape would split the channel atom.)
+std::optional<APFloat> splatFloat(Value value, int depth = 0) {
+  if (depth > kMaxDepth)
+    return std::nullopt;
+  if (Attribute attr = Expressions::scalarConstant(value)) {
+    if (auto f = dyn_cast<FloatAttr>(attr))
+      return f.getValue();
+    return std::nullopt;
+  }
+  Operation *def = value.getDefiningOp();
+  if (!def)
+    return std::nullopt;
+  if (auto constant = dyn_cast<arith::ConstantOp>(def)) {
+    auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+    if (!dense || !dense.isSplat() || !isa<FloatType>(dense.getElementType()))
+      return std::nullopt;
+    return dense.getSplatValue<APFloat>();
+  }
+  if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp>(def))
+    return splatFloat(def->getOperand(0), depth + 1);
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(def);
+  if (!linalgOp || !linalgOp.hasPureTensorSemantics() ||
+      def->getNumRegions() != 1)
+    return std::nullopt;
+  Block *block = linalgOp.getBlock();
+  auto result = cast<OpResult>(value);
+  if (!block || block->empty() ||
+      result.getResultNumber() >= block->getTerminator()->getNumOperands())
+    return std::nullopt;
+  Value yielded = block->getTerminator()->getOperand(result.getResultNumber());
+  if (auto arg = dyn_cast<BlockArgument>(yielded)) {
+    if (arg.getOwner() != block)
+      return std::nullopt;
+    OpOperand *operand = linalgOp.getMatchingOpOperand(arg);
+    if (!operand || !linalgOp.isDpsInput(operand))
+      return std::nullopt;
+    return splatFloat(operand->get(), depth + 1);
+  }
+  if (yielded.getParentBlock() != block)
+    return splatFloat(yielded, depth + 1);
+  if (auto f =
+          dyn_cast_if_present<FloatAttr>(Expressions::scalarConstant(yielded)))
+    return f.getValue();
+  return std::nullopt;
+}
+
 std::optional<APFloat> floatConstant(Expressions &ex, Node *node) {
-  node = ex.look(node);
+  if (node->kind == Node::Tensor)
+    return splatFloat(node->value);
   if (node->kind != Node::Constant)
     return std::nullopt;
   if (auto attr = dyn_cast<FloatAttr>(node->constant))
@@ -1058,6 +1109,8 @@ struct AttentionMatch {
   double scale = 1.0;
   Node *mask = nullptr;
   std::optional<PositionMask> positionMask;
+  /// The attention sinks (a logit per row joining the softmax).
+  Node *sinks = nullptr;
   bool guard = false;
   /// A softcap between the scale and the mask: `outer · tanh(s ∘ inner)`
   /// with ∘ a division (or a multiplication when `innerMultiplies`).
@@ -1112,15 +1165,21 @@ public:
     Node *probs = nullptr, *values = nullptr;
     for (unsigned side : {0u, 1u}) {
       Node *p = stripExtF(ex, product->operands[side]);
-      Found found = matchSoftmax(p, softmax);
+      std::optional<SinkSlice> sliced = sinkSlice(p);
+      softmaxKey = sliced ? sliced->key : match.k2;
+      Found found = matchSoftmax(sliced ? sliced->source : p, softmax);
       if (found == Found::Mismatch)
         return failure();
       if (found == Found::Yes) {
         probs = p;
         values = stripExtF(ex, product->operands[1 - side]);
+        softmax.input = peelRowShift(softmax.input);
+        if (sliced && failed(matchSinkColumn(*sliced, softmax)))
+          return failure();
         break;
       }
     }
+    softmaxKey = match.k2;
     if (!probs)
       return fail("neither operand of the contraction is a softmax (over "
                   "the dim it sums: P·V)");
@@ -1165,6 +1224,131 @@ private:
     return Found::Mismatch;
   }
 
+  /// P read as the keys of a softmax over one more column, the sink, which
+  /// is sliced off (gpt-oss: softmax(cat([scores, sink], -1))[..., :-1]):
+  /// the softmax's input read over `key`, an atom of Sk + 1 keys, in the
+  /// slice's dim `dim`; the sink column is the last (or, sliced from 1, the
+  /// first).
+  struct SinkSlice {
+    Node *source = nullptr;
+    unsigned key = 0;
+    bool sinkFirst = false;
+  };
+  std::optional<SinkSlice> sinkSlice(Node *p) {
+    Node *viewed = ex.look(p);
+    if (viewed->kind != Node::Tensor)
+      return std::nullopt;
+    auto slice = viewed->value.getDefiningOp<tensor::ExtractSliceOp>();
+    if (!slice || !slice.hasUnitStride())
+      return std::nullopt;
+    RankedTensorType source = slice.getSourceType(),
+                     result = slice.getResultType();
+    if (!source.hasStaticShape() || source.getRank() != result.getRank() ||
+        static_cast<size_t>(source.getRank()) != viewed->layout.size())
+      return std::nullopt;
+    int64_t keys = ex.atoms.size(match.k2);
+    std::optional<unsigned> keyDim;
+    bool sinkFirst = false;
+    for (auto [i, atoms] : llvm::enumerate(viewed->layout)) {
+      std::optional<int64_t> offset =
+          getConstantIntValue(slice.getMixedOffsets()[i]);
+      if (!offset)
+        return std::nullopt;
+      if (ex.atoms.significant(atoms) == AtomList{match.k2}) {
+        if (keyDim || source.getDimSize(i) != keys + 1 ||
+            result.getDimSize(i) != keys || (*offset != 0 && *offset != 1))
+          return std::nullopt;
+        keyDim = i;
+        sinkFirst = *offset == 1;
+        continue;
+      }
+      if (*offset != 0 || source.getDimSize(i) != result.getDimSize(i))
+        return std::nullopt;
+    }
+    if (!keyDim)
+      return std::nullopt;
+    SinkSlice found;
+    found.key = ex.atoms.make(keys + 1);
+    found.sinkFirst = sinkFirst;
+    Layout layout = viewed->layout;
+    layout[*keyDim] = {found.key};
+    ex.opened.insert(slice);
+    found.source = ex.tensor(slice.getSource(), layout);
+    return found;
+  }
+
+  /// The softmax input of a sink slice: the concatenation along the keys of
+  /// the scores and the sink column (on the side the slice drops), whose
+  /// scores become the softmax input and whose column becomes the sinks.
+  LogicalResult matchSinkColumn(const SinkSlice &sliced,
+                                SoftmaxResult &softmax) {
+    if (softmax.guard)
+      return fail("a softmax with a sink column has a guard for fully masked "
+                  "rows (the sink leaves none)");
+    Node *cat = ex.look(softmax.input);
+    auto concat = cat->kind == Node::Tensor
+                      ? cat->value.getDefiningOp<tensor::ConcatOp>()
+                      : tensor::ConcatOp();
+    if (!concat || concat->getNumOperands() != 2 ||
+        cat->layout.size() != static_cast<size_t>(concat.getRank()))
+      return fail("the softmax whose last (or first) column P drops is not "
+                  "of a concatenation of the scores and a sink column");
+    std::optional<unsigned> keyDim;
+    for (auto [i, atoms] : llvm::enumerate(cat->layout))
+      if (llvm::is_contained(ex.atoms.leaves(atoms), sliced.key))
+        keyDim = i;
+    if (!keyDim || concat.getDim() != *keyDim ||
+        ex.atoms.significant(cat->layout[*keyDim]) != AtomList{sliced.key})
+      return fail("the concatenation with the sink column is not along the "
+                  "keys P·V sums");
+    unsigned scoresSide = sliced.sinkFirst ? 1 : 0;
+    Value scores = concat->getOperand(scoresSide),
+          sink = concat->getOperand(1 - scoresSide);
+    if (cast<RankedTensorType>(sink.getType()).getDimSize(*keyDim) != 1)
+      return fail("the column P drops is not the sink column of the "
+                  "concatenation (P keeps a sink, or drops a key)");
+    Layout scoresLayout = cat->layout, sinkLayout = cat->layout;
+    scoresLayout[*keyDim] = {match.k2};
+    sinkLayout[*keyDim] = {};
+    ex.opened.insert(concat);
+    Node *sinkNode = ex.look(ex.tensor(sink, sinkLayout));
+    if (sinkNode->kind != Node::Tensor ||
+        !isa<RankedTensorType>(sinkNode->value.getType()))
+      return fail("the sink column is not read from a tensor of sinks");
+    // A size-1 dim indexes nothing (decode's single query): the sinks are
+    // read without it.
+    Layout significant;
+    for (const AtomList &dim : sinkNode->layout)
+      significant.push_back(ex.atoms.significant(dim));
+    match.sinks = ex.tensor(sinkNode->value, significant);
+    softmax.input = ex.tensor(scores, scoresLayout);
+    return success();
+  }
+
+  /// `x − rowmax(x)` over the keys is `x` to a softmax (gpt-oss subtracts
+  /// the max before softmax, which subtracts it again): exact, as the max
+  /// of the shifted row is 0 (or the row is NaN either way).
+  Node *peelRowShift(Node *x) {
+    for (int i = 0; i < 2; ++i) {
+      Node *shifted = computeOf<arith::SubFOp>(ex, x, 2);
+      if (!shifted)
+        break;
+      Node *max = ex.open(shifted->operands[1]);
+      std::optional<APFloat> start =
+          max->kind == Node::Reduce &&
+                  isa<arith::MaximumFOp, arith::MaxNumFOp>(max->op)
+              ? floatConstant(ex, max->operands[0])
+              : std::nullopt;
+      if (!start || !start->isNegInfinity() ||
+          !isRowReduce(max, shifted->operands[0],
+                       {arith::MaximumFOp::getOperationName(),
+                        arith::MaxNumFOp::getOperationName()}))
+        break;
+      x = shifted->operands[0];
+    }
+    return x;
+  }
+
   /// Whether `node` is the sum of `x` over the keys, from zero.
   bool isRowReduce(Node *row, Node *x, ArrayRef<StringRef> combiners) {
     row = ex.open(row);
@@ -1173,10 +1357,10 @@ private:
       return false;
     AtomList reduced = ex.atoms.leaves(row->atoms);
     if (reduced.size() != 1 ||
-        ex.atoms.size(reduced[0]) != ex.atoms.size(match.k2))
+        ex.atoms.size(reduced[0]) != ex.atoms.size(softmaxKey))
       return false;
     Renaming renaming;
-    renaming[reduced[0]] = match.k2;
+    renaming[reduced[0]] = softmaxKey;
     return ex.same(row->operands[1], x, renaming);
   }
 
@@ -1213,10 +1397,10 @@ private:
         std::optional<int64_t> keyDim;
         for (auto [i, atoms] : llvm::enumerate(viewed->layout)) {
           AtomList leaves = ex.atoms.leaves(atoms);
-          if (!llvm::is_contained(leaves, match.k2))
+          if (!llvm::is_contained(leaves, softmaxKey))
             continue;
-          if (ex.atoms.significant(atoms) != AtomList{match.k2} &&
-              leaves != AtomList{match.k2})
+          if (ex.atoms.significant(atoms) != AtomList{softmaxKey} &&
+              leaves != AtomList{softmaxKey})
             return mismatch("dim " + Twine(i) +
                             " of the softmax flattens the keys P·V sums "
                             "with other dims");
@@ -1292,14 +1476,14 @@ private:
       return false;
     AtomList reduced = ex.atoms.leaves(all->atoms);
     if (reduced.size() != 1 ||
-        ex.atoms.size(reduced[0]) != ex.atoms.size(match.k2))
+        ex.atoms.size(reduced[0]) != ex.atoms.size(softmaxKey))
       return false;
     Node *cmp = computeOf<arith::CmpFOp>(ex, all->operands[1], 2);
     if (!cmp || cast<arith::CmpFOp>(cmp->op).getPredicate() !=
                     arith::CmpFPredicate::OEQ)
       return false;
     Renaming renaming;
-    renaming[reduced[0]] = match.k2;
+    renaming[reduced[0]] = softmaxKey;
     for (unsigned side : {0u, 1u}) {
       std::optional<APFloat> inf = floatConstant(ex, cmp->operands[1 - side]);
       if (inf && inf->isNegInfinity() &&
@@ -1634,6 +1818,9 @@ private:
 
   Expressions &ex;
   MaskAnalysis analysis;
+  /// The key atom the softmax is over: the keys P·V sums, or those and the
+  /// sink column.
+  unsigned softmaxKey = 0;
 };
 
 //===----------------------------------------------------------------------===//
@@ -1738,6 +1925,8 @@ public:
     if (hasPositions &&
         failed(planView(pm->positions, {}, "the positions", positions)))
       return failure();
+    if (match.sinks && failed(planView(match.sinks, {}, "the sinks", sinks)))
+      return failure();
 
     // Roles, and which loop in Q and the output only is the queries.
     SmallVector<AffineExpr> outExprs;
@@ -1754,8 +1943,9 @@ public:
     if (candidates.size() > 1)
       queryDim = loopOf[*queries];
     std::string rolesWhy;
-    if (failed(AttentionDims::infer(q.map, k.map, v.map, outMap, queryDim,
-                                    &rolesWhy)))
+    FailureOr<AttentionDims> dims =
+        AttentionDims::infer(q.map, k.map, v.map, outMap, queryDim, &rolesWhy);
+    if (failed(dims))
       return fail("the dims do not have attention's roles: " + rolesWhy);
 
     auto isAttentionFloat = [](Type t) {
@@ -1780,6 +1970,16 @@ public:
     }
     if (hasPositions && indexesNonScore(positions, /*allowKeys=*/false))
       return fail("the query positions are indexed by a key or channel dim");
+    if (match.sinks) {
+      if (!isAttentionFloat(sinks.element))
+        return fail("the sinks are not f16/bf16/f32/f64");
+      if (!llvm::all_of(sinks.loops, [&](unsigned loop) {
+            return llvm::is_contained(dims->batch, loop);
+          }))
+        return fail("the sink column is not read from sinks indexed by "
+                    "batch dims only (it varies along the queries or a "
+                    "channel dim, or is computed per element)");
+    }
 
     // A fully masked row: torch's guard gives zeros, the op NaN.
     if (match.guard) {
@@ -1814,6 +2014,7 @@ public:
     Value maskValue = match.mask ? emitView(rewriter, loc, mask) : Value();
     Value positionsValue =
         hasPositions ? emitView(rewriter, loc, positions) : Value();
+    Value sinksValue = match.sinks ? emitView(rewriter, loc, sinks) : Value();
     Value init = tensor::EmptyOp::create(rewriter, loc, outShape,
                                          rootType.getElementType());
     SmallVector<Attribute> maps = {AffineMapAttr::get(q.map),
@@ -1823,6 +2024,8 @@ public:
       maps.push_back(AffineMapAttr::get(mask.map));
     if (hasPositions)
       maps.push_back(AffineMapAttr::get(positions.map));
+    if (match.sinks)
+      maps.push_back(AffineMapAttr::get(sinks.map));
     maps.push_back(AffineMapAttr::get(outMap));
     const std::optional<PositionMask> &pm = match.positionMask;
     Value keyOffset;
@@ -1833,7 +2036,7 @@ public:
       window = rewriter.getI64IntegerAttr(*pm->window);
     auto attention = AttentionOp::create(
         rewriter, loc, init.getType(), query, key, value, maskValue,
-        positionsValue, /*query_offset=*/Value(), keyOffset,
+        positionsValue, /*query_offset=*/Value(), keyOffset, sinksValue,
         rewriter.getArrayAttr(maps), rewriter.getF64FloatAttr(match.scale),
         pm ? rewriter.getUnitAttr() : UnitAttr(), window,
         queryDim ? rewriter.getI64IntegerAttr(*queryDim) : IntegerAttr(), init);
@@ -2120,7 +2323,7 @@ private:
   SmallVector<int64_t> outShape;
   DenseMap<unsigned, unsigned> loopOf;
   unsigned numLoops = 0, keyLoop = 0;
-  ViewPlan q, k, v, mask, positions;
+  ViewPlan q, k, v, mask, positions, sinks;
   bool hasPositions = false, guardMask = false;
   AffineMap outMap;
   std::optional<int64_t> queryDim;

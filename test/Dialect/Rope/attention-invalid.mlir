@@ -9,7 +9,7 @@
 #v = affine_map<(b, h, m, k1, k2, n) -> (b, h, k2, n)>
 #o = affine_map<(b, h, m, k1, k2, n) -> (b, h, m, n)>
 func.func @map_count(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x8xf32>, %init: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
-  // expected-error @+1 {{'rope.attention' op expected 4 indexing maps (query, key, value, [mask], [query_positions], output), got 3}}
+  // expected-error @+1 {{'rope.attention' op expected 4 indexing maps (query, key, value, [mask], [query_positions], [sinks], output), got 3}}
   %o = rope.attention ins(%q, %k, %v : tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>) outs(%init : tensor<1x2x4x8xf32>) attributes {indexing_maps = [#q, #k, #v], scale = 1.0 : f64} -> tensor<1x2x4x8xf32>
   return %o : tensor<1x2x4x8xf32>
 }
@@ -527,4 +527,69 @@ func.func @online_shared_check(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>,
   // expected-error @+1 {{'rope.online_attention' op acc element type must be f16, bf16, f32 or f64, got 'i32'}}
   %a, %m, %s = rope.online_attention ins(%q, %k, %v : tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>) outs(%acc, %max, %sum : tensor<1x2x4x8xi32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>) attributes {indexing_maps = [#q, #k, #v, #o], scale = 1.0 : f64} -> tensor<1x2x4x8xi32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>
   return
+}
+
+// -----
+
+// Sinks: one logit per softmax row's batch dims, never per query.
+#q = affine_map<(b, h, m, k1, k2, n) -> (b, h, m, k1)>
+#k = affine_map<(b, h, m, k1, k2, n) -> (b, h, k2, k1)>
+#v = affine_map<(b, h, m, k1, k2, n) -> (b, h, k2, n)>
+#o = affine_map<(b, h, m, k1, k2, n) -> (b, h, m, n)>
+#s = affine_map<(b, h, m, k1, k2, n) -> (h, m)>
+func.func @sinks_per_query(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x8xf32>, %sinks: tensor<2x4xf32>, %init: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  // expected-error @+1 {{'rope.attention' op sinks map affine_map<(d0, d1, d2, d3, d4, d5) -> (d1, d2)> may index only batch dims (one sink logit per row of the softmax, the same for every query)}}
+  %o = rope.attention ins(%q, %k, %v : tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>) sinks(%sinks : tensor<2x4xf32>) outs(%init : tensor<1x2x4x8xf32>) attributes {indexing_maps = [#q, #k, #v, #s, #o], scale = 1.0 : f64} -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+#q = affine_map<(b, h, m, k1, k2, n) -> (b, h, m, k1)>
+#k = affine_map<(b, h, m, k1, k2, n) -> (b, h, k2, k1)>
+#v = affine_map<(b, h, m, k1, k2, n) -> (b, h, k2, n)>
+#o = affine_map<(b, h, m, k1, k2, n) -> (b, h, m, n)>
+#s = affine_map<(b, h, m, k1, k2, n) -> (h, k2)>
+func.func @sinks_per_key(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x8xf32>, %sinks: tensor<2x6xf32>, %init: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  // expected-error @+1 {{'rope.attention' op sinks map affine_map<(d0, d1, d2, d3, d4, d5) -> (d1, d4)> may index only batch dims}}
+  %o = rope.attention ins(%q, %k, %v : tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>) sinks(%sinks : tensor<2x6xf32>) outs(%init : tensor<1x2x4x8xf32>) attributes {indexing_maps = [#q, #k, #v, #s, #o], scale = 1.0 : f64} -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+#q = affine_map<(b, h, m, k1, k2, n) -> (b, h, m, k1)>
+#k = affine_map<(b, h, m, k1, k2, n) -> (b, h, k2, k1)>
+#v = affine_map<(b, h, m, k1, k2, n) -> (b, h, k2, n)>
+#o = affine_map<(b, h, m, k1, k2, n) -> (b, h, m, n)>
+#s = affine_map<(b, h, m, k1, k2, n) -> (h)>
+func.func @sinks_type(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x8xf32>, %sinks: tensor<2xi32>, %init: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  // expected-error @+1 {{'rope.attention' op sinks element type must be f16, bf16, f32 or f64, got 'i32'}}
+  %o = rope.attention ins(%q, %k, %v : tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>) sinks(%sinks : tensor<2xi32>) outs(%init : tensor<1x2x4x8xf32>) attributes {indexing_maps = [#q, #k, #v, #s, #o], scale = 1.0 : f64} -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+#q = affine_map<(b, h, m, k1, k2, n) -> (b, h, m, k1)>
+#k = affine_map<(b, h, m, k1, k2, n) -> (b, h, k2, k1)>
+#v = affine_map<(b, h, m, k1, k2, n) -> (b, h, k2, n)>
+#o = affine_map<(b, h, m, k1, k2, n) -> (b, h, m, n)>
+#s = affine_map<(b, h, m, k1, k2, n) -> (h)>
+func.func @sinks_size(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x8xf32>, %sinks: tensor<3xf32>, %init: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  // expected-error @+1 {{'rope.attention' op dim 0 of sinks has size 3 but d1 has size 2 in value}}
+  %o = rope.attention ins(%q, %k, %v : tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>) sinks(%sinks : tensor<3xf32>) outs(%init : tensor<1x2x4x8xf32>) attributes {indexing_maps = [#q, #k, #v, #s, #o], scale = 1.0 : f64} -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+#q = affine_map<(b, h, m, k1, k2, n) -> (b, h, m, k1)>
+#k = affine_map<(b, h, m, k1, k2, n) -> (b, h, k2, k1)>
+#v = affine_map<(b, h, m, k1, k2, n) -> (b, h, k2, n)>
+#o = affine_map<(b, h, m, k1, k2, n) -> (b, h, m, n)>
+func.func @sinks_map_missing(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x8xf32>, %sinks: tensor<2xf32>, %init: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  // expected-error @+1 {{'rope.attention' op expected 5 indexing maps (query, key, value, [mask], [query_positions], [sinks], output), got 4}}
+  %o = rope.attention ins(%q, %k, %v : tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>) sinks(%sinks : tensor<2xf32>) outs(%init : tensor<1x2x4x8xf32>) attributes {indexing_maps = [#q, #k, #v, #o], scale = 1.0 : f64} -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
 }

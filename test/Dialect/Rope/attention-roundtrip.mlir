@@ -3,7 +3,7 @@
 
 // Every syntactic form of rope.attention and rope.online_attention survives
 // printing and parsing, in the custom and the generic form: optional
-// operands (mask, query_positions, query_offset, key_offset), attributes
+// operands (mask, query_positions, query_offset, key_offset, sinks), attributes
 // (causal, window, query_dim), the score region, maps in any tensor layout,
 // every element type. Executed: python/tests/test_attention_op.py.
 
@@ -104,6 +104,28 @@ func.func @softcap(%q: tensor<2x4x8x64xf32>, %k: tensor<2x4x16x64xf32>, %v: tens
 func.func @gqa_bshd(%q: tensor<1x8x2x4x64xf32>, %k: tensor<1x16x2x64xf32>, %v: tensor<1x16x2x32xf32>, %init: tensor<1x8x2x4x32xf32>) -> tensor<1x8x2x4x32xf32> {
   %o = rope.attention ins(%q, %k, %v : tensor<1x8x2x4x64xf32>, tensor<1x16x2x64xf32>, tensor<1x16x2x32xf32>) outs(%init : tensor<1x8x2x4x32xf32>) attributes {indexing_maps = [#gq, #gk, #gv, #go], scale = 0.125 : f64, causal, query_dim = 1 : i64} -> tensor<1x8x2x4x32xf32>
   return %o : tensor<1x8x2x4x32xf32>
+}
+
+// Attention sinks: one logit per (kv head, group) joining the softmax, with
+// a mask, positions and a key offset before them in the operand order.
+// CHECK-LABEL: func.func @sinks_gqa(
+//  CHECK-SAME:     %[[SK:[a-z0-9]+]]: tensor<2x4xbf16>
+//       CHECK:   rope.attention ins({{.*}}) mask(%{{.*}} : tensor<8x16xf32>) query_positions(%{{.*}} : tensor<1x8xi32>) key_offset(%{{.*}}) sinks(%[[SK]] : tensor<2x4xbf16>) outs(%{{.*}} : tensor<1x8x2x4x32xf32>) attributes {causal, indexing_maps = [#[[$GQ]], #[[$GK]], #[[$GV]], #{{[a-z0-9_]+}}, #{{[a-z0-9_]+}}, #{{[a-z0-9_]+}}, #[[$GO]]], query_dim = 1 : i64, scale = 1.250000e-01 : f64} -> tensor<1x8x2x4x32xf32>
+#gmask = affine_map<(b, m, h, g, k1, k2, n) -> (m, k2)>
+#gpos = affine_map<(b, m, h, g, k1, k2, n) -> (b, m)>
+#gsink = affine_map<(b, m, h, g, k1, k2, n) -> (h, g)>
+func.func @sinks_gqa(%q: tensor<1x8x2x4x64xf32>, %k: tensor<1x16x2x64xf32>, %v: tensor<1x16x2x32xf32>, %mask: tensor<8x16xf32>, %pos: tensor<1x8xi32>, %koff: index, %sinks: tensor<2x4xbf16>, %init: tensor<1x8x2x4x32xf32>) -> tensor<1x8x2x4x32xf32> {
+  %o = rope.attention ins(%q, %k, %v : tensor<1x8x2x4x64xf32>, tensor<1x16x2x64xf32>, tensor<1x16x2x32xf32>) mask(%mask : tensor<8x16xf32>) query_positions(%pos : tensor<1x8xi32>) key_offset(%koff) sinks(%sinks : tensor<2x4xbf16>) outs(%init : tensor<1x8x2x4x32xf32>) attributes {indexing_maps = [#gq, #gk, #gv, #gmask, #gpos, #gsink, #go], scale = 0.125 : f64, causal, query_dim = 1 : i64} -> tensor<1x8x2x4x32xf32>
+  return %o : tensor<1x8x2x4x32xf32>
+}
+
+// Sinks alone, one per head of [B, H, S, D].
+// CHECK-LABEL: func.func @sinks_per_head(
+//       CHECK:   rope.attention ins({{.*}}) sinks(%{{.*}} : tensor<4xf32>) outs({{.*}}) attributes {indexing_maps = [#[[$Q]], #[[$K]], #[[$V]], #{{[a-z0-9_]+}}, #[[$O]]], scale = 1.250000e-01 : f64} -> tensor<2x4x8x64xf32>
+#head = affine_map<(b, h, m, k1, k2, n) -> (h)>
+func.func @sinks_per_head(%q: tensor<2x4x8x64xf32>, %k: tensor<2x4x16x64xf32>, %v: tensor<2x4x16x64xf32>, %sinks: tensor<4xf32>, %init: tensor<2x4x8x64xf32>) -> tensor<2x4x8x64xf32> {
+  %o = rope.attention ins(%q, %k, %v : tensor<2x4x8x64xf32>, tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>) sinks(%sinks : tensor<4xf32>) outs(%init : tensor<2x4x8x64xf32>) attributes {indexing_maps = [#q, #k, #v, #head, #o], scale = 0.125 : f64} -> tensor<2x4x8x64xf32>
+  return %o : tensor<2x4x8x64xf32>
 }
 
 // One online-softmax step: acc in the accumulator type, max and sum shaped

@@ -89,6 +89,33 @@ module attributes {transform.with_named_sequence} {
 
 // -----
 
+// Sinks [Hkv, G] are sliced along the batch dims they have (kv head and
+// group), not along the queries.
+// CHECK-LABEL: func.func @gqa_sinks_forall(
+//  CHECK-SAME:     %[[S:[a-z0-9]+]]: tensor<2x4xf32>
+//       CHECK:   scf.forall (%[[H:.*]], %[[G:.*]], %[[M:.*]]) in (2, 2, 2) shared_outs(%[[OUT:.*]] = %{{.*}})
+//   CHECK-DAG:     %[[GO:.*]] = affine.apply #{{.*}}(%[[G]])
+//   CHECK-DAG:     %[[ST:.*]] = tensor.extract_slice %[[S]][%[[H]], %[[GO]]] [1, 2]
+//       CHECK:     rope.attention ins({{.*}}) sinks(%[[ST]] : tensor<1x2xf32>) outs(%{{.*}} : tensor<1x1x2x4x32xf32>)
+#sq = affine_map<(b, h, g, m, k1, k2, n) -> (b, h, g, m, k1)>
+#sk = affine_map<(b, h, g, m, k1, k2, n) -> (b, h, k2, k1)>
+#sv = affine_map<(b, h, g, m, k1, k2, n) -> (b, h, k2, n)>
+#ss = affine_map<(b, h, g, m, k1, k2, n) -> (h, g)>
+#so = affine_map<(b, h, g, m, k1, k2, n) -> (b, h, g, m, n)>
+func.func @gqa_sinks_forall(%q: tensor<1x2x4x8x32xf32>, %k: tensor<1x2x16x32xf32>, %v: tensor<1x2x16x32xf32>, %sinks: tensor<2x4xf32>, %init: tensor<1x2x4x8x32xf32>) -> tensor<1x2x4x8x32xf32> {
+  %o = rope.attention ins(%q, %k, %v : tensor<1x2x4x8x32xf32>, tensor<1x2x16x32xf32>, tensor<1x2x16x32xf32>) sinks(%sinks : tensor<2x4xf32>) outs(%init : tensor<1x2x4x8x32xf32>) attributes {indexing_maps = [#sq, #sk, #sv, #ss, #so], scale = 0.125 : f64, causal, query_dim = 3 : i64} -> tensor<1x2x4x8x32xf32>
+  return %o : tensor<1x2x4x8x32xf32>
+}
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %ops = transform.structured.match ops{["rope.attention"]} in %root : (!transform.any_op) -> !transform.any_op
+    %t, %loop = transform.structured.tile_using_forall %ops tile_sizes [0, 1, 2, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.yield
+  }
+}
+
+// -----
+
 // Dynamic sizes ([B, S, H, D]): the whole op's Sk - Sq comes from the
 // operands' sizes, plus the query tile's start; the keys stay whole.
 // CHECK-DAG: #[[$DOFF:.*]] = affine_map<()[s0, s1, s2] -> (s0 - s1 + s2)>

@@ -198,3 +198,21 @@ func.func @attention(%q: tensor<?x?x16xf32>, %k: tensor<?x?x16xf32>, %v: tensor<
          outs(%init : tensor<?x?x16xf32>) attributes {indexing_maps = [#q, #k, #v, #o], scale = 0.25 : f64} -> tensor<?x?x16xf32>
   return %o : tensor<?x?x16xf32>
 }
+
+// -----
+
+// Attention sinks: a dynamic sinks dim is checked against the batch loop it
+// names (here the heads, first named by the query).
+#q = affine_map<(b, h, m, k1, k2, n) -> (b, h, m, k1)>
+#k = affine_map<(b, h, m, k1, k2, n) -> (b, h, k2, k1)>
+#v = affine_map<(b, h, m, k1, k2, n) -> (b, h, k2, n)>
+#s = affine_map<(b, h, m, k1, k2, n) -> (h)>
+#o = affine_map<(b, h, m, k1, k2, n) -> (b, h, m, n)>
+// CHECK-LABEL: func.func @attention_sinks
+//       CHECK:   cf.assert %{{.*}}, "{{.*}}^ sinks dim 0 must equal query dim 1
+//       CHECK:   rope.attention
+func.func @attention_sinks(%q: tensor<1x?x4x16xf32>, %k: tensor<1x2x6x16xf32>, %v: tensor<1x2x6x16xf32>, %sinks: tensor<?xf32>, %init: tensor<1x2x4x16xf32>) -> tensor<1x2x4x16xf32> {
+  %o = rope.attention ins(%q, %k, %v : tensor<1x?x4x16xf32>, tensor<1x2x6x16xf32>, tensor<1x2x6x16xf32>) sinks(%sinks : tensor<?xf32>)
+         outs(%init : tensor<1x2x4x16xf32>) attributes {indexing_maps = [#q, #k, #v, #s, #o], scale = 0.25 : f64} -> tensor<1x2x4x16xf32>
+  return %o : tensor<1x2x4x16xf32>
+}

@@ -10,7 +10,8 @@
 // AggregatedOpInterface::decomposeOperation for the attention ops:
 //
 // `rope.attention` is one online-softmax step over every key from the
-// initial state (acc 0, max −inf, sum 0, in the accumulator type) followed by
+// initial state (acc 0, max −inf, sum 0, in the accumulator type; with sinks
+// max t and sum exp(t − t), the sink as the row's first logit) followed by
 // the normalization O = acc / sum in the output type.
 //
 // `rope.online_attention` becomes plain linalg, in the order and forms the
@@ -118,6 +119,8 @@ SmallVector<OpFoldResult> loopExtents(OpBuilder &b, OpTy op) {
     values.push_back(op.getMask());
   if (op.getQueryPositions())
     values.push_back(op.getQueryPositions());
+  if (op.getSinks())
+    values.push_back(op.getSinks());
   values.push_back(op.getDpsInits().front());
   SmallVector<OpFoldResult> extents(op.getNumLoops());
   for (bool dynamic : {false, true})
@@ -415,15 +418,49 @@ FailureOr<SmallVector<Value>> AttentionOp::decomposeOperation(OpBuilder &b) {
   rowSizes.erase(rowSizes.begin() + nPos);
   APFloat zero = APFloat::getZero(acc.getFloatSemantics());
   Value acc0 = filled(b, loc, outSizes, acc, zero);
-  Value max0 = filled(b, loc, rowSizes, acc,
-                      APFloat::getInf(acc.getFloatSemantics(), true));
-  Value sum0 = filled(b, loc, rowSizes, acc, zero);
+  Value max0, sum0;
+  if (Value sinks = getSinks()) {
+    // The sink t is the row's first logit: max t, sum exp(t − t) = 1 (0 for
+    // t = −inf, no sink; NaN stays NaN), no V row. Row tensors are laid out
+    // like the output without n; the sinks map names batch dims, all in it.
+    AffineMap rowMap = outMap.dropResult(nPos);
+    SmallVector<AffineExpr> sinkExprs;
+    for (AffineExpr e : getSinksMap().getResults())
+      sinkExprs.push_back(getAffineDimExpr(*rowMap.getResultPosition(e), ctx));
+    unsigned rowRank = outRank - 1;
+    AffineMap rowId = AffineMap::getMultiDimIdentityMap(rowRank, ctx);
+    AffineMap sinkMap = AffineMap::get(rowRank, 0, sinkExprs, ctx);
+    SmallVector<utils::IteratorType> rowParallel(rowRank,
+                                                 utils::IteratorType::parallel);
+    max0 =
+        generic(b, loc, sinks, tensor::EmptyOp::create(b, loc, rowSizes, acc),
+                {sinkMap, rowId}, rowParallel,
+                [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                  return convertFloat(nb, nloc, a[0], acc);
+                });
+    sum0 = generic(b, loc, max0, tensor::EmptyOp::create(b, loc, rowSizes, acc),
+                   {rowId, rowId}, rowParallel,
+                   [](OpBuilder &nb, Location nloc, ValueRange a) {
+                     return shiftedExp(nb, nloc, a[0], a[0], a[0]);
+                   });
+  } else {
+    max0 = filled(b, loc, rowSizes, acc,
+                  APFloat::getInf(acc.getFloatSemantics(), true));
+    sum0 = filled(b, loc, rowSizes, acc, zero);
+  }
 
+  // The online step's maps: this op's without the sinks'.
+  ArrayAttr maps = getIndexingMapsAttr();
+  if (getSinks()) {
+    SmallVector<Attribute> kept(maps.getValue());
+    kept.erase(kept.end() - 2);
+    maps = b.getArrayAttr(kept);
+  }
   auto online = OnlineAttentionOp::create(
       b, loc, acc0.getType(), max0.getType(), sum0.getType(), getQuery(),
       getKey(), getValue(), getMask(), getQueryPositions(), getQueryOffset(),
-      getKeyOffset(), getIndexingMapsAttr(), getScaleAttr(), getCausalAttr(),
-      getWindowAttr(), getQueryDimAttr(), acc0, max0, sum0);
+      getKeyOffset(), maps, getScaleAttr(), getCausalAttr(), getWindowAttr(),
+      getQueryDimAttr(), acc0, max0, sum0);
   IRMapping mapping;
   getModifier().cloneInto(&online.getModifier(), mapping);
 

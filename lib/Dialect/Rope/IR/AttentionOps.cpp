@@ -25,6 +25,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <type_traits>
 
 using namespace mlir;
 using namespace mlir::rope;
@@ -162,12 +163,14 @@ FloatType accumulatorTypeOf(ArrayRef<Type> elementTypes) {
 template <typename OpTy>
 LogicalResult verifyAttention(OpTy op, Value output, StringRef outputName) {
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  unsigned expected =
-      4 + (op.getMask() ? 1 : 0) + (op.getQueryPositions() ? 1 : 0);
+  unsigned expected = 4 + (op.getMask() ? 1 : 0) +
+                      (op.getQueryPositions() ? 1 : 0) +
+                      (op.getSinks() ? 1 : 0);
   if (maps.size() != expected)
     return op.emitOpError("expected ")
            << expected
            << " indexing maps (query, key, value, [mask], [query_positions], "
+           << (std::is_same_v<OpTy, AttentionOp> ? "[sinks], " : "")
            << outputName << "), got " << maps.size();
 
   SmallVector<std::pair<Value, StringRef>> operands = {
@@ -176,6 +179,8 @@ LogicalResult verifyAttention(OpTy op, Value output, StringRef outputName) {
     operands.push_back({op.getMask(), "mask"});
   if (op.getQueryPositions())
     operands.push_back({op.getQueryPositions(), "query_positions"});
+  if (op.getSinks())
+    operands.push_back({op.getSinks(), "sinks"});
   operands.push_back({output, outputName});
 
   unsigned numLoops = maps.front().getNumDims();
@@ -264,6 +269,20 @@ LogicalResult verifyAttention(OpTy op, Value output, StringRef outputName) {
       return op.emitOpError(
                  "query_positions element type must be an integer of 2 to "
                  "64 bits, got ")
+             << t;
+  }
+  if (AffineMap sinks = op.getSinksMap()) {
+    for (AffineExpr e : sinks.getResults())
+      if (!llvm::is_contained(dims->batch,
+                              cast<AffineDimExpr>(e).getPosition()))
+        return op.emitOpError("sinks map ")
+               << AffineMapAttr::get(sinks)
+               << " may index only batch dims (one sink logit per row of "
+                  "the softmax, the same for every query)";
+    Type t = getElementTypeOrSelf(op.getSinks().getType());
+    if (!isAttentionFloat(t))
+      return op.emitOpError("sinks element type must be f16, bf16, f32 or "
+                            "f64, got ")
              << t;
   }
   if ((op.getQueryPositions() || op.getQueryOffset() || op.getKeyOffset()) &&

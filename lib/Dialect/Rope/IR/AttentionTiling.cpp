@@ -18,6 +18,7 @@
 //     along k2;
 //   - the score region is cloned with the tile's start added to each of its
 //     index arguments.
+// The sinks of `rope.attention` (batch dims only) are sliced like any input.
 // `rope.attention` needs every key in a tile (its softmax is over k2) and
 // `k1` whole; `rope.online_attention` tiles k2 too: its destinations (acc,
 // max, sum) are the running state, so a sequential loop over key tiles
@@ -50,6 +51,8 @@ SmallVector<std::pair<Value, AffineMap>> mappedOperands(OpTy op) {
     values.push_back(op.getMask());
   if (op.getQueryPositions())
     values.push_back(op.getQueryPositions());
+  if (op.getSinks())
+    values.push_back(op.getSinks());
   values.push_back(op.getDpsInits().front());
   SmallVector<std::pair<Value, AffineMap>> result;
   for (auto [value, map] : llvm::zip_equal(values, maps))
@@ -194,9 +197,10 @@ void cloneShiftedRegion(OpBuilder &b, OpTy op, Operation *tiled,
   }
 }
 
-/// The operands every tile shares: Q, K, V, mask and positions sliced.
+/// The operands every tile shares: Q, K, V, mask, positions and sinks
+/// sliced.
 struct TiledInputs {
-  Value query, key, value, mask, queryPositions;
+  Value query, key, value, mask, queryPositions, sinks;
 };
 
 template <typename OpTy>
@@ -218,6 +222,9 @@ TiledInputs sliceInputs(OpBuilder &b, OpTy op, ArrayRef<OpFoldResult> offsets,
     in.queryPositions =
         sliceByMap(b, loc, op.getQueryPositions(), op.getQueryPositionsMap(),
                    offsets, sizes, slices);
+  if (op.getSinks())
+    in.sinks = sliceByMap(b, loc, op.getSinks(), op.getSinksMap(), offsets,
+                          sizes, slices);
   return in;
 }
 
@@ -302,7 +309,7 @@ AttentionOp::getTiledImplementation(OpBuilder &b,
   TilePositions positions = tilePositions(b, *this, offsets);
   auto tiled = AttentionOp::create(
       b, loc, init.getType(), in.query, in.key, in.value, in.mask,
-      in.queryPositions, positions.queryOffset, positions.keyOffset,
+      in.queryPositions, positions.queryOffset, positions.keyOffset, in.sinks,
       getIndexingMapsAttr(), getScaleAttr(), getCausalAttr(), getWindowAttr(),
       getQueryDimAttr(), init);
   cloneShiftedRegion(b, *this, tiled, offsets);

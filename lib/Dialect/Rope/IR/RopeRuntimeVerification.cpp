@@ -288,6 +288,8 @@ static void verifyAttentionSizes(
     operands.push_back({mask, "mask"});
   if (Value positions = op.getQueryPositions())
     operands.push_back({positions, "query_positions"});
+  if (Value sinks = op.getSinks())
+    operands.push_back({sinks, "sinks"});
   operands.push_back({op.getDpsInits().front(), "outs"});
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   // Per loop: the first (operand index, dim) that names it.

@@ -368,15 +368,18 @@ class Rope_AttentionBase<string mnemonic, list<Trait> traits = []>
             "getTiledImplementation", "getResultTilePosition",
             "generateResultTileValue"]>,
         DeclareOpInterfaceMethods<RuntimeVerifiableOpInterface>])> {
-  // Operands shared by both forms; the destinations differ.
-  dag commonArguments = (ins
+  // Operands and attributes shared by both forms; `sinks` (rope.attention
+  // only: they start the online state) and the destinations differ.
+  dag commonOperands = (ins
     AnyRankedTensor:$query,
     AnyRankedTensor:$key,
     AnyRankedTensor:$value,
     Optional<AnyRankedTensor>:$mask,
     Optional<AnyRankedTensor>:$query_positions,
     Optional<Index>:$query_offset,
-    Optional<Index>:$key_offset,
+    Optional<Index>:$key_offset
+  );
+  dag commonAttributes = (ins
     AffineMapArrayAttr:$indexing_maps,
     F64Attr:$scale,
     UnitAttr:$causal,
@@ -392,7 +395,7 @@ class Rope_AttentionBase<string mnemonic, list<Trait> traits = []>
     /// an operand is f64, else f32.
     ::mlir::FloatType getAccumulatorType();
     /// Maps of the inputs in operand order (query, key, value, [mask],
-    /// [query_positions]) and of the first destination.
+    /// [query_positions], [sinks]) and of the first destination.
     ::mlir::AffineMap getQueryMap() { return getIndexingMapsArray()[0]; }
     ::mlir::AffineMap getKeyMap() { return getIndexingMapsArray()[1]; }
     ::mlir::AffineMap getValueMap() { return getIndexingMapsArray()[2]; }
@@ -403,6 +406,11 @@ class Rope_AttentionBase<string mnemonic, list<Trait> traits = []>
       return getQueryPositions()
                  ? getIndexingMapsArray()[getMask() ? 4 : 3]
                  : ::mlir::AffineMap();
+    }
+    ::mlir::AffineMap getSinksMap() {
+      return getSinks() ? getIndexingMapsArray()[3 + (getMask() ? 1 : 0) +
+                                                 (getQueryPositions() ? 1 : 0)]
+                        : ::mlir::AffineMap();
     }
     ::mlir::AffineMap getOutputMap() {
       return getIndexingMapsArray().back();
@@ -425,8 +433,8 @@ class Rope_AttentionBase<string mnemonic, list<Trait> traits = []>
 }
 
 def Rope_AttentionOp : Rope_AttentionBase<"attention"> {
-  let summary = "scaled dot-product attention with GQA, masks and a score "
-                "modifier";
+  let summary = "scaled dot-product attention with GQA, masks, sinks and a "
+                "score modifier";
   let description = [{
     `O = softmax_k2(modify(scale · Q·Kᵀ) + mask) · V`, written into `init`.
     The loop dims and their roles come from `indexing_maps` (one per input,
@@ -472,12 +480,26 @@ def Rope_AttentionOp : Rope_AttentionBase<"attention"> {
          masked key's probability is 0, which still multiplies its V row: V
          must be finite there (a NaN or Inf propagates, as in softmax(...)·V
          written out), e.g. in a KV cache beyond the valid length.
+      5. attention sinks (gpt-oss; IREE, vLLM and FlashInfer define them
+         alike): with a `sinks` operand, a float whose map names batch dims
+         only (e.g. one learned logit per head, `[Hkv, G]` under GQA), the
+         softmax of step 4 is over the row's scores and one more logit,
+         the row's sink `t`, which takes part in the max and adds
+         `exp(t − max)` to the denominator but has no V row:
+         `p_k2 = exp(s_k2 − M) / (exp(t − M) + Σ_k2 exp(s_k2 − M))` with
+         `M = max(t, max_k2 s)`. The sink is not scaled, modified or masked.
+         A row whose keys are all masked then gives 0 (the sink takes all the
+         weight), not NaN; a sink of −inf is no sink.
 
     The op is destination-passing (`outs`) and implements TilingInterface
     over the batch, query and `n` dims (the keys and `k1` stay whole: the
     softmax needs every key; tile the keys through `rope.online_attention`).
     `AggregatedOpInterface` decomposes it into one online-attention step
-    over all keys and a normalization, i.e. plain linalg.
+    over all keys, started from (acc 0, max −inf, sum 0), or with sinks
+    from (acc 0, max t, sum exp(t − t) = 1, 0 where t = −inf), and a
+    normalization acc / sum, i.e. plain linalg. The sinks are thus in the
+    state before the first key: however the keys are tiled, each row counts
+    its sink exactly once.
 
     ```mlir
     #q = affine_map<(b, h, g, m, k1, k2, n) -> (b, h, g, m, k1)>
@@ -491,7 +513,8 @@ def Rope_AttentionOp : Rope_AttentionBase<"attention"> {
            -> tensor<1x8x4x512x128xf32>
     ```
   }];
-  let arguments = !con(commonArguments, (ins AnyRankedTensor:$init));
+  let arguments = !con(commonOperands, (ins Optional<AnyRankedTensor>:$sinks),
+                       commonAttributes, (ins AnyRankedTensor:$init));
   let results = (outs AnyRankedTensor:$result);
   let regions = (region MaxSizedRegion<1>:$modifier);
   let assemblyFormat = [{
@@ -501,6 +524,7 @@ def Rope_AttentionOp : Rope_AttentionBase<"attention"> {
     (`query_positions` `(` $query_positions^ `:` type($query_positions) `)`)?
     (`query_offset` `(` $query_offset^ `)`)?
     (`key_offset` `(` $key_offset^ `)`)?
+    (`sinks` `(` $sinks^ `:` type($sinks) `)`)?
     `outs` `(` $init `:` type($init) `)`
     attr-dict-with-keyword ($modifier^)? `->` type($result)
   }];
@@ -527,13 +551,16 @@ def Rope_OnlineAttentionOp : Rope_AttentionBase<"online_attention"> {
 
     where a maximum of −inf (every key so far masked) shifts by 0 instead,
     so that masked keys add exactly 0. Starting from (0, −inf, 0) and
-    dividing `acc` by `sum` after the last block gives `rope.attention`.
+    dividing `acc` by `sum` after the last block gives `rope.attention`;
+    starting from (0, t, 1) (0, −inf, 0 where t = −inf) gives it with the
+    sinks `t` (the op has no `sinks` operand: a sink is part of the state
+    it is handed, so a loop over key blocks adds it once).
     Because the destinations accumulate, the op tiles along the keys with a
     sequential loop (TilingInterface: batch, query and key dims; `k1` and
     `n` stay whole); `query_offset`/`key_offset` keep the positions of a
     tile absolute. `AggregatedOpInterface` decomposes it into linalg.
   }];
-  let arguments = !con(commonArguments,
+  let arguments = !con(commonOperands, commonAttributes,
       (ins AnyRankedTensor:$acc, AnyRankedTensor:$max, AnyRankedTensor:$sum));
   let results = (outs AnyRankedTensor:$acc_result, AnyRankedTensor:$max_result,
                       AnyRankedTensor:$sum_result);
@@ -551,6 +578,8 @@ def Rope_OnlineAttentionOp : Rope_AttentionBase<"online_attention"> {
         type($max_result) `,` type($sum_result)
   }];
   let extraClassDeclaration = commonClassDeclaration # [{
+    /// No sinks: they start the state (acc, max, sum) the op is handed.
+    ::mlir::Value getSinks() { return {}; }
     /// DestinationStyleOpInterface.
     MutableOperandRange getDpsInitsMutable() {
       return MutableOperandRange(getOperation(),

@@ -1,0 +1,815 @@
+// RUN: rope-opt --rope-raise --split-input-file --mlir-print-local-scope %s | FileCheck %s --enable-var-scope
+// RUN: rope-opt --rope-raise=remarks=true --split-input-file -verify-diagnostics %s -o /dev/null
+
+// Forms of whole models in the zoo (issue 33) raised to rope.attention by
+// --rope-raise (lib/Transforms/RopeRaise/RaiseAttention.cpp): gpt-oss's
+// attention sinks (softmax over the scores and a per-head sink column, the
+// column sliced off before P·V) become the op's `sinks` operand; Llama 4's
+// Q normalized after a reshape of its channels. Negatives: a sink column
+// that P keeps, a slice that drops a key instead of the sink, a sink that
+// varies along the queries, a per-head value added to the
+// output (a plain attention, no sinks).
+
+// gpt-oss: softmax over [scale * Q·Kᵀ + mask, sink] along the keys (the
+// sink a per-head logit broadcast to a column, the max subtracted first as
+// gpt-oss does), the sink column sliced off, P·V: one rope.attention with
+// the sinks operand [H] (the scale and mask as usual).
+// CHECK-LABEL: func.func @gpt_oss_sinks(
+// CHECK-SAME: %[[S:[a-z0-9]+]]: tensor<2xf32>, %[[M:[a-z0-9]+]]: tensor<4x4xf32>
+// CHECK: %[[R:.*]] = rope.attention ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) mask(%[[M]] : tensor<4x4xf32>) sinks(%[[S]] : tensor<2xf32>) outs(%{{.*}} : tensor<1x2x4x8xf32>)
+// CHECK-SAME: affine_map<(d0, d1, d2, d3, d4, d5) -> (d1)>
+// CHECK-SAME: scale = 0.35355338454246521 : f64
+// CHECK-NOT: linalg.
+// CHECK-NOT: tensor.concat
+// CHECK: return %[[R]]
+
+#s_q = affine_map<(b, h, m, n, d) -> (b, h, m, d)>
+#s_k = affine_map<(b, h, m, n, d) -> (b, h, n, d)>
+#s_o = affine_map<(b, h, m, n, d) -> (b, h, m, n)>
+#id = affine_map<(b, h, m, n) -> (b, h, m, n)>
+#row = affine_map<(b, h, m, n) -> (b, h, m)>
+#mn = affine_map<(b, h, m, n) -> (m, n)>
+#sink_h = affine_map<(b, h, m, n) -> (h)>
+#sink_hq = affine_map<(b, h, m, n) -> (h, m)>
+#vec = affine_map<(h) -> (h)>
+#p = affine_map<(b, h, m, n, e) -> (b, h, m, n)>
+#v = affine_map<(b, h, m, n, e) -> (b, h, n, e)>
+#o = affine_map<(b, h, m, n, e) -> (b, h, m, e)>
+func.func @gpt_oss_sinks(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %sinks: tensor<2xf32>, %mask: tensor<4x4xf32>) -> tensor<1x2x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %se = tensor.empty() : tensor<1x2x4x4xf32>
+  %sacc = linalg.fill ins(%zero : f32) outs(%se : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %s = linalg.generic {indexing_maps = [#s_q, #s_k, #s_o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) outs(%sacc : tensor<1x2x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x4xf32>
+  %scale = arith.constant 0.35355339 : f32
+  %masked = linalg.generic {indexing_maps = [#id, #mn, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %mask : tensor<1x2x4x4xf32>, tensor<4x4xf32>) outs(%se : tensor<1x2x4x4xf32>) {
+  ^bb0(%x: f32, %m: f32, %y: f32):
+    %0 = arith.mulf %x, %scale : f32
+    %1 = arith.addf %0, %m : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x4xf32>
+  %ce = tensor.empty() : tensor<1x2x4x1xf32>
+  %col = linalg.generic {indexing_maps = [#sink_h, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%sinks : tensor<2xf32>) outs(%ce : tensor<1x2x4x1xf32>) {
+  ^bb0(%t: f32, %y: f32):
+    linalg.yield %t : f32
+  } -> tensor<1x2x4x1xf32>
+  %cat = tensor.concat dim(3) %masked, %col : (tensor<1x2x4x4xf32>, tensor<1x2x4x1xf32>) -> tensor<1x2x4x5xf32>
+  %re = tensor.empty() : tensor<1x2x4xf32>
+  %ce5 = tensor.empty() : tensor<1x2x4x5xf32>
+  %minit = linalg.fill ins(%ninf : f32) outs(%re : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  %max0 = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%cat : tensor<1x2x4x5xf32>) outs(%minit : tensor<1x2x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %0 = arith.maximumf %x, %acc : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4xf32>
+  %shifted = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%cat, %max0 : tensor<1x2x4x5xf32>, tensor<1x2x4xf32>) outs(%ce5 : tensor<1x2x4x5xf32>) {
+  ^bb0(%x: f32, %r: f32, %y: f32):
+    %0 = arith.subf %x, %r : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x5xf32>
+  %max = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%shifted : tensor<1x2x4x5xf32>) outs(%minit : tensor<1x2x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %0 = arith.maximumf %x, %acc : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4xf32>
+  %exp = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%shifted, %max : tensor<1x2x4x5xf32>, tensor<1x2x4xf32>) outs(%ce5 : tensor<1x2x4x5xf32>) {
+  ^bb0(%x: f32, %r: f32, %y: f32):
+    %0 = arith.subf %x, %r : f32
+    %1 = math.exp %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x5xf32>
+  %sinit = linalg.fill ins(%zero : f32) outs(%re : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%exp : tensor<1x2x4x5xf32>) outs(%sinit : tensor<1x2x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %0 = arith.addf %x, %acc : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4xf32>
+  %probs = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%exp, %sum : tensor<1x2x4x5xf32>, tensor<1x2x4xf32>) outs(%ce5 : tensor<1x2x4x5xf32>) {
+  ^bb0(%x: f32, %r: f32, %y: f32):
+    %0 = arith.divf %x, %r : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x5xf32>
+  %oe = tensor.empty() : tensor<1x2x4x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %p = tensor.extract_slice %probs[0, 0, 0, 0] [1, 2, 4, 4] [1, 1, 1, 1] : tensor<1x2x4x5xf32> to tensor<1x2x4x4xf32>
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%p, %v : tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) outs(%oacc : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// The mask from an iota comparison (causal) and no shift before the
+// softmax: causal and the sinks.
+// CHECK-LABEL: func.func @sinks_causal_no_preshift(
+// CHECK: rope.attention {{.*}} sinks(%{{.*}} : tensor<2xf32>) {{.*}}causal
+// CHECK-NOT: linalg.
+
+#s_q = affine_map<(b, h, m, n, d) -> (b, h, m, d)>
+#s_k = affine_map<(b, h, m, n, d) -> (b, h, n, d)>
+#s_o = affine_map<(b, h, m, n, d) -> (b, h, m, n)>
+#id = affine_map<(b, h, m, n) -> (b, h, m, n)>
+#row = affine_map<(b, h, m, n) -> (b, h, m)>
+#mn = affine_map<(b, h, m, n) -> (m, n)>
+#sink_h = affine_map<(b, h, m, n) -> (h)>
+#sink_hq = affine_map<(b, h, m, n) -> (h, m)>
+#vec = affine_map<(h) -> (h)>
+#p = affine_map<(b, h, m, n, e) -> (b, h, m, n)>
+#v = affine_map<(b, h, m, n, e) -> (b, h, n, e)>
+#o = affine_map<(b, h, m, n, e) -> (b, h, m, e)>
+func.func @sinks_causal_no_preshift(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %sinks: tensor<2xf32>) -> tensor<1x2x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %se = tensor.empty() : tensor<1x2x4x4xf32>
+  %sacc = linalg.fill ins(%zero : f32) outs(%se : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %s = linalg.generic {indexing_maps = [#s_q, #s_k, #s_o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) outs(%sacc : tensor<1x2x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x4xf32>
+  %scale = arith.constant 0.35355339 : f32
+  %masked = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : tensor<1x2x4x4xf32>) outs(%se : tensor<1x2x4x4xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %0 = arith.mulf %x, %scale : f32
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %keep = arith.cmpi sle, %j, %i : index
+    %1 = arith.select %keep, %0, %ninf : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x4xf32>
+  %ce = tensor.empty() : tensor<1x2x4x1xf32>
+  %col = linalg.generic {indexing_maps = [#sink_h, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%sinks : tensor<2xf32>) outs(%ce : tensor<1x2x4x1xf32>) {
+  ^bb0(%t: f32, %y: f32):
+    linalg.yield %t : f32
+  } -> tensor<1x2x4x1xf32>
+  %cat = tensor.concat dim(3) %masked, %col : (tensor<1x2x4x4xf32>, tensor<1x2x4x1xf32>) -> tensor<1x2x4x5xf32>
+  %re = tensor.empty() : tensor<1x2x4xf32>
+  %ce5 = tensor.empty() : tensor<1x2x4x5xf32>
+  %minit = linalg.fill ins(%ninf : f32) outs(%re : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  %max = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%cat : tensor<1x2x4x5xf32>) outs(%minit : tensor<1x2x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %0 = arith.maximumf %x, %acc : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4xf32>
+  %exp = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%cat, %max : tensor<1x2x4x5xf32>, tensor<1x2x4xf32>) outs(%ce5 : tensor<1x2x4x5xf32>) {
+  ^bb0(%x: f32, %r: f32, %y: f32):
+    %0 = arith.subf %x, %r : f32
+    %1 = math.exp %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x5xf32>
+  %sinit = linalg.fill ins(%zero : f32) outs(%re : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%exp : tensor<1x2x4x5xf32>) outs(%sinit : tensor<1x2x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %0 = arith.addf %x, %acc : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4xf32>
+  %probs = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%exp, %sum : tensor<1x2x4x5xf32>, tensor<1x2x4xf32>) outs(%ce5 : tensor<1x2x4x5xf32>) {
+  ^bb0(%x: f32, %r: f32, %y: f32):
+    %0 = arith.divf %x, %r : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x5xf32>
+  %oe = tensor.empty() : tensor<1x2x4x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %p = tensor.extract_slice %probs[0, 0, 0, 0] [1, 2, 4, 4] [1, 1, 1, 1] : tensor<1x2x4x5xf32> to tensor<1x2x4x4xf32>
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%p, %v : tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) outs(%oacc : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// The sink column first, P sliced from 1: the same op.
+// CHECK-LABEL: func.func @sink_first(
+// CHECK: rope.attention {{.*}} mask({{.*}}) sinks(%{{.*}} : tensor<2xf32>)
+// CHECK-NOT: linalg.
+
+#s_q = affine_map<(b, h, m, n, d) -> (b, h, m, d)>
+#s_k = affine_map<(b, h, m, n, d) -> (b, h, n, d)>
+#s_o = affine_map<(b, h, m, n, d) -> (b, h, m, n)>
+#id = affine_map<(b, h, m, n) -> (b, h, m, n)>
+#row = affine_map<(b, h, m, n) -> (b, h, m)>
+#mn = affine_map<(b, h, m, n) -> (m, n)>
+#sink_h = affine_map<(b, h, m, n) -> (h)>
+#sink_hq = affine_map<(b, h, m, n) -> (h, m)>
+#vec = affine_map<(h) -> (h)>
+#p = affine_map<(b, h, m, n, e) -> (b, h, m, n)>
+#v = affine_map<(b, h, m, n, e) -> (b, h, n, e)>
+#o = affine_map<(b, h, m, n, e) -> (b, h, m, e)>
+func.func @sink_first(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %sinks: tensor<2xf32>, %mask: tensor<4x4xf32>) -> tensor<1x2x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %se = tensor.empty() : tensor<1x2x4x4xf32>
+  %sacc = linalg.fill ins(%zero : f32) outs(%se : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %s = linalg.generic {indexing_maps = [#s_q, #s_k, #s_o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) outs(%sacc : tensor<1x2x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x4xf32>
+  %scale = arith.constant 0.35355339 : f32
+  %masked = linalg.generic {indexing_maps = [#id, #mn, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %mask : tensor<1x2x4x4xf32>, tensor<4x4xf32>) outs(%se : tensor<1x2x4x4xf32>) {
+  ^bb0(%x: f32, %m: f32, %y: f32):
+    %0 = arith.mulf %x, %scale : f32
+    %1 = arith.addf %0, %m : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x4xf32>
+  %ce = tensor.empty() : tensor<1x2x4x1xf32>
+  %col = linalg.generic {indexing_maps = [#sink_h, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%sinks : tensor<2xf32>) outs(%ce : tensor<1x2x4x1xf32>) {
+  ^bb0(%t: f32, %y: f32):
+    linalg.yield %t : f32
+  } -> tensor<1x2x4x1xf32>
+  %cat = tensor.concat dim(3) %col, %masked : (tensor<1x2x4x1xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x5xf32>
+  %re = tensor.empty() : tensor<1x2x4xf32>
+  %ce5 = tensor.empty() : tensor<1x2x4x5xf32>
+  %minit = linalg.fill ins(%ninf : f32) outs(%re : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  %max0 = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%cat : tensor<1x2x4x5xf32>) outs(%minit : tensor<1x2x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %0 = arith.maximumf %x, %acc : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4xf32>
+  %shifted = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%cat, %max0 : tensor<1x2x4x5xf32>, tensor<1x2x4xf32>) outs(%ce5 : tensor<1x2x4x5xf32>) {
+  ^bb0(%x: f32, %r: f32, %y: f32):
+    %0 = arith.subf %x, %r : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x5xf32>
+  %max = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%shifted : tensor<1x2x4x5xf32>) outs(%minit : tensor<1x2x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %0 = arith.maximumf %x, %acc : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4xf32>
+  %exp = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%shifted, %max : tensor<1x2x4x5xf32>, tensor<1x2x4xf32>) outs(%ce5 : tensor<1x2x4x5xf32>) {
+  ^bb0(%x: f32, %r: f32, %y: f32):
+    %0 = arith.subf %x, %r : f32
+    %1 = math.exp %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x5xf32>
+  %sinit = linalg.fill ins(%zero : f32) outs(%re : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%exp : tensor<1x2x4x5xf32>) outs(%sinit : tensor<1x2x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %0 = arith.addf %x, %acc : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4xf32>
+  %probs = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%exp, %sum : tensor<1x2x4x5xf32>, tensor<1x2x4xf32>) outs(%ce5 : tensor<1x2x4x5xf32>) {
+  ^bb0(%x: f32, %r: f32, %y: f32):
+    %0 = arith.divf %x, %r : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x5xf32>
+  %oe = tensor.empty() : tensor<1x2x4x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %p = tensor.extract_slice %probs[0, 0, 0, 1] [1, 2, 4, 4] [1, 1, 1, 1] : tensor<1x2x4x5xf32> to tensor<1x2x4x4xf32>
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%p, %v : tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) outs(%oacc : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Not a sink: the per-head value is added to the output of a plain
+// softmax. The attention is raised without sinks; the addition stays.
+// CHECK-LABEL: func.func @sink_added_to_output(
+// CHECK: %[[R:.*]] = rope.attention ins({{[^)]*}}) mask({{[^)]*}}) outs(
+// CHECK: linalg.generic {{.*}} ins(%[[R]], %{{.*}} : tensor<1x2x4x8xf32>, tensor<2xf32>)
+// CHECK: arith.addf
+
+#s_q = affine_map<(b, h, m, n, d) -> (b, h, m, d)>
+#s_k = affine_map<(b, h, m, n, d) -> (b, h, n, d)>
+#s_o = affine_map<(b, h, m, n, d) -> (b, h, m, n)>
+#id = affine_map<(b, h, m, n) -> (b, h, m, n)>
+#row = affine_map<(b, h, m, n) -> (b, h, m)>
+#mn = affine_map<(b, h, m, n) -> (m, n)>
+#sink_h = affine_map<(b, h, m, n) -> (h)>
+#sink_hq = affine_map<(b, h, m, n) -> (h, m)>
+#vec = affine_map<(h) -> (h)>
+#p = affine_map<(b, h, m, n, e) -> (b, h, m, n)>
+#v = affine_map<(b, h, m, n, e) -> (b, h, n, e)>
+#o = affine_map<(b, h, m, n, e) -> (b, h, m, e)>
+func.func @sink_added_to_output(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %sinks: tensor<2xf32>, %mask: tensor<4x4xf32>) -> tensor<1x2x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %se = tensor.empty() : tensor<1x2x4x4xf32>
+  %sacc = linalg.fill ins(%zero : f32) outs(%se : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %s = linalg.generic {indexing_maps = [#s_q, #s_k, #s_o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) outs(%sacc : tensor<1x2x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x4xf32>
+  %scale = arith.constant 0.35355339 : f32
+  %masked = linalg.generic {indexing_maps = [#id, #mn, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %mask : tensor<1x2x4x4xf32>, tensor<4x4xf32>) outs(%se : tensor<1x2x4x4xf32>) {
+  ^bb0(%x: f32, %m: f32, %y: f32):
+    %0 = arith.mulf %x, %scale : f32
+    %1 = arith.addf %0, %m : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x4xf32>
+  %re = tensor.empty() : tensor<1x2x4xf32>
+  %ce5 = tensor.empty() : tensor<1x2x4x4xf32>
+  %minit = linalg.fill ins(%ninf : f32) outs(%re : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  %max0 = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%masked : tensor<1x2x4x4xf32>) outs(%minit : tensor<1x2x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %0 = arith.maximumf %x, %acc : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4xf32>
+  %shifted = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%masked, %max0 : tensor<1x2x4x4xf32>, tensor<1x2x4xf32>) outs(%ce5 : tensor<1x2x4x4xf32>) {
+  ^bb0(%x: f32, %r: f32, %y: f32):
+    %0 = arith.subf %x, %r : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x4xf32>
+  %max = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%shifted : tensor<1x2x4x4xf32>) outs(%minit : tensor<1x2x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %0 = arith.maximumf %x, %acc : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4xf32>
+  %exp = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%shifted, %max : tensor<1x2x4x4xf32>, tensor<1x2x4xf32>) outs(%ce5 : tensor<1x2x4x4xf32>) {
+  ^bb0(%x: f32, %r: f32, %y: f32):
+    %0 = arith.subf %x, %r : f32
+    %1 = math.exp %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x4xf32>
+  %sinit = linalg.fill ins(%zero : f32) outs(%re : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%exp : tensor<1x2x4x4xf32>) outs(%sinit : tensor<1x2x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %0 = arith.addf %x, %acc : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4xf32>
+  %probs = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%exp, %sum : tensor<1x2x4x4xf32>, tensor<1x2x4xf32>) outs(%ce5 : tensor<1x2x4x4xf32>) {
+  ^bb0(%x: f32, %r: f32, %y: f32):
+    %0 = arith.divf %x, %r : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x4xf32>
+  %oe = tensor.empty() : tensor<1x2x4x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %p = tensor.cast %probs : tensor<1x2x4x4xf32> to tensor<1x2x4x4xf32>
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%p, %v : tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) outs(%oacc : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x8xf32>
+  %oo = linalg.generic {indexing_maps = [#id, #sink_h, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%o, %sinks : tensor<1x2x4x8xf32>, tensor<2xf32>) outs(%oe : tensor<1x2x4x8xf32>) {
+  ^bb0(%x: f32, %t: f32, %y: f32):
+    %0 = arith.addf %x, %t : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x8xf32>
+  return %oo : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Negative: P keeps the sink column (V has a zero row for it): the softmax
+// input is a concatenation, not the scores; left alone.
+// CHECK-LABEL: func.func @sink_column_kept(
+// CHECK-NOT: rope.attention
+// CHECK: tensor.concat
+
+#s_q = affine_map<(b, h, m, n, d) -> (b, h, m, d)>
+#s_k = affine_map<(b, h, m, n, d) -> (b, h, n, d)>
+#s_o = affine_map<(b, h, m, n, d) -> (b, h, m, n)>
+#id = affine_map<(b, h, m, n) -> (b, h, m, n)>
+#row = affine_map<(b, h, m, n) -> (b, h, m)>
+#mn = affine_map<(b, h, m, n) -> (m, n)>
+#sink_h = affine_map<(b, h, m, n) -> (h)>
+#sink_hq = affine_map<(b, h, m, n) -> (h, m)>
+#vec = affine_map<(h) -> (h)>
+#p = affine_map<(b, h, m, n, e) -> (b, h, m, n)>
+#v = affine_map<(b, h, m, n, e) -> (b, h, n, e)>
+#o = affine_map<(b, h, m, n, e) -> (b, h, m, e)>
+func.func @sink_column_kept(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %sinks: tensor<2xf32>, %mask: tensor<4x4xf32>) -> tensor<1x2x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %se = tensor.empty() : tensor<1x2x4x4xf32>
+  %sacc = linalg.fill ins(%zero : f32) outs(%se : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %s = linalg.generic {indexing_maps = [#s_q, #s_k, #s_o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) outs(%sacc : tensor<1x2x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x4xf32>
+  %scale = arith.constant 0.35355339 : f32
+  %masked = linalg.generic {indexing_maps = [#id, #mn, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %mask : tensor<1x2x4x4xf32>, tensor<4x4xf32>) outs(%se : tensor<1x2x4x4xf32>) {
+  ^bb0(%x: f32, %m: f32, %y: f32):
+    %0 = arith.mulf %x, %scale : f32
+    %1 = arith.addf %0, %m : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x4xf32>
+  %ce = tensor.empty() : tensor<1x2x4x1xf32>
+  %col = linalg.generic {indexing_maps = [#sink_h, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%sinks : tensor<2xf32>) outs(%ce : tensor<1x2x4x1xf32>) {
+  ^bb0(%t: f32, %y: f32):
+    linalg.yield %t : f32
+  } -> tensor<1x2x4x1xf32>
+  %cat = tensor.concat dim(3) %masked, %col : (tensor<1x2x4x4xf32>, tensor<1x2x4x1xf32>) -> tensor<1x2x4x5xf32>
+  %re = tensor.empty() : tensor<1x2x4xf32>
+  %ce5 = tensor.empty() : tensor<1x2x4x5xf32>
+  %minit = linalg.fill ins(%ninf : f32) outs(%re : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  %max0 = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%cat : tensor<1x2x4x5xf32>) outs(%minit : tensor<1x2x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %0 = arith.maximumf %x, %acc : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4xf32>
+  %shifted = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%cat, %max0 : tensor<1x2x4x5xf32>, tensor<1x2x4xf32>) outs(%ce5 : tensor<1x2x4x5xf32>) {
+  ^bb0(%x: f32, %r: f32, %y: f32):
+    %0 = arith.subf %x, %r : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x5xf32>
+  %max = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%shifted : tensor<1x2x4x5xf32>) outs(%minit : tensor<1x2x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %0 = arith.maximumf %x, %acc : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4xf32>
+  %exp = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%shifted, %max : tensor<1x2x4x5xf32>, tensor<1x2x4xf32>) outs(%ce5 : tensor<1x2x4x5xf32>) {
+  ^bb0(%x: f32, %r: f32, %y: f32):
+    %0 = arith.subf %x, %r : f32
+    %1 = math.exp %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x5xf32>
+  %sinit = linalg.fill ins(%zero : f32) outs(%re : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%exp : tensor<1x2x4x5xf32>) outs(%sinit : tensor<1x2x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %0 = arith.addf %x, %acc : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4xf32>
+  %probs = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%exp, %sum : tensor<1x2x4x5xf32>, tensor<1x2x4xf32>) outs(%ce5 : tensor<1x2x4x5xf32>) {
+  ^bb0(%x: f32, %r: f32, %y: f32):
+    %0 = arith.divf %x, %r : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x5xf32>
+  %oe = tensor.empty() : tensor<1x2x4x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %vz = arith.constant dense<0.0> : tensor<1x2x1x8xf32>
+  %v5 = tensor.concat dim(2) %v, %vz : (tensor<1x2x4x8xf32>, tensor<1x2x1x8xf32>) -> tensor<1x2x5x8xf32>
+  // expected-remark @+1 {{rope-raise: attention not raised: the softmax input is not (a mask over) constant times Q·Kᵀ contracted over one channel dim}}
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%probs, %v5 : tensor<1x2x4x5xf32>, tensor<1x2x5x8xf32>) outs(%oacc : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Negative: the sink column is first but P drops the last column (a key)
+// and keeps the sink: left alone.
+// CHECK-LABEL: func.func @wrong_column_dropped(
+// CHECK-NOT: rope.attention
+// CHECK: tensor.extract_slice
+
+#s_q = affine_map<(b, h, m, n, d) -> (b, h, m, d)>
+#s_k = affine_map<(b, h, m, n, d) -> (b, h, n, d)>
+#s_o = affine_map<(b, h, m, n, d) -> (b, h, m, n)>
+#id = affine_map<(b, h, m, n) -> (b, h, m, n)>
+#row = affine_map<(b, h, m, n) -> (b, h, m)>
+#mn = affine_map<(b, h, m, n) -> (m, n)>
+#sink_h = affine_map<(b, h, m, n) -> (h)>
+#sink_hq = affine_map<(b, h, m, n) -> (h, m)>
+#vec = affine_map<(h) -> (h)>
+#p = affine_map<(b, h, m, n, e) -> (b, h, m, n)>
+#v = affine_map<(b, h, m, n, e) -> (b, h, n, e)>
+#o = affine_map<(b, h, m, n, e) -> (b, h, m, e)>
+func.func @wrong_column_dropped(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %sinks: tensor<2xf32>, %mask: tensor<4x4xf32>) -> tensor<1x2x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %se = tensor.empty() : tensor<1x2x4x4xf32>
+  %sacc = linalg.fill ins(%zero : f32) outs(%se : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %s = linalg.generic {indexing_maps = [#s_q, #s_k, #s_o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) outs(%sacc : tensor<1x2x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x4xf32>
+  %scale = arith.constant 0.35355339 : f32
+  %masked = linalg.generic {indexing_maps = [#id, #mn, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %mask : tensor<1x2x4x4xf32>, tensor<4x4xf32>) outs(%se : tensor<1x2x4x4xf32>) {
+  ^bb0(%x: f32, %m: f32, %y: f32):
+    %0 = arith.mulf %x, %scale : f32
+    %1 = arith.addf %0, %m : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x4xf32>
+  %ce = tensor.empty() : tensor<1x2x4x1xf32>
+  %col = linalg.generic {indexing_maps = [#sink_h, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%sinks : tensor<2xf32>) outs(%ce : tensor<1x2x4x1xf32>) {
+  ^bb0(%t: f32, %y: f32):
+    linalg.yield %t : f32
+  } -> tensor<1x2x4x1xf32>
+  %cat = tensor.concat dim(3) %col, %masked : (tensor<1x2x4x1xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x5xf32>
+  %re = tensor.empty() : tensor<1x2x4xf32>
+  %ce5 = tensor.empty() : tensor<1x2x4x5xf32>
+  %minit = linalg.fill ins(%ninf : f32) outs(%re : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  %max0 = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%cat : tensor<1x2x4x5xf32>) outs(%minit : tensor<1x2x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %0 = arith.maximumf %x, %acc : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4xf32>
+  %shifted = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%cat, %max0 : tensor<1x2x4x5xf32>, tensor<1x2x4xf32>) outs(%ce5 : tensor<1x2x4x5xf32>) {
+  ^bb0(%x: f32, %r: f32, %y: f32):
+    %0 = arith.subf %x, %r : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x5xf32>
+  %max = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%shifted : tensor<1x2x4x5xf32>) outs(%minit : tensor<1x2x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %0 = arith.maximumf %x, %acc : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4xf32>
+  %exp = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%shifted, %max : tensor<1x2x4x5xf32>, tensor<1x2x4xf32>) outs(%ce5 : tensor<1x2x4x5xf32>) {
+  ^bb0(%x: f32, %r: f32, %y: f32):
+    %0 = arith.subf %x, %r : f32
+    %1 = math.exp %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x5xf32>
+  %sinit = linalg.fill ins(%zero : f32) outs(%re : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%exp : tensor<1x2x4x5xf32>) outs(%sinit : tensor<1x2x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %0 = arith.addf %x, %acc : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4xf32>
+  %probs = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%exp, %sum : tensor<1x2x4x5xf32>, tensor<1x2x4xf32>) outs(%ce5 : tensor<1x2x4x5xf32>) {
+  ^bb0(%x: f32, %r: f32, %y: f32):
+    %0 = arith.divf %x, %r : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x5xf32>
+  %oe = tensor.empty() : tensor<1x2x4x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %p = tensor.extract_slice %probs[0, 0, 0, 0] [1, 2, 4, 4] [1, 1, 1, 1] : tensor<1x2x4x5xf32> to tensor<1x2x4x4xf32>
+  // expected-remark @+1 {{rope-raise: attention not raised: the column P drops is not the sink column of the concatenation (P keeps a sink, or drops a key)}}
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%p, %v : tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) outs(%oacc : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Negative: the sink column varies along the queries ([H, Sq]): not a
+// sink of the op (one logit per batch and head); left alone.
+// CHECK-LABEL: func.func @sink_per_query(
+// CHECK-NOT: rope.attention
+// CHECK: tensor.concat
+
+#s_q = affine_map<(b, h, m, n, d) -> (b, h, m, d)>
+#s_k = affine_map<(b, h, m, n, d) -> (b, h, n, d)>
+#s_o = affine_map<(b, h, m, n, d) -> (b, h, m, n)>
+#id = affine_map<(b, h, m, n) -> (b, h, m, n)>
+#row = affine_map<(b, h, m, n) -> (b, h, m)>
+#mn = affine_map<(b, h, m, n) -> (m, n)>
+#sink_h = affine_map<(b, h, m, n) -> (h)>
+#sink_hq = affine_map<(b, h, m, n) -> (h, m)>
+#vec = affine_map<(h) -> (h)>
+#p = affine_map<(b, h, m, n, e) -> (b, h, m, n)>
+#v = affine_map<(b, h, m, n, e) -> (b, h, n, e)>
+#o = affine_map<(b, h, m, n, e) -> (b, h, m, e)>
+func.func @sink_per_query(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %sinks: tensor<2x4xf32>, %mask: tensor<4x4xf32>) -> tensor<1x2x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %se = tensor.empty() : tensor<1x2x4x4xf32>
+  %sacc = linalg.fill ins(%zero : f32) outs(%se : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %s = linalg.generic {indexing_maps = [#s_q, #s_k, #s_o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) outs(%sacc : tensor<1x2x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x4xf32>
+  %scale = arith.constant 0.35355339 : f32
+  %masked = linalg.generic {indexing_maps = [#id, #mn, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %mask : tensor<1x2x4x4xf32>, tensor<4x4xf32>) outs(%se : tensor<1x2x4x4xf32>) {
+  ^bb0(%x: f32, %m: f32, %y: f32):
+    %0 = arith.mulf %x, %scale : f32
+    %1 = arith.addf %0, %m : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x4xf32>
+  %ce = tensor.empty() : tensor<1x2x4x1xf32>
+  %col = linalg.generic {indexing_maps = [#sink_hq, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%sinks : tensor<2x4xf32>) outs(%ce : tensor<1x2x4x1xf32>) {
+  ^bb0(%t: f32, %y: f32):
+    linalg.yield %t : f32
+  } -> tensor<1x2x4x1xf32>
+  %cat = tensor.concat dim(3) %masked, %col : (tensor<1x2x4x4xf32>, tensor<1x2x4x1xf32>) -> tensor<1x2x4x5xf32>
+  %re = tensor.empty() : tensor<1x2x4xf32>
+  %ce5 = tensor.empty() : tensor<1x2x4x5xf32>
+  %minit = linalg.fill ins(%ninf : f32) outs(%re : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  %max0 = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%cat : tensor<1x2x4x5xf32>) outs(%minit : tensor<1x2x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %0 = arith.maximumf %x, %acc : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4xf32>
+  %shifted = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%cat, %max0 : tensor<1x2x4x5xf32>, tensor<1x2x4xf32>) outs(%ce5 : tensor<1x2x4x5xf32>) {
+  ^bb0(%x: f32, %r: f32, %y: f32):
+    %0 = arith.subf %x, %r : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x5xf32>
+  %max = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%shifted : tensor<1x2x4x5xf32>) outs(%minit : tensor<1x2x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %0 = arith.maximumf %x, %acc : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4xf32>
+  %exp = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%shifted, %max : tensor<1x2x4x5xf32>, tensor<1x2x4xf32>) outs(%ce5 : tensor<1x2x4x5xf32>) {
+  ^bb0(%x: f32, %r: f32, %y: f32):
+    %0 = arith.subf %x, %r : f32
+    %1 = math.exp %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x5xf32>
+  %sinit = linalg.fill ins(%zero : f32) outs(%re : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%exp : tensor<1x2x4x5xf32>) outs(%sinit : tensor<1x2x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %0 = arith.addf %x, %acc : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4xf32>
+  %probs = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%exp, %sum : tensor<1x2x4x5xf32>, tensor<1x2x4xf32>) outs(%ce5 : tensor<1x2x4x5xf32>) {
+  ^bb0(%x: f32, %r: f32, %y: f32):
+    %0 = arith.divf %x, %r : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x5xf32>
+  %oe = tensor.empty() : tensor<1x2x4x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %p = tensor.extract_slice %probs[0, 0, 0, 0] [1, 2, 4, 4] [1, 1, 1, 1] : tensor<1x2x4x5xf32> to tensor<1x2x4x4xf32>
+  // expected-remark @+1 {{rope-raise: attention not raised: the sink column is not read from sinks indexed by batch dims only (it varies along the queries or a channel dim, or is computed per element)}}
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%p, %v : tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) outs(%oacc : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// The sinks computed per head (negated) before the broadcast into a
+// column: the computed [H] tensor is the sinks operand.
+// CHECK-LABEL: func.func @computed_sinks(
+// CHECK: %[[N:.*]] = linalg.generic
+// CHECK: arith.negf
+// CHECK: rope.attention {{.*}} sinks(%[[N]] : tensor<2xf32>)
+
+#s_q = affine_map<(b, h, m, n, d) -> (b, h, m, d)>
+#s_k = affine_map<(b, h, m, n, d) -> (b, h, n, d)>
+#s_o = affine_map<(b, h, m, n, d) -> (b, h, m, n)>
+#id = affine_map<(b, h, m, n) -> (b, h, m, n)>
+#row = affine_map<(b, h, m, n) -> (b, h, m)>
+#mn = affine_map<(b, h, m, n) -> (m, n)>
+#sink_h = affine_map<(b, h, m, n) -> (h)>
+#sink_hq = affine_map<(b, h, m, n) -> (h, m)>
+#vec = affine_map<(h) -> (h)>
+#p = affine_map<(b, h, m, n, e) -> (b, h, m, n)>
+#v = affine_map<(b, h, m, n, e) -> (b, h, n, e)>
+#o = affine_map<(b, h, m, n, e) -> (b, h, m, e)>
+func.func @computed_sinks(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %sinks: tensor<2xf32>, %mask: tensor<4x4xf32>) -> tensor<1x2x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %se = tensor.empty() : tensor<1x2x4x4xf32>
+  %sacc = linalg.fill ins(%zero : f32) outs(%se : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %s = linalg.generic {indexing_maps = [#s_q, #s_k, #s_o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) outs(%sacc : tensor<1x2x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x4xf32>
+  %scale = arith.constant 0.35355339 : f32
+  %masked = linalg.generic {indexing_maps = [#id, #mn, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %mask : tensor<1x2x4x4xf32>, tensor<4x4xf32>) outs(%se : tensor<1x2x4x4xf32>) {
+  ^bb0(%x: f32, %m: f32, %y: f32):
+    %0 = arith.mulf %x, %scale : f32
+    %1 = arith.addf %0, %m : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x4xf32>
+  %ce = tensor.empty() : tensor<1x2x4x1xf32>
+  %ne = tensor.empty() : tensor<2xf32>
+  %neg = linalg.generic {indexing_maps = [#vec, #vec], iterator_types = ["parallel"]} ins(%sinks : tensor<2xf32>) outs(%ne : tensor<2xf32>) {
+  ^bb0(%t: f32, %y: f32):
+    %n = arith.negf %t : f32
+    linalg.yield %n : f32
+  } -> tensor<2xf32>
+  %col = linalg.generic {indexing_maps = [#sink_h, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%neg : tensor<2xf32>) outs(%ce : tensor<1x2x4x1xf32>) {
+  ^bb0(%t: f32, %y: f32):
+    linalg.yield %t : f32
+  } -> tensor<1x2x4x1xf32>
+  %cat = tensor.concat dim(3) %masked, %col : (tensor<1x2x4x4xf32>, tensor<1x2x4x1xf32>) -> tensor<1x2x4x5xf32>
+  %re = tensor.empty() : tensor<1x2x4xf32>
+  %ce5 = tensor.empty() : tensor<1x2x4x5xf32>
+  %minit = linalg.fill ins(%ninf : f32) outs(%re : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  %max0 = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%cat : tensor<1x2x4x5xf32>) outs(%minit : tensor<1x2x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %0 = arith.maximumf %x, %acc : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4xf32>
+  %shifted = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%cat, %max0 : tensor<1x2x4x5xf32>, tensor<1x2x4xf32>) outs(%ce5 : tensor<1x2x4x5xf32>) {
+  ^bb0(%x: f32, %r: f32, %y: f32):
+    %0 = arith.subf %x, %r : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x5xf32>
+  %max = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%shifted : tensor<1x2x4x5xf32>) outs(%minit : tensor<1x2x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %0 = arith.maximumf %x, %acc : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4xf32>
+  %exp = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%shifted, %max : tensor<1x2x4x5xf32>, tensor<1x2x4xf32>) outs(%ce5 : tensor<1x2x4x5xf32>) {
+  ^bb0(%x: f32, %r: f32, %y: f32):
+    %0 = arith.subf %x, %r : f32
+    %1 = math.exp %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x5xf32>
+  %sinit = linalg.fill ins(%zero : f32) outs(%re : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%exp : tensor<1x2x4x5xf32>) outs(%sinit : tensor<1x2x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %0 = arith.addf %x, %acc : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4xf32>
+  %probs = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%exp, %sum : tensor<1x2x4x5xf32>, tensor<1x2x4xf32>) outs(%ce5 : tensor<1x2x4x5xf32>) {
+  ^bb0(%x: f32, %r: f32, %y: f32):
+    %0 = arith.divf %x, %r : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x5xf32>
+  %oe = tensor.empty() : tensor<1x2x4x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %p = tensor.extract_slice %probs[0, 0, 0, 0] [1, 2, 4, 4] [1, 1, 1, 1] : tensor<1x2x4x5xf32> to tensor<1x2x4x4xf32>
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%p, %v : tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) outs(%oacc : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Llama 4: Q L2-normalized (a per-row factor, not a constant) after a
+// reshape that splits its channels ([.., 4, 2] -> 8, the complex rotation's
+// view), then scaled by a constant, as K. Probing the normalization for a
+// constant factor must not split the channel dim: raised with scale
+// 0.5 * 0.5.
+// CHECK-LABEL: func.func @normalized_after_reshape(
+// CHECK: rope.attention {{.*}} mask(%{{.*}} : tensor<4x4xf32>)
+// CHECK-SAME: scale = 2.500000e-01 : f64
+// CHECK-NOT: linalg.generic {{.*}}"reduction"
+
+#id5 = affine_map<(b, h, m, d) -> (b, h, m, d)>
+#r5 = affine_map<(b, h, m, d) -> (b, h, m)>
+#s_q = affine_map<(b, h, m, n, d) -> (b, h, m, d)>
+#s_k = affine_map<(b, h, m, n, d) -> (b, h, n, d)>
+#s_o = affine_map<(b, h, m, n, d) -> (b, h, m, n)>
+#id = affine_map<(b, h, m, n) -> (b, h, m, n)>
+#row = affine_map<(b, h, m, n) -> (b, h, m)>
+#mn = affine_map<(b, h, m, n) -> (m, n)>
+#p = affine_map<(b, h, m, n, e) -> (b, h, m, n)>
+#v = affine_map<(b, h, m, n, e) -> (b, h, n, e)>
+#o = affine_map<(b, h, m, n, e) -> (b, h, m, e)>
+func.func @normalized_after_reshape(%q2: tensor<1x2x4x4x2xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %rq: tensor<1x2x4xf32>, %mask: tensor<4x4xf32>) -> tensor<1x2x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %half = arith.constant 0.5 : f32
+  %qc = tensor.collapse_shape %q2 [[0], [1], [2], [3, 4]] : tensor<1x2x4x4x2xf32> into tensor<1x2x4x8xf32>
+  %qe = tensor.empty() : tensor<1x2x4x8xf32>
+  %qn = linalg.generic {indexing_maps = [#id5, #r5, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%qc, %rq : tensor<1x2x4x8xf32>, tensor<1x2x4xf32>) outs(%qe : tensor<1x2x4x8xf32>) {
+  ^bb0(%x: f32, %r: f32, %y: f32):
+    %0 = arith.mulf %x, %r : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x8xf32>
+  %qs = linalg.generic {indexing_maps = [#id5, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%qn : tensor<1x2x4x8xf32>) outs(%qe : tensor<1x2x4x8xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %0 = arith.mulf %x, %half : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x8xf32>
+  %ks = linalg.generic {indexing_maps = [#id5, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%k : tensor<1x2x4x8xf32>) outs(%qe : tensor<1x2x4x8xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %0 = arith.mulf %x, %half : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x8xf32>
+  %se = tensor.empty() : tensor<1x2x4x4xf32>
+  %sacc = linalg.fill ins(%zero : f32) outs(%se : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %s = linalg.generic {indexing_maps = [#s_q, #s_k, #s_o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%qs, %ks : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) outs(%sacc : tensor<1x2x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x4xf32>
+  %masked = linalg.generic {indexing_maps = [#id, #mn, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %mask : tensor<1x2x4x4xf32>, tensor<4x4xf32>) outs(%se : tensor<1x2x4x4xf32>) {
+  ^bb0(%x: f32, %m: f32, %y: f32):
+    %0 = arith.addf %x, %m : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x4xf32>
+  %p = linalg.softmax dimension(3) ins(%masked : tensor<1x2x4x4xf32>) outs(%se : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %oe = tensor.empty() : tensor<1x2x4x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%p, %v : tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) outs(%oacc : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}

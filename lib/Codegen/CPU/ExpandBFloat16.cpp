@@ -235,6 +235,11 @@ struct RopeExpandBFloat16Pass
   using Base::Base;
 
   void runOnOperation() override {
+    // Nothing to expand without a bf16 value: skip the greedy rewrites,
+    // whose region simplification walks every block of the function (after
+    // scf-to-cf, thousands in a whole model; issue 33).
+    if (!mentionsBFloat16())
+      return;
     // First the word-lane forms, whose roots' operands the one-op patterns
     // below would otherwise rewrite first. They read lane 2j as the low half
     // of word j: not on a big-endian data layout (dlti.endianness = "big"),
@@ -259,6 +264,38 @@ struct RopeExpandBFloat16Pass
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     bf16MemoryAsInteger();
+  }
+
+  /// Whether a value of the operation (an op's result or operand, a block
+  /// argument) has a bf16 type or a type built on bf16 (vector, memref,
+  /// LLVM struct or array).
+  bool mentionsBFloat16() {
+    // Few distinct types, many values: each type is looked into once.
+    DenseMap<Type, bool> seen;
+    auto isBF16 = [&](Type type) {
+      auto [it, inserted] = seen.try_emplace(type, false);
+      if (inserted)
+        type.walk([&](Type nested) {
+          if (nested.isBF16())
+            it->second = true;
+        });
+      return it->second;
+    };
+    WalkResult result = getOperation()->walk([&](Operation *op) {
+      for (Type type : op->getResultTypes())
+        if (isBF16(type))
+          return WalkResult::interrupt();
+      for (Type type : op->getOperandTypes())
+        if (isBF16(type))
+          return WalkResult::interrupt();
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          for (Type type : block.getArgumentTypes())
+            if (isBF16(type))
+              return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    return result.wasInterrupted();
   }
 
   /// Whether the closest data layout declares big-endian byte order (no

@@ -83,3 +83,57 @@ func.func @decode_folded(%q: tensor<4x16xf32>, %pos: tensor<1x1xi64>) -> tensor<
   } -> tensor<4x16xf32>
   return %r : tensor<4x16xf32>
 }
+
+// -----
+
+// linalg-fuse-elementwise-ops: the rotation of k, its cos and sin, all
+// fused into the generic that broadcasts k over a repeat dim (GQA's
+// repeat_kv). The rotated k is no tensor of its own: the raise first
+// computes each payload value of fewer loops than its user by a generic of
+// its own (the rotation over [B, S, D], cos/sin over [S, D]), then raises.
+// CHECK-LABEL: func.func @fused_into_broadcast(
+//  CHECK-SAME:     %[[K:[a-z0-9]+]]: tensor<2x4x8xf32>, %[[POS:[a-z0-9]+]]: tensor<4xi64>
+//       CHECK:   %[[R:.*]] = rope.apply ins(%[[K]] : tensor<2x4x8xf32>) positions(%[[POS]] : tensor<4xi64>)
+//  CHECK-SAME:     freqs = #rope.default<>, token_dims = array<i64: 1>
+//       CHECK:   %[[B:.*]] = linalg.generic {{.*}} ins(%[[R]] : tensor<2x4x8xf32>) outs(%{{.*}} : tensor<2x3x4x8xf32>)
+//  CHECK-NEXT:   ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
+//  CHECK-NEXT:     linalg.yield %[[IN]] : f32
+//       CHECK:   return %[[B]]
+#map = affine_map<(d0, d1) -> (d0)>
+#map1 = affine_map<(d0, d1) -> (d1)>
+#map2 = affine_map<(d0, d1) -> (d0, d1)>
+#map3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#map4 = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+#map5 = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+#map6 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @fused_into_broadcast(%arg0: tensor<2x4x8xf32>, %arg1: tensor<4xi64>) -> tensor<2x3x4x8xf32> {
+  %cst = arith.constant dense<[1.000000e+00, 1.000000e-01, 0.00999999977, 1.000000e-03]> : tensor<4xf32>
+  %0 = tensor.empty() : tensor<4x4xf32>
+  %1 = linalg.generic {indexing_maps = [#map, #map1, #map2], iterator_types = ["parallel", "parallel"]} ins(%arg1, %cst : tensor<4xi64>, tensor<4xf32>) outs(%0 : tensor<4x4xf32>) {
+  ^bb0(%in: i64, %in_2: f32, %out: f32):
+    %6 = arith.sitofp %in : i64 to f32
+    %7 = arith.mulf %6, %in_2 : f32
+    linalg.yield %7 : f32
+  } -> tensor<4x4xf32>
+  %concat = tensor.concat dim(1) %1, %1 : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x8xf32>
+  %extracted_slice = tensor.extract_slice %arg0[0, 0, 0] [2, 4, 4] [1, 1, 1] : tensor<2x4x8xf32> to tensor<2x4x4xf32>
+  %extracted_slice_0 = tensor.extract_slice %arg0[0, 0, 4] [2, 4, 4] [1, 1, 1] : tensor<2x4x8xf32> to tensor<2x4x4xf32>
+  %2 = tensor.empty() : tensor<2x4x4xf32>
+  %3 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%extracted_slice_0 : tensor<2x4x4xf32>) outs(%2 : tensor<2x4x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %6 = arith.negf %in : f32
+    linalg.yield %6 : f32
+  } -> tensor<2x4x4xf32>
+  %concat_1 = tensor.concat dim(2) %3, %extracted_slice : (tensor<2x4x4xf32>, tensor<2x4x4xf32>) -> tensor<2x4x8xf32>
+  %4 = tensor.empty() : tensor<2x3x4x8xf32>
+  %5 = linalg.generic {indexing_maps = [#map4, #map5, #map4, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%arg0, %concat, %concat_1 : tensor<2x4x8xf32>, tensor<4x8xf32>, tensor<2x4x8xf32>) outs(%4 : tensor<2x3x4x8xf32>) {
+  ^bb0(%in: f32, %in_2: f32, %in_3: f32, %out: f32):
+    %6 = math.sin %in_2 : f32
+    %7 = arith.mulf %in_3, %6 : f32
+    %8 = math.cos %in_2 : f32
+    %9 = arith.mulf %in, %8 : f32
+    %10 = arith.addf %9, %7 : f32
+    linalg.yield %10 : f32
+  } -> tensor<2x3x4x8xf32>
+  return %5 : tensor<2x3x4x8xf32>
+}

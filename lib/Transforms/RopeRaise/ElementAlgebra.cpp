@@ -13,8 +13,13 @@
 #include "mlir/Dialect/Complex/IR/Complex.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/CastInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "llvm/ADT/SetVector.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
@@ -1248,4 +1253,313 @@ ElementAlgebra::evaluateOp(Value value, const View &view,
     return reshape(collapse.getSrc(), collapse.getReassociationIndices(),
                    /*expanding=*/false);
   return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// Fused payloads
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The loops each value of a generic's payload depends on (bit l: loop l),
+/// or nullopt for values that read the destination (an accumulator).
+class LoopDeps {
+public:
+  explicit LoopDeps(linalg::GenericOp op) : op(op) {}
+
+  std::optional<uint64_t> of(Value v) {
+    auto it = deps.find(v);
+    if (it != deps.end())
+      return it->second;
+    std::optional<uint64_t> d = compute(v);
+    deps[v] = d;
+    return d;
+  }
+
+private:
+  std::optional<uint64_t> compute(Value v) {
+    Block *body = op.getBlock();
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      if (arg.getOwner() != body)
+        return 0;
+      if (arg.getArgNumber() >= op.getNumDpsInputs())
+        return std::nullopt;
+      uint64_t mask = 0;
+      AffineMap map =
+          op.getMatchingIndexingMap(op.getDpsInputOperand(arg.getArgNumber()));
+      for (AffineExpr e : map.getResults())
+        e.walk([&](AffineExpr inner) {
+          if (auto dim = dyn_cast<AffineDimExpr>(inner))
+            mask |= uint64_t(1) << dim.getPosition();
+        });
+      return mask;
+    }
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != body)
+      return 0; // captured from above: the same in every iteration
+    if (auto index = dyn_cast<linalg::IndexOp>(def))
+      return uint64_t(1) << index.getDim();
+    uint64_t mask = 0;
+    bool ok = true;
+    def->walk([&](Operation *nested) {
+      for (Value operand : nested->getOperands()) {
+        if (operand.getDefiningOp() && def->isAncestor(operand.getDefiningOp()))
+          continue;
+        std::optional<uint64_t> d = of(operand);
+        if (!d)
+          ok = false;
+        else
+          mask |= *d;
+      }
+    });
+    if (!ok)
+      return std::nullopt;
+    return mask;
+  }
+
+  linalg::GenericOp op;
+  DenseMap<Value, std::optional<uint64_t>> deps;
+};
+
+/// Whether `v` computes something from the inputs: an op other than a
+/// cast, constant or index, reading (through anything) a block argument.
+bool isSubstantial(Value v, Block *body) {
+  SmallVector<Value> worklist{v};
+  DenseSet<Value> seen;
+  bool arithmetic = false, readsInput = false;
+  while (!worklist.empty()) {
+    Value x = worklist.pop_back_val();
+    if (!seen.insert(x).second)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(x)) {
+      readsInput |= arg.getOwner() == body;
+      continue;
+    }
+    Operation *def = x.getDefiningOp();
+    if (!def || def->getBlock() != body)
+      continue;
+    if (!isa<linalg::IndexOp, arith::ConstantOp, CastOpInterface>(def))
+      arithmetic = true;
+    for (Value operand : def->getOperands())
+      worklist.push_back(operand);
+  }
+  return arithmetic && readsInput;
+}
+
+/// Materializes, for one generic, each payload value that depends on fewer
+/// loops than one of its users (or than the op, when it is yielded) as a
+/// generic over just those loops; the op reads it as a new input. Returns
+/// the new generics (themselves candidates), or nothing when nothing is
+/// materialized.
+SmallVector<linalg::GenericOp> defuse(RewriterBase &rewriter,
+                                      linalg::GenericOp op) {
+  if (!op.hasPureTensorSemantics() || op.getNumLoops() > 63)
+    return {};
+  Block *body = op.getBlock();
+  for (Operation &inner : body->without_terminator())
+    if (inner.getNumRegions() != 0 || !isPure(&inner))
+      return {};
+  LoopDeps deps(op);
+  uint64_t all = (uint64_t(1) << op.getNumLoops()) - 1;
+  // Maximal values of fewer loops, in payload order.
+  SetVector<Value> chosen;
+  auto consider = [&](Value v, uint64_t userDeps) {
+    auto *def = v.getDefiningOp();
+    if (!def || def->getBlock() != body || isa<linalg::IndexOp>(def))
+      return;
+    std::optional<uint64_t> d = deps.of(v);
+    if (!d || (*d & ~userDeps) != 0 || *d == userDeps || *d == 0)
+      return;
+    // Data, not addresses: an index or position computed for a
+    // tensor.extract stays where the gather is (CosSinSources reads it).
+    if (!isa<FloatType, ComplexType>(v.getType()))
+      return;
+    if (!isSubstantial(v, body))
+      return;
+    chosen.insert(v);
+  };
+  for (Operation &inner : body->without_terminator()) {
+    std::optional<uint64_t> userDeps = deps.of(inner.getResult(0));
+    for (Value operand : inner.getOperands())
+      consider(operand, userDeps ? *userDeps : all);
+  }
+  for (Value v : body->getTerminator()->getOperands())
+    consider(v, all);
+  // What the op still computes itself: from its yields, up to the chosen
+  // values. Chosen values only others read are left to the generics of
+  // those (their own turn materializes them there), and inputs only the
+  // chosen values read are no longer the op's.
+  SetVector<Value> reached;
+  DenseSet<unsigned> argsLive;
+  DenseSet<Operation *> liveOps;
+  {
+    SmallVector<Value> worklist(body->getTerminator()->getOperands());
+    DenseSet<Value> seen;
+    while (!worklist.empty()) {
+      Value x = worklist.pop_back_val();
+      if (!seen.insert(x).second)
+        continue;
+      if (chosen.contains(x)) {
+        reached.insert(x);
+        continue;
+      }
+      if (auto arg = dyn_cast<BlockArgument>(x)) {
+        if (arg.getOwner() == body)
+          argsLive.insert(arg.getArgNumber());
+        continue;
+      }
+      Operation *def = x.getDefiningOp();
+      if (!def || def->getBlock() != body)
+        continue;
+      liveOps.insert(def);
+      def->walk([&](Operation *nested) {
+        for (Value operand : nested->getOperands())
+          worklist.push_back(operand);
+      });
+    }
+  }
+  chosen = SetVector<Value>(llvm::from_range,
+                            llvm::make_filter_range(chosen, [&](Value v) {
+                              return reached.contains(v);
+                            }));
+  if (chosen.empty())
+    return {};
+
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  SmallVector<Range> ranges =
+      cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(rewriter, loc);
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  MLIRContext *ctx = op.getContext();
+  SmallVector<linalg::GenericOp> created;
+  SmallVector<Value> newInputs;
+  SmallVector<AffineMap> newInputMaps;
+  for (Value v : chosen) {
+    uint64_t mask = *deps.of(v);
+    SmallVector<int64_t> loops;
+    SmallVector<AffineExpr> remap(op.getNumLoops(),
+                                  getAffineConstantExpr(0, ctx));
+    SmallVector<OpFoldResult> sizes;
+    SmallVector<AffineExpr> readExprs;
+    for (unsigned l = 0; l < op.getNumLoops(); ++l)
+      if (mask & (uint64_t(1) << l)) {
+        remap[l] = getAffineDimExpr(loops.size(), ctx);
+        loops.push_back(l);
+        sizes.push_back(ranges[l].size);
+        readExprs.push_back(getAffineDimExpr(l, ctx));
+      }
+    // The ops v depends on, in payload order, and the inputs they read.
+    DenseSet<Operation *> slice;
+    SmallVector<Value> worklist{v};
+    SmallVector<unsigned> argsRead;
+    while (!worklist.empty()) {
+      Value x = worklist.pop_back_val();
+      if (auto arg = dyn_cast<BlockArgument>(x)) {
+        if (arg.getOwner() == body &&
+            !llvm::is_contained(argsRead, arg.getArgNumber()))
+          argsRead.push_back(arg.getArgNumber());
+        continue;
+      }
+      Operation *def = x.getDefiningOp();
+      if (!def || def->getBlock() != body || !slice.insert(def).second)
+        continue;
+      for (Value operand : def->getOperands())
+        worklist.push_back(operand);
+    }
+    llvm::sort(argsRead);
+    SmallVector<Value> inputs;
+    SmallVector<AffineMap> inputMaps;
+    for (unsigned a : argsRead) {
+      inputs.push_back(op.getDpsInputOperand(a)->get());
+      inputMaps.push_back(
+          maps[a].replaceDimsAndSymbols(remap, {}, loops.size(), 0));
+    }
+    Value empty = tensor::EmptyOp::create(rewriter, loc, sizes, v.getType());
+    inputMaps.push_back(rewriter.getMultiDimIdentityMap(loops.size()));
+    SmallVector<utils::IteratorType> parallel(loops.size(),
+                                              utils::IteratorType::parallel);
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{empty.getType()}, inputs, ValueRange{empty},
+        inputMaps, parallel, [&](OpBuilder &b, Location l, ValueRange args) {
+          IRMapping mapping;
+          for (auto [i, a] : llvm::enumerate(argsRead))
+            mapping.map(body->getArgument(a), args[i]);
+          for (Operation &inner : body->without_terminator()) {
+            if (!slice.contains(&inner))
+              continue;
+            if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+              int64_t pos = llvm::find(loops, index.getDim()) - loops.begin();
+              mapping.map(index.getResult(),
+                          linalg::IndexOp::create(b, l, pos).getResult());
+              continue;
+            }
+            b.clone(inner, mapping);
+          }
+          linalg::YieldOp::create(b, l, mapping.lookup(v));
+        });
+    created.push_back(generic);
+    newInputs.push_back(generic.getResult(0));
+    newInputMaps.push_back(AffineMap::get(op.getNumLoops(), 0, readExprs, ctx));
+  }
+
+  // The op again, reading the materialized values and the inputs it still
+  // reads itself.
+  unsigned numInputs = op.getNumDpsInputs();
+  SmallVector<unsigned> keptInputs;
+  for (unsigned i = 0; i < numInputs; ++i)
+    if (argsLive.contains(i))
+      keptInputs.push_back(i);
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> allMaps;
+  for (unsigned i : keptInputs) {
+    inputs.push_back(op.getDpsInputOperand(i)->get());
+    allMaps.push_back(maps[i]);
+  }
+  inputs.append(newInputs);
+  allMaps.append(newInputMaps);
+  allMaps.append(maps.begin() + numInputs, maps.end());
+  unsigned numKept = keptInputs.size();
+  auto replacement = linalg::GenericOp::create(
+      rewriter, loc, op->getResultTypes(), inputs, op.getOutputs(), allMaps,
+      iterators, [&](OpBuilder &b, Location, ValueRange args) {
+        IRMapping mapping;
+        for (auto [i, k] : llvm::enumerate(keptInputs))
+          mapping.map(body->getArgument(k), args[i]);
+        for (auto [i, v] : llvm::enumerate(chosen))
+          mapping.map(v, args[numKept + i]);
+        for (unsigned i = 0; i < op.getNumDpsInits(); ++i)
+          mapping.map(body->getArgument(numInputs + i),
+                      args[numKept + chosen.size() + i]);
+        // Ops only the materialized values read are not the op's now.
+        for (Operation &inner : body->without_terminator())
+          if (liveOps.contains(&inner))
+            b.clone(inner, mapping);
+        SmallVector<Value> yielded;
+        for (Value y : body->getTerminator()->getOperands())
+          yielded.push_back(mapping.lookupOrDefault(y));
+        linalg::YieldOp::create(b, loc, yielded);
+      });
+  replacement->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+  rewriter.replaceOp(op, replacement->getResults());
+  created.push_back(replacement);
+  return created;
+}
+} // namespace
+
+void mlir::rope::raise::materializeFusedOperands(Operation *root) {
+  SmallVector<linalg::GenericOp> worklist;
+  root->walk([&](linalg::GenericOp op) { worklist.push_back(op); });
+  IRRewriter rewriter(root->getContext());
+  // Each materialization makes ops of fewer loops than the one it came
+  // from (and the op itself loses a value): bounded.
+  int64_t budget = 100000;
+  while (!worklist.empty() && budget-- > 0) {
+    linalg::GenericOp op = worklist.pop_back_val();
+    SmallVector<linalg::GenericOp> created = defuse(rewriter, op);
+    if (created.empty())
+      continue;
+    // The replacement has nothing of fewer loops left; the new ones may.
+    created.pop_back();
+    worklist.append(created.begin(), created.end());
+  }
 }

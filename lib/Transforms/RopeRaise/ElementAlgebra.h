@@ -180,6 +180,15 @@ int64_t numChannels(ArrayRef<int64_t> shape);
 /// Row-major coordinates of flat index `flat` in `shape`.
 SmallVector<int64_t> unflatten(int64_t flat, ArrayRef<int64_t> shape);
 
+/// Undoes what linalg-fuse-elementwise-ops does to tensors the raisings
+/// read: in every linalg.generic under `root`, a payload value that depends
+/// on fewer loops than a value computed from it (a rotation fused into the
+/// contraction that reads it, or into a broadcast of it; cos/sin computed
+/// inside the op that multiplies by them) is computed by a generic of its
+/// own over those loops, which the op reads as an input. Semantics
+/// preserving; the frontends' unfused IR has no such values.
+void materializeFusedOperands(Operation *root);
+
 /// A float constant: `arith.constant`, possibly through `arith.truncf` /
 /// `arith.extf` (a frontend's f64 factor truncated to f32 is the f32 value).
 std::optional<double> getScalarConstant(Value value);

@@ -1412,6 +1412,9 @@ void mlir::rope::populateRopeRaisePatterns(RewritePatternSet &patterns,
 }
 
 void mlir::rope::raiseRope(Operation *root, bool remarks) {
+  // Values a host's elementwise fusion moved into the ops that read them
+  // become tensors again (ElementAlgebra.h).
+  raise::materializeFusedOperands(root);
   // A QK-norm producing a rotated tensor is gathered into one generic first,
   // so that the rotation is raised with the normalized tensor as its input.
   SmallVector<std::pair<Value, Value>> norms = isolateNorms(root);

@@ -5,7 +5,9 @@
 // --rope-raise (lib/Transforms/RopeRaise/RaiseAttention.cpp): gpt-oss's
 // attention sinks (softmax over the scores and a per-head sink column, the
 // column sliced off before P·V) become the op's `sinks` operand; Llama 4's
-// Q normalized after a reshape of its channels. Negatives: a sink column
+// Q normalized after a reshape of its channels; decode's masks built from
+// the key iota alone (the query's position a constant) become causal (with
+// query_offset, window) for one query row. Negatives: a sink column
 // that P keeps, a slice that drops a key instead of the sink, a sink that
 // varies along the queries, a per-head value added to the
 // output (a plain attention, no sinks).
@@ -812,4 +814,269 @@ func.func @normalized_after_reshape(%q2: tensor<1x2x4x4x2xf32>, %k: tensor<1x2x4
     linalg.yield %1 : f32
   } -> tensor<1x2x4x8xf32>
   return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Decode (one query row) on a cache of 6 keys, the mask built from the key
+// iota alone (key <= 5: the query's position is a constant, the query index
+// absent): causal at the default bottom-right position.
+// CHECK-LABEL: func.func @decode_causal(
+// CHECK: rope.attention ins({{[^)]*}}) outs({{.*}}causal
+// CHECK-NOT: query_offset
+// CHECK-NOT: window
+// CHECK-SAME: -> tensor<1x2x1x8xf32>
+#s_q = affine_map<(b, h, m, n, d) -> (b, h, m, d)>
+#s_k = affine_map<(b, h, m, n, d) -> (b, h, n, d)>
+#s_o = affine_map<(b, h, m, n, d) -> (b, h, m, n)>
+#id = affine_map<(b, h, m, n) -> (b, h, m, n)>
+#keys = affine_map<(b, h, m, n) -> (0, 0, 0, n)>
+#p = affine_map<(b, h, m, n, e) -> (b, h, m, n)>
+#v = affine_map<(b, h, m, n, e) -> (b, h, n, e)>
+#o = affine_map<(b, h, m, n, e) -> (b, h, m, e)>
+func.func @decode_causal(%q: tensor<1x2x1x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x8xf32>) -> tensor<1x2x1x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %me = tensor.empty() : tensor<1x1x1x6xf32>
+  %mask = linalg.generic {indexing_maps = [#id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%me : tensor<1x1x1x6xf32>) {
+  ^bb0(%y: f32):
+    %j = linalg.index 3 : index
+    %ki = arith.index_cast %j : index to i64
+    %t = arith.constant 5 : i64
+    %keep = arith.cmpi sle, %ki, %t : i64
+    %m = arith.select %keep, %zero, %ninf : f32
+    linalg.yield %m : f32
+  } -> tensor<1x1x1x6xf32>
+  %se = tensor.empty() : tensor<1x2x1x6xf32>
+  %sacc = linalg.fill ins(%zero : f32) outs(%se : tensor<1x2x1x6xf32>) -> tensor<1x2x1x6xf32>
+  %s = linalg.generic {indexing_maps = [#s_q, #s_k, #s_o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<1x2x1x8xf32>, tensor<1x2x6x8xf32>) outs(%sacc : tensor<1x2x1x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x1x6xf32>
+  %masked = linalg.generic {indexing_maps = [#id, #keys, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %mask : tensor<1x2x1x6xf32>, tensor<1x1x1x6xf32>) outs(%se : tensor<1x2x1x6xf32>) {
+  ^bb0(%x: f32, %a: f32, %y: f32):
+    %0 = arith.addf %x, %a : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x1x6xf32>
+  %p = linalg.softmax dimension(3) ins(%masked : tensor<1x2x1x6xf32>) outs(%se : tensor<1x2x1x6xf32>) -> tensor<1x2x1x6xf32>
+  %oe = tensor.empty() : tensor<1x2x1x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<1x2x1x8xf32>) -> tensor<1x2x1x8xf32>
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%p, %v : tensor<1x2x1x6xf32>, tensor<1x2x6x8xf32>) outs(%oacc : tensor<1x2x1x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x1x8xf32>
+  return %o : tensor<1x2x1x8xf32>
+}
+
+// -----
+// The row sees keys up to 3 of 6 (a cache longer than the valid length):
+// causal with query_offset 3.
+// CHECK-LABEL: func.func @decode_valid_prefix(
+// CHECK: %[[T:.*]] = arith.constant 3 : index
+// CHECK: rope.attention ins({{[^)]*}}) query_offset(%[[T]]) outs({{.*}}causal
+#s_q = affine_map<(b, h, m, n, d) -> (b, h, m, d)>
+#s_k = affine_map<(b, h, m, n, d) -> (b, h, n, d)>
+#s_o = affine_map<(b, h, m, n, d) -> (b, h, m, n)>
+#id = affine_map<(b, h, m, n) -> (b, h, m, n)>
+#keys = affine_map<(b, h, m, n) -> (0, 0, 0, n)>
+#p = affine_map<(b, h, m, n, e) -> (b, h, m, n)>
+#v = affine_map<(b, h, m, n, e) -> (b, h, n, e)>
+#o = affine_map<(b, h, m, n, e) -> (b, h, m, e)>
+func.func @decode_valid_prefix(%q: tensor<1x2x1x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x8xf32>) -> tensor<1x2x1x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %me = tensor.empty() : tensor<1x1x1x6xf32>
+  %mask = linalg.generic {indexing_maps = [#id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%me : tensor<1x1x1x6xf32>) {
+  ^bb0(%y: f32):
+    %j = linalg.index 3 : index
+    %ki = arith.index_cast %j : index to i64
+    %t = arith.constant 3 : i64
+    %keep = arith.cmpi sle, %ki, %t : i64
+    %m = arith.select %keep, %zero, %ninf : f32
+    linalg.yield %m : f32
+  } -> tensor<1x1x1x6xf32>
+  %se = tensor.empty() : tensor<1x2x1x6xf32>
+  %sacc = linalg.fill ins(%zero : f32) outs(%se : tensor<1x2x1x6xf32>) -> tensor<1x2x1x6xf32>
+  %s = linalg.generic {indexing_maps = [#s_q, #s_k, #s_o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<1x2x1x8xf32>, tensor<1x2x6x8xf32>) outs(%sacc : tensor<1x2x1x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x1x6xf32>
+  %masked = linalg.generic {indexing_maps = [#id, #keys, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %mask : tensor<1x2x1x6xf32>, tensor<1x1x1x6xf32>) outs(%se : tensor<1x2x1x6xf32>) {
+  ^bb0(%x: f32, %a: f32, %y: f32):
+    %0 = arith.addf %x, %a : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x1x6xf32>
+  %p = linalg.softmax dimension(3) ins(%masked : tensor<1x2x1x6xf32>) outs(%se : tensor<1x2x1x6xf32>) -> tensor<1x2x1x6xf32>
+  %oe = tensor.empty() : tensor<1x2x1x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<1x2x1x8xf32>) -> tensor<1x2x1x8xf32>
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%p, %v : tensor<1x2x1x6xf32>, tensor<1x2x6x8xf32>) outs(%oacc : tensor<1x2x1x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x1x8xf32>
+  return %o : tensor<1x2x1x8xf32>
+}
+
+// -----
+// Keys 3..5 (key > 5 - 3): causal with window 3.
+// CHECK-LABEL: func.func @decode_window(
+// CHECK: rope.attention ins({{[^)]*}}) outs({{.*}}causal{{.*}}window = 3 : i64
+#s_q = affine_map<(b, h, m, n, d) -> (b, h, m, d)>
+#s_k = affine_map<(b, h, m, n, d) -> (b, h, n, d)>
+#s_o = affine_map<(b, h, m, n, d) -> (b, h, m, n)>
+#id = affine_map<(b, h, m, n) -> (b, h, m, n)>
+#keys = affine_map<(b, h, m, n) -> (0, 0, 0, n)>
+#p = affine_map<(b, h, m, n, e) -> (b, h, m, n)>
+#v = affine_map<(b, h, m, n, e) -> (b, h, n, e)>
+#o = affine_map<(b, h, m, n, e) -> (b, h, m, e)>
+func.func @decode_window(%q: tensor<1x2x1x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x8xf32>) -> tensor<1x2x1x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %me = tensor.empty() : tensor<1x1x1x6xf32>
+  %mask = linalg.generic {indexing_maps = [#id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%me : tensor<1x1x1x6xf32>) {
+  ^bb0(%y: f32):
+    %j = linalg.index 3 : index
+    %ki = arith.index_cast %j : index to i64
+    %t = arith.constant 5 : i64
+    %keep = arith.cmpi sle, %ki, %t : i64
+    %lo = arith.constant 2 : i64
+    %above = arith.cmpi sgt, %ki, %lo : i64
+    %both = arith.andi %keep, %above : i1
+    %m = arith.select %both, %zero, %ninf : f32
+    linalg.yield %m : f32
+  } -> tensor<1x1x1x6xf32>
+  %se = tensor.empty() : tensor<1x2x1x6xf32>
+  %sacc = linalg.fill ins(%zero : f32) outs(%se : tensor<1x2x1x6xf32>) -> tensor<1x2x1x6xf32>
+  %s = linalg.generic {indexing_maps = [#s_q, #s_k, #s_o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<1x2x1x8xf32>, tensor<1x2x6x8xf32>) outs(%sacc : tensor<1x2x1x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x1x6xf32>
+  %masked = linalg.generic {indexing_maps = [#id, #keys, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %mask : tensor<1x2x1x6xf32>, tensor<1x1x1x6xf32>) outs(%se : tensor<1x2x1x6xf32>) {
+  ^bb0(%x: f32, %a: f32, %y: f32):
+    %0 = arith.addf %x, %a : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x1x6xf32>
+  %p = linalg.softmax dimension(3) ins(%masked : tensor<1x2x1x6xf32>) outs(%se : tensor<1x2x1x6xf32>) -> tensor<1x2x1x6xf32>
+  %oe = tensor.empty() : tensor<1x2x1x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<1x2x1x8xf32>) -> tensor<1x2x1x8xf32>
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%p, %v : tensor<1x2x1x6xf32>, tensor<1x2x6x8xf32>) outs(%oacc : tensor<1x2x1x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x1x8xf32>
+  return %o : tensor<1x2x1x8xf32>
+}
+
+// -----
+// Four queries that all see keys up to 3 (a key padding mask, not causal):
+// no query dim of size 1 to position, so the mask tensor is added.
+// CHECK-LABEL: func.func @keys_bound_for_every_query(
+// CHECK: rope.attention ins({{[^)]*}}) mask(%{{.*}} : tensor<6xf32>) outs(
+// CHECK-NOT: causal
+#s_q = affine_map<(b, h, m, n, d) -> (b, h, m, d)>
+#s_k = affine_map<(b, h, m, n, d) -> (b, h, n, d)>
+#s_o = affine_map<(b, h, m, n, d) -> (b, h, m, n)>
+#id = affine_map<(b, h, m, n) -> (b, h, m, n)>
+#keys = affine_map<(b, h, m, n) -> (0, 0, 0, n)>
+#p = affine_map<(b, h, m, n, e) -> (b, h, m, n)>
+#v = affine_map<(b, h, m, n, e) -> (b, h, n, e)>
+#o = affine_map<(b, h, m, n, e) -> (b, h, m, e)>
+func.func @keys_bound_for_every_query(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x8xf32>) -> tensor<1x2x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %me = tensor.empty() : tensor<1x1x1x6xf32>
+  %mask = linalg.generic {indexing_maps = [#id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%me : tensor<1x1x1x6xf32>) {
+  ^bb0(%y: f32):
+    %j = linalg.index 3 : index
+    %ki = arith.index_cast %j : index to i64
+    %t = arith.constant 3 : i64
+    %keep = arith.cmpi sle, %ki, %t : i64
+    %m = arith.select %keep, %zero, %ninf : f32
+    linalg.yield %m : f32
+  } -> tensor<1x1x1x6xf32>
+  %se = tensor.empty() : tensor<1x2x4x6xf32>
+  %sacc = linalg.fill ins(%zero : f32) outs(%se : tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32>
+  %s = linalg.generic {indexing_maps = [#s_q, #s_k, #s_o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>) outs(%sacc : tensor<1x2x4x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x6xf32>
+  %masked = linalg.generic {indexing_maps = [#id, #keys, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %mask : tensor<1x2x4x6xf32>, tensor<1x1x1x6xf32>) outs(%se : tensor<1x2x4x6xf32>) {
+  ^bb0(%x: f32, %a: f32, %y: f32):
+    %0 = arith.addf %x, %a : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x6xf32>
+  %p = linalg.softmax dimension(3) ins(%masked : tensor<1x2x4x6xf32>) outs(%se : tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32>
+  %oe = tensor.empty() : tensor<1x2x4x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%p, %v : tensor<1x2x4x6xf32>, tensor<1x2x6x8xf32>) outs(%oacc : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+// No key visible (key <= -1): not a position mask; the mask tensor is
+// added (the row gives NaN either way).
+// CHECK-LABEL: func.func @decode_no_key_visible(
+// CHECK: rope.attention ins({{[^)]*}}) mask(%{{.*}} : tensor<6xf32>) outs(
+// CHECK-NOT: causal
+#s_q = affine_map<(b, h, m, n, d) -> (b, h, m, d)>
+#s_k = affine_map<(b, h, m, n, d) -> (b, h, n, d)>
+#s_o = affine_map<(b, h, m, n, d) -> (b, h, m, n)>
+#id = affine_map<(b, h, m, n) -> (b, h, m, n)>
+#keys = affine_map<(b, h, m, n) -> (0, 0, 0, n)>
+#p = affine_map<(b, h, m, n, e) -> (b, h, m, n)>
+#v = affine_map<(b, h, m, n, e) -> (b, h, n, e)>
+#o = affine_map<(b, h, m, n, e) -> (b, h, m, e)>
+func.func @decode_no_key_visible(%q: tensor<1x2x1x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x8xf32>) -> tensor<1x2x1x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %me = tensor.empty() : tensor<1x1x1x6xf32>
+  %mask = linalg.generic {indexing_maps = [#id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%me : tensor<1x1x1x6xf32>) {
+  ^bb0(%y: f32):
+    %j = linalg.index 3 : index
+    %ki = arith.index_cast %j : index to i64
+    %t = arith.constant -1 : i64
+    %keep = arith.cmpi sle, %ki, %t : i64
+    %m = arith.select %keep, %zero, %ninf : f32
+    linalg.yield %m : f32
+  } -> tensor<1x1x1x6xf32>
+  %se = tensor.empty() : tensor<1x2x1x6xf32>
+  %sacc = linalg.fill ins(%zero : f32) outs(%se : tensor<1x2x1x6xf32>) -> tensor<1x2x1x6xf32>
+  %s = linalg.generic {indexing_maps = [#s_q, #s_k, #s_o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<1x2x1x8xf32>, tensor<1x2x6x8xf32>) outs(%sacc : tensor<1x2x1x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x1x6xf32>
+  %masked = linalg.generic {indexing_maps = [#id, #keys, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %mask : tensor<1x2x1x6xf32>, tensor<1x1x1x6xf32>) outs(%se : tensor<1x2x1x6xf32>) {
+  ^bb0(%x: f32, %a: f32, %y: f32):
+    %0 = arith.addf %x, %a : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x1x6xf32>
+  %p = linalg.softmax dimension(3) ins(%masked : tensor<1x2x1x6xf32>) outs(%se : tensor<1x2x1x6xf32>) -> tensor<1x2x1x6xf32>
+  %oe = tensor.empty() : tensor<1x2x1x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<1x2x1x8xf32>) -> tensor<1x2x1x8xf32>
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%p, %v : tensor<1x2x1x6xf32>, tensor<1x2x6x8xf32>) outs(%oacc : tensor<1x2x1x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x1x8xf32>
+  return %o : tensor<1x2x1x8xf32>
 }

@@ -39,8 +39,12 @@
 // accumulator type (f32 for f16/bf16/f32), so raising changes roundings only
 // where it is more exact; the scale is the product of the constants found,
 // in f64. Masks: a causal mask is raised only when the comparison is proven
-// to be key j visible iff j <= i + (Sk − Sq) (or j + c <= positions[...]);
-// any other computed mask stays a mask tensor, added as the frontend adds it.
+// to be key j visible iff j <= i + (Sk − Sq) (or j + c <= positions[...], or
+// j <= t with 0 <= t < Sk and a query dim of size 1: a decode step, raised
+// with query_offset t); any other computed mask stays a mask tensor, added as
+// the frontend adds it. Attention sinks (gpt-oss): P a slice of a softmax
+// over the scores and one more column read from sinks per batch and head,
+// the slice dropping exactly that column, become the op's sinks.
 // A boolean argument selecting 0/−inf is passed as the i1 mask, and a finite
 // masked value ≤ −2^100 counts as −inf only under a proven causal mask that
 // leaves no row fully masked (both exact for finite scores below 2^99).
@@ -1040,13 +1044,18 @@ struct PositionMask {
   unsigned queryAtom = 0;
   /// kpos − qpos ≤ 0 with qpos = query + offset (no positions).
   int64_t offset = 0;
+  /// A bound on the key alone, `key ≤ offset` (the query index is absent:
+  /// one query row, decode): causal with qpos = query_offset = offset for a
+  /// query dim of size 1.
+  bool keyOnly = false;
   std::optional<int64_t> window;
   Node *positions = nullptr;
   int64_t keyOffset = 0;
 };
 
 /// The causal (and window) mask `conds` states over key atom `key`, if it
-/// is one: `key − q ≤ t` (+ `q − key ≤ W − 1 − t`), or `key + c ≤ pos`.
+/// is one: `key − q ≤ t` (+ `q − key ≤ W − 1 − t`), `key ≤ t` (+
+/// `−key ≤ W − 1 − t`: no query index, one query row), or `key + c ≤ pos`.
 std::optional<PositionMask> positionMask(ArrayRef<Linear> conds, unsigned key) {
   std::optional<PositionMask> mask;
   const Linear *window = nullptr;
@@ -1058,6 +1067,11 @@ std::optional<PositionMask> positionMask(ArrayRef<Linear> conds, unsigned key) {
           return std::nullopt;
         m.positions = e.positions;
         m.keyOffset = e.constant;
+      } else if (e.terms.size() == 1) {
+        if (e.constant == INT64_MIN)
+          return std::nullopt;
+        m.keyOnly = true;
+        m.offset = -e.constant;
       } else {
         if (e.terms.size() != 2)
           return std::nullopt;
@@ -1071,7 +1085,8 @@ std::optional<PositionMask> positionMask(ArrayRef<Linear> conds, unsigned key) {
       mask = m;
       continue;
     }
-    if (e.coef(key) == -1 && !window && !e.positions && e.terms.size() == 2) {
+    if (e.coef(key) == -1 && !window && !e.positions &&
+        (e.terms.size() == 1 || e.terms.size() == 2)) {
       window = &e;
       continue;
     }
@@ -1080,11 +1095,16 @@ std::optional<PositionMask> positionMask(ArrayRef<Linear> conds, unsigned key) {
   if (!mask)
     return std::nullopt;
   if (window) {
-    // q − key + c2 ≤ 0: key ≥ q + c2 = qpos − W + 1 with qpos = q + t.
-    unsigned q = window->terms[0].first == key ? window->terms[1].first
-                                               : window->terms[0].first;
-    if (mask->positions || q != mask->queryAtom || window->coef(q) != 1)
+    // q − key + c2 ≤ 0: key ≥ q + c2 = qpos − W + 1 with qpos = q + t (or
+    // −key + c2 ≤ 0 with qpos = t).
+    if (mask->positions || (window->terms.size() == 1) != mask->keyOnly)
       return std::nullopt;
+    if (!mask->keyOnly) {
+      unsigned q = window->terms[0].first == key ? window->terms[1].first
+                                                 : window->terms[0].first;
+      if (q != mask->queryAtom || window->coef(q) != 1)
+        return std::nullopt;
+    }
     int64_t w;
     if (llvm::SubOverflow(mask->offset, window->constant, w) || w >= INT64_MAX)
       return std::nullopt;
@@ -1109,6 +1129,9 @@ struct AttentionMatch {
   double scale = 1.0;
   Node *mask = nullptr;
   std::optional<PositionMask> positionMask;
+  /// For a key-only position mask: the mask tensor to add instead when no
+  /// query dim has size 1.
+  Node *keyOnlyFallback = nullptr;
   /// The attention sinks (a logit per row joining the softmax).
   Node *sinks = nullptr;
   bool guard = false;
@@ -1724,7 +1747,8 @@ private:
   /// Records `mask` as a causal/window mask (or query positions) if it is
   /// exactly one, with `finite` saying whether the masked value is finite.
   /// Returns whether it did.
-  bool recordPositionMask(Node *condition, bool negate, bool finite) {
+  bool recordPositionMask(Node *condition, bool negate, bool finite,
+                          Node *fallback = nullptr) {
     std::optional<SmallVector<Linear>> conds = analysis.condition(condition, 0);
     if (!conds)
       return false;
@@ -1740,7 +1764,15 @@ private:
     std::optional<PositionMask> mask = positionMask(*conds, match.k2);
     if (!mask)
       return false;
-    if (!mask->positions) {
+    if (mask->keyOnly) {
+      // key ≤ t for every row: causal with qpos = t if the queries are one
+      // row (known when the op is planned; else the mask tensor
+      // `fallback`). With 0 ≤ t < Sk key t is seen: no row is fully masked.
+      if (!fallback || mask->offset < 0 ||
+          mask->offset >= ex.atoms.size(match.k2))
+        return false;
+      match.keyOnlyFallback = fallback;
+    } else if (!mask->positions) {
       // Bottom-right alignment: qpos = m + Sk − Sq. Another offset stays a
       // mask tensor (exact).
       if (mask->offset !=
@@ -1770,7 +1802,12 @@ private:
       if (keep && drop && keep->isZero() && drop->isNegative() &&
           (drop->isInfinity() ||
            (drop->isFinite() && toDouble(*drop) <= kMaskedValueBound)) &&
-          recordPositionMask(select->operands[0], false, drop->isFinite()))
+          recordPositionMask(
+              select->operands[0], false, drop->isFinite(),
+              mask->kind == Node::Tensor &&
+                      isa<RankedTensorType>(mask->value.getType())
+                  ? mask
+                  : nullptr))
         return success();
       Node *condition = ex.look(select->operands[0]);
       if (keep && drop && keep->isZero() && drop->isNegInfinity() &&
@@ -1799,7 +1836,14 @@ private:
           (masked->isFinite() && toDouble(*masked) <= kMaskedValueBound)))
       return fail("the scores are selected against a value that is not "
                   "-inf (nor a finite value <= -2^100)");
-    if (recordPositionMask(condition, !keepWhenTrue, masked->isFinite()))
+    // The i1 tensor itself, where it can be the op's mask instead.
+    Node *asMask = ex.look(condition);
+    if (!keepWhenTrue || !masked->isInfinity() ||
+        asMask->kind != Node::Tensor ||
+        !isa<RankedTensorType>(asMask->value.getType()))
+      asMask = nullptr;
+    if (recordPositionMask(condition, !keepWhenTrue, masked->isFinite(),
+                           asMask))
       return success();
     if (masked->isFinite())
       return fail("the masked value is finite and the mask is not a proven "
@@ -1918,6 +1962,19 @@ public:
         failed(planView(match.key, {}, "the key", k)) ||
         failed(planView(match.value, {}, "the value", v)))
       return failure();
+    // A key-only position mask is causal when a query dim has size 1 (one
+    // row: qpos = query_offset); else its mask tensor is added instead.
+    SmallVector<unsigned> candidates;
+    for (unsigned leaf : queryAndBatch)
+      if (!keyLeaves.contains(leaf) && !valueLeaves.contains(leaf))
+        candidates.push_back(leaf);
+    if (match.positionMask && match.positionMask->keyOnly &&
+        llvm::none_of(candidates, [&](unsigned leaf) {
+          return ex.atoms.size(leaf) == 1;
+        })) {
+      match.mask = match.keyOnlyFallback;
+      match.positionMask.reset();
+    }
     if (match.mask && failed(planView(match.mask, {}, "the mask", mask)))
       return failure();
     const std::optional<PositionMask> &pm = match.positionMask;
@@ -1933,10 +1990,6 @@ public:
     for (unsigned leaf : outLeaves)
       outExprs.push_back(getAffineDimExpr(loopOf[leaf], ctx));
     outMap = AffineMap::get(numLoops, 0, outExprs, ctx);
-    SmallVector<unsigned> candidates;
-    for (unsigned leaf : queryAndBatch)
-      if (!keyLeaves.contains(leaf) && !valueLeaves.contains(leaf))
-        candidates.push_back(leaf);
     FailureOr<unsigned> queries = chooseQueries(candidates);
     if (failed(queries))
       return failure();
@@ -2028,15 +2081,18 @@ public:
       maps.push_back(AffineMapAttr::get(sinks.map));
     maps.push_back(AffineMapAttr::get(outMap));
     const std::optional<PositionMask> &pm = match.positionMask;
-    Value keyOffset;
+    Value keyOffset, queryOffset;
     if (hasPositions && pm->keyOffset != 0)
       keyOffset = arith::ConstantIndexOp::create(rewriter, loc, pm->keyOffset);
+    // One query row seeing keys up to t: qpos = t (Sk − 1 by default).
+    if (pm && pm->keyOnly && pm->offset != ex.atoms.size(match.k2) - 1)
+      queryOffset = arith::ConstantIndexOp::create(rewriter, loc, pm->offset);
     IntegerAttr window;
     if (pm && pm->window)
       window = rewriter.getI64IntegerAttr(*pm->window);
     auto attention = AttentionOp::create(
         rewriter, loc, init.getType(), query, key, value, maskValue,
-        positionsValue, /*query_offset=*/Value(), keyOffset, sinksValue,
+        positionsValue, queryOffset, keyOffset, sinksValue,
         rewriter.getArrayAttr(maps), rewriter.getF64FloatAttr(match.scale),
         pm ? rewriter.getUnitAttr() : UnitAttr(), window,
         queryDim ? rewriter.getI64IntegerAttr(*queryDim) : IntegerAttr(), init);
@@ -2077,7 +2133,13 @@ private:
       return failure();
     }
     const std::optional<PositionMask> &pm = match.positionMask;
-    if (pm && !pm->positions) {
+    if (pm && pm->keyOnly) {
+      // One row: any query dim of size 1 (checked in plan()).
+      for (unsigned leaf : candidates)
+        if (ex.atoms.size(leaf) == 1)
+          return leaf;
+    }
+    if (pm && !pm->positions && !pm->keyOnly) {
       if (!llvm::is_contained(candidates, pm->queryAtom)) {
         why = "the causal comparison is not against the query dim";
         return failure();

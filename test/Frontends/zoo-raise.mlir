@@ -28,11 +28,13 @@
 // RUN: rope-opt %S/Inputs/zoo/qwen3_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T2
 // RUN: rope-opt %S/Inputs/zoo/qwen3_decode.mlir --rope-raise | FileCheck %s --check-prefix=A4
 // RUN: rope-opt %S/Inputs/zoo/qwen3_decode.mlir --rope-raise | FileCheck %s --check-prefix=T2
-// phi3 prefill: 0 of 4 rotations, 2 of 2 attentions (LongRoPE picks its table at run time from max(position_ids): not a constant).
-// RUN: rope-opt %S/Inputs/zoo/phi3_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A0
+// phi3 prefill: LongRoPE picks its table at run time from max(position_ids) + 1 > 32: #rope.longrope with that length (LONGROPE).
+// RUN: rope-opt %S/Inputs/zoo/phi3_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/phi3_prefill.mlir --rope-raise | FileCheck %s --check-prefix=LONGROPE
 // RUN: rope-opt %S/Inputs/zoo/phi3_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T2
-// phi3 decode: 0 of 4 rotations, 2 of 2 attentions (LongRoPE picks its table at run time from max(position_ids): not a constant).
-// RUN: rope-opt %S/Inputs/zoo/phi3_decode.mlir --rope-raise | FileCheck %s --check-prefix=A0
+// phi3 decode: LongRoPE picks its table at run time from max(position_ids) + 1 > 32: #rope.longrope with that length (LONGROPE).
+// RUN: rope-opt %S/Inputs/zoo/phi3_decode.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/phi3_decode.mlir --rope-raise | FileCheck %s --check-prefix=LONGROPE
 // RUN: rope-opt %S/Inputs/zoo/phi3_decode.mlir --rope-raise | FileCheck %s --check-prefix=T2
 // RUN: rope-opt %S/Inputs/zoo/phi_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A4
 // RUN: rope-opt %S/Inputs/zoo/phi_prefill.mlir --rope-raise | FileCheck %s --check-prefixes=PARTIAL8
@@ -137,5 +139,6 @@
 // PARTIAL8:    rope.apply ins({{.*}}rotary_dim = 8 : i64
 // MROPE:       rope.apply ins({{.*}}mrope = #rope.mrope<section = [2, 3, 3]>
 // SINKS-COUNT-2: rope.attention ins({{.*}} sinks(%{{.*}} : tensor<2x2xf32>)
+// LONGROPE-COUNT-4: rope.apply ins({{.*}}) length(%{{.*}} : i64) outs({{.*}}freqs = #rope.longrope<short_factor = [1.000000e+00, 1.0714001, {{.*}}], long_factor = [1.000000e+00, 1.4285999, {{.*}}], original_max_position_embeddings = 32, attention_factor =
 // MLAQ:        rope.apply ins({{.*}} : tensor<1x4x{{[0-9]+}}x8xf32>)
 // MLAQ:        tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 16] [1, 4, {{[0-9]+}}, 8] [1, 1, 1, 1] : tensor<1x4x{{[0-9]+}}x8xf32> into tensor<1x4x{{[0-9]+}}x24xf32>

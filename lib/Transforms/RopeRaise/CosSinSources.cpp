@@ -126,9 +126,32 @@ std::optional<double> readBlob(DenseResourceElementsAttr attr,
   return std::nullopt;
 }
 
+/// A boolean a constant's value may depend on: LongRoPE's choice between
+/// two inv_freq tables (torch.where(seq_len > L, long, short)) is the only
+/// unknown of a table otherwise computed from constants. Evaluation under
+/// `assumed` reads `cond` as that value; without it, the first unknown
+/// condition of a select met is recorded in `cond`.
+struct Switch {
+  Value cond;
+  std::optional<bool> assumed;
+};
+
+std::optional<double> evalElement(Value value, ArrayRef<int64_t> coords,
+                                  int depth, Switch *sw);
+
+/// Whether `value` holds one element: an i1 scalar, or a tensor whose dims
+/// are all static and 1 (rank 0 included).
+bool isSingleElement(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type)
+    return true;
+  return llvm::all_of(type.getShape(), [](int64_t s) { return s == 1; });
+}
+
 /// Evaluates a payload value at loop coordinates `loops`.
 std::optional<double> payloadValue(linalg::LinalgOp op, Value v,
-                                   ArrayRef<int64_t> loops, int depth) {
+                                   ArrayRef<int64_t> loops, int depth,
+                                   Switch *sw = nullptr) {
   if (auto arg = dyn_cast<BlockArgument>(v)) {
     if (arg.getOwner() != op.getBlock())
       return std::nullopt;
@@ -137,21 +160,38 @@ std::optional<double> payloadValue(linalg::LinalgOp op, Value v,
       return std::nullopt;
     Value input = operand->get();
     if (!isa<RankedTensorType>(input.getType()))
-      return constantElement(input, {}, depth + 1);
+      return evalElement(input, {}, depth + 1, sw);
     AffineMap map = op.getMatchingIndexingMap(operand);
     SmallVector<int64_t> coords = map.compose(loops);
-    return constantElement(input, coords, depth + 1);
+    return evalElement(input, coords, depth + 1, sw);
   }
   Operation *def = v.getDefiningOp();
   if (!def)
     return std::nullopt;
   if (def->getBlock() != op.getBlock())
-    return constantElement(v, {}, depth + 1);
+    return evalElement(v, {}, depth + 1, sw);
   if (auto index = dyn_cast<linalg::IndexOp>(def))
     return static_cast<double>(loops[index.getDim()]);
   auto operand = [&](unsigned i) {
-    return payloadValue(op, def->getOperand(i), loops, depth);
+    return payloadValue(op, def->getOperand(i), loops, depth, sw);
   };
+  if (auto select = dyn_cast<arith::SelectOp>(def)) {
+    std::optional<double> c = operand(0);
+    if (c)
+      return *c != 0.0 ? operand(1) : operand(2);
+    // An unknown condition: a switch when it is one boolean for every
+    // element (an input read as a scalar, or a value from outside).
+    if (sw && !sw->cond && !sw->assumed) {
+      Value cond = select.getCondition();
+      if (auto arg = dyn_cast<BlockArgument>(cond);
+          arg && arg.getOwner() == op.getBlock() &&
+          !op.isDpsInit(op.getMatchingOpOperand(arg)))
+        cond = op.getMatchingOpOperand(arg)->get();
+      if (cond.getParentBlock() != op.getBlock() && isSingleElement(cond))
+        sw->cond = cond;
+    }
+    return std::nullopt;
+  }
   Type type = v.getType();
   if (auto c = dyn_cast<arith::ConstantOp>(def)) {
     if (auto f = dyn_cast<FloatAttr>(c.getValue()))
@@ -212,8 +252,16 @@ std::optional<double> payloadValue(linalg::LinalgOp op, Value v,
 std::optional<double>
 mlir::rope::raise::constantElement(Value value, ArrayRef<int64_t> coords,
                                    int depth) {
+  return evalElement(value, coords, depth, nullptr);
+}
+
+namespace {
+std::optional<double> evalElement(Value value, ArrayRef<int64_t> coords,
+                                  int depth, Switch *sw) {
   if (depth > 32 || !inBounds(value, coords))
     return std::nullopt;
+  if (sw && sw->assumed && value == sw->cond)
+    return *sw->assumed ? 1.0 : 0.0;
   Operation *def = value.getDefiningOp();
   if (!def)
     return std::nullopt;
@@ -244,7 +292,7 @@ mlir::rope::raise::constantElement(Value value, ArrayRef<int64_t> coords,
     return std::nullopt;
   }
   if (auto cast = dyn_cast<tensor::CastOp>(def))
-    return constantElement(cast.getSource(), coords, depth + 1);
+    return evalElement(cast.getSource(), coords, depth + 1, sw);
   if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
     if (!slice.getDroppedDims().none())
       return std::nullopt;
@@ -255,7 +303,7 @@ mlir::rope::raise::constantElement(Value value, ArrayRef<int64_t> coords,
         return std::nullopt;
       src.push_back(off + c * stride);
     }
-    return constantElement(slice.getSource(), src, depth + 1);
+    return evalElement(slice.getSource(), src, depth + 1, sw);
   }
   if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def)) {
     auto resultType = cast<RankedTensorType>(value.getType());
@@ -264,7 +312,7 @@ mlir::rope::raise::constantElement(Value value, ArrayRef<int64_t> coords,
       return std::nullopt;
     int64_t flat = linearIndex(resultType, coords);
     SmallVector<int64_t> src = unflatten(flat, srcType.getShape());
-    return constantElement(def->getOperand(0), src, depth + 1);
+    return evalElement(def->getOperand(0), src, depth + 1, sw);
   }
   if (auto op = dyn_cast<linalg::LinalgOp>(def)) {
     if (!op.hasPureTensorSemantics() || op->getNumResults() != 1 ||
@@ -278,9 +326,138 @@ mlir::rope::raise::constantElement(Value value, ArrayRef<int64_t> coords,
     for (auto [k, expr] : llvm::enumerate(outMap.getResults()))
       loops[cast<AffineDimExpr>(expr).getPosition()] = coords[k];
     Value yielded = op.getBlock()->getTerminator()->getOperand(0);
-    return payloadValue(op, yielded, loops, depth);
+    return payloadValue(op, yielded, loops, depth, sw);
   }
   return std::nullopt;
+}
+} // namespace
+
+std::optional<SwitchedElement>
+mlir::rope::raise::switchedElement(Value value, ArrayRef<int64_t> coords) {
+  Switch sw;
+  if (evalElement(value, coords, 0, &sw) || !sw.cond)
+    return std::nullopt;
+  sw.assumed = true;
+  std::optional<double> ifTrue = evalElement(value, coords, 0, &sw);
+  sw.assumed = false;
+  std::optional<double> ifFalse = evalElement(value, coords, 0, &sw);
+  if (!ifTrue || !ifFalse)
+    return std::nullopt;
+  return SwitchedElement{sw.cond, *ifTrue, *ifFalse};
+}
+
+FailureOr<LengthSwitch>
+mlir::rope::raise::analyzeLengthSwitch(Value cond, std::string &why) {
+  why = "the frequency tables are chosen by a boolean that is not a signed "
+        "comparison of one integer with a constant";
+  // cond: an i1 scalar compared outside any op, or the one element of a
+  // tensor an elementwise op computes with a comparison in its payload.
+  arith::CmpIOp cmp = cond.getDefiningOp<arith::CmpIOp>();
+  linalg::LinalgOp op = cond.getDefiningOp<linalg::LinalgOp>();
+  if (op) {
+    if (!op.hasPureTensorSemantics() || op->getNumResults() != 1 ||
+        !op.isAllParallelLoops() || !isSingleElement(cond))
+      return failure();
+    cmp = op.getBlock()
+              ->getTerminator()
+              ->getOperand(0)
+              .getDefiningOp<arith::CmpIOp>();
+    if (cmp && cmp->getBlock() != op.getBlock())
+      cmp = {};
+  }
+  if (!cmp)
+    return failure();
+  // Each side: the integer (an input of one element, or a value from
+  // outside), or a constant.
+  auto side = [&](Value v, Value &integer, std::optional<int64_t> &constant) {
+    APInt c;
+    if (matchPattern(v, m_ConstantInt(&c))) {
+      if (c.getSignificantBits() > 63)
+        return false;
+      constant = c.getSExtValue();
+      return true;
+    }
+    if (op) {
+      auto arg = dyn_cast<BlockArgument>(v);
+      if (!arg || arg.getOwner() != op.getBlock() ||
+          op.isDpsInit(op.getMatchingOpOperand(arg)))
+        return false;
+      v = op.getMatchingOpOperand(arg)->get();
+    }
+    if (!isSingleElement(v) ||
+        !isa<IntegerType>(getElementTypeOrSelf(v.getType())))
+      return false;
+    if (std::optional<double> k = constantElement(
+            v, SmallVector<int64_t>(
+                   isa<RankedTensorType>(v.getType())
+                       ? cast<RankedTensorType>(v.getType()).getRank()
+                       : 0,
+                   0))) {
+      constant = static_cast<int64_t>(*k);
+      return true;
+    }
+    integer = v;
+    return true;
+  };
+  Value lhs, rhs;
+  std::optional<int64_t> lhsConstant, rhsConstant;
+  if (!side(cmp.getLhs(), lhs, lhsConstant) ||
+      !side(cmp.getRhs(), rhs, rhsConstant))
+    return failure();
+  arith::CmpIPredicate predicate = cmp.getPredicate();
+  if (!lhs && rhs) {
+    std::swap(lhs, rhs);
+    std::swap(lhsConstant, rhsConstant);
+    // K <pred> length is length <swapped pred> K.
+    switch (predicate) {
+    case arith::CmpIPredicate::sgt:
+      predicate = arith::CmpIPredicate::slt;
+      break;
+    case arith::CmpIPredicate::sge:
+      predicate = arith::CmpIPredicate::sle;
+      break;
+    case arith::CmpIPredicate::slt:
+      predicate = arith::CmpIPredicate::sgt;
+      break;
+    case arith::CmpIPredicate::sle:
+      predicate = arith::CmpIPredicate::sge;
+      break;
+    default:
+      return failure();
+    }
+  }
+  if (!lhs || !rhsConstant)
+    return failure();
+  // length <pred> K as "length > L" and which branch it picks.
+  int64_t k = *rhsConstant;
+  LengthSwitch result;
+  result.length = lhs;
+  switch (predicate) {
+  case arith::CmpIPredicate::sgt: // length > K
+    result.threshold = k;
+    result.longWhenTrue = true;
+    break;
+  case arith::CmpIPredicate::sge: // length > K - 1
+    result.threshold = k - 1;
+    result.longWhenTrue = true;
+    break;
+  case arith::CmpIPredicate::slt: // not (length > K - 1)
+    result.threshold = k - 1;
+    result.longWhenTrue = false;
+    break;
+  case arith::CmpIPredicate::sle: // not (length > K)
+    result.threshold = k;
+    result.longWhenTrue = false;
+    break;
+  default:
+    return failure();
+  }
+  if (result.threshold < 1) {
+    why = "the frequency tables switch at a length below 1";
+    return failure();
+  }
+  why.clear();
+  return result;
 }
 
 std::optional<double> mlir::rope::raise::constantPart(Value value,
@@ -511,21 +688,10 @@ FailureOr<CosSinLeaf> analyzeGather(ElementAlgebra &algebra,
   // negative indices wrapped (select(p < 0, p + rows, p)).
   if (auto cast = rowIndex.getDefiningOp<arith::IndexCastOp>())
     rowIndex = cast.getIn();
-  if (auto select = rowIndex.getDefiningOp<arith::SelectOp>()) {
-    auto cmp = select.getCondition().getDefiningOp<arith::CmpIOp>();
-    auto add = select.getTrueValue().getDefiningOp<arith::AddIOp>();
-    Value p = select.getFalseValue();
-    APInt zero, rows;
-    int64_t tableRows = cast<RankedTensorType>(table.getType()).getDimSize(0);
-    if (cmp && add && cmp.getPredicate() == arith::CmpIPredicate::slt &&
-        cmp.getLhs() == p && matchPattern(cmp.getRhs(), m_ConstantInt(&zero)) &&
-        zero.isZero() && add.getLhs() == p &&
-        matchPattern(add.getRhs(), m_ConstantInt(&rows)) &&
-        rows.getSignificantBits() <= 64 && rows.getSExtValue() == tableRows &&
-        !ShapedType::isDynamic(tableRows)) {
-      info.wrapRows = tableRows;
-      rowIndex = p;
-    }
+  int64_t tableRows = cast<RankedTensorType>(table.getType()).getDimSize(0);
+  if (Value p = matchNegativeIndexWrap(rowIndex, tableRows)) {
+    info.wrapRows = tableRows;
+    rowIndex = p;
   }
   auto rowArg = dyn_cast<BlockArgument>(rowIndex);
   if (!rowArg || rowArg.getOwner() != op.getBlock() ||
@@ -710,6 +876,8 @@ mlir::rope::raise::analyzeCosSinLeaf(ElementAlgebra &algebra, unsigned leafId,
     const Monomial &m = angle.terms[0];
     std::optional<PositionFactor> positions;
     std::optional<double> table;
+    double tableIfTrue = 0.0;
+    Value frequencySwitch;
     Type tableType;
     for (auto [id, channel] : m.factors) {
       const Leaf &factor = algebra.leaf(id);
@@ -718,6 +886,21 @@ mlir::rope::raise::analyzeCosSinLeaf(ElementAlgebra &algebra, unsigned leafId,
             tableCoords(factor, channel);
         std::optional<double> value =
             coords ? constantElement(factor.root, *coords) : std::nullopt;
+        if (!value && coords) {
+          // A table chosen at run time between two constant ones.
+          if (std::optional<SwitchedElement> switched =
+                  switchedElement(factor.root, *coords)) {
+            if (table) {
+              why = "the frequency table is not a constant";
+              return failure();
+            }
+            table = switched->ifFalse;
+            tableIfTrue = switched->ifTrue;
+            frequencySwitch = switched->cond;
+            tableType = getElementTypeOrSelf(factor.root.getType());
+            continue;
+          }
+        }
         // A factor that varies over no frame dim is the frequency table, or,
         // when it is not a constant, positions the same for every token:
         // at one token (decode) the frontend broadcasts the size-1 token
@@ -757,6 +940,10 @@ mlir::rope::raise::analyzeCosSinLeaf(ElementAlgebra &algebra, unsigned leafId,
     a.theta = m.coef * *table;
     if (m.coef == 1.0)
       a.tableType = tableType;
+    if (frequencySwitch) {
+      a.frequencySwitch = frequencySwitch;
+      a.thetaIfTrue = m.coef * tableIfTrue;
+    }
     info.channels.push_back(a);
   }
   return info;

@@ -40,6 +40,10 @@ struct AngleOfChannel {
   /// Computed: the element type of the inv_freq table when theta is one of
   /// its entries as it is (no other factor), else null.
   Type tableType;
+  /// Computed from a table chosen at run time (SwitchedElement): the
+  /// switch, and theta when it is true (`theta` is theta when false).
+  Value frequencySwitch;
+  double thetaIfTrue = 0.0;
   /// Gathered: the column of the table.
   int64_t column = -1;
 };
@@ -72,6 +76,27 @@ FailureOr<CosSinLeaf> analyzeCosSinLeaf(ElementAlgebra &algebra,
 /// inv_freq) at `coords`, rounded as the frontend rounds it.
 std::optional<double> constantElement(Value value, ArrayRef<int64_t> coords,
                                       int depth = 0);
+
+/// An element of a table that is one of two constants chosen by one
+/// boolean the IR computes at run time (LongRoPE's short and long inv_freq,
+/// torch.where(seq_len > L, long, short)): the boolean (an i1 value or a
+/// one-element i1 tensor) and the element under each of its values.
+struct SwitchedElement {
+  Value cond;
+  double ifTrue = 0.0, ifFalse = 0.0;
+};
+std::optional<SwitchedElement> switchedElement(Value value,
+                                               ArrayRef<int64_t> coords);
+
+/// A switch read as LongRoPE's: `cond` is true exactly when
+/// `length > threshold` (longWhenTrue) or exactly when it is not.
+struct LengthSwitch {
+  /// An integer scalar or one-element integer tensor.
+  Value length;
+  int64_t threshold = 0;
+  bool longWhenTrue = true;
+};
+FailureOr<LengthSwitch> analyzeLengthSwitch(Value cond, std::string &why);
 
 /// Part `component` (0: real, 1: imaginary) of a constant at `coords`; for
 /// a real constant, the element (component 0).

@@ -82,6 +82,12 @@ struct RaisePlan {
   // frontend's table when they are its entries as they are.
   SmallVector<double> thetas;
   Type tableType;
+  /// LongRoPE: the tables are chosen at run time by `length > threshold`
+  /// (the switch read by analyzeLengthSwitch): `thetas` when not, else
+  /// `longThetas`; `length` is the IR's integer (null: no switch).
+  Value length;
+  int64_t lengthThreshold = 0;
+  SmallVector<double> longThetas;
   // Gathered cos/sin: the tables and the first column of each.
   Value cosTable, sinTable;
   int64_t cosColumn = 0, sinColumn = 0;
@@ -698,7 +704,9 @@ private:
             seen->implicitFrame != angle->implicitFrame)
           return failWith("the two channels of pair " + std::to_string(pair) +
                           " take different positions");
-        if (!gathered && seen->theta != angle->theta)
+        if (!gathered && (seen->theta != angle->theta ||
+                          seen->frequencySwitch != angle->frequencySwitch ||
+                          seen->thetaIfTrue != angle->thetaIfTrue))
           return failWith("the two channels of pair " + std::to_string(pair) +
                           " rotate by different frequencies");
         if (gathered && seen->column != angle->column &&
@@ -711,7 +719,9 @@ private:
       if (ca.positions != sa.positions || ca.implicitFrame != sa.implicitFrame)
         return failWith("cos and sin of pair " + std::to_string(pair) +
                         " take different positions");
-      if (!gathered && ca.theta != sa.theta)
+      if (!gathered &&
+          (ca.theta != sa.theta || ca.frequencySwitch != sa.frequencySwitch ||
+           ca.thetaIfTrue != sa.thetaIfTrue))
         return failWith("cos and sin of pair " + std::to_string(pair) +
                         " have different frequencies");
     }
@@ -762,12 +772,37 @@ private:
       return success();
     }
     plan.tableType = pairs[0].cos->tableType;
+    Value frequencySwitch = pairs[0].cos->frequencySwitch;
+    SmallVector<double> ifTrue;
     for (const PairAngle &pair : pairs) {
       if (!(pair.cos->theta >= 0.0) || !std::isfinite(pair.cos->theta))
         return failWith("a frequency is negative or not finite");
       plan.thetas.push_back(pair.cos->theta);
       if (pair.cos->tableType != pairs[0].cos->tableType)
         plan.tableType = Type();
+      if (pair.cos->frequencySwitch != frequencySwitch)
+        return failWith("the pairs' frequencies are chosen by different "
+                        "switches");
+      if (frequencySwitch &&
+          (!(pair.cos->thetaIfTrue > 0.0) ||
+           !std::isfinite(pair.cos->thetaIfTrue) || !(pair.cos->theta > 0.0)))
+        return failWith("a frequency chosen at run time is not positive and "
+                        "finite");
+      ifTrue.push_back(pair.cos->thetaIfTrue);
+    }
+    if (frequencySwitch) {
+      // LongRoPE: short and long tables switched on the length (ROPE.md
+      // section 4), as rope.apply's length(%l) > L states it.
+      std::string switchWhy;
+      FailureOr<LengthSwitch> lengthSwitch =
+          analyzeLengthSwitch(frequencySwitch, switchWhy);
+      if (failed(lengthSwitch))
+        return failWith(switchWhy);
+      plan.length = lengthSwitch->length;
+      plan.lengthThreshold = lengthSwitch->threshold;
+      plan.longThetas = ifTrue;
+      if (!lengthSwitch->longWhenTrue)
+        std::swap(plan.thetas, plan.longThetas);
     }
     return success();
   }
@@ -897,6 +932,72 @@ Attribute frequencyAttr(MLIRContext *ctx, ArrayRef<double> thetas,
         return DefaultFrequenciesAttr::get(ctx, llvm::APFloat(base));
   }
   return TableFrequenciesAttr::get(ctx, DenseF64ArrayAttr::get(ctx, thetas));
+}
+
+/// `#rope.longrope` stating two frontend tables (ROPE.md section 7, as
+/// frequencyAttr states one): for theta_i the unscaled frequencies of the
+/// attribute's default base (the tables do not say their base: the factors
+/// are relative to it), each factor ext_i is the one with the fewest
+/// significant digits for which theta_i / ext_i rounded to the tables'
+/// element type `tableType` is the entry (a model's factors, 1.0714, when
+/// the base is its own), or, without a table type, that equals the entry.
+/// Switched at `length > threshold`, with the frontend's magnitude as its
+/// attention_factor. Null when some entry is no such quotient.
+Attribute longRopeAttr(MLIRContext *ctx, ArrayRef<double> shortThetas,
+                       ArrayRef<double> longThetas, int64_t rotaryDim,
+                       Type tableType, int64_t threshold, double magnitude) {
+  llvm::APFloat base(10000.0);
+  SmallVector<double> unscaled =
+      DefaultFrequenciesAttr::get(ctx, base).getInverseFrequencies(rotaryDim);
+  auto rounded = [&](double v) {
+    auto floatType = dyn_cast_or_null<FloatType>(tableType);
+    llvm::APFloat f(v);
+    bool lost = false;
+    if (floatType && !floatType.isF64())
+      f.convert(floatType.getFloatSemantics(),
+                llvm::APFloat::rmNearestTiesToEven, &lost);
+    return f.convertToDouble();
+  };
+  auto factors =
+      [&](ArrayRef<double> thetas) -> std::optional<SmallVector<double>> {
+    if (thetas.size() != unscaled.size())
+      return std::nullopt;
+    SmallVector<double> ext;
+    for (auto [theta, target] : llvm::zip_equal(unscaled, thetas)) {
+      if (!(target > 0.0) || !std::isfinite(target))
+        return std::nullopt;
+      double estimate = theta / target;
+      if (!(estimate > 0.0) || !std::isfinite(estimate))
+        return std::nullopt;
+      std::optional<double> found;
+      for (int digits = 1; digits <= 17 && !found; ++digits) {
+        double scale = std::pow(
+            10.0, digits - 1 - std::floor(std::log10(std::fabs(estimate))));
+        double e = std::round(estimate * scale) / scale;
+        if (e > 0.0 && std::isfinite(e) && rounded(theta / e) == target)
+          found = e;
+      }
+      // The quotient rounds: step by ulps until theta / e is the entry.
+      double e = estimate;
+      for (int step = 0; !found && step < 8; ++step) {
+        if (rounded(theta / e) == target)
+          found = e;
+        e = std::nextafter(e, theta / e > target ? HUGE_VAL : 0.0);
+      }
+      if (!found)
+        return std::nullopt;
+      ext.push_back(*found);
+    }
+    return ext;
+  };
+  std::optional<SmallVector<double>> shortFactor = factors(shortThetas);
+  std::optional<SmallVector<double>> longFactor = factors(longThetas);
+  if (!shortFactor || !longFactor)
+    return {};
+  return LongRopeFrequenciesAttr::get(
+      ctx, base, DenseF64ArrayAttr::get(ctx, *shortFactor),
+      DenseF64ArrayAttr::get(ctx, *longFactor), threshold, std::nullopt,
+      llvm::APFloat(magnitude));
 }
 
 /// `value` with its unit dims (`drop`) collapsed away.
@@ -1252,8 +1353,27 @@ public:
       for (int64_t i = 0; i + 2 < applyRank; ++i)
         defaultTokens.push_back(i);
     Attribute freqs;
-    if (!plan.cosTable)
+    Value length;
+    if (!plan.cosTable && plan.length) {
+      freqs =
+          longRopeAttr(ctx, plan.thetas, plan.longThetas, plan.rotaryDim,
+                       plan.tableType, plan.lengthThreshold, plan.magnitude);
+      if (!freqs) {
+        buildWhy = "the frequency tables chosen at run time are not stated "
+                   "exactly by LongRoPE factors";
+        return failure();
+      }
+      // The IR's own length, read where the rotation is.
+      length = plan.length;
+      if (auto lengthType = dyn_cast<RankedTensorType>(length.getType())) {
+        SmallVector<Value> zeros(
+            lengthType.getRank(),
+            arith::ConstantIndexOp::create(rewriter, loc, 0));
+        length = tensor::ExtractOp::create(rewriter, loc, length, zeros);
+      }
+    } else if (!plan.cosTable) {
       freqs = frequencyAttr(ctx, plan.thetas, plan.rotaryDim, plan.tableType);
+    }
     MRopeAttr mrope;
     if (!plan.mropeAxes.empty()) {
       SmallVector<int64_t> counts(3, 0);
@@ -1278,7 +1398,7 @@ public:
     }
     auto apply = ApplyOp::create(
         rewriter, loc, applyInit.getType(), applyInput, positions, offset,
-        /*length=*/Value(), cosCache, sinCache, /*norm_weight=*/Value(),
+        length, cosCache, sinCache, /*norm_weight=*/Value(),
         /*quant_scale=*/Value(), /*slots=*/Value(), applyInit,
         LayoutAttr::get(ctx, plan.layout),
         plan.rotaryDim == d ? IntegerAttr()

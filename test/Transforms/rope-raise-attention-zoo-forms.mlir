@@ -1,5 +1,6 @@
 // RUN: rope-opt --rope-raise --split-input-file --mlir-print-local-scope %s | FileCheck %s --enable-var-scope
 // RUN: rope-opt --rope-raise=remarks=true --split-input-file -verify-diagnostics %s -o /dev/null
+// RUN: rope-opt --linalg-fold-unit-extent-dims --rope-raise --split-input-file %s | FileCheck %s --check-prefix=FOLD
 
 // Forms of whole models in the zoo (issue 33) raised to rope.attention by
 // --rope-raise (lib/Transforms/RopeRaise/RaiseAttention.cpp): gpt-oss's
@@ -24,6 +25,10 @@
 // CHECK-NOT: linalg.
 // CHECK-NOT: tensor.concat
 // CHECK: return %[[R]]
+// After linalg-fold-unit-extent-dims the slice drops the unit batch dim
+// (rank-reducing): the same sinks.
+// FOLD-LABEL: func.func @gpt_oss_sinks(
+// FOLD: rope.attention {{.*}} sinks(%{{.*}} : tensor<2xf32>)
 
 #s_q = affine_map<(b, h, m, n, d) -> (b, h, m, d)>
 #s_k = affine_map<(b, h, m, n, d) -> (b, h, n, d)>
@@ -197,6 +202,8 @@ func.func @sinks_causal_no_preshift(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8x
 // The sink column first, P sliced from 1: the same op.
 // CHECK-LABEL: func.func @sink_first(
 // CHECK: rope.attention {{.*}} mask({{.*}}) sinks(%{{.*}} : tensor<2xf32>)
+// FOLD-LABEL: func.func @sink_first(
+// FOLD: rope.attention {{.*}} sinks(%{{.*}} : tensor<2xf32>)
 // CHECK-NOT: linalg.
 
 #s_q = affine_map<(b, h, m, n, d) -> (b, h, m, d)>

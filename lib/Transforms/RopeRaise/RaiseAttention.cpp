@@ -66,6 +66,7 @@
 #include "mlir/IR/Matchers.h"
 
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
@@ -1266,34 +1267,49 @@ private:
       return std::nullopt;
     RankedTensorType source = slice.getSourceType(),
                      result = slice.getResultType();
-    if (!source.hasStaticShape() || source.getRank() != result.getRank() ||
-        static_cast<size_t>(source.getRank()) != viewed->layout.size())
+    if (!source.hasStaticShape() ||
+        static_cast<size_t>(result.getRank()) != viewed->layout.size())
       return std::nullopt;
+    // A rank-reducing slice (linalg-fold-unit-extent-dims) drops unit dims
+    // of the source: those are read with no atom.
+    llvm::SmallBitVector dropped = slice.getDroppedDims();
     int64_t keys = ex.atoms.size(match.k2);
     std::optional<unsigned> keyDim;
     bool sinkFirst = false;
-    for (auto [i, atoms] : llvm::enumerate(viewed->layout)) {
+    Layout layout;
+    unsigned r = 0;
+    for (int64_t i = 0; i < source.getRank(); ++i) {
       std::optional<int64_t> offset =
           getConstantIntValue(slice.getMixedOffsets()[i]);
       if (!offset)
         return std::nullopt;
+      if (dropped.test(i)) {
+        if (source.getDimSize(i) != 1)
+          return std::nullopt;
+        layout.push_back({});
+        continue;
+      }
+      if (r >= viewed->layout.size())
+        return std::nullopt;
+      const AtomList &atoms = viewed->layout[r];
+      int64_t size = result.getDimSize(r++);
+      layout.push_back(atoms);
       if (ex.atoms.significant(atoms) == AtomList{match.k2}) {
-        if (keyDim || source.getDimSize(i) != keys + 1 ||
-            result.getDimSize(i) != keys || (*offset != 0 && *offset != 1))
+        if (keyDim || source.getDimSize(i) != keys + 1 || size != keys ||
+            (*offset != 0 && *offset != 1))
           return std::nullopt;
         keyDim = i;
         sinkFirst = *offset == 1;
         continue;
       }
-      if (*offset != 0 || source.getDimSize(i) != result.getDimSize(i))
+      if (*offset != 0 || source.getDimSize(i) != size)
         return std::nullopt;
     }
-    if (!keyDim)
+    if (!keyDim || r != viewed->layout.size())
       return std::nullopt;
     SinkSlice found;
     found.key = ex.atoms.make(keys + 1);
     found.sinkFirst = sinkFirst;
-    Layout layout = viewed->layout;
     layout[*keyDim] = {found.key};
     ex.opened.insert(slice);
     found.source = ex.tensor(slice.getSource(), layout);

@@ -1,4 +1,20 @@
 // RUN: rope-opt %s --rope-raise --split-input-file | FileCheck %s
+//
+// Python's negative-index wrap of the gathered row (GPT-J's table),
+// select(p < 0, p + 64, p), spelled with the comparison and the addition
+// the other way round, and as select(p >= 0, p, p + 64):
+// RUN: sed -e 's/arith.cmpi slt, %%in, %%c0_i64/arith.cmpi sgt, %%c0_i64, %%in/' \
+// RUN:     -e 's/arith.addi %%in, %%c64_i64/arith.addi %%c64_i64, %%in/' %S/../Frontends/Inputs/gptj.mlir \
+// RUN:   | rope-opt --rope-raise | FileCheck %s --check-prefix=WRAP
+// RUN: sed -e 's/arith.cmpi slt, %%in, %%c0_i64/arith.cmpi sge, %%in, %%c0_i64/' \
+// RUN:     -e 's/arith.select %%15, %%16, %%in/arith.select %%15, %%in, %%16/' %S/../Frontends/Inputs/gptj.mlir \
+// RUN:   | rope-opt --rope-raise | FileCheck %s --check-prefix=WRAP
+// A wrap into the wrong row count is not the wrap:
+// RUN: sed -e 's/arith.cmpi slt, %%in, %%c0_i64/arith.cmpi sgt, %%c0_i64, %%in/' \
+// RUN:     -e 's/arith.addi %%in, %%c64_i64/arith.addi %%c0_i64, %%in/' %S/../Frontends/Inputs/gptj.mlir \
+// RUN:   | rope-opt --rope-raise | FileCheck %s --check-prefix=NOWRAP
+// WRAP-COUNT-2: rope.apply ins({{.*}}layout = #rope.layout<interleaved>, rotary_dim = 16
+// NOWRAP-NOT: rope.apply
 
 // Spellings that a host compiler's rewrites produce from frontend IR
 // (scripts/metamorphic.py runs the whole zoo through them): each raises

@@ -189,6 +189,12 @@ SmallVector<int64_t> unflatten(int64_t flat, ArrayRef<int64_t> shape);
 /// preserving; the frontends' unfused IR has no such values.
 void materializeFusedOperands(Operation *root);
 
+/// Python's negative-index wrap of an integer `p` into `rows` rows,
+/// `select(p < 0, p + rows, p)`, however spelled (the comparison either way
+/// round, `p <= -1`, the branches swapped with the predicate negated, the
+/// addition's operands in either order): returns `p`, or null.
+Value matchNegativeIndexWrap(Value select, int64_t rows);
+
 /// A float constant: `arith.constant`, possibly through `arith.truncf` /
 /// `arith.extf` (a frontend's f64 factor truncated to f32 is the f32 value).
 std::optional<double> getScalarConstant(Value value);

@@ -1,0 +1,58 @@
+// Metamorphic tests of --rope-raise (issue 33), CI-sized: representative
+// zoo models, frontend fixtures and negatives, each rewritten first the way
+// a host compiler may (upstream linalg-generalize-named-ops,
+// linalg-fuse-elementwise-ops, linalg-fold-unit-extent-dims,
+// canonicalize/cse; the test passes rope-test-swap-commutative-operands and
+// rope-test-split-generic), must raise the same rope.apply / rope.attention
+// ops, in order, with the same attributes as the module as exported.
+// scripts/metamorphic.py does the comparison (exit 1 on any difference) and
+// runs everything (every zoo module, fixture and negative under every
+// rewrite and composition); docs/TESTING.md has its table. The FileCheck
+// lines below spell a few of the raised forms out.
+//
+// RUN: %python %S/../../scripts/metamorphic.py --rope-opt rope-opt -j 1 --groups zoo \
+// RUN:   --inputs '^(llama_prefill|llama_decode|glm4_decode|qwen2_vl_text_decode|phi_decode|deepseek_v3_prefill|cohere_prefill)$' \
+// RUN:   --rewrites canon-cse,generalize,fold-unit,swap,split | FileCheck %s --check-prefix=ZOO
+// RUN: %python %S/../../scripts/metamorphic.py --rope-opt rope-opt -j 1 --groups zoo \
+// RUN:   --inputs '^(llama_prefill|llama_decode|mistral_decode|cohere_prefill|gptj_prefill|deepseek_v3_decode|stablelm_prefill)$' \
+// RUN:   --rewrites fuse | FileCheck %s --check-prefix=FUSE
+// RUN: %python %S/../../scripts/metamorphic.py --rope-opt rope-opt -j 1 --groups zoo \
+// RUN:   --inputs '^(stablelm_prefill|deepseek_v3_prefill)$' --rewrites gen-fuse,gen-fuse-fold-canon
+// RUN: %python %S/../../scripts/metamorphic.py --rope-opt rope-opt -j 1 --groups fixtures \
+// RUN:   --inputs '^(llama_computed|llama_computed_matmul|llama_cache|gptj|glm4_partial_interleaved|qwen2_vl_mrope|deepseek_v3_interleave|phi2_partial|meta_llama_complex|attention/hf_llama_sdpa|cache/torch_slice_scatter)$' \
+// RUN:   --rewrites canon-cse,generalize,fuse,fold-unit,swap
+// RUN: %python %S/../../scripts/metamorphic.py --rope-opt rope-opt -j 1 --groups negatives \
+// RUN:   --inputs '^negative' --rewrites canon-cse,generalize,fold-unit,fold-unit-slices,swap
+//
+// ZOO: | llama_prefill | 4/4 2/2 | 4/4 2/2 | 4/4 2/2 | 4/4 2/2 | 4/4 2/2 | 4/4 2/2 |
+// FUSE: | llama_prefill | 4/4 2/2 | 4/4 2/2 |
+//
+// The raised forms, spelled out:
+// RUN: rope-opt %S/Inputs/zoo/llama_decode.mlir --linalg-fold-unit-extent-dims --rope-raise -o %t && \
+// RUN:   FileCheck %s --check-prefix=A4 < %t && FileCheck %s --check-prefix=T2 < %t && FileCheck %s --check-prefix=DECODE-FOLDED < %t
+// RUN: rope-opt %S/Inputs/zoo/glm4_decode.mlir --linalg-fold-unit-extent-dims --rope-raise -o %t && \
+// RUN:   FileCheck %s --check-prefix=A4 < %t && FileCheck %s --check-prefix=T2 < %t && FileCheck %s --check-prefix=INTERLEAVED < %t && FileCheck %s --check-prefix=PARTIAL8 < %t
+// RUN: rope-opt %S/Inputs/zoo/qwen2_vl_text_decode.mlir --linalg-fold-unit-extent-dims --rope-raise -o %t && \
+// RUN:   FileCheck %s --check-prefix=A4 < %t && FileCheck %s --check-prefix=T2 < %t && FileCheck %s --check-prefix=MROPE < %t
+// RUN: rope-opt %S/Inputs/zoo/llama_prefill.mlir --linalg-fuse-elementwise-ops --rope-raise -o %t && \
+// RUN:   FileCheck %s --check-prefix=A4 < %t && FileCheck %s --check-prefix=T2 < %t
+// RUN: rope-opt %S/Inputs/zoo/cohere_prefill.mlir --linalg-fuse-elementwise-ops --rope-raise -o %t && \
+// RUN:   FileCheck %s --check-prefix=A4 < %t && FileCheck %s --check-prefix=T2 < %t && FileCheck %s --check-prefix=INTERLEAVED < %t
+// RUN: rope-opt %S/Inputs/zoo/phi_prefill.mlir --rope-test-split-generic --rope-raise -o %t && \
+// RUN:   FileCheck %s --check-prefix=A4 < %t && FileCheck %s --check-prefix=T2 < %t && FileCheck %s --check-prefix=PARTIAL8 < %t
+// RUN: rope-opt %S/Inputs/zoo/qwen2_vl_text_prefill.mlir --rope-test-swap-commutative-operands=permute-inputs --rope-raise -o %t && \
+// RUN:   FileCheck %s --check-prefix=A4 < %t && FileCheck %s --check-prefix=T2 < %t && FileCheck %s --check-prefix=MROPE < %t
+// RUN: rope-opt %S/Inputs/zoo/stablelm_prefill.mlir --linalg-generalize-named-ops --linalg-fuse-elementwise-ops --linalg-fold-unit-extent-dims --canonicalize --cse --rope-raise -o %t && \
+// RUN:   FileCheck %s --check-prefix=A4 < %t && FileCheck %s --check-prefix=T2 < %t && FileCheck %s --check-prefix=PARTIAL4 < %t
+
+// A4-COUNT-4: rope.apply ins(
+// A4-NOT:     rope.apply ins(
+// T2-COUNT-2: rope.attention ins(
+// T2-NOT:     rope.attention ins(
+// INTERLEAVED: rope.apply ins({{.*}}layout = #rope.layout<interleaved>
+// PARTIAL8:    rope.apply ins({{.*}}rotary_dim = 8 : i64
+// PARTIAL4:    rope.apply ins({{.*}}rotary_dim = 4 : i64
+// MROPE:       rope.apply ins({{.*}}mrope = #rope.mrope<section = [2, 3, 3]>
+// A decode step with its unit dims folded away: [H, D], a token dim of
+// size 1 put back for the op.
+// DECODE-FOLDED: rope.apply ins(%{{.*}} : tensor<4x1x16xf32>) positions(%{{.*}} : tensor<1xi64>) {{.*}} token_dims = array<i64: 1>

@@ -59,6 +59,8 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   // linalg.softmax (unfused attention) has no loop lowering.
   pm.addPass(createRopeDecomposeAggregatesPass());
+  // Weights transposed in the graph (x·Wᵀ) are transposed once, here.
+  pm.addPass(createRopeFoldConstantTransposesPass());
 
   bufferization::OneShotBufferizePassOptions bufferization;
   bufferization.bufferizeFunctionBoundaries =

@@ -145,6 +145,20 @@ def RopeVectorizeElementwisePass : Pass<"rope-vectorize-elementwise"> {
   ];
 }
 
+def RopeFoldConstantTransposesPass : Pass<"rope-fold-constant-transposes"> {
+  let summary = "Transpose constant tensors at compile time";
+  let description = [{
+    Replaces a `linalg.transpose` (on tensors) of a constant — a dense
+    attribute or a loaded `dense_resource` blob, elements of whole bytes —
+    by a constant holding the transposed elements. Frontends export a
+    linear layer x·Wᵀ as a transpose of the weight constant before the
+    matmul; lowered as written, every call would copy every weight matrix
+    column by column, and the code generator would compile a gather loop
+    per weight (issue 33). `rope-to-llvm-cpu` runs it before bufferization.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def RopeKeepVectorLoopsPass : Pass<"rope-keep-vector-loops"> {
   let summary = "Keep loops of vector code as loops: mark them not to be "
                 "unrolled by LLVM";

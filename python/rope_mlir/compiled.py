@@ -95,10 +95,22 @@ class ScalarType(NamedTuple):
     text: str
 
 
+def _host_vector_options() -> str:
+    """rope-to-llvm-cpu's vector widths for this CPU: its defaults are AVX2's
+    (register tiles of 256-bit vectors, elementwise vectors of at most 16
+    lanes: two registers); with AVX-512 the register is twice as wide. Wider
+    vectors than that are split and spilled by the code generator, which
+    costs run time and compile time (docs/PERFORMANCE.md, whole-model
+    compile time)."""
+    if _jit.host_has_feature("avx512f"):
+        return " contraction-vector-bits=512 elementwise-max-lanes=32"
+    return ""
+
+
 @functools.lru_cache(maxsize=2)
 def _default_pipeline(checked: bool = False) -> str:
     lower = ("rope-to-llvm-cpu{emit-c-interface=true runtime-traps=true" +
-             (" checked=true}" if checked else "}"))
+             _host_vector_options() + (" checked=true}" if checked else "}"))
     if _jit.is_registered("rope-optimize"):
         return f"builtin.module(rope-optimize, {lower})"
     return f"builtin.module({lower})"

@@ -768,11 +768,16 @@ def test_default_pipeline_follows_the_library():
         _jit.is_registered("rope-optimize\0x")
     default = compiled.default_pipeline()
     assert ("rope-optimize" in default) == _jit.is_registered("rope-optimize")
+    # The vector widths follow the host (AVX-512: twice AVX2's defaults).
+    widths = compiled._host_vector_options()
+    assert widths == (" contraction-vector-bits=512 elementwise-max-lanes=32"
+                      if _jit.host_has_feature("avx512f") else "")
     assert default.endswith(
-        "rope-to-llvm-cpu{emit-c-interface=true runtime-traps=true})")
+        "rope-to-llvm-cpu{emit-c-interface=true runtime-traps=true" + widths +
+        "})")
     assert compiled.default_pipeline(checked=True).endswith(
-        "rope-to-llvm-cpu{emit-c-interface=true runtime-traps=true "
-        "checked=true})")
+        "rope-to-llvm-cpu{emit-c-interface=true runtime-traps=true" + widths +
+        " checked=true})")
     assert rope_mlir.jit(ADD).pipeline == default
 
 

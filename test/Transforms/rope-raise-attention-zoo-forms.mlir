@@ -7,8 +7,9 @@
 // attention sinks (softmax over the scores and a per-head sink column, the
 // column sliced off before P·V) become the op's `sinks` operand; Llama 4's
 // Q normalized after a reshape of its channels; decode's masks built from
-// the key iota alone (the query's position a constant) become causal (with
-// query_offset, window) for one query row. Negatives: a sink column
+// the key iota alone (the query's position a constant; Llama 4's chunk
+// index through f64 floor division) become causal (with query_offset,
+// window) for one query row. Negatives: a sink column
 // that P keeps, a slice that drops a key instead of the sink, a sink that
 // varies along the queries, a per-head value added to the
 // output (a plain attention, no sinks).
@@ -1060,6 +1061,204 @@ func.func @decode_no_key_visible(%q: tensor<1x2x1x8xf32>, %k: tensor<1x2x6x8xf32
     %ki = arith.index_cast %j : index to i64
     %t = arith.constant -1 : i64
     %keep = arith.cmpi sle, %ki, %t : i64
+    %m = arith.select %keep, %zero, %ninf : f32
+    linalg.yield %m : f32
+  } -> tensor<1x1x1x6xf32>
+  %se = tensor.empty() : tensor<1x2x1x6xf32>
+  %sacc = linalg.fill ins(%zero : f32) outs(%se : tensor<1x2x1x6xf32>) -> tensor<1x2x1x6xf32>
+  %s = linalg.generic {indexing_maps = [#s_q, #s_k, #s_o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<1x2x1x8xf32>, tensor<1x2x6x8xf32>) outs(%sacc : tensor<1x2x1x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x1x6xf32>
+  %masked = linalg.generic {indexing_maps = [#id, #keys, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %mask : tensor<1x2x1x6xf32>, tensor<1x1x1x6xf32>) outs(%se : tensor<1x2x1x6xf32>) {
+  ^bb0(%x: f32, %a: f32, %y: f32):
+    %0 = arith.addf %x, %a : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x1x6xf32>
+  %p = linalg.softmax dimension(3) ins(%masked : tensor<1x2x1x6xf32>) outs(%se : tensor<1x2x1x6xf32>) -> tensor<1x2x1x6xf32>
+  %oe = tensor.empty() : tensor<1x2x1x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<1x2x1x8xf32>) -> tensor<1x2x1x8xf32>
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%p, %v : tensor<1x2x1x6xf32>, tensor<1x2x6x8xf32>) outs(%oacc : tensor<1x2x1x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x1x8xf32>
+  return %o : tensor<1x2x1x8xf32>
+}
+
+// -----
+// Llama 4's chunked attention in decode: key positions 10..15, the query at
+// 15, chunks of 4 (floor(kpos / 4) == floor(15 / 4), through f64, and
+// kpos <= 15): keys 2..5, causal with window 4.
+// CHECK-LABEL: func.func @decode_chunk(
+// CHECK: rope.attention ins({{[^)]*}}) outs({{.*}}causal{{.*}}window = 4 : i64
+// CHECK-NOT: query_offset
+#s_q = affine_map<(b, h, m, n, d) -> (b, h, m, d)>
+#s_k = affine_map<(b, h, m, n, d) -> (b, h, n, d)>
+#s_o = affine_map<(b, h, m, n, d) -> (b, h, m, n)>
+#id = affine_map<(b, h, m, n) -> (b, h, m, n)>
+#keys = affine_map<(b, h, m, n) -> (0, 0, 0, n)>
+#p = affine_map<(b, h, m, n, e) -> (b, h, m, n)>
+#v = affine_map<(b, h, m, n, e) -> (b, h, n, e)>
+#o = affine_map<(b, h, m, n, e) -> (b, h, m, e)>
+func.func @decode_chunk(%q: tensor<1x2x1x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x8xf32>) -> tensor<1x2x1x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %me = tensor.empty() : tensor<1x1x1x6xf32>
+  %mask = linalg.generic {indexing_maps = [#id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%me : tensor<1x1x1x6xf32>) {
+  ^bb0(%y: f32):
+    %j = linalg.index 3 : index
+    %ji = arith.index_cast %j : index to i64
+    %off = arith.constant 10 : i64
+    %kp = arith.addi %ji, %off : i64
+    %qp = arith.constant 15 : i64
+    %c = arith.constant 4.0 : f64
+    %kcf = arith.sitofp %kp : i64 to f64
+    %kcd = arith.divf %kcf, %c : f64
+    %kcl = math.floor %kcd : f64
+    %kc = arith.fptosi %kcl : f64 to i64
+    %qcf = arith.sitofp %qp : i64 to f64
+    %qcd = arith.divf %qcf, %c : f64
+    %qcl = math.floor %qcd : f64
+    %qc = arith.fptosi %qcl : f64 to i64
+    %same = arith.cmpi eq, %kc, %qc : i64
+    %causal = arith.cmpi sle, %kp, %qp : i64
+    %keep = arith.andi %same, %causal : i1
+    %m = arith.select %keep, %zero, %ninf : f32
+    linalg.yield %m : f32
+  } -> tensor<1x1x1x6xf32>
+  %se = tensor.empty() : tensor<1x2x1x6xf32>
+  %sacc = linalg.fill ins(%zero : f32) outs(%se : tensor<1x2x1x6xf32>) -> tensor<1x2x1x6xf32>
+  %s = linalg.generic {indexing_maps = [#s_q, #s_k, #s_o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<1x2x1x8xf32>, tensor<1x2x6x8xf32>) outs(%sacc : tensor<1x2x1x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x1x6xf32>
+  %masked = linalg.generic {indexing_maps = [#id, #keys, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %mask : tensor<1x2x1x6xf32>, tensor<1x1x1x6xf32>) outs(%se : tensor<1x2x1x6xf32>) {
+  ^bb0(%x: f32, %a: f32, %y: f32):
+    %0 = arith.addf %x, %a : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x1x6xf32>
+  %p = linalg.softmax dimension(3) ins(%masked : tensor<1x2x1x6xf32>) outs(%se : tensor<1x2x1x6xf32>) -> tensor<1x2x1x6xf32>
+  %oe = tensor.empty() : tensor<1x2x1x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<1x2x1x8xf32>) -> tensor<1x2x1x8xf32>
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%p, %v : tensor<1x2x1x6xf32>, tensor<1x2x6x8xf32>) outs(%oacc : tensor<1x2x1x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x1x8xf32>
+  return %o : tensor<1x2x1x8xf32>
+}
+
+// -----
+// The same in prefill (6 queries, chunks of 2): the chunk index of the key
+// and of the query are both computed, so no bound on the key alone: the
+// mask tensor is added (exact).
+// CHECK-LABEL: func.func @prefill_chunk(
+// CHECK: math.floor
+// CHECK: %[[M:.*]] = tensor.collapse_shape
+// CHECK: rope.attention ins({{[^)]*}}) mask(%[[M]] : tensor<6x6xf32>) outs(
+// CHECK-NOT: causal
+#s_q = affine_map<(b, h, m, n, d) -> (b, h, m, d)>
+#s_k = affine_map<(b, h, m, n, d) -> (b, h, n, d)>
+#s_o = affine_map<(b, h, m, n, d) -> (b, h, m, n)>
+#id = affine_map<(b, h, m, n) -> (b, h, m, n)>
+#keys = affine_map<(b, h, m, n) -> (0, 0, m, n)>
+#p = affine_map<(b, h, m, n, e) -> (b, h, m, n)>
+#v = affine_map<(b, h, m, n, e) -> (b, h, n, e)>
+#o = affine_map<(b, h, m, n, e) -> (b, h, m, e)>
+func.func @prefill_chunk(%q: tensor<1x2x6x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x8xf32>) -> tensor<1x2x6x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %me = tensor.empty() : tensor<1x1x6x6xf32>
+  %mask = linalg.generic {indexing_maps = [#id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%me : tensor<1x1x6x6xf32>) {
+  ^bb0(%y: f32):
+    %j = linalg.index 3 : index
+    %ji = arith.index_cast %j : index to i64
+    %i = linalg.index 2 : index
+    %ii = arith.index_cast %i : index to i64
+    %c = arith.constant 2.0 : f64
+    %kcf = arith.sitofp %ji : i64 to f64
+    %kcd = arith.divf %kcf, %c : f64
+    %kcl = math.floor %kcd : f64
+    %kc = arith.fptosi %kcl : f64 to i64
+    %qcf = arith.sitofp %ii : i64 to f64
+    %qcd = arith.divf %qcf, %c : f64
+    %qcl = math.floor %qcd : f64
+    %qc = arith.fptosi %qcl : f64 to i64
+    %same = arith.cmpi eq, %kc, %qc : i64
+    %causal = arith.cmpi sle, %ji, %ii : i64
+    %keep = arith.andi %same, %causal : i1
+    %m = arith.select %keep, %zero, %ninf : f32
+    linalg.yield %m : f32
+  } -> tensor<1x1x6x6xf32>
+  %se = tensor.empty() : tensor<1x2x6x6xf32>
+  %sacc = linalg.fill ins(%zero : f32) outs(%se : tensor<1x2x6x6xf32>) -> tensor<1x2x6x6xf32>
+  %s = linalg.generic {indexing_maps = [#s_q, #s_k, #s_o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>) outs(%sacc : tensor<1x2x6x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x6x6xf32>
+  %masked = linalg.generic {indexing_maps = [#id, #keys, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %mask : tensor<1x2x6x6xf32>, tensor<1x1x6x6xf32>) outs(%se : tensor<1x2x6x6xf32>) {
+  ^bb0(%x: f32, %a: f32, %y: f32):
+    %0 = arith.addf %x, %a : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x6x6xf32>
+  %p = linalg.softmax dimension(3) ins(%masked : tensor<1x2x6x6xf32>) outs(%se : tensor<1x2x6x6xf32>) -> tensor<1x2x6x6xf32>
+  %oe = tensor.empty() : tensor<1x2x6x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<1x2x6x8xf32>) -> tensor<1x2x6x8xf32>
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%p, %v : tensor<1x2x6x6xf32>, tensor<1x2x6x8xf32>) outs(%oacc : tensor<1x2x6x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x6x8xf32>
+  return %o : tensor<1x2x6x8xf32>
+}
+
+// -----
+// Negative: a divisor that is not an integer (2.5) is not a chunk of keys
+// this reads: the mask tensor is added.
+// CHECK-LABEL: func.func @decode_fractional_chunk(
+// CHECK: rope.attention ins({{[^)]*}}) mask(%{{.*}} : tensor<6xf32>) outs(
+// CHECK-NOT: causal
+#s_q = affine_map<(b, h, m, n, d) -> (b, h, m, d)>
+#s_k = affine_map<(b, h, m, n, d) -> (b, h, n, d)>
+#s_o = affine_map<(b, h, m, n, d) -> (b, h, m, n)>
+#id = affine_map<(b, h, m, n) -> (b, h, m, n)>
+#keys = affine_map<(b, h, m, n) -> (0, 0, 0, n)>
+#p = affine_map<(b, h, m, n, e) -> (b, h, m, n)>
+#v = affine_map<(b, h, m, n, e) -> (b, h, n, e)>
+#o = affine_map<(b, h, m, n, e) -> (b, h, m, e)>
+func.func @decode_fractional_chunk(%q: tensor<1x2x1x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x8xf32>) -> tensor<1x2x1x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %me = tensor.empty() : tensor<1x1x1x6xf32>
+  %mask = linalg.generic {indexing_maps = [#id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%me : tensor<1x1x1x6xf32>) {
+  ^bb0(%y: f32):
+    %j = linalg.index 3 : index
+    %ji = arith.index_cast %j : index to i64
+    %off = arith.constant 10 : i64
+    %kp = arith.addi %ji, %off : i64
+    %qp = arith.constant 15 : i64
+    %c = arith.constant 2.5 : f64
+    %kcf = arith.sitofp %kp : i64 to f64
+    %kcd = arith.divf %kcf, %c : f64
+    %kcl = math.floor %kcd : f64
+    %kc = arith.fptosi %kcl : f64 to i64
+    %qcf = arith.sitofp %qp : i64 to f64
+    %qcd = arith.divf %qcf, %c : f64
+    %qcl = math.floor %qcd : f64
+    %qc = arith.fptosi %qcl : f64 to i64
+    %same = arith.cmpi eq, %kc, %qc : i64
+    %causal = arith.cmpi sle, %kp, %qp : i64
+    %keep = arith.andi %same, %causal : i1
     %m = arith.select %keep, %zero, %ninf : f32
     linalg.yield %m : f32
   } -> tensor<1x1x1x6xf32>

@@ -65,6 +65,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 
+#include "llvm/ADT/APSInt.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/Support/MathExtras.h"
@@ -940,6 +941,8 @@ public:
     auto cmp = dyn_cast<arith::CmpIOp>(op);
     if (!cmp || node->operands.size() != 2)
       return std::nullopt;
+    if (cmp.getPredicate() == arith::CmpIPredicate::eq)
+      return equality(node->operands[0], node->operands[1], depth);
     std::optional<Linear> a = linear(node->operands[0], true, depth + 1);
     std::optional<Linear> b = linear(node->operands[1], true, depth + 1);
     if (!a || !b)
@@ -983,6 +986,109 @@ public:
   }
 
 private:
+  /// `x` and `c` where `node` is floor(x / c) computed through floats
+  /// (fptosi(floor(sitofp(x) / c)), Llama 4's chunk index): exact when |x|
+  /// is below the float's integer range, c a positive integer.
+  std::optional<std::pair<Linear, int64_t>> floorDivision(Node *node,
+                                                          int depth) {
+    Node *toInt = computeOf<arith::FPToSIOp>(ex, node, 1);
+    Node *floor =
+        toInt ? computeOf<math::FloorOp>(ex, toInt->operands[0], 1) : nullptr;
+    Node *div =
+        floor ? computeOf<arith::DivFOp>(ex, floor->operands[0], 2) : nullptr;
+    Node *x =
+        div ? computeOf<arith::SIToFPOp>(ex, div->operands[0], 1) : nullptr;
+    if (!x)
+      return std::nullopt;
+    auto floatType = dyn_cast<FloatType>(div->op->getResult(0).getType());
+    if (!floatType)
+      return std::nullopt;
+    std::optional<int64_t> divisor;
+    if (std::optional<APFloat> c = floatConstant(ex, div->operands[1])) {
+      APSInt value(64, /*isUnsigned=*/false);
+      bool exact = false;
+      if (c->convertToInteger(value, APFloat::rmTowardZero, &exact) ==
+              APFloat::opOK &&
+          exact)
+        divisor = value.getSExtValue();
+    } else if (Node *fromInt =
+                   computeOf<arith::SIToFPOp>(ex, div->operands[1], 1)) {
+      if (std::optional<APInt> c = intConstant(ex, fromInt->operands[0]);
+          c && c->getBitWidth() <= 64)
+        divisor = c->getSExtValue();
+    }
+    if (!divisor || *divisor <= 0 || *divisor >= (int64_t(1) << 30))
+      return std::nullopt;
+    std::optional<Linear> l = linear(x->operands[0], false, depth + 1);
+    if (!l || l->positions || l->constant == INT64_MIN)
+      return std::nullopt;
+    // |x| < 2^(precision − 1): x and x / c (rounded) floor to floor(x / c).
+    int64_t bound = std::abs(l->constant);
+    for (auto [atom, c] : l->terms) {
+      int64_t term;
+      if (c == INT64_MIN ||
+          llvm::MulOverflow(std::abs(c), ex.atoms.size(atom) - 1, term) ||
+          llvm::AddOverflow(bound, term, bound))
+        return std::nullopt;
+    }
+    unsigned precision =
+        APFloat::semanticsPrecision(floatType.getFloatSemantics());
+    if (precision > 62 || bound >= (int64_t(1) << (precision - 1)))
+      return std::nullopt;
+    return std::pair(*l, *divisor);
+  }
+
+  /// `a == b` as `E <= 0` conditions: of two linear forms (both
+  /// differences), or of floor(x / c) and a constant N (c·N <= x <= c·N +
+  /// c − 1: a chunk of keys when x is the key position, decode's chunked
+  /// attention).
+  std::optional<SmallVector<Linear>> equality(Node *a, Node *b, int depth) {
+    for (auto [x, y] : {std::pair(a, b), std::pair(b, a)}) {
+      std::optional<std::pair<Linear, int64_t>> chunk = floorDivision(x, depth);
+      if (!chunk || chunk->first.terms.empty())
+        continue;
+      std::optional<Linear> other;
+      if (std::optional<std::pair<Linear, int64_t>> both =
+              floorDivision(y, depth)) {
+        // floor(x' / c') with x' a constant: a constant.
+        if (!both->first.terms.empty())
+          return std::nullopt;
+        Linear n;
+        n.constant =
+            llvm::divideFloorSigned(both->first.constant, both->second);
+        other = n;
+      } else {
+        other = linear(y, false, depth + 1);
+      }
+      if (!other || !other->terms.empty() || other->positions)
+        return std::nullopt;
+      int64_t lo, hi;
+      if (llvm::MulOverflow(chunk->second, other->constant, lo) ||
+          llvm::AddOverflow(lo, chunk->second - 1, hi) ||
+          std::abs(lo) >= (int64_t(1) << 61) ||
+          std::abs(hi) >= (int64_t(1) << 61))
+        return std::nullopt;
+      // lo − x <= 0 and x − hi <= 0.
+      Linear below = scaled(chunk->first, -1), above = chunk->first;
+      below.constant += lo;
+      above.constant -= hi;
+      return SmallVector<Linear>{below, above};
+    }
+    std::optional<Linear> x = linear(a, true, depth + 1);
+    std::optional<Linear> y = linear(b, true, depth + 1);
+    if (!x || !y || x->positions || y->positions)
+      return std::nullopt;
+    Linear d = *x;
+    for (auto [atom, c] : y->terms)
+      if (!d.add(atom, -c))
+        return std::nullopt;
+    if (llvm::SubOverflow(d.constant, y->constant, d.constant) ||
+        d.constant == INT64_MIN)
+      return std::nullopt;
+    d.prune();
+    return SmallVector<Linear>{d, plus(scaled(d, -1), 0)};
+  }
+
   static Linear scaled(Linear l, int64_t f) {
     for (auto &[atom, c] : l.terms)
       c *= f; // |c| is bounded by fits()
@@ -1057,7 +1163,37 @@ struct PositionMask {
 /// The causal (and window) mask `conds` states over key atom `key`, if it
 /// is one: `key − q ≤ t` (+ `q − key ≤ W − 1 − t`), `key ≤ t` (+
 /// `−key ≤ W − 1 − t`: no query index, one query row), or `key + c ≤ pos`.
-std::optional<PositionMask> positionMask(ArrayRef<Linear> conds, unsigned key) {
+std::optional<PositionMask> positionMask(ArrayRef<Linear> allConds,
+                                         unsigned key) {
+  // Bounds on the key alone intersect: key <= min of the upper bounds, key
+  // >= max of the lower (decode's causal and chunk bounds).
+  SmallVector<Linear> conds;
+  std::optional<int64_t> upper, lower;
+  for (const Linear &e : allConds) {
+    bool keyOnly = !e.positions && e.terms.size() == 1 &&
+                   e.terms[0].first == key && std::abs(e.terms[0].second) == 1;
+    if (!keyOnly || e.constant == INT64_MIN) {
+      conds.push_back(e);
+      continue;
+    }
+    // key + c <= 0: key <= -c; −key + c <= 0: key >= c.
+    if (e.terms[0].second == 1)
+      upper = std::min(upper.value_or(INT64_MAX), -e.constant);
+    else
+      lower = std::max(lower.value_or(INT64_MIN), e.constant);
+  }
+  if (upper) {
+    Linear e;
+    e.terms.push_back({key, 1});
+    e.constant = -*upper;
+    conds.push_back(e);
+  }
+  if (lower) {
+    Linear e;
+    e.terms.push_back({key, -1});
+    e.constant = *lower;
+    conds.push_back(e);
+  }
   std::optional<PositionMask> mask;
   const Linear *window = nullptr;
   for (const Linear &e : conds) {

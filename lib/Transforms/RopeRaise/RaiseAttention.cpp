@@ -1000,8 +1000,13 @@ private:
         div ? computeOf<arith::SIToFPOp>(ex, div->operands[0], 1) : nullptr;
     if (!x)
       return std::nullopt;
+    // A correctly rounded division (fast-math could take 1/c first) whose
+    // floor the integer result holds.
     auto floatType = dyn_cast<FloatType>(div->op->getResult(0).getType());
-    if (!floatType)
+    auto intType = dyn_cast<IntegerType>(toInt->op->getResult(0).getType());
+    if (!floatType || !intType ||
+        cast<arith::DivFOp>(div->op).getFastmath() !=
+            arith::FastMathFlags::none)
       return std::nullopt;
     std::optional<int64_t> divisor;
     if (std::optional<APFloat> c = floatConstant(ex, div->operands[1])) {
@@ -1033,7 +1038,9 @@ private:
     }
     unsigned precision =
         APFloat::semanticsPrecision(floatType.getFloatSemantics());
-    if (precision > 62 || bound >= (int64_t(1) << (precision - 1)))
+    if (precision > 62 || bound >= (int64_t(1) << (precision - 1)) ||
+        (intType.getWidth() < 64 &&
+         bound >= (int64_t(1) << (intType.getWidth() - 1))))
       return std::nullopt;
     return std::pair(*l, *divisor);
   }

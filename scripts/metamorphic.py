@@ -197,7 +197,8 @@ def negatives(path: pathlib.Path) -> List[Input]:
     seen = set()
     split_self = False
     for i, cmd in enumerate(lit_runs(path)):
-        cmd = cmd.replace("%S", str(path.parent)).replace("%s", str(path)).replace("%%", "%")
+        cmd = (cmd.replace("%%", "\0").replace("%S", str(path.parent)).replace("%s", str(path))
+               .replace("\0", "%"))
         first = cmd.split(" | ")[0]
         if f"{path}" in cmd and "rope-opt" in first and "--split-input-file" in cmd:
             split_self = True

@@ -7,7 +7,8 @@
 // ops, in order, with the same attributes as the module as exported.
 // scripts/metamorphic.py does the comparison (exit 1 on any difference) and
 // runs everything (every zoo module, fixture and negative under every
-// rewrite and composition); docs/TESTING.md has its table. The FileCheck
+// rewrite and composition); docs/DESIGN.md (Whole models, metamorphic
+// tests) has its table. The FileCheck
 // lines below spell a few of the raised forms out.
 //
 // RUN: %python %S/../../scripts/metamorphic.py --rope-opt rope-opt -j 1 --groups zoo \

@@ -153,3 +153,117 @@ func.func @fused_into_broadcast(%arg0: tensor<2x4x8xf32>, %arg1: tensor<4xi64>) 
   } -> tensor<2x3x4x8xf32>
   return %5 : tensor<2x3x4x8xf32>
 }
+
+// -----
+
+// A bias added to the projection in the same loops as the rotation (what
+// linalg-fuse-elementwise-ops leaves when it folds the reshape between them
+// away, Qwen2's q/k bias): two data tensors reach the rotation, mm and the
+// bias. The rotated tensor is the one value every path from the rotation to
+// them passes through: the sum, read as a leaf.
+// CHECK-LABEL: func.func @biased_input(
+//       CHECK:   %[[X:.*]] = linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<4x8xf32>, tensor<8xf32>)
+//       CHECK:     arith.addf
+//       CHECK:   %[[R:.*]] = rope.apply ins(%[[X]] : tensor<4x8xf32>) positions(%arg2 : tensor<4xi64>)
+//  CHECK-SAME:     freqs = #rope.default<>
+//       CHECK:   return %[[R]]
+#sd = affine_map<(d0, d1) -> (d0, d1)>
+#s = affine_map<(d0, d1) -> (d0)>
+#d = affine_map<(d0, d1) -> (d1)>
+func.func @biased_input(%mm: tensor<4x8xf32>, %bias: tensor<8xf32>, %pos: tensor<4xi64>) -> tensor<4x8xf32> {
+  %inv = arith.constant dense<[1.0, 0.100000001, 0.00999999977, 0.00100000005]> : tensor<4xf32>
+  %e4 = tensor.empty() : tensor<4x4xf32>
+  %ang = linalg.generic {indexing_maps = [#s, #d, #sd], iterator_types = ["parallel", "parallel"]}
+      ins(%pos, %inv : tensor<4xi64>, tensor<4xf32>) outs(%e4 : tensor<4x4xf32>) {
+  ^bb0(%p: i64, %f: f32, %out: f32):
+    %pf = arith.sitofp %p : i64 to f32
+    %m = arith.mulf %pf, %f : f32
+    linalg.yield %m : f32
+  } -> tensor<4x4xf32>
+  %cat = tensor.concat dim(1) %ang, %ang : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x8xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %x = linalg.generic {indexing_maps = [#sd, #d, #sd], iterator_types = ["parallel", "parallel"]}
+      ins(%mm, %bias : tensor<4x8xf32>, tensor<8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %v = arith.addf %a, %b : f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  %x1 = tensor.extract_slice %x[0, 0] [4, 4] [1, 1] : tensor<4x8xf32> to tensor<4x4xf32>
+  %x2 = tensor.extract_slice %x[0, 4] [4, 4] [1, 1] : tensor<4x8xf32> to tensor<4x4xf32>
+  %eh = tensor.empty() : tensor<4x4xf32>
+  %n = linalg.generic {indexing_maps = [#sd, #sd], iterator_types = ["parallel", "parallel"]}
+      ins(%x2 : tensor<4x4xf32>) outs(%eh : tensor<4x4xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %v = arith.negf %a : f32
+    linalg.yield %v : f32
+  } -> tensor<4x4xf32>
+  %rh = tensor.concat dim(1) %n, %x1 : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x8xf32>
+  %cos = linalg.generic {indexing_maps = [#sd, #sd], iterator_types = ["parallel", "parallel"]}
+      ins(%cat : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%t: f32, %out: f32):
+    %c = math.cos %t : f32
+    linalg.yield %c : f32
+  } -> tensor<4x8xf32>
+  %sin = linalg.generic {indexing_maps = [#sd, #sd], iterator_types = ["parallel", "parallel"]}
+      ins(%cat : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%t: f32, %out: f32):
+    %s = math.sin %t : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %r = linalg.generic {indexing_maps = [#sd, #sd, #sd, #sd, #sd], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %cos, %rh, %sin : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %c: f32, %h: f32, %s: f32, %out: f32):
+    %p = arith.mulf %a, %c : f32
+    %q = arith.mulf %h, %s : f32
+    %v = arith.addf %p, %q : f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// cos and sin computed inside the payload that multiplies by them, over
+// the same loops (no head dim to broadcast over): each becomes a table
+// generic of its own, which CosSinSources reads.
+// CHECK-LABEL: func.func @trig_in_payload(
+//       CHECK:   %[[R:.*]] = rope.apply ins(%arg0 : tensor<4x8xf32>) positions(%arg1 : tensor<4xi64>)
+//  CHECK-SAME:     freqs = #rope.default<>
+//       CHECK:   return %[[R]]
+#sd = affine_map<(d0, d1) -> (d0, d1)>
+#s = affine_map<(d0, d1) -> (d0)>
+#d = affine_map<(d0, d1) -> (d1)>
+func.func @trig_in_payload(%mm: tensor<4x8xf32>, %pos: tensor<4xi64>) -> tensor<4x8xf32> {
+  %inv = arith.constant dense<[1.0, 0.100000001, 0.00999999977, 0.00100000005]> : tensor<4xf32>
+  %e4 = tensor.empty() : tensor<4x4xf32>
+  %ang = linalg.generic {indexing_maps = [#s, #d, #sd], iterator_types = ["parallel", "parallel"]}
+      ins(%pos, %inv : tensor<4xi64>, tensor<4xf32>) outs(%e4 : tensor<4x4xf32>) {
+  ^bb0(%p: i64, %f: f32, %out: f32):
+    %pf = arith.sitofp %p : i64 to f32
+    %m = arith.mulf %pf, %f : f32
+    linalg.yield %m : f32
+  } -> tensor<4x4xf32>
+  %cat = tensor.concat dim(1) %ang, %ang : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x8xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %x1 = tensor.extract_slice %mm[0, 0] [4, 4] [1, 1] : tensor<4x8xf32> to tensor<4x4xf32>
+  %x2 = tensor.extract_slice %mm[0, 4] [4, 4] [1, 1] : tensor<4x8xf32> to tensor<4x4xf32>
+  %eh = tensor.empty() : tensor<4x4xf32>
+  %n = linalg.generic {indexing_maps = [#sd, #sd], iterator_types = ["parallel", "parallel"]}
+      ins(%x2 : tensor<4x4xf32>) outs(%eh : tensor<4x4xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %v = arith.negf %a : f32
+    linalg.yield %v : f32
+  } -> tensor<4x4xf32>
+  %rh = tensor.concat dim(1) %n, %x1 : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x8xf32>
+  %r = linalg.generic {indexing_maps = [#sd, #sd, #sd, #sd], iterator_types = ["parallel", "parallel"]}
+      ins(%mm, %cat, %rh : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %t: f32, %h: f32, %out: f32):
+    %c = math.cos %t : f32
+    %s = math.sin %t : f32
+    %p = arith.mulf %a, %c : f32
+    %q = arith.mulf %h, %s : f32
+    %v = arith.addf %p, %q : f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}

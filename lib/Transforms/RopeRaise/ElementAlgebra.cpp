@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Complex/IR/Complex.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
@@ -399,7 +400,7 @@ ElementAlgebra::evaluate(Value value, const View &view,
   // A bounded depth of producers (the stack is the host's): deeper values
   // are leaves.
   std::optional<Elements> elements;
-  if (depth < kMaxDepth) {
+  if (depth < kMaxDepth && !opaque.contains(value)) {
     ++depth;
     elements = evaluateOp(value, view, channelShape);
     --depth;
@@ -1422,12 +1423,21 @@ SmallVector<linalg::GenericOp> defuse(RewriterBase &rewriter,
   uint64_t all = (uint64_t(1) << op.getNumLoops()) - 1;
   // Maximal values of fewer loops, in payload order.
   SetVector<Value> chosen;
-  auto consider = [&](Value v, uint64_t userDeps) {
+  bool makesComplex =
+      llvm::any_of(body->without_terminator(),
+                   [](Operation &o) { return isa<complex::CreateOp>(o); });
+  auto consider = [&](Value v, uint64_t userDeps, bool yielded = false) {
     auto *def = v.getDefiningOp();
     if (!def || def->getBlock() != body || isa<linalg::IndexOp>(def))
       return;
     std::optional<uint64_t> d = deps.of(v);
-    if (!d || (*d & ~userDeps) != 0 || *d == userDeps || *d == 0)
+    // cos/sin computed in the op that multiplies by them are tables of
+    // their own (CosSinSources reads a table's generic), even over all the
+    // op's loops.
+    // (Not in a payload that makes complex numbers: torch.polar's
+    // complex.create(r * cos, r * sin) is read whole by CosSinSources.)
+    bool trig = !yielded && !makesComplex && isa<math::CosOp, math::SinOp>(def);
+    if (!d || (*d & ~userDeps) != 0 || (*d == userDeps && !trig) || *d == 0)
       return;
     // Data, not addresses: an index or position computed for a
     // tensor.extract stays where the gather is (CosSinSources reads it).
@@ -1443,7 +1453,7 @@ SmallVector<linalg::GenericOp> defuse(RewriterBase &rewriter,
       consider(operand, userDeps ? *userDeps : all);
   }
   for (Value v : body->getTerminator()->getOperands())
-    consider(v, all);
+    consider(v, all, /*yielded=*/true);
   // What the op still computes itself: from its yields, up to the chosen
   // values. Chosen values only others read are left to the generics of
   // those (their own turn materializes them there), and inputs only the
@@ -1622,4 +1632,56 @@ void mlir::rope::raise::materializeFusedOperands(Operation *root) {
     created.pop_back();
     worklist.append(created.begin(), created.end());
   }
+}
+
+Value mlir::rope::raise::commonDataSource(Value y, ArrayRef<Value> roots) {
+  if (roots.empty())
+    return {};
+  DenseSet<Value> rootSet(roots.begin(), roots.end());
+  // Whether `from` reaches a root through producers, avoiding `cut`.
+  auto reaches = [&](Value from, Value cut) {
+    SmallVector<Value> worklist{from};
+    DenseSet<Value> seen;
+    while (!worklist.empty()) {
+      Value v = worklist.pop_back_val();
+      if (v == cut || !seen.insert(v).second)
+        continue;
+      if (rootSet.contains(v))
+        return true;
+      Operation *def = v.getDefiningOp();
+      if (!def || seen.size() > 1024)
+        continue;
+      for (Value operand : def->getOperands())
+        if (isa<RankedTensorType>(operand.getType()))
+          worklist.push_back(operand);
+    }
+    return false;
+  };
+  // The tensors on some path from y to a root, nearest first.
+  SmallVector<Value> onPath;
+  {
+    SmallVector<Value> worklist{y};
+    DenseSet<Value> seen;
+    while (!worklist.empty() && onPath.size() < 256 && seen.size() < 1024) {
+      Value v = worklist.front();
+      worklist.erase(worklist.begin());
+      if (!seen.insert(v).second)
+        continue;
+      if (v != y && reaches(v, Value()))
+        onPath.push_back(v);
+      if (rootSet.contains(v))
+        continue;
+      if (Operation *def = v.getDefiningOp())
+        for (Value operand : def->getOperands())
+          if (isa<RankedTensorType>(operand.getType()))
+            worklist.push_back(operand);
+    }
+  }
+  for (Value c : onPath) {
+    if (rootSet.contains(c) && roots.size() > 1)
+      continue;
+    if (!reaches(y, c))
+      return c;
+  }
+  return {};
 }

@@ -30,6 +30,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <map>
@@ -144,6 +145,15 @@ public:
                                               ArrayRef<DimRole> loopRole,
                                               ArrayRef<int64_t> channelShape);
 
+  /// Values read as leaves, not looked through (the rotated tensor, when
+  /// the data reaching a rotation is a sum of several tensors: a bias added
+  /// to a projection that elementwise fusion no longer separates by a
+  /// reshape).
+  void setOpaque(ArrayRef<Value> values) {
+    opaque.clear();
+    opaque.insert(values.begin(), values.end());
+  }
+
   const Leaf &leaf(unsigned id) const { return leaves[id]; }
   unsigned numLeaves() const { return leaves.size(); }
   /// The leaf id of `value` read through a view (interned).
@@ -172,7 +182,14 @@ private:
   static constexpr int kMaxDepth = 128;
   std::map<Key, Elements, KeyLess> memo;
   SmallVector<Leaf> leaves;
+  llvm::DenseSet<Value> opaque;
 };
+
+/// The value closest to `y` through which every producer path from `y` to
+/// any of `roots` passes (not `y` itself, not a root unless it is the only
+/// one), or null: the one tensor a rotation of several data leaves reads
+/// them through.
+Value commonDataSource(Value y, ArrayRef<Value> roots);
 
 /// The product of `shape`.
 int64_t numChannels(ArrayRef<int64_t> shape);

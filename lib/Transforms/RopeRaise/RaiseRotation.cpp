@@ -114,7 +114,13 @@ struct Term {
 
 class RotationMatcher {
 public:
-  explicit RotationMatcher(Value y) : y(y) {}
+  explicit RotationMatcher(Value y, ArrayRef<Value> opaque = {}) : y(y) {
+    algebra.setOpaque(opaque);
+  }
+
+  /// When cos/sin were not proven because several data tensors reach the
+  /// rotation: their roots.
+  SmallVector<Value> dataRoots;
 
   /// Whether a cos/sin leaf was found (the computation looks like RoPE).
   bool looksLikeRope = false;
@@ -182,6 +188,8 @@ public:
         continue;
       std::string leafWhy;
       (void)analyzeCosSinLeaf(algebra, id, leafWhy);
+      for (unsigned d : dataLeaves)
+        dataRoots.push_back(algebra.leaf(d).root);
       return fail("cos/sin are not proven: " + leafWhy);
     }
     if (trig.empty())
@@ -1476,8 +1484,22 @@ LogicalResult raiseRotation(Operation *op, RewriterBase &rewriter,
     why = "not a candidate";
     return failure();
   }
-  RotationMatcher matcher(op->getResult(0));
-  FailureOr<RaisePlan> plan = matcher.match();
+  RotationMatcher first(op->getResult(0));
+  FailureOr<RaisePlan> plan = first.match();
+  // Several data tensors reach the rotation (a bias added to the projection
+  // in the same loops): the rotated tensor is the one they all reach it
+  // through, read as a leaf.
+  std::optional<RotationMatcher> second;
+  if (failed(plan) && first.looksLikeRope && !first.dataRoots.empty())
+    if (Value x = commonDataSource(op->getResult(0), first.dataRoots)) {
+      second.emplace(op->getResult(0), ArrayRef<Value>{x});
+      FailureOr<RaisePlan> again = second->match();
+      if (succeeded(again))
+        plan = again;
+      else
+        second.reset();
+    }
+  RotationMatcher &matcher = second ? *second : first;
   if (failed(plan)) {
     why = matcher.why;
     worthARemark = matcher.looksLikeRope && isLastStep(op);

@@ -153,6 +153,13 @@ NAMED = {
                        causal=True, query_offset=4),
     "masked_rows": Config(mask="i1", masked_rows=True, queries=5),
     "dynamic": Config(dynamic=True, causal=True, queries=5, keys=7),
+    # Attention sinks: the per-row state starts from the sink in each
+    # thread, then the key loop.
+    "sinks_gqa_causal": Config(sinks="head", group=4, queries=7, keys=11,
+                               causal=True),
+    "sinks_decode_positions": Config(sinks="batch_head", batch=2, queries=1,
+                                     keys=13, group=2, causal=True,
+                                     positions=True),
 }
 
 

@@ -150,7 +150,7 @@ public:
           seen.insert(id);
     }
     // Rotation-shaped: channels that are sums of two products of two
-    // factors; x is the factor in every product.
+    // factors (x is the factor in every product) ...
     int64_t shaped = 0;
     DenseMap<unsigned, int64_t> occurrences;
     for (const Element &e : *elements) {
@@ -160,7 +160,18 @@ public:
         for (auto [id, channel] : m.factors)
           occurrences[id]++;
       }
-      shaped += twoProducts;
+      // ... one value read in both at two elements, x[k] and its partner
+      // (two channels, or the two parts of a complex x; a product
+      // distributed over a sum, r * (a + b), reads r at one).
+      bool partnered = false;
+      if (twoProducts)
+        for (auto [id, channel] : e.re.terms[0].factors)
+          for (auto [other, otherChannel] : e.re.terms[1].factors) {
+            const Leaf &a = algebra.leaf(id), &b = algebra.leaf(other);
+            partnered |=
+                a.root == b.root && (channel != otherChannel || id != other);
+          }
+      shaped += twoProducts && partnered;
     }
     bool rotationShaped = shaped >= 2;
     SmallVector<unsigned> dataLeaves;
@@ -174,8 +185,14 @@ public:
       }
       dataLeaves.push_back(id);
     }
-    // A cos/sin table itself is not rotation-shaped (no remark).
-    looksLikeRope = !dataLeaves.empty() && (!trig.empty() || rotationShaped);
+    // A cos/sin table itself is not rotation-shaped (no remark). A leaf
+    // gathered from a table by an integer stream is no evidence alone: a
+    // whole model's token embedding is one (its row the token id, its
+    // column the channel), and every RMSNorm of the residual stream reads
+    // it; computed cos/sin, or the rotation's shape, are.
+    bool computedTrig = llvm::any_of(
+        trig, [](const auto &entry) { return !entry.second.table; });
+    looksLikeRope = !dataLeaves.empty() && (computedTrig || rotationShaped);
     if (dataLeaves.empty())
       return fail("no input tensor is rotated");
     // x: the data leaf in most products (every one in a rotation).
@@ -1622,7 +1639,7 @@ void mlir::rope::raiseRope(Operation *root, bool remarks) {
           continue;
         if (isa<ApplyOp>(def))
           feedsOnRaised = true;
-        else if (depth < 4)
+        else if (depth < 8)
           stack.push_back({def, depth + 1});
       }
     }

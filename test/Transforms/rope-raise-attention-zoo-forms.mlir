@@ -1,6 +1,28 @@
 // RUN: rope-opt --rope-raise --split-input-file --mlir-print-local-scope %s | FileCheck %s --enable-var-scope
 // RUN: rope-opt --rope-raise=remarks=true --split-input-file -verify-diagnostics %s -o /dev/null
 // RUN: rope-opt --linalg-fold-unit-extent-dims --rope-raise --split-input-file %s | FileCheck %s --check-prefix=FOLD
+// The zoo's masks as the op's attributes (test/Frontends/zoo-raise.mlir
+// counts the ops): decode masks become causal, sliding windows window = 8,
+// Llama 4's decode chunk window = 1; its prefill chunk stays a mask tensor.
+// RUN: rope-opt %S/../Frontends/Inputs/zoo/gpt_oss_prefill.mlir --rope-raise | FileCheck %s --check-prefix=ZOO-GPT-OSS
+// RUN: rope-opt %S/../Frontends/Inputs/zoo/gpt_oss_decode.mlir --rope-raise | FileCheck %s --check-prefix=ZOO-GPT-OSS
+// RUN: rope-opt %S/../Frontends/Inputs/zoo/llama_decode.mlir --rope-raise | FileCheck %s --check-prefix=ZOO-CAUSAL
+// RUN: rope-opt %S/../Frontends/Inputs/zoo/mistral_decode.mlir --rope-raise | FileCheck %s --check-prefix=ZOO-WINDOW
+// RUN: rope-opt %S/../Frontends/Inputs/zoo/llama4_text_decode.mlir --rope-raise | FileCheck %s --check-prefix=ZOO-L4-DECODE
+// RUN: rope-opt %S/../Frontends/Inputs/zoo/llama4_text_prefill.mlir --rope-raise | FileCheck %s --check-prefix=ZOO-L4-PREFILL
+// ZOO-GPT-OSS:      rope.attention ins({{[^)]*}}) sinks(%{{.*}} : tensor<2x2xf32>) outs({{.*}}causal{{.*}}window = 8 : i64
+// ZOO-GPT-OSS:      rope.attention ins({{[^)]*}}) sinks(%{{.*}} : tensor<2x2xf32>) outs({{.*}}causal
+// ZOO-GPT-OSS-NOT:  rope.attention
+// ZOO-CAUSAL-COUNT-2: rope.attention ins({{[^)]*}}) outs({{.*}}causal
+// ZOO-CAUSAL-NOT:   rope.attention
+// ZOO-WINDOW-COUNT-2: rope.attention ins({{[^)]*}}) outs({{.*}}causal{{.*}}window = 8 : i64
+// ZOO-WINDOW-NOT:   rope.attention
+// ZOO-L4-DECODE:    rope.attention ins({{[^)]*}}) outs({{.*}}causal{{.*}}window = 1 : i64
+// ZOO-L4-DECODE:    rope.attention ins({{[^)]*}}) outs({{.*}}causal
+// ZOO-L4-DECODE-NOT: rope.attention
+// ZOO-L4-PREFILL:   rope.attention ins({{[^)]*}}) mask(%{{.*}} : tensor<16x16xf32>) outs(
+// ZOO-L4-PREFILL:   rope.attention ins({{[^)]*}}) outs({{.*}}causal
+// ZOO-L4-PREFILL-NOT: rope.attention
 
 // Forms of whole models in the zoo (issue 33) raised to rope.attention by
 // --rope-raise (lib/Transforms/RopeRaise/RaiseAttention.cpp): gpt-oss's

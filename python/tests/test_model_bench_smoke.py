@@ -7,7 +7,8 @@ attentions, and the report it writes is the table of those results. No timing as
 run mean nothing. About 2 minutes (torch.compile's cold compile is most of it).
 
 Needs the peers' venv (/work/peers/bin/python: torch, transformers, torch-mlir, IREE; ../shared/FRONTENDS.md):
-skipped, with that reason, where it is absent."""
+skipped, with that reason, where it is absent. Also: docs/PERFORMANCE.md's model_bench region is from a full
+run, not a smoke run."""
 
 import json
 import os
@@ -78,3 +79,13 @@ def test_model_bench_smoke(tmp_path):
             assert float(rows[label][-2]) < 1e-4, rows[label]
     assert result.stdout.strip().endswith(region.strip().splitlines()[-1])
 
+
+
+def test_performance_doc_has_a_full_model_bench_region():
+    """The committed table is from a full-width run, and names the command and the machine."""
+    text = (ROOT / "docs" / "PERFORMANCE.md").read_text()
+    assert text.count(BEGIN) == 1 and text.count(END) == 1
+    region = text.split(BEGIN, 1)[1].split(END, 1)[0]
+    assert "smoke mode" not in region
+    assert "`python3 bench/model_bench.py" in region and "- machine: " in region
+    assert "hidden_size 2048" in region

@@ -124,6 +124,11 @@
 // RUN: rope-opt %S/Inputs/zoo/gptj_decode.mlir --rope-raise | FileCheck %s --check-prefix=A4
 // RUN: rope-opt %S/Inputs/zoo/gptj_decode.mlir --rope-raise | FileCheck %s --check-prefixes=INTERLEAVED,PARTIAL8
 // RUN: rope-opt %S/Inputs/zoo/gptj_decode.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// llama_jax (MaxText-style Llama through StableHLO): the angle is positions / timescale, timescale = 10000^(2i/D) computed from an iota: #rope.default (prefix TIMESCALE).
+// RUN: rope-opt %S/Inputs/zoo/llama_jax_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/llama_jax_prefill.mlir --rope-raise | FileCheck %s --check-prefix=TIMESCALE
+// RUN: rope-opt %S/Inputs/zoo/llama_jax_decode.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/llama_jax_decode.mlir --rope-raise | FileCheck %s --check-prefix=TIMESCALE
 
 // A4-COUNT-4: rope.apply ins(
 // A4-NOT:     rope.apply ins(
@@ -138,6 +143,7 @@
 // INTERLEAVED: rope.apply ins({{.*}}layout = #rope.layout<interleaved>
 // PARTIAL8:    rope.apply ins({{.*}}rotary_dim = 8 : i64
 // MROPE:       rope.apply ins({{.*}}mrope = #rope.mrope<section = [2, 3, 3]>
+// TIMESCALE-COUNT-4: rope.apply ins({{.*}}freqs = #rope.default<>
 // SINKS-COUNT-2: rope.attention ins({{.*}} sinks(%{{.*}} : tensor<2x2xf32>)
 // LONGROPE-COUNT-4: rope.apply ins({{.*}}) length(%{{.*}} : i64) outs({{.*}}freqs = #rope.longrope<short_factor = [1.000000e+00, 1.0714001, {{.*}}], long_factor = [1.000000e+00, 1.4285999, {{.*}}], original_max_position_embeddings = 32, attention_factor =
 // MLAQ:        rope.apply ins({{.*}} : tensor<1x4x{{[0-9]+}}x8xf32>)

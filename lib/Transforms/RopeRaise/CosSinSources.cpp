@@ -641,6 +641,94 @@ std::optional<double> uniformConstant(linalg::LinalgOp op, Value v) {
   return getScalarConstant(v);
 }
 
+/// An angle factor that one elementwise op computes as p / t (MaxText:
+/// positions / timescale, the timescale base^(2i/D) computed from
+/// constants): the leaf of p at the channel, and t there.
+struct PositionQuotient {
+  unsigned numerator;
+  double divisor;
+  Type divisorType;
+};
+
+std::optional<PositionQuotient>
+positionQuotient(ElementAlgebra &algebra, unsigned leafId, int64_t channel) {
+  Leaf leaf = algebra.leaf(leafId);
+  auto op = leaf.root.getDefiningOp<linalg::LinalgOp>();
+  if (!op || !op.hasPureTensorSemantics() || op->getNumResults() != 1 ||
+      leaf.component != 0)
+    return std::nullopt;
+  auto div = op.getBlock()
+                 ->getTerminator()
+                 ->getOperand(0)
+                 .getDefiningOp<arith::DivFOp>();
+  if (!div || div->getBlock() != op.getBlock())
+    return std::nullopt;
+  // Conversions of an operand (int to float, float widening) read the
+  // same number (as the algebra reads them).
+  auto stripCasts = [](Value v) {
+    while (Operation *def = v.getDefiningOp()) {
+      if (!isa<arith::SIToFPOp, arith::UIToFPOp, arith::ExtFOp>(def))
+        break;
+      v = def->getOperand(0);
+    }
+    return v;
+  };
+  auto num = dyn_cast<BlockArgument>(stripCasts(div.getLhs()));
+  auto den = dyn_cast<BlockArgument>(stripCasts(div.getRhs()));
+  if (!num || !den || num.getOwner() != op.getBlock() ||
+      den.getOwner() != op.getBlock() ||
+      op.isDpsInit(op.getMatchingOpOperand(num)) ||
+      op.isDpsInit(op.getMatchingOpOperand(den)))
+    return std::nullopt;
+  FailureOr<SmallVector<OperandRequest>> requests = algebra.linalgInputRequests(
+      op, cast<OpResult>(leaf.root), leaf.view, leaf.channelShape);
+  if (failed(requests) || num.getArgNumber() >= requests->size() ||
+      den.getArgNumber() >= requests->size())
+    return std::nullopt;
+  // Copies: evaluating may add leaves and requests.
+  OperandRequest numRequest = (*requests)[num.getArgNumber()];
+  OperandRequest denRequest = (*requests)[den.getArgNumber()];
+  auto element = [&](const OperandRequest &request) -> std::optional<Poly> {
+    if (channel < 0 ||
+        channel >= static_cast<int64_t>(request.channelOf.size()))
+      return std::nullopt;
+    int64_t c = request.channelOf[channel];
+    FailureOr<ArrayRef<Element>> elements =
+        algebra.evaluate(request.value, request.view, request.channelShape);
+    if (failed(elements) || c < 0 ||
+        c >= static_cast<int64_t>(elements->size()) || (*elements)[c].im)
+      return std::nullopt;
+    return (*elements)[c].re;
+  };
+  std::optional<Poly> p = element(numRequest), t = element(denRequest);
+  if (!p || !t)
+    return std::nullopt;
+  std::optional<unsigned> numerator = singleLeaf(*p);
+  if (!numerator)
+    return std::nullopt;
+  PositionQuotient q{*numerator, 0.0, Type()};
+  if (std::optional<double> c = t->asConstant()) {
+    q.divisor = *c;
+  } else if (std::optional<unsigned> table = singleLeaf(*t)) {
+    const Leaf &tableLeaf = algebra.leaf(*table);
+    if (hasFrames(tableLeaf))
+      return std::nullopt;
+    std::optional<SmallVector<int64_t>> coords =
+        tableCoords(tableLeaf, t->terms[0].factors[0].second);
+    std::optional<double> value =
+        coords ? constantElement(tableLeaf.root, *coords) : std::nullopt;
+    if (!value)
+      return std::nullopt;
+    q.divisor = *value;
+    q.divisorType = getElementTypeOrSelf(tableLeaf.root.getType());
+  } else {
+    return std::nullopt;
+  }
+  if (!(q.divisor > 0.0) || !std::isfinite(q.divisor))
+    return std::nullopt;
+  return q;
+}
+
 /// Peels `mulf` by constants and float casts off a payload value of `op`;
 /// returns the value reached and multiplies `scale`.
 Value peelScale(Value v, double &scale, linalg::LinalgOp op = {}) {
@@ -879,7 +967,24 @@ mlir::rope::raise::analyzeCosSinLeaf(ElementAlgebra &algebra, unsigned leafId,
     double tableIfTrue = 0.0;
     Value frequencySwitch;
     Type tableType;
+    double timescale = 0.0;
+    Type timescaleType;
     for (auto [id, channel] : m.factors) {
+      if (std::optional<PositionQuotient> q =
+              positionQuotient(algebra, id, channel)) {
+        // positions / timescale: the frequency is 1 / timescale.
+        if (positions || table) {
+          why = "the angle is not positions times a frequency table";
+          return failure();
+        }
+        positions = positionFactor(algebra, q->numerator, why);
+        if (!positions)
+          return failure();
+        table = 1.0 / q->divisor;
+        timescale = q->divisor;
+        timescaleType = q->divisorType;
+        continue;
+      }
       const Leaf &factor = algebra.leaf(id);
       if (!hasFrames(factor)) {
         std::optional<SmallVector<int64_t>> coords =
@@ -938,8 +1043,12 @@ mlir::rope::raise::analyzeCosSinLeaf(ElementAlgebra &algebra, unsigned leafId,
     a.positions = positions->positions;
     a.implicitFrame = positions->implicitFrame;
     a.theta = m.coef * *table;
-    if (m.coef == 1.0)
+    if (m.coef == 1.0 && !timescale)
       a.tableType = tableType;
+    if (m.coef == 1.0 && timescale) {
+      a.timescale = timescale;
+      a.timescaleType = timescaleType;
+    }
     if (frequencySwitch) {
       a.frequencySwitch = frequencySwitch;
       a.thetaIfTrue = m.coef * tableIfTrue;

@@ -40,6 +40,11 @@ struct AngleOfChannel {
   /// Computed: the element type of the inv_freq table when theta is one of
   /// its entries as it is (no other factor), else null.
   Type tableType;
+  /// Computed as positions / timescale (MaxText), theta = 1 / timescale:
+  /// the timescale entry and its element type, when no other factor
+  /// scales the angle (else 0 and null).
+  double timescale = 0.0;
+  Type timescaleType;
   /// Computed from a table chosen at run time (SwitchedElement): the
   /// switch, and theta when it is true (`theta` is theta when false).
   Value frequencySwitch;

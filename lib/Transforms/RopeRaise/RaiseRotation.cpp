@@ -82,6 +82,10 @@ struct RaisePlan {
   // frontend's table when they are its entries as they are.
   SmallVector<double> thetas;
   Type tableType;
+  /// Computed as positions / timescale: the timescales (1 / theta as the
+  /// frontend's table holds them) and their element type, else empty.
+  SmallVector<double> timescales;
+  Type timescaleType;
   /// LongRoPE: the tables are chosen at run time by `length > threshold`
   /// (the switch read by analyzeLengthSwitch): `thetas` when not, else
   /// `longThetas`; `length` is the IR's integer (null: no switch).
@@ -797,6 +801,14 @@ private:
       return success();
     }
     plan.tableType = pairs[0].cos->tableType;
+    plan.timescaleType = pairs[0].cos->timescaleType;
+    for (const PairAngle &pair : pairs) {
+      plan.timescales.push_back(pair.cos->timescale);
+      if (!pair.cos->timescale || pair.cos->timescaleType != plan.timescaleType)
+        plan.timescaleType = Type();
+    }
+    if (!plan.timescaleType)
+      plan.timescales.clear();
     Value frequencySwitch = pairs[0].cos->frequencySwitch;
     SmallVector<double> ifTrue;
     for (const PairAngle &pair : pairs) {
@@ -924,8 +936,41 @@ bool isLastStep(Operation *op) {
 /// `1 / base ** (arange / dim)` usually differs from the rounded powers in a
 /// few entries, and is then kept as it is.
 Attribute frequencyAttr(MLIRContext *ctx, ArrayRef<double> thetas,
-                        int64_t rotaryDim, Type tableType) {
+                        int64_t rotaryDim, Type tableType,
+                        ArrayRef<double> timescales = {},
+                        Type timescaleType = {}) {
   int64_t pairs = thetas.size();
+  if (timescaleType && static_cast<int64_t>(timescales.size()) == pairs &&
+      pairs >= 2 && timescales[1] > 0.0) {
+    // theta = 1 / timescale (MaxText): #rope.default when every timescale
+    // is base^(2i/P) rounded to its element type.
+    auto rounded = [&](double v) {
+      auto floatType = dyn_cast<FloatType>(timescaleType);
+      llvm::APFloat f(v);
+      bool lost = false;
+      if (floatType && !floatType.isF64())
+        f.convert(floatType.getFloatSemantics(),
+                  llvm::APFloat::rmNearestTiesToEven, &lost);
+      return f.convertToDouble();
+    };
+    double estimate =
+        std::pow(timescales[1], static_cast<double>(rotaryDim) / 2);
+    SmallVector<double> candidates{std::round(estimate)};
+    for (int digits = 1; digits <= 6; ++digits) {
+      double scale = std::pow(
+          10.0, digits - 1 - std::floor(std::log10(std::fabs(estimate))));
+      candidates.push_back(std::round(estimate * scale) / scale);
+    }
+    for (double base : candidates) {
+      bool matches = base > 1.0;
+      for (int64_t i = 0; i < pairs && matches; ++i)
+        matches =
+            timescales[i] ==
+            rounded(std::pow(base, 2.0 * i / static_cast<double>(rotaryDim)));
+      if (matches)
+        return DefaultFrequenciesAttr::get(ctx, llvm::APFloat(base));
+    }
+  }
   auto rounded = [&](double v) {
     auto floatType = dyn_cast_or_null<FloatType>(tableType);
     llvm::APFloat f(v);
@@ -1397,7 +1442,8 @@ public:
         length = tensor::ExtractOp::create(rewriter, loc, length, zeros);
       }
     } else if (!plan.cosTable) {
-      freqs = frequencyAttr(ctx, plan.thetas, plan.rotaryDim, plan.tableType);
+      freqs = frequencyAttr(ctx, plan.thetas, plan.rotaryDim, plan.tableType,
+                            plan.timescales, plan.timescaleType);
     }
     MRopeAttr mrope;
     if (!plan.mropeAxes.empty()) {

@@ -15,6 +15,18 @@
 // RUN:   | rope-opt --rope-raise | FileCheck %s --check-prefix=NOWRAP
 // WRAP-COUNT-2: rope.apply ins({{.*}}layout = #rope.layout<interleaved>, rotary_dim = 16
 // NOWRAP-NOT: rope.apply
+//
+// linalg-fuse-elementwise-ops moves a frequency table computed from an
+// iota (JAX: 1 / 10000^(2i/d)) and the keys' in-graph arange (decode with a
+// cache) into the angle's generic: the table and the integer arange become
+// tensors again, as the frontend had them.
+// RUN: rope-opt %S/../Frontends/Inputs/jax_rotate_half.mlir --linalg-fuse-elementwise-ops --rope-raise \
+// RUN:   | FileCheck %s --check-prefix=IOTA-FREQ
+// IOTA-FREQ-COUNT-2: rope.apply ins(%arg{{[01]}} : tensor<2x8x{{[24]}}x32xf32>) positions(%arg2 : tensor<2x8xi32>) {{.*}}inv_freq = [1.000000e+00, 0.56234133243560791,
+// RUN: rope-opt %S/../Frontends/Inputs/attention/hf_llama_decode.mlir --linalg-fuse-elementwise-ops --rope-raise \
+// RUN:   | FileCheck %s --check-prefix=IOTA-POS
+// IOTA-POS: rope.apply ins(%arg1 : tensor<2x2x16x16xf32>) outs(
+// IOTA-POS: rope.apply ins(%arg0 : tensor<2x4x1x16xf32>) positions(
 
 // Spellings that a host compiler's rewrites produce from frontend IR
 // (scripts/metamorphic.py runs the whole zoo through them): each raises

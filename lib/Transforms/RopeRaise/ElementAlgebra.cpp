@@ -1381,8 +1381,10 @@ private:
   DenseMap<Value, std::optional<uint64_t>> deps;
 };
 
-/// Whether `v` computes something from the inputs: an op other than a
-/// cast, constant or index, reading (through anything) a block argument.
+/// Whether `v` computes something from the inputs or the loop indices: an
+/// op other than a cast, constant or index, reading (through anything) a
+/// block argument or a `linalg.index` (a frequency table computed from an
+/// iota).
 bool isSubstantial(Value v, Block *body) {
   SmallVector<Value> worklist{v};
   DenseSet<Value> seen;
@@ -1398,12 +1400,52 @@ bool isSubstantial(Value v, Block *body) {
     Operation *def = x.getDefiningOp();
     if (!def || def->getBlock() != body)
       continue;
+    readsInput |= isa<linalg::IndexOp>(def);
     if (!isa<linalg::IndexOp, arith::ConstantOp, CastOpInterface>(def))
       arithmetic = true;
     for (Value operand : def->getOperands())
       worklist.push_back(operand);
   }
   return arithmetic && readsInput;
+}
+
+/// Whether `v` is an integer arange computed in the payload (loop indices,
+/// constants, casts and integer adds/multiplies; no input) that is converted
+/// to a float: fused into the angle generic it is the positions an
+/// in-graph `arange` gave, which CosSinSources reads as a tensor.
+bool isConvertedIota(Value v, Block *body) {
+  if (!isa<IntegerType>(v.getType()) ||
+      !llvm::all_of(v.getUsers(), [](Operation *user) {
+        return isa<arith::SIToFPOp, arith::UIToFPOp>(user);
+      }))
+    return false;
+  SmallVector<Value> worklist{v};
+  DenseSet<Value> seen;
+  bool index = false;
+  while (!worklist.empty()) {
+    Value x = worklist.pop_back_val();
+    if (!seen.insert(x).second)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(x)) {
+      if (arg.getOwner() == body)
+        return false;
+      continue;
+    }
+    Operation *def = x.getDefiningOp();
+    if (!def || def->getBlock() != body)
+      continue;
+    if (isa<linalg::IndexOp>(def)) {
+      index = true;
+      continue;
+    }
+    if (!isa<arith::ConstantOp, arith::IndexCastOp, arith::ExtSIOp,
+             arith::ExtUIOp, arith::TruncIOp, arith::AddIOp, arith::MulIOp,
+             arith::SubIOp>(def))
+      return false;
+    for (Value operand : def->getOperands())
+      worklist.push_back(operand);
+  }
+  return index;
 }
 
 /// Materializes, for one generic, each payload value that depends on fewer
@@ -1427,6 +1469,12 @@ SmallVector<linalg::GenericOp> defuse(RewriterBase &rewriter,
       llvm::any_of(body->without_terminator(),
                    [](Operation &o) { return isa<complex::CreateOp>(o); });
   auto consider = [&](Value v, uint64_t userDeps, bool yielded = false) {
+    // An arange converted to float: the integers are the tensor (what the
+    // frontend's iota generic gives), the conversion stays in the op.
+    if (Operation *cast = v.getDefiningOp();
+        isa_and_present<arith::SIToFPOp, arith::UIToFPOp>(cast) &&
+        cast->getBlock() == body && isConvertedIota(cast->getOperand(0), body))
+      v = cast->getOperand(0);
     auto *def = v.getDefiningOp();
     if (!def || def->getBlock() != body || isa<linalg::IndexOp>(def))
       return;
@@ -1441,9 +1489,11 @@ SmallVector<linalg::GenericOp> defuse(RewriterBase &rewriter,
       return;
     // Data, not addresses: an index or position computed for a
     // tensor.extract stays where the gather is (CosSinSources reads it).
-    if (!isa<FloatType, ComplexType>(v.getType()))
+    // An arange converted to float is data.
+    bool iota = isConvertedIota(v, body);
+    if (!iota && !isa<FloatType, ComplexType>(v.getType()))
       return;
-    if (!isSubstantial(v, body))
+    if (!iota && !isSubstantial(v, body))
       return;
     chosen.insert(v);
   };

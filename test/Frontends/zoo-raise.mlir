@@ -124,6 +124,13 @@
 // RUN: rope-opt %S/Inputs/zoo/gptj_decode.mlir --rope-raise | FileCheck %s --check-prefix=A4
 // RUN: rope-opt %S/Inputs/zoo/gptj_decode.mlir --rope-raise | FileCheck %s --check-prefixes=INTERLEAVED,PARTIAL8
 // RUN: rope-opt %S/Inputs/zoo/gptj_decode.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// The ONNX members (torch.onnx.export -> iree-import-onnx): 2 of 2 attentions each (the causal mask a folded constant, raised as causal; decode's zero mask; torch's where(isnan(p), 0, p) as the fully-masked-row guard).
+// RUN: rope-opt %S/Inputs/zoo/llama_onnx_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/llama_onnx_decode.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/qwen2_onnx_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/qwen2_onnx_decode.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/phi3_onnx_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/phi3_onnx_decode.mlir --rope-raise | FileCheck %s --check-prefix=T2
 // llama_jax (MaxText-style Llama through StableHLO): the angle is positions / timescale, timescale = 10000^(2i/D) computed from an iota: #rope.default (prefix TIMESCALE).
 // RUN: rope-opt %S/Inputs/zoo/llama_jax_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A4
 // RUN: rope-opt %S/Inputs/zoo/llama_jax_prefill.mlir --rope-raise | FileCheck %s --check-prefix=TIMESCALE

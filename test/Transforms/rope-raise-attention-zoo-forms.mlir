@@ -1183,8 +1183,7 @@ func.func @decode_chunk(%q: tensor<1x2x1x8xf32>, %k: tensor<1x2x6x8xf32>, %v: te
 // mask tensor is added (exact).
 // CHECK-LABEL: func.func @prefill_chunk(
 // CHECK: math.floor
-// CHECK: %[[M:.*]] = tensor.collapse_shape
-// CHECK: rope.attention ins({{[^)]*}}) mask(%[[M]] : tensor<6x6xf32>) outs(
+// CHECK: rope.attention ins({{[^)]*}}) mask(%{{.*}} : tensor<6x6xf32>) outs(
 // CHECK-NOT: causal
 #s_q = affine_map<(b, h, m, n, d) -> (b, h, m, d)>
 #s_k = affine_map<(b, h, m, n, d) -> (b, h, n, d)>
@@ -1301,6 +1300,201 @@ func.func @decode_fractional_chunk(%q: tensor<1x2x1x8xf32>, %k: tensor<1x2x6x8xf
   %oe = tensor.empty() : tensor<1x2x1x8xf32>
   %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<1x2x1x8xf32>) -> tensor<1x2x1x8xf32>
   %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%p, %v : tensor<1x2x1x6xf32>, tensor<1x2x6x8xf32>) outs(%oacc : tensor<1x2x1x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x1x8xf32>
+  return %o : tensor<1x2x1x8xf32>
+}
+
+// -----
+
+// The ONNX export: the causal mask folded into a constant (0 and the lowest
+// f32 at bottom-right alignment), torch's SDPA guard as where(isnan(p), 0,
+// p): causal, the guard dropped (no row is fully masked).
+// CHECK-LABEL: func.func @onnx_constant_causal(
+// CHECK: rope.attention ins({{[^)]*}}) outs({{.*}}causal
+// CHECK-NOT: window
+// CHECK-NOT: linalg.generic
+#s_q = affine_map<(b, h, m, n, d) -> (b, h, m, d)>
+#s_k = affine_map<(b, h, m, n, d) -> (b, h, n, d)>
+#s_o = affine_map<(b, h, m, n, d) -> (b, h, m, n)>
+#id = affine_map<(b, h, m, n) -> (b, h, m, n)>
+#bm = affine_map<(b, h, m, n) -> (0, 0, m, n)>
+#p = affine_map<(b, h, m, n, e) -> (b, h, m, n)>
+#v = affine_map<(b, h, m, n, e) -> (b, h, n, e)>
+#o = affine_map<(b, h, m, n, e) -> (b, h, m, e)>
+func.func @onnx_constant_causal(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x8xf32>) -> tensor<1x2x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %mask = arith.constant dense<[[[[0.000000e+00, 0.000000e+00, 0.000000e+00, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, -3.40282347E+38, -3.40282347E+38], [0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, -3.40282347E+38], [0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00]]]]> : tensor<1x1x4x6xf32>
+  %se = tensor.empty() : tensor<1x2x4x6xf32>
+  %sacc = linalg.fill ins(%zero : f32) outs(%se : tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32>
+  %s = linalg.generic {indexing_maps = [#s_q, #s_k, #s_o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>) outs(%sacc : tensor<1x2x4x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x6xf32>
+  %masked = linalg.generic {indexing_maps = [#id, #bm, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %mask : tensor<1x2x4x6xf32>, tensor<1x1x4x6xf32>) outs(%se : tensor<1x2x4x6xf32>) {
+  ^bb0(%x: f32, %a: f32, %y: f32):
+    %0 = arith.addf %x, %a : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x6xf32>
+  %p = linalg.softmax dimension(3) ins(%masked : tensor<1x2x4x6xf32>) outs(%se : tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32>
+  %ne = tensor.empty() : tensor<1x2x4x6xi1>
+  %isnan = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%p, %p : tensor<1x2x4x6xf32>, tensor<1x2x4x6xf32>) outs(%ne : tensor<1x2x4x6xi1>) {
+  ^bb0(%a: f32, %b: f32, %y: i1):
+    %0 = arith.cmpf une, %a, %b : f32
+    linalg.yield %0 : i1
+  } -> tensor<1x2x4x6xi1>
+  %pg = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%isnan, %p : tensor<1x2x4x6xi1>, tensor<1x2x4x6xf32>) outs(%se : tensor<1x2x4x6xf32>) {
+  ^bb0(%c: i1, %a: f32, %y: f32):
+    %0 = arith.select %c, %zero, %a : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x6xf32>
+  %oe = tensor.empty() : tensor<1x2x4x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%pg, %v : tensor<1x2x4x6xf32>, tensor<1x2x6x8xf32>) outs(%oacc : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// A constant sliding-window mask (-inf): causal, window 3.
+// CHECK-LABEL: func.func @constant_window(
+// CHECK: rope.attention ins({{[^)]*}}) outs({{.*}}causal{{.*}}window = 3 : i64
+#s_q = affine_map<(b, h, m, n, d) -> (b, h, m, d)>
+#s_k = affine_map<(b, h, m, n, d) -> (b, h, n, d)>
+#s_o = affine_map<(b, h, m, n, d) -> (b, h, m, n)>
+#id = affine_map<(b, h, m, n) -> (b, h, m, n)>
+#bm = affine_map<(b, h, m, n) -> (0, 0, m, n)>
+#p = affine_map<(b, h, m, n, e) -> (b, h, m, n)>
+#v = affine_map<(b, h, m, n, e) -> (b, h, n, e)>
+#o = affine_map<(b, h, m, n, e) -> (b, h, m, e)>
+func.func @constant_window(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x8xf32>) -> tensor<1x2x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %mask = arith.constant dense<[[[[0.000000e+00, 0.000000e+00, 0.000000e+00, 0xFF800000, 0xFF800000, 0xFF800000], [0xFF800000, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0xFF800000, 0xFF800000], [0xFF800000, 0xFF800000, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0xFF800000], [0xFF800000, 0xFF800000, 0xFF800000, 0.000000e+00, 0.000000e+00, 0.000000e+00]]]]> : tensor<1x1x4x6xf32>
+  %se = tensor.empty() : tensor<1x2x4x6xf32>
+  %sacc = linalg.fill ins(%zero : f32) outs(%se : tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32>
+  %s = linalg.generic {indexing_maps = [#s_q, #s_k, #s_o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>) outs(%sacc : tensor<1x2x4x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x6xf32>
+  %masked = linalg.generic {indexing_maps = [#id, #bm, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %mask : tensor<1x2x4x6xf32>, tensor<1x1x4x6xf32>) outs(%se : tensor<1x2x4x6xf32>) {
+  ^bb0(%x: f32, %a: f32, %y: f32):
+    %0 = arith.addf %x, %a : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x6xf32>
+  %p = linalg.softmax dimension(3) ins(%masked : tensor<1x2x4x6xf32>) outs(%se : tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32>
+  %oe = tensor.empty() : tensor<1x2x4x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%p, %v : tensor<1x2x4x6xf32>, tensor<1x2x6x8xf32>) outs(%oacc : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Negative: one entry of the constant is not the causal mask's: the mask
+// tensor is added.
+// CHECK-LABEL: func.func @constant_not_causal(
+// CHECK: rope.attention ins({{[^)]*}}) mask(%{{.*}} : tensor<4x6xf32>) outs(
+// CHECK-NOT: causal
+#s_q = affine_map<(b, h, m, n, d) -> (b, h, m, d)>
+#s_k = affine_map<(b, h, m, n, d) -> (b, h, n, d)>
+#s_o = affine_map<(b, h, m, n, d) -> (b, h, m, n)>
+#id = affine_map<(b, h, m, n) -> (b, h, m, n)>
+#bm = affine_map<(b, h, m, n) -> (0, 0, m, n)>
+#p = affine_map<(b, h, m, n, e) -> (b, h, m, n)>
+#v = affine_map<(b, h, m, n, e) -> (b, h, n, e)>
+#o = affine_map<(b, h, m, n, e) -> (b, h, m, e)>
+func.func @constant_not_causal(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x8xf32>) -> tensor<1x2x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %mask = arith.constant dense<[[[[0.000000e+00, 0.000000e+00, 0.000000e+00, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, -3.40282347E+38, -3.40282347E+38], [0.000000e+00, -3.40282347E+38, 0.000000e+00, 0.000000e+00, 0.000000e+00, -3.40282347E+38], [0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00]]]]> : tensor<1x1x4x6xf32>
+  %se = tensor.empty() : tensor<1x2x4x6xf32>
+  %sacc = linalg.fill ins(%zero : f32) outs(%se : tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32>
+  %s = linalg.generic {indexing_maps = [#s_q, #s_k, #s_o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>) outs(%sacc : tensor<1x2x4x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x6xf32>
+  %masked = linalg.generic {indexing_maps = [#id, #bm, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %mask : tensor<1x2x4x6xf32>, tensor<1x1x4x6xf32>) outs(%se : tensor<1x2x4x6xf32>) {
+  ^bb0(%x: f32, %a: f32, %y: f32):
+    %0 = arith.addf %x, %a : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x6xf32>
+  %p = linalg.softmax dimension(3) ins(%masked : tensor<1x2x4x6xf32>) outs(%se : tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32>
+  %oe = tensor.empty() : tensor<1x2x4x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%p, %v : tensor<1x2x4x6xf32>, tensor<1x2x6x8xf32>) outs(%oacc : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// The ONNX export's decode step: a zero mask (adds nothing) and the isnan
+// guard: no mask (no row can be fully masked).
+// CHECK-LABEL: func.func @onnx_zero_mask_decode(
+// CHECK: rope.attention ins({{[^)]*}}) outs({{.*}}) attributes {
+// CHECK-NOT: causal
+// CHECK-NOT: linalg.generic
+#s_q = affine_map<(b, h, m, n, d) -> (b, h, m, d)>
+#s_k = affine_map<(b, h, m, n, d) -> (b, h, n, d)>
+#s_o = affine_map<(b, h, m, n, d) -> (b, h, m, n)>
+#id = affine_map<(b, h, m, n) -> (b, h, m, n)>
+#bm = affine_map<(b, h, m, n) -> (0, 0, m, n)>
+#p = affine_map<(b, h, m, n, e) -> (b, h, m, n)>
+#v = affine_map<(b, h, m, n, e) -> (b, h, n, e)>
+#o = affine_map<(b, h, m, n, e) -> (b, h, m, e)>
+func.func @onnx_zero_mask_decode(%q: tensor<1x2x1x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x8xf32>) -> tensor<1x2x1x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %mask = arith.constant dense<0.0> : tensor<1x1x1x6xf32>
+  %se = tensor.empty() : tensor<1x2x1x6xf32>
+  %sacc = linalg.fill ins(%zero : f32) outs(%se : tensor<1x2x1x6xf32>) -> tensor<1x2x1x6xf32>
+  %s = linalg.generic {indexing_maps = [#s_q, #s_k, #s_o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<1x2x1x8xf32>, tensor<1x2x6x8xf32>) outs(%sacc : tensor<1x2x1x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x1x6xf32>
+  %masked = linalg.generic {indexing_maps = [#id, #bm, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %mask : tensor<1x2x1x6xf32>, tensor<1x1x1x6xf32>) outs(%se : tensor<1x2x1x6xf32>) {
+  ^bb0(%x: f32, %a: f32, %y: f32):
+    %0 = arith.addf %x, %a : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x1x6xf32>
+  %p = linalg.softmax dimension(3) ins(%masked : tensor<1x2x1x6xf32>) outs(%se : tensor<1x2x1x6xf32>) -> tensor<1x2x1x6xf32>
+  %ne = tensor.empty() : tensor<1x2x1x6xi1>
+  %isnan = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%p, %p : tensor<1x2x1x6xf32>, tensor<1x2x1x6xf32>) outs(%ne : tensor<1x2x1x6xi1>) {
+  ^bb0(%a: f32, %b: f32, %y: i1):
+    %0 = arith.cmpf une, %a, %b : f32
+    linalg.yield %0 : i1
+  } -> tensor<1x2x1x6xi1>
+  %pg = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%isnan, %p : tensor<1x2x1x6xi1>, tensor<1x2x1x6xf32>) outs(%se : tensor<1x2x1x6xf32>) {
+  ^bb0(%c: i1, %a: f32, %y: f32):
+    %0 = arith.select %c, %zero, %a : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x1x6xf32>
+  %oe = tensor.empty() : tensor<1x2x1x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<1x2x1x8xf32>) -> tensor<1x2x1x8xf32>
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%pg, %v : tensor<1x2x1x6xf32>, tensor<1x2x6x8xf32>) outs(%oacc : tensor<1x2x1x8xf32>) {
   ^bb0(%a: f32, %b: f32, %c: f32):
     %0 = arith.mulf %a, %b : f32
     %1 = arith.addf %c, %0 : f32

@@ -1594,7 +1594,8 @@ private:
                           (keyDim ? " (dim " + Twine(*keyDim) + ")" : ""));
         ex.opened.insert(softmax);
         result.input = ex.tensor(softmax.getInput(), viewed->layout);
-        if (guardCondition && !isFullyMaskedRow(guardCondition, result.input))
+        if (guardCondition && !isFullyMaskedRow(guardCondition, result.input) &&
+            !isNaNOf(guardCondition, core))
           return mismatch("the select after the softmax is not the guard for "
                           "fully masked rows (all of x over the keys == "
                           "-inf)");
@@ -1639,12 +1640,29 @@ private:
                      {arith::MaximumFOp::getOperationName(),
                       arith::MaxNumFOp::getOperationName()}))
       return mismatch("the row max is not of x over the keys P·V sums");
-    if (guardCondition && !isFullyMaskedRow(guardCondition, x))
+    if (guardCondition && !isFullyMaskedRow(guardCondition, x) &&
+        !isNaNOf(guardCondition, core))
       return mismatch("the select after the softmax is not the guard for "
                       "fully masked rows (all of x over the keys == -inf)");
     result.input = x;
     result.guard = guardCondition != nullptr;
     return Found::Yes;
+  }
+
+  /// The ONNX export's guard (torch's SDPA decomposition: where(isnan(p),
+  /// 0, p)), `p != p` (or unordered) on the softmax itself: for finite
+  /// scores p is NaN exactly on the rows whose keys are all masked, the rows
+  /// torch-mlir's guard zeroes, and the raise treats it as that guard.
+  bool isNaNOf(Node *condition, Node *p) {
+    Node *cmp = computeOf<arith::CmpFOp>(ex, condition, 2);
+    if (!cmp)
+      return false;
+    arith::CmpFPredicate pred = cast<arith::CmpFOp>(cmp->op).getPredicate();
+    if (pred != arith::CmpFPredicate::UNE && pred != arith::CmpFPredicate::UNO)
+      return false;
+    Renaming none;
+    return ex.same(cmp->operands[0], p, none) &&
+           ex.same(cmp->operands[1], p, none);
   }
 
   /// torch-mlir's guard: the keys of a row all have x == −inf (compared
@@ -1976,12 +1994,87 @@ private:
         return success();
       }
     }
+    // A zero mask (the ONNX export's decode step) adds nothing.
+    if (isZero(ex, mask))
+      return success();
+    if (constantPositionMask(mask))
+      return success();
     if (mask->kind != Node::Tensor ||
         !isa<RankedTensorType>(mask->value.getType()))
       return fail("the mask added to the scores is not a tensor (computed "
                   "inside the op that adds it)");
     match.mask = mask;
     return success();
+  }
+
+  /// A constant mask over (queries, keys) that is exactly a causal mask at
+  /// bottom-right alignment (and a window): 0 where the key is visible, −inf
+  /// or a value ≤ −2^100 elsewhere, every row seeing a key (the ONNX
+  /// export folds the model's causal mask into such a constant).
+  bool constantPositionMask(Node *mask) {
+    if (mask->kind != Node::Tensor)
+      return false;
+    auto constant = mask->value.getDefiningOp<arith::ConstantOp>();
+    auto dense = constant ? dyn_cast<DenseElementsAttr>(constant.getValue())
+                          : DenseElementsAttr();
+    auto type = dyn_cast<RankedTensorType>(mask->value.getType());
+    if (!dense || dense.isSplat() || !type || !type.hasStaticShape() ||
+        !isa<FloatType>(type.getElementType()) ||
+        static_cast<size_t>(type.getRank()) != mask->layout.size())
+      return false;
+    std::optional<unsigned> keyDim, queryDim;
+    for (auto [d, atoms] : llvm::enumerate(mask->layout)) {
+      AtomList significant = ex.atoms.significant(atoms);
+      if (significant.empty())
+        continue;
+      if (significant == AtomList{match.k2} && !keyDim)
+        keyDim = d;
+      else if (significant.size() == 1 && !queryDim)
+        queryDim = d;
+      else
+        return false;
+    }
+    if (!keyDim || !queryDim)
+      return false;
+    unsigned queryAtom = ex.atoms.significant(mask->layout[*queryDim])[0];
+    int64_t sq = ex.atoms.size(queryAtom), sk = ex.atoms.size(match.k2);
+    if (sk < sq || sq * sk > (int64_t(1) << 22))
+      return false;
+    int64_t qStride = 1, kStride = 1;
+    for (int64_t d = type.getRank() - 1, stride = 1; d >= 0; --d) {
+      if (d == *queryDim)
+        qStride = stride;
+      if (d == *keyDim)
+        kStride = stride;
+      stride *= type.getDimSize(d);
+    }
+    SmallVector<APFloat> values = llvm::to_vector(dense.getValues<APFloat>());
+    auto at = [&](int64_t i, int64_t j) -> const APFloat & {
+      return values[i * qStride + j * kStride];
+    };
+    // Visible keys of the last row: [lo, sk − 1].
+    int64_t t = sk - sq, lo = 0;
+    while (lo < sk && !at(sq - 1, lo).isZero())
+      ++lo;
+    std::optional<int64_t> window;
+    if (lo > 0)
+      window = sk - lo;
+    for (int64_t i = 0; i < sq; ++i)
+      for (int64_t j = 0; j < sk; ++j) {
+        bool visible = j <= i + t && (!window || j > i + t - *window);
+        const APFloat &v = at(i, j);
+        if (visible ? !v.isZero()
+                    : !(v.isNegative() &&
+                        (v.isInfinity() ||
+                         (v.isFinite() && toDouble(v) <= kMaskedValueBound))))
+          return false;
+      }
+    PositionMask pm;
+    pm.queryAtom = queryAtom;
+    pm.offset = t;
+    pm.window = window;
+    match.positionMask = pm;
+    return true;
   }
 
   /// select(cond, scores, c) (or select(cond, c, scores)): c must be −inf,

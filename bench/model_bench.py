@@ -11,7 +11,8 @@ torch.compile vs IREE, all on one core, all measured in the same run, on the sam
              pinned to, default 1), --timeout S (per contestant and case: compile + runs, default 1800),
              --repeats N, --only raised,unraised,eager,compile,iree, --peers-python PATH
              (default /work/peers/bin/python), --write-docs [FILE] (the model_bench region of
-             docs/PERFORMANCE.md), --json FILE (raw results)
+             docs/PERFORMANCE.md), --json FILE (raw results), --report-from FILE (the report of a saved
+             --json, nothing run)
 
 Runs with the normal python3 (rope_mlir from this checkout's python/ and build/lib, as scripts/setup.sh
 installs it); torch, transformers, torch-mlir and IREE run in the peers' venv (--peers-python, see
@@ -486,7 +487,66 @@ def report(results: List[dict], meta: dict) -> List[str]:
                          f"{'(reference)' if name == 'eager' else fmt_err(r.get('err'))} | "
                          f"{fmt_err(r.get('err_f64'))} |")
         lines.append("")
-    return lines
+    return lines + summary(results)
+
+
+LABELS = {"raised": "ours raised", "unraised": "ours un-raised", "eager": "torch eager",
+          "compile": "torch.compile", "iree": "IREE"}
+
+
+def summary(results: List[dict]) -> List[str]:
+    """The run's facts in a few lines, computed from the same results as the tables (so that prose around the
+    region needs to quote no number)."""
+    ok = [r for r in results if "error" not in r["export"]]
+    if not ok:
+        return []
+    out = ["**Summary** (from the tables above)", ""]
+    ops = {json.dumps(r["raised"]["ops"]) for r in ok if "ops" in r.get("raised", {})}
+    if ops:
+        by = [f"{r['model']} {r['mode']}: {r['raised']['ops']['rope.apply']} rope.apply, "
+              f"{r['raised']['ops']['rope.attention']} rope.attention, "
+              f"{r['raised']['ops']['rope.online_attention']} rope.online_attention"
+              for r in ok if "ops" in r.get("raised", {})]
+        out.append("- after `--rope-optimize`: " + (f"every module: {by[0].split(': ', 1)[1]}" if len(ops) == 1
+                                                    else "; ".join(by)))
+    good = lambda r, n: n in r and "error" not in r[n]  # noqa: E731
+    spans = []
+    for n in ("raised", "unraised", "iree", "compile"):
+        xs = [r[n]["compile_s"] for r in ok if good(r, n)]
+        if xs:
+            spans.append(f"{LABELS[n]} {min(xs):.1f} to {max(xs):.1f} s")
+    if spans:
+        out.append("- compile: " + ", ".join(spans))
+    for mode in ("prefill", "decode"):
+        rs = [r for r in ok if r["mode"] == mode and good(r, "eager")]
+        if not rs:
+            continue
+        parts = []
+        for n in ("raised", "unraised", "compile", "iree"):
+            xs = [f"{r[n]['min_s'] / r['eager']['min_s']:.2f} ({r['model']})" for r in rs if good(r, n)]
+            if xs:
+                parts.append(f"{LABELS[n]} {', '.join(xs)}")
+        out.append(f"- {mode}, min time / torch eager's: " + "; ".join(parts))
+    both = [r for r in ok if good(r, "raised") and good(r, "unraised")]
+    if both:
+        faster = [r for r in both if r["raised"]["min_s"] < r["unraised"]["min_s"]]
+        slower = [f"{r['model']} {r['mode']} ({fmt_s(r['raised']['min_s'])} against "
+                  f"{fmt_s(r['unraised']['min_s'])})" for r in both if r not in faster]
+        out.append(f"- raised faster than un-raised in {len(faster)} of {len(both)} cases" +
+                   (f"; slower in {', '.join(slower)}" if slower else ""))
+    for mode in ("prefill", "decode"):
+        rs = [r for r in ok if r["mode"] == mode]
+        errs = [r[n]["err"] for r in rs for n in CONTESTANTS if good(r, n) and r[n].get("err") is not None]
+        parts = []
+        for n in ("raised", "unraised", "compile", "iree"):
+            xs = [r[n]["err_f64"] / r["eager"]["err_f64"] for r in rs if good(r, n) and good(r, "eager")
+                  and r[n].get("err_f64") is not None and r["eager"].get("err_f64")]
+            if xs:
+                parts.append(f"{LABELS[n]} {max(xs):.2f}")
+        if errs:
+            out.append(f"- {mode} agreement: logits within {max(errs):.1e} of torch eager's; error against "
+                       f"float64 over torch eager's own, at most: " + ", ".join(parts))
+    return out
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -505,7 +565,18 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--reuse", action="store_true", help="reuse an export already in the work directory")
     ap.add_argument("--write-docs", nargs="?", const=str(DOC), type=pathlib.Path)
     ap.add_argument("--json", type=pathlib.Path)
+    ap.add_argument("--report-from", type=pathlib.Path, metavar="JSON",
+                    help="print (and with --write-docs write) the report of a run's --json file; runs nothing")
     opts = ap.parse_args(argv)
+    if opts.report_from:
+        saved = json.loads(opts.report_from.read_text())
+        lines = report(saved["results"], saved["meta"])
+        print("\n".join(lines))
+        if opts.write_docs:
+            sys.path.insert(0, str(ROOT / "bench"))
+            from _source import replace_region
+            replace_region(opts.write_docs, lines, BEGIN_MARK, END_MARK)
+        return 0
     if opts.child:
         role, case, model, mode, size, repeats = opts.child
         if role in ("raised", "unraised"):

@@ -15,12 +15,12 @@
 // RUN:   --inputs '^(llama_prefill|llama_decode|glm4_decode|qwen2_vl_text_decode|phi_decode|deepseek_v3_prefill|cohere_prefill)$' \
 // RUN:   --rewrites canon-cse,generalize,fold-unit,swap,split | FileCheck %s --check-prefix=ZOO
 // RUN: %python %S/../../scripts/metamorphic.py --rope-opt rope-opt -j 1 --groups zoo \
-// RUN:   --inputs '^(llama_prefill|llama_decode|mistral_decode|cohere_prefill|gptj_prefill|deepseek_v3_decode|stablelm_prefill)$' \
+// RUN:   --inputs '^(llama_prefill|llama_decode|mistral_decode|qwen2_decode|phi_prefill|glm4_decode|starcoder2_decode|gpt_neox_prefill|qwen2_vl_text_prefill|cohere_prefill|gptj_prefill|deepseek_v3_decode)$' \
 // RUN:   --rewrites fuse | FileCheck %s --check-prefix=FUSE
 // RUN: %python %S/../../scripts/metamorphic.py --rope-opt rope-opt -j 1 --groups zoo \
 // RUN:   --inputs '^(stablelm_prefill|deepseek_v3_prefill)$' --rewrites gen-fuse,gen-fuse-fold-canon
 // RUN: %python %S/../../scripts/metamorphic.py --rope-opt rope-opt -j 1 --groups fixtures \
-// RUN:   --inputs '^(llama_computed|llama_computed_matmul|llama_cache|gptj|glm4_partial_interleaved|qwen2_vl_mrope|deepseek_v3_interleave|phi2_partial|meta_llama_complex|attention/hf_llama_sdpa|cache/torch_slice_scatter)$' \
+// RUN:   --inputs '^(llama_computed|llama_computed_matmul|llama_cache|gptj|jax_rotate_half|glm4_partial_interleaved|qwen2_vl_mrope|deepseek_v3_interleave|phi2_partial|meta_llama_complex|attention/hf_llama_sdpa|attention/hf_llama_decode|cache/torch_slice_scatter|cache/jax_dynamic_update_slice)$' \
 // RUN:   --rewrites canon-cse,generalize,fuse,fold-unit,swap
 // RUN: %python %S/../../scripts/metamorphic.py --rope-opt rope-opt -j 1 --groups negatives \
 // RUN:   --inputs '^negative' --rewrites canon-cse,generalize,fold-unit,fold-unit-slices,swap

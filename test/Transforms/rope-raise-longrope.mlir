@@ -109,6 +109,14 @@ func.func @longrope(%x: tensor<8x8xf32>, %p: tensor<8xi64>) -> tensor<8x8xf32> {
 // RUN:   | rope-opt --rope-raise | FileCheck %s --check-prefix=FLIPPED
 // FLIPPED: rope.apply {{.*}}short_factor = [1.000000e+00, 1.250000e+00, 1.500000e+00, 2.000000e+00], long_factor = [1.000000e+00, 2.000000e+00, 4.000000e+00, 8.000000e+00], original_max_position_embeddings = 8,
 //
+// linalg-fuse-elementwise-ops first: seq_len + 1, the comparison and the
+// select are computed in the angle's own payload; the switch is read there
+// (seq_len the max reduction plus 1: the op adds the 1 to its length).
+// RUN: rope-opt %s --linalg-fuse-elementwise-ops --rope-raise | FileCheck %s --check-prefix=FUSED
+// FUSED: %[[M:.*]] = tensor.extract %{{.*}}[] : tensor<i64>
+// FUSED: %[[L:.*]] = arith.addi %[[M]], %{{.*}} : i64
+// FUSED: rope.apply ins(%{{.*}} : tensor<8x8xf32>) positions(%{{.*}} : tensor<8xi64>) length(%[[L]] : i64) {{.*}}short_factor = [1.000000e+00, 1.250000e+00, 1.500000e+00, 2.000000e+00], long_factor = [1.000000e+00, 2.000000e+00, 4.000000e+00, 8.000000e+00], original_max_position_embeddings = 8, attention_factor = 1.250000e+00>, magnitude = 1.250000e+00 : f64}
+//
 // Negatives: not raised.
 //
 // A switch on equality (seq_len == 8) is no length threshold.

@@ -152,6 +152,8 @@ bool isSingleElement(Value value) {
 std::optional<double> payloadValue(linalg::LinalgOp op, Value v,
                                    ArrayRef<int64_t> loops, int depth,
                                    Switch *sw = nullptr) {
+  if (sw && sw->assumed && v == sw->cond)
+    return *sw->assumed ? 1.0 : 0.0;
   if (auto arg = dyn_cast<BlockArgument>(v)) {
     if (arg.getOwner() != op.getBlock())
       return std::nullopt;
@@ -188,6 +190,11 @@ std::optional<double> payloadValue(linalg::LinalgOp op, Value v,
           !op.isDpsInit(op.getMatchingOpOperand(arg)))
         cond = op.getMatchingOpOperand(arg)->get();
       if (cond.getParentBlock() != op.getBlock() && isSingleElement(cond))
+        sw->cond = cond;
+      // A comparison in the payload (linalg-fuse-elementwise-ops fuses the
+      // one that makes the boolean): analyzeLengthSwitch checks that it
+      // compares one element.
+      else if (cond.getDefiningOp<arith::CmpIOp>())
         sw->cond = cond;
     }
     return std::nullopt;
@@ -354,7 +361,10 @@ mlir::rope::raise::analyzeLengthSwitch(Value cond, std::string &why) {
   // tensor an elementwise op computes with a comparison in its payload.
   arith::CmpIOp cmp = cond.getDefiningOp<arith::CmpIOp>();
   linalg::LinalgOp op = cond.getDefiningOp<linalg::LinalgOp>();
-  if (op) {
+  if (cmp)
+    // A comparison in a payload: its operands are the op's inputs.
+    op = dyn_cast_or_null<linalg::LinalgOp>(cmp->getParentOp());
+  else if (op) {
     if (!op.hasPureTensorSemantics() || op->getNumResults() != 1 ||
         !op.isAllParallelLoops() || !isSingleElement(cond))
       return failure();
@@ -369,6 +379,7 @@ mlir::rope::raise::analyzeLengthSwitch(Value cond, std::string &why) {
     return failure();
   // Each side: the integer (an input of one element, or a value from
   // outside), or a constant.
+  int64_t addend = 0;
   auto side = [&](Value v, Value &integer, std::optional<int64_t> &constant) {
     APInt c;
     if (matchPattern(v, m_ConstantInt(&c))) {
@@ -376,6 +387,18 @@ mlir::rope::raise::analyzeLengthSwitch(Value cond, std::string &why) {
         return false;
       constant = c.getSExtValue();
       return true;
+    }
+    // integer + constant (seq_len = max(position_ids) + 1 fused in).
+    if (auto add = v.getDefiningOp<arith::AddIOp>()) {
+      Value other;
+      if (matchPattern(add.getRhs(), m_ConstantInt(&c)))
+        other = add.getLhs();
+      else if (matchPattern(add.getLhs(), m_ConstantInt(&c)))
+        other = add.getRhs();
+      if (!other || c.getSignificantBits() > 32 || addend)
+        return false;
+      addend = c.getSExtValue();
+      v = other;
     }
     if (op) {
       auto arg = dyn_cast<BlockArgument>(v);
@@ -393,6 +416,8 @@ mlir::rope::raise::analyzeLengthSwitch(Value cond, std::string &why) {
                        ? cast<RankedTensorType>(v.getType()).getRank()
                        : 0,
                    0))) {
+      if (addend)
+        return false; // a constant plus a constant: not folded here
       constant = static_cast<int64_t>(*k);
       return true;
     }
@@ -426,12 +451,13 @@ mlir::rope::raise::analyzeLengthSwitch(Value cond, std::string &why) {
       return failure();
     }
   }
-  if (!lhs || !rhsConstant)
+  if (!lhs || !rhsConstant || lhsConstant)
     return failure();
   // length <pred> K as "length > L" and which branch it picks.
   int64_t k = *rhsConstant;
   LengthSwitch result;
   result.length = lhs;
+  result.addend = addend;
   switch (predicate) {
   case arith::CmpIPredicate::sgt: // length > K
     result.threshold = k;

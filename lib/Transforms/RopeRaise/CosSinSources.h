@@ -96,8 +96,9 @@ std::optional<SwitchedElement> switchedElement(Value value,
 /// A switch read as LongRoPE's: `cond` is true exactly when
 /// `length > threshold` (longWhenTrue) or exactly when it is not.
 struct LengthSwitch {
-  /// An integer scalar or one-element integer tensor.
+  /// An integer scalar or one-element integer tensor, plus `addend`.
   Value length;
+  int64_t addend = 0;
   int64_t threshold = 0;
   bool longWhenTrue = true;
 };

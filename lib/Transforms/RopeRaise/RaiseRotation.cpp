@@ -90,6 +90,7 @@ struct RaisePlan {
   /// (the switch read by analyzeLengthSwitch): `thetas` when not, else
   /// `longThetas`; `length` is the IR's integer (null: no switch).
   Value length;
+  int64_t lengthAddend = 0;
   int64_t lengthThreshold = 0;
   SmallVector<double> longThetas;
   // Gathered cos/sin: the tables and the first column of each.
@@ -836,6 +837,7 @@ private:
       if (failed(lengthSwitch))
         return failWith(switchWhy);
       plan.length = lengthSwitch->length;
+      plan.lengthAddend = lengthSwitch->addend;
       plan.lengthThreshold = lengthSwitch->threshold;
       plan.longThetas = ifTrue;
       if (!lengthSwitch->longWhenTrue)
@@ -1441,6 +1443,12 @@ public:
             arith::ConstantIndexOp::create(rewriter, loc, 0));
         length = tensor::ExtractOp::create(rewriter, loc, length, zeros);
       }
+      if (plan.lengthAddend)
+        length = arith::AddIOp::create(
+            rewriter, loc, length,
+            arith::ConstantOp::create(
+                rewriter, loc,
+                rewriter.getIntegerAttr(length.getType(), plan.lengthAddend)));
     } else if (!plan.cosTable) {
       freqs = frequencyAttr(ctx, plan.thetas, plan.rotaryDim, plan.tableType,
                             plan.timescales, plan.timescaleType);

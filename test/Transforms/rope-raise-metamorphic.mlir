@@ -27,6 +27,13 @@
 // RUN:   | FileCheck %s --check-prefix=IOTA-POS
 // IOTA-POS: rope.apply ins(%arg1 : tensor<2x2x16x16xf32>) outs(
 // IOTA-POS: rope.apply ins(%arg0 : tensor<2x4x1x16xf32>) positions(
+//
+// torch.polar's angle multiply fused into the generic that makes the
+// complex numbers (Llama 4): the angle becomes a table of its own again.
+// RUN: rope-opt %S/../Frontends/Inputs/zoo/llama4_text_decode.mlir --linalg-fuse-elementwise-ops --rope-raise \
+// RUN:   | FileCheck %s --check-prefix=POLAR-ANGLE
+// POLAR-ANGLE-COUNT-2: rope.apply ins({{.*}}layout = #rope.layout<interleaved>
+// POLAR-ANGLE-NOT: rope.apply ins(
 
 // Spellings that a host compiler's rewrites produce from frontend IR
 // (scripts/metamorphic.py runs the whole zoo through them): each raises

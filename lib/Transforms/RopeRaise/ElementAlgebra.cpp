@@ -1468,7 +1468,8 @@ SmallVector<linalg::GenericOp> defuse(RewriterBase &rewriter,
   bool makesComplex =
       llvm::any_of(body->without_terminator(),
                    [](Operation &o) { return isa<complex::CreateOp>(o); });
-  auto consider = [&](Value v, uint64_t userDeps, bool yielded = false) {
+  auto consider = [&](Value v, uint64_t userDeps, bool yielded = false,
+                      bool angle = false) {
     // An arange converted to float: the integers are the tensor (what the
     // frontend's iota generic gives), the conversion stays in the op.
     if (Operation *cast = v.getDefiningOp();
@@ -1485,7 +1486,8 @@ SmallVector<linalg::GenericOp> defuse(RewriterBase &rewriter,
     // (Not in a payload that makes complex numbers: torch.polar's
     // complex.create(r * cos, r * sin) is read whole by CosSinSources.)
     bool trig = !yielded && !makesComplex && isa<math::CosOp, math::SinOp>(def);
-    if (!d || (*d & ~userDeps) != 0 || (*d == userDeps && !trig) || *d == 0)
+    if (!d || (*d & ~userDeps) != 0 || (*d == userDeps && !trig && !angle) ||
+        *d == 0)
       return;
     // Data, not addresses: an index or position computed for a
     // tensor.extract stays where the gather is (CosSinSources reads it).
@@ -1499,8 +1501,12 @@ SmallVector<linalg::GenericOp> defuse(RewriterBase &rewriter,
   };
   for (Operation &inner : body->without_terminator()) {
     std::optional<uint64_t> userDeps = deps.of(inner.getResult(0));
+    // The angle of torch.polar's cos/sin, computed in the generic that
+    // makes the complex numbers (the angle's multiply fused into it): a
+    // table of its own, as the frontend had it.
+    bool angle = makesComplex && isa<math::CosOp, math::SinOp>(inner);
     for (Value operand : inner.getOperands())
-      consider(operand, userDeps ? *userDeps : all);
+      consider(operand, userDeps ? *userDeps : all, /*yielded=*/false, angle);
   }
   for (Value v : body->getTerminator()->getOperands())
     consider(v, all, /*yielded=*/true);

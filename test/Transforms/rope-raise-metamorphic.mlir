@@ -34,6 +34,15 @@
 // RUN:   | FileCheck %s --check-prefix=POLAR-ANGLE
 // POLAR-ANGLE-COUNT-2: rope.apply ins({{.*}}layout = #rope.layout<interleaved>
 // POLAR-ANGLE-NOT: rope.apply ins(
+//
+// linalg-fold-unit-extent-dims with rank-reducing slices on dynamic shapes:
+// cos/sin are sliced with sizes that are dims of the positions the tables
+// were sized from, not of the tables themselves; the sizes are proven equal
+// (ValueBoundsConstraintSet), so the slice reads the tables whole.
+// RUN: rope-opt %S/../Frontends/Inputs/llama_dynamic.mlir --linalg-fold-unit-extent-dims=use-rank-reducing-slices --rope-raise \
+// RUN:   | FileCheck %s --check-prefix=DYN-SLICES
+// DYN-SLICES-COUNT-2: rope.apply ins(%arg{{[01]}} : tensor<?x{{[24]}}x?x32xf32>) positions(
+// DYN-SLICES-NOT: rope.apply ins(
 
 // Spellings that a host compiler's rewrites produce from frontend IR
 // (scripts/metamorphic.py runs the whole zoo through them): each raises

@@ -43,6 +43,14 @@
 // RUN:   | FileCheck %s --check-prefix=DYN-SLICES
 // DYN-SLICES-COUNT-2: rope.apply ins(%arg{{[01]}} : tensor<?x{{[24]}}x?x32xf32>) positions(
 // DYN-SLICES-NOT: rope.apply ins(
+//
+// The same rewrite writes a [B=1, H, S=1, D] decode step back into its
+// unit dims with a rank-expanding insert_slice: a frame dim of size 1 the
+// inserted tensor lacks is read at index 0 (gpt-oss decode).
+// RUN: rope-opt %S/../Frontends/Inputs/zoo/gpt_oss_decode.mlir --linalg-fold-unit-extent-dims=use-rank-reducing-slices --rope-raise \
+// RUN:   | FileCheck %s --check-prefix=EXPAND-INSERT
+// EXPAND-INSERT-COUNT-4: rope.apply ins(
+// EXPAND-INSERT-NOT: rope.apply ins(
 
 // Spellings that a host compiler's rewrites produce from frontend IR
 // (scripts/metamorphic.py runs the whole zoo through them): each raises

@@ -1086,8 +1086,16 @@ ElementAlgebra::evaluateOp(Value value, const View &view,
       DimRole role = view[d];
       if (role.isFrameLike()) {
         if (off != 0 || stride != 1 ||
-            !isWholeDim(insert.getMixedSizes()[d], dest, d) || dropped.test(d))
+            !isWholeDim(insert.getMixedSizes()[d], dest, d))
           return std::nullopt;
+        // A frame dim of size 1 the source does not have (a rank-expanding
+        // insert, as linalg-fold-unit-extent-dims' rank-reducing slices
+        // write): index 0 of it is all there is.
+        if (dropped.test(d)) {
+          if (dimSize(dest, d) != 1)
+            return std::nullopt;
+          continue;
+        }
         request.view.push_back(role);
         continue;
       }

@@ -136,6 +136,9 @@
 // RUN: rope-opt %S/Inputs/zoo/llama_jax_prefill.mlir --rope-raise | FileCheck %s --check-prefix=TIMESCALE
 // RUN: rope-opt %S/Inputs/zoo/llama_jax_decode.mlir --rope-raise | FileCheck %s --check-prefix=A4
 // RUN: rope-opt %S/Inputs/zoo/llama_jax_decode.mlir --rope-raise | FileCheck %s --check-prefix=TIMESCALE
+// llama_jax attention: MaxText normalizes after P·V ((Σ exp(x − max)·V) / Σ exp(x − max)) and masks with a finite value kept where a float mask >= half of it: 2 of 2, causal.
+// RUN: rope-opt %S/Inputs/zoo/llama_jax_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/llama_jax_decode.mlir --rope-raise | FileCheck %s --check-prefix=T2
 
 // A4-COUNT-4: rope.apply ins(
 // A4-NOT:     rope.apply ins(

@@ -1502,3 +1502,171 @@ func.func @onnx_zero_mask_decode(%q: tensor<1x2x1x8xf32>, %k: tensor<1x2x6x8xf32
   } -> tensor<1x2x1x8xf32>
   return %o : tensor<1x2x1x8xf32>
 }
+
+// -----
+
+// MaxText (JAX): the mask a float tensor (0 or -0.7 * f32 max), the scores
+// kept where mask >= half that value (else that value), P·V of the
+// unnormalized exp(x - max) divided afterwards by its row sum: the op's own
+// acc / sum. Causal (the finite masked value leaves no row fully masked).
+// CHECK-LABEL: func.func @maxtext_deferred_normalization(
+// CHECK: rope.attention ins({{[^)]*}}) outs({{.*}}causal{{.*}}scale = 0.35355338454246521 : f64
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: math.exp
+#s_q = affine_map<(b, h, m, n, d) -> (b, h, m, d)>
+#s_k = affine_map<(b, h, m, n, d) -> (b, h, n, d)>
+#s_o = affine_map<(b, h, m, n, d) -> (b, h, m, n)>
+#id = affine_map<(b, h, m, n) -> (b, h, m, n)>
+#mn = affine_map<(b, h, m, n) -> (m, n)>
+#row = affine_map<(b, h, m, n) -> (b, h, m)>
+#id2 = affine_map<(m, n) -> (m, n)>
+#p = affine_map<(b, h, m, n, e) -> (b, h, m, n)>
+#v = affine_map<(b, h, m, n, e) -> (b, h, n, e)>
+#o = affine_map<(b, h, m, n, e) -> (b, h, m, e)>
+func.func @maxtext_deferred_normalization(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %big = arith.constant -2.38197633E+38 : f32
+  %half = arith.constant -1.19098816E+38 : f32
+  %scale = arith.constant 0.35355339 : f32
+  %me = tensor.empty() : tensor<4x4xf32>
+  %mask = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]} outs(%me : tensor<4x4xf32>) {
+  ^bb0(%y: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %c = arith.cmpi sle, %j, %i : index
+    %m = arith.select %c, %zero, %big : f32
+    linalg.yield %m : f32
+  } -> tensor<4x4xf32>
+  %se = tensor.empty() : tensor<1x2x4x4xf32>
+  %sacc = linalg.fill ins(%zero : f32) outs(%se : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %s = linalg.generic {indexing_maps = [#s_q, #s_k, #s_o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) outs(%sacc : tensor<1x2x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x4xf32>
+  %masked = linalg.generic {indexing_maps = [#id, #mn, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %mask : tensor<1x2x4x4xf32>, tensor<4x4xf32>) outs(%se : tensor<1x2x4x4xf32>) {
+  ^bb0(%x: f32, %m: f32, %y: f32):
+    %0 = arith.mulf %x, %scale : f32
+    %keep = arith.cmpf oge, %m, %half : f32
+    %1 = arith.select %keep, %0, %big : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x4xf32>
+  %re = tensor.empty() : tensor<1x2x4xf32>
+  %minit = linalg.fill ins(%ninf : f32) outs(%re : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  %max = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%masked : tensor<1x2x4x4xf32>) outs(%minit : tensor<1x2x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %0 = arith.maximumf %x, %acc : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4xf32>
+  %exp = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%masked, %max : tensor<1x2x4x4xf32>, tensor<1x2x4xf32>) outs(%se : tensor<1x2x4x4xf32>) {
+  ^bb0(%x: f32, %r: f32, %y: f32):
+    %0 = arith.subf %x, %r : f32
+    %1 = math.exp %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x4xf32>
+  %sinit = linalg.fill ins(%zero : f32) outs(%re : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%exp : tensor<1x2x4x4xf32>) outs(%sinit : tensor<1x2x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %0 = arith.addf %x, %acc : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4xf32>
+  %oe = tensor.empty() : tensor<1x2x4x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %pv = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%exp, %v : tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) outs(%oacc : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x8xf32>
+  %o = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%pv, %sum : tensor<1x2x4x8xf32>, tensor<1x2x4xf32>) outs(%oe : tensor<1x2x4x8xf32>) {
+  ^bb0(%x: f32, %r: f32, %y: f32):
+    %0 = arith.divf %x, %r : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Negative: P·V of the exp divided by the row max, not the row sum: left
+// alone (the remark is the P·V contraction's).
+// CHECK-LABEL: func.func @deferred_wrong_divisor(
+// CHECK-NOT: rope.attention
+// CHECK: math.exp
+#s_q = affine_map<(b, h, m, n, d) -> (b, h, m, d)>
+#s_k = affine_map<(b, h, m, n, d) -> (b, h, n, d)>
+#s_o = affine_map<(b, h, m, n, d) -> (b, h, m, n)>
+#id = affine_map<(b, h, m, n) -> (b, h, m, n)>
+#mn = affine_map<(b, h, m, n) -> (m, n)>
+#row = affine_map<(b, h, m, n) -> (b, h, m)>
+#id2 = affine_map<(m, n) -> (m, n)>
+#p = affine_map<(b, h, m, n, e) -> (b, h, m, n)>
+#v = affine_map<(b, h, m, n, e) -> (b, h, n, e)>
+#o = affine_map<(b, h, m, n, e) -> (b, h, m, e)>
+func.func @deferred_wrong_divisor(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %big = arith.constant -2.38197633E+38 : f32
+  %half = arith.constant -1.19098816E+38 : f32
+  %scale = arith.constant 0.35355339 : f32
+  %me = tensor.empty() : tensor<4x4xf32>
+  %mask = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]} outs(%me : tensor<4x4xf32>) {
+  ^bb0(%y: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %c = arith.cmpi sle, %j, %i : index
+    %m = arith.select %c, %zero, %big : f32
+    linalg.yield %m : f32
+  } -> tensor<4x4xf32>
+  %se = tensor.empty() : tensor<1x2x4x4xf32>
+  %sacc = linalg.fill ins(%zero : f32) outs(%se : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %s = linalg.generic {indexing_maps = [#s_q, #s_k, #s_o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) outs(%sacc : tensor<1x2x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x4xf32>
+  %masked = linalg.generic {indexing_maps = [#id, #mn, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %mask : tensor<1x2x4x4xf32>, tensor<4x4xf32>) outs(%se : tensor<1x2x4x4xf32>) {
+  ^bb0(%x: f32, %m: f32, %y: f32):
+    %0 = arith.mulf %x, %scale : f32
+    %keep = arith.cmpf oge, %m, %half : f32
+    %1 = arith.select %keep, %0, %big : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x4xf32>
+  %re = tensor.empty() : tensor<1x2x4xf32>
+  %minit = linalg.fill ins(%ninf : f32) outs(%re : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  %max = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%masked : tensor<1x2x4x4xf32>) outs(%minit : tensor<1x2x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %0 = arith.maximumf %x, %acc : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4xf32>
+  %exp = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%masked, %max : tensor<1x2x4x4xf32>, tensor<1x2x4xf32>) outs(%se : tensor<1x2x4x4xf32>) {
+  ^bb0(%x: f32, %r: f32, %y: f32):
+    %0 = arith.subf %x, %r : f32
+    %1 = math.exp %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x4xf32>
+  %sinit = linalg.fill ins(%zero : f32) outs(%re : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%exp : tensor<1x2x4x4xf32>) outs(%sinit : tensor<1x2x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %0 = arith.addf %x, %acc : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4xf32>
+  %oe = tensor.empty() : tensor<1x2x4x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  // expected-remark @+1 {{rope-raise: attention not raised: neither operand of the contraction is a softmax (over the dim it sums: P·V)}}
+  %pv = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%exp, %v : tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) outs(%oacc : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x8xf32>
+  %o = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%pv, %max : tensor<1x2x4x8xf32>, tensor<1x2x4xf32>) outs(%oe : tensor<1x2x4x8xf32>) {
+  ^bb0(%x: f32, %r: f32, %y: f32):
+    %0 = arith.divf %x, %r : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}

@@ -938,6 +938,10 @@ public:
       }
       return std::nullopt;
     }
+    if (auto cmpf = dyn_cast<arith::CmpFOp>(op);
+        cmpf && node->operands.size() == 2)
+      return floatTest(cmpf.getPredicate(), node->operands[0],
+                       node->operands[1], depth);
     auto cmp = dyn_cast<arith::CmpIOp>(op);
     if (!cmp || node->operands.size() != 2)
       return std::nullopt;
@@ -986,6 +990,43 @@ public:
   }
 
 private:
+  /// A float mask tested against a constant (MaxText: the scores are kept
+  /// where mask >= mask_value / 2), the mask a select of two constants on a
+  /// condition: the test is that condition, its negation, or always true.
+  std::optional<SmallVector<Linear>>
+  floatTest(arith::CmpFPredicate pred, Node *lhs, Node *rhs, int depth) {
+    for (unsigned side : {0u, 1u}) {
+      Node *operands[2] = {lhs, rhs};
+      std::optional<APFloat> c = floatConstant(ex, operands[1 - side]);
+      Node *select = computeOf<arith::SelectOp>(ex, operands[side], 3);
+      if (!c || !select)
+        continue;
+      std::optional<APFloat> a = floatConstant(ex, select->operands[1]);
+      std::optional<APFloat> b = floatConstant(ex, select->operands[2]);
+      if (!a || !b || &a->getSemantics() != &c->getSemantics() ||
+          &b->getSemantics() != &c->getSemantics())
+        return std::nullopt;
+      auto test = [&](const APFloat &v) {
+        return side == 0 ? arith::applyCmpPredicate(pred, v, *c)
+                         : arith::applyCmpPredicate(pred, *c, v);
+      };
+      bool whenTrue = test(*a), whenFalse = test(*b);
+      if (whenTrue && whenFalse)
+        return SmallVector<Linear>{};
+      if (whenTrue && !whenFalse)
+        return condition(select->operands[0], depth + 1);
+      if (!whenTrue && whenFalse) {
+        std::optional<SmallVector<Linear>> inner =
+            condition(select->operands[0], depth + 1);
+        if (!inner || inner->size() != 1)
+          return std::nullopt;
+        return SmallVector<Linear>{negated((*inner)[0])};
+      }
+      return std::nullopt;
+    }
+    return std::nullopt;
+  }
+
   /// `x` and `c` where `node` is floor(x / c) computed through floats
   /// (fptosi(floor(sitofp(x) / c)), Llama 4's chunk index): exact when |x|
   /// is below the float's integer range, c a positive integer.
@@ -1316,6 +1357,14 @@ public:
       match.output.push_back({ex.atoms.make(size)});
     }
     Node *pv = ex.open(ex.tensor(root->getResult(0), match.output));
+    // MaxText's deferred normalization: (Σ exp(x − max)·V) / Σ exp(x − max),
+    // the division after P·V (what the op computes: acc / sum).
+    Node *deferredSum = nullptr;
+    if (pv->kind == Node::Compute && isa<arith::DivFOp>(pv->op) &&
+        pv->operands.size() == 2) {
+      deferredSum = pv->operands[1];
+      pv = ex.open(pv->operands[0]);
+    }
     if (pv->kind != Node::Reduce || !isa<arith::AddFOp>(pv->op))
       return fail("not a sum-of-products contraction");
     if (!isZero(ex, pv->operands[0]))
@@ -1332,9 +1381,12 @@ public:
     Node *probs = nullptr, *values = nullptr;
     for (unsigned side : {0u, 1u}) {
       Node *p = stripExtF(ex, product->operands[side]);
-      std::optional<SinkSlice> sliced = sinkSlice(p);
+      std::optional<SinkSlice> sliced =
+          deferredSum ? std::nullopt : sinkSlice(p);
       softmaxKey = sliced ? sliced->key : match.k2;
-      Found found = matchSoftmax(sliced ? sliced->source : p, softmax);
+      Found found = deferredSum
+                        ? matchDeferredSoftmax(p, deferredSum, softmax)
+                        : matchSoftmax(sliced ? sliced->source : p, softmax);
       if (found == Found::Mismatch)
         return failure();
       if (found == Found::Yes) {
@@ -1615,6 +1667,38 @@ private:
     if (!isRowReduce(sum, numerator, {arith::AddFOp::getOperationName()}))
       return mismatch("the divisor is not the sum of the numerator over the "
                       "keys P·V sums");
+    Node *x = nullptr;
+    Found shifted = matchExpOfShift(numerator, x);
+    if (shifted != Found::Yes)
+      return shifted;
+    if (guardCondition && !isFullyMaskedRow(guardCondition, x) &&
+        !isNaNOf(guardCondition, core))
+      return mismatch("the select after the softmax is not the guard for "
+                      "fully masked rows (all of x over the keys == -inf)");
+    result.input = x;
+    result.guard = guardCondition != nullptr;
+    return Found::Yes;
+  }
+
+  /// P·V of unnormalized P = exp(x − rowmax x) divided afterwards by the row
+  /// sum of P (`sum`, read through the division's layout).
+  Found matchDeferredSoftmax(Node *p, Node *sum, SoftmaxResult &result) {
+    Node *rowSum = ex.open(sum);
+    if (rowSum->kind != Node::Reduce || !isa<arith::AddFOp>(rowSum->op) ||
+        !isZero(ex, rowSum->operands[0]) ||
+        !isRowReduce(rowSum, p, {arith::AddFOp::getOperationName()}))
+      return Found::No;
+    Node *x = nullptr;
+    Found shifted = matchExpOfShift(p, x);
+    if (shifted != Found::Yes)
+      return shifted;
+    result.input = x;
+    result.guard = false;
+    return Found::Yes;
+  }
+
+  /// `numerator` as exp(x − rowmax x) over the softmax's keys; `x` set.
+  Found matchExpOfShift(Node *numerator, Node *&xOut) {
     Node *exp = computeOf<math::ExpOp>(ex, numerator, 1);
     if (!exp)
       return mismatch("the numerator is not an exp");
@@ -1640,12 +1724,7 @@ private:
                      {arith::MaximumFOp::getOperationName(),
                       arith::MaxNumFOp::getOperationName()}))
       return mismatch("the row max is not of x over the keys P·V sums");
-    if (guardCondition && !isFullyMaskedRow(guardCondition, x) &&
-        !isNaNOf(guardCondition, core))
-      return mismatch("the select after the softmax is not the guard for "
-                      "fully masked rows (all of x over the keys == -inf)");
-    result.input = x;
-    result.guard = guardCondition != nullptr;
+    xOut = x;
     return Found::Yes;
   }
 
@@ -1945,8 +2024,7 @@ private:
       // key ≤ t for every row: causal with qpos = t if the queries are one
       // row (known when the op is planned; else the mask tensor
       // `fallback`). With 0 ≤ t < Sk key t is seen: no row is fully masked.
-      if (!fallback || mask->offset < 0 ||
-          mask->offset >= ex.atoms.size(match.k2))
+      if (mask->offset < 0 || mask->offset >= ex.atoms.size(match.k2))
         return false;
       match.keyOnlyFallback = fallback;
     } else if (!mask->positions) {
@@ -2224,6 +2302,9 @@ public:
         llvm::none_of(candidates, [&](unsigned leaf) {
           return ex.atoms.size(leaf) == 1;
         })) {
+      if (!match.keyOnlyFallback)
+        return fail("the mask bounds the keys alone and no query dim has "
+                    "size 1 (nor is the mask a tensor to add)");
       match.mask = match.keyOnlyFallback;
       match.positionMask.reset();
     }
@@ -2699,13 +2780,23 @@ Operation *usedOutside(Expressions &ex, AttentionMatch &match) {
   return nullptr;
 }
 
+/// Whether `op` is an elementwise division of two tensors (the root of
+/// attention whose softmax is normalized after P·V).
+bool isDivisionRoot(linalg::LinalgOp op) {
+  if (op.getNumLoops() != op.getNumParallelLoops() ||
+      op.getNumDpsInputs() != 2 || op->getNumResults() != 1 || !op.getBlock())
+    return false;
+  Value yielded = op.getBlock()->getTerminator()->getOperand(0);
+  return isa_and_present<arith::DivFOp>(yielded.getDefiningOp());
+}
+
 /// Raises the attention `op` ends, if it is one; `why` and `worth` (a
 /// remark is due) otherwise.
 LogicalResult raiseAttentionAt(linalg::LinalgOp op, RewriterBase &rewriter,
                                std::string &why, bool &worth) {
   worth = false;
   if (!op.hasPureTensorSemantics() || op->getNumResults() != 1 ||
-      !linalg::isaContractionOpInterface(op)) {
+      (!linalg::isaContractionOpInterface(op) && !isDivisionRoot(op))) {
     why = "not a contraction";
     return failure();
   }
@@ -2713,7 +2804,9 @@ LogicalResult raiseAttentionAt(linalg::LinalgOp op, RewriterBase &rewriter,
   Matcher matcher(ex, op);
   if (failed(matcher.run())) {
     why = ex.exhausted() ? "too large to analyze" : matcher.why;
-    worth = fedBySoftmax(op);
+    // A division is worth a remark only as attention's root: when it
+    // divides a contraction's result.
+    worth = linalg::isaContractionOpInterface(op) && fedBySoftmax(op);
     return failure();
   }
   worth = true;
@@ -2769,9 +2862,12 @@ void mlir::rope::raiseAttention(Operation *root, bool remarks) {
   SmallVector<linalg::LinalgOp> candidates;
   root->walk([&](linalg::LinalgOp op) {
     if (op->getNumResults() == 1 && op.hasPureTensorSemantics() &&
-        linalg::isaContractionOpInterface(op))
+        (linalg::isaContractionOpInterface(op) || isDivisionRoot(op)))
       candidates.push_back(op);
   });
+  // Remarks wait until every candidate is tried: a P·V contraction whose
+  // normalization follows it is raised from the division, and erased.
+  SmallVector<std::pair<Operation *, std::string>> failures;
   ErasedListener listener;
   IRRewriter rewriter(root->getContext(), &listener);
   for (linalg::LinalgOp op : candidates) {
@@ -2785,7 +2881,7 @@ void mlir::rope::raiseAttention(Operation *root, bool remarks) {
         feeders.push_back(def);
     if (failed(raiseAttentionAt(op, rewriter, why, worth))) {
       if (remarks && worth)
-        op->emitRemark("rope-raise: attention not raised: ") << why;
+        failures.push_back({op, why});
       continue;
     }
     // Erase what only fed the raised attention, producers after users.
@@ -2803,4 +2899,7 @@ void mlir::rope::raiseAttention(Operation *root, bool remarks) {
       rewriter.eraseOp(dead);
     }
   }
+  for (auto &[op, why] : failures)
+    if (!listener.erased.contains(op))
+      op->emitRemark("rope-raise: attention not raised: ") << why;
 }

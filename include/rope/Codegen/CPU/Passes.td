@@ -185,6 +185,41 @@ def RopeKeepVectorLoopsPass : Pass<"rope-keep-vector-loops"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def RopeOutlineChunksPass
+    : Pass<"rope-outline-chunks", "::mlir::ModuleOp"> {
+  let summary = "Cut a large function body into consecutive outlined chunks, "
+                "so that LLVM optimizes functions of bounded size";
+  let description = [{
+    A whole model lowered to one function gives LLVM one function of
+    thousands of loops, and some of its loop passes (IndVarSimplify,
+    LoopRotate) cost more than linear time in a function's size: a 32-layer
+    Llama spent 40 s of `opt -O3` there (issue 33, docs/PERFORMANCE.md
+    "Whole-model compile time"). This pass cuts the body of every
+    single-block `func.func` with more than `max-ops` operations (nested ones
+    included) into consecutive chunks of its top-level ops, each of about
+    `max-ops` operations, and moves each chunk into a private function,
+    called in order where the chunk was. Each cut is placed where the fewest
+    values are live (in the second half of the chunk's allowance); a
+    chunk's live-in values become arguments and the values it defines that
+    are used after it become results. Constant-like ops without operands
+    (`arith.constant`, `memref.get_global`) used by a chunk are cloned into
+    it, not passed. No cut is placed where a value derived from a
+    `memref.alloca` of the function would leave a chunk. The chunks are
+    internal and `passthrough = ["noinline"]` (LLVM's inliner would
+    otherwise put every single-call internal function back).
+
+    `rope-to-llvm-cpu` runs it on buffers, after vectorization and before
+    `convert-scf-to-cf` (bodies are single blocks).
+  }];
+  let options = [
+    Option<"maxOps", "max-ops", "int64_t", /*default=*/"2000",
+           "Bodies with more operations (nested ones included) than this "
+           "are cut into chunks of about this many; 0 disables the pass">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
 def RopeExpandBFloat16Pass : Pass<"rope-expand-bf16"> {
   let summary = "bf16 conversions as integer arithmetic on their bits";
   let description = [{

@@ -9,7 +9,8 @@ of a narrow Llama (2, 8, 32 layers, generated at bench time).
     taskset -c 1 python3 bench/compile_bench.py --models llama,qwen2 --modes prefill --layers ""
     options: --repeat N (compiles per model, each in a fresh process; the minimum is reported; default 3),
              --layers 2,8,32 ("" skips the sweep), --peers-python PATH (default /work/peers/bin/python),
-             --gen-dir DIR (default /tmp/rope-compile-bench), --json FILE, --markdown FILE
+             --gen-dir DIR (default /tmp/rope-compile-bench), --json FILE, --markdown FILE,
+             --cpu-options "outline-max-ops=0" (extra rope-to-llvm-cpu options, e.g. the unchunked baseline)
 
 Runs with the normal python3 and the installed rope_mlir package (as python/tests do: the working tree's
 python/ and build/lib). Per model and mode, in a child process per repetition (so every compile is a first
@@ -61,12 +62,15 @@ def child(mlir: str, npz: str, logits_result: int) -> None:
     data = np.load(npz)
     args = [data[f"arg{i}"] for i in range(len([k for k in data.files if k.startswith("arg")]))]
     pipeline = compiled.default_pipeline()
+    extra = os.environ.get("ROPE_BENCH_CPU_OPTIONS", "")
+    if extra:
+        pipeline = pipeline.replace("rope-to-llvm-cpu{", "rope-to-llvm-cpu{" + extra + " ", 1)
     _jit.lower("module {}", "builtin.module()")         # load the library and its dialects first
     t0, c0 = time.perf_counter(), time.process_time()
     _jit.lower(text, pipeline)
     mlir_s, mlir_cpu = time.perf_counter() - t0, time.process_time() - c0
     t0, c0 = time.perf_counter(), time.process_time()
-    module = rope_mlir.jit(text)
+    module = rope_mlir.jit(text, pipeline if extra else None)
     compile_s, compile_cpu = time.perf_counter() - t0, time.process_time() - c0
     fn = module.function("main")
     outs = fn(*args)
@@ -205,9 +209,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--peers-python", type=pathlib.Path, default=PEERS_PYTHON)
     ap.add_argument("--gen-dir", type=pathlib.Path, default=GEN_DIR)
     ap.add_argument("--timeout", type=float, default=600.0)
+    ap.add_argument("--cpu-options", default="",
+                    help="extra rope-to-llvm-cpu options for every compile, e.g. outline-max-ops=0 (the baseline "
+                         "without rope-outline-chunks)")
     ap.add_argument("--json", type=pathlib.Path)
     ap.add_argument("--markdown", type=pathlib.Path)
     opts = ap.parse_args(argv)
+    if opts.cpu_options:
+        os.environ["ROPE_BENCH_CPU_OPTIONS"] = opts.cpu_options
     if opts.child:
         child(opts.child[0], opts.child[1], int(opts.child[2]))
         return 0

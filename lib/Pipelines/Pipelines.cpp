@@ -142,14 +142,24 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
   // Loops of vector code stay loops in LLVM too (no unrolling of their
   // static trip counts into blocks that take the code generator seconds).
   pm.addPass(createRopeKeepVectorLoopsPass());
+  // Before math-to-libm declares the libm functions it calls: the wrappers
+  // are requested for every func.func, and a libm declaration with one would
+  // be called through a `_mlir_ciface_` symbol nobody defines. Before
+  // rope-outline-chunks too: its chunks are called from here only.
+  if (options.emitCInterface)
+    pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
+  // A whole model is one function of thousands of loops, and LLVM's loop
+  // passes cost more than linear time in a function's size: LLVM is given
+  // the body in chunks of bounded size instead, each a function of its own
+  // (issue 33). On single-block bodies: before scf-to-cf.
+  if (options.outlineMaxOps > 0) {
+    RopeOutlineChunksPassOptions outline;
+    outline.maxOps = options.outlineMaxOps;
+    pm.addPass(createRopeOutlineChunksPass(outline));
+  }
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  // Before math-to-libm declares the libm functions it calls: the wrappers
-  // are requested for every func.func, and a libm declaration with one would
-  // be called through a `_mlir_ciface_` symbol nobody defines.
-  if (options.emitCInterface)
-    pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   // Math before vector to LLVM: math-to-libm unrolls a vector op that has no
   // LLVM intrinsic (math.erf of a vectorized generic) into vector.extract,
   // scalar calls and vector.insert.

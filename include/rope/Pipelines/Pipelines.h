@@ -94,6 +94,13 @@ struct RopeToLLVMCpuPipelineOptions
                                   "integer arithmetic on the bits"),
                        clEnumValN(BFloat16Truncation::Target, "target",
                                   "the target's conversion instruction"))};
+  PassOptions::Option<int64_t> outlineMaxOps{
+      *this, "outline-max-ops",
+      llvm::cl::desc("Cut function bodies of more operations than this into "
+                     "outlined chunks of about this many "
+                     "(rope-outline-chunks), so that LLVM optimizes functions "
+                     "of bounded size; 0 keeps them whole"),
+      llvm::cl::init(2000)};
   PassOptions::Option<bool> checked{
       *this, "checked",
       llvm::cl::desc("Check at run time what the verifiers cannot when sizes "

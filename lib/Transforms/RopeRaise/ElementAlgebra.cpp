@@ -316,17 +316,50 @@ bool ElementAlgebra::KeyLess::operator()(const Key &a, const Key &b) const {
                                       shapeB.begin(), shapeB.end());
 }
 
+bool ElementAlgebra::LeafKeyLess::operator()(const LeafKey &a,
+                                             const LeafKey &b) const {
+  Key ka{std::get<0>(a), std::get<1>(a), std::get<2>(a)};
+  Key kb{std::get<0>(b), std::get<1>(b), std::get<2>(b)};
+  KeyLess less;
+  if (less(ka, kb))
+    return true;
+  if (less(kb, ka))
+    return false;
+  return std::get<3>(a) < std::get<3>(b);
+}
+
 unsigned ElementAlgebra::internLeaf(Value root, const View &view,
                                     ArrayRef<int64_t> channelShape,
                                     unsigned component) {
-  for (auto [i, leaf] : llvm::enumerate(leaves))
-    if (leaf.root == root && leaf.view == view &&
-        ArrayRef<int64_t>(leaf.channelShape) == channelShape &&
-        leaf.component == component)
-      return i;
-  leaves.push_back(
-      Leaf{root, view, SmallVector<int64_t>(channelShape), component});
-  return leaves.size() - 1;
+  auto [it, inserted] = leafIds.try_emplace(
+      LeafKey{root, view, SmallVector<int64_t>(channelShape), component},
+      leaves.size());
+  if (inserted)
+    leaves.push_back(
+        Leaf{root, view, SmallVector<int64_t>(channelShape), component});
+  return it->second;
+}
+
+void ElementAlgebra::beginQuery() {
+  budget = queryBudget;
+  depth = 0;
+  wasCut = false;
+  deepest = 0;
+  cutShort.clear();
+  ++query;
+}
+
+void ElementAlgebra::forget(Operation *op) {
+  for (Value result : op->getResults()) {
+    Key first{result, {}, {}};
+    auto dropFrom = [&](auto &map) {
+      auto it = map.lower_bound(first);
+      while (it != map.end() && std::get<0>(it->first) == result)
+        it = map.erase(it);
+    };
+    dropFrom(known);
+    dropFrom(cutShort);
+  }
 }
 
 Elements ElementAlgebra::asLeaves(Value value, const View &view,
@@ -399,26 +432,64 @@ ElementAlgebra::evaluate(Value value, const View &view,
       !isInBounds(type, view, channelShape))
     return failure();
   Key key{value, view, SmallVector<int64_t>(channelShape)};
-  auto it = memo.find(key);
-  if (it != memo.end())
-    return ArrayRef<Element>(it->second);
+  auto cutIt = cutShort.find(key);
+  if (cutIt != cutShort.end()) {
+    wasCut = true;
+    return ArrayRef<Element>(cutIt->second);
+  }
+  auto it = known.find(key);
+  // Known from this query, or from an earlier one when this request would
+  // evaluate it without reaching the depth bound, or when an earlier query
+  // reached the bound evaluating it (then the bound is where that query met
+  // it: a residual stream deeper than the bound is read from the last
+  // layer's candidates down once, not again from each layer's).
+  if (it != known.end() && (it->second.query == query || it->second.cut ||
+                            depth + it->second.height < kMaxDepth)) {
+    wasCut |= it->second.cut;
+    deepest = std::max(deepest, depth + it->second.height);
+    // Read by this query: read again from anywhere in it, like a value it
+    // evaluated itself.
+    it->second.query = query;
+    return ArrayRef<Element>(it->second.elements);
+  }
   budget -= numChannels(channelShape);
   if (budget < 0)
     return failure();
+  ++evaluated;
+  bool outerCut = wasCut;
+  int outerDeepest = deepest;
+  wasCut = false;
+  deepest = depth;
   // A bounded depth of producers (the stack is the host's): deeper values
   // are leaves.
   std::optional<Elements> elements;
-  if (depth < kMaxDepth && !opaque.contains(value)) {
+  bool isOpaque = opaque.contains(value);
+  if (depth < kMaxDepth && !isOpaque) {
     ++depth;
     elements = evaluateOp(value, view, channelShape);
     --depth;
+  } else if (!isOpaque) {
+    wasCut = true;
   }
+  bool cut = wasCut;
+  int height = deepest - depth;
+  wasCut = outerCut || cut;
+  deepest = std::max(outerDeepest, deepest);
   if (budget < 0)
     return failure();
   if (!elements)
     elements = asLeaves(value, view, channelShape);
-  auto inserted = memo.emplace(std::move(key), std::move(*elements));
-  return ArrayRef<Element>(inserted.first->second);
+  if (it != known.end()) {
+    // Known without a cut, but asked for too deep here: what the bound
+    // leaves of it lives for this query.
+    if (!cut)
+      return ArrayRef<Element>(it->second.elements);
+    auto inserted = cutShort.emplace(std::move(key), std::move(*elements));
+    return ArrayRef<Element>(inserted.first->second);
+  }
+  auto inserted = known.emplace(
+      std::move(key), Known{std::move(*elements), height, query, cut});
+  return ArrayRef<Element>(inserted.first->second.elements);
 }
 
 std::optional<Elements> ElementAlgebra::gather(const OperandRequest &request) {

@@ -117,7 +117,25 @@ struct OperandRequest {
 
 class ElementAlgebra {
 public:
-  explicit ElementAlgebra(int64_t budget = 20000) : budget(budget) {}
+  explicit ElementAlgebra(int64_t budget = 20000)
+      : budget(budget), queryBudget(budget) {}
+
+  /// Starts a new query (one candidate): the work budget is full again and
+  /// the values evaluated so far stay known (a whole model's candidates all
+  /// read the same residual stream: without this every candidate walks back
+  /// through every earlier layer, issue 33). An evaluation no depth bound
+  /// cut short is reused where the request would not reach the bound; one
+  /// the bound cut short is reused as it is (the first query to meet the
+  /// bound sets it). Within a query, everything evaluated is reused as
+  /// before. Known values cost no budget.
+  void beginQuery();
+
+  /// Forgets what is known about the results of `op` (it is being erased:
+  /// its values' storage may be reused by new ops).
+  void forget(Operation *op);
+
+  /// Values evaluated (not found known), over the algebra's life.
+  int64_t numEvaluated() const { return evaluated; }
 
   /// The elements of `value` (one per channel, row-major over
   /// `channelShape`) read through `view` (one role per dim of `value`).
@@ -176,11 +194,36 @@ private:
   std::optional<Elements> gather(const OperandRequest &request);
 
   int64_t budget;
+  int64_t queryBudget;
   /// Producers followed from the candidate (a recursion bound: frontend
   /// modules can chain thousands of elementwise ops).
   int depth = 0;
   static constexpr int kMaxDepth = 128;
-  std::map<Key, Elements, KeyLess> memo;
+  /// An evaluation. One no depth bound cut short is the same wherever it is
+  /// asked from, as long as the request's depth plus `height` (the deepest
+  /// evaluation below it, relative) stays under the bound.
+  struct Known {
+    Elements elements;
+    int height = 0;
+    unsigned query = 0;
+    /// Whether the depth bound cut it short (somewhere below).
+    bool cut = false;
+  };
+  std::map<Key, Known, KeyLess> known;
+  /// Evaluations of this query, cut short by the depth bound, of values
+  /// known uncut but asked for too deep to be read as known.
+  std::map<Key, Elements, KeyLess> cutShort;
+  /// While evaluating: whether a bound cut the evaluation short, and the
+  /// deepest depth an evaluation was asked at.
+  bool wasCut = false;
+  int deepest = 0;
+  unsigned query = 0;
+  int64_t evaluated = 0;
+  using LeafKey = std::tuple<Value, View, SmallVector<int64_t>, unsigned>;
+  struct LeafKeyLess {
+    bool operator()(const LeafKey &a, const LeafKey &b) const;
+  };
+  std::map<LeafKey, unsigned, LeafKeyLess> leafIds;
   SmallVector<Leaf> leaves;
   llvm::DenseSet<Value> opaque;
 };

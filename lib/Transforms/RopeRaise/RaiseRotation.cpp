@@ -119,8 +119,15 @@ struct Term {
 
 class RotationMatcher {
 public:
-  explicit RotationMatcher(Value y, ArrayRef<Value> opaque = {}) : y(y) {
-    algebra.setOpaque(opaque);
+  /// Reads `y` with `shared` (the pass run's algebra: values evaluated for
+  /// earlier candidates are known), or with an algebra of its own that reads
+  /// `opaque` as leaves.
+  explicit RotationMatcher(Value y, ElementAlgebra *shared = nullptr,
+                           ArrayRef<Value> opaque = {})
+      : y(y), algebra(shared ? *shared : own) {
+    if (!shared)
+      algebra.setOpaque(opaque);
+    algebra.beginQuery();
   }
 
   /// When cos/sin were not proven because several data tensors reach the
@@ -889,7 +896,8 @@ private:
   }
 
   Value y;
-  ElementAlgebra algebra;
+  ElementAlgebra own;
+  ElementAlgebra &algebra;
   DenseMap<unsigned, CosSinLeaf> trig;
   unsigned x0 = 0;
   RaisePlan plan;
@@ -1549,13 +1557,14 @@ public:
 /// `worthARemark` when `op` ends a computation that multiplies by a cos or
 /// sin (the last op of a rotation-shaped computation).
 LogicalResult raiseRotation(Operation *op, RewriterBase &rewriter,
-                            std::string &why, bool &worthARemark) {
+                            std::string &why, bool &worthARemark,
+                            ElementAlgebra *shared = nullptr) {
   worthARemark = false;
   if (!isCandidate(op)) {
     why = "not a candidate";
     return failure();
   }
-  RotationMatcher first(op->getResult(0));
+  RotationMatcher first(op->getResult(0), shared);
   FailureOr<RaisePlan> plan = first.match();
   // Several data tensors reach the rotation (a bias added to the projection
   // in the same loops): the rotated tensor is the one they all reach it
@@ -1563,7 +1572,7 @@ LogicalResult raiseRotation(Operation *op, RewriterBase &rewriter,
   std::optional<RotationMatcher> second;
   if (failed(plan) && first.looksLikeRope && !first.dataRoots.empty())
     if (Value x = commonDataSource(op->getResult(0), first.dataRoots)) {
-      second.emplace(op->getResult(0), ArrayRef<Value>{x});
+      second.emplace(op->getResult(0), /*shared=*/nullptr, ArrayRef<Value>{x});
       FailureOr<RaisePlan> again = second->match();
       if (succeeded(again))
         plan = again;
@@ -1608,10 +1617,27 @@ struct RaiseRotationPattern : public RewritePattern {
   bool remarks;
 };
 
+void raiseRopeCounting(Operation *root, bool remarks, int64_t &evaluated);
+
 struct RopeRaisePass : rope::impl::RopeRaisePassBase<RopeRaisePass> {
   using Base::Base;
 
-  void runOnOperation() override { raiseRope(getOperation(), remarks); }
+  Statistic evaluatedValues{
+      this, "evaluated-values",
+      "Values the element algebra evaluated for rotation candidates"};
+
+  void runOnOperation() override {
+    int64_t evaluated = 0;
+    raiseRopeCounting(getOperation(), remarks, evaluated);
+    evaluatedValues += evaluated;
+  }
+};
+
+/// Forgets what the algebra knows of ops as they are erased.
+struct ForgetErased : RewriterBase::Listener {
+  explicit ForgetErased(ElementAlgebra &algebra) : algebra(algebra) {}
+  void notifyOperationErased(Operation *op) override { algebra.forget(op); }
+  ElementAlgebra &algebra;
 };
 
 } // namespace
@@ -1625,6 +1651,12 @@ void mlir::rope::populateRopeRaisePatterns(RewritePatternSet &patterns,
 }
 
 void mlir::rope::raiseRope(Operation *root, bool remarks) {
+  int64_t evaluated = 0;
+  raiseRopeCounting(root, remarks, evaluated);
+}
+
+namespace {
+void raiseRopeCounting(Operation *root, bool remarks, int64_t &evaluated) {
   // Values a host's elementwise fusion moved into the ops that read them
   // become tensors again (ElementAlgebra.h).
   raise::materializeFusedOperands(root);
@@ -1642,7 +1674,16 @@ void mlir::rope::raiseRope(Operation *root, bool remarks) {
     return isa<linalg::LinalgOp>(op) ? WalkResult::skip()
                                      : WalkResult::advance();
   });
-  IRRewriter rewriter(root->getContext());
+  // One algebra for every candidate: each is read back through the same
+  // earlier layers (the residual stream), evaluated once per pass run, not
+  // once per candidate (issue 33). What it knows stays true while raising:
+  // candidates are tried last to first, so a candidate's producers are
+  // ops no raise has created or rewired (a raise replaces the candidate,
+  // rewiring its users, which come later); ops erased as they die are
+  // forgotten (their storage may be reused).
+  ElementAlgebra shared;
+  ForgetErased forgetErased(shared);
+  IRRewriter rewriter(root->getContext(), &forgetErased);
   DenseSet<Operation *> mayDie, erased;
   auto feedersOf = [&](Operation *op) {
     for (Value operand : op->getOperands())
@@ -1670,13 +1711,14 @@ void mlir::rope::raiseRope(Operation *root, bool remarks) {
     for (Value operand : op->getOperands())
       if (Operation *def = operand.getDefiningOp())
         feeders.push_back(def);
-    if (succeeded(raiseRotation(op, rewriter, why, worthARemark))) {
+    if (succeeded(raiseRotation(op, rewriter, why, worthARemark, &shared))) {
       erased.insert(op);
       mayDie.insert(feeders.begin(), feeders.end());
     } else if (remarks && worthARemark) {
       pending.emplace_back(op, why);
     }
   }
+  evaluated = shared.numEvaluated();
   // A remark for what stays unraised, unless the op only reshapes or
   // continues a rotation that was raised (vLLM's [T, H*D] view of a raised
   // [T, H, D] rotation).
@@ -1708,3 +1750,4 @@ void mlir::rope::raiseRope(Operation *root, bool remarks) {
   // Attention after the rotations, so that rope.apply produces Q and K.
   raiseAttention(root, remarks);
 }
+} // namespace

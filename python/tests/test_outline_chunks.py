@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """rope-outline-chunks (rope-to-llvm-cpu's outline-max-ops) changes how LLVM
 sees a model, not what it computes: zoo models compiled whole
 (outline-max-ops=0), in the default chunks, and in many small chunks give

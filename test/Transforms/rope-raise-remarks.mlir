@@ -1,4 +1,5 @@
 // RUN: rope-opt --rope-raise=remarks=true %s 2>&1 | FileCheck %s
+// RUN: rope-opt --rope-raise=remarks=true %s 2>&1 | FileCheck %s --check-prefix=MLP
 
 // Remarks name rotations that were not raised, not every product in a
 // model. A whole model's token embedding is a table gathered by an integer
@@ -31,5 +32,37 @@ func.func @embedding_norm(%ids: tensor<8xi64>, %o: tensor<8x16xf32>, %r: tensor<
     %m = arith.mulf %a, %b : f32
     linalg.yield %m : f32
   } -> tensor<8x16xf32>
+  return %y : tensor<8x16xf32>
+}
+
+// Nor every contraction fed by an exp: an MLP's down projection reads
+// SiLU(gate) * up, and SiLU's sigmoid is 1 / (1 + exp(-x)), but no
+// reduction (no max, no sum over the contracted dim) is behind it, so it is
+// no softmax written out, and no attention remark is due.
+
+#m = affine_map<(d0, d1) -> (d0, d1)>
+
+// MLP-LABEL: func.func @swiglu_down_projection(
+// MLP-NOT: remark
+// MLP-NOT: rope.attention
+// MLP: linalg.matmul
+// MLP-NOT: remark
+func.func @swiglu_down_projection(%gate: tensor<8x32xf32>, %up: tensor<8x32xf32>, %w: tensor<32x16xf32>) -> tensor<8x16xf32> {
+  %one = arith.constant 1.0 : f32
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x32xf32>
+  %act = linalg.generic {indexing_maps = [#m, #m, #m], iterator_types = ["parallel", "parallel"]} ins(%gate, %up : tensor<8x32xf32>, tensor<8x32xf32>) outs(%e : tensor<8x32xf32>) {
+  ^bb0(%g: f32, %u: f32, %out: f32):
+    %neg = arith.negf %g : f32
+    %ex = math.exp %neg : f32
+    %den = arith.addf %ex, %one : f32
+    %sig = arith.divf %one, %den : f32
+    %silu = arith.mulf %g, %sig : f32
+    %h = arith.mulf %silu, %u : f32
+    linalg.yield %h : f32
+  } -> tensor<8x32xf32>
+  %o0 = tensor.empty() : tensor<8x16xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%o0 : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %y = linalg.matmul ins(%act, %w : tensor<8x32xf32>, tensor<32x16xf32>) outs(%acc : tensor<8x16xf32>) -> tensor<8x16xf32>
   return %y : tensor<8x16xf32>
 }

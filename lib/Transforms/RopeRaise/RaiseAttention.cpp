@@ -2729,11 +2729,14 @@ private:
 //===----------------------------------------------------------------------===//
 
 /// Whether a failed match on `root` is worth a remark: one of its inputs
-/// is (within a few ops, not through another contraction) a softmax or an
-/// exp.
+/// is (within a few ops, not through another contraction) a softmax, or
+/// computed from an exp and a reduction (a softmax written out: exp, max,
+/// sum). An exp alone is not: SiLU and GELU feed every MLP's down
+/// projection, which is no attention and needs no remark.
 bool fedBySoftmax(linalg::LinalgOp root) {
   SmallVector<std::pair<Operation *, int>> stack;
   SmallPtrSet<Operation *, 16> seen;
+  bool exp = false, reduction = false;
   for (Value input : root.getDpsInputs())
     if (Operation *def = input.getDefiningOp())
       stack.push_back({def, 0});
@@ -2744,13 +2747,17 @@ bool fedBySoftmax(linalg::LinalgOp root) {
     if (isa<linalg::SoftmaxOp>(op))
       return true;
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+      if (linalg::isaContractionOpInterface(linalgOp))
+        continue;
       if (linalgOp.getBlock() &&
           llvm::any_of(
               linalgOp.getBlock()->getOperations(),
               [](Operation &nested) { return isa<math::ExpOp>(nested); }))
+        exp = true;
+      if (linalgOp.getNumReductionLoops() > 0)
+        reduction = true;
+      if (exp && reduction)
         return true;
-      if (linalg::isaContractionOpInterface(linalgOp))
-        continue;
     }
     if (depth >= 12)
       continue;

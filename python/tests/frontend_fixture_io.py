@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Reading the committed frontend fixtures (test/Frontends/Inputs and its
 attention/ folder, written by scripts/gen-frontend-fixtures.py and
-scripts/gen-attention-fixtures.py): one place for the .npz naming
+scripts/gen-attention-fixtures.py) and the model zoo (test/Frontends/Inputs/zoo,
+scripts/gen-model-zoo*.py): one place for the .npz naming
 (arg0.., ref0.., frontend0..) and the error measure the tests share."""
 
 from __future__ import annotations
@@ -26,6 +27,25 @@ def load_fixture(inputs: pathlib.Path, fixtures: dict, name: str):
     text = (inputs / fixture["file"]).read_text()
     data = np.load(inputs / fixture["data"])
     return (fixture, text, numbered_arrays(data, "arg"),
+            numbered_arrays(data, "ref"), numbered_arrays(data, "frontend"))
+
+
+ZOO = pathlib.Path(__file__).resolve().parents[2] / "test" / "Frontends" / \
+    "Inputs" / "zoo"
+
+
+def zoo_manifest() -> dict:
+    import json
+    return json.loads((ZOO / "manifest.json").read_text())
+
+
+def load_zoo_module(manifest: dict, name: str, mode: str):
+    """(IR text, inputs, float64 references, the frontend's own outputs) of
+    zoo model `name` in `mode` (prefill, decode)."""
+    entry = next(m for m in manifest["models"] if m["name"] == name)
+    info = entry["modes"][mode]
+    data = np.load(ZOO / info["data"])
+    return ((ZOO / info["file"]).read_text(), numbered_arrays(data, "arg"),
             numbered_arrays(data, "ref"), numbered_arrays(data, "frontend"))
 
 

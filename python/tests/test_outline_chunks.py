@@ -4,18 +4,14 @@ sees a model, not what it computes: zoo models compiled whole
 (outline-max-ops=0), in the default chunks, and in many small chunks give
 bitwise the same results (issue 33)."""
 
-import json
-import pathlib
-
 import numpy as np
 import pytest
 
 import rope_mlir
+from frontend_fixture_io import load_zoo_module, zoo_manifest
 from rope_mlir import compiled
 
-ZOO = pathlib.Path(__file__).resolve().parents[2] / "test" / "Frontends" / \
-    "Inputs" / "zoo"
-MANIFEST = json.loads((ZOO / "manifest.json").read_text())
+MANIFEST = zoo_manifest()
 CASES = [("llama", "prefill"), ("llama", "decode"), ("gemma2", "prefill"),
          ("deepseek_v3", "prefill")]
 
@@ -35,12 +31,7 @@ def run(text, args, max_ops):
 @pytest.mark.parametrize("name,mode", CASES,
                          ids=[f"{n}-{m}" for n, m in CASES])
 def test_chunked_model_is_bitwise_unchunked(name, mode):
-    entry = next(m for m in MANIFEST["models"] if m["name"] == name)
-    info = entry["modes"][mode]
-    data = np.load(ZOO / info["data"])
-    args = [data[f"arg{i}"] for i in
-            range(sum(k.startswith("arg") for k in data.files))]
-    text = (ZOO / info["file"]).read_text()
+    text, args, _, _ = load_zoo_module(MANIFEST, name, mode)
     whole = run(text, args, 0)
     # The pipeline's default, and chunks of ~100 ops (dozens of functions).
     for max_ops in (2000, 100):

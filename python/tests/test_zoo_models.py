@@ -20,17 +20,13 @@ and the decode step's new keys and values):
   copied ones).
 The raised counts are pinned by test/Frontends/zoo-raise.mlir."""
 
-import json
-import pathlib
-
 import numpy as np
 import pytest
 
 import rope_mlir
+from frontend_fixture_io import load_zoo_module, zoo_manifest
 
-ZOO = pathlib.Path(__file__).resolve().parents[2] / "test" / "Frontends" / \
-    "Inputs" / "zoo"
-MANIFEST = json.loads((ZOO / "manifest.json").read_text())
+MANIFEST = zoo_manifest()
 CASES = [(model["name"], mode) for model in MANIFEST["models"]
          for mode in sorted(model["modes"])]
 # The floor of the 2x rule on the largest error: four units in the last
@@ -51,18 +47,12 @@ def relative_errors(y, ref):
 @pytest.mark.parametrize("name,mode", CASES,
                          ids=[f"{n}-{m}" for n, m in CASES])
 def test_zoo_model_runs_right(name, mode):
-    entry = next(m for m in MANIFEST["models"] if m["name"] == name)
-    info = entry["modes"][mode]
-    data = np.load(ZOO / info["data"])
-    args = [data[f"arg{i}"] for i in
-            range(sum(k.startswith("arg") for k in data.files))]
-    module = rope_mlir.jit((ZOO / info["file"]).read_text())
+    text, args, refs, frontends = load_zoo_module(MANIFEST, name, mode)
+    module = rope_mlir.jit(text)
     outs = module.function("main")(*args)
     outs = outs if isinstance(outs, tuple) else (outs,)
-    refs = sorted(k for k in data.files if k.startswith("ref"))
-    assert len(outs) == len(refs)
-    for i in range(len(refs)):
-        ref, frontend = data[f"ref{i}"], data[f"frontend{i}"]
+    assert len(outs) == len(refs) == len(frontends)
+    for i, (ref, frontend) in enumerate(zip(refs, frontends)):
         assert outs[i].shape == ref.shape, (i, outs[i].shape, ref.shape)
         ours_max, ours_rms = relative_errors(outs[i], ref)
         theirs_max, theirs_rms = relative_errors(frontend, ref)

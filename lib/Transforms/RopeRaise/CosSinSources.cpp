@@ -30,10 +30,8 @@ using namespace mlir::rope::raise;
 // Constant evaluation
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// `value` rounded to `type` as the frontend's arithmetic rounds it.
-double roundTo(Type type, double value) {
-  auto floatType = dyn_cast<FloatType>(type);
+double mlir::rope::raise::roundTo(Type type, double value) {
+  auto floatType = dyn_cast_or_null<FloatType>(type);
   if (!floatType || floatType.isF64())
     return value;
   llvm::APFloat f(value);
@@ -42,6 +40,8 @@ double roundTo(Type type, double value) {
             &lost);
   return f.convertToDouble();
 }
+
+namespace {
 
 /// Whether `coords` address an element of `value` (a scalar: no coords).
 /// Indices come from IR the verifier does not bound (constants in indexing

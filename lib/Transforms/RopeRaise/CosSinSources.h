@@ -109,6 +109,10 @@ FailureOr<LengthSwitch> analyzeLengthSwitch(Value cond, std::string &why);
 std::optional<double> constantPart(Value value, ArrayRef<int64_t> coords,
                                    unsigned component);
 
+/// `value` rounded to `type` (a float type; anything else, and f64, leave it
+/// as it is) as the frontend's arithmetic rounds it.
+double roundTo(Type type, double value);
+
 } // namespace mlir::rope::raise
 
 #endif // ROPE_LIB_TRANSFORMS_ROPERAISE_COSSINSOURCES_H

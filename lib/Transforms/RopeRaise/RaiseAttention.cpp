@@ -801,6 +801,22 @@ class MaskAnalysis {
 public:
   explicit MaskAnalysis(Expressions &ex) : ex(ex) {}
 
+  /// The largest |l| over the loops' domain (each atom in [0, size)), or
+  /// nullopt when it does not fit int64.
+  std::optional<int64_t> magnitudeBound(const Linear &l) const {
+    if (l.constant == INT64_MIN)
+      return std::nullopt;
+    int64_t bound = std::abs(l.constant);
+    for (auto [atom, c] : l.terms) {
+      int64_t term;
+      if (c == INT64_MIN ||
+          llvm::MulOverflow(std::abs(c), ex.atoms.size(atom) - 1, term) ||
+          llvm::AddOverflow(bound, term, bound))
+        return std::nullopt;
+    }
+    return bound;
+  }
+
   /// `node` as a Linear; positions are allowed only as a direct operand
   /// (through casts) of a comparison, so no arithmetic on them can wrap.
   std::optional<Linear> linear(Node *node, bool allowPositions, int depth) {
@@ -1066,17 +1082,13 @@ private:
     if (!divisor || *divisor <= 0 || *divisor >= (int64_t(1) << 30))
       return std::nullopt;
     std::optional<Linear> l = linear(x->operands[0], false, depth + 1);
-    if (!l || l->positions || l->constant == INT64_MIN)
+    if (!l || l->positions)
       return std::nullopt;
     // |x| < 2^(precision − 1): x and x / c (rounded) floor to floor(x / c).
-    int64_t bound = std::abs(l->constant);
-    for (auto [atom, c] : l->terms) {
-      int64_t term;
-      if (c == INT64_MIN ||
-          llvm::MulOverflow(std::abs(c), ex.atoms.size(atom) - 1, term) ||
-          llvm::AddOverflow(bound, term, bound))
-        return std::nullopt;
-    }
+    std::optional<int64_t> maybeBound = magnitudeBound(*l);
+    if (!maybeBound)
+      return std::nullopt;
+    int64_t bound = *maybeBound;
     unsigned precision =
         APFloat::semanticsPrecision(floatType.getFloatSemantics());
     if (precision > 62 || bound >= (int64_t(1) << (precision - 1)) ||
@@ -1174,16 +1186,10 @@ private:
         return std::nullopt;
       return l;
     }
-    if (l->constant == INT64_MIN)
+    std::optional<int64_t> maybeBound = magnitudeBound(*l);
+    if (!maybeBound)
       return std::nullopt;
-    int64_t bound = std::abs(l->constant);
-    for (auto [atom, c] : l->terms) {
-      int64_t term;
-      if (c == INT64_MIN ||
-          llvm::MulOverflow(std::abs(c), ex.atoms.size(atom) - 1, term) ||
-          llvm::AddOverflow(bound, term, bound))
-        return std::nullopt;
-    }
+    int64_t bound = *maybeBound;
     if (width < 64 && bound >= (int64_t(1) << (width - 1)))
       return std::nullopt;
     if (bound >= (int64_t(1) << 61))

@@ -950,21 +950,12 @@ Attribute frequencyAttr(MLIRContext *ctx, ArrayRef<double> thetas,
                         ArrayRef<double> timescales = {},
                         Type timescaleType = {}) {
   int64_t pairs = thetas.size();
-  if (timescaleType && static_cast<int64_t>(timescales.size()) == pairs &&
-      pairs >= 2 && timescales[1] > 0.0) {
-    // theta = 1 / timescale (MaxText): #rope.default when every timescale
-    // is base^(2i/P) rounded to its element type.
-    auto rounded = [&](double v) {
-      auto floatType = dyn_cast<FloatType>(timescaleType);
-      llvm::APFloat f(v);
-      bool lost = false;
-      if (floatType && !floatType.isF64())
-        f.convert(floatType.getFloatSemantics(),
-                  llvm::APFloat::rmNearestTiesToEven, &lost);
-      return f.convertToDouble();
-    };
-    double estimate =
-        std::pow(timescales[1], static_cast<double>(rotaryDim) / 2);
+  double dim = static_cast<double>(rotaryDim);
+  // The base a model states, near `estimate`: an integer or a few
+  // significant digits, the first for which every entry is `entry(base, i)`.
+  auto statedBase =
+      [&](double estimate, ArrayRef<double> entries, Type type,
+          llvm::function_ref<double(double, int64_t)> entry) -> Attribute {
     SmallVector<double> candidates{std::round(estimate)};
     for (int digits = 1; digits <= 6; ++digits) {
       double scale = std::pow(
@@ -974,43 +965,28 @@ Attribute frequencyAttr(MLIRContext *ctx, ArrayRef<double> thetas,
     for (double base : candidates) {
       bool matches = base > 1.0;
       for (int64_t i = 0; i < pairs && matches; ++i)
-        matches =
-            timescales[i] ==
-            rounded(std::pow(base, 2.0 * i / static_cast<double>(rotaryDim)));
+        matches = entries[i] == roundTo(type, entry(base, i));
       if (matches)
         return DefaultFrequenciesAttr::get(ctx, llvm::APFloat(base));
     }
-  }
-  auto rounded = [&](double v) {
-    auto floatType = dyn_cast_or_null<FloatType>(tableType);
-    llvm::APFloat f(v);
-    bool lost = false;
-    if (floatType && !floatType.isF64())
-      f.convert(floatType.getFloatSemantics(),
-                llvm::APFloat::rmNearestTiesToEven, &lost);
-    return f.convertToDouble();
+    return {};
   };
-  auto matchesBase = [&](double base) {
-    for (int64_t i = 0; i < pairs; ++i)
-      if (thetas[i] !=
-          rounded(std::pow(base, -2.0 * i / static_cast<double>(rotaryDim))))
-        return false;
-    return true;
-  };
-  if (tableType && pairs >= 2 && thetas[0] > 0.0 && thetas[1] > 0.0) {
-    double estimate = std::pow(thetas[1], -static_cast<double>(rotaryDim) / 2);
-    // The base as a model states it: an integer, or a few significant
-    // digits.
-    SmallVector<double> candidates{std::round(estimate)};
-    for (int digits = 1; digits <= 6; ++digits) {
-      double scale = std::pow(
-          10.0, digits - 1 - std::floor(std::log10(std::fabs(estimate))));
-      candidates.push_back(std::round(estimate * scale) / scale);
-    }
-    for (double base : candidates)
-      if (base > 1.0 && matchesBase(base))
-        return DefaultFrequenciesAttr::get(ctx, llvm::APFloat(base));
-  }
+  // theta = 1 / timescale (MaxText): #rope.default when every timescale is
+  // base^(2i/P) rounded to its element type.
+  if (timescaleType && static_cast<int64_t>(timescales.size()) == pairs &&
+      pairs >= 2 && timescales[1] > 0.0)
+    if (Attribute found =
+            statedBase(std::pow(timescales[1], dim / 2), timescales,
+                       timescaleType, [&](double base, int64_t i) {
+                         return std::pow(base, 2.0 * i / dim);
+                       }))
+      return found;
+  if (tableType && pairs >= 2 && thetas[0] > 0.0 && thetas[1] > 0.0)
+    if (Attribute found = statedBase(std::pow(thetas[1], -dim / 2), thetas,
+                                     tableType, [&](double base, int64_t i) {
+                                       return std::pow(base, -2.0 * i / dim);
+                                     }))
+      return found;
   return TableFrequenciesAttr::get(ctx, DenseF64ArrayAttr::get(ctx, thetas));
 }
 
@@ -1029,15 +1005,7 @@ Attribute longRopeAttr(MLIRContext *ctx, ArrayRef<double> shortThetas,
   llvm::APFloat base(10000.0);
   SmallVector<double> unscaled =
       DefaultFrequenciesAttr::get(ctx, base).getInverseFrequencies(rotaryDim);
-  auto rounded = [&](double v) {
-    auto floatType = dyn_cast_or_null<FloatType>(tableType);
-    llvm::APFloat f(v);
-    bool lost = false;
-    if (floatType && !floatType.isF64())
-      f.convert(floatType.getFloatSemantics(),
-                llvm::APFloat::rmNearestTiesToEven, &lost);
-    return f.convertToDouble();
-  };
+  auto rounded = [&](double v) { return roundTo(tableType, v); };
   auto factors =
       [&](ArrayRef<double> thetas) -> std::optional<SmallVector<double>> {
     if (thetas.size() != unscaled.size())

@@ -15,7 +15,9 @@ Command line (from the repository root; about 3 minutes for the whole zoo on a 2
 
     nice -n 19 /work/peers/bin/python scripts/gen-model-zoo.py             # every model, both modes
     nice -n 19 /work/peers/bin/python scripts/gen-model-zoo.py llama qwen2 # only these (manifest merged)
-    options: --out DIR (default test/Frontends/Inputs/zoo), --modes prefill,decode, --list
+    options: --out DIR (default test/Frontends/Inputs/zoo), --modes prefill,decode, --list,
+             --variant (other seed, sizes and shapes; with --out DIR: a zoo for checking the raising on IR it
+             was not developed against, e.g. python3 scripts/zoo-status.py --zoo DIR)
 
 Sizes: COMMON below (hidden 64, 4 heads / 2 KV heads, head dim 16, intermediate 128, vocab 256, 2 layers, tied
 embeddings: the weights are most of each file, about 0.8 MB; MoE and MLA models about 1.2 MB); 16 tokens of
@@ -543,16 +545,49 @@ def plain(v):
     return str(v)
 
 
+def make_variant() -> None:
+    """Other sizes, seed and shapes for every model (main's --variant)."""
+    global SEED, MAX_MLIR_BYTES, MAX_ZOO_BYTES
+    SEED = 7
+    MAX_MLIR_BYTES, MAX_ZOO_BYTES = 10_000_000, 400_000_000
+    for name, s in MODELS.items():
+        c = s["config"]
+        listed_layers = any(k in c for k in ("layer_types", "no_rope_layers"))
+        for key, value in dict(hidden_size=128, num_attention_heads=4, head_dim=32, intermediate_size=96).items():
+            if key in c:
+                c[key] = value
+        if "num_key_value_heads" in c and name != "deepseek_v3":
+            c["num_key_value_heads"] = 1
+        if not listed_layers:
+            c["num_hidden_layers"] = 3
+        if name == "phi3":
+            c["rope_parameters"]["short_factor"] = longrope_factors(16, 1.0, 1.3)
+            c["rope_parameters"]["long_factor"] = longrope_factors(16, 1.0, 3.0)
+        if name == "qwen2_vl_text":
+            c["rope_parameters"]["mrope_section"] = [4, 6, 6]
+        s["seq"], s["past"] = 12, 20
+        if name == "qwen2":
+            s["offsets"] = [0, 3]
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("names", nargs="*", help="models to (re)generate (default: all)")
     ap.add_argument("--out", type=pathlib.Path, default=DEFAULT_OUT)
     ap.add_argument("--modes", default="prefill,decode")
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--variant", action="store_true",
+                    help="a zoo the raising was not developed against (issue 33): seed 7, head dim 32 (hidden "
+                         "128), one KV head, intermediate 96, 3 layers (2 where the layer types are listed), 12 "
+                         "tokens, a 20-token cache; write it with --out elsewhere, never over the committed zoo")
     opts = ap.parse_args(argv)
     if opts.list:
         print("\n".join(MODELS))
         return 0
+    if opts.variant:
+        if opts.out.resolve() == DEFAULT_OUT.resolve():
+            ap.error("--variant writes a zoo for checking, not the committed one: give --out DIR")
+        make_variant()
     names = opts.names or list(MODELS)
     unknown = [n for n in names if n not in MODELS]
     if unknown:

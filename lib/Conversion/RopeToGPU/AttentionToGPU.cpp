@@ -70,9 +70,9 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/CallInterfaces.h"
-#include "mlir/Interfaces/ValueBoundsOpInterface.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "rope/Dialect/Rope/Utils/GuardedValueBounds.h"
 
 #include <numeric>
 
@@ -183,9 +183,9 @@ FailureOr<SmallVector<int64_t>> privateShape(memref::AllocOp alloc) {
   for (int64_t d = 0, e = type.getRank(); d < e; ++d) {
     if (!type.isDynamicDim(d))
       continue;
-    FailureOr<int64_t> bound = ValueBoundsConstraintSet::computeConstantBound(
-        presburger::BoundType::UB, {alloc.getResult(), d},
-        /*stopCondition=*/nullptr, /*closedUB=*/true);
+    FailureOr<int64_t> bound =
+        guardedConstantBound(presburger::BoundType::UB, {alloc.getResult(), d},
+                             /*closedUB=*/true);
     if (failed(bound) || *bound < 0)
       return failure();
     shape[d] = *bound;

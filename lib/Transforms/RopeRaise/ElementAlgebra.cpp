@@ -19,7 +19,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/CastInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ValueBoundsOpInterface.h"
+#include "rope/Dialect/Rope/Utils/GuardedValueBounds.h"
 
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/MathExtras.h"
@@ -291,10 +291,8 @@ static bool isWholeDim(OpFoldResult size, Value tensor, int64_t dim) {
   // Any other spelling of the same size (a dim of another tensor the size
   // was made from, through reshapes and ops that keep it: what
   // linalg-fold-unit-extent-dims' rank-reducing slices give).
-  FailureOr<bool> equal = ValueBoundsConstraintSet::areEqual(
-      ValueBoundsConstraintSet::Variable(size),
-      ValueBoundsConstraintSet::Variable(tensor, dim));
-  return succeeded(equal) && *equal;
+  return rope::provablyEqual(ValueBoundsConstraintSet::Variable(size),
+                             ValueBoundsConstraintSet::Variable(tensor, dim));
 }
 
 /// The role `Fixed(i)` as `Unit` when the dim has size 1.

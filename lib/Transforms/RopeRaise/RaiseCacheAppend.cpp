@@ -49,7 +49,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Verifier.h"
-#include "mlir/Interfaces/ValueBoundsOpInterface.h"
+#include "rope/Dialect/Rope/Utils/GuardedValueBounds.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -68,10 +68,8 @@ bool isFullSize(OpFoldResult size, Value dest, int64_t d) {
     if (auto dim = value.getDefiningOp<tensor::DimOp>())
       if (dim.getSource() == dest && dim.getConstantIndex() == d)
         return true;
-  FailureOr<bool> equal = ValueBoundsConstraintSet::areEqual(
-      ValueBoundsConstraintSet::Variable(size),
-      ValueBoundsConstraintSet::Variable(dest, d));
-  return succeeded(equal) && *equal;
+  return provablyEqual(ValueBoundsConstraintSet::Variable(size),
+                       ValueBoundsConstraintSet::Variable(dest, d));
 }
 
 LogicalResult raiseCacheAppend(tensor::InsertSliceOp insert,

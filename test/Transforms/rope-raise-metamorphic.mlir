@@ -51,6 +51,47 @@
 // RUN:   | FileCheck %s --check-prefix=EXPAND-INSERT
 // EXPAND-INSERT-COUNT-4: rope.apply ins(
 // EXPAND-INSERT-NOT: rope.apply ins(
+//
+// The same rewrite around attention: the unit batch dim dropped from the
+// scores by a rank-reducing extract_slice, written back by an insert_slice
+// covering the whole [1, H, S, S] tensor, the softmax's row max and sum
+// accumulated into slices of fills. Each slice covers its whole tensor and
+// drops unit dims only: read as the reshape it is, every attention is
+// raised as it is from the frontend's spelling (Llama prefill; gpt-oss
+// decode with its sinks and sliding window).
+// RUN: rope-opt %S/../Frontends/Inputs/zoo/llama_prefill.mlir --linalg-fold-unit-extent-dims=use-rank-reducing-slices --rope-raise \
+// RUN:   | FileCheck %s --check-prefix=SLICES-ATTN
+// SLICES-ATTN-COUNT-2: rope.attention ins({{.*}} attributes {causal, indexing_maps = [{{.*}}], query_dim = 2 : i64, scale = 2.500000e-01 : f64} -> tensor<2x2x16x16xf32>
+// SLICES-ATTN-NOT: rope.attention
+// RUN: rope-opt %S/../Frontends/Inputs/zoo/gpt_oss_decode.mlir --linalg-fold-unit-extent-dims=use-rank-reducing-slices --rope-raise \
+// RUN:   | FileCheck %s --check-prefix=SLICES-SINKS
+// SLICES-SINKS: rope.attention ins({{.*}}) sinks({{.*}} attributes {causal, indexing_maps = [{{.*}}], query_dim = 2 : i64, scale = {{.*}}, window = 8 : i64}
+// SLICES-SINKS: rope.attention ins({{.*}}) sinks({{.*}} attributes {causal, indexing_maps = [{{.*}}], query_dim = 2 : i64, scale = {{[^,]*}} : f64}
+// SLICES-SINKS-NOT: rope.attention
+//
+// Only slices covering their whole tensor are read as reshapes: P·V reading
+// the probabilities of batch 0 written into zeros of both batches is not
+// attention (control: the same module unmodified is raised).
+// RUN: rope-opt %S/../Frontends/Inputs/attention/hf_llama_eager_nomask.mlir --linalg-fold-unit-extent-dims=use-rank-reducing-slices \
+// RUN:   | rope-opt --rope-raise | FileCheck %s --check-prefix=SLICES-WHOLE
+// SLICES-WHOLE: rope.attention ins(
+// RUN: rope-opt %S/../Frontends/Inputs/attention/hf_llama_eager_nomask.mlir --linalg-fold-unit-extent-dims=use-rank-reducing-slices \
+// RUN:   | sed 's|^\(    \)%collapsed_21 = tensor.collapse_shape %37 |\1%xhalf = tensor.extract_slice %37[0, 0, 0, 0] [1, 4, 8, 8] [1, 1, 1, 1] : tensor<2x4x8x8xf32> to tensor<4x8x8xf32>\n\1%xzero = linalg.fill ins(%cst : f32) outs(%9 : tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>\n\1%xins = tensor.insert_slice %xhalf into %xzero[0, 0, 0, 0] [1, 4, 8, 8] [1, 1, 1, 1] : tensor<4x8x8xf32> into tensor<2x4x8x8xf32>\n\1%collapsed_21 = tensor.collapse_shape %xins |' \
+// RUN:   | rope-opt --rope-raise=remarks=true 2>&1 | FileCheck %s --check-prefix=SLICES-PART
+// SLICES-PART: remark: rope-raise: attention not raised: neither operand of the contraction is a softmax
+// SLICES-PART: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [1, 4, 8, 8] [1, 1, 1, 1] : tensor<4x8x8xf32> into tensor<2x4x8x8xf32>
+// SLICES-PART-NOT: rope.attention
+//
+// Named ops generalized, then elementwise fusion: K's rotation fused into
+// the generic that transposes (and GQA-broadcasts) K for Q.K^T, writing
+// [B, Hkv, D, S]; Q's into the contraction. Each fused rotation is
+// materialized as a generic of its own in the layout of the projection it
+// reads ([B, H, S, D]), not in the fused op's loop order, and raised.
+// RUN: rope-opt %S/../Frontends/Inputs/attention/hf_llama_eager_nomask.mlir --linalg-generalize-named-ops --linalg-fuse-elementwise-ops --rope-raise \
+// RUN:   | FileCheck %s --check-prefix=FUSED-KT
+// FUSED-KT-COUNT-2: rope.apply ins(%arg{{[01]}} : tensor<2x{{[24]}}x8x16xf32>)
+// FUSED-KT: rope.attention ins(
+// FUSED-KT-NOT: rope.apply
 
 // Spellings that a host compiler's rewrites produce from frontend IR
 // (scripts/metamorphic.py runs the whole zoo through them): each raises

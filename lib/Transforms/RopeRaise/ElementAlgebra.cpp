@@ -1647,18 +1647,6 @@ SmallVector<linalg::GenericOp> defuse(RewriterBase &rewriter,
   SmallVector<AffineMap> newInputMaps;
   for (Value v : chosen) {
     uint64_t mask = *deps.of(v);
-    SmallVector<int64_t> loops;
-    SmallVector<AffineExpr> remap(op.getNumLoops(),
-                                  getAffineConstantExpr(0, ctx));
-    SmallVector<OpFoldResult> sizes;
-    SmallVector<AffineExpr> readExprs;
-    for (unsigned l = 0; l < op.getNumLoops(); ++l)
-      if (mask & (uint64_t(1) << l)) {
-        remap[l] = getAffineDimExpr(loops.size(), ctx);
-        loops.push_back(l);
-        sizes.push_back(ranges[l].size);
-        readExprs.push_back(getAffineDimExpr(l, ctx));
-      }
     // The ops v depends on, in payload order, and the inputs they read.
     DenseSet<Operation *> slice;
     SmallVector<Value> worklist{v};
@@ -1678,6 +1666,41 @@ SmallVector<linalg::GenericOp> defuse(RewriterBase &rewriter,
         worklist.push_back(operand);
     }
     llvm::sort(argsRead);
+    SmallVector<int64_t> loops;
+    for (unsigned l = 0; l < op.getNumLoops(); ++l)
+      if (mask & (uint64_t(1) << l))
+        loops.push_back(l);
+    // The new generic's dims in the order of an input it reads over just
+    // those loops (the projection it rotates), not in the fused op's order:
+    // a rotation fused into the transpose of K (K^T for Q.K^T) is then
+    // computed in K's own [.., S, D] layout, as the frontend wrote it, and
+    // the op reads it transposed.
+    for (unsigned a : argsRead) {
+      AffineMap map = maps[a];
+      SmallVector<int64_t> order;
+      bool onlyDims = true;
+      for (AffineExpr e : map.getResults()) {
+        if (auto dim = dyn_cast<AffineDimExpr>(e))
+          order.push_back(dim.getPosition());
+        else if (!isa<AffineConstantExpr>(e))
+          onlyDims = false;
+      }
+      SmallVector<int64_t> sorted(order);
+      llvm::sort(sorted);
+      if (!onlyDims || sorted != loops)
+        continue;
+      loops = order;
+      break;
+    }
+    SmallVector<AffineExpr> remap(op.getNumLoops(),
+                                  getAffineConstantExpr(0, ctx));
+    SmallVector<OpFoldResult> sizes;
+    SmallVector<AffineExpr> readExprs;
+    for (auto [i, l] : llvm::enumerate(loops)) {
+      remap[l] = getAffineDimExpr(i, ctx);
+      sizes.push_back(ranges[l].size);
+      readExprs.push_back(getAffineDimExpr(l, ctx));
+    }
     SmallVector<Value> inputs;
     SmallVector<AffineMap> inputMaps;
     for (unsigned a : argsRead) {

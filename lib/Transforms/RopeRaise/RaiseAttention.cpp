@@ -63,6 +63,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
 
 #include "llvm/ADT/APSInt.h"
@@ -73,6 +74,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 using namespace mlir;
@@ -229,6 +231,30 @@ struct Node {
   Operation *producer = nullptr;
   SmallVector<Node *, 2> operands;
 };
+
+/// Whether `op` (an extract_slice or insert_slice) reads or writes its whole
+/// larger tensor, every dim that it drops being of size 1: a reshape that
+/// adds or drops unit dims, spelled as a slice.
+template <typename SliceOp> bool isWholeUnitView(SliceOp op) {
+  RankedTensorType whole;
+  if constexpr (std::is_same_v<SliceOp, tensor::ExtractSliceOp>)
+    whole = op.getSourceType();
+  else
+    whole = op.getDestType();
+  if (!whole.hasStaticShape() ||
+      !llvm::all_of(op.getMixedOffsets(),
+                    [](OpFoldResult v) { return isZeroInteger(v); }) ||
+      !llvm::all_of(op.getMixedStrides(),
+                    [](OpFoldResult v) { return isOneInteger(v); }))
+    return false;
+  SmallVector<OpFoldResult> sizes = op.getMixedSizes();
+  if (sizes.size() != static_cast<size_t>(whole.getRank()))
+    return false;
+  for (auto [size, dim] : llvm::zip(sizes, whole.getShape()))
+    if (getConstantIntValue(size) != dim)
+      return false;
+  return true;
+}
 
 class Expressions {
 public:
@@ -483,6 +509,41 @@ private:
       opened.insert(def);
       return tensor(cast.getSource(), layout);
     }
+    // linalg-fold-unit-extent-dims=use-rank-reducing-slices spells the
+    // reshapes that add or drop unit dims as slices covering the whole
+    // tensor: read them as the reshapes they are.
+    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
+      if (!isWholeUnitView(slice))
+        return nullptr;
+      llvm::SmallBitVector dropped = slice.getDroppedDims();
+      Layout source;
+      size_t next = 0;
+      for (size_t d = 0; d < dropped.size(); ++d) {
+        if (dropped.test(d))
+          source.push_back({atoms.make(1)});
+        else if (next < layout.size())
+          source.push_back(layout[next++]);
+        else
+          return nullptr;
+      }
+      if (next != layout.size())
+        return nullptr;
+      opened.insert(def);
+      return tensor(slice.getSource(), source);
+    }
+    if (auto insert = dyn_cast<tensor::InsertSliceOp>(def)) {
+      if (!isWholeUnitView(insert))
+        return nullptr;
+      llvm::SmallBitVector dropped = insert.getDroppedDims();
+      if (dropped.size() != layout.size())
+        return nullptr;
+      Layout source;
+      for (auto [d, dim] : llvm::enumerate(layout))
+        if (!dropped.test(d))
+          source.push_back(dim);
+      opened.insert(def);
+      return tensor(insert.getSource(), source);
+    }
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(def))
       return openLinalg(linalgOp, cast<OpResult>(value), layout);
     return nullptr;
@@ -693,8 +754,15 @@ std::optional<APFloat> splatFloat(Value value, int depth = 0) {
       return std::nullopt;
     return dense.getSplatValue<APFloat>();
   }
-  if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp>(def))
+  // Any slice of a splat is the splat; an insert covering the whole
+  // destination is its source.
+  if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp,
+          tensor::ExtractSliceOp>(def))
     return splatFloat(def->getOperand(0), depth + 1);
+  if (auto insert = dyn_cast<tensor::InsertSliceOp>(def))
+    return isWholeUnitView(insert)
+               ? splatFloat(insert.getSource(), depth + 1)
+               : std::nullopt;
   auto linalgOp = dyn_cast<linalg::LinalgOp>(def);
   if (!linalgOp || !linalgOp.hasPureTensorSemantics() ||
       def->getNumRegions() != 1)

@@ -1,0 +1,74 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""Zoo models rewritten the way a host compiler may rewrite them before
+rope-mlir sees them (upstream linalg passes: unit dims folded into
+rank-reducing slices, elementwise fusion, named ops generalized, and
+generalized then fused: RoPE computed inside the transpose of K and inside
+the Q.K^T contraction) still
+raise every rotation and attention, and still run right.
+
+scripts/metamorphic.py compares the raised ops' attributes on every zoo
+module under every rewrite; this test runs a few of the rewritten modules,
+so that an attention raised through a rewrite's spelling (the slices of
+`use-rank-reducing-slices`, read as the reshapes they are) is also shown
+to compute what the model computes: the logits against the model's own
+float64 ones, within the bounds of test_zoo_models."""
+
+import numpy as np
+import pytest
+
+import rope_mlir
+from rope_mlir import _jit
+from frontend_fixture_io import load_zoo_module, zoo_manifest
+from test_zoo_models import FLOOR_MAX, RMS_RATIO, relative_errors
+
+MANIFEST = zoo_manifest()
+MODELS = {model["name"]: model for model in MANIFEST["models"]}
+
+REWRITES = {
+    "fold-unit-slices": "linalg-fold-unit-extent-dims{use-rank-reducing-slices}",
+    "fuse": "linalg-fuse-elementwise-ops",
+    "generalize": "linalg-generalize-named-ops",
+    "gen-fuse": "linalg-generalize-named-ops,linalg-fuse-elementwise-ops",
+}
+CASES = [(name, mode, rewrite)
+         for name in ("llama", "qwen2", "gpt_oss")
+         for mode in ("prefill", "decode")
+         for rewrite in ("fold-unit-slices", "fuse")] + [
+    ("phi3", "prefill", "generalize"), ("llama", "prefill", "gen-fuse"),
+    ("qwen2", "prefill", "gen-fuse"), ("mistral", "prefill", "gen-fuse")]
+
+
+def rewritten(text, rewrite):
+    return _jit.lower(text, f"builtin.module(func.func({REWRITES[rewrite]}))")
+
+
+def expected_counts(name):
+    expected = MODELS[name]["expected"]
+    return expected["rotations"], expected["attentions"]
+
+
+@pytest.mark.parametrize("name,mode,rewrite", CASES,
+                         ids=[f"{n}-{m}-{r}" for n, m, r in CASES])
+def test_rewritten_zoo_model_raises_and_runs_right(name, mode, rewrite):
+    text, args, refs, frontends = load_zoo_module(MANIFEST, name, mode)
+    text = rewritten(text, rewrite)
+    assert "rope.attention" not in text and "rope.apply" not in text
+
+    raised = _jit.lower(text, "builtin.module(rope-raise)")
+    rotations, attentions = expected_counts(name)
+    assert raised.count("rope.apply ins(") == rotations, (name, mode, rewrite)
+    assert raised.count("rope.attention ins(") == attentions, (
+        name, mode, rewrite)
+
+    outs = rope_mlir.jit(text).function("main")(*args)
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    assert len(outs) == len(refs)
+    for i, (ref, frontend) in enumerate(zip(refs, frontends)):
+        ours_max, ours_rms = relative_errors(outs[i], ref)
+        theirs_max, theirs_rms = relative_errors(frontend, ref)
+        assert ours_max <= 2 * max(theirs_max, FLOOR_MAX), (
+            f"{name} {mode} {rewrite} result {i}: largest error "
+            f"{ours_max:.2e}, the frontend's {theirs_max:.2e}")
+        assert ours_rms <= RMS_RATIO * theirs_rms, (
+            f"{name} {mode} {rewrite} result {i}: rms error {ours_rms:.2e}, "
+            f"the frontend's {theirs_rms:.2e}")

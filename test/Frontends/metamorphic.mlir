@@ -19,6 +19,9 @@
 // RUN:   --rewrites fuse | FileCheck %s --check-prefix=FUSE
 // RUN: %python %S/../../scripts/metamorphic.py --rope-opt rope-opt -j 1 --groups zoo \
 // RUN:   --inputs '^(stablelm_prefill|deepseek_v3_prefill)$' --rewrites gen-fuse,gen-fuse-fold-canon
+// RUN: %python %S/../../scripts/metamorphic.py --rope-opt rope-opt -j 1 --groups zoo \
+// RUN:   --inputs '^(llama_prefill|llama_decode|qwen2_prefill|mistral_prefill|gpt_oss_decode|cohere_prefill)$' \
+// RUN:   --rewrites fold-unit-slices,gen-fuse | FileCheck %s --check-prefix=SLICES-GEN-FUSE
 // RUN: %python %S/../../scripts/metamorphic.py --rope-opt rope-opt -j 1 --groups fixtures \
 // RUN:   --inputs '^(llama_computed|llama_computed_matmul|llama_cache|gptj|jax_rotate_half|glm4_partial_interleaved|qwen2_vl_mrope|deepseek_v3_interleave|phi2_partial|meta_llama_complex|attention/hf_llama_sdpa|attention/hf_llama_decode|cache/torch_slice_scatter|cache/jax_dynamic_update_slice)$' \
 // RUN:   --rewrites canon-cse,generalize,fuse,fold-unit,swap
@@ -27,6 +30,7 @@
 //
 // ZOO: | llama_prefill | 4/4 2/2 | 4/4 2/2 | 4/4 2/2 | 4/4 2/2 | 4/4 2/2 | 4/4 2/2 |
 // FUSE: | llama_prefill | 4/4 2/2 | 4/4 2/2 |
+// SLICES-GEN-FUSE: | llama_prefill | 4/4 2/2 | 4/4 2/2 | 4/4 2/2 |
 //
 // The raised forms, spelled out:
 // RUN: rope-opt %S/Inputs/zoo/llama_decode.mlir --linalg-fold-unit-extent-dims --rope-raise -o %t && \

@@ -760,9 +760,8 @@ std::optional<APFloat> splatFloat(Value value, int depth = 0) {
           tensor::ExtractSliceOp>(def))
     return splatFloat(def->getOperand(0), depth + 1);
   if (auto insert = dyn_cast<tensor::InsertSliceOp>(def))
-    return isWholeUnitView(insert)
-               ? splatFloat(insert.getSource(), depth + 1)
-               : std::nullopt;
+    return isWholeUnitView(insert) ? splatFloat(insert.getSource(), depth + 1)
+                                   : std::nullopt;
   auto linalgOp = dyn_cast<linalg::LinalgOp>(def);
   if (!linalgOp || !linalgOp.hasPureTensorSemantics() ||
       def->getNumRegions() != 1)

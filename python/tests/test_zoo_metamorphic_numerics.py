@@ -13,13 +13,12 @@ so that an attention raised through a rewrite's spelling (the slices of
 to compute what the model computes: the logits against the model's own
 float64 ones, within the bounds of test_zoo_models."""
 
-import numpy as np
 import pytest
 
 import rope_mlir
 from rope_mlir import _jit
 from frontend_fixture_io import load_zoo_module, zoo_manifest
-from test_zoo_models import FLOOR_MAX, RMS_RATIO, relative_errors
+from test_zoo_models import assert_within_frontend_bounds
 
 MANIFEST = zoo_manifest()
 MODELS = {model["name"]: model for model in MANIFEST["models"]}
@@ -61,14 +60,5 @@ def test_rewritten_zoo_model_raises_and_runs_right(name, mode, rewrite):
         name, mode, rewrite)
 
     outs = rope_mlir.jit(text).function("main")(*args)
-    outs = outs if isinstance(outs, tuple) else (outs,)
-    assert len(outs) == len(refs)
-    for i, (ref, frontend) in enumerate(zip(refs, frontends)):
-        ours_max, ours_rms = relative_errors(outs[i], ref)
-        theirs_max, theirs_rms = relative_errors(frontend, ref)
-        assert ours_max <= 2 * max(theirs_max, FLOOR_MAX), (
-            f"{name} {mode} {rewrite} result {i}: largest error "
-            f"{ours_max:.2e}, the frontend's {theirs_max:.2e}")
-        assert ours_rms <= RMS_RATIO * theirs_rms, (
-            f"{name} {mode} {rewrite} result {i}: rms error {ours_rms:.2e}, "
-            f"the frontend's {theirs_rms:.2e}")
+    assert_within_frontend_bounds(outs, refs, frontends,
+                                  f"{name} {mode} {rewrite}")

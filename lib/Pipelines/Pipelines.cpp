@@ -80,6 +80,20 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
   // byte count.
   pm.addPass(createRopeCheckAllocationSizesPass());
 
+  // Before math-to-libm declares the libm functions it calls: the wrappers
+  // are requested for every func.func, and a libm declaration with one would
+  // be called through a `_mlir_ciface_` symbol nobody defines. Before
+  // rope-outline-repeats and rope-outline-chunks too: their functions are
+  // called from here only.
+  if (options.emitCInterface)
+    pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
+  // A model's layers are one layer's code repeated on other weights: from
+  // here on, every pass and LLVM see that code once (issue 33). On buffers
+  // (weights are globals then, passed as arguments), after deallocation
+  // (whose ownership analysis stops at calls).
+  if (options.outlineRepeats)
+    pm.addPass(createRopeOutlineRepeatsPass());
+
   // Rows with gaps between them (MLA's rope slice of q) are missed on demand
   // one by one: prefetch them some rows ahead. Before the contractions are
   // vectorized, so only convert-rope-to-vector's row loops are seen.
@@ -142,12 +156,6 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
   // Loops of vector code stay loops in LLVM too (no unrolling of their
   // static trip counts into blocks that take the code generator seconds).
   pm.addPass(createRopeKeepVectorLoopsPass());
-  // Before math-to-libm declares the libm functions it calls: the wrappers
-  // are requested for every func.func, and a libm declaration with one would
-  // be called through a `_mlir_ciface_` symbol nobody defines. Before
-  // rope-outline-chunks too: its chunks are called from here only.
-  if (options.emitCInterface)
-    pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   // A whole model is one function of thousands of loops, and LLVM's loop
   // passes cost more than linear time in a function's size: LLVM is given
   // the body in chunks of bounded size instead, each a function of its own

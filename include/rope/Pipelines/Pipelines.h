@@ -94,6 +94,13 @@ struct RopeToLLVMCpuPipelineOptions
                                   "integer arithmetic on the bits"),
                        clEnumValN(BFloat16Truncation::Target, "target",
                                   "the target's conversion instruction"))};
+  PassOptions::Option<bool> outlineRepeats{
+      *this, "outline-repeats",
+      llvm::cl::desc("Outline a function body's repeated stretch of ops (a "
+                     "model's layers) into one function called once per "
+                     "repeat (rope-outline-repeats), so that the passes after "
+                     "it and LLVM compile one layer, not all of them"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> outlineMaxOps{
       *this, "outline-max-ops",
       llvm::cl::desc("Cut function bodies of more operations than this into "

@@ -220,6 +220,50 @@ def RopeOutlineChunksPass
                            "::mlir::LLVM::LLVMDialect"];
 }
 
+def RopeOutlineRepeatsPass
+    : Pass<"rope-outline-repeats", "::mlir::ModuleOp"> {
+  let summary = "Outline a function body's repeated stretch of ops (a "
+                "model's layers) into one function called once per repeat";
+  let description = [{
+    A model's layers are the same code on other weights: lowered whole, a
+    32-layer Llama hands the later passes and LLVM 32 copies of one layer,
+    and compile time grows with the number of layers (issue 33). This pass
+    finds, in the body of every single-block `func.func`, the longest
+    stretch of top-level ops that repeats with some period, checks each
+    repeat against the first one op for op (names, attributes, types,
+    regions, and every operand: from the same place in the repeat, or the
+    same outside value for the same argument), and outlines the first
+    repeat into one private function, called where each matching repeat
+    was. What differs between repeats is passed: the values from outside a
+    repeat (the previous layer's results, the function's arguments) and the
+    repeat's `memref.get_global`s (its weights); constants without operands
+    that are equal in every repeat are cloned into the function. A repeat
+    whose operands come from elsewhere than the first's (another layer's
+    value, another constant) is left inline.
+
+    The period is one of the most frequent distances between two equal
+    top-level ops (compared as above, operands aside): the one whose
+    repeating stretch covers the most ops. Each repeat starts where the
+    fewest values are live, and none starts where a value derived from a
+    `memref.alloca` would cross. The first repeat that at least half of the
+    stretch's repeats match (of the first three tried) is the function. A
+    repeat of fewer than `min-ops` operations (nested ones included), or a
+    stretch of fewer than two repeats, is left alone. The function is internal and
+    `passthrough = ["noinline"]`, as `rope-outline-chunks`' chunks are.
+
+    `rope-to-llvm-cpu` runs it on buffers, after deallocation and before
+    vectorization (pipeline option `outline-repeats`), so every pass after
+    it and LLVM see one layer instead of all of them.
+  }];
+  let options = [
+    Option<"minOps", "min-ops", "int64_t", /*default=*/"64",
+           "Repeats of fewer operations (nested ones included) than this "
+           "are left inline">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
 def RopeExpandBFloat16Pass : Pass<"rope-expand-bf16"> {
   let summary = "bf16 conversions as integer arithmetic on their bits";
   let description = [{

@@ -151,6 +151,7 @@ def generate(layers: int, out_dir: str) -> None:
     stem = out / f"llama_L{layers}_prefill"
     arrays = {f"arg{i}": a for i, a in enumerate(r["args"])}
     arrays.update({f"ref{i}": x.astype(np.float64) for i, x in enumerate(r["refs"])})
+    arrays.update({f"frontend{i}": np.asarray(x, np.float32) for i, x in enumerate(r["outs"])})
     np.savez_compressed(f"{stem}.npz", **arrays)
     pathlib.Path(f"{stem}.mlir").write_text(r["text"])      # last: its presence means the pair is complete
     print(f"wrote {stem}.mlir ({len(r['text'].encode())} bytes)", flush=True)

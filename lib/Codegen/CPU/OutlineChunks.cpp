@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "rope/Codegen/CPU/Passes.h"
+#include "rope/Codegen/CPU/TopLevelLiveness.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -42,16 +43,6 @@ bool isRematerializable(Operation *op) {
   return op->getNumOperands() == 0 && op->getNumRegions() == 0 &&
          (op->hasTrait<OpTrait::ConstantLike>() ||
           isa<memref::GetGlobalOp>(op));
-}
-
-/// The index of the top-level op (of `block`) that holds `user`; the
-/// terminator's is the number of other ops.
-int64_t topLevelIndex(Operation *user, Block *block,
-                      const DenseMap<Operation *, int64_t> &index) {
-  Operation *top = block->findAncestorOpInBlock(*user);
-  if (top == block->getTerminator())
-    return index.size();
-  return index.lookup(top);
 }
 
 struct RopeOutlineChunksPass
@@ -87,51 +78,11 @@ struct RopeOutlineChunksPass
       return;
     int64_t n = ops.size();
 
-    // live[i]: values live across the cut after op i (defined at or before
-    // i, used after i); blocked[i]: a stack allocation's value would leave.
-    SmallVector<int64_t> delta(n + 1, 0), blockedDelta(n + 1, 0);
-    llvm::SmallPtrSet<Value, 16> onStack;
-    auto lastUse = [&](Value value) {
-      int64_t last = -1;
-      for (Operation *user : value.getUsers())
-        last = std::max(last, topLevelIndex(user, &block, index));
-      return last;
-    };
-    for (BlockArgument arg : block.getArguments()) {
-      int64_t last = lastUse(arg);
-      if (last >= 0) {
-        delta[0] += 1;
-        delta[std::min(last, n)] -= 1;
-      }
-    }
-    for (int64_t i = 0; i < n; ++i) {
-      Operation *op = ops[i];
-      bool stack = isa<memref::AllocaOp>(op) ||
-                   llvm::any_of(op->getOperands(), [&](Value operand) {
-                     return onStack.contains(operand);
-                   });
-      for (Value result : op->getResults()) {
-        if (stack && isa<BaseMemRefType>(result.getType()))
-          onStack.insert(result);
-        int64_t last = lastUse(result);
-        if (last <= i || isRematerializable(op))
-          continue;
-        delta[i] += 1;
-        delta[last] -= 1;
-        if (onStack.contains(result)) {
-          blockedDelta[i] += 1;
-          blockedDelta[last] -= 1;
-        }
-      }
-    }
-    SmallVector<int64_t> live(n), blocked(n);
-    int64_t running = 0, runningBlocked = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      running += delta[i];
-      runningBlocked += blockedDelta[i];
-      live[i] = running;
-      blocked[i] = runningBlocked;
-    }
+    // live[i]: values live across the cut after op i; blocked[i]: a stack
+    // allocation's value would leave.
+    rope::TopLevelLiveness liveness =
+        rope::computeTopLevelLiveness(&block, ops, index, isRematerializable);
+    ArrayRef<int64_t> live = liveness.live, blocked = liveness.blocked;
 
     // Chunks: from `begin`, the cut after op i (chunk [begin, i]) with the
     // fewest live values among those where the chunk holds between half

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "rope/Codegen/CPU/Passes.h"
+#include "rope/Codegen/CPU/TopLevelLiveness.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -35,6 +36,7 @@ namespace mlir::rope {
 } // namespace mlir::rope
 
 using namespace mlir;
+using namespace mlir::rope;
 
 namespace {
 
@@ -263,50 +265,16 @@ void RopeOutlineRepeatsPass::runOnFunction(func::FuncOp function,
   if (bestPeriod == 0)
     return;
 
-  // live[i]: values crossing the cut before op i (defined before i, used at
-  // or after i; constants and globals are not passed through the cut),
-  // blocked[i]: one of them is derived from a stack allocation.
-  SmallVector<int64_t> live(n + 1, 0), blocked(n + 1, 0);
-  {
-    SmallVector<int64_t> delta(n + 2, 0), blockedDelta(n + 2, 0);
-    llvm::SmallPtrSet<Value, 16> onStack;
-    auto lastUse = [&](Value value) {
-      int64_t lastIndex = -1;
-      for (Operation *user : value.getUsers()) {
-        Operation *top = body->findAncestorOpInBlock(*user);
-        lastIndex = std::max(
-            lastIndex, top == body->getTerminator() ? n : index.lookup(top));
-      }
-      return lastIndex;
-    };
-    for (int64_t i = 0; i < n; ++i) {
-      Operation *op = ops[i];
-      bool stack = isa<memref::AllocaOp>(op) ||
-                   llvm::any_of(op->getOperands(), [&](Value operand) {
-                     return onStack.contains(operand);
-                   });
-      for (Value result : op->getResults()) {
-        if (stack && isa<BaseMemRefType>(result.getType()))
-          onStack.insert(result);
-        int64_t lastIndex = lastUse(result);
-        if (lastIndex <= i || staysOutside(op))
-          continue;
-        delta[i + 1] += 1;
-        delta[lastIndex + 1] -= 1;
-        if (onStack.contains(result)) {
-          blockedDelta[i + 1] += 1;
-          blockedDelta[lastIndex + 1] -= 1;
-        }
-      }
-    }
-    int64_t running = 0, runningBlocked = 0;
-    for (int64_t i = 0; i <= n; ++i) {
-      running += delta[i];
-      runningBlocked += blockedDelta[i];
-      live[i] = running;
-      blocked[i] = runningBlocked;
-    }
-  }
+  // Values crossing the cut before op `cut` (those after op cut - 1), and
+  // whether one is a view of a stack allocation.
+  TopLevelLiveness liveness =
+      computeTopLevelLiveness(body, ops, index, staysOutside);
+  auto liveBefore = [&](int64_t cut) {
+    return cut == 0 ? 0 : liveness.live[cut - 1];
+  };
+  auto blockedBefore = [&](int64_t cut) {
+    return cut == 0 ? 0 : liveness.blocked[cut - 1];
+  };
 
   // The phase: repeats start at bestStart + phase + k * period; of the
   // phases that keep the most repeats, the one with the fewest values live
@@ -321,8 +289,8 @@ void RopeOutlineRepeatsPass::runOnFunction(func::FuncOp function,
     bool ok = true;
     for (int64_t k = 0; k <= count && ok; ++k) {
       int64_t cut = start + k * bestPeriod;
-      ok = blocked[cut] == 0;
-      liveAtCuts += live[cut];
+      ok = blockedBefore(cut) == 0;
+      liveAtCuts += liveBefore(cut);
     }
     if (!ok)
       continue;

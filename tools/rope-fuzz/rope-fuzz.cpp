@@ -103,6 +103,9 @@ constexpr StringLiteral kTargets[] = {
     "rope-split-complex-constants",
     // Software prefetch of strided rows (any vector loop on memrefs).
     "rope-prefetch-strided-rows",
+    // Repeated stretches of a function body outlined once (any buffer code;
+    // min-ops=1 so that the small seeds' repeats are outlined too).
+    "rope-outline-repeats{min-ops=1}",
 };
 constexpr size_t kNumTargets = std::size(kTargets);
 

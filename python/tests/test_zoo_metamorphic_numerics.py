@@ -3,7 +3,8 @@
 rope-mlir sees them (upstream linalg passes: unit dims folded into
 rank-reducing slices, elementwise fusion, named ops generalized, and
 generalized then fused: RoPE computed inside the transpose of K and inside
-the Q.K^T contraction) still
+the Q.K^T contraction; unit dims folded then fused: the rotated query heads
+reshaped into KV groups inside Q.K^T) still
 raise every rotation and attention, and still run right.
 
 scripts/metamorphic.py compares the raised ops' attributes on every zoo
@@ -28,13 +29,18 @@ REWRITES = {
     "fuse": "linalg-fuse-elementwise-ops",
     "generalize": "linalg-generalize-named-ops",
     "gen-fuse": "linalg-generalize-named-ops,linalg-fuse-elementwise-ops",
+    "fold-fuse": "linalg-fold-unit-extent-dims,linalg-fuse-elementwise-ops",
 }
 CASES = [(name, mode, rewrite)
          for name in ("llama", "qwen2", "gpt_oss")
          for mode in ("prefill", "decode")
          for rewrite in ("fold-unit-slices", "fuse")] + [
     ("phi3", "prefill", "generalize"), ("llama", "prefill", "gen-fuse"),
-    ("qwen2", "prefill", "gen-fuse"), ("mistral", "prefill", "gen-fuse")]
+    ("qwen2", "prefill", "gen-fuse"), ("mistral", "prefill", "gen-fuse"),
+    # The query heads of a KV group flattened back into one dim around the
+    # rotation fused into Q.K^T (read as a set of frames).
+    ("llama", "prefill", "fold-fuse"), ("llama", "decode", "fold-fuse"),
+    ("qwen2", "decode", "fold-fuse"), ("gpt_oss", "prefill", "fold-fuse")]
 
 
 def rewritten(text, rewrite):

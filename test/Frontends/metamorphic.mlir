@@ -22,6 +22,12 @@
 // RUN: %python %S/../../scripts/metamorphic.py --rope-opt rope-opt -j 1 --groups zoo \
 // RUN:   --inputs '^(llama_prefill|llama_decode|qwen2_prefill|mistral_prefill|gpt_oss_decode|cohere_prefill)$' \
 // RUN:   --rewrites fold-unit-slices,gen-fuse | FileCheck %s --check-prefix=SLICES-GEN-FUSE
+// Unit dims folded, then fused (and operands swapped): the rotation of Q is
+// fused into Q.K^T, whose loops split the query heads into KV groups, so the
+// rotated tensor is read with its heads as a set of frames.
+// RUN: %python %S/../../scripts/metamorphic.py --rope-opt rope-opt -j 1 --groups zoo \
+// RUN:   --inputs '^(llama_prefill|llama_decode|mistral_decode|qwen2_prefill|gemma2_decode|glm4_prefill|granite_decode|gptj_prefill|qwen2_onnx_decode)$' \
+// RUN:   --rewrites fold-fuse-swap | FileCheck %s --check-prefix=FOLD-FUSE
 // RUN: %python %S/../../scripts/metamorphic.py --rope-opt rope-opt -j 1 --groups fixtures \
 // RUN:   --inputs '^(llama_computed|llama_computed_matmul|llama_cache|gptj|jax_rotate_half|glm4_partial_interleaved|qwen2_vl_mrope|deepseek_v3_interleave|phi2_partial|meta_llama_complex|attention/hf_llama_sdpa|attention/hf_llama_decode|cache/torch_slice_scatter|cache/jax_dynamic_update_slice)$' \
 // RUN:   --rewrites canon-cse,generalize,fuse,fold-unit,swap
@@ -31,6 +37,8 @@
 // ZOO: | llama_prefill | 4/4 2/2 | 4/4 2/2 | 4/4 2/2 | 4/4 2/2 | 4/4 2/2 | 4/4 2/2 |
 // FUSE: | llama_prefill | 4/4 2/2 | 4/4 2/2 |
 // SLICES-GEN-FUSE: | llama_prefill | 4/4 2/2 | 4/4 2/2 | 4/4 2/2 |
+// FOLD-FUSE: | llama_prefill | 4/4 2/2 | 4/4 2/2 |
+// FOLD-FUSE: | qwen2_onnx_decode | 4/4 2/2 | 4/4 2/2 |
 //
 // The raised forms, spelled out:
 // RUN: rope-opt %S/Inputs/zoo/llama_decode.mlir --linalg-fold-unit-extent-dims --rope-raise -o %t && \

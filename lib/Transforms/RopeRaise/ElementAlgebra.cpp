@@ -1253,6 +1253,7 @@ ElementAlgebra::evaluateOp(Value value, const View &view,
         int64_t frames = 0, channels = 0, mask = 0, last = -1;
         bool ascending = true;
         DimRole frame;
+        std::optional<DimRole> frameSet;
         for (int64_t d : group) {
           if (valType.getDimSize(d) == 1)
             continue;
@@ -1266,11 +1267,21 @@ ElementAlgebra::evaluateOp(Value value, const View &view,
             last = view[d].index;
             mask |= int64_t(1) << view[d].index;
           } else if (view[d].kind == DimRole::FrameSet) {
-            return std::nullopt;
+            // Frames flattened already: passed on when they are all the
+            // group carries (the other dims of size 1).
+            if (frameSet)
+              return std::nullopt;
+            frameSet = view[d];
           } else if (view[d].kind == DimRole::Channel ||
                      view[d].kind == DimRole::Fixed) {
             ++channels;
           }
+        }
+        if (frameSet) {
+          if (frames > 0 || channels > 0)
+            return std::nullopt;
+          request.view[g] = *frameSet;
+          continue;
         }
         if (frames > 0 && channels > 0)
           return std::nullopt;

@@ -515,8 +515,24 @@ private:
         if (ShapedType::isDynamic(size) || role.index < 0 || role.index >= size)
           return false;
         break;
-      case DimRole::FrameSet:
-        return false;
+      case DimRole::FrameSet: {
+        // Frame dims flattened into this one, row-major (the query heads of
+        // a GQA group split from the KV head after
+        // linalg-fold-unit-extent-dims): each read once, all static, and
+        // together exactly this dim.
+        int64_t product = 1;
+        for (int64_t f = 0; f < 63; ++f) {
+          if (!(role.index & (int64_t(1) << f)))
+            continue;
+          if (f >= type.getRank() - 1 || frameRead[f] || type.isDynamicDim(f))
+            return false;
+          frameRead[f] = true;
+          product *= type.getDimSize(f);
+        }
+        if (ShapedType::isDynamic(size) || product != size)
+          return false;
+        break;
+      }
       }
     }
     if (channelDims != axes)
@@ -1139,6 +1155,35 @@ Value materializeInput(OpBuilder &b, Location loc, Value input,
     }
     input = tensor::CollapseShapeOp::create(b, loc, input, groups);
     view = collapsed;
+  }
+  // Frames flattened into one dim (checked static by readsWholeChannels)
+  // are split back into one dim each.
+  if (llvm::any_of(
+          view, [](DimRole role) { return role.kind == DimRole::FrameSet; })) {
+    auto flatType = cast<RankedTensorType>(input.getType());
+    SmallVector<ReassociationIndices> groups;
+    SmallVector<int64_t> shape;
+    View expanded;
+    for (auto [dim, role] : llvm::enumerate(view)) {
+      ReassociationIndices group;
+      if (role.kind != DimRole::FrameSet) {
+        group.push_back(shape.size());
+        shape.push_back(flatType.getDimSize(dim));
+        expanded.push_back(role);
+      } else {
+        for (int64_t f = 0; f < 63; ++f)
+          if (role.index & (int64_t(1) << f)) {
+            group.push_back(shape.size());
+            shape.push_back(type.getDimSize(f));
+            expanded.push_back(DimRole::frame(f));
+          }
+      }
+      groups.push_back(group);
+    }
+    input = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(shape, flatType.getElementType()), input,
+        groups);
+    view = expanded;
   }
   auto inputType = cast<RankedTensorType>(input.getType());
   int64_t d = type.getShape().back();

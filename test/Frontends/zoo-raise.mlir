@@ -139,7 +139,16 @@
 // llama_jax attention: MaxText normalizes after P·V ((Σ exp(x − max)·V) / Σ exp(x − max)) and masks with a finite value kept where a float mask >= half of it: 2 of 2, causal.
 // RUN: rope-opt %S/Inputs/zoo/llama_jax_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T2
 // RUN: rope-opt %S/Inputs/zoo/llama_jax_decode.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// QK-norm (Qwen3, Gemma-3, Qwen3-MoE): every rotation folds its per-head
+// RMSNorm, q's too (q reaches its rotation through a copy that drops the
+// batch dim, which the norm fold reads through).
+// RUN: rope-opt %S/Inputs/zoo/qwen3_prefill.mlir --rope-raise | FileCheck %s --check-prefix=NORM4
+// RUN: rope-opt %S/Inputs/zoo/qwen3_decode.mlir --rope-raise | FileCheck %s --check-prefix=NORM4
+// RUN: rope-opt %S/Inputs/zoo/gemma3_text_prefill.mlir --rope-raise | FileCheck %s --check-prefix=NORM4
+// RUN: rope-opt %S/Inputs/zoo/qwen3_moe_decode.mlir --rope-raise | FileCheck %s --check-prefix=NORM4
 
+// NORM4-COUNT-4: rope.apply ins({{.*}}) norm(
+// NORM4-NOT:     rope.apply ins(
 // A4-COUNT-4: rope.apply ins(
 // A4-NOT:     rope.apply ins(
 // A2-COUNT-2: rope.apply ins(

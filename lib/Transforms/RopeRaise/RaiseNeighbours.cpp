@@ -274,8 +274,10 @@ bool readsOnlyDim(AffineMap map, int64_t dim) {
 
 /// Erases the producers of `values` that are dead now, and theirs; no
 /// rope.apply but `replaced` (another may still be on a caller's list).
-void eraseDeadProducers(RewriterBase &rewriter, ArrayRef<Value> values,
-                        Operation *replaced = nullptr) {
+void eraseDeadProducers(
+    RewriterBase &rewriter, ArrayRef<Value> values,
+    Operation *replaced = nullptr,
+    const llvm::SmallPtrSetImpl<Operation *> *kept = nullptr) {
   SmallVector<Operation *> worklist;
   for (Value v : values)
     if (Operation *def = v.getDefiningOp())
@@ -284,7 +286,7 @@ void eraseDeadProducers(RewriterBase &rewriter, ArrayRef<Value> values,
   while (!worklist.empty()) {
     Operation *op = worklist.pop_back_val();
     if (erased.contains(op) || !isOpTriviallyDead(op) ||
-        (isa<ApplyOp>(op) && op != replaced))
+        (isa<ApplyOp>(op) && op != replaced) || (kept && kept->contains(op)))
       continue;
     op->walk([&](Operation *nested) {
       for (Value operand : nested->getOperands())
@@ -588,11 +590,51 @@ Value materializeWeight(RewriterBase &rewriter, Location loc,
   return generic.getResult(0);
 }
 
-/// x read at the root's coordinates: x itself, or a transpose of it.
+/// Whether `map` (the root's dims -> x's indices) reads x whole, once per
+/// element: each root dim once, and index 0 of x's size-1 dims the root
+/// lacks (a rotation raised through a view that dropped a unit dim of x).
+bool readsWhole(AffineMap map, Value x) {
+  auto type = cast<RankedTensorType>(x.getType());
+  SmallVector<bool> seen(map.getNumDims(), false);
+  for (auto [k, expr] : llvm::enumerate(map.getResults())) {
+    if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
+      if (seen[dim.getPosition()])
+        return false;
+      seen[dim.getPosition()] = true;
+      continue;
+    }
+    auto constant = dyn_cast<AffineConstantExpr>(expr);
+    if (!constant || constant.getValue() != 0 || type.getDimSize(k) != 1)
+      return false;
+  }
+  return llvm::all_of(seen, [](bool s) { return s; });
+}
+
+/// x read at the root's coordinates: x itself, a transpose of it, or (x
+/// with unit dims the root lacks) a copy that drops them.
 Value materializeInput(RewriterBase &rewriter, ApplyOp op, Value x,
                        AffineMap map) {
   if (map.isIdentity())
     return x;
+  if (!map.isPermutation()) {
+    Location loc = op.getLoc();
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, loc, op.getInput());
+    Value init = tensor::EmptyOp::create(rewriter, loc, sizes,
+                                         op.getInputType().getElementType());
+    int64_t rank = map.getNumDims();
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    return linalg::GenericOp::create(
+               rewriter, loc, TypeRange{init.getType()}, ValueRange{x},
+               ValueRange{init},
+               ArrayRef<AffineMap>{map, rewriter.getMultiDimIdentityMap(rank)},
+               iterators,
+               [](OpBuilder &b, Location l, ValueRange args) {
+                 linalg::YieldOp::create(b, l, args[0]);
+               })
+        .getResult(0);
+  }
   // Root dim i is x's dim perm[i].
   SmallVector<int64_t> perm(map.getNumDims(), -1);
   for (auto [k, expr] : llvm::enumerate(map.getResults()))
@@ -606,8 +648,9 @@ Value materializeInput(RewriterBase &rewriter, ApplyOp op, Value x,
       .getResult()[0];
 }
 
-LogicalResult foldNorm(ApplyOp op, RewriterBase &rewriter,
-                       ApplyOp *folded = nullptr) {
+LogicalResult
+foldNorm(ApplyOp op, RewriterBase &rewriter, ApplyOp *folded = nullptr,
+         const llvm::SmallPtrSetImpl<Operation *> *kept = nullptr) {
   if (op.getNormWeight() || !op.getInput().hasOneUse())
     return failure();
   NormMatcher matcher(op.getInput());
@@ -615,9 +658,9 @@ LogicalResult foldNorm(ApplyOp op, RewriterBase &rewriter,
   if (failed(m))
     return failure();
   // x: a tensor of the op's input element type read whole at a
-  // permutation of the root's dims.
+  // permutation of the root's dims (and index 0 of unit dims it adds).
   auto [x, xMap] = Reader::tensorOf(m->x);
-  if (!x || !xMap.isPermutation() ||
+  if (!x || !readsWhole(xMap, x) ||
       cast<RankedTensorType>(x.getType()).getElementType() !=
           op.getInputType().getElementType())
     return failure();
@@ -635,7 +678,7 @@ LogicalResult foldNorm(ApplyOp op, RewriterBase &rewriter,
   }
   Value oldInput = op.getInput();
   rewriter.replaceOp(op, raised.getResult());
-  eraseDeadProducers(rewriter, {oldInput});
+  eraseDeadProducers(rewriter, {oldInput}, nullptr, kept);
   if (folded)
     *folded = raised;
   return success();
@@ -1128,34 +1171,28 @@ SmallVector<std::pair<Value, Value>> mlir::rope::isolateNorms(Operation *root) {
 
 void mlir::rope::raiseNeighbours(Operation *root,
                                  ArrayRef<std::pair<Value, Value>> isolated) {
-  // A gathered norm F is consumed when it is the input of a rope.apply whose
-  // norm folds; otherwise the original V is put back.
-  DenseMap<Operation *, unsigned> applyOfNorm;
-  for (auto [i, pair] : llvm::enumerate(isolated))
-    for (Operation *user : pair.second.getUsers())
-      if (auto apply = dyn_cast<ApplyOp>(user);
-          apply && apply.getInput() == pair.second)
-        applyOfNorm[apply] = i;
-  SmallVector<bool> consumed(isolated.size(), false);
+  // A gathered norm F is consumed when the rope.apply ops that read it (as
+  // their input, or through a copy or transpose of it) all fold it;
+  // otherwise the original V is put back. The folds leave every F in place
+  // (erasing one would leave a dangling pair), so a consumed F is the one
+  // left without uses.
+  llvm::SmallPtrSet<Operation *, 8> gathered;
+  for (auto [original, fused] : isolated)
+    if (Operation *def = fused.getDefiningOp())
+      gathered.insert(def);
   SmallVector<ApplyOp> ops;
   root->walk([&](ApplyOp op) { ops.push_back(op); });
   IRRewriter rewriter(root->getContext());
   for (ApplyOp op : ops) {
-    auto it = applyOfNorm.find(op);
     ApplyOp folded;
-    if (succeeded(foldNorm(op, rewriter, &folded))) {
-      if (it != applyOfNorm.end())
-        consumed[it->second] = true;
+    if (succeeded(foldNorm(op, rewriter, &folded, &gathered)))
       op = folded;
-    }
     (void)foldQuant(op, rewriter);
   }
-  for (auto [i, pair] : llvm::enumerate(isolated)) {
-    auto [original, fused] = pair;
-    if (!consumed[i]) {
+  for (auto [original, fused] : isolated) {
+    if (!fused.use_empty())
       rewriter.replaceAllUsesWith(fused, original);
-      eraseDeadProducers(rewriter, {fused});
-    }
+    eraseDeadProducers(rewriter, {fused});
     eraseDeadProducers(rewriter, {original});
   }
 }

@@ -22,6 +22,13 @@
 // RUN: %python %S/../../scripts/metamorphic.py --rope-opt rope-opt -j 1 --groups zoo \
 // RUN:   --inputs '^(llama_prefill|llama_decode|qwen2_prefill|mistral_prefill|gpt_oss_decode|cohere_prefill)$' \
 // RUN:   --rewrites fold-unit-slices,gen-fuse | FileCheck %s --check-prefix=SLICES-GEN-FUSE
+// QK-norm models: named ops generalized (the norm's zero fill becomes a
+// generic) or the graph fused, every norm still folds into its rotation.
+// RUN: %python %S/../../scripts/metamorphic.py --rope-opt rope-opt -j 1 --groups zoo,fixtures \
+// RUN:   --inputs '^(qwen3_prefill|gemma3_text_decode|qwen3_moe_decode|neighbours/qwen3_qk_norm|neighbours/gemma3_qk_norm_bf16)$' \
+// RUN:   --rewrites generalize,fuse | FileCheck %s --check-prefix=QK-NORM
+// QK-NORM: | qwen3_prefill | 4/4 2/2 | 4/4 2/2 | 4/4 2/2 |
+// QK-NORM: | neighbours/qwen3_qk_norm | 2/2 0/0 | 2/2 0/0 | 2/2 0/0 |
 // Unit dims folded, then fused (and operands swapped): the rotation of Q is
 // fused into Q.K^T, whose loops split the query heads into KV groups, so the
 // rotated tensor is read with its heads as a set of frames.

@@ -459,10 +459,23 @@ private:
         return failure();
     AffineMap loopsOfRoot = AffineMap::get(rank, 0, loops, ctx);
 
-    // From zero.
+    // From zero: a fill, or the generic a fill generalizes to.
     Value init = red.getDpsInitOperand(0)->get();
     if (auto fill = init.getDefiningOp<linalg::FillOp>())
       init = fill.getInputs()[0];
+    else if (auto generic = init.getDefiningOp<linalg::GenericOp>();
+             generic && generic.getNumResults() == 1) {
+      // A generalized fill yields its scalar input (or a value defined
+      // outside its body).
+      Value yielded = generic.getBody()->getTerminator()->getOperand(0);
+      auto arg = dyn_cast<BlockArgument>(yielded);
+      if (arg && arg.getOwner() == generic.getBody() &&
+          generic.isDpsInput(generic.getMatchingOpOperand(arg)) &&
+          !isa<ShapedType>(arg.getType()))
+        init = generic.getMatchingOpOperand(arg)->get();
+      else if (!arg && yielded.getParentRegion() != &generic.getRegion())
+        init = yielded;
+    }
     std::optional<double> zero = scalarConstant(init);
     if (!zero || *zero != 0.0)
       return failure();

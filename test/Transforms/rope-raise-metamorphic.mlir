@@ -20,6 +20,16 @@
 // iota (JAX: 1 / 10000^(2i/d)) and the keys' in-graph arange (decode with a
 // cache) into the angle's generic: the table and the integer arange become
 // tensors again, as the frontend had them.
+// Unit dims folded, then fused: q's rotation is fused into Q·Kᵀ, whose
+// loops split q's 4 heads into 2 KV heads x 2 group members; q is read with
+// its head dim as a set of two frames, and the raised rotation reads it
+// split back into them.
+// RUN: rope-opt %S/../Frontends/Inputs/zoo/llama_prefill.mlir --linalg-fold-unit-extent-dims \
+// RUN:   --linalg-fuse-elementwise-ops --rope-raise | FileCheck %s --check-prefix=FRAMESET
+// FRAMESET: %[[HEADS:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0], [1], [2, 3], [4]] output_shape [1, 16, 2, 2, 16] : tensor<1x16x4x16xf32> into tensor<1x16x2x2x16xf32>
+// FRAMESET: %[[Q:.*]] = linalg.generic {{.*}} ins(%[[HEADS]] : tensor<1x16x2x2x16xf32>) outs(%{{.*}} : tensor<1x2x2x16x16xf32>)
+// FRAMESET: rope.apply ins(%[[Q]] : tensor<1x2x2x16x16xf32>)
+//
 // RUN: rope-opt %S/../Frontends/Inputs/jax_rotate_half.mlir --linalg-fuse-elementwise-ops --rope-raise \
 // RUN:   | FileCheck %s --check-prefix=IOTA-FREQ
 // IOTA-FREQ-COUNT-2: rope.apply ins(%arg{{[01]}} : tensor<2x8x{{[24]}}x32xf32>) positions(%arg2 : tensor<2x8xi32>) {{.*}}inv_freq = [1.000000e+00, 0.56234133243560791,

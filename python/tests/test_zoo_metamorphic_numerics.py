@@ -30,6 +30,8 @@ REWRITES = {
     "generalize": "linalg-generalize-named-ops",
     "gen-fuse": "linalg-generalize-named-ops,linalg-fuse-elementwise-ops",
     "fold-fuse": "linalg-fold-unit-extent-dims,linalg-fuse-elementwise-ops",
+    "fold-unit": "linalg-fold-unit-extent-dims",
+    "generalize-norm": "linalg-generalize-named-ops",
 }
 CASES = [(name, mode, rewrite)
          for name in ("llama", "qwen2", "gpt_oss")
@@ -40,7 +42,11 @@ CASES = [(name, mode, rewrite)
     # The query heads of a KV group flattened back into one dim around the
     # rotation fused into Q.K^T (read as a set of frames).
     ("llama", "prefill", "fold-fuse"), ("llama", "decode", "fold-fuse"),
-    ("qwen2", "decode", "fold-fuse"), ("gpt_oss", "prefill", "fold-fuse")]
+    ("qwen2", "decode", "fold-fuse"), ("gpt_oss", "prefill", "fold-fuse"),
+    # QK-norm folded into the rotation after the unit dims are folded (the
+    # norm read through unit reshapes) and after named ops are generalized.
+    ("qwen3", "prefill", "fold-unit"), ("gemma3_text", "prefill", "fold-unit"),
+    ("qwen3", "decode", "generalize-norm")]
 
 
 def rewritten(text, rewrite):
@@ -61,6 +67,8 @@ def test_rewritten_zoo_model_raises_and_runs_right(name, mode, rewrite):
 
     raised = _jit.lower(text, "builtin.module(rope-raise)")
     rotations, attentions = expected_counts(name)
+    if name in ("qwen3", "gemma3_text"):
+        assert raised.count(") norm(") == rotations, (name, mode, rewrite)
     assert raised.count("rope.apply ins(") == rotations, (name, mode, rewrite)
     assert raised.count("rope.attention ins(") == attentions, (
         name, mode, rewrite)

@@ -144,6 +144,10 @@ public:
       if (!e.owner) {
         if (!isa<RankedTensorType>(e.value.getType()))
           return {e.value, AffineMap(), nullptr};
+        if (std::optional<Elem> source = throughUnitReshape(e)) {
+          e = *source;
+          continue;
+        }
         auto op = e.value.getDefiningOp<linalg::LinalgOp>();
         if (!op || !op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
             !op.isAllParallelLoops())
@@ -173,6 +177,55 @@ public:
       return e;
     }
     return e;
+  }
+
+  /// The source element of a tensor element read through a reshape that
+  /// only adds or drops dims of size 1 (linalg-fold-unit-extent-dims puts
+  /// them between the ops of a norm): each group of the reshape has at most
+  /// one dim of another size, the one the source (or result) index is.
+  static std::optional<Elem> throughUnitReshape(const Elem &e) {
+    Operation *def = e.value.getDefiningOp();
+    Value source;
+    SmallVector<ReassociationIndices> groups;
+    bool expanding;
+    if (auto expand = dyn_cast_or_null<tensor::ExpandShapeOp>(def)) {
+      source = expand.getSrc();
+      groups = expand.getReassociationIndices();
+      expanding = true;
+    } else if (auto collapse = dyn_cast_or_null<tensor::CollapseShapeOp>(def)) {
+      source = collapse.getSrc();
+      groups = collapse.getReassociationIndices();
+      expanding = false;
+    } else {
+      return std::nullopt;
+    }
+    // The wide side (more dims) of the reshape, whose groups hold units.
+    auto wide = cast<RankedTensorType>(expanding ? e.value.getType()
+                                                 : source.getType());
+    MLIRContext *ctx = e.value.getContext();
+    SmallVector<AffineExpr> exprs;
+    for (auto [g, group] : llvm::enumerate(groups)) {
+      SmallVector<int64_t> nonUnit;
+      for (int64_t d : group)
+        if (wide.getDimSize(d) != 1)
+          nonUnit.push_back(d);
+      if (nonUnit.size() > 1)
+        return std::nullopt;
+      if (expanding) {
+        // Source dim g: the group's one non-unit dim, or index 0.
+        exprs.push_back(nonUnit.empty() ? getAffineConstantExpr(0, ctx)
+                                        : e.map.getResult(nonUnit.front()));
+        continue;
+      }
+      // Result dim g is the source dims of its group: index 0 on the
+      // units, result index g on the other.
+      for (int64_t d : group)
+        exprs.push_back(!nonUnit.empty() && d == nonUnit.front()
+                            ? e.map.getResult(g)
+                            : getAffineConstantExpr(0, ctx));
+    }
+    AffineMap map = AffineMap::get(e.map.getNumDims(), 0, exprs, ctx);
+    return Elem{source, map, nullptr, source, map};
   }
 
   /// The tensor `e` is an element of and its map, if any.
@@ -498,8 +551,25 @@ private:
     std::optional<Elem> base = squareBase(square);
     if (!base)
       return failure();
-    return success(reader.throughExtensions(*base) ==
-                   reader.throughExtensions(x));
+    return success(sameElement(reader.throughExtensions(*base),
+                               reader.throughExtensions(x)));
+  }
+
+  /// Whether `a` and `b` are one element: the same, or the same element of
+  /// two identical reshapes of one tensor (linalg-fold-unit-extent-dims
+  /// makes one per consumer, and the sum of squares and the product then
+  /// read x through different ones).
+  static bool sameElement(const Elem &a, const Elem &b) {
+    if (a == b)
+      return true;
+    if (!a.isTensor() || !b.isTensor() || a.map != b.map)
+      return false;
+    Operation *defA = a.def(), *defB = b.def();
+    return isa_and_present<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
+               defA) &&
+           defB &&
+           OperationEquivalence::isEquivalentTo(
+               defA, defB, OperationEquivalence::IgnoreLocations);
   }
 
   /// a for `a * a`, `fpowi(a, 2)`, `powf(a, 2.0)` in the compute type.
@@ -1186,13 +1256,14 @@ void mlir::rope::raiseNeighbours(Operation *root,
                                  ArrayRef<std::pair<Value, Value>> isolated) {
   // A gathered norm F is consumed when the rope.apply ops that read it (as
   // their input, or through a copy or transpose of it) all fold it;
-  // otherwise the original V is put back. The folds leave every F in place
-  // (erasing one would leave a dangling pair), so a consumed F is the one
-  // left without uses.
+  // otherwise the original V is put back. The folds leave every F and V in
+  // place (erasing one would leave a dangling pair), so a consumed F is the
+  // one left without uses.
   llvm::SmallPtrSet<Operation *, 8> gathered;
   for (auto [original, fused] : isolated)
-    if (Operation *def = fused.getDefiningOp())
-      gathered.insert(def);
+    for (Value value : {original, fused})
+      if (Operation *def = value.getDefiningOp())
+        gathered.insert(def);
   SmallVector<ApplyOp> ops;
   root->walk([&](ApplyOp op) { ops.push_back(op); });
   IRRewriter rewriter(root->getContext());
@@ -1202,10 +1273,13 @@ void mlir::rope::raiseNeighbours(Operation *root,
       op = folded;
     (void)foldQuant(op, rewriter);
   }
+  // Erased in one sweep: the producers of one pair may be another's.
+  SmallVector<Value> dead;
   for (auto [original, fused] : isolated) {
     if (!fused.use_empty())
       rewriter.replaceAllUsesWith(fused, original);
-    eraseDeadProducers(rewriter, {fused});
-    eraseDeadProducers(rewriter, {original});
+    dead.push_back(fused);
+    dead.push_back(original);
   }
+  eraseDeadProducers(rewriter, dead);
 }

@@ -16,8 +16,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "rope/Codegen/CPU/Outlining.h"
 #include "rope/Codegen/CPU/Passes.h"
-#include "rope/Codegen/CPU/TopLevelLiveness.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -181,22 +181,12 @@ struct RopeOutlineChunksPass
       inputTypes.push_back(value.getType());
     for (Value value : outputs)
       outputTypes.push_back(value.getType());
-    MLIRContext *context = &getContext();
-    auto callee = func::FuncOp::create(
-        moduleBuilder, loc, name,
-        FunctionType::get(context, inputTypes, outputTypes));
-    callee.setPrivate();
-    // Internal, and never inlined: LLVM's inliner would put every
-    // single-call internal function back (func-to-llvm carries both).
-    callee->setAttr(
-        "passthrough",
-        ArrayAttr::get(context, {StringAttr::get(context, "noinline")}));
-    callee->setAttr("llvm.linkage",
-                    LLVM::LinkageAttr::get(context, LLVM::Linkage::Internal));
-    symbols.insert(callee);
+    // Internal and never inlined (createOutlinedFunction).
+    func::FuncOp callee = rope::createOutlinedFunction(
+        moduleBuilder, loc, name, inputTypes, outputTypes, symbols);
     moduleBuilder.setInsertionPointAfter(callee);
 
-    Block *body = callee.addEntryBlock();
+    Block *body = &callee.getBody().front();
     IRMapping mapping;
     for (auto [value, arg] : llvm::zip(inputs, body->getArguments()))
       mapping.map(value, arg);

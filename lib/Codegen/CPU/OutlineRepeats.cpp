@@ -15,8 +15,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "rope/Codegen/CPU/Outlining.h"
 #include "rope/Codegen/CPU/Passes.h"
-#include "rope/Codegen/CPU/TopLevelLiveness.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -378,17 +378,9 @@ void RopeOutlineRepeatsPass::outline(
   OpBuilder moduleBuilder(context);
   moduleBuilder.setInsertionPointAfter(function);
   std::string name = (function.getSymName() + "__repeat").str();
-  auto callee =
-      func::FuncOp::create(moduleBuilder, loc, name,
-                           FunctionType::get(context, inputTypes, outputTypes));
-  callee.setPrivate();
-  callee->setAttr(
-      "passthrough",
-      ArrayAttr::get(context, {StringAttr::get(context, "noinline")}));
-  callee->setAttr("llvm.linkage",
-                  LLVM::LinkageAttr::get(context, LLVM::Linkage::Internal));
-  symbols.insert(callee);
-  Block *entry = callee.addEntryBlock();
+  func::FuncOp callee = createOutlinedFunction(
+      moduleBuilder, loc, name, inputTypes, outputTypes, symbols);
+  Block *entry = &callee.getBody().front();
   IRMapping cloneMapping;
   for (auto [value, arg] : llvm::zip(witness.inputs, entry->getArguments()))
     cloneMapping.map(value, arg);

@@ -1,4 +1,5 @@
-//===- TopLevelLiveness.h - Values live across cuts of a body ---*- C++ -*-===//
+//===- Outlining.h - Shared by the passes that outline code ------*- C++
+//-*-===//
 //
 // Part of the rope-mlir project, under the Apache License v2.0 with LLVM
 // Exceptions.
@@ -7,17 +8,19 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Where to cut a function body into outlined pieces (rope-outline-chunks,
-// rope-outline-repeats): how many values each cut between two top-level ops
-// would pass, and whether one of them is a view of a stack allocation (which
-// must not leave the function it is allocated in).
+// What rope-outline-chunks and rope-outline-repeats share: where to cut a
+// function body (how many values each cut between two top-level ops would
+// pass, and whether one of them is a view of a stack allocation, which must
+// not leave the function it is allocated in), and the functions they make.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ROPE_CODEGEN_CPU_TOPLEVELLIVENESS_H
-#define ROPE_CODEGEN_CPU_TOPLEVELLIVENESS_H
+#ifndef ROPE_CODEGEN_CPU_OUTLINING_H
+#define ROPE_CODEGEN_CPU_OUTLINING_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Block.h"
+#include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
@@ -40,6 +43,15 @@ computeTopLevelLiveness(Block *block, ArrayRef<Operation *> ops,
                         const DenseMap<Operation *, int64_t> &index,
                         function_ref<bool(Operation *)> isCloned);
 
+/// A private function `name` of the given signature with an entry block,
+/// inserted by `builder` and into `symbols`: internal to the module, and
+/// `passthrough = ["noinline"]`, because LLVM's inliner would otherwise put
+/// every internal function with one call site back (func-to-llvm carries
+/// both attributes).
+func::FuncOp createOutlinedFunction(OpBuilder &builder, Location loc,
+                                    StringRef name, TypeRange inputs,
+                                    TypeRange outputs, SymbolTable &symbols);
+
 } // namespace mlir::rope
 
-#endif // ROPE_CODEGEN_CPU_TOPLEVELLIVENESS_H
+#endif // ROPE_CODEGEN_CPU_OUTLINING_H

@@ -1,4 +1,4 @@
-//===- TopLevelLiveness.cpp - Values live across cuts of a body -----------===//
+//===- Outlining.cpp - Shared by the passes that outline code -------------===//
 //
 // Part of the rope-mlir project, under the Apache License v2.0 with LLVM
 // Exceptions.
@@ -7,7 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rope/Codegen/CPU/TopLevelLiveness.h"
+#include "rope/Codegen/CPU/Outlining.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -69,4 +71,22 @@ rope::computeTopLevelLiveness(Block *block, ArrayRef<Operation *> ops,
     liveness.blocked[i] = runningBlocked;
   }
   return liveness;
+}
+
+func::FuncOp rope::createOutlinedFunction(OpBuilder &builder, Location loc,
+                                          StringRef name, TypeRange inputs,
+                                          TypeRange outputs,
+                                          SymbolTable &symbols) {
+  MLIRContext *context = builder.getContext();
+  auto function = func::FuncOp::create(
+      builder, loc, name, FunctionType::get(context, inputs, outputs));
+  function.setPrivate();
+  function->setAttr(
+      "passthrough",
+      ArrayAttr::get(context, {StringAttr::get(context, "noinline")}));
+  function->setAttr("llvm.linkage",
+                    LLVM::LinkageAttr::get(context, LLVM::Linkage::Internal));
+  symbols.insert(function);
+  function.addEntryBlock();
+  return function;
 }

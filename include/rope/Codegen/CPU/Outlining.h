@@ -1,5 +1,4 @@
-//===- Outlining.h - Shared by the passes that outline code ------*- C++
-//-*-===//
+//===- Outlining.h - Shared by the passes that outline code -----*- C++ -*-===//
 //
 // Part of the rope-mlir project, under the Apache License v2.0 with LLVM
 // Exceptions.

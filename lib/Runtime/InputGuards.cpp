@@ -76,6 +76,9 @@ private:
   StringRef pendingLinalgOp;
   /// Whether the tile sizes of a tile_using_forall are still to come.
   bool pendingForall = false;
+  /// Whether the `dim` of a tensor.concat (custom `dim(N)` or generic
+  /// `dim = N`) is still to come.
+  bool pendingConcat = false;
 };
 
 size_t Scanner::skipSpace(size_t pos) const {
@@ -200,6 +203,26 @@ LogicalResult Scanner::checkIdentifier(StringRef id, size_t end) {
     pendingForall = true;
     return success();
   }
+  if (id == "tensor.concat") {
+    pendingConcat = true;
+    return success();
+  }
+  if (pendingConcat && id == "dim") {
+    pendingConcat = false;
+    size_t open = skipSpace(end);
+    if (at(open) != '(' && at(open) != '=')
+      return success();
+    size_t value = skipSpace(open + 1);
+    StringRef digits = takeWhile(value, isBareIdChar);
+    int64_t dim;
+    // The verifier indexes the operand shapes with the dim before it checks
+    // the dim's sign: only a plain non-negative int64 is safe.
+    if (digits.empty() || !llvm::all_of(digits, llvm::isDigit) ||
+        digits.getAsInteger(10, dim))
+      return fail(value, "a tensor.concat dim that is not a non-negative "
+                         "integer");
+    return success();
+  }
   if (pendingForall && id == "tile_sizes") {
     pendingForall = false;
     SmallVector<int64_t> sizes;
@@ -240,7 +263,11 @@ LogicalResult Scanner::run() {
     if (c == '/' && at(pos + 1) == '/') {
       pos = skipSpace(pos);
     } else if (c == '"') {
-      pos = skipString(pos);
+      size_t end = skipString(pos);
+      // The generic form names the op in a string.
+      if (source.slice(pos, end) == "\"tensor.concat\"")
+        pendingConcat = true;
+      pos = end;
     } else if (c == '-') {
       pos += 2; // `->`
     } else if (c == '(' || c == '[' || c == '{' || c == '<') {

@@ -186,6 +186,20 @@ def test_capi_null_arguments_are_errors():
     ("func.func @f() {" * 20000 + "}" * 20000, "nesting"),
     ("module {" + "(" * 100000, "nesting"),
     ('module attributes {a = array<index: 1>} {}', "array<index"),
+    # tensor.concat's verifier indexes the shapes with a negative dim
+    # (found by scripts/fuzz.sh --ci); custom and generic form, and a dim
+    # beyond int64 that the parser wraps to a negative one.
+    ("func.func @f(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {\n"
+     "  %c = tensor.concat dim(-1) %a : (tensor<2x3xf32>) -> tensor<2x3xf32>\n"
+     "  return %c : tensor<2x3xf32>\n}", "tensor.concat dim"),
+    ("func.func @f(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {\n"
+     '  %c = "tensor.concat"(%a) <{dim = -3 : i64}> : '
+     "(tensor<2x3xf32>) -> tensor<2x3xf32>\n"
+     "  return %c : tensor<2x3xf32>\n}", "tensor.concat dim"),
+    ("func.func @f(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {\n"
+     "  %c = tensor.concat dim(18446744073709551615) %a : "
+     "(tensor<2x3xf32>) -> tensor<2x3xf32>\n"
+     "  return %c : tensor<2x3xf32>\n}", "tensor.concat dim"),
 ])
 def test_capi_refuses_text_that_crashes_the_mlir_parser(text, words):
     # Deep nesting overflowed the parser's stack (the host process died);

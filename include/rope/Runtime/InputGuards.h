@@ -42,6 +42,8 @@ constexpr unsigned kMaxParserNesting = 256;
 ///  - a malformed `dimensions = [...]` / `permutation = [...]` in the custom
 ///    form of linalg.broadcast, linalg.transpose and linalg.reduce: their
 ///    parser stores the null attribute of a failed parse;
+///  - a `tensor.concat` whose `dim` is not a non-negative integer (custom or
+///    generic form): its verifier indexes the shapes with a negative dim;
 ///  - `transform.structured.tile_using_forall` with every tile size 0 (not a
 ///    parser crash: the transform interpreter dereferences the loop it did
 ///    not create).

@@ -42,6 +42,13 @@
 // RUN: %python %S/../../scripts/metamorphic.py --rope-opt rope-opt -j 1 --groups fixtures \
 // RUN:   --inputs '^(llama_computed|llama_computed_matmul|llama_cache|gptj|jax_rotate_half|glm4_partial_interleaved|qwen2_vl_mrope|deepseek_v3_interleave|phi2_partial|meta_llama_complex|attention/hf_llama_sdpa|attention/hf_llama_decode|cache/torch_slice_scatter|cache/jax_dynamic_update_slice)$' \
 // RUN:   --rewrites canon-cse,generalize,fuse,fold-unit,swap
+// A payload split in two: gathered tables whose row (the negative-index
+// wrap) is computed by a generic of its own.
+// RUN: %python %S/../../scripts/metamorphic.py --rope-opt rope-opt -j 1 --groups zoo,fixtures \
+// RUN:   --inputs '^(gptj_prefill|gptj_decode|gptj|llama_cache|onnx_rotate_half|vllm_forward_native)$' \
+// RUN:   --rewrites split,gen-split-swap | FileCheck %s --check-prefix=SPLIT
+// SPLIT: | gptj_decode | 4/4 2/2 | 4/4 2/2 | 4/4 2/2 |
+// SPLIT: | llama_cache | 2/2 0/0 | 2/2 0/0 | 2/2 0/0 |
 // RUN: %python %S/../../scripts/metamorphic.py --rope-opt rope-opt -j 1 --groups negatives \
 // RUN:   --inputs '^negative' --rewrites canon-cse,generalize,fold-unit,fold-unit-slices,swap
 //

@@ -13,6 +13,17 @@
 // RUN: sed -e 's/arith.cmpi slt, %%in, %%c0_i64/arith.cmpi sgt, %%c0_i64, %%in/' \
 // RUN:     -e 's/arith.addi %%in, %%c64_i64/arith.addi %%c0_i64, %%in/' %S/../Frontends/Inputs/gptj.mlir \
 // RUN:   | rope-opt --rope-raise | FileCheck %s --check-prefix=NOWRAP
+// The payload split in two (rope-test-split-generic): the wrap computed per
+// element by a generic of its own, which the gather reads as its row. The
+// row is chased into that producer; a wrong row count or a row that is not
+// the wrap (p + 64 for every p) is still refused there.
+// RUN: rope-opt %S/../Frontends/Inputs/gptj.mlir --rope-test-split-generic \
+// RUN:   | rope-opt --rope-raise | FileCheck %s --check-prefix=WRAP
+// RUN: sed -e 's/arith.cmpi slt, %%in, %%c0_i64/arith.cmpi sgt, %%c0_i64, %%in/' \
+// RUN:     -e 's/arith.addi %%in, %%c64_i64/arith.addi %%c0_i64, %%in/' %S/../Frontends/Inputs/gptj.mlir \
+// RUN:   | rope-opt --rope-test-split-generic | rope-opt --rope-raise | FileCheck %s --check-prefix=NOWRAP
+// RUN: sed -e 's/arith.select %%15, %%16, %%in/arith.select %%15, %%16, %%16/' %S/../Frontends/Inputs/gptj.mlir \
+// RUN:   | rope-opt --rope-test-split-generic | rope-opt --rope-raise | FileCheck %s --check-prefix=NOWRAP
 // WRAP-COUNT-2: rope.apply ins({{.*}}layout = #rope.layout<interleaved>, rotary_dim = 16
 // NOWRAP-NOT: rope.apply
 //

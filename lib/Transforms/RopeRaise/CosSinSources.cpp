@@ -798,18 +798,61 @@ FailureOr<CosSinLeaf> analyzeGather(ElementAlgebra &algebra,
   info.table = table;
   Value rowIndex = extract.getIndices()[0];
   Value colIndex = extract.getIndices()[1];
-  // The row: an integer input of the op (index_cast of it), possibly with
-  // negative indices wrapped (select(p < 0, p + rows, p)).
-  if (auto cast = rowIndex.getDefiningOp<arith::IndexCastOp>())
-    rowIndex = cast.getIn();
-  int64_t tableRows = cast<RankedTensorType>(table.getType()).getDimSize(0);
-  if (Value p = matchNegativeIndexWrap(rowIndex, tableRows)) {
-    info.wrapRows = tableRows;
-    rowIndex = p;
+  FailureOr<SmallVector<OperandRequest>> requests = algebra.linalgInputRequests(
+      op, cast<OpResult>(leaf.root), leaf.view, leaf.channelShape);
+  if (failed(requests)) {
+    why = "the gather's indexing maps are not followed";
+    return failure();
   }
-  auto rowArg = dyn_cast<BlockArgument>(rowIndex);
-  if (!rowArg || rowArg.getOwner() != op.getBlock() ||
-      op.isDpsInit(op.getMatchingOpOperand(rowArg))) {
+  // The row: an integer input of the op (index_cast of it), possibly with
+  // negative indices wrapped (select(p < 0, p + rows, p)). Where a host
+  // compiler split the payload, the cast or the wrap is computed per element
+  // by an elementwise producer of that input: the chase goes on in the
+  // producer's payload, with the producer's input read as the consumer reads
+  // its result.
+  int64_t tableRows = cast<RankedTensorType>(table.getType()).getDimSize(0);
+  Operation *rowOwner = op;
+  SmallVector<OperandRequest> rowRequests = *requests;
+  std::optional<OperandRequest> rowRequest;
+  for (int hops = 0; hops < 4 && !rowRequest; ++hops) {
+    if (auto cast = rowIndex.getDefiningOp<arith::IndexCastOp>())
+      rowIndex = cast.getIn();
+    if (!info.wrapRows) {
+      if (Value p = matchNegativeIndexWrap(rowIndex, tableRows)) {
+        info.wrapRows = tableRows;
+        rowIndex = p;
+        if (auto cast = rowIndex.getDefiningOp<arith::IndexCastOp>())
+          rowIndex = cast.getIn();
+      }
+    }
+    auto rowArg = dyn_cast<BlockArgument>(rowIndex);
+    auto owner = dyn_cast<linalg::LinalgOp>(rowOwner);
+    if (!rowArg || rowArg.getOwner() != owner.getBlock() ||
+        owner.isDpsInit(owner.getMatchingOpOperand(rowArg)))
+      break;
+    const OperandRequest &request = rowRequests[rowArg.getArgNumber()];
+    auto producer = request.value.getDefiningOp<linalg::GenericOp>();
+    Value yielded;
+    if (producer && producer.getNumLoops() == producer.getNumParallelLoops() &&
+        isa<IntegerType, IndexType>(getElementTypeOrSelf(request.value)))
+      yielded = producer.getBlock()->getTerminator()->getOperand(
+          cast<OpResult>(request.value).getResultNumber());
+    // A producer that only copies an input is read by the algebra as it is.
+    if (!yielded || !yielded.getDefiningOp() ||
+        yielded.getDefiningOp()->getBlock() != producer.getBlock()) {
+      rowRequest = request;
+      break;
+    }
+    FailureOr<SmallVector<OperandRequest>> inner =
+        algebra.linalgInputRequests(producer, cast<OpResult>(request.value),
+                                    request.view, request.channelShape);
+    if (failed(inner))
+      break;
+    rowOwner = producer;
+    rowRequests = std::move(*inner);
+    rowIndex = yielded;
+  }
+  if (!rowRequest) {
     why = "the gathered row is computed from the positions (only "
           "Python's negative-index wrap is followed)";
     return failure();
@@ -829,12 +872,6 @@ FailureOr<CosSinLeaf> analyzeGather(ElementAlgebra &algebra,
     why = "the gathered column is not the channel index";
     return failure();
   }
-  FailureOr<SmallVector<OperandRequest>> requests = algebra.linalgInputRequests(
-      op, cast<OpResult>(leaf.root), leaf.view, leaf.channelShape);
-  if (failed(requests)) {
-    why = "the gather's indexing maps are not followed";
-    return failure();
-  }
   // Which channel axis the column loop is: from the result map.
   AffineMap outMap = op.getIndexingMapMatchingResult(cast<OpResult>(leaf.root));
   std::optional<DimRole> colRole;
@@ -847,9 +884,8 @@ FailureOr<CosSinLeaf> analyzeGather(ElementAlgebra &algebra,
     why = "the gathered column is not the channel index";
     return failure();
   }
-  const OperandRequest &rowRequest = (*requests)[rowArg.getArgNumber()];
   FailureOr<ArrayRef<Element>> rows = algebra.evaluate(
-      rowRequest.value, rowRequest.view, rowRequest.channelShape);
+      rowRequest->value, rowRequest->view, rowRequest->channelShape);
   if (failed(rows) || rows->size() != 1) {
     why = "the gathered row varies over channels";
     return failure();

@@ -46,7 +46,10 @@ CASES = [(name, mode, rewrite)
     # QK-norm folded into the rotation after the unit dims are folded (the
     # norm read through unit reshapes) and after named ops are generalized.
     ("qwen3", "prefill", "fold-unit"), ("gemma3_text", "prefill", "fold-unit"),
-    ("qwen3", "decode", "generalize-norm")]
+    ("qwen3", "decode", "generalize-norm"),
+    # A decode step's key-only mask (keys <= t) with the query's unit dim
+    # folded away: causal on the op's own unit query loop.
+    ("llama_jax", "decode", "fold-unit")]
 
 
 def rewritten(text, rewrite):

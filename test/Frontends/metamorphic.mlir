@@ -42,6 +42,13 @@
 // RUN: %python %S/../../scripts/metamorphic.py --rope-opt rope-opt -j 1 --groups fixtures \
 // RUN:   --inputs '^(llama_computed|llama_computed_matmul|llama_cache|gptj|jax_rotate_half|glm4_partial_interleaved|qwen2_vl_mrope|deepseek_v3_interleave|phi2_partial|meta_llama_complex|attention/hf_llama_sdpa|attention/hf_llama_decode|cache/torch_slice_scatter|cache/jax_dynamic_update_slice)$' \
 // RUN:   --rewrites canon-cse,generalize,fuse,fold-unit,swap
+// Decode steps generalized, fused, unit dims folded and canonicalized: the
+// query's unit dim is gone and the key-only mask (keys <= t) is causal on
+// the op's own unit query loop.
+// RUN: %python %S/../../scripts/metamorphic.py --rope-opt rope-opt -j 1 --groups zoo \
+// RUN:   --inputs '^(llama_decode|mistral_decode|qwen2_decode|glm4_decode|cohere_decode|gpt_oss_decode|qwen2_vl_text_decode)$' \
+// RUN:   --rewrites gen-fuse-fold-canon | FileCheck %s --check-prefix=DECODE-FOLDED-MASK
+// DECODE-FOLDED-MASK: | mistral_decode | 4/4 2/2 | 4/4 2/2 |
 // A payload split in two: gathered tables whose row (the negative-index
 // wrap) is computed by a generic of its own.
 // RUN: %python %S/../../scripts/metamorphic.py --rope-opt rope-opt -j 1 --groups zoo,fixtures \

@@ -955,6 +955,106 @@ func.func @decode_valid_prefix(%q: tensor<1x2x1x8xf32>, %k: tensor<1x2x6x8xf32>,
 }
 
 // -----
+// A decode step whose unit dims a host compiler folded away
+// (linalg-fold-unit-extent-dims): Q is [H, D], no query dim is left, and
+// the key-only mask (keys <= 3 of 6) is computed in the scores' payload (no
+// mask tensor to add). The op gets a query loop of size 1 of its own:
+// causal with query_offset 3, Q read with a unit dim, the output collapsed
+// back.
+// CHECK-LABEL: func.func @decode_folded_payload_mask(
+// CHECK-DAG: %[[T:.*]] = arith.constant 3 : index
+// CHECK-DAG: %[[Q:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0], [1, 2]] output_shape [2, 8, 1] : tensor<2x8xf32> into tensor<2x8x1xf32>
+// CHECK: %[[A:.*]] = rope.attention ins(%[[Q]], %{{.*}}, %{{.*}} : tensor<2x8x1xf32>, tensor<2x6x8xf32>, tensor<2x6x8xf32>) query_offset(%[[T]]) outs({{.*}}causal{{.*}}query_dim = 1 : i64{{.*}} -> tensor<2x1x8xf32>
+// CHECK: tensor.collapse_shape %[[A]] {{\[\[}}0, 1], [2]] : tensor<2x1x8xf32> into tensor<2x8xf32>
+#f_s = affine_map<(h, n, d) -> (h, d)>
+#f_k = affine_map<(h, n, d) -> (h, n, d)>
+#f_so = affine_map<(h, n, d) -> (h, n)>
+#f_id = affine_map<(h, n) -> (h, n)>
+#f_p = affine_map<(h, n, e) -> (h, n)>
+#f_v = affine_map<(h, n, e) -> (h, n, e)>
+#f_o = affine_map<(h, n, e) -> (h, e)>
+func.func @decode_folded_payload_mask(%q: tensor<2x8xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x6x8xf32>) -> tensor<2x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %t = arith.constant 3 : i64
+  %se = tensor.empty() : tensor<2x6xf32>
+  %sacc = linalg.fill ins(%zero : f32) outs(%se : tensor<2x6xf32>) -> tensor<2x6xf32>
+  %s = linalg.generic {indexing_maps = [#f_s, #f_k, #f_so], iterator_types = ["parallel", "parallel", "reduction"]} ins(%q, %k : tensor<2x8xf32>, tensor<2x6x8xf32>) outs(%sacc : tensor<2x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<2x6xf32>
+  %masked = linalg.generic {indexing_maps = [#f_id, #f_id], iterator_types = ["parallel", "parallel"]} ins(%s : tensor<2x6xf32>) outs(%se : tensor<2x6xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %j = linalg.index 1 : index
+    %ki = arith.index_cast %j : index to i64
+    %keep = arith.cmpi sle, %ki, %t : i64
+    %m = arith.select %keep, %zero, %ninf : f32
+    %0 = arith.addf %x, %m : f32
+    linalg.yield %0 : f32
+  } -> tensor<2x6xf32>
+  %p = linalg.softmax dimension(1) ins(%masked : tensor<2x6xf32>) outs(%se : tensor<2x6xf32>) -> tensor<2x6xf32>
+  %oe = tensor.empty() : tensor<2x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %o = linalg.generic {indexing_maps = [#f_p, #f_v, #f_o], iterator_types = ["parallel", "reduction", "parallel"]} ins(%p, %v : tensor<2x6xf32>, tensor<2x6x8xf32>) outs(%oacc : tensor<2x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<2x8xf32>
+  return %o : tensor<2x8xf32>
+}
+
+// -----
+// The same with a mask that bounds the keys by the head index (n <= h): not
+// key-only, and no dim is the queries: not raised.
+// CHECK-LABEL: func.func @decode_folded_mask_by_head(
+// CHECK-NOT: rope.attention
+#g_s = affine_map<(h, n, d) -> (h, d)>
+#g_k = affine_map<(h, n, d) -> (h, n, d)>
+#g_so = affine_map<(h, n, d) -> (h, n)>
+#g_id = affine_map<(h, n) -> (h, n)>
+#g_p = affine_map<(h, n, e) -> (h, n)>
+#g_v = affine_map<(h, n, e) -> (h, n, e)>
+#g_o = affine_map<(h, n, e) -> (h, e)>
+func.func @decode_folded_mask_by_head(%q: tensor<2x8xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x6x8xf32>) -> tensor<2x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %t = arith.constant 3 : i64
+  %se = tensor.empty() : tensor<2x6xf32>
+  %sacc = linalg.fill ins(%zero : f32) outs(%se : tensor<2x6xf32>) -> tensor<2x6xf32>
+  %s = linalg.generic {indexing_maps = [#g_s, #g_k, #g_so], iterator_types = ["parallel", "parallel", "reduction"]} ins(%q, %k : tensor<2x8xf32>, tensor<2x6x8xf32>) outs(%sacc : tensor<2x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<2x6xf32>
+  %masked = linalg.generic {indexing_maps = [#g_id, #g_id], iterator_types = ["parallel", "parallel"]} ins(%s : tensor<2x6xf32>) outs(%se : tensor<2x6xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %j = linalg.index 1 : index
+    %ki = arith.index_cast %j : index to i64
+    %hi = linalg.index 0 : index
+    %h64 = arith.index_cast %hi : index to i64
+    %keep = arith.cmpi sle, %ki, %h64 : i64
+    %m = arith.select %keep, %zero, %ninf : f32
+    %0 = arith.addf %x, %m : f32
+    linalg.yield %0 : f32
+  } -> tensor<2x6xf32>
+  %p = linalg.softmax dimension(1) ins(%masked : tensor<2x6xf32>) outs(%se : tensor<2x6xf32>) -> tensor<2x6xf32>
+  %oe = tensor.empty() : tensor<2x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<2x8xf32>) -> tensor<2x8xf32>
+  // expected-remark @+1 {{rope-raise: attention not raised: the mask added to the scores is not a tensor (computed inside the op that adds it)}}
+  %o = linalg.generic {indexing_maps = [#g_p, #g_v, #g_o], iterator_types = ["parallel", "reduction", "parallel"]} ins(%p, %v : tensor<2x6xf32>, tensor<2x6x8xf32>) outs(%oacc : tensor<2x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<2x8xf32>
+  return %o : tensor<2x8xf32>
+}
+
+// -----
 // Keys 3..5 (key > 5 - 3): causal with window 3.
 // CHECK-LABEL: func.func @decode_window(
 // CHECK: rope.attention ins({{[^)]*}}) outs({{.*}}causal{{.*}}window = 3 : i64
@@ -1008,11 +1108,15 @@ func.func @decode_window(%q: tensor<1x2x1x8xf32>, %k: tensor<1x2x6x8xf32>, %v: t
 }
 
 // -----
-// Four queries that all see keys up to 3 (a key padding mask, not causal):
-// no query dim of size 1 to position, so the mask tensor is added.
+// Four queries that all see keys up to 3 (a key padding mask, not causal
+// over them): the op gets a query loop of size 1 of its own, causal at
+// query_offset 3, and the four rows are a batch dim (Q and the output read
+// with a unit dim, the output collapsed back). No mask tensor is added.
 // CHECK-LABEL: func.func @keys_bound_for_every_query(
-// CHECK: rope.attention ins({{[^)]*}}) mask(%{{.*}} : tensor<6xf32>) outs(
-// CHECK-NOT: causal
+// CHECK-DAG: %[[T:.*]] = arith.constant 3 : index
+// CHECK-DAG: %[[Q:.*]] = tensor.expand_shape %arg0 {{\[\[}}0], [1], [2], [3, 4]] output_shape [1, 2, 4, 8, 1]
+// CHECK: %[[A:.*]] = rope.attention ins(%[[Q]], %arg1, %arg2 : tensor<1x2x4x8x1xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>) query_offset(%[[T]]) outs({{.*}}causal{{.*}}query_dim = 3 : i64{{.*}} -> tensor<1x2x4x1x8xf32>
+// CHECK: tensor.collapse_shape %[[A]] {{\[\[}}0], [1], [2, 3], [4]] : tensor<1x2x4x1x8xf32> into tensor<1x2x4x8xf32>
 #s_q = affine_map<(b, h, m, n, d) -> (b, h, m, d)>
 #s_k = affine_map<(b, h, m, n, d) -> (b, h, n, d)>
 #s_o = affine_map<(b, h, m, n, d) -> (b, h, m, n)>

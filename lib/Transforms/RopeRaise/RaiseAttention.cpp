@@ -1387,9 +1387,6 @@ struct AttentionMatch {
   double scale = 1.0;
   Node *mask = nullptr;
   std::optional<PositionMask> positionMask;
-  /// For a key-only position mask: the mask tensor to add instead when no
-  /// query dim has size 1.
-  Node *keyOnlyFallback = nullptr;
   /// The attention sinks (a logit per row joining the softmax).
   Node *sinks = nullptr;
   bool guard = false;
@@ -2076,8 +2073,7 @@ private:
   /// Records `mask` as a causal/window mask (or query positions) if it is
   /// exactly one, with `finite` saying whether the masked value is finite.
   /// Returns whether it did.
-  bool recordPositionMask(Node *condition, bool negate, bool finite,
-                          Node *fallback = nullptr) {
+  bool recordPositionMask(Node *condition, bool negate, bool finite) {
     std::optional<SmallVector<Linear>> conds = analysis.condition(condition, 0);
     if (!conds)
       return false;
@@ -2094,12 +2090,12 @@ private:
     if (!mask)
       return false;
     if (mask->keyOnly) {
-      // key ≤ t for every row: causal with qpos = t if the queries are one
-      // row (known when the op is planned; else the mask tensor
-      // `fallback`). With 0 ≤ t < Sk key t is seen: no row is fully masked.
+      // key ≤ t for every row: causal on one query row at qpos = t (a
+      // query dim of size 1, or the op's own unit query loop: see
+      // Builder::plan). With 0 ≤ t < Sk key t is seen: no row is fully
+      // masked.
       if (mask->offset < 0 || mask->offset >= ex.atoms.size(match.k2))
         return false;
-      match.keyOnlyFallback = fallback;
     } else if (!mask->positions) {
       // Bottom-right alignment: qpos = m + Sk − Sq. Another offset stays a
       // mask tensor (exact).
@@ -2130,12 +2126,7 @@ private:
       if (keep && drop && keep->isZero() && drop->isNegative() &&
           (drop->isInfinity() ||
            (drop->isFinite() && toDouble(*drop) <= kMaskedValueBound)) &&
-          recordPositionMask(
-              select->operands[0], false, drop->isFinite(),
-              mask->kind == Node::Tensor &&
-                      isa<RankedTensorType>(mask->value.getType())
-                  ? mask
-                  : nullptr))
+          recordPositionMask(select->operands[0], false, drop->isFinite()))
         return success();
       Node *condition = ex.look(select->operands[0]);
       if (keep && drop && keep->isZero() && drop->isNegInfinity() &&
@@ -2239,14 +2230,7 @@ private:
           (masked->isFinite() && toDouble(*masked) <= kMaskedValueBound)))
       return fail("the scores are selected against a value that is not "
                   "-inf (nor a finite value <= -2^100)");
-    // The i1 tensor itself, where it can be the op's mask instead.
-    Node *asMask = ex.look(condition);
-    if (!keepWhenTrue || !masked->isInfinity() ||
-        asMask->kind != Node::Tensor ||
-        !isa<RankedTensorType>(asMask->value.getType()))
-      asMask = nullptr;
-    if (recordPositionMask(condition, !keepWhenTrue, masked->isFinite(),
-                           asMask))
+    if (recordPositionMask(condition, !keepWhenTrue, masked->isFinite()))
       return success();
     if (masked->isFinite())
       return fail("the masked value is finite and the mask is not a proven "
@@ -2340,47 +2324,51 @@ public:
           queryAndBatch.push_back(leaf);
         }
     }
+    // A key-only position mask (keys <= t, the same for every row) is
+    // causal on one query row at qpos = t. With no query dim of size 1 (a
+    // host compiler folded the decode step's unit dims away, or every row
+    // of a prefill sees the same keys) the op gets a query loop of size 1 of
+    // its own: Q and the output read it as a unit dim, and every other dim
+    // of Q and the output is a batch dim. The op's causal attribute then
+    // says what the frontend's mask said, whatever unit dims were folded.
+    SmallVector<unsigned> candidates;
+    for (unsigned leaf : queryAndBatch)
+      if (!keyLeaves.contains(leaf) && !valueLeaves.contains(leaf))
+        candidates.push_back(leaf);
+    bool unitQueryLoop = match.positionMask && match.positionMask->keyOnly &&
+                         llvm::none_of(candidates, [&](unsigned leaf) {
+                           return ex.atoms.size(leaf) == 1;
+                         });
     SmallVector<unsigned> loops;
     for (unsigned leaf : outLeaves)
       if (llvm::is_contained(queryAndBatch, leaf))
         loops.push_back(leaf);
+    size_t unitQueryPosition = loops.size();
     loops.push_back(k1[0]);
     loops.push_back(k2[0]);
     loops.append(channels);
-    for (unsigned leaf : loops) {
+    unsigned position = 0;
+    for (auto [i, leaf] : llvm::enumerate(loops)) {
       int64_t size = ex.atoms.size(leaf);
       if (ShapedType::isDynamic(size) || size <= 0)
         return fail("dynamic shapes are not raised");
-      unsigned position = loopOf.size();
-      loopOf[leaf] = position;
+      if (unitQueryLoop && i == unitQueryPosition)
+        syntheticQueryLoop = position++;
+      loopOf[leaf] = position++;
     }
-    numLoops = loops.size();
+    numLoops = position;
     keyLoop = loopOf[k2[0]];
 
     SmallVector<unsigned> queryUnits;
     for (unsigned leaf : queryAndBatch)
       if (ex.atoms.size(leaf) == 1)
-        queryUnits.push_back(leaf);
+        queryUnits.push_back(loopOf[leaf]);
+    if (syntheticQueryLoop)
+      queryUnits.push_back(*syntheticQueryLoop);
     if (failed(planView(match.query, queryUnits, "the query", q)) ||
         failed(planView(match.key, {}, "the key", k)) ||
         failed(planView(match.value, {}, "the value", v)))
       return failure();
-    // A key-only position mask is causal when a query dim has size 1 (one
-    // row: qpos = query_offset); else its mask tensor is added instead.
-    SmallVector<unsigned> candidates;
-    for (unsigned leaf : queryAndBatch)
-      if (!keyLeaves.contains(leaf) && !valueLeaves.contains(leaf))
-        candidates.push_back(leaf);
-    if (match.positionMask && match.positionMask->keyOnly &&
-        llvm::none_of(candidates, [&](unsigned leaf) {
-          return ex.atoms.size(leaf) == 1;
-        })) {
-      if (!match.keyOnlyFallback)
-        return fail("the mask bounds the keys alone and no query dim has "
-                    "size 1 (nor is the mask a tensor to add)");
-      match.mask = match.keyOnlyFallback;
-      match.positionMask.reset();
-    }
     if (match.mask && failed(planView(match.mask, {}, "the mask", mask)))
       return failure();
     const std::optional<PositionMask> &pm = match.positionMask;
@@ -2393,14 +2381,32 @@ public:
 
     // Roles, and which loop in Q and the output only is the queries.
     SmallVector<AffineExpr> outExprs;
-    for (unsigned leaf : outLeaves)
+    bool unitQueryPending = syntheticQueryLoop.has_value();
+    auto addUnitQueryDim = [&] {
+      insertUnitQueryDim(outExprs.size());
+      outExprs.push_back(getAffineDimExpr(*syntheticQueryLoop, ctx));
+      outShape.push_back(1);
+      unitQueryPending = false;
+    };
+    for (unsigned leaf : outLeaves) {
+      // The unit query dim goes before the value channels.
+      if (unitQueryPending && llvm::is_contained(channels, leaf))
+        addUnitQueryDim();
       outExprs.push_back(getAffineDimExpr(loopOf[leaf], ctx));
+      outShape.push_back(ex.atoms.size(leaf));
+    }
+    if (unitQueryPending)
+      addUnitQueryDim();
     outMap = AffineMap::get(numLoops, 0, outExprs, ctx);
-    FailureOr<unsigned> queries = chooseQueries(candidates);
-    if (failed(queries))
-      return failure();
-    if (candidates.size() > 1)
-      queryDim = loopOf[*queries];
+    if (syntheticQueryLoop) {
+      queryDim = *syntheticQueryLoop;
+    } else {
+      FailureOr<unsigned> queries = chooseQueries(candidates);
+      if (failed(queries))
+        return failure();
+      if (candidates.size() > 1)
+        queryDim = loopOf[*queries];
+    }
     std::string rolesWhy;
     FailureOr<AttentionDims> dims =
         AttentionDims::infer(q.map, k.map, v.map, outMap, queryDim, &rolesWhy);
@@ -2450,8 +2456,6 @@ public:
                     "the frontend's guard zeroes them");
       guardMask = match.mask != nullptr;
     }
-    for (unsigned leaf : outLeaves)
-      outShape.push_back(ex.atoms.size(leaf));
     return success();
   }
 
@@ -2517,6 +2521,22 @@ private:
   LogicalResult fail(const Twine &reason) {
     why = reason.str();
     return failure();
+  }
+
+  /// Makes room for the unit query dim at output position `at`: it joins
+  /// the group of the dim before it (the first group at 0).
+  void insertUnitQueryDim(int64_t at) {
+    for (ReassociationIndices &group : outGroups)
+      for (int64_t &d : group)
+        if (d >= at)
+          ++d;
+    for (ReassociationIndices &group : outGroups)
+      if (at == 0 ? &group == &outGroups.front()
+                  : llvm::is_contained(group, at - 1)) {
+        group.push_back(at);
+        llvm::sort(group);
+        return;
+      }
   }
 
   DenseSet<unsigned> leavesOf(Node *node) {
@@ -2589,8 +2609,10 @@ private:
     return best;
   }
 
-  LogicalResult planView(Node *node, ArrayRef<unsigned> units, StringRef name,
-                         ViewPlan &plan) {
+  /// How `node` is read as one dim per loop, with the size-1 loops
+  /// `unitLoops` it lacks added.
+  LogicalResult planView(Node *node, ArrayRef<unsigned> unitLoops,
+                         StringRef name, ViewPlan &plan) {
     auto type = dyn_cast<RankedTensorType>(node->value.getType());
     if (!type || node->layout.size() != static_cast<size_t>(type.getRank()))
       return fail(name + " is not a ranked tensor of its layout");
@@ -2645,8 +2667,7 @@ private:
       }
     }
     plan.finalShape = plan.keptShape;
-    for (unsigned leaf : units) {
-      unsigned loop = loopOf[leaf];
+    for (unsigned loop : unitLoops) {
       if (llvm::is_contained(plan.loops, loop))
         continue;
       if (plan.insertGroups.empty())
@@ -2795,6 +2816,9 @@ private:
   bool hasPositions = false, guardMask = false;
   AffineMap outMap;
   std::optional<int64_t> queryDim;
+  /// The query loop of size 1 the op gets for a key-only mask when Q and
+  /// the output have no query dim of size 1.
+  std::optional<unsigned> syntheticQueryLoop;
 };
 
 //===----------------------------------------------------------------------===//

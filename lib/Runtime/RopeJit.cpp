@@ -200,6 +200,9 @@ parseAndLower(MLIRContext *context, const char *source, const char *pipeline,
     error = diagnostics.take("failed to parse the module");
     return nullptr;
   }
+  // Verified IR that MLIR's passes crash on (an upstream bug).
+  if (failed(rope::checkIRSafety(*module, error)))
+    return nullptr;
   std::string pipelineError;
   llvm::raw_string_ostream errorStream(pipelineError);
   FailureOr<OpPassManager> parsed =

@@ -216,6 +216,49 @@ def test_capi_refuses_text_that_crashes_the_mlir_parser(text, words):
         assert words in take_error(lib, error)
 
 
+# Verified IR that MLIR 22's canonicalizer crashes on (found by
+# scripts/fuzz.sh through rope-to-nvvm): a tensor.dim of dim -1 whose value
+# sizes a slice, next to a gpu.launch. A negative constant dim index is
+# refused (undefined behaviour); the same module with dim 1 compiles.
+DIM_INDEX_MODULE = """
+func.func @f(%m: memref<?x?x8xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ci = arith.constant INDEX : index
+  %t = bufferization.to_tensor %m : memref<?x?x8xf32> to tensor<?x?x8xf32>
+  %d0 = tensor.dim %t, %c0 : tensor<?x?x8xf32>
+  %d1 = tensor.dim %t, %ci : tensor<?x?x8xf32>
+  %s = tensor.extract_slice %t[0, 0, 4] [%d0, %d1, 4] [1, 1, 1] : tensor<?x?x8xf32> to tensor<?x?x4xf32>
+  gpu.launch blocks(%a, %b, %c) in (%x = %n, %y = %c1, %z = %c1) threads(%tx, %ty, %tz) in (%u = %c1, %v = %c1, %w = %c1) {
+    gpu.terminator
+  }
+  return
+}
+"""
+
+
+@pytest.mark.parametrize("index", [-1, -(2**63)])
+def test_capi_refuses_ir_that_crashes_mlir_passes(index):
+    lib = capi()
+    text = DIM_INDEX_MODULE.replace("INDEX", str(index)).encode()
+    error = ctypes.c_void_p()
+    assert not lib.ropeJitLower(text, b"builtin.module(canonicalize)",
+                                ctypes.byref(error))
+    message = take_error(lib, error)
+    assert f"tensor.dim of dim {index} of a rank-3 value" in message
+    assert "negative dim index" in message
+
+
+def test_capi_lowers_the_same_ir_with_the_dim_in_range():
+    lib = capi()
+    text = DIM_INDEX_MODULE.replace("INDEX", "1").encode()
+    error = ctypes.c_void_p()
+    lowered = lib.ropeJitLower(text, b"builtin.module(canonicalize)",
+                               ctypes.byref(error))
+    assert lowered, take_error(lib, error)
+    lib.ropeJitFreeString(lowered)
+
+
 @pytest.mark.parametrize("head_dim,scaling,words", [
     # Signed overflow summing the sections (UB) in the importer.
     (128, {"rope_type": "default", "mrope_section": [2**63 - 1, 1, 0]},

@@ -10,10 +10,11 @@
 // An input is one byte that chooses a target (kTargets) followed by text.
 // For a pass or pipeline, the text is MLIR: checked for the known MLIR
 // crashes (rope::checkParserSafety), parsed and verified with every dialect
-// rope-opt registers, printed and parsed back when it holds rope IR, and run
-// through the pass. A first line `//! <options>` replaces the pass's options
-// (the options are user input too). The `transform-interpreter` target runs
-// the input's own transform script (rope.apply's TilingInterface). For the
+// rope-opt registers, checked for verified IR that upstream passes crash on
+// (rope::checkIRSafety), printed and parsed back when it holds rope IR, and
+// run through the pass. A first line `//! <options>` replaces the pass's
+// options (the options are user input too). The `transform-interpreter` target
+// runs the input's own transform script (rope.apply's TilingInterface). For the
 // Hugging Face target, the text is a configuration for the importer
 // (buildFrequencyAttrFromHF), as JSON:
 //   {"rope_scaling": {...}, "base": 10000, "head_dim": 128, "rotary_dim": 0}
@@ -333,6 +334,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       parseSourceString<ModuleOp>(text, ParserConfig(&context), "input");
   if (!module)
     return 0;
+  if (failed(rope::checkIRSafety(*module, reason))) {
+    if (harness->verbose)
+      llvm::errs() << "rope-fuzz: rejected: " << reason << "\n";
+    return -1;
+  }
   checkRoundTrip(*module, target);
 
   PassManager pm(&context);

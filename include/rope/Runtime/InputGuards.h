@@ -8,11 +8,12 @@
 //===----------------------------------------------------------------------===//
 //
 // MLIR 22's parser crashes, instead of reporting a diagnostic, on a few kinds
-// of malformed text, and its transform interpreter on one script (upstream
-// bugs, listed with reproducers in docs/RELIABILITY.md). Callers that parse
-// text they did not write (the C API in lib/Runtime/RopeJit.cpp, the fuzzer in
-// tools/rope-fuzz) check it here first and turn a would-be crash into an error
-// message.
+// of malformed text, its transform interpreter on one script, and its
+// canonicalizer on one kind of verified IR (upstream bugs, listed with
+// reproducers in docs/RELIABILITY.md). Callers that parse text they did not
+// write (the C API in lib/Runtime/RopeJit.cpp, the fuzzer in tools/rope-fuzz)
+// check the text here first, and the parsed IR before its passes, and turn a
+// would-be crash into an error message.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +25,10 @@
 #include "llvm/Support/LogicalResult.h"
 
 #include <string>
+
+namespace mlir {
+class Operation;
+} // namespace mlir
 
 namespace mlir::rope {
 
@@ -53,6 +58,13 @@ constexpr unsigned kMaxParserNesting = 256;
 /// plain valid one.
 LogicalResult checkParserSafety(StringRef source, std::string &reason,
                                 unsigned maxNesting = kMaxParserNesting);
+
+/// Checks `root`, parsed and verified IR about to run through passes, for
+/// what verifies but crashes MLIR 22's passes: a `tensor.dim` / `memref.dim`
+/// whose index is a negative constant (undefined behaviour; the
+/// canonicalizer crashes on it). On failure, `reason` says which op and
+/// where.
+LogicalResult checkIRSafety(Operation *root, std::string &reason);
 
 } // namespace mlir::rope
 

@@ -47,6 +47,9 @@ CASES = [(name, mode, rewrite)
     # norm read through unit reshapes) and after named ops are generalized.
     ("qwen3", "prefill", "fold-unit"), ("gemma3_text", "prefill", "fold-unit"),
     ("qwen3", "decode", "generalize-norm"),
+    # Decode steps: the rotation is raised with a token dim of size 1 the
+    # folded norm lacks.
+    ("qwen3", "decode", "fold-unit"), ("gemma3_text", "decode", "fold-unit"),
     # A decode step's key-only mask (keys <= t) with the query's unit dim
     # folded away: causal on the op's own unit query loop.
     ("llama_jax", "decode", "fold-unit")]

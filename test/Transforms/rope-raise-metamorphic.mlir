@@ -41,6 +41,18 @@
 // FRAMESET: %[[Q:.*]] = linalg.generic {{.*}} ins(%[[HEADS]] : tensor<1x16x2x2x16xf32>) outs(%{{.*}} : tensor<1x2x2x16x16xf32>)
 // FRAMESET: rope.apply ins(%[[Q]] : tensor<1x2x2x16x16xf32>)
 //
+// A QK-norm on a decode step with its unit dims folded: the rotation is
+// raised with a token dim of size 1 ([H, 1, D]) that the norm's x, the
+// projection's [1, 1, H, D] expand, lacks; the fold reads x through a copy
+// that drops x's unit dims and adds the token dim.
+// RUN: rope-opt %S/../Frontends/Inputs/zoo/qwen3_decode.mlir --linalg-fold-unit-extent-dims --rope-raise \
+// RUN:   | FileCheck %s --check-prefix=NORM-DECODE-FOLDED
+// NORM-DECODE-FOLDED: %[[X:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<1x1x2x16xf32>) outs(%{{.*}} : tensor<2x1x16xf32>)
+// NORM-DECODE-FOLDED-NEXT: ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
+// NORM-DECODE-FOLDED-NEXT: linalg.yield %[[IN]] : f32
+// NORM-DECODE-FOLDED: rope.apply ins(%[[X]] : tensor<2x1x16xf32>) positions(%{{.*}} : tensor<1xi64>) norm(%{{.*}} : tensor<16xf32>)
+// NORM-DECODE-FOLDED-COUNT-3: rope.apply ins({{.*}} norm(%{{.*}} : tensor<16xf32>)
+//
 // RUN: rope-opt %S/../Frontends/Inputs/jax_rotate_half.mlir --linalg-fuse-elementwise-ops --rope-raise \
 // RUN:   | FileCheck %s --check-prefix=IOTA-FREQ
 // IOTA-FREQ-COUNT-2: rope.apply ins(%arg{{[01]}} : tensor<2x8x{{[24]}}x32xf32>) positions(%arg2 : tensor<2x8xi32>) {{.*}}inv_freq = [1.000000e+00, 0.56234133243560791,

@@ -676,9 +676,14 @@ Value materializeWeight(RewriterBase &rewriter, Location loc,
 /// Whether `map` (the root's dims -> x's indices) reads x whole, once per
 /// element: each root dim once, and index 0 of x's size-1 dims the root
 /// lacks (a rotation raised through a view that dropped a unit dim of x).
-bool readsWhole(AffineMap map, Value x) {
+/// A root dim of size 1 may go unread (the token dim a decode step's
+/// rotation is raised with after linalg-fold-unit-extent-dims dropped it).
+bool readsWhole(AffineMap map, Value x, RankedTensorType root) {
   auto type = cast<RankedTensorType>(x.getType());
   SmallVector<bool> seen(map.getNumDims(), false);
+  for (auto [i, size] : llvm::enumerate(root.getShape()))
+    if (size == 1 && !map.isFunctionOfDim(i))
+      seen[i] = true;
   for (auto [k, expr] : llvm::enumerate(map.getResults())) {
     if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
       if (seen[dim.getPosition()])
@@ -743,7 +748,7 @@ foldNorm(ApplyOp op, RewriterBase &rewriter, ApplyOp *folded = nullptr,
   // x: a tensor of the op's input element type read whole at a
   // permutation of the root's dims (and index 0 of unit dims it adds).
   auto [x, xMap] = Reader::tensorOf(m->x);
-  if (!x || !readsWhole(xMap, x) ||
+  if (!x || !readsWhole(xMap, x, op.getInputType()) ||
       cast<RankedTensorType>(x.getType()).getElementType() !=
           op.getInputType().getElementType())
     return failure();

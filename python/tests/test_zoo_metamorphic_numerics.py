@@ -50,6 +50,10 @@ CASES = [(name, mode, rewrite)
     # Decode steps: the rotation is raised with a token dim of size 1 the
     # folded norm lacks.
     ("qwen3", "decode", "fold-unit"), ("gemma3_text", "decode", "fold-unit"),
+    # The unit reshapes spelled as whole rank-reducing slices (and the sum
+    # started from a slice of a zero fill).
+    ("qwen3", "prefill", "fold-unit-slices"),
+    ("gemma3_text", "decode", "fold-unit-slices"),
     # A decode step's key-only mask (keys <= t) with the query's unit dim
     # folded away: causal on the op's own unit query loop.
     ("llama_jax", "decode", "fold-unit")]

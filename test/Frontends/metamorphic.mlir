@@ -28,12 +28,13 @@
 // RUN:   --inputs '^(qwen3_prefill|gemma3_text_decode|qwen3_moe_decode|neighbours/qwen3_qk_norm|neighbours/gemma3_qk_norm_bf16)$' \
 // RUN:   --rewrites generalize,fuse | FileCheck %s --check-prefix=QK-NORM
 // With unit dims folded, the norms are read through the unit reshapes the
-// rewrite puts between their ops; on decode steps the rotation is raised
-// with a token dim of size 1 that the norm's x lacks.
+// rewrite puts between their ops (or the whole rank-reducing slices that
+// spell them); on decode steps the rotation is raised with a token dim of
+// size 1 that the norm's x lacks.
 // RUN: %python %S/../../scripts/metamorphic.py --rope-opt rope-opt -j 1 --groups zoo \
-// RUN:   --inputs '^(qwen3_prefill|gemma3_text_prefill|qwen3_moe_prefill|qwen3_decode|gemma3_text_decode|qwen3_moe_decode)$' --rewrites fold-unit \
+// RUN:   --inputs '^(qwen3_prefill|gemma3_text_prefill|qwen3_moe_prefill|qwen3_decode|gemma3_text_decode|qwen3_moe_decode)$' --rewrites fold-unit,fold-unit-slices \
 // RUN:   | FileCheck %s --check-prefix=QK-NORM-FOLD
-// QK-NORM-FOLD: | qwen3_decode | 4/4 2/2 | 4/4 2/2 |
+// QK-NORM-FOLD: | qwen3_decode | 4/4 2/2 | 4/4 2/2 | 4/4 2/2 |
 // QK-NORM: | qwen3_prefill | 4/4 2/2 | 4/4 2/2 | 4/4 2/2 |
 // QK-NORM: | neighbours/qwen3_qk_norm | 2/2 0/0 | 2/2 0/0 | 2/2 0/0 |
 // Unit dims folded, then fused (and operands swapped): the rotation of Q is

@@ -1402,3 +1402,91 @@ func.func @i8_numf_nnan(%x: tensor<4x2x8xbf16>, %p: tensor<4xi64>) -> tensor<4x2
   } -> tensor<4x2x8xi8>
   return %q : tensor<4x2x8xi8>
 }
+
+// -----
+
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#red = affine_map<(d0, d1, d2) -> (d0, d1)>
+#ch = affine_map<(d0, d1, d2) -> (d2)>
+
+// linalg-fold-unit-extent-dims{use-rank-reducing-slices}: x is read through
+// extract_slices that take all of a [1, 4, 2, 8] tensor and drop its unit
+// dim, the sum starts from a slice of a zero fill, and the norm is written
+// back into [1, 4, 2, 8] by an insert_slice over all of it. Each is read as
+// the reshape it is: the norm folds.
+// CHECK-LABEL: func.func @whole_unit_slices(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<1x4x2x8xf32>, %[[W:[^:]*]]: tensor<8xf32>
+// CHECK: rope.apply ins(%{{.*}} : tensor<4x2x8xf32>) positions(%{{.*}}) norm(%[[W]] : tensor<8xf32>)
+// CHECK-NOT: math.rsqrt
+func.func @whole_unit_slices(%x: tensor<1x4x2x8xf32>, %w: tensor<8xf32>, %p: tensor<4xi64>) -> tensor<4x2x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c8 = arith.constant 8.0 : f32
+  %eps = arith.constant 1.0e-06 : f32
+  %xa = tensor.extract_slice %x[0, 0, 0, 0] [1, 4, 2, 8] [1, 1, 1, 1] : tensor<1x4x2x8xf32> to tensor<4x2x8xf32>
+  %xb = tensor.extract_slice %x[0, 0, 0, 0] [1, 4, 2, 8] [1, 1, 1, 1] : tensor<1x4x2x8xf32> to tensor<4x2x8xf32>
+  %e = tensor.empty() : tensor<4x2x8xf32>
+  %e1 = tensor.empty() : tensor<4x2x1xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4x2x1xf32>) -> tensor<4x2x1xf32>
+  %zs = tensor.extract_slice %z[0, 0, 0] [4, 2, 1] [1, 1, 1] : tensor<4x2x1xf32> to tensor<4x2xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #red], iterator_types = ["parallel", "parallel", "reduction"]} ins(%xa : tensor<4x2x8xf32>) outs(%zs : tensor<4x2xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %sq = arith.mulf %in, %in : f32
+    %s = arith.addf %acc, %sq : f32
+    linalg.yield %s : f32
+  } -> tensor<4x2xf32>
+  %n = linalg.generic {indexing_maps = [#id, #red, #ch, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%xb, %sum, %w : tensor<4x2x8xf32>, tensor<4x2xf32>, tensor<8xf32>) outs(%e : tensor<4x2x8xf32>) {
+  ^bb0(%xi: f32, %s: f32, %wi: f32, %o: f32):
+    %m = arith.divf %s, %c8 : f32
+    %a = arith.addf %m, %eps : f32
+    %r = math.rsqrt %a : f32
+    %xn = arith.mulf %xi, %r : f32
+    %y = arith.mulf %xn, %wi : f32
+    linalg.yield %y : f32
+  } -> tensor<4x2x8xf32>
+  %e4 = tensor.empty() : tensor<1x4x2x8xf32>
+  %back = tensor.insert_slice %n into %e4[0, 0, 0, 0] [1, 4, 2, 8] [1, 1, 1, 1] : tensor<4x2x8xf32> into tensor<1x4x2x8xf32>
+  %nr = tensor.extract_slice %back[0, 0, 0, 0] [1, 4, 2, 8] [1, 1, 1, 1] : tensor<1x4x2x8xf32> to tensor<4x2x8xf32>
+  %y = rope.apply ins(%nr : tensor<4x2x8xf32>) positions(%p : tensor<4xi64>) outs(%e : tensor<4x2x8xf32>) -> tensor<4x2x8xf32>
+  return %y : tensor<4x2x8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#red = affine_map<(d0, d1, d2) -> (d0, d1)>
+#ch = affine_map<(d0, d1, d2) -> (d2)>
+
+// Negative: the sum of squares is over one half of a [4, 2, 16] tensor and
+// x is the other half (slices that do not cover their source are not
+// reshapes): not the norm of x, nothing is folded.
+// CHECK-LABEL: func.func @partial_slices(
+// CHECK: math.rsqrt
+// CHECK: rope.apply
+// CHECK-NOT: norm(
+func.func @partial_slices(%x: tensor<4x2x16xf32>, %w: tensor<8xf32>, %p: tensor<4xi64>) -> tensor<4x2x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c8 = arith.constant 8.0 : f32
+  %eps = arith.constant 1.0e-06 : f32
+  %xa = tensor.extract_slice %x[0, 0, 0] [4, 2, 8] [1, 1, 1] : tensor<4x2x16xf32> to tensor<4x2x8xf32>
+  %xb = tensor.extract_slice %x[0, 0, 8] [4, 2, 8] [1, 1, 1] : tensor<4x2x16xf32> to tensor<4x2x8xf32>
+  %e = tensor.empty() : tensor<4x2x8xf32>
+  %e1 = tensor.empty() : tensor<4x2xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4x2xf32>) -> tensor<4x2xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #red], iterator_types = ["parallel", "parallel", "reduction"]} ins(%xa : tensor<4x2x8xf32>) outs(%z : tensor<4x2xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %sq = arith.mulf %in, %in : f32
+    %s = arith.addf %acc, %sq : f32
+    linalg.yield %s : f32
+  } -> tensor<4x2xf32>
+  %n = linalg.generic {indexing_maps = [#id, #red, #ch, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%xb, %sum, %w : tensor<4x2x8xf32>, tensor<4x2xf32>, tensor<8xf32>) outs(%e : tensor<4x2x8xf32>) {
+  ^bb0(%xi: f32, %s: f32, %wi: f32, %o: f32):
+    %m = arith.divf %s, %c8 : f32
+    %a = arith.addf %m, %eps : f32
+    %r = math.rsqrt %a : f32
+    %xn = arith.mulf %xi, %r : f32
+    %y = arith.mulf %xn, %wi : f32
+    linalg.yield %y : f32
+  } -> tensor<4x2x8xf32>
+  %y = rope.apply ins(%n : tensor<4x2x8xf32>) positions(%p : tensor<4xi64>) outs(%e : tensor<4x2x8xf32>) -> tensor<4x2x8xf32>
+  return %y : tensor<4x2x8xf32>
+}

@@ -82,6 +82,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 #include <map>
 #include <set>
@@ -185,6 +186,8 @@ public:
   /// one dim of another size, the one the source (or result) index is.
   static std::optional<Elem> throughUnitReshape(const Elem &e) {
     Operation *def = e.value.getDefiningOp();
+    if (std::optional<Elem> source = throughWholeSlice(e))
+      return source;
     Value source;
     SmallVector<ReassociationIndices> groups;
     bool expanding;
@@ -224,6 +227,51 @@ public:
                             ? e.map.getResult(g)
                             : getAffineConstantExpr(0, ctx));
     }
+    AffineMap map = AffineMap::get(e.map.getNumDims(), 0, exprs, ctx);
+    return Elem{source, map, nullptr, source, map};
+  }
+
+  /// The source element of a tensor element read through a slice that
+  /// covers its whole tensor and only drops or adds dims of size 1: an
+  /// extract_slice of all of its source, or an insert_slice over all of its
+  /// destination (linalg-fold-unit-extent-dims{use-rank-reducing-slices}
+  /// spells its unit reshapes so). The other slices are not followed.
+  static std::optional<Elem> throughWholeSlice(const Elem &e) {
+    Operation *def = e.value.getDefiningOp();
+    auto slice = dyn_cast_or_null<OffsetSizeAndStrideOpInterface>(def);
+    if (!slice || !isa<tensor::ExtractSliceOp, tensor::InsertSliceOp>(def))
+      return std::nullopt;
+    auto extract = dyn_cast<tensor::ExtractSliceOp>(def);
+    auto insert = dyn_cast<tensor::InsertSliceOp>(def);
+    // The whole side: the extract's source, the insert's destination.
+    auto whole = cast<RankedTensorType>(extract ? extract.getSourceType()
+                                                : insert.getDestType());
+    if (!whole.hasStaticShape() ||
+        !llvm::all_of(slice.getStaticOffsets(),
+                      [](int64_t o) { return o == 0; }) ||
+        !llvm::all_of(slice.getStaticStrides(),
+                      [](int64_t s) { return s == 1; }) ||
+        slice.getStaticSizes() != whole.getShape())
+      return std::nullopt;
+    llvm::SmallBitVector dropped =
+        extract ? extract.getDroppedDims() : insert.getDroppedDims();
+    MLIRContext *ctx = e.value.getContext();
+    SmallVector<AffineExpr> exprs;
+    if (extract) {
+      // Source dim k: index 0 where dropped, else the next result index.
+      unsigned next = 0;
+      for (int64_t k = 0; k < whole.getRank(); ++k)
+        exprs.push_back(dropped.test(k) ? getAffineConstantExpr(0, ctx)
+                                        : e.map.getResult(next++));
+      Value source = extract.getSource();
+      AffineMap map = AffineMap::get(e.map.getNumDims(), 0, exprs, ctx);
+      return Elem{source, map, nullptr, source, map};
+    }
+    // Source dim j: the j-th destination dim that is not dropped.
+    for (int64_t k = 0; k < whole.getRank(); ++k)
+      if (!dropped.test(k))
+        exprs.push_back(e.map.getResult(k));
+    Value source = insert.getSource();
     AffineMap map = AffineMap::get(e.map.getNumDims(), 0, exprs, ctx);
     return Elem{source, map, nullptr, source, map};
   }
@@ -512,8 +560,12 @@ private:
         return failure();
     AffineMap loopsOfRoot = AffineMap::get(rank, 0, loops, ctx);
 
-    // From zero: a fill, or the generic a fill generalizes to.
+    // From zero: a fill, or the generic a fill generalizes to; or a slice
+    // of one (every element of a fill is its scalar; the rank-reducing
+    // slice of linalg-fold-unit-extent-dims{use-rank-reducing-slices}).
     Value init = red.getDpsInitOperand(0)->get();
+    while (auto slice = init.getDefiningOp<tensor::ExtractSliceOp>())
+      init = slice.getSource();
     if (auto fill = init.getDefiningOp<linalg::FillOp>())
       init = fill.getInputs()[0];
     else if (auto generic = init.getDefiningOp<linalg::GenericOp>();

@@ -43,6 +43,10 @@ CASES = [(name, mode, rewrite)
     # rotation fused into Q.K^T (read as a set of frames).
     ("llama", "prefill", "fold-fuse"), ("llama", "decode", "fold-fuse"),
     ("qwen2", "decode", "fold-fuse"), ("gpt_oss", "prefill", "fold-fuse"),
+    # The row max, row sum and fully-masked-row guard reduce a unit dim next
+    # to the keys (M-RoPE's stream dim folded and fused).
+    ("qwen2_vl_text", "prefill", "fold-fuse"),
+    ("qwen2_vl_text", "decode", "fold-fuse"),
     # QK-norm folded into the rotation after the unit dims are folded (the
     # norm read through unit reshapes) and after named ops are generalized.
     ("qwen3", "prefill", "fold-unit"), ("gemma3_text", "prefill", "fold-unit"),

@@ -41,7 +41,7 @@
 // fused into Q.K^T, whose loops split the query heads into KV groups, so the
 // rotated tensor is read with its heads as a set of frames.
 // RUN: %python %S/../../scripts/metamorphic.py --rope-opt rope-opt -j 1 --groups zoo \
-// RUN:   --inputs '^(llama_prefill|llama_decode|mistral_decode|qwen2_prefill|gemma2_decode|glm4_prefill|granite_decode|gptj_prefill|qwen2_onnx_decode)$' \
+// RUN:   --inputs '^(llama_prefill|llama_decode|mistral_decode|qwen2_prefill|gemma2_decode|glm4_prefill|granite_decode|gptj_prefill|qwen2_onnx_decode|qwen2_vl_text_prefill|qwen2_vl_text_decode)$' \
 // RUN:   --rewrites fold-fuse-swap | FileCheck %s --check-prefix=FOLD-FUSE
 // RUN: %python %S/../../scripts/metamorphic.py --rope-opt rope-opt -j 1 --groups fixtures \
 // RUN:   --inputs '^(llama_computed|llama_computed_matmul|llama_cache|gptj|jax_rotate_half|glm4_partial_interleaved|qwen2_vl_mrope|deepseek_v3_interleave|phi2_partial|meta_llama_complex|attention/hf_llama_sdpa|attention/hf_llama_decode|cache/torch_slice_scatter|cache/jax_dynamic_update_slice)$' \
@@ -67,6 +67,9 @@
 // FUSE: | llama_prefill | 4/4 2/2 | 4/4 2/2 |
 // SLICES-GEN-FUSE: | llama_prefill | 4/4 2/2 | 4/4 2/2 | 4/4 2/2 |
 // FOLD-FUSE: | llama_prefill | 4/4 2/2 | 4/4 2/2 |
+// M-RoPE's stream dim folded and fused: the row max, the row sum and the
+// fully-masked-row guard also reduce a dim of size 1 next to the keys.
+// FOLD-FUSE: | qwen2_vl_text_decode | 4/4 2/2 | 4/4 2/2 |
 // FOLD-FUSE: | qwen2_onnx_decode | 4/4 2/2 | 4/4 2/2 |
 //
 // The raised forms, spelled out:

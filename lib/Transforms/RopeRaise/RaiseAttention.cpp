@@ -788,6 +788,19 @@ std::optional<APFloat> splatFloat(Value value, int depth = 0) {
   return std::nullopt;
 }
 
+/// The one atom a reduction over `atoms` reduces, reductions of one
+/// iteration aside (fold and fuse leave a unit dim reduced next to the keys
+/// or the channels); the unit atom when it is the only one.
+std::optional<unsigned> reducedAtom(Expressions &ex, ArrayRef<unsigned> atoms) {
+  AtomList leaves = ex.atoms.leaves(atoms);
+  AtomList significant = ex.atoms.significant(atoms);
+  if (significant.size() == 1)
+    return significant[0];
+  if (significant.empty() && leaves.size() == 1)
+    return leaves[0];
+  return std::nullopt;
+}
+
 std::optional<APFloat> floatConstant(Expressions &ex, Node *node) {
   if (node->kind == Node::Tensor)
     return splatFloat(node->value);
@@ -1439,10 +1452,10 @@ public:
       return fail("not a sum-of-products contraction");
     if (!isZero(ex, pv->operands[0]))
       return fail("P·V does not accumulate into zeros");
-    AtomList reduced = ex.atoms.leaves(pv->atoms);
-    if (reduced.size() != 1)
+    std::optional<unsigned> reduced = reducedAtom(ex, pv->atoms);
+    if (!reduced)
       return fail("P·V does not contract exactly one dim (the keys)");
-    match.k2 = reduced[0];
+    match.k2 = *reduced;
     Node *product = computeOf<arith::MulFOp>(ex, pv->operands[1], 2);
     if (!product)
       return fail("not a sum-of-products contraction");
@@ -1659,12 +1672,11 @@ private:
     if (row->kind != Node::Reduce ||
         !llvm::is_contained(combiners, row->op->getName().getStringRef()))
       return false;
-    AtomList reduced = ex.atoms.leaves(row->atoms);
-    if (reduced.size() != 1 ||
-        ex.atoms.size(reduced[0]) != ex.atoms.size(softmaxKey))
+    std::optional<unsigned> reduced = reducedAtom(ex, row->atoms);
+    if (!reduced || ex.atoms.size(*reduced) != ex.atoms.size(softmaxKey))
       return false;
     Renaming renaming;
-    renaming[reduced[0]] = softmaxKey;
+    renaming[*reduced] = softmaxKey;
     return ex.same(row->operands[1], x, renaming);
   }
 
@@ -1823,16 +1835,15 @@ private:
     std::optional<APInt> start = intConstant(ex, all->operands[0]);
     if (!start || start->getBitWidth() != 1 || !start->isOne())
       return false;
-    AtomList reduced = ex.atoms.leaves(all->atoms);
-    if (reduced.size() != 1 ||
-        ex.atoms.size(reduced[0]) != ex.atoms.size(softmaxKey))
+    std::optional<unsigned> reduced = reducedAtom(ex, all->atoms);
+    if (!reduced || ex.atoms.size(*reduced) != ex.atoms.size(softmaxKey))
       return false;
     Node *cmp = computeOf<arith::CmpFOp>(ex, all->operands[1], 2);
     if (!cmp || cast<arith::CmpFOp>(cmp->op).getPredicate() !=
                     arith::CmpFPredicate::OEQ)
       return false;
     Renaming renaming;
-    renaming[reduced[0]] = softmaxKey;
+    renaming[*reduced] = softmaxKey;
     for (unsigned side : {0u, 1u}) {
       std::optional<APFloat> inf = floatConstant(ex, cmp->operands[1 - side]);
       if (inf && inf->isNegInfinity() &&
@@ -1889,8 +1900,8 @@ private:
     }
     if (!isa<arith::AddFOp>(qk->op) || !isZero(ex, qk->operands[0]))
       return Scores::No;
-    AtomList channels = ex.atoms.leaves(qk->atoms);
-    if (channels.size() != 1)
+    std::optional<unsigned> channel = reducedAtom(ex, qk->atoms);
+    if (!channel)
       return Scores::No;
     Node *product = computeOf<arith::MulFOp>(ex, qk->operands[1], 2);
     if (!product)
@@ -1955,7 +1966,7 @@ private:
       match.key = sides[keySide];
       match.foldQuery = folds[1 - keySide];
       match.foldKey = folds[keySide];
-      match.k1 = channels[0];
+      match.k1 = *channel;
       match.scores = qk->producer;
     }
     scale = factor;

@@ -10,6 +10,11 @@
 // RUN: rope-opt %S/../Frontends/Inputs/zoo/mistral_decode.mlir --rope-raise | FileCheck %s --check-prefix=ZOO-WINDOW
 // RUN: rope-opt %S/../Frontends/Inputs/zoo/llama4_text_decode.mlir --rope-raise | FileCheck %s --check-prefix=ZOO-L4-DECODE
 // RUN: rope-opt %S/../Frontends/Inputs/zoo/llama4_text_prefill.mlir --rope-raise | FileCheck %s --check-prefix=ZOO-L4-PREFILL
+// Granite multiplies q and k each by truncf(sqrt(0.2) : f64) to f32: the
+// scale reads the constant before the cast, on both sides, as the rotation
+// raise reads cast constants (not 0.4472136^2 rounded on one side only).
+// RUN: rope-opt %S/../Frontends/Inputs/zoo/granite_prefill.mlir --rope-raise | FileCheck %s --check-prefix=ZOO-GRANITE
+// ZOO-GRANITE-COUNT-2: rope.attention {{.*}}scale = 0.19999999999999998 : f64
 // ZOO-GPT-OSS:      rope.attention ins({{[^)]*}}) sinks(%{{.*}} : tensor<2x2xf32>) outs({{.*}}causal{{.*}}window = 8 : i64
 // ZOO-GPT-OSS:      rope.attention ins({{[^)]*}}) sinks(%{{.*}} : tensor<2x2xf32>) outs({{.*}}causal
 // ZOO-GPT-OSS-NOT:  rope.attention

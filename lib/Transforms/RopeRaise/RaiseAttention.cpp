@@ -225,6 +225,10 @@ struct Node {
   Value value;
   Layout layout;
   Attribute constant;
+  /// Constant: the wider float constant `constant` was cast from, unrounded
+  /// (scale factors read it so, as the element algebra of the rotation
+  /// raise reads cast constants: raising removes the frontend's roundings).
+  Attribute uncast;
   AtomList atoms;
   Operation *op = nullptr;
   /// Reduce: the linalg op it comes from.
@@ -271,16 +275,21 @@ public:
     return node;
   }
 
-  Node *constantNode(Attribute attr) {
+  Node *constantNode(Attribute attr, Value value = {}) {
     Node *node = make(Node::Constant);
     node->constant = attr;
+    FloatAttr source;
+    if (Operation *def = value ? value.getDefiningOp() : nullptr;
+        isa_and_present<arith::TruncFOp, arith::ExtFOp>(def) &&
+        matchPattern(def->getOperand(0), m_Constant(&source)))
+      node->uncast = source;
     return node;
   }
 
   /// A scalar value: a constant (folding a float cast of one), else a leaf.
   Node *scalar(Value value) {
     if (Attribute attr = scalarConstant(value))
-      return constantNode(attr);
+      return constantNode(attr, value);
     return tensor(value, {});
   }
 
@@ -693,7 +702,7 @@ private:
         result = make(Node::Index);
         result->atoms = ctx.loops[index.getDim()];
       } else if (Attribute attr = scalarConstant(value)) {
-        result = constantNode(attr);
+        result = constantNode(attr, value);
       } else {
         if (def->getNumResults() != 1 || def->getNumRegions() != 0)
           return nullptr;
@@ -824,6 +833,18 @@ double toDouble(APFloat value) {
   bool lost = false;
   value.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
   return value.convertToDouble();
+}
+
+/// A constant factor of the scores: a float constant, read before the float
+/// cast the frontend put on it (see Node::uncast).
+std::optional<double> scaleFactor(Expressions &ex, Node *node) {
+  if (node->kind == Node::Constant)
+    if (auto uncast = dyn_cast_if_present<FloatAttr>(node->uncast))
+      return uncast.getValueAsDouble();
+  std::optional<APFloat> c = floatConstant(ex, node);
+  if (!c)
+    return std::nullopt;
+  return toDouble(*c);
 }
 
 /// Strips float extensions written in a payload (mixed-precision operands).
@@ -1869,9 +1890,8 @@ private:
       if (Node *mul = computeOf<arith::MulFOp>(ex, op, 2)) {
         bool found = false;
         for (unsigned side : {0u, 1u})
-          if (std::optional<APFloat> c =
-                  floatConstant(ex, mul->operands[side])) {
-            factor *= toDouble(*c);
+          if (std::optional<double> c = scaleFactor(ex, mul->operands[side])) {
+            factor *= *c;
             current = mul->operands[1 - side];
             found = true;
             break;
@@ -1881,10 +1901,10 @@ private:
         return Scores::No;
       }
       if (Node *div = computeOf<arith::DivFOp>(ex, op, 2)) {
-        std::optional<APFloat> c = floatConstant(ex, div->operands[1]);
+        std::optional<double> c = scaleFactor(ex, div->operands[1]);
         if (!c)
           return Scores::No;
-        factor /= toDouble(*c);
+        factor /= *c;
         current = div->operands[0];
         continue;
       }
@@ -1915,15 +1935,15 @@ private:
         Node *mul = computeOf<arith::MulFOp>(ex, source, 2);
         if (!mul)
           break;
-        std::optional<APFloat> c = floatConstant(ex, mul->operands[1]);
+        std::optional<double> c = scaleFactor(ex, mul->operands[1]);
         unsigned other = 0;
         if (!c) {
-          c = floatConstant(ex, mul->operands[0]);
+          c = scaleFactor(ex, mul->operands[0]);
           other = 1;
         }
         if (!c)
           break;
-        factor *= toDouble(*c);
+        factor *= *c;
         source = ex.look(mul->operands[other]);
       }
       if (source->kind != Node::Tensor ||

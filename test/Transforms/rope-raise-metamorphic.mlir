@@ -377,3 +377,69 @@ func.func @trig_in_payload(%mm: tensor<4x8xf32>, %pos: tensor<4xi64>) -> tensor<
   } -> tensor<4x8xf32>
   return %r : tensor<4x8xf32>
 }
+
+// -----
+
+// The same with one KV head (MQA): linalg-fold-unit-extent-dims drops every
+// dim of k's decode step but the channels, [1, 1, 1, D] -> [D]. The op reads
+// the input with a token dim of size 1 inserted ([1, D]) and is collapsed
+// back.
+// CHECK-LABEL: func.func @decode_folded_one_head(
+//  CHECK-SAME:     %[[K:[a-z0-9]+]]: tensor<16xf32>, %[[POS:[a-z0-9]+]]: tensor<1x1xi64>
+//       CHECK:   %[[P:.*]] = tensor.collapse_shape %[[POS]] {{\[\[}}0, 1]] : tensor<1x1xi64> into tensor<1xi64>
+//       CHECK:   %[[X:.*]] = tensor.expand_shape %[[K]] {{\[\[}}0, 1]] output_shape [1, 16] : tensor<16xf32> into tensor<1x16xf32>
+//       CHECK:   %[[R:.*]] = rope.apply ins(%[[X]] : tensor<1x16xf32>) positions(%[[P]] : tensor<1xi64>)
+//       CHECK:   %[[C:.*]] = tensor.collapse_shape %[[R]] {{\[\[}}0, 1]] : tensor<1x16xf32> into tensor<16xf32>
+//       CHECK:   return %[[C]]
+#scalar1 = affine_map<(d0) -> ()>
+#vec1 = affine_map<(d0) -> (d0)>
+func.func @decode_folded_one_head(%k: tensor<16xf32>, %pos: tensor<1x1xi64>) -> tensor<16xf32> {
+  %inv = arith.constant dense<[1.0, 0.316227764, 0.100000001, 0.0316227749, 0.00999999977, 0.00316227763, 0.00100000005, 3.16227757E-4]> : tensor<8xf32>
+  %p = tensor.collapse_shape %pos [] : tensor<1x1xi64> into tensor<i64>
+  %e0 = tensor.empty() : tensor<f32>
+  %pf = linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
+      ins(%p : tensor<i64>) outs(%e0 : tensor<f32>) {
+  ^bb0(%in: i64, %out: f32):
+    %f = arith.sitofp %in : i64 to f32
+    linalg.yield %f : f32
+  } -> tensor<f32>
+  %e8 = tensor.empty() : tensor<8xf32>
+  %ang = linalg.generic {indexing_maps = [#scalar1, #vec1, #vec1], iterator_types = ["parallel"]}
+      ins(%pf, %inv : tensor<f32>, tensor<8xf32>) outs(%e8 : tensor<8xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<8xf32>
+  %cat = tensor.concat dim(0) %ang, %ang : (tensor<8xf32>, tensor<8xf32>) -> tensor<16xf32>
+  %e16 = tensor.empty() : tensor<16xf32>
+  %cos = linalg.generic {indexing_maps = [#vec1, #vec1], iterator_types = ["parallel"]}
+      ins(%cat : tensor<16xf32>) outs(%e16 : tensor<16xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %c = math.cos %a : f32
+    linalg.yield %c : f32
+  } -> tensor<16xf32>
+  %sin = linalg.generic {indexing_maps = [#vec1, #vec1], iterator_types = ["parallel"]}
+      ins(%cat : tensor<16xf32>) outs(%e16 : tensor<16xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %s = math.sin %a : f32
+    linalg.yield %s : f32
+  } -> tensor<16xf32>
+  %x1 = tensor.extract_slice %k[0] [8] [1] : tensor<16xf32> to tensor<8xf32>
+  %x2 = tensor.extract_slice %k[8] [8] [1] : tensor<16xf32> to tensor<8xf32>
+  %n = linalg.generic {indexing_maps = [#vec1, #vec1], iterator_types = ["parallel"]}
+      ins(%x2 : tensor<8xf32>) outs(%e8 : tensor<8xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %v = arith.negf %a : f32
+    linalg.yield %v : f32
+  } -> tensor<8xf32>
+  %rh = tensor.concat dim(0) %n, %x1 : (tensor<8xf32>, tensor<8xf32>) -> tensor<16xf32>
+  %r = linalg.generic {indexing_maps = [#vec1, #vec1, #vec1, #vec1, #vec1], iterator_types = ["parallel"]}
+      ins(%k, %cos, %rh, %sin : tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) outs(%e16 : tensor<16xf32>) {
+  ^bb0(%a: f32, %c: f32, %b: f32, %s: f32, %out: f32):
+    %ac = arith.mulf %a, %c : f32
+    %bs = arith.mulf %b, %s : f32
+    %v = arith.addf %ac, %bs : f32
+    linalg.yield %v : f32
+  } -> tensor<16xf32>
+  return %r : tensor<16xf32>
+}

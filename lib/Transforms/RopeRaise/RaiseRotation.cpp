@@ -924,7 +924,7 @@ bool isCandidate(Operation *op) {
   if (op->getNumResults() != 1)
     return false;
   auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-  if (!type || type.getRank() < 2 || !isa<FloatType>(type.getElementType()) ||
+  if (!type || type.getRank() < 1 || !isa<FloatType>(type.getElementType()) ||
       type.isDynamicDim(type.getRank() - 1) || type.getShape().back() < 2 ||
       type.getShape().back() % 2)
     return false;

@@ -55,6 +55,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RaiseAttention.h"
+#include "UnitViews.h"
 
 #include "rope/Dialect/Rope/IR/AttentionDims.h"
 #include "rope/Dialect/Rope/IR/RopeOps.h"
@@ -235,30 +236,6 @@ struct Node {
   Operation *producer = nullptr;
   SmallVector<Node *, 2> operands;
 };
-
-/// Whether `op` (an extract_slice or insert_slice) reads or writes its whole
-/// larger tensor, every dim that it drops being of size 1: a reshape that
-/// adds or drops unit dims, spelled as a slice.
-template <typename SliceOp> bool isWholeUnitView(SliceOp op) {
-  RankedTensorType whole;
-  if constexpr (std::is_same_v<SliceOp, tensor::ExtractSliceOp>)
-    whole = op.getSourceType();
-  else
-    whole = op.getDestType();
-  if (!whole.hasStaticShape() ||
-      !llvm::all_of(op.getMixedOffsets(),
-                    [](OpFoldResult v) { return isZeroInteger(v); }) ||
-      !llvm::all_of(op.getMixedStrides(),
-                    [](OpFoldResult v) { return isOneInteger(v); }))
-    return false;
-  SmallVector<OpFoldResult> sizes = op.getMixedSizes();
-  if (sizes.size() != static_cast<size_t>(whole.getRank()))
-    return false;
-  for (auto [size, dim] : llvm::zip(sizes, whole.getShape()))
-    if (getConstantIntValue(size) != dim)
-      return false;
-  return true;
-}
 
 class Expressions {
 public:
@@ -522,7 +499,7 @@ private:
     // reshapes that add or drop unit dims as slices covering the whole
     // tensor: read them as the reshapes they are.
     if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
-      if (!isWholeUnitView(slice))
+      if (!raise::isWholeUnitView(slice))
         return nullptr;
       llvm::SmallBitVector dropped = slice.getDroppedDims();
       Layout source;
@@ -541,7 +518,7 @@ private:
       return tensor(slice.getSource(), source);
     }
     if (auto insert = dyn_cast<tensor::InsertSliceOp>(def)) {
-      if (!isWholeUnitView(insert))
+      if (!raise::isWholeUnitView(insert))
         return nullptr;
       llvm::SmallBitVector dropped = insert.getDroppedDims();
       if (dropped.size() != layout.size())
@@ -769,8 +746,9 @@ std::optional<APFloat> splatFloat(Value value, int depth = 0) {
           tensor::ExtractSliceOp>(def))
     return splatFloat(def->getOperand(0), depth + 1);
   if (auto insert = dyn_cast<tensor::InsertSliceOp>(def))
-    return isWholeUnitView(insert) ? splatFloat(insert.getSource(), depth + 1)
-                                   : std::nullopt;
+    return raise::isWholeUnitView(insert)
+               ? splatFloat(insert.getSource(), depth + 1)
+               : std::nullopt;
   auto linalgOp = dyn_cast<linalg::LinalgOp>(def);
   if (!linalgOp || !linalgOp.hasPureTensorSemantics() ||
       def->getNumRegions() != 1)

@@ -71,6 +71,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RaiseNeighbours.h"
+#include "UnitViews.h"
 
 #include "rope/Dialect/Rope/IR/RopeOps.h"
 
@@ -238,21 +239,13 @@ public:
   /// spells its unit reshapes so). The other slices are not followed.
   static std::optional<Elem> throughWholeSlice(const Elem &e) {
     Operation *def = e.value.getDefiningOp();
-    auto slice = dyn_cast_or_null<OffsetSizeAndStrideOpInterface>(def);
-    if (!slice || !isa<tensor::ExtractSliceOp, tensor::InsertSliceOp>(def))
+    auto extract = dyn_cast_or_null<tensor::ExtractSliceOp>(def);
+    auto insert = dyn_cast_or_null<tensor::InsertSliceOp>(def);
+    if (!(extract && raise::isWholeUnitView(extract)) &&
+        !(insert && raise::isWholeUnitView(insert)))
       return std::nullopt;
-    auto extract = dyn_cast<tensor::ExtractSliceOp>(def);
-    auto insert = dyn_cast<tensor::InsertSliceOp>(def);
-    // The whole side: the extract's source, the insert's destination.
     auto whole = cast<RankedTensorType>(extract ? extract.getSourceType()
                                                 : insert.getDestType());
-    if (!whole.hasStaticShape() ||
-        !llvm::all_of(slice.getStaticOffsets(),
-                      [](int64_t o) { return o == 0; }) ||
-        !llvm::all_of(slice.getStaticStrides(),
-                      [](int64_t s) { return s == 1; }) ||
-        slice.getStaticSizes() != whole.getShape())
-      return std::nullopt;
     llvm::SmallBitVector dropped =
         extract ? extract.getDroppedDims() : insert.getDroppedDims();
     MLIRContext *ctx = e.value.getContext();

@@ -60,7 +60,10 @@ CASES = [(name, mode, rewrite)
     ("gemma3_text", "decode", "fold-unit-slices"),
     # A decode step's key-only mask (keys <= t) with the query's unit dim
     # folded away: causal on the op's own unit query loop.
-    ("llama_jax", "decode", "fold-unit")]
+    ("llama_jax", "decode", "fold-unit"),
+    # SDPA's sqrt(scale) fused into either rotation: the magnitude joins the
+    # attention's scale after a QK-norm and from LongRoPE's attention_factor.
+    ("qwen3", "prefill", "gen-fuse"), ("phi3", "prefill", "gen-fuse")]
 
 
 def rewritten(text, rewrite):

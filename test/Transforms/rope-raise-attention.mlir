@@ -1989,3 +1989,100 @@ func.func @runtime_scale(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: t
   } -> tensor<1x2x4x8xf32>
   return %o : tensor<1x2x4x8xf32>
 }
+
+// -----
+
+// A rotation's magnitude joins the scale whatever precedes the rotation (a
+// QK-norm) and whichever scheme implies it (LongRoPE's attention_factor, set
+// to 1): where the frontend put its own factors (torch-mlir's SDPA
+// multiplies q and k by sqrt(scale) each; a fused producer may carry them
+// into either rotation) is then no part of the raised form. Scale here:
+// 0.5 * 0.5 (q) * 1.25 (k).
+// CHECK-LABEL: func.func @magnitudes_join_scale(
+// CHECK: %[[QR:.*]] = rope.apply ins(%{{.*}} : tensor<1x2x4x8xf32>) positions(%{{.*}}) norm(%{{.*}} : tensor<8xf32>)
+// CHECK-NOT: magnitude
+// CHECK-SAME: -> tensor<1x2x4x8xf32>
+// CHECK: %[[KR:.*]] = rope.apply ins(%{{.*}} : tensor<1x2x4x8xf32>) positions(%{{.*}})
+// CHECK-SAME: attention_factor = 1.000000e+00
+// CHECK-NOT: magnitude
+// CHECK-SAME: -> tensor<1x2x4x8xf32>
+// CHECK: rope.attention ins(%[[QR]], %[[KR]], %{{.*}} : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>)
+// CHECK-SAME: scale = 3.125000e-01 : f64
+func.func @magnitudes_join_scale(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %pos: tensor<4xi64>, %w: tensor<8xf32>) -> tensor<1x2x4x8xf32> {
+  %qre = tensor.empty() : tensor<1x2x4x8xf32>
+  %qr = rope.apply ins(%q : tensor<1x2x4x8xf32>) positions(%pos : tensor<4xi64>) norm(%w : tensor<8xf32>) outs(%qre : tensor<1x2x4x8xf32>) {token_dims = array<i64: 2>, magnitude = 0.5, norm_epsilon = 1.0e-06} -> tensor<1x2x4x8xf32>
+  %kre = tensor.empty() : tensor<1x2x4x8xf32>
+  %kr = rope.apply ins(%k : tensor<1x2x4x8xf32>) positions(%pos : tensor<4xi64>) outs(%kre : tensor<1x2x4x8xf32>) {token_dims = array<i64: 2>, magnitude = 1.25, freqs = #rope.longrope<short_factor = [1.0, 1.5, 1.25, 2.0], long_factor = [2.0, 4.0, 3.0, 8.0], original_max_position_embeddings = 16, attention_factor = 1.25>} -> tensor<1x2x4x8xf32>
+  %zero = arith.constant 0.0 : f32
+  %se = tensor.empty() : tensor<1x2x4x4xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%se : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>, affine_map<(b, h, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, m, n, d) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%qr, %kr : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) outs(%acc : tensor<1x2x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x4xf32>
+  %scale = arith.constant 0.5 : f32
+  %scaled = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : tensor<1x2x4x4xf32>) outs(%se : tensor<1x2x4x4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.mulf %x, %scale : f32
+    linalg.yield %y : f32
+  } -> tensor<1x2x4x4xf32>
+  %pe = tensor.empty() : tensor<1x2x4x4xf32>
+  %pr = linalg.softmax dimension(3) ins(%scaled : tensor<1x2x4x4xf32>) outs(%pe : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %oe = tensor.empty() : tensor<1x2x4x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, e) -> (b, h, m, n)>, affine_map<(b, h, m, n, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, e) -> (b, h, m, e)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%pr, %v : tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) outs(%oacc : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %x = arith.mulf %a, %b : f32
+    %y = arith.addf %c, %x : f32
+    linalg.yield %y : f32
+  } -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// The negative: the rotated K is also returned (a cache would store it), so
+// its magnitude stays on it; Q's still joins the scale (0.5 * 0.5).
+// CHECK-LABEL: func.func @read_rotation_keeps_magnitude(
+// CHECK: %[[QR:.*]] = rope.apply
+// CHECK-NOT: magnitude
+// CHECK-SAME: -> tensor<1x2x4x8xf32>
+// CHECK: %[[KR:.*]] = rope.apply
+// CHECK-SAME: attention_factor = 1.250000e+00
+// CHECK-SAME: magnitude = 1.250000e+00
+// CHECK: rope.attention ins(%[[QR]], %[[KR]], %{{.*}} : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>)
+// CHECK-SAME: scale = 2.500000e-01 : f64
+func.func @read_rotation_keeps_magnitude(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %pos: tensor<4xi64>, %w: tensor<8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) {
+  %qre = tensor.empty() : tensor<1x2x4x8xf32>
+  %qr = rope.apply ins(%q : tensor<1x2x4x8xf32>) positions(%pos : tensor<4xi64>) norm(%w : tensor<8xf32>) outs(%qre : tensor<1x2x4x8xf32>) {token_dims = array<i64: 2>, magnitude = 0.5, norm_epsilon = 1.0e-06} -> tensor<1x2x4x8xf32>
+  %kre = tensor.empty() : tensor<1x2x4x8xf32>
+  %kr = rope.apply ins(%k : tensor<1x2x4x8xf32>) positions(%pos : tensor<4xi64>) outs(%kre : tensor<1x2x4x8xf32>) {token_dims = array<i64: 2>, magnitude = 1.25, freqs = #rope.longrope<short_factor = [1.0, 1.5, 1.25, 2.0], long_factor = [2.0, 4.0, 3.0, 8.0], original_max_position_embeddings = 16, attention_factor = 1.25>} -> tensor<1x2x4x8xf32>
+  %zero = arith.constant 0.0 : f32
+  %se = tensor.empty() : tensor<1x2x4x4xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%se : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, d) -> (b, h, m, d)>, affine_map<(b, h, m, n, d) -> (b, h, n, d)>, affine_map<(b, h, m, n, d) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%qr, %kr : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) outs(%acc : tensor<1x2x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x4xf32>
+  %scale = arith.constant 0.5 : f32
+  %scaled = linalg.generic {indexing_maps = [affine_map<(b, h, m, n) -> (b, h, m, n)>, affine_map<(b, h, m, n) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : tensor<1x2x4x4xf32>) outs(%se : tensor<1x2x4x4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.mulf %x, %scale : f32
+    linalg.yield %y : f32
+  } -> tensor<1x2x4x4xf32>
+  %pe = tensor.empty() : tensor<1x2x4x4xf32>
+  %pr = linalg.softmax dimension(3) ins(%scaled : tensor<1x2x4x4xf32>) outs(%pe : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %oe = tensor.empty() : tensor<1x2x4x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, e) -> (b, h, m, n)>, affine_map<(b, h, m, n, e) -> (b, h, n, e)>, affine_map<(b, h, m, n, e) -> (b, h, m, e)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%pr, %v : tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) outs(%oacc : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %x = arith.mulf %a, %b : f32
+    %y = arith.addf %c, %x : f32
+    linalg.yield %y : f32
+  } -> tensor<1x2x4x8xf32>
+  return %o, %kr : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>
+}

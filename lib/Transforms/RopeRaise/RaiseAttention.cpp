@@ -93,6 +93,28 @@ constexpr size_t kMaxNodes = 20000;
 /// type for scores of magnitude below 2^99.
 constexpr double kMaskedValueBound = -1.2676506002282294e30;
 
+/// `apply`'s frequency scheme with a unit magnitude: itself when the scheme
+/// implies none (or cos/sin are given, the magnitude then the op's own), the
+/// scheme with `attention_factor = 1` for YaRN and LongRoPE; null otherwise.
+FrequencyAttrInterface unitMagnitudeFreqs(ApplyOp apply) {
+  FrequencyAttrInterface freqs = apply.getFreqsOrDefault();
+  if (apply.getCos() || !freqs.getImpliedMagnitude())
+    return freqs;
+  llvm::APFloat one(1.0);
+  if (auto yarn = dyn_cast<YarnFrequenciesAttr>(freqs))
+    return YarnFrequenciesAttr::get(
+        yarn.getContext(), yarn.getBase(), yarn.getFactor(),
+        yarn.getOriginalMaxPositionEmbeddings(), yarn.getBetaFast(),
+        yarn.getBetaSlow(), yarn.getTruncate(), one, std::nullopt,
+        std::nullopt);
+  if (auto longRope = dyn_cast<LongRopeFrequenciesAttr>(freqs))
+    return LongRopeFrequenciesAttr::get(
+        longRope.getContext(), longRope.getBase(), longRope.getShortFactor(),
+        longRope.getLongFactor(), longRope.getOriginalMaxPositionEmbeddings(),
+        longRope.getFactor(), one);
+  return {};
+}
+
 using AtomList = SmallVector<unsigned, 2>;
 using Layout = SmallVector<AtomList, 6>;
 using Renaming = DenseMap<unsigned, unsigned>;
@@ -1931,14 +1953,17 @@ private:
       // A rotation's magnitude (rope-raise takes a constant factor on a
       // rotated Q as one) is a factor of the scores too: it joins the scale
       // when nothing else reads the rotation and its frequency scheme does
-      // not imply it.
+      // not imply it. A QK-norm before the rotation does not matter (the
+      // magnitude scales the rotated output); a quantized or appended
+      // output does (the stored values carry it).
+      // A magnitude the scheme implies (YaRN, LongRoPE) goes too, the scheme
+      // stating a unit attention_factor: where the frontend multiplied its
+      // own factors (SDPA's √scale) is then no part of the raised form.
       folds[side] = {};
       auto apply = source->value.getDefiningOp<ApplyOp>();
-      if (apply && apply.isPlainRotation()) {
+      if (apply && !apply.getQuantScale() && !apply.getSlots()) {
         double magnitude = apply.getMagnitude().convertToDouble();
-        bool implied =
-            !apply.getCos() && apply.getFreqsOrDefault().getImpliedMagnitude();
-        if (magnitude != 1.0 && !implied &&
+        if (magnitude != 1.0 && unitMagnitudeFreqs(apply) &&
             llvm::all_of(apply->getUsers(), [&](Operation *user) {
               return ex.opened.contains(user);
             })) {
@@ -2478,6 +2503,8 @@ public:
       rewriter.setInsertionPoint(apply);
       auto unit = cast<ApplyOp>(rewriter.clone(*apply.getOperation()));
       unit.setMagnitudeAttr(rewriter.getF64FloatAttr(1.0));
+      if (apply.getFreqs())
+        unit.setFreqsAttr(unitMagnitudeFreqs(apply));
       plan->source = unit->getResult(0);
     }
     rewriter.setInsertionPoint(root);

@@ -63,7 +63,10 @@ CASES = [(name, mode, rewrite)
     ("llama_jax", "decode", "fold-unit"),
     # SDPA's sqrt(scale) fused into either rotation: the magnitude joins the
     # attention's scale after a QK-norm and from LongRoPE's attention_factor.
-    ("qwen3", "prefill", "gen-fuse"), ("phi3", "prefill", "gen-fuse")]
+    ("qwen3", "prefill", "gen-fuse"), ("phi3", "prefill", "gen-fuse"),
+    # The QK-norm's x read through the heads split into KV groups (q's
+    # rotation fused into Q.K^T after the unit dims are folded).
+    ("qwen3", "prefill", "fold-fuse"), ("gemma3_text", "decode", "fold-fuse")]
 
 
 def rewritten(text, rewrite):

@@ -43,15 +43,27 @@
 //
 // A QK-norm on a decode step with its unit dims folded: the rotation is
 // raised with a token dim of size 1 ([H, 1, D]) that the norm's x, the
-// projection's [1, 1, H, D] expand, lacks; the fold reads x through a copy
-// that drops x's unit dims and adds the token dim.
+// projection [1, H * D], lacks; the fold splits x's heads back out with an
+// expand_shape and reads that through a copy that drops x's unit dim and
+// adds the token dim.
 // RUN: rope-opt %S/../Frontends/Inputs/zoo/qwen3_decode.mlir --linalg-fold-unit-extent-dims --rope-raise \
 // RUN:   | FileCheck %s --check-prefix=NORM-DECODE-FOLDED
-// NORM-DECODE-FOLDED: %[[X:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<1x1x2x16xf32>) outs(%{{.*}} : tensor<2x1x16xf32>)
+// NORM-DECODE-FOLDED: %[[XS:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0], [1, 2]] output_shape [1, 2, 16] : tensor<1x32xf32> into tensor<1x2x16xf32>
+// NORM-DECODE-FOLDED: %[[X:.*]] = linalg.generic {{.*}} ins(%[[XS]] : tensor<1x2x16xf32>) outs(%{{.*}} : tensor<2x1x16xf32>)
 // NORM-DECODE-FOLDED-NEXT: ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
 // NORM-DECODE-FOLDED-NEXT: linalg.yield %[[IN]] : f32
 // NORM-DECODE-FOLDED: rope.apply ins(%[[X]] : tensor<2x1x16xf32>) positions(%{{.*}} : tensor<1xi64>) norm(%{{.*}} : tensor<16xf32>)
 // NORM-DECODE-FOLDED-COUNT-3: rope.apply ins({{.*}} norm(%{{.*}} : tensor<16xf32>)
+//
+// The same QK-norm with the unit dims folded and then fused: q's rotation
+// reads the frame set (heads split into KV groups), through which the
+// norm's x is the projection read at a linear head index; every norm folds.
+// RUN: rope-opt %S/../Frontends/Inputs/zoo/qwen3_prefill.mlir --linalg-fold-unit-extent-dims \
+// RUN:   --linalg-fuse-elementwise-ops --rope-raise | FileCheck %s --check-prefix=NORM-FRAMESET
+// NORM-FRAMESET: rope.apply ins({{.*}} : tensor<1x2x16x16xf32>) positions({{.*}}) norm(%{{.*}} : tensor<16xf32>)
+// NORM-FRAMESET: %[[XS:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0], [1, 2, 3]] output_shape [16, 2, 2, 16] : tensor<16x64xf32> into tensor<16x2x2x16xf32>
+// NORM-FRAMESET: %[[X:.*]] = linalg.generic {{.*}} ins(%[[XS]] : tensor<16x2x2x16xf32>) outs(%{{.*}} : tensor<1x2x2x16x16xf32>)
+// NORM-FRAMESET: rope.apply ins(%[[X]] : tensor<1x2x2x16x16xf32>) positions({{.*}}) norm(%{{.*}} : tensor<16xf32>)
 //
 // RUN: rope-opt %S/../Frontends/Inputs/jax_rotate_half.mlir --linalg-fuse-elementwise-ops --rope-raise \
 // RUN:   | FileCheck %s --check-prefix=IOTA-FREQ

@@ -1490,3 +1490,89 @@ func.func @partial_slices(%x: tensor<4x2x16xf32>, %w: tensor<8xf32>, %p: tensor<
   %y = rope.apply ins(%n : tensor<4x2x8xf32>) positions(%p : tensor<4xi64>) outs(%e : tensor<4x2x8xf32>) -> tensor<4x2x8xf32>
   return %y : tensor<4x2x8xf32>
 }
+
+// -----
+
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#row = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+#ch = affine_map<(d0, d1, d2) -> (d2)>
+
+// x read through an expand_shape that splits the projection's channels into
+// heads ([4, 16] -> [4, 2, 8]; after linalg-fold-unit-extent-dims and
+// fusion the rotation may read a view that splits them further): x is the
+// projection read at (s, h * 8 + c), and the fold splits it back.
+// CHECK-LABEL: func.func @split_heads(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<4x16xf32>, %[[W:[^:]*]]: tensor<8xf32>
+// CHECK: %[[XS:.*]] = tensor.expand_shape %[[X]] {{\[\[}}0], [1, 2]] output_shape [4, 2, 8] : tensor<4x16xf32> into tensor<4x2x8xf32>
+// CHECK: rope.apply ins(%[[XS]] : tensor<4x2x8xf32>) positions(%{{.*}}) norm(%[[W]] : tensor<8xf32>)
+// CHECK-NOT: math.rsqrt
+func.func @split_heads(%x: tensor<4x16xf32>, %w: tensor<8xf32>, %p: tensor<4xi64>) -> tensor<4x2x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c8 = arith.constant 8.0 : f32
+  %eps = arith.constant 1.0e-06 : f32
+  %xs = tensor.expand_shape %x [[0], [1, 2]] output_shape [4, 2, 8] : tensor<4x16xf32> into tensor<4x2x8xf32>
+  %e = tensor.empty() : tensor<4x2x8xf32>
+  %e1 = tensor.empty() : tensor<4x2x1xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4x2x1xf32>) -> tensor<4x2x1xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%xs : tensor<4x2x8xf32>) outs(%z : tensor<4x2x1xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %sq = arith.mulf %in, %in : f32
+    %s = arith.addf %acc, %sq : f32
+    linalg.yield %s : f32
+  } -> tensor<4x2x1xf32>
+  %n = linalg.generic {indexing_maps = [#id, #row, #ch, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%xs, %sum, %w : tensor<4x2x8xf32>, tensor<4x2x1xf32>, tensor<8xf32>) outs(%e : tensor<4x2x8xf32>) {
+  ^bb0(%xi: f32, %s: f32, %wi: f32, %o: f32):
+    %m = arith.divf %s, %c8 : f32
+    %a = arith.addf %m, %eps : f32
+    %r = math.rsqrt %a : f32
+    %xn = arith.mulf %xi, %r : f32
+    %y = arith.mulf %xn, %wi : f32
+    linalg.yield %y : f32
+  } -> tensor<4x2x8xf32>
+  %y = rope.apply ins(%n : tensor<4x2x8xf32>) positions(%p : tensor<4xi64>) outs(%e : tensor<4x2x8xf32>) -> tensor<4x2x8xf32>
+  return %y : tensor<4x2x8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#row = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+#ch = affine_map<(d0, d1, d2) -> (d2)>
+#overlap = affine_map<(d0, d1, d2) -> (d0, d1 * 4 + d2)>
+
+// The negative: the heads overlap (head h reads channels 4h .. 4h + 7 of
+// x: a linear index, but not one that reads x once per element), so the
+// norm is not folded.
+// CHECK-LABEL: func.func @overlapping_heads(
+// CHECK: math.rsqrt
+// CHECK: rope.apply
+// CHECK-NOT: norm(
+func.func @overlapping_heads(%x: tensor<4x16xf32>, %w: tensor<8xf32>, %p: tensor<4xi64>) -> tensor<4x2x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c8 = arith.constant 8.0 : f32
+  %eps = arith.constant 1.0e-06 : f32
+  %e = tensor.empty() : tensor<4x2x8xf32>
+  %xs = linalg.generic {indexing_maps = [#overlap, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<4x16xf32>) outs(%e : tensor<4x2x8xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    linalg.yield %in : f32
+  } -> tensor<4x2x8xf32>
+  %e1 = tensor.empty() : tensor<4x2x1xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4x2x1xf32>) -> tensor<4x2x1xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%xs : tensor<4x2x8xf32>) outs(%z : tensor<4x2x1xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %sq = arith.mulf %in, %in : f32
+    %s = arith.addf %acc, %sq : f32
+    linalg.yield %s : f32
+  } -> tensor<4x2x1xf32>
+  %n = linalg.generic {indexing_maps = [#id, #row, #ch, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%xs, %sum, %w : tensor<4x2x8xf32>, tensor<4x2x1xf32>, tensor<8xf32>) outs(%e : tensor<4x2x8xf32>) {
+  ^bb0(%xi: f32, %s: f32, %wi: f32, %o: f32):
+    %m = arith.divf %s, %c8 : f32
+    %a = arith.addf %m, %eps : f32
+    %r = math.rsqrt %a : f32
+    %xn = arith.mulf %xi, %r : f32
+    %y = arith.mulf %xn, %wi : f32
+    linalg.yield %y : f32
+  } -> tensor<4x2x8xf32>
+  %y = rope.apply ins(%n : tensor<4x2x8xf32>) positions(%p : tensor<4xi64>) outs(%e : tensor<4x2x8xf32>) -> tensor<4x2x8xf32>
+  return %y : tensor<4x2x8xf32>
+}

@@ -213,6 +213,22 @@ public:
       for (int64_t d : group)
         if (wide.getDimSize(d) != 1)
           nonUnit.push_back(d);
+      if (expanding && nonUnit.size() > 1) {
+        // Source dim g split into several (a head dim into KV groups, where
+        // a rotation fused into Q·Kᵀ is raised on the grouped view): the
+        // row-major linear index of the group's static dims.
+        AffineExpr linear = getAffineConstantExpr(0, ctx);
+        int64_t stride = 1;
+        for (int64_t d : llvm::reverse(nonUnit)) {
+          int64_t size = wide.getDimSize(d);
+          if (ShapedType::isDynamic(size))
+            return std::nullopt;
+          linear = linear + e.map.getResult(d) * stride;
+          stride *= size;
+        }
+        exprs.push_back(linear);
+        continue;
+      }
       if (nonUnit.size() > 1)
         return std::nullopt;
       if (expanding) {
@@ -718,6 +734,58 @@ Value materializeWeight(RewriterBase &rewriter, Location loc,
   return generic.getResult(0);
 }
 
+/// `expr` as a sum of root dims times constants, `{coefficient, dim}`, when
+/// it is one (however the simplifier nested it); else nullopt.
+std::optional<SmallVector<std::pair<int64_t, unsigned>>>
+linearTerms(AffineExpr expr) {
+  if (auto dim = dyn_cast<AffineDimExpr>(expr))
+    return SmallVector<std::pair<int64_t, unsigned>>{{1, dim.getPosition()}};
+  auto bin = dyn_cast<AffineBinaryOpExpr>(expr);
+  if (!bin)
+    return std::nullopt;
+  if (bin.getKind() == AffineExprKind::Add) {
+    auto lhs = linearTerms(bin.getLHS()), rhs = linearTerms(bin.getRHS());
+    if (!lhs || !rhs)
+      return std::nullopt;
+    lhs->append(rhs->begin(), rhs->end());
+    return lhs;
+  }
+  auto c = dyn_cast<AffineConstantExpr>(bin.getRHS());
+  if (bin.getKind() != AffineExprKind::Mul || !c)
+    return std::nullopt;
+  auto terms = linearTerms(bin.getLHS());
+  if (!terms)
+    return std::nullopt;
+  for (auto &term : *terms)
+    term.first *= c.getValue();
+  return terms;
+}
+
+/// The root dims of `expr`, major first, when it is the row-major linear
+/// index `d_1 * (n_2 ... n_k) + ... + d_k` of several of them (`n_i` their
+/// static sizes) spanning `[0, size)` once each: a dim that an expand_shape
+/// split, read through by the Reader. Else nullopt.
+std::optional<SmallVector<unsigned>>
+mixedRadixDims(AffineExpr expr, RankedTensorType root, int64_t size) {
+  auto terms = linearTerms(expr);
+  if (!terms || terms->size() < 2)
+    return std::nullopt;
+  llvm::sort(*terms);
+  int64_t stride = 1;
+  SmallVector<unsigned> dims;
+  for (auto [coefficient, d] : *terms) {
+    int64_t n = d < root.getRank() ? root.getDimSize(d) : ShapedType::kDynamic;
+    if (coefficient != stride || ShapedType::isDynamic(n) || n < 1)
+      return std::nullopt;
+    stride *= n;
+    dims.push_back(d);
+  }
+  if (stride != size)
+    return std::nullopt;
+  std::reverse(dims.begin(), dims.end());
+  return dims;
+}
+
 /// Whether `map` (the root's dims -> x's indices) reads x whole, once per
 /// element: each root dim once, and index 0 of x's size-1 dims the root
 /// lacks (a rotation raised through a view that dropped a unit dim of x).
@@ -736,6 +804,15 @@ bool readsWhole(AffineMap map, Value x, RankedTensorType root) {
       seen[dim.getPosition()] = true;
       continue;
     }
+    if (std::optional<SmallVector<unsigned>> dims =
+            mixedRadixDims(expr, root, type.getDimSize(k))) {
+      for (unsigned d : *dims) {
+        if (seen[d])
+          return false;
+        seen[d] = true;
+      }
+      continue;
+    }
     auto constant = dyn_cast<AffineConstantExpr>(expr);
     if (!constant || constant.getValue() != 0 || type.getDimSize(k) != 1)
       return false;
@@ -743,10 +820,51 @@ bool readsWhole(AffineMap map, Value x, RankedTensorType root) {
   return llvm::all_of(seen, [](bool s) { return s; });
 }
 
+/// x with each dim that `map` reads as the linear index of several root
+/// dims (readsWhole's mixed radix) expanded into those dims, and the map
+/// that reads the expanded x by plain dims.
+std::pair<Value, AffineMap> splitLinearDims(RewriterBase &rewriter,
+                                            Location loc, ApplyOp op, Value x,
+                                            AffineMap map) {
+  auto type = cast<RankedTensorType>(x.getType());
+  RankedTensorType root = op.getInputType();
+  SmallVector<ReassociationIndices> groups;
+  SmallVector<int64_t> shape;
+  SmallVector<AffineExpr> exprs;
+  bool split = false;
+  for (auto [k, expr] : llvm::enumerate(map.getResults())) {
+    ReassociationIndices group;
+    std::optional<SmallVector<unsigned>> dims =
+        mixedRadixDims(expr, root, type.getDimSize(k));
+    if (!dims) {
+      group.push_back(shape.size());
+      shape.push_back(type.getDimSize(k));
+      exprs.push_back(expr);
+    } else {
+      split = true;
+      for (unsigned d : *dims) {
+        group.push_back(shape.size());
+        shape.push_back(root.getDimSize(d));
+        exprs.push_back(rewriter.getAffineDimExpr(d));
+      }
+    }
+    groups.push_back(group);
+  }
+  if (!split)
+    return {x, map};
+  auto expandedType = RankedTensorType::get(shape, type.getElementType());
+  Value expanded =
+      tensor::ExpandShapeOp::create(rewriter, loc, expandedType, x, groups);
+  return {expanded,
+          AffineMap::get(map.getNumDims(), 0, exprs, rewriter.getContext())};
+}
+
 /// x read at the root's coordinates: x itself, a transpose of it, or (x
-/// with unit dims the root lacks) a copy that drops them.
+/// with unit dims the root lacks) a copy that drops them; a dim read as the
+/// linear index of several root dims is expanded into them first.
 Value materializeInput(RewriterBase &rewriter, ApplyOp op, Value x,
                        AffineMap map) {
+  std::tie(x, map) = splitLinearDims(rewriter, op.getLoc(), op, x, map);
   if (map.isIdentity())
     return x;
   if (!map.isPermutation()) {

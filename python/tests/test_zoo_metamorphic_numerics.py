@@ -32,6 +32,9 @@ REWRITES = {
     "fold-fuse": "linalg-fold-unit-extent-dims,linalg-fuse-elementwise-ops",
     "fold-unit": "linalg-fold-unit-extent-dims",
     "generalize-norm": "linalg-generalize-named-ops",
+    "gen-fuse-fold-canon": "linalg-generalize-named-ops,"
+                           "linalg-fuse-elementwise-ops,"
+                           "linalg-fold-unit-extent-dims,canonicalize,cse",
 }
 CASES = [(name, mode, rewrite)
          for name in ("llama", "qwen2", "gpt_oss")
@@ -66,7 +69,10 @@ CASES = [(name, mode, rewrite)
     ("qwen3", "prefill", "gen-fuse"), ("phi3", "prefill", "gen-fuse"),
     # The QK-norm's x read through the heads split into KV groups (q's
     # rotation fused into Q.K^T after the unit dims are folded).
-    ("qwen3", "prefill", "fold-fuse"), ("gemma3_text", "decode", "fold-fuse")]
+    ("qwen3", "prefill", "fold-fuse"), ("gemma3_text", "decode", "fold-fuse"),
+    # SDPA's sqrt(scale) fused into the decode step's Q.K^T payload itself.
+    ("gpt_neox", "decode", "gen-fuse-fold-canon"),
+    ("deepseek_v3", "decode", "gen-fuse-fold-canon")]
 
 
 def rewritten(text, rewrite):

@@ -2086,3 +2086,56 @@ func.func @read_rotation_keeps_magnitude(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2
   } -> tensor<1x2x4x8xf32>
   return %o, %kr : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>
 }
+
+// -----
+
+// SDPA's sqrt(scale) on q and k moved by linalg-fuse-elementwise-ops into
+// the contraction's own payload (a decode step after generalize, fuse,
+// fold-unit and canonicalize: q [H, D] against the cache's keys, every key
+// visible): the factors are read there, scale 0.5 * 0.5.
+// CHECK-LABEL: func.func @factors_in_contraction_payload(
+// CHECK: rope.attention ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<2x8x1xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>)
+// CHECK-SAME: causal
+// CHECK-SAME: scale = 2.500000e-01 : f64
+// CHECK-NOT: linalg.generic
+func.func @factors_in_contraction_payload(%q: tensor<2x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>) -> tensor<2x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %half = arith.constant 0.5 : f32
+  %se = tensor.empty() : tensor<2x4xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%se : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(h, n, d) -> (h, d)>, affine_map<(h, n, d) -> (h, n, d)>, affine_map<(h, n, d) -> (h, n)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%q, %k : tensor<2x8xf32>, tensor<2x4x8xf32>) outs(%acc : tensor<2x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %kb = arith.mulf %b, %half : f32
+    %qa = arith.mulf %a, %half : f32
+    %p = arith.mulf %qa, %kb : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4xf32>
+  %ninf = arith.constant 0xFF800000 : f32
+  %c3 = arith.constant 3 : i64
+  %me = tensor.empty() : tensor<4xf32>
+  %mask = linalg.generic {indexing_maps = [affine_map<(n) -> (n)>], iterator_types = ["parallel"]} outs(%me : tensor<4xf32>) {
+  ^bb0(%out: f32):
+    %i = linalg.index 0 : index
+    %ii = arith.index_cast %i : index to i64
+    %le = arith.cmpi sle, %ii, %c3 : i64
+    %m = arith.select %le, %zero, %ninf : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  %masked = linalg.generic {indexing_maps = [affine_map<(h, n) -> (h, n)>, affine_map<(h, n) -> (n)>, affine_map<(h, n) -> (h, n)>], iterator_types = ["parallel", "parallel"]} ins(%s, %mask : tensor<2x4xf32>, tensor<4xf32>) outs(%se : tensor<2x4xf32>) {
+  ^bb0(%x: f32, %a: f32, %o: f32):
+    %y = arith.addf %x, %a : f32
+    linalg.yield %y : f32
+  } -> tensor<2x4xf32>
+  %pe = tensor.empty() : tensor<2x4xf32>
+  %pr = linalg.softmax dimension(1) ins(%masked : tensor<2x4xf32>) outs(%pe : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %oe = tensor.empty() : tensor<2x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(h, n, e) -> (h, n)>, affine_map<(h, n, e) -> (h, n, e)>, affine_map<(h, n, e) -> (h, e)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%pr, %v : tensor<2x4xf32>, tensor<2x4x8xf32>) outs(%oacc : tensor<2x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %x = arith.mulf %a, %b : f32
+    %y = arith.addf %c, %x : f32
+    linalg.yield %y : f32
+  } -> tensor<2x8xf32>
+  return %o : tensor<2x8xf32>
+}

@@ -1929,9 +1929,12 @@ private:
     Node *sides[2];
     ApplyOp folds[2];
     for (unsigned side : {0u, 1u}) {
-      // Constant factors on Q or K (SDPA's √scale on each) join the scale.
+      // Constant factors on Q or K (SDPA's √scale on each) join the scale,
+      // also when fusion moved them into the contraction's own payload.
       Node *source = ex.look(stripExtF(ex, product->operands[side]));
-      for (int i = 0; i < 8 && source->kind == Node::Tensor; ++i) {
+      for (int i = 0; i < 8 && (source->kind == Node::Tensor ||
+                                source->kind == Node::Compute);
+           ++i) {
         Node *mul = computeOf<arith::MulFOp>(ex, source, 2);
         if (!mul)
           break;

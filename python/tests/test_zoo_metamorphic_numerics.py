@@ -72,7 +72,11 @@ CASES = [(name, mode, rewrite)
     ("qwen3", "prefill", "fold-fuse"), ("gemma3_text", "decode", "fold-fuse"),
     # SDPA's sqrt(scale) fused into the decode step's Q.K^T payload itself.
     ("gpt_neox", "decode", "gen-fuse-fold-canon"),
-    ("deepseek_v3", "decode", "gen-fuse-fold-canon")]
+    ("deepseek_v3", "decode", "gen-fuse-fold-canon"),
+    # q's two views of one projection (canonicalize folded the copy between
+    # them) read as one tensor.
+    ("olmo2", "decode", "gen-fuse-fold-canon"),
+    ("phi3", "decode", "gen-fuse-fold-canon")]
 
 
 def rewritten(text, rewrite):

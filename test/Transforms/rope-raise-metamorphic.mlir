@@ -65,6 +65,16 @@
 // NORM-FRAMESET: %[[X:.*]] = linalg.generic {{.*}} ins(%[[XS]] : tensor<16x2x2x16xf32>) outs(%{{.*}} : tensor<1x2x2x16x16xf32>)
 // NORM-FRAMESET: rope.apply ins(%[[X]] : tensor<1x2x2x16x16xf32>) positions({{.*}}) norm(%{{.*}} : tensor<16xf32>)
 //
+// A decode step after generalize, fold-unit and canonicalize: the copy
+// between q's [H, D] view and its [1, H, 1, D] view is folded away, leaving
+// two expand_shapes of the flat projection (x and the halves rotate_half
+// slices); rope-raise makes the wider one an expand of the other, so both
+// read one tensor, and raises every rotation.
+// RUN: rope-opt %S/../Frontends/Inputs/zoo/olmo2_decode.mlir --linalg-generalize-named-ops \
+// RUN:   --linalg-fold-unit-extent-dims --canonicalize --rope-raise | FileCheck %s --check-prefix=SHARED-VIEWS
+// SHARED-VIEWS-COUNT-4: rope.apply ins(%{{.*}} : tensor<{{[24]}}x1x16xf32>) positions(%{{.*}} : tensor<1xi64>)
+// SHARED-VIEWS-NOT: rope.apply
+//
 // RUN: rope-opt %S/../Frontends/Inputs/jax_rotate_half.mlir --linalg-fuse-elementwise-ops --rope-raise \
 // RUN:   | FileCheck %s --check-prefix=IOTA-FREQ
 // IOTA-FREQ-COUNT-2: rope.apply ins(%arg{{[01]}} : tensor<2x8x{{[24]}}x32xf32>) positions(%arg2 : tensor<2x8xi32>) {{.*}}inv_freq = [1.000000e+00, 0.56234133243560791,
@@ -454,4 +464,21 @@ func.func @decode_folded_one_head(%k: tensor<16xf32>, %pos: tensor<1x1xi64>) -> 
     linalg.yield %v : f32
   } -> tensor<16xf32>
   return %r : tensor<16xf32>
+}
+
+// -----
+
+// Views of one tensor (shareReshapeSources): the expand that differs from
+// [4, 16] in unit dims only becomes an expand of it; one that splits the
+// channels otherwise ([8, 8]) stays an expand of the source.
+// CHECK-LABEL: func.func @shared_views(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<64xf32>
+// CHECK: %[[HD:.*]] = tensor.expand_shape %[[X]] {{\[\[}}0, 1]] output_shape [4, 16] : tensor<64xf32> into tensor<4x16xf32>
+// CHECK: tensor.expand_shape %[[HD]] {{\[\[}}0, 1], [2, 3]] output_shape [1, 4, 1, 16] : tensor<4x16xf32> into tensor<1x4x1x16xf32>
+// CHECK: tensor.expand_shape %[[X]] {{\[\[}}0, 1]] output_shape [8, 8] : tensor<64xf32> into tensor<8x8xf32>
+func.func @shared_views(%x: tensor<64xf32>) -> (tensor<4x16xf32>, tensor<1x4x1x16xf32>, tensor<8x8xf32>) {
+  %a = tensor.expand_shape %x [[0, 1]] output_shape [4, 16] : tensor<64xf32> into tensor<4x16xf32>
+  %b = tensor.expand_shape %x [[0, 1, 2, 3]] output_shape [1, 4, 1, 16] : tensor<64xf32> into tensor<1x4x1x16xf32>
+  %c = tensor.expand_shape %x [[0, 1]] output_shape [8, 8] : tensor<64xf32> into tensor<8x8xf32>
+  return %a, %b, %c : tensor<4x16xf32>, tensor<1x4x1x16xf32>, tensor<8x8xf32>
 }

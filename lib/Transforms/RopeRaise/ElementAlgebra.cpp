@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Complex/IR/Complex.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
@@ -21,6 +22,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "rope/Dialect/Rope/Utils/GuardedValueBounds.h"
 
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -1806,6 +1808,50 @@ void mlir::rope::raise::materializeFusedOperands(Operation *root) {
     // The replacement has nothing of fewer loops left; the new ones may.
     created.pop_back();
     worklist.append(created.begin(), created.end());
+  }
+}
+
+void mlir::rope::raise::shareReshapeSources(Operation *root) {
+  // Per source, its expand_shape users in order.
+  llvm::MapVector<Value, SmallVector<tensor::ExpandShapeOp, 2>> bySource;
+  root->walk([&](tensor::ExpandShapeOp op) {
+    if (op.getResultType().hasStaticShape())
+      bySource[op.getSrc()].push_back(op);
+  });
+  IRRewriter rewriter(root->getContext());
+  for (auto &[source, expands] : bySource) {
+    if (expands.size() < 2)
+      continue;
+    // The base: the view with the fewest dims (the least unit dims), first
+    // in the block among equals so that it dominates the others' uses.
+    tensor::ExpandShapeOp base = expands.front();
+    for (tensor::ExpandShapeOp op : expands)
+      if (op.getResultType().getRank() < base.getResultType().getRank())
+        base = op;
+    for (tensor::ExpandShapeOp op : expands) {
+      RankedTensorType type = op.getResultType();
+      if (op == base || type.getRank() <= base.getResultType().getRank() ||
+          base->getBlock() != op->getBlock() || !base->isBeforeInBlock(op))
+        continue;
+      // Only unit dims between the two: the other dims are the same sizes
+      // in the same order (both row-major views of one source).
+      auto nonUnit = [](ArrayRef<int64_t> shape) {
+        SmallVector<int64_t> sizes;
+        for (int64_t size : shape)
+          if (size != 1)
+            sizes.push_back(size);
+        return sizes;
+      };
+      if (nonUnit(type.getShape()) != nonUnit(base.getResultType().getShape()))
+        continue;
+      std::optional<SmallVector<ReassociationIndices>> groups =
+          getReassociationIndicesForReshape(base.getResultType(), type);
+      if (!groups)
+        continue;
+      rewriter.setInsertionPoint(op);
+      rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(op, type, base,
+                                                         *groups);
+    }
   }
 }
 

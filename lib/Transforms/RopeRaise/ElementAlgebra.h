@@ -249,6 +249,14 @@ SmallVector<int64_t> unflatten(int64_t flat, ArrayRef<int64_t> shape);
 /// preserving; the frontends' unfused IR has no such values.
 void materializeFusedOperands(Operation *root);
 
+/// Makes two expand_shapes of one tensor that differ only in unit dims
+/// (canonicalize folds the copy between a projection's [H, D] view and its
+/// [1, H, 1, D] view into two expands of the flat [H*D]) read one another:
+/// the one with more dims becomes an expand of the other, so that the
+/// algebra reads both as one leaf (it does not look through a reshape that
+/// mixes a frame with channels). Semantics preserving.
+void shareReshapeSources(Operation *root);
+
 /// Python's negative-index wrap of an integer `p` into `rows` rows,
 /// `select(p < 0, p + rows, p)`, however spelled (the comparison either way
 /// round, `p <= -1`, the branches swapped with the predicate negated, the

@@ -1672,6 +1672,8 @@ void raiseRopeCounting(Operation *root, bool remarks, int64_t &evaluated) {
   // Values a host's elementwise fusion moved into the ops that read them
   // become tensors again (ElementAlgebra.h).
   raise::materializeFusedOperands(root);
+  // Views of one tensor that differ in unit dims read one another.
+  raise::shareReshapeSources(root);
   // A QK-norm producing a rotated tensor is gathered into one generic first,
   // so that the rotation is raised with the normalized tensor as its input.
   SmallVector<std::pair<Value, Value>> norms = isolateNorms(root);

@@ -8,7 +8,8 @@
 // sum over token dims of (insert offset + index) * row-major stride of the
 // cache's token dims, from the insert's own offset values. Refused: strided
 // inserts, a partial head (or channel) range, a non-rope value, a rotation
-// with other uses, rank-reducing inserts.
+// with other uses, rank-reducing inserts (but of a rotation whose unit dims
+// were collapsed away, rebuilt on the insert's unreduced view).
 
 // Hugging Face [B, H, S, D] into [B, H, max_len, D] at position %p (token
 // dims (0, 2)): slot = b * 4096 + (%p + s).
@@ -156,7 +157,8 @@ func.func @other_users(%k: tensor<1x4x8x64xf32>, %cache: tensor<1x512x8x64xf32>,
 
 // -----
 
-// Refused: a rank-reducing insert (one token's [H, D] into [max_len, H, D]).
+// Refused: a rank-reducing insert (one token's [H, D] into [max_len, H, D]),
+// the rotation's token dim (8 tokens) not the one the insert appends along.
 // CHECK-LABEL: func.func @rank_reducing(
 //       CHECK:   %[[R:.*]] = rope.apply
 //   CHECK-NOT:     slots
@@ -167,4 +169,44 @@ func.func @rank_reducing(%k: tensor<8x64xf32>, %cache: tensor<512x8x64xf32>, %p:
   %r = rope.apply ins(%k : tensor<8x64xf32>) outs(%e : tensor<8x64xf32>) {token_dims = array<i64: 0>} -> tensor<8x64xf32>
   %c = tensor.insert_slice %r into %cache[%p, 0, 0] [1, 8, 64] [1, 1, 1] : tensor<8x64xf32> into tensor<512x8x64xf32>
   return %c : tensor<512x8x64xf32>
+}
+
+// -----
+
+// A decode step after linalg-fold-unit-extent-dims: the rotation of one
+// token's [H, 1, D] (token dim 1) collapsed to [H, D] and inserted,
+// rank-reducing, into the [B, max_len, H, D] cache at [0, %p, 0, 0]. Rebuilt
+// on the insert's unreduced view [1, 1, H, D], its token dim the one the
+// insert appends along (1).
+// CHECK-LABEL: func.func @unit_dims_folded(
+//  CHECK-SAME:     %[[K:[^:]*]]: tensor<2x1x16xf32>, %[[POS:[^:]*]]: tensor<1xi32>, %[[C:[^:]*]]: tensor<1x17x2x16xf32>
+//       CHECK:   %[[F:.*]] = tensor.collapse_shape %[[K]] {{\[\[}}0], [1, 2]] : tensor<2x1x16xf32> into tensor<2x16xf32>
+//       CHECK:   %[[X:.*]] = tensor.expand_shape %[[F]] {{\[\[}}0, 1, 2], [3]] output_shape [1, 1, 2, 16] : tensor<2x16xf32> into tensor<1x1x2x16xf32>
+//       CHECK:   %[[S:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1xi64>)
+//       CHECK:   %[[R:.*]] = rope.apply ins(%[[X]] : tensor<1x1x2x16xf32>) positions(%[[POS]] : tensor<1xi32>) slots(%[[S]] : tensor<1xi64>) outs(%[[C]] : tensor<1x17x2x16xf32>) {token_dims = array<i64: 1>}
+//   CHECK-NOT:   tensor.insert_slice
+//       CHECK:   return %[[R]]
+func.func @unit_dims_folded(%k: tensor<2x1x16xf32>, %pos: tensor<1xi32>, %cache: tensor<1x17x2x16xf32>, %p: index) -> tensor<1x17x2x16xf32> {
+  %e = tensor.empty() : tensor<2x1x16xf32>
+  %r = rope.apply ins(%k : tensor<2x1x16xf32>) positions(%pos : tensor<1xi32>) outs(%e : tensor<2x1x16xf32>) {token_dims = array<i64: 1>} -> tensor<2x1x16xf32>
+  %v = tensor.collapse_shape %r [[0, 1], [2]] : tensor<2x1x16xf32> into tensor<2x16xf32>
+  %c = tensor.insert_slice %v into %cache[0, %p, 0, 0] [1, 1, 2, 16] [1, 1, 1, 1] : tensor<2x16xf32> into tensor<1x17x2x16xf32>
+  return %c : tensor<1x17x2x16xf32>
+}
+
+// -----
+
+// Refused: the same, inserted into one head's row ([0, %p, %h, 0], sizes
+// [1, 1, 1, 16] of a [2, 16] whose heads are 1 x 32): the dims the insert
+// appends along (token and head) are not the rotation's token dims.
+// CHECK-LABEL: func.func @unit_dims_folded_wrong_dims(
+//       CHECK:   rope.apply
+//   CHECK-NOT:     slots
+//       CHECK:   tensor.insert_slice
+func.func @unit_dims_folded_wrong_dims(%k: tensor<1x1x32xf32>, %pos: tensor<1xi32>, %cache: tensor<1x17x2x32xf32>, %p: index, %h: index) -> tensor<1x17x2x32xf32> {
+  %e = tensor.empty() : tensor<1x1x32xf32>
+  %r = rope.apply ins(%k : tensor<1x1x32xf32>) positions(%pos : tensor<1xi32>) outs(%e : tensor<1x1x32xf32>) {token_dims = array<i64: 1>} -> tensor<1x1x32xf32>
+  %v = tensor.collapse_shape %r [[0, 1, 2]] : tensor<1x1x32xf32> into tensor<32xf32>
+  %c = tensor.insert_slice %v into %cache[0, %p, %h, 0] [1, 1, 1, 32] [1, 1, 1, 1] : tensor<32xf32> into tensor<1x17x2x32xf32>
+  return %c : tensor<1x17x2x32xf32>
 }

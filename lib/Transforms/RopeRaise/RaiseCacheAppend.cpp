@@ -28,7 +28,10 @@
 // computes the same thing:
 //   - the source is a rope.apply result (without slots) whose only use is
 //     this insert (otherwise the rotated tensor is needed anyway);
-//   - no rank reduction, unit strides;
+//   - unit strides; a rank-reducing insert only of a rotation whose unit
+//     dims were collapsed away (linalg-fold-unit-extent-dims): the rotation
+//     is then rebuilt on the insert's unreduced view of its input, its
+//     token dims the dims the insert appends along;
 //   - every dim that is not one of the op's token dims (heads, channels) is
 //     inserted whole: offset 0 and the cache's full size (a partial head or
 //     channel range is refused);
@@ -47,6 +50,7 @@
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Verifier.h"
 #include "rope/Dialect/Rope/Utils/GuardedValueBounds.h"
@@ -72,27 +76,105 @@ bool isFullSize(OpFoldResult size, Value dest, int64_t d) {
                        ValueBoundsConstraintSet::Variable(dest, d));
 }
 
+/// The sizes of `shape` that are not 1, in order.
+SmallVector<int64_t> nonUnitSizes(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> sizes;
+  for (int64_t size : shape)
+    if (size != 1)
+      sizes.push_back(size);
+  return sizes;
+}
+
+/// `value` reshaped to `type`, the two differing only in unit dims: its
+/// unit dims collapsed away, then the others expanded into `type`.
+Value reshapeUnitDims(RewriterBase &rewriter, Location loc, Value value,
+                      RankedTensorType type) {
+  auto from = cast<RankedTensorType>(value.getType());
+  auto flat = RankedTensorType::get(nonUnitSizes(from.getShape()),
+                                    from.getElementType());
+  if (flat != from) {
+    std::optional<SmallVector<ReassociationIndices>> groups =
+        getReassociationIndicesForReshape(from, flat);
+    if (!groups)
+      return {};
+    value =
+        tensor::CollapseShapeOp::create(rewriter, loc, flat, value, *groups);
+  }
+  if (flat == type)
+    return value;
+  std::optional<SmallVector<ReassociationIndices>> groups =
+      getReassociationIndicesForReshape(flat, type);
+  if (!groups)
+    return {};
+  return tensor::ExpandShapeOp::create(rewriter, loc, type, value, *groups);
+}
+
 LogicalResult raiseCacheAppend(tensor::InsertSliceOp insert,
                                RewriterBase &rewriter, std::string &why) {
-  auto rot = insert.getSource().getDefiningOp<ApplyOp>();
+  // The rotation, or (after linalg-fold-unit-extent-dims) a collapse of its
+  // unit dims that a rank-reducing insert puts back.
+  Value inserted = insert.getSource();
+  auto view = inserted.getDefiningOp<tensor::CollapseShapeOp>();
+  if (view && view.getSrc().getDefiningOp<ApplyOp>() &&
+      nonUnitSizes(view.getSrcType().getShape()) ==
+          nonUnitSizes(view.getResultType().getShape()))
+    inserted = view.getSrc();
+  else
+    view = {};
+  auto rot = inserted.getDefiningOp<ApplyOp>();
   if (!rot)
     return why = "the inserted value is not a rope.apply result", failure();
   if (rot.getSlots())
     return why = "the rope.apply already appends to a cache", failure();
-  if (!rot.getResult().hasOneUse())
+  if (!rot.getResult().hasOneUse() || (view && !view.getResult().hasOneUse()))
     return why = "the rotated tensor has other uses", failure();
   Value dest = insert.getDest();
   auto destType = cast<RankedTensorType>(dest.getType());
   auto sourceType = cast<RankedTensorType>(insert.getSource().getType());
   int64_t rank = destType.getRank();
-  if (sourceType.getRank() != rank)
-    return why = "rank-reducing insert", failure();
   if (!llvm::all_of(insert.getMixedStrides(),
                     [](OpFoldResult s) { return isConstantIntValue(s, 1); }))
     return why = "non-unit strides", failure();
   SmallVector<int64_t> tokenDims = rot.getTokenDimsOrDefault();
   SmallVector<OpFoldResult> offsets = insert.getMixedOffsets();
   SmallVector<OpFoldResult> sizes = insert.getMixedSizes();
+  // The rotation's input, in the insert's unreduced view of the rotated
+  // tensor when that differs from the rotation's own shape in unit dims.
+  Value input = rot.getInput();
+  DenseI64ArrayAttr tokenDimsAttr = rot.getTokenDimsAttr();
+  RankedTensorType rotType = rot.getInputType();
+  if (sourceType.getRank() != rank || view) {
+    if (rot.getMropeAttr())
+      return why = "a rank-reducing insert of an M-RoPE rotation", failure();
+    SmallVector<int64_t> full(insert.getStaticSizes());
+    if (ShapedType::isDynamicShape(full) || !rotType.hasStaticShape() ||
+        nonUnitSizes(full) != nonUnitSizes(rotType.getShape()) ||
+        full.back() != rotType.getShape().back() || full.back() == 1)
+      return why = "rank-reducing insert", failure();
+    // The token dims: those the insert appends along (not inserted whole),
+    // as many as the rotation's and of its token dims' sizes.
+    SmallVector<int64_t> appended;
+    for (int64_t d = 0; d < rank; ++d)
+      if (!isConstantIntValue(offsets[d], 0) || !isFullSize(sizes[d], dest, d))
+        appended.push_back(d);
+    if (appended.size() != tokenDims.size() ||
+        llvm::any_of(llvm::zip_equal(appended, tokenDims), [&](auto pair) {
+          return full[std::get<0>(pair)] !=
+                 rotType.getDimSize(std::get<1>(pair));
+        }))
+      return why = "the dims the insert appends along are not the "
+                   "rotation's token dims",
+             failure();
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(insert);
+    input =
+        reshapeUnitDims(rewriter, insert.getLoc(), input,
+                        RankedTensorType::get(full, rotType.getElementType()));
+    if (!input)
+      return why = "rank-reducing insert", failure();
+    tokenDims = appended;
+    tokenDimsAttr = rewriter.getDenseI64ArrayAttr(appended);
+  }
   for (int64_t d = 0; d < rank; ++d) {
     if (llvm::is_contained(tokenDims, d))
       continue;
@@ -179,10 +261,10 @@ LogicalResult raiseCacheAppend(tensor::InsertSliceOp insert,
           })
           .getResult(0);
   auto raised = ApplyOp::create(
-      rewriter, rot.getLoc(), Type(destType), rot.getInput(),
-      rot.getPositions(), rot.getOffset(), rot.getLength(), rot.getCos(),
-      rot.getSin(), rot.getNormWeight(), rot.getQuantScale(), slots, dest,
-      rot.getLayoutAttr(), rot.getRotaryDimAttr(), rot.getTokenDimsAttr(),
+      rewriter, rot.getLoc(), Type(destType), input, rot.getPositions(),
+      rot.getOffset(), rot.getLength(), rot.getCos(), rot.getSin(),
+      rot.getNormWeight(), rot.getQuantScale(), slots, dest,
+      rot.getLayoutAttr(), rot.getRotaryDimAttr(), tokenDimsAttr,
       rot.getFreqsAttr(), rot.getMropeAttr(), rot.getMagnitudeAttr(),
       rot.getInverseAttr(), rot.getNormEpsilonAttr());
   if (failed(mlir::verify(raised, /*verifyRecursively=*/false))) {
@@ -193,6 +275,8 @@ LogicalResult raiseCacheAppend(tensor::InsertSliceOp insert,
   }
   rewriter.replaceOp(insert, raised.getResult());
   Value init = rot.getInit();
+  if (view)
+    rewriter.eraseOp(view);
   rewriter.eraseOp(rot);
   if (Operation *def = init.getDefiningOp();
       def && isa<tensor::EmptyOp>(def) && def->use_empty())

@@ -76,7 +76,11 @@ CASES = [(name, mode, rewrite)
     # q's two views of one projection (canonicalize folded the copy between
     # them) read as one tensor.
     ("olmo2", "decode", "gen-fuse-fold-canon"),
-    ("phi3", "decode", "gen-fuse-fold-canon")]
+    ("phi3", "decode", "gen-fuse-fold-canon"),
+    # JAX's timescale base^(2i/d) fused into the decode step's angle generic
+    # (no token loop left to split it out by).
+    ("llama_jax", "decode", "fold-fuse"),
+    ("llama_jax", "decode", "gen-fuse-fold-canon")]
 
 
 def rewritten(text, rewrite):

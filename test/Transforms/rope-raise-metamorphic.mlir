@@ -482,3 +482,128 @@ func.func @shared_views(%x: tensor<64xf32>) -> (tensor<4x16xf32>, tensor<1x4x1x1
   %c = tensor.expand_shape %x [[0, 1]] output_shape [8, 8] : tensor<64xf32> into tensor<8x8xf32>
   return %a, %b, %c : tensor<4x16xf32>, tensor<1x4x1x16xf32>, tensor<8x8xf32>
 }
+
+// -----
+
+// A decode step's angle after linalg-fold-unit-extent-dims and fusion (JAX):
+// the timescale base^(2i/d) computed in the angle's own generic from
+// linalg.index, which has no loop the timescale lacks (so no operand to
+// split it into); evaluated per channel: #rope.default.
+// CHECK-LABEL: func.func @timescale_in_angle(
+// CHECK: rope.apply ins(%{{.*}} : tensor<1x1x4x16xf32>) positions(%{{.*}} : tensor<1xi32>) outs(%{{.*}}) {freqs = #rope.default<>, token_dims = array<i64: 1>}
+#id2 = affine_map<(h, c) -> (h, c)>
+#ch = affine_map<(h, c) -> (c)>
+#scalar = affine_map<(c) -> ()>
+#vec = affine_map<(c) -> (c)>
+func.func @timescale_in_angle(%x: tensor<1x1x4x16xf32>, %pos2: tensor<1x1xi32>) -> tensor<1x1x4x16xf32> {
+  %pos = tensor.collapse_shape %pos2 [] : tensor<1x1xi32> into tensor<i32>
+  %c2 = arith.constant 2 : i32
+  %d = arith.constant 1.600000e+01 : f32
+  %base = arith.constant 1.000000e+04 : f32
+  %e8 = tensor.empty() : tensor<8xf32>
+  %angle = linalg.generic {indexing_maps = [#scalar, #vec], iterator_types = ["parallel"]} ins(%pos : tensor<i32>) outs(%e8 : tensor<8xf32>) {
+  ^bb0(%p: i32, %out: f32):
+    %i = linalg.index 0 : index
+    %ii = arith.index_cast %i : index to i32
+    %i2 = arith.muli %ii, %c2 : i32
+    %fi = arith.sitofp %i2 : i32 to f32
+    %ex = arith.divf %fi, %d : f32
+    %ts = math.powf %base, %ex : f32
+    %pf = arith.sitofp %p : i32 to f32
+    %a = arith.divf %pf, %ts : f32
+    linalg.yield %a : f32
+  } -> tensor<8xf32>
+  %sin = linalg.generic {indexing_maps = [#vec, #vec], iterator_types = ["parallel"]} ins(%angle : tensor<8xf32>) outs(%e8 : tensor<8xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %s = math.sin %a : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  %cos = linalg.generic {indexing_maps = [#vec, #vec], iterator_types = ["parallel"]} ins(%angle : tensor<8xf32>) outs(%e8 : tensor<8xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %c = math.cos %a : f32
+    linalg.yield %c : f32
+  } -> tensor<8xf32>
+  %x1 = tensor.extract_slice %x[0, 0, 0, 0] [1, 1, 4, 8] [1, 1, 1, 1] : tensor<1x1x4x16xf32> to tensor<4x8xf32>
+  %x2 = tensor.extract_slice %x[0, 0, 0, 8] [1, 1, 4, 8] [1, 1, 1, 1] : tensor<1x1x4x16xf32> to tensor<4x8xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %lo = linalg.generic {indexing_maps = [#id2, #ch, #id2, #ch, #id2], iterator_types = ["parallel", "parallel"]} ins(%x1, %cos, %x2, %sin : tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>, tensor<8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %c: f32, %b: f32, %s: f32, %out: f32):
+    %bs = arith.mulf %b, %s : f32
+    %ac = arith.mulf %a, %c : f32
+    %v = arith.subf %ac, %bs : f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  %hi = linalg.generic {indexing_maps = [#id2, #ch, #id2, #ch, #id2], iterator_types = ["parallel", "parallel"]} ins(%x2, %cos, %x1, %sin : tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>, tensor<8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %c: f32, %b: f32, %s: f32, %out: f32):
+    %bs = arith.mulf %b, %s : f32
+    %ac = arith.mulf %a, %c : f32
+    %v = arith.addf %ac, %bs : f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  %e16 = tensor.empty() : tensor<1x1x4x16xf32>
+  %r0 = tensor.insert_slice %lo into %e16[0, 0, 0, 0] [1, 1, 4, 8] [1, 1, 1, 1] : tensor<4x8xf32> into tensor<1x1x4x16xf32>
+  %r = tensor.insert_slice %hi into %r0[0, 0, 0, 8] [1, 1, 4, 8] [1, 1, 1, 1] : tensor<4x8xf32> into tensor<1x1x4x16xf32>
+  return %r : tensor<1x1x4x16xf32>
+}
+
+// -----
+
+// The negative: the timescale's base is read from an input (not a
+// constant): not a frequency table, not raised.
+// CHECK-LABEL: func.func @timescale_from_input(
+// CHECK-NOT: rope.apply
+// CHECK: return
+#id2 = affine_map<(h, c) -> (h, c)>
+#ch = affine_map<(h, c) -> (c)>
+#scalar = affine_map<(c) -> ()>
+#vec = affine_map<(c) -> (c)>
+func.func @timescale_from_input(%x: tensor<1x1x4x16xf32>, %pos2: tensor<1x1xi32>, %base_in: tensor<f32>) -> tensor<1x1x4x16xf32> {
+  %pos = tensor.collapse_shape %pos2 [] : tensor<1x1xi32> into tensor<i32>
+  %c2 = arith.constant 2 : i32
+  %d = arith.constant 1.600000e+01 : f32
+  %base = arith.constant 1.000000e+04 : f32
+  %e8 = tensor.empty() : tensor<8xf32>
+  %angle = linalg.generic {indexing_maps = [#scalar, #scalar, #vec], iterator_types = ["parallel"]} ins(%pos, %base_in : tensor<i32>, tensor<f32>) outs(%e8 : tensor<8xf32>) {
+  ^bb0(%p: i32, %bv: f32, %out: f32):
+    %i = linalg.index 0 : index
+    %ii = arith.index_cast %i : index to i32
+    %i2 = arith.muli %ii, %c2 : i32
+    %fi = arith.sitofp %i2 : i32 to f32
+    %ex = arith.divf %fi, %d : f32
+    %ts = math.powf %bv, %ex : f32
+    %pf = arith.sitofp %p : i32 to f32
+    %a = arith.divf %pf, %ts : f32
+    linalg.yield %a : f32
+  } -> tensor<8xf32>
+  %sin = linalg.generic {indexing_maps = [#vec, #vec], iterator_types = ["parallel"]} ins(%angle : tensor<8xf32>) outs(%e8 : tensor<8xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %s = math.sin %a : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  %cos = linalg.generic {indexing_maps = [#vec, #vec], iterator_types = ["parallel"]} ins(%angle : tensor<8xf32>) outs(%e8 : tensor<8xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %c = math.cos %a : f32
+    linalg.yield %c : f32
+  } -> tensor<8xf32>
+  %x1 = tensor.extract_slice %x[0, 0, 0, 0] [1, 1, 4, 8] [1, 1, 1, 1] : tensor<1x1x4x16xf32> to tensor<4x8xf32>
+  %x2 = tensor.extract_slice %x[0, 0, 0, 8] [1, 1, 4, 8] [1, 1, 1, 1] : tensor<1x1x4x16xf32> to tensor<4x8xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %lo = linalg.generic {indexing_maps = [#id2, #ch, #id2, #ch, #id2], iterator_types = ["parallel", "parallel"]} ins(%x1, %cos, %x2, %sin : tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>, tensor<8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %c: f32, %b: f32, %s: f32, %out: f32):
+    %bs = arith.mulf %b, %s : f32
+    %ac = arith.mulf %a, %c : f32
+    %v = arith.subf %ac, %bs : f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  %hi = linalg.generic {indexing_maps = [#id2, #ch, #id2, #ch, #id2], iterator_types = ["parallel", "parallel"]} ins(%x2, %cos, %x1, %sin : tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>, tensor<8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %c: f32, %b: f32, %s: f32, %out: f32):
+    %bs = arith.mulf %b, %s : f32
+    %ac = arith.mulf %a, %c : f32
+    %v = arith.addf %ac, %bs : f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  %e16 = tensor.empty() : tensor<1x1x4x16xf32>
+  %r0 = tensor.insert_slice %lo into %e16[0, 0, 0, 0] [1, 1, 4, 8] [1, 1, 1, 1] : tensor<4x8xf32> into tensor<1x1x4x16xf32>
+  %r = tensor.insert_slice %hi into %r0[0, 0, 0, 8] [1, 1, 4, 8] [1, 1, 1, 1] : tensor<4x8xf32> into tensor<1x1x4x16xf32>
+  return %r : tensor<1x1x4x16xf32>
+}

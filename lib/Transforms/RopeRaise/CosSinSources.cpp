@@ -17,6 +17,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
@@ -676,6 +677,57 @@ struct PositionQuotient {
   Type divisorType;
 };
 
+/// The payload value `v` of the op producing `leaf` at the loops of
+/// channel `channel`, when it is computed from linalg.index and constants
+/// only and reads no loop of a frame (a timescale the same for every
+/// token); else nullopt.
+std::optional<double> indexOnlyPayloadValue(linalg::LinalgOp op, Value v,
+                                            const Leaf &leaf, int64_t channel) {
+  Block *body = op.getBlock();
+  // The loops `v` reads, and that it reads no block argument.
+  llvm::SmallBitVector read(op.getNumLoops());
+  SmallVector<Value> worklist{v};
+  DenseSet<Value> seen;
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    if (!seen.insert(value).second)
+      continue;
+    if (isa<BlockArgument>(value))
+      return std::nullopt;
+    Operation *def = value.getDefiningOp();
+    if (!def || def->getBlock() != body)
+      continue; // a value from outside: payloadValue decides
+    if (auto index = dyn_cast<linalg::IndexOp>(def)) {
+      read.set(index.getDim());
+      continue;
+    }
+    if (def->getNumRegions() != 0)
+      return std::nullopt;
+    for (Value operand : def->getOperands())
+      worklist.push_back(operand);
+  }
+  AffineMap out = op.getIndexingMapMatchingResult(cast<OpResult>(leaf.root));
+  if (!out.isPermutation() ||
+      out.getNumResults() != static_cast<unsigned>(leaf.view.size()) ||
+      channel < 0 || channel >= numChannels(leaf.channelShape))
+    return std::nullopt;
+  SmallVector<int64_t> axes = unflatten(channel, leaf.channelShape);
+  SmallVector<int64_t> loops(op.getNumLoops(), 0);
+  for (auto [k, role] : llvm::enumerate(leaf.view)) {
+    unsigned loop = out.getDimPosition(k);
+    if (role.isFrameLike()) {
+      if (read.test(loop))
+        return std::nullopt;
+      continue;
+    }
+    if (role.kind == DimRole::Channel)
+      loops[loop] = axes[role.index];
+    else if (role.kind == DimRole::Fixed)
+      loops[loop] = role.index;
+  }
+  return payloadValue(op, v, loops, 0);
+}
+
 std::optional<PositionQuotient>
 positionQuotient(ElementAlgebra &algebra, unsigned leafId, int64_t channel) {
   Leaf leaf = algebra.leaf(leafId);
@@ -701,18 +753,44 @@ positionQuotient(ElementAlgebra &algebra, unsigned leafId, int64_t channel) {
   };
   auto num = dyn_cast<BlockArgument>(stripCasts(div.getLhs()));
   auto den = dyn_cast<BlockArgument>(stripCasts(div.getRhs()));
-  if (!num || !den || num.getOwner() != op.getBlock() ||
-      den.getOwner() != op.getBlock() ||
-      op.isDpsInit(op.getMatchingOpOperand(num)) ||
-      op.isDpsInit(op.getMatchingOpOperand(den)))
+  if (!num || num.getOwner() != op.getBlock() ||
+      op.isDpsInit(op.getMatchingOpOperand(num)))
     return std::nullopt;
+  // A timescale computed in the payload from the loop indices alone (JAX's
+  // base^(2i/d) fused into the angle's generic when, at one token, the
+  // angle has no loop the timescale lacks): evaluated at the channel.
+  std::optional<double> computed;
+  if (!den) {
+    computed = indexOnlyPayloadValue(op, div.getRhs(), leaf, channel);
+    if (!computed)
+      return std::nullopt;
+  } else if (den.getOwner() != op.getBlock() ||
+             op.isDpsInit(op.getMatchingOpOperand(den))) {
+    return std::nullopt;
+  }
   FailureOr<SmallVector<OperandRequest>> requests = algebra.linalgInputRequests(
       op, cast<OpResult>(leaf.root), leaf.view, leaf.channelShape);
   if (failed(requests) || num.getArgNumber() >= requests->size() ||
-      den.getArgNumber() >= requests->size())
+      (den && den.getArgNumber() >= requests->size()))
     return std::nullopt;
   // Copies: evaluating may add leaves and requests.
   OperandRequest numRequest = (*requests)[num.getArgNumber()];
+  if (computed) {
+    std::optional<Poly> p;
+    if (channel >= 0 &&
+        channel < static_cast<int64_t>(numRequest.channelOf.size())) {
+      int64_t c = numRequest.channelOf[channel];
+      FailureOr<ArrayRef<Element>> elements = algebra.evaluate(
+          numRequest.value, numRequest.view, numRequest.channelShape);
+      if (succeeded(elements) && c >= 0 &&
+          c < static_cast<int64_t>(elements->size()) && !(*elements)[c].im)
+        p = (*elements)[c].re;
+    }
+    std::optional<unsigned> numerator = p ? singleLeaf(*p) : std::nullopt;
+    if (!numerator || !(*computed > 0.0) || !std::isfinite(*computed))
+      return std::nullopt;
+    return PositionQuotient{*numerator, *computed, div.getRhs().getType()};
+  }
   OperandRequest denRequest = (*requests)[den.getArgNumber()];
   auto element = [&](const OperandRequest &request) -> std::optional<Poly> {
     if (channel < 0 ||

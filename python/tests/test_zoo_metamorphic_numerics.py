@@ -80,7 +80,10 @@ CASES = [(name, mode, rewrite)
     # JAX's timescale base^(2i/d) fused into the decode step's angle generic
     # (no token loop left to split it out by).
     ("llama_jax", "decode", "fold-fuse"),
-    ("llama_jax", "decode", "gen-fuse-fold-canon")]
+    ("llama_jax", "decode", "gen-fuse-fold-canon"),
+    # LongRoPE's two tables selected in the decode step's angle payload,
+    # with the position (the same loops at one token).
+    ("phi3_onnx", "decode", "fold-fuse")]
 
 
 def rewritten(text, rewrite):

@@ -607,3 +607,117 @@ func.func @timescale_from_input(%x: tensor<1x1x4x16xf32>, %pos2: tensor<1x1xi32>
   %r = tensor.insert_slice %hi into %r0[0, 0, 0, 8] [1, 1, 4, 8] [1, 1, 1, 1] : tensor<4x8xf32> into tensor<1x1x4x16xf32>
   return %r : tensor<1x1x4x16xf32>
 }
+
+// -----
+
+// The position and LongRoPE's choice between two constant inverse-frequency
+// tables (long when position + 1 > 32) in one payload (fusion at one token:
+// the same loops): the tables are read per channel in the payload, the
+// choice a switch on the length.
+// CHECK-LABEL: func.func @table_in_angle(
+// CHECK: rope.apply ins(%{{.*}} : tensor<1x1x4x16xf32>) positions(%{{.*}} : tensor<1xi32>) length(%{{.*}} : i32) outs(%{{.*}}) {freqs = #rope.longrope<
+// CHECK-SAME: original_max_position_embeddings = 32
+#id2 = affine_map<(h, c) -> (h, c)>
+#ch = affine_map<(h, c) -> (c)>
+#scalar = affine_map<(c) -> ()>
+#vec = affine_map<(c) -> (c)>
+func.func @table_in_angle(%x: tensor<1x1x4x16xf32>, %pos2: tensor<1x1xi32>) -> tensor<1x1x4x16xf32> {
+  %pos = tensor.collapse_shape %pos2 [] : tensor<1x1xi32> into tensor<i32>
+  %c1 = arith.constant 1 : i32
+  %c32 = arith.constant 32 : i32
+  %short = arith.constant dense<[1.0, 0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125]> : tensor<8xf32>
+  %long = arith.constant dense<[0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125, 0.00390625]> : tensor<8xf32>
+  %e8 = tensor.empty() : tensor<8xf32>
+  %angle = linalg.generic {indexing_maps = [#scalar, #vec, #vec, #vec], iterator_types = ["parallel"]} ins(%pos, %short, %long : tensor<i32>, tensor<8xf32>, tensor<8xf32>) outs(%e8 : tensor<8xf32>) {
+  ^bb0(%p: i32, %s: f32, %l: f32, %out: f32):
+    %len = arith.addi %p, %c1 : i32
+    %far = arith.cmpi sgt, %len, %c32 : i32
+    %t = arith.select %far, %l, %s : f32
+    %pf = arith.sitofp %p : i32 to f32
+    %a = arith.mulf %pf, %t : f32
+    linalg.yield %a : f32
+  } -> tensor<8xf32>
+  %sin = linalg.generic {indexing_maps = [#vec, #vec], iterator_types = ["parallel"]} ins(%angle : tensor<8xf32>) outs(%e8 : tensor<8xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %s = math.sin %a : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  %cos = linalg.generic {indexing_maps = [#vec, #vec], iterator_types = ["parallel"]} ins(%angle : tensor<8xf32>) outs(%e8 : tensor<8xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %c = math.cos %a : f32
+    linalg.yield %c : f32
+  } -> tensor<8xf32>
+  %x1 = tensor.extract_slice %x[0, 0, 0, 0] [1, 1, 4, 8] [1, 1, 1, 1] : tensor<1x1x4x16xf32> to tensor<4x8xf32>
+  %x2 = tensor.extract_slice %x[0, 0, 0, 8] [1, 1, 4, 8] [1, 1, 1, 1] : tensor<1x1x4x16xf32> to tensor<4x8xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %lo = linalg.generic {indexing_maps = [#id2, #ch, #id2, #ch, #id2], iterator_types = ["parallel", "parallel"]} ins(%x1, %cos, %x2, %sin : tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>, tensor<8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %c: f32, %b: f32, %s: f32, %out: f32):
+    %bs = arith.mulf %b, %s : f32
+    %ac = arith.mulf %a, %c : f32
+    %v = arith.subf %ac, %bs : f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  %hi = linalg.generic {indexing_maps = [#id2, #ch, #id2, #ch, #id2], iterator_types = ["parallel", "parallel"]} ins(%x2, %cos, %x1, %sin : tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>, tensor<8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %c: f32, %b: f32, %s: f32, %out: f32):
+    %bs = arith.mulf %b, %s : f32
+    %ac = arith.mulf %a, %c : f32
+    %v = arith.addf %ac, %bs : f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  %e16 = tensor.empty() : tensor<1x1x4x16xf32>
+  %r0 = tensor.insert_slice %lo into %e16[0, 0, 0, 0] [1, 1, 4, 8] [1, 1, 1, 1] : tensor<4x8xf32> into tensor<1x1x4x16xf32>
+  %r = tensor.insert_slice %hi into %r0[0, 0, 0, 8] [1, 1, 4, 8] [1, 1, 1, 1] : tensor<4x8xf32> into tensor<1x1x4x16xf32>
+  return %r : tensor<1x1x4x16xf32>
+}
+
+// -----
+
+// The negative: the table is a function argument, not a constant.
+// CHECK-LABEL: func.func @table_from_input_in_angle(
+// CHECK-NOT: rope.apply
+// CHECK: return
+#id2 = affine_map<(h, c) -> (h, c)>
+#ch = affine_map<(h, c) -> (c)>
+#scalar = affine_map<(c) -> ()>
+#vec = affine_map<(c) -> (c)>
+func.func @table_from_input_in_angle(%x: tensor<1x1x4x16xf32>, %pos2: tensor<1x1xi32>, %tbl: tensor<8xf32>) -> tensor<1x1x4x16xf32> {
+  %pos = tensor.collapse_shape %pos2 [] : tensor<1x1xi32> into tensor<i32>
+  %e8 = tensor.empty() : tensor<8xf32>
+  %angle = linalg.generic {indexing_maps = [#scalar, #vec, #vec], iterator_types = ["parallel"]} ins(%pos, %tbl : tensor<i32>, tensor<8xf32>) outs(%e8 : tensor<8xf32>) {
+  ^bb0(%p: i32, %t: f32, %out: f32):
+    %pf = arith.sitofp %p : i32 to f32
+    %a = arith.mulf %pf, %t : f32
+    linalg.yield %a : f32
+  } -> tensor<8xf32>
+  %sin = linalg.generic {indexing_maps = [#vec, #vec], iterator_types = ["parallel"]} ins(%angle : tensor<8xf32>) outs(%e8 : tensor<8xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %s = math.sin %a : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  %cos = linalg.generic {indexing_maps = [#vec, #vec], iterator_types = ["parallel"]} ins(%angle : tensor<8xf32>) outs(%e8 : tensor<8xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %c = math.cos %a : f32
+    linalg.yield %c : f32
+  } -> tensor<8xf32>
+  %x1 = tensor.extract_slice %x[0, 0, 0, 0] [1, 1, 4, 8] [1, 1, 1, 1] : tensor<1x1x4x16xf32> to tensor<4x8xf32>
+  %x2 = tensor.extract_slice %x[0, 0, 0, 8] [1, 1, 4, 8] [1, 1, 1, 1] : tensor<1x1x4x16xf32> to tensor<4x8xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %lo = linalg.generic {indexing_maps = [#id2, #ch, #id2, #ch, #id2], iterator_types = ["parallel", "parallel"]} ins(%x1, %cos, %x2, %sin : tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>, tensor<8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %c: f32, %b: f32, %s: f32, %out: f32):
+    %bs = arith.mulf %b, %s : f32
+    %ac = arith.mulf %a, %c : f32
+    %v = arith.subf %ac, %bs : f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  %hi = linalg.generic {indexing_maps = [#id2, #ch, #id2, #ch, #id2], iterator_types = ["parallel", "parallel"]} ins(%x2, %cos, %x1, %sin : tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>, tensor<8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %c: f32, %b: f32, %s: f32, %out: f32):
+    %bs = arith.mulf %b, %s : f32
+    %ac = arith.mulf %a, %c : f32
+    %v = arith.addf %ac, %bs : f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  %e16 = tensor.empty() : tensor<1x1x4x16xf32>
+  %r0 = tensor.insert_slice %lo into %e16[0, 0, 0, 0] [1, 1, 4, 8] [1, 1, 1, 1] : tensor<4x8xf32> into tensor<1x1x4x16xf32>
+  %r = tensor.insert_slice %hi into %r0[0, 0, 0, 8] [1, 1, 4, 8] [1, 1, 1, 1] : tensor<4x8xf32> into tensor<1x1x4x16xf32>
+  return %r : tensor<1x1x4x16xf32>
+}

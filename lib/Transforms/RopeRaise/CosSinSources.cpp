@@ -680,11 +680,16 @@ struct PositionQuotient {
 /// The payload value `v` of the op producing `leaf` at the loops of
 /// channel `channel`, when it is computed from linalg.index and constants
 /// only and reads no loop of a frame (a timescale the same for every
-/// token); else nullopt.
-std::optional<double> indexOnlyPayloadValue(linalg::LinalgOp op, Value v,
-                                            const Leaf &leaf, int64_t channel) {
+/// token); else nullopt. With `sw`, inputs are read too (a table the
+/// payload selects between, LongRoPE's), at the channel's loops, and the
+/// unknown condition of a select is recorded or assumed as payloadValue
+/// does: the caller proves that condition one element.
+std::optional<double> channelPayloadValue(linalg::LinalgOp op, Value v,
+                                          const Leaf &leaf, int64_t channel,
+                                          Switch *sw = nullptr) {
   Block *body = op.getBlock();
-  // The loops `v` reads, and that it reads no block argument.
+  // The loops `v` reads through linalg.index, and (without `sw`) that it
+  // reads no block argument.
   llvm::SmallBitVector read(op.getNumLoops());
   SmallVector<Value> worklist{v};
   DenseSet<Value> seen;
@@ -692,8 +697,19 @@ std::optional<double> indexOnlyPayloadValue(linalg::LinalgOp op, Value v,
     Value value = worklist.pop_back_val();
     if (!seen.insert(value).second)
       continue;
-    if (isa<BlockArgument>(value))
-      return std::nullopt;
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      if (!sw || arg.getOwner() != body)
+        return std::nullopt;
+      // An input read at frame loops would vary over the tokens.
+      OpOperand *operand = op.getMatchingOpOperand(arg);
+      if (op.isDpsInit(operand))
+        return std::nullopt;
+      for (AffineExpr expr : op.getMatchingIndexingMap(operand).getResults())
+        for (unsigned loop = 0; loop < op.getNumLoops(); ++loop)
+          if (expr.isFunctionOfDim(loop))
+            read.set(loop);
+      continue;
+    }
     Operation *def = value.getDefiningOp();
     if (!def || def->getBlock() != body)
       continue; // a value from outside: payloadValue decides
@@ -725,7 +741,81 @@ std::optional<double> indexOnlyPayloadValue(linalg::LinalgOp op, Value v,
     else if (role.kind == DimRole::Fixed)
       loops[loop] = role.index;
   }
-  return payloadValue(op, v, loops, 0);
+  return payloadValue(op, v, loops, 0, sw);
+}
+
+/// positions * table, each element of `leaf`'s op: an integer input (the
+/// positions) times a per-channel value computed in the payload (a table
+/// linalg-fuse-elementwise-ops moved in with the positions when, at one
+/// token, they have the same loops), possibly chosen by a switch.
+struct PositionProduct {
+  unsigned numerator;
+  SwitchedElement table;
+  Type tableType;
+};
+
+std::optional<PositionProduct>
+positionProduct(ElementAlgebra &algebra, unsigned leafId, int64_t channel) {
+  Leaf leaf = algebra.leaf(leafId);
+  auto op = leaf.root.getDefiningOp<linalg::LinalgOp>();
+  if (!op || !op.hasPureTensorSemantics() || op->getNumResults() != 1 ||
+      leaf.component != 0 || !op.isAllParallelLoops())
+    return std::nullopt;
+  auto mul = op.getBlock()
+                 ->getTerminator()
+                 ->getOperand(0)
+                 .getDefiningOp<arith::MulFOp>();
+  if (!mul || mul->getBlock() != op.getBlock())
+    return std::nullopt;
+  for (unsigned side : {0u, 1u}) {
+    Value position = mul->getOperand(side);
+    auto toFloat = position.getDefiningOp<arith::SIToFPOp>();
+    auto arg =
+        toFloat ? dyn_cast<BlockArgument>(toFloat.getIn()) : BlockArgument();
+    if (!arg || arg.getOwner() != op.getBlock() ||
+        op.isDpsInit(op.getMatchingOpOperand(arg)))
+      continue;
+    Value tableValue = mul->getOperand(1 - side);
+    Switch sw;
+    std::optional<double> fixed =
+        channelPayloadValue(op, tableValue, leaf, channel, &sw);
+    SwitchedElement table{Value(), 0.0, 0.0};
+    if (fixed) {
+      table.ifTrue = table.ifFalse = *fixed;
+    } else if (sw.cond) {
+      sw.assumed = true;
+      std::optional<double> ifTrue =
+          channelPayloadValue(op, tableValue, leaf, channel, &sw);
+      sw.assumed = false;
+      std::optional<double> ifFalse =
+          channelPayloadValue(op, tableValue, leaf, channel, &sw);
+      if (!ifTrue || !ifFalse)
+        continue;
+      table = {sw.cond, *ifTrue, *ifFalse};
+    } else {
+      continue;
+    }
+    FailureOr<SmallVector<OperandRequest>> requests =
+        algebra.linalgInputRequests(op, cast<OpResult>(leaf.root), leaf.view,
+                                    leaf.channelShape);
+    if (failed(requests) || arg.getArgNumber() >= requests->size())
+      return std::nullopt;
+    OperandRequest request = (*requests)[arg.getArgNumber()];
+    if (channel < 0 ||
+        channel >= static_cast<int64_t>(request.channelOf.size()))
+      return std::nullopt;
+    int64_t c = request.channelOf[channel];
+    FailureOr<ArrayRef<Element>> elements =
+        algebra.evaluate(request.value, request.view, request.channelShape);
+    if (failed(elements) || c < 0 ||
+        c >= static_cast<int64_t>(elements->size()) || (*elements)[c].im)
+      return std::nullopt;
+    std::optional<unsigned> numerator = singleLeaf((*elements)[c].re);
+    if (!numerator)
+      return std::nullopt;
+    return PositionProduct{*numerator, table, tableValue.getType()};
+  }
+  return std::nullopt;
 }
 
 std::optional<PositionQuotient>
@@ -761,7 +851,7 @@ positionQuotient(ElementAlgebra &algebra, unsigned leafId, int64_t channel) {
   // angle has no loop the timescale lacks): evaluated at the channel.
   std::optional<double> computed;
   if (!den) {
-    computed = indexOnlyPayloadValue(op, div.getRhs(), leaf, channel);
+    computed = channelPayloadValue(op, div.getRhs(), leaf, channel);
     if (!computed)
       return std::nullopt;
   } else if (den.getOwner() != op.getBlock() ||
@@ -1123,6 +1213,24 @@ mlir::rope::raise::analyzeCosSinLeaf(ElementAlgebra &algebra, unsigned leafId,
         table = 1.0 / q->divisor;
         timescale = q->divisor;
         timescaleType = q->divisorType;
+        continue;
+      }
+      if (std::optional<PositionProduct> pp =
+              positionProduct(algebra, id, channel)) {
+        // positions * a table computed in the same payload.
+        if (positions || table) {
+          why = "the angle is not positions times a frequency table";
+          return failure();
+        }
+        positions = positionFactor(algebra, pp->numerator, why);
+        if (!positions)
+          return failure();
+        table = pp->table.ifFalse;
+        tableType = pp->tableType;
+        if (pp->table.cond) {
+          tableIfTrue = pp->table.ifTrue;
+          frequencySwitch = pp->table.cond;
+        }
         continue;
       }
       const Leaf &factor = algebra.leaf(id);

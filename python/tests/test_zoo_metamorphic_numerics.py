@@ -83,7 +83,11 @@ CASES = [(name, mode, rewrite)
     ("llama_jax", "decode", "gen-fuse-fold-canon"),
     # LongRoPE's two tables selected in the decode step's angle payload,
     # with the position (the same loops at one token).
-    ("phi3_onnx", "decode", "fold-fuse")]
+    ("phi3_onnx", "decode", "fold-fuse"),
+    # Llama 4's L2-normalized q and k times SDPA's sqrt(scale) in one
+    # generic: Q and K are copies of it without the factor.
+    ("llama4_text", "prefill", "gen-fuse"),
+    ("llama4_text", "decode", "gen-fuse")]
 
 
 def rewritten(text, rewrite):

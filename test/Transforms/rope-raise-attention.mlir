@@ -2139,3 +2139,49 @@ func.func @factors_in_contraction_payload(%q: tensor<2x8xf32>, %k: tensor<2x4x8x
   } -> tensor<2x8xf32>
   return %o : tensor<2x8xf32>
 }
+
+
+// -----
+
+// SDPA's sqrt(scale) fused by linalg-fuse-elementwise-ops into the generic
+// that L2-normalizes Q (Llama 4: q * r per row, then * 0.5): the factor
+// joins the scale (0.5 * 0.5), and Q is a copy of that generic yielding its
+// value before the factor.
+// CHECK-LABEL: func.func @factor_in_query_producer(
+// CHECK: %[[QN:.*]] = linalg.generic
+// CHECK-NEXT: ^bb0(%[[X:.*]]: f32, %[[R:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[XR:.*]] = arith.mulf %[[X]], %[[R]] : f32
+// CHECK-NEXT: linalg.yield %[[XR]] : f32
+// CHECK: rope.attention ins(%[[QN]], %{{.*}}, %{{.*}} : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>)
+// CHECK-SAME: scale = 2.500000e-01 : f64
+func.func @factor_in_query_producer(%q: tensor<2x4x8xf32>, %r: tensor<2x4xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %half = arith.constant 0.5 : f32
+  %qe = tensor.empty() : tensor<2x4x8xf32>
+  %qn = linalg.generic {indexing_maps = [affine_map<(h, m, d) -> (h, m, d)>, affine_map<(h, m, d) -> (h, m)>, affine_map<(h, m, d) -> (h, m, d)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%q, %r : tensor<2x4x8xf32>, tensor<2x4xf32>) outs(%qe : tensor<2x4x8xf32>) {
+  ^bb0(%x: f32, %rr: f32, %o: f32):
+    %xr = arith.mulf %x, %rr : f32
+    %xs = arith.mulf %xr, %half : f32
+    linalg.yield %xs : f32
+  } -> tensor<2x4x8xf32>
+  %se = tensor.empty() : tensor<2x4x4xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%se : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(h, m, n, d) -> (h, m, d)>, affine_map<(h, m, n, d) -> (h, n, d)>, affine_map<(h, m, n, d) -> (h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%qn, %k : tensor<2x4x8xf32>, tensor<2x4x8xf32>) outs(%acc : tensor<2x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %kb = arith.mulf %b, %half : f32
+    %p = arith.mulf %a, %kb : f32
+    %y = arith.addf %c, %p : f32
+    linalg.yield %y : f32
+  } -> tensor<2x4x4xf32>
+  %pe = tensor.empty() : tensor<2x4x4xf32>
+  %pr = linalg.softmax dimension(2) ins(%s : tensor<2x4x4xf32>) outs(%pe : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %oe = tensor.empty() : tensor<2x4x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(h, m, n, e) -> (h, m, n)>, affine_map<(h, m, n, e) -> (h, n, e)>, affine_map<(h, m, n, e) -> (h, m, e)>], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%pr, %v : tensor<2x4x4xf32>, tensor<2x4x8xf32>) outs(%oacc : tensor<2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %x = arith.mulf %a, %b : f32
+    %y = arith.addf %c, %x : f32
+    linalg.yield %y : f32
+  } -> tensor<2x4x8xf32>
+  return %o : tensor<2x4x8xf32>
+}

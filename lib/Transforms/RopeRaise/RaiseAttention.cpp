@@ -65,6 +65,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 
 #include "llvm/ADT/APSInt.h"
@@ -1418,6 +1419,13 @@ struct AttentionMatch {
   Node *query = nullptr, *key = nullptr, *value = nullptr;
   /// Rotations producing Q / K whose magnitude the scale took over.
   ApplyOp foldQuery, foldKey;
+  /// A producer of Q / K whose payload multiplies its value by factors the
+  /// scale took over: Q / K is a copy of it yielding `value`, before them.
+  struct Unscaled {
+    linalg::GenericOp producer;
+    Value value;
+  };
+  Unscaled unscaledQuery, unscaledKey;
   double scale = 1.0;
   Node *mask = nullptr;
   std::optional<PositionMask> positionMask;
@@ -1928,13 +1936,20 @@ private:
       return Scores::No;
     Node *sides[2];
     ApplyOp folds[2];
+    AttentionMatch::Unscaled unscaled[2];
     for (unsigned side : {0u, 1u}) {
       // Constant factors on Q or K (SDPA's √scale on each) join the scale,
       // also when fusion moved them into the contraction's own payload.
       Node *source = ex.look(stripExtF(ex, product->operands[side]));
+      // The last tensor whose producer's payload the factors were peeled
+      // in: what remains there may be a value of that payload, which the
+      // raise then computes by a copy of the producer without the factors.
+      Node *lastTensor = nullptr;
       for (int i = 0; i < 8 && (source->kind == Node::Tensor ||
                                 source->kind == Node::Compute);
            ++i) {
+        if (source->kind == Node::Tensor)
+          lastTensor = source;
         Node *mul = computeOf<arith::MulFOp>(ex, source, 2);
         if (!mul)
           break;
@@ -1948,6 +1963,22 @@ private:
           break;
         factor *= *c;
         source = ex.look(mul->operands[other]);
+      }
+      unscaled[side] = {};
+      if (source->kind == Node::Compute && lastTensor) {
+        // Fusion moved the factors into the producer of Q or K (an
+        // L2-normalized Q times SDPA's √scale): Q is that producer's
+        // payload before them.
+        auto producer = lastTensor->value.getDefiningOp<linalg::GenericOp>();
+        if (!producer || !source->op || source->op->getParentOp() != producer ||
+            source->op->getNumResults() != 1 ||
+            producer->getNumResults() != 1 || !producer.isAllParallelLoops() ||
+            !producer.hasPureTensorSemantics() ||
+            source->op->getResult(0).getType() !=
+                getElementTypeOrSelf(lastTensor->value.getType()))
+          return Scores::No;
+        unscaled[side] = {producer, source->op->getResult(0)};
+        source = lastTensor;
       }
       if (source->kind != Node::Tensor ||
           !isa<RankedTensorType>(source->value.getType()))
@@ -1992,6 +2023,8 @@ private:
       match.key = sides[keySide];
       match.foldQuery = folds[1 - keySide];
       match.foldKey = folds[keySide];
+      match.unscaledQuery = unscaled[1 - keySide];
+      match.unscaledKey = unscaled[keySide];
       match.k1 = *channel;
       match.scores = qk->producer;
     }
@@ -2509,6 +2542,27 @@ public:
       if (apply.getFreqs())
         unit.setFreqsAttr(unitMagnitudeFreqs(apply));
       plan->source = unit->getResult(0);
+    }
+    for (auto [unscaled, plan] : {std::pair(match.unscaledQuery, &q),
+                                  std::pair(match.unscaledKey, &k)}) {
+      if (!unscaled.producer)
+        continue;
+      rewriter.setInsertionPoint(unscaled.producer);
+      IRMapping mapping;
+      Operation *copy = rewriter.clone(*unscaled.producer, mapping);
+      Operation *yield =
+          cast<linalg::GenericOp>(copy).getBody()->getTerminator();
+      rewriter.modifyOpInPlace(
+          yield, [&] { yield->setOperand(0, mapping.lookup(unscaled.value)); });
+      // The factors' multiplications, now unused (last first: one may
+      // feed another).
+      SmallVector<Operation *> payload;
+      for (Operation &op : yield->getBlock()->without_terminator())
+        payload.push_back(&op);
+      for (Operation *op : llvm::reverse(payload))
+        if (isOpTriviallyDead(op))
+          rewriter.eraseOp(op);
+      plan->source = copy->getResult(0);
     }
     rewriter.setInsertionPoint(root);
     Value query = emitView(rewriter, loc, q), key = emitView(rewriter, loc, k),

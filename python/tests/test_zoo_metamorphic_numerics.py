@@ -87,7 +87,10 @@ CASES = [(name, mode, rewrite)
     # Llama 4's L2-normalized q and k times SDPA's sqrt(scale) in one
     # generic: Q and K are copies of it without the factor.
     ("llama4_text", "prefill", "gen-fuse"),
-    ("llama4_text", "decode", "gen-fuse")]
+    ("llama4_text", "decode", "gen-fuse"),
+    # Llama 4's rotation duplicated per consumer by the fold: raised once.
+    ("llama4_text", "prefill", "fold-unit"),
+    ("llama4_text", "decode", "fold-unit")]
 
 
 def rewritten(text, rewrite):

@@ -721,3 +721,27 @@ func.func @table_from_input_in_angle(%x: tensor<1x1x4x16xf32>, %pos2: tensor<1x1
   %r = tensor.insert_slice %hi into %r0[0, 0, 0, 8] [1, 1, 4, 8] [1, 1, 1, 1] : tensor<4x8xf32> into tensor<1x1x4x16xf32>
   return %r : tensor<1x1x4x16xf32>
 }
+
+// -----
+
+// One rotation computed twice (linalg-fold-unit-extent-dims duplicates a
+// producer per consumer, through reshapes of its own; each copy is raised):
+// the copy reading the same values through an equivalent reshape is merged
+// into the first. One reading other positions is not.
+// CHECK-LABEL: func.func @duplicate_rotations(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<1x4x2x16xf32>, %[[P:[^:]*]]: tensor<4xi64>, %[[P2:[^:]*]]: tensor<4xi64>
+// CHECK: %[[A:.*]] = rope.apply ins(%{{.*}} : tensor<4x2x16xf32>) positions(%[[P]] : tensor<4xi64>)
+// CHECK-NOT: rope.apply ins({{.*}}) positions(%[[P]]
+// CHECK: %[[C:.*]] = rope.apply ins(%{{.*}} : tensor<4x2x16xf32>) positions(%[[P2]] : tensor<4xi64>)
+// CHECK: return %[[A]], %[[A]], %[[C]]
+func.func @duplicate_rotations(%x: tensor<1x4x2x16xf32>, %p: tensor<4xi64>, %p2: tensor<4xi64>) -> (tensor<4x2x16xf32>, tensor<4x2x16xf32>, tensor<4x2x16xf32>) {
+  %x1 = tensor.collapse_shape %x [[0, 1], [2], [3]] : tensor<1x4x2x16xf32> into tensor<4x2x16xf32>
+  %e1 = tensor.empty() : tensor<4x2x16xf32>
+  %a = rope.apply ins(%x1 : tensor<4x2x16xf32>) positions(%p : tensor<4xi64>) outs(%e1 : tensor<4x2x16xf32>) {token_dims = array<i64: 0>} -> tensor<4x2x16xf32>
+  %x2 = tensor.collapse_shape %x [[0, 1], [2], [3]] : tensor<1x4x2x16xf32> into tensor<4x2x16xf32>
+  %e2 = tensor.empty() : tensor<4x2x16xf32>
+  %b = rope.apply ins(%x2 : tensor<4x2x16xf32>) positions(%p : tensor<4xi64>) outs(%e2 : tensor<4x2x16xf32>) {token_dims = array<i64: 0>} -> tensor<4x2x16xf32>
+  %e3 = tensor.empty() : tensor<4x2x16xf32>
+  %c = rope.apply ins(%x2 : tensor<4x2x16xf32>) positions(%p2 : tensor<4xi64>) outs(%e3 : tensor<4x2x16xf32>) {token_dims = array<i64: 0>} -> tensor<4x2x16xf32>
+  return %a, %b, %c : tensor<4x2x16xf32>, tensor<4x2x16xf32>, tensor<4x2x16xf32>
+}

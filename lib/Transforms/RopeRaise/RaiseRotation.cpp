@@ -38,7 +38,9 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
@@ -1668,6 +1670,93 @@ void mlir::rope::raiseRope(Operation *root, bool remarks) {
 }
 
 namespace {
+/// Whether `a` and `b` are one value: the same SSA value, or the same
+/// result of two equivalent side-effect-free ops whose operands are (to
+/// `depth` producers up).
+bool sameValue(Value a, Value b, int depth, DenseMap<Value, Value> &marked) {
+  if (a == b)
+    return true;
+  if (auto it = marked.find(a); it != marked.end() && it->second == b)
+    return true;
+  auto ra = dyn_cast<OpResult>(a), rb = dyn_cast<OpResult>(b);
+  if (depth <= 0 || !ra || !rb || ra.getResultNumber() != rb.getResultNumber())
+    return false;
+  Operation *opA = ra.getOwner(), *opB = rb.getOwner();
+  if (!isMemoryEffectFree(opA) || !isMemoryEffectFree(opB))
+    return false;
+  return OperationEquivalence::isEquivalentTo(
+      opA, opB,
+      [&](Value x, Value y) {
+        return success(sameValue(x, y, depth - 1, marked));
+      },
+      [&](Value x, Value y) { marked[x] = y; },
+      OperationEquivalence::IgnoreLocations);
+}
+
+/// Merges raised rotations that compute one tensor twice: a host's
+/// rewrite may duplicate a producer per consumer (linalg-fold-unit-extent-
+/// dims does, through reshapes of its own), and each copy is raised. A
+/// later rope.apply of the same attributes whose operands are the same
+/// values as an earlier one's in its block (destinations both empty; none
+/// appending to a cache) is replaced by it. What only fed the copy is
+/// erased, but for `keep` (the isolated norms, which raiseNeighbours
+/// settles).
+void mergeDuplicateRotations(Operation *root, RewriterBase &rewriter,
+                             const DenseSet<Operation *> &keep) {
+  // An empty tensor, or a reshape of one (a rotation raised with a unit
+  // token dim inserted).
+  auto isEmpty = [](Value v) {
+    while (Operation *def = v.getDefiningOp()) {
+      if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
+        break;
+      v = def->getOperand(0);
+    }
+    return static_cast<bool>(v.getDefiningOp<tensor::EmptyOp>());
+  };
+  llvm::MapVector<std::pair<Block *, Type>, SmallVector<ApplyOp>> groups;
+  root->walk([&](ApplyOp op) {
+    if (!op.getSlots() && isEmpty(op.getInit()))
+      groups[{op->getBlock(), op.getType()}].push_back(op);
+  });
+  for (auto &[key, ops] : groups) {
+    for (size_t j = 1; j < ops.size(); ++j) {
+      ApplyOp later = ops[j];
+      for (size_t i = 0; i < j; ++i) {
+        ApplyOp earlier = ops[i];
+        if (!earlier || !earlier->isBeforeInBlock(later))
+          continue;
+        DenseMap<Value, Value> marked;
+        bool same = OperationEquivalence::isEquivalentTo(
+            earlier, later,
+            [&](Value x, Value y) {
+              // The destinations: two empty tensors of one type.
+              if (x == earlier.getInit() && y == later.getInit())
+                return success(x.getType() == y.getType());
+              return success(sameValue(x, y, /*depth=*/8, marked));
+            },
+            nullptr, OperationEquivalence::IgnoreLocations);
+        if (!same)
+          continue;
+        SmallVector<Value> operands(later->getOperands());
+        rewriter.replaceOp(later, earlier.getResult());
+        ops[j] = {};
+        // What only fed the copy.
+        SmallVector<Value> worklist(operands);
+        while (!worklist.empty()) {
+          Operation *def = worklist.pop_back_val().getDefiningOp();
+          if (!def || keep.contains(def) || !isOpTriviallyDead(def))
+            continue;
+          worklist.append(def->operand_begin(), def->operand_end());
+          rewriter.eraseOp(def);
+        }
+        break;
+      }
+    }
+  }
+}
+} // namespace
+
+namespace {
 void raiseRopeCounting(Operation *root, bool remarks, int64_t &evaluated) {
   // Values a host's elementwise fusion moved into the ops that read them
   // become tensors again (ElementAlgebra.h).
@@ -1757,6 +1846,16 @@ void raiseRopeCounting(Operation *root, bool remarks, int64_t &evaluated) {
       op->emitRemark("rope-raise: not raised: ") << why;
   }
   // The QK-norm before a raised rotation and the quantization after it.
+  // A rotation the host's rewrites computed twice is raised once.
+  {
+    DenseSet<Operation *> keep;
+    for (auto [original, fused] : norms)
+      for (Value value : {original, fused})
+        if (Operation *def = value.getDefiningOp())
+          keep.insert(def);
+    IRRewriter merger(root->getContext());
+    mergeDuplicateRotations(root, merger, keep);
+  }
   raiseNeighbours(root, norms);
   // A rotation (with its neighbours) inserted into a KV cache: one rope.apply
   // with slots writing into the cache.

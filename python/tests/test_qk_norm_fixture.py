@@ -82,3 +82,23 @@ def test_runs_right(name, raise_first):
                 assert error < 2.0 ** -6, error
         else:
             assert error < 1e-5, error
+
+
+FUSED = "builtin.module(func.func(linalg-generalize-named-ops,linalg-fuse-elementwise-ops))"
+
+
+@pytest.mark.parametrize("name", ["qwen3_qk_norm_bf16", "gemma3_qk_norm_bf16"])
+def test_fused_rounding_folds_and_runs_right(name):
+    # After a host's elementwise fusion the projection's rounding to bf16 and the norm's extension back to f32
+    # are one generic (x never a bf16 tensor): the norm still folds, x computed by a copy of that generic that
+    # yields the bf16 value, and the result is the raised module's own (the same bound as above).
+    text, args, refs, fronts = _load(name)
+    fused = _jit.lower(text, FUSED)
+    raised = _jit.lower(fused, "builtin.module(rope-raise)")
+    ops = [line for line in raised.splitlines() if "rope.apply" in line]
+    assert len(ops) == 2 and all("norm(" in line for line in ops), raised
+    assert "math.rsqrt" not in raised
+    outs = rope_mlir.jit(fused).function("main")(*args)
+    for out, ref, front in zip(outs, refs, fronts):
+        error = _relative_error(out, ref)
+        assert error < 2.0 ** -7 and error < _relative_error(front, ref), error

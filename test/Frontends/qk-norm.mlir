@@ -9,6 +9,19 @@
 // multiplies by the weight in bf16; the op computes in f32 and rounds once.
 // RUN: rope-opt --rope-raise %S/Inputs/neighbours/qwen3_qk_norm.mlir | FileCheck %s --check-prefixes=CHECK,F32
 // RUN: rope-opt --rope-raise %S/Inputs/neighbours/qwen3_qk_norm_bf16.mlir | FileCheck %s --check-prefixes=CHECK,BF16
+// After elementwise fusion the projection's rounding to bf16 and the norm's
+// extension back to f32 are one generic, x never a bf16 tensor: the fold
+// computes x by a copy of that generic yielding the bf16 value.
+// RUN: rope-opt --linalg-fuse-elementwise-ops --rope-raise %S/Inputs/neighbours/qwen3_qk_norm_bf16.mlir \
+// RUN:   | FileCheck %s --check-prefix=FUSED
+// FUSED: %[[XB:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x8x4x32xbf16>)
+// FUSED-NEXT: ^bb0(%[[IN:.*]]: f32, %{{.*}}: bf16):
+// FUSED-NEXT: %[[T:.*]] = arith.truncf %[[IN]] : f32 to bf16
+// FUSED-NEXT: linalg.yield %[[T]] : bf16
+// FUSED: %[[XT:.*]] = linalg.transpose ins(%[[XB]] : tensor<2x8x4x32xbf16>)
+// FUSED: rope.apply ins(%[[XT]] : tensor<2x4x8x32xbf16>) positions(%{{.*}}) norm(%{{.*}} : tensor<32xbf16>)
+// FUSED: rope.apply ins(%{{.*}} : tensor<2x2x8x32xbf16>) positions(%{{.*}}) norm(%{{.*}} : tensor<32xbf16>)
+// FUSED-NOT: math.rsqrt
 
 // CHECK-LABEL: func.func @main(
 // F32-SAME: %[[H:.*]]: tensor<2x8x64xf32>, %[[POS:.*]]: tensor<2x8xi64>

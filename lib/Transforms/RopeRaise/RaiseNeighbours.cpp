@@ -909,15 +909,63 @@ foldNorm(ApplyOp op, RewriterBase &rewriter, ApplyOp *folded = nullptr,
   if (failed(m))
     return failure();
   // x: a tensor of the op's input element type read whole at a
-  // permutation of the root's dims (and index 0 of unit dims it adds).
+  // permutation of the root's dims (and index 0 of unit dims it adds); or
+  // a value of that type in the payload of an elementwise op whose result
+  // widens it (linalg-fuse-elementwise-ops fuses the projection's rounding
+  // to bf16 with the norm's extension back to f32), computed by a copy of
+  // that op yielding it.
   auto [x, xMap] = Reader::tensorOf(m->x);
+  Type element = op.getInputType().getElementType();
+  auto widening = dyn_cast_or_null<linalg::GenericOp>(m->x.owner);
+  if (x && getElementTypeOrSelf(x.getType()) == element)
+    widening = {};
+  if (widening) {
+    if (m->x.value.getType() != element || widening->getNumResults() != 1 ||
+        !widening.isAllParallelLoops() || !widening.hasPureTensorSemantics() ||
+        !widening.getRegionOutputArgs()[0].use_empty() ||
+        m->x.value.getParentBlock() != widening.getBody())
+      return failure();
+    // x is read at the widening op's loops: its result's indices.
+    AffineMap out = widening.getIndexingMapMatchingResult(
+        cast<OpResult>(widening->getResult(0)));
+    if (!out.isPermutation())
+      return failure();
+    x = widening->getResult(0);
+    xMap = out.compose(m->x.map);
+  }
   if (!x || !readsWhole(xMap, x, op.getInputType()) ||
-      cast<RankedTensorType>(x.getType()).getElementType() !=
-          op.getInputType().getElementType())
+      (!widening && getElementTypeOrSelf(x.getType()) != element))
     return failure();
 
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
+  if (widening) {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(widening);
+    Value init = tensor::EmptyOp::create(
+        rewriter, loc, tensor::getMixedSizes(rewriter, loc, x), element);
+    auto narrow = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{init.getType()}, widening.getInputs(),
+        ValueRange{init}, widening.getIndexingMapsArray(),
+        widening.getIteratorTypesArray(),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          IRMapping mapping;
+          for (auto [old, now] :
+               llvm::zip(widening.getBody()->getArguments(), args))
+            mapping.map(old, now);
+          for (Operation &inner : widening.getBody()->without_terminator())
+            b.clone(inner, mapping);
+          linalg::YieldOp::create(b, l, mapping.lookup(m->x.value));
+        });
+    // What the copy computes after x (the extension back), unused.
+    SmallVector<Operation *> payload;
+    for (Operation &inner : narrow.getBody()->without_terminator())
+      payload.push_back(&inner);
+    for (Operation *inner : llvm::reverse(payload))
+      if (isOpTriviallyDead(inner))
+        rewriter.eraseOp(inner);
+    x = narrow.getResult(0);
+  }
   Value input = materializeInput(rewriter, op, x, xMap);
   Value weight = materializeWeight(rewriter, loc, *m, op.getHeadDim());
   ApplyOp raised =
@@ -1067,9 +1115,13 @@ SmallVector<std::pair<Value, Value>> isolateNormsImpl(Operation *root) {
     FailureOr<NormMatch> m = matcher.match();
     if (failed(m))
       continue;
-    // x and the weight stay tensors the generic reads (the fold uses them).
-    Gatherer gatherer(matcher.reader,
-                      {Reader::tensorOf(m->x).first, m->weight});
+    // x and the weight stay tensors the generic reads (the fold uses them):
+    // x's, or the op whose payload computes x (a rounding fused with the
+    // norm's extension).
+    Value xTensor = Reader::tensorOf(m->x).first;
+    if (!xTensor && m->x.owner && m->x.owner->getNumResults() == 1)
+      xTensor = m->x.owner->getResult(0);
+    Gatherer gatherer(matcher.reader, {xTensor, m->weight});
     rewriter.setInsertionPoint(op);
     FailureOr<Value> fused = gatherer.build(rewriter, v);
     if (failed(fused))

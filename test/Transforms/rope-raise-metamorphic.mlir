@@ -75,6 +75,16 @@
 // SHARED-VIEWS-COUNT-4: rope.apply ins(%{{.*}} : tensor<{{[24]}}x1x16xf32>) positions(%{{.*}} : tensor<1xi64>)
 // SHARED-VIEWS-NOT: rope.apply
 //
+// Cohere's interleaved rotation after fold-unit and fusion ends in
+// view_as_real's [..., D/2, 2], which its consumers keep apart: raised with
+// the last two dims as its channels (interleaved) and expanded back.
+// RUN: rope-opt %S/../Frontends/Inputs/zoo/cohere_prefill.mlir --linalg-fold-unit-extent-dims \
+// RUN:   --linalg-fuse-elementwise-ops --rope-raise | FileCheck %s --check-prefix=PAIRED
+// PAIRED: %[[KR:.*]] = rope.apply ins(%{{.*}} : tensor<1x2x1x16x16xf32>) positions(%{{.*}}) outs(%{{.*}}) {{{.*}}layout = #rope.layout<interleaved>
+// PAIRED-NEXT: tensor.expand_shape %[[KR]] {{\[\[}}0], [1], [2], [3], [4, 5]] output_shape [1, 2, 1, 16, 8, 2] : tensor<1x2x1x16x16xf32> into tensor<1x2x1x16x8x2xf32>
+// PAIRED: %[[QR:.*]] = rope.apply ins(%{{.*}} : tensor<1x2x2x1x16x16xf32>)
+// PAIRED-NEXT: tensor.expand_shape %[[QR]] {{.*}} into tensor<1x2x2x1x16x8x2xf32>
+//
 // RUN: rope-opt %S/../Frontends/Inputs/jax_rotate_half.mlir --linalg-fuse-elementwise-ops --rope-raise \
 // RUN:   | FileCheck %s --check-prefix=IOTA-FREQ
 // IOTA-FREQ-COUNT-2: rope.apply ins(%arg{{[01]}} : tensor<2x8x{{[24]}}x32xf32>) positions(%arg2 : tensor<2x8xi32>) {{.*}}inv_freq = [1.000000e+00, 0.56234133243560791,

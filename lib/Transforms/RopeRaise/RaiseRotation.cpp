@@ -69,6 +69,9 @@ struct RaisePlan {
   /// others x's own (MLA's q = [q_nope, rope(q_pe)]): w, else -1. rope.apply
   /// rotates that window of x, inserted into x.
   int64_t windowOffset = -1;
+  /// The candidate is [..., D/2, 2] (its channels the last two dims): the
+  /// raised [..., D] is expanded back.
+  bool pairedOutput = false;
   Layout layout = Layout::half;
   int64_t rotaryDim = 0;
   /// y channel -> rope.apply output channel; empty for the identity.
@@ -145,10 +148,30 @@ public:
     int64_t rank = type.getRank();
     int64_t d = type.getShape().back();
     View view;
-    for (int64_t i = 0; i + 1 < rank; ++i)
-      view.push_back(DimRole::frame(i));
-    view.push_back(DimRole::channel(0));
-    FailureOr<ArrayRef<Element>> elements = algebra.evaluate(y, view, {d});
+    SmallVector<int64_t> channelShape = {d};
+    if (rank >= 2 && d == 2 && !type.isDynamicDim(rank - 2) &&
+        type.getDimSize(rank - 2) > 1) {
+      // A rotation ending in view_as_real's [..., D/2, 2], which its
+      // consumers keep apart (Llama 4 after linalg-fold-unit-extent-dims
+      // and fusion): its channels are the last two dims, flattened.
+      int64_t pairs = type.getDimSize(rank - 2);
+      SmallVector<int64_t> shape(type.getShape().drop_back(2));
+      shape.push_back(2 * pairs);
+      type = RankedTensorType::get(shape, type.getElementType());
+      plan.pairedOutput = true;
+      for (int64_t i = 0; i + 2 < rank; ++i)
+        view.push_back(DimRole::frame(i));
+      view.append({DimRole::channel(0), DimRole::channel(1)});
+      channelShape = {pairs, 2};
+      rank = type.getRank();
+      d = 2 * pairs;
+    } else {
+      for (int64_t i = 0; i + 1 < rank; ++i)
+        view.push_back(DimRole::frame(i));
+      view.push_back(DimRole::channel(0));
+    }
+    FailureOr<ArrayRef<Element>> elements =
+        algebra.evaluate(y, view, channelShape);
     if (failed(elements))
       return fail("the computation is too large to follow");
     Elements merged = mergeSameReads(*elements);
@@ -1248,6 +1271,12 @@ public:
                          Value y) {
     MLIRContext *ctx = rewriter.getContext();
     auto fullType = cast<RankedTensorType>(y.getType());
+    auto pairedType = fullType;
+    if (plan.pairedOutput) {
+      SmallVector<int64_t> shape(fullType.getShape().drop_back(2));
+      shape.push_back(2 * fullType.getShape()[fullType.getRank() - 2]);
+      fullType = RankedTensorType::get(shape, fullType.getElementType());
+    }
     // A window rotation: rope.apply rotates the window's channels alone.
     RankedTensorType type = fullType;
     if (plan.windowOffset >= 0) {
@@ -1562,6 +1591,15 @@ public:
       result = tensor::InsertSliceOp::create(
           rewriter, loc, result, x, offsets,
           tensor::getMixedSizes(rewriter, loc, result), strides);
+    }
+    if (plan.pairedOutput) {
+      // Back to the candidate's [..., D/2, 2].
+      SmallVector<ReassociationIndices> groups;
+      for (int64_t i = 0; i + 1 < pairedType.getRank() - 1; ++i)
+        groups.push_back({i});
+      groups.push_back({pairedType.getRank() - 2, pairedType.getRank() - 1});
+      result = tensor::ExpandShapeOp::create(rewriter, loc, pairedType, result,
+                                             groups);
     }
     return result;
   }

@@ -744,6 +744,28 @@ std::optional<double> channelPayloadValue(linalg::LinalgOp op, Value v,
   return payloadValue(op, v, loops, 0, sw);
 }
 
+/// The element of `leaf`'s op's input `arg` that channel `channel` of the
+/// leaf reads, as the algebra evaluates it; nullopt when not followed.
+std::optional<Poly> inputElementAt(ElementAlgebra &algebra, const Leaf &leaf,
+                                   BlockArgument arg, int64_t channel) {
+  auto op = leaf.root.getDefiningOp<linalg::LinalgOp>();
+  FailureOr<SmallVector<OperandRequest>> requests = algebra.linalgInputRequests(
+      op, cast<OpResult>(leaf.root), leaf.view, leaf.channelShape);
+  if (failed(requests) || arg.getArgNumber() >= requests->size())
+    return std::nullopt;
+  // A copy: evaluating may add leaves and requests.
+  OperandRequest request = (*requests)[arg.getArgNumber()];
+  if (channel < 0 || channel >= static_cast<int64_t>(request.channelOf.size()))
+    return std::nullopt;
+  int64_t c = request.channelOf[channel];
+  FailureOr<ArrayRef<Element>> elements =
+      algebra.evaluate(request.value, request.view, request.channelShape);
+  if (failed(elements) || c < 0 ||
+      c >= static_cast<int64_t>(elements->size()) || (*elements)[c].im)
+    return std::nullopt;
+  return (*elements)[c].re;
+}
+
 /// positions * table, each element of `leaf`'s op: an integer input (the
 /// positions) times a per-channel value computed in the payload (a table
 /// linalg-fuse-elementwise-ops moved in with the positions when, at one
@@ -795,22 +817,8 @@ positionProduct(ElementAlgebra &algebra, unsigned leafId, int64_t channel) {
     } else {
       continue;
     }
-    FailureOr<SmallVector<OperandRequest>> requests =
-        algebra.linalgInputRequests(op, cast<OpResult>(leaf.root), leaf.view,
-                                    leaf.channelShape);
-    if (failed(requests) || arg.getArgNumber() >= requests->size())
-      return std::nullopt;
-    OperandRequest request = (*requests)[arg.getArgNumber()];
-    if (channel < 0 ||
-        channel >= static_cast<int64_t>(request.channelOf.size()))
-      return std::nullopt;
-    int64_t c = request.channelOf[channel];
-    FailureOr<ArrayRef<Element>> elements =
-        algebra.evaluate(request.value, request.view, request.channelShape);
-    if (failed(elements) || c < 0 ||
-        c >= static_cast<int64_t>(elements->size()) || (*elements)[c].im)
-      return std::nullopt;
-    std::optional<unsigned> numerator = singleLeaf((*elements)[c].re);
+    std::optional<Poly> p = inputElementAt(algebra, leaf, arg, channel);
+    std::optional<unsigned> numerator = p ? singleLeaf(*p) : std::nullopt;
     if (!numerator)
       return std::nullopt;
     return PositionProduct{*numerator, table, tableValue.getType()};
@@ -858,43 +866,14 @@ positionQuotient(ElementAlgebra &algebra, unsigned leafId, int64_t channel) {
              op.isDpsInit(op.getMatchingOpOperand(den))) {
     return std::nullopt;
   }
-  FailureOr<SmallVector<OperandRequest>> requests = algebra.linalgInputRequests(
-      op, cast<OpResult>(leaf.root), leaf.view, leaf.channelShape);
-  if (failed(requests) || num.getArgNumber() >= requests->size() ||
-      (den && den.getArgNumber() >= requests->size()))
-    return std::nullopt;
-  // Copies: evaluating may add leaves and requests.
-  OperandRequest numRequest = (*requests)[num.getArgNumber()];
+  std::optional<Poly> p = inputElementAt(algebra, leaf, num, channel);
   if (computed) {
-    std::optional<Poly> p;
-    if (channel >= 0 &&
-        channel < static_cast<int64_t>(numRequest.channelOf.size())) {
-      int64_t c = numRequest.channelOf[channel];
-      FailureOr<ArrayRef<Element>> elements = algebra.evaluate(
-          numRequest.value, numRequest.view, numRequest.channelShape);
-      if (succeeded(elements) && c >= 0 &&
-          c < static_cast<int64_t>(elements->size()) && !(*elements)[c].im)
-        p = (*elements)[c].re;
-    }
     std::optional<unsigned> numerator = p ? singleLeaf(*p) : std::nullopt;
     if (!numerator || !(*computed > 0.0) || !std::isfinite(*computed))
       return std::nullopt;
     return PositionQuotient{*numerator, *computed, div.getRhs().getType()};
   }
-  OperandRequest denRequest = (*requests)[den.getArgNumber()];
-  auto element = [&](const OperandRequest &request) -> std::optional<Poly> {
-    if (channel < 0 ||
-        channel >= static_cast<int64_t>(request.channelOf.size()))
-      return std::nullopt;
-    int64_t c = request.channelOf[channel];
-    FailureOr<ArrayRef<Element>> elements =
-        algebra.evaluate(request.value, request.view, request.channelShape);
-    if (failed(elements) || c < 0 ||
-        c >= static_cast<int64_t>(elements->size()) || (*elements)[c].im)
-      return std::nullopt;
-    return (*elements)[c].re;
-  };
-  std::optional<Poly> p = element(numRequest), t = element(denRequest);
+  std::optional<Poly> t = inputElementAt(algebra, leaf, den, channel);
   if (!p || !t)
     return std::nullopt;
   std::optional<unsigned> numerator = singleLeaf(*p);
@@ -1200,15 +1179,20 @@ mlir::rope::raise::analyzeCosSinLeaf(ElementAlgebra &algebra, unsigned leafId,
     double timescale = 0.0;
     Type timescaleType;
     for (auto [id, channel] : m.factors) {
+      // The angle's positions, from a quotient or product leaf: the only
+      // ones, and no table read yet.
+      auto takePositions = [&](unsigned numerator) {
+        if (positions || table) {
+          why = "the angle is not positions times a frequency table";
+          return false;
+        }
+        positions = positionFactor(algebra, numerator, why);
+        return positions.has_value();
+      };
       if (std::optional<PositionQuotient> q =
               positionQuotient(algebra, id, channel)) {
         // positions / timescale: the frequency is 1 / timescale.
-        if (positions || table) {
-          why = "the angle is not positions times a frequency table";
-          return failure();
-        }
-        positions = positionFactor(algebra, q->numerator, why);
-        if (!positions)
+        if (!takePositions(q->numerator))
           return failure();
         table = 1.0 / q->divisor;
         timescale = q->divisor;
@@ -1218,12 +1202,7 @@ mlir::rope::raise::analyzeCosSinLeaf(ElementAlgebra &algebra, unsigned leafId,
       if (std::optional<PositionProduct> pp =
               positionProduct(algebra, id, channel)) {
         // positions * a table computed in the same payload.
-        if (positions || table) {
-          why = "the angle is not positions times a frequency table";
-          return failure();
-        }
-        positions = positionFactor(algebra, pp->numerator, why);
-        if (!positions)
+        if (!takePositions(pp->numerator))
           return failure();
         table = pp->table.ifFalse;
         tableType = pp->tableType;

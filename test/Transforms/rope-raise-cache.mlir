@@ -210,3 +210,20 @@ func.func @unit_dims_folded_wrong_dims(%k: tensor<1x1x32xf32>, %pos: tensor<1xi3
   %c = tensor.insert_slice %v into %cache[0, %p, %h, 0] [1, 1, 1, 32] [1, 1, 1, 1] : tensor<32xf32> into tensor<1x17x2x32xf32>
   return %c : tensor<1x17x2x32xf32>
 }
+
+// -----
+
+// Refused: a rank-reducing insert whose appended dim has the size of the
+// rotation's token dim but is not where the insert puts it: the rotated
+// [S, H, D] (token dim 0, S = H = 4) lands with its tokens along the
+// cache's first dim, while the insert appends along its second.
+// CHECK-LABEL: func.func @appended_dim_not_the_tokens(
+//       CHECK:   rope.apply
+//   CHECK-NOT:     slots
+//       CHECK:   tensor.insert_slice
+func.func @appended_dim_not_the_tokens(%k: tensor<4x4x16xf32>, %pos: tensor<4xi64>, %cache: tensor<4x4096x1x16xf32>, %p: index) -> tensor<4x4096x1x16xf32> {
+  %e = tensor.empty() : tensor<4x4x16xf32>
+  %r = rope.apply ins(%k : tensor<4x4x16xf32>) positions(%pos : tensor<4xi64>) outs(%e : tensor<4x4x16xf32>) {token_dims = array<i64: 0>} -> tensor<4x4x16xf32>
+  %c = tensor.insert_slice %r into %cache[0, %p, 0, 0] [4, 4, 1, 16] [1, 1, 1, 1] : tensor<4x4x16xf32> into tensor<4x4096x1x16xf32>
+  return %c : tensor<4x4096x1x16xf32>
+}

@@ -151,17 +151,40 @@ LogicalResult raiseCacheAppend(tensor::InsertSliceOp insert,
         nonUnitSizes(full) != nonUnitSizes(rotType.getShape()) ||
         full.back() != rotType.getShape().back() || full.back() == 1)
       return why = "rank-reducing insert", failure();
-    // The token dims: those the insert appends along (not inserted whole),
-    // as many as the rotation's and of its token dims' sizes.
+    // The token dims: those the insert appends along (not inserted whole).
+    // They must be where the rotation's token dims land: the insert keeps
+    // the rotated tensor's order, so its dims of size > 1 are the view's in
+    // order, and a token dim of size 1 takes the next appended unit dim.
     SmallVector<int64_t> appended;
     for (int64_t d = 0; d < rank; ++d)
       if (!isConstantIntValue(offsets[d], 0) || !isFullSize(sizes[d], dest, d))
         appended.push_back(d);
-    if (appended.size() != tokenDims.size() ||
-        llvm::any_of(llvm::zip_equal(appended, tokenDims), [&](auto pair) {
-          return full[std::get<0>(pair)] !=
-                 rotType.getDimSize(std::get<1>(pair));
-        }))
+    SmallVector<int64_t> fullNonUnit;
+    for (int64_t d = 0; d < rank; ++d)
+      if (full[d] != 1)
+        fullNonUnit.push_back(d);
+    SmallVector<int64_t> landed;
+    int64_t nonUnitSeen = 0;
+    for (int64_t d = 0; d < rotType.getRank(); ++d) {
+      bool unit = rotType.getDimSize(d) == 1;
+      if (llvm::is_contained(tokenDims, d)) {
+        if (!unit) {
+          landed.push_back(fullNonUnit[nonUnitSeen]);
+        } else {
+          auto next = llvm::find_if(appended, [&](int64_t a) {
+            return full[a] == 1 && !llvm::is_contained(landed, a) &&
+                   (landed.empty() || a > landed.back());
+          });
+          if (next == appended.end())
+            return why = "the dims the insert appends along are not the "
+                         "rotation's token dims",
+                   failure();
+          landed.push_back(*next);
+        }
+      }
+      nonUnitSeen += unit ? 0 : 1;
+    }
+    if (landed != appended)
       return why = "the dims the insert appends along are not the "
                    "rotation's token dims",
              failure();

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ElementAlgebra.h"
+#include "UnitViews.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Complex/IR/Complex.h"
@@ -1835,14 +1836,8 @@ void mlir::rope::raise::shareReshapeSources(Operation *root) {
         continue;
       // Only unit dims between the two: the other dims are the same sizes
       // in the same order (both row-major views of one source).
-      auto nonUnit = [](ArrayRef<int64_t> shape) {
-        SmallVector<int64_t> sizes;
-        for (int64_t size : shape)
-          if (size != 1)
-            sizes.push_back(size);
-        return sizes;
-      };
-      if (nonUnit(type.getShape()) != nonUnit(base.getResultType().getShape()))
+      if (nonUnitSizes(type.getShape()) !=
+          nonUnitSizes(base.getResultType().getShape()))
         continue;
       std::optional<SmallVector<ReassociationIndices>> groups =
           getReassociationIndicesForReshape(base.getResultType(), type);

@@ -55,6 +55,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RaiseAttention.h"
+#include "PayloadCopy.h"
 #include "UnitViews.h"
 
 #include "rope/Dialect/Rope/IR/AttentionDims.h"
@@ -1974,6 +1975,7 @@ private:
             source->op->getNumResults() != 1 ||
             producer->getNumResults() != 1 || !producer.isAllParallelLoops() ||
             !producer.hasPureTensorSemantics() ||
+            !producer.getRegionOutputArgs()[0].use_empty() ||
             source->op->getResult(0).getType() !=
                 getElementTypeOrSelf(lastTensor->value.getType()))
           return Scores::No;
@@ -2547,22 +2549,8 @@ public:
                                   std::pair(match.unscaledKey, &k)}) {
       if (!unscaled.producer)
         continue;
-      rewriter.setInsertionPoint(unscaled.producer);
-      IRMapping mapping;
-      Operation *copy = rewriter.clone(*unscaled.producer, mapping);
-      Operation *yield =
-          cast<linalg::GenericOp>(copy).getBody()->getTerminator();
-      rewriter.modifyOpInPlace(
-          yield, [&] { yield->setOperand(0, mapping.lookup(unscaled.value)); });
-      // The factors' multiplications, now unused (last first: one may
-      // feed another).
-      SmallVector<Operation *> payload;
-      for (Operation &op : yield->getBlock()->without_terminator())
-        payload.push_back(&op);
-      for (Operation *op : llvm::reverse(payload))
-        if (isOpTriviallyDead(op))
-          rewriter.eraseOp(op);
-      plan->source = copy->getResult(0);
+      plan->source =
+          raise::copyYielding(rewriter, unscaled.producer, unscaled.value);
     }
     rewriter.setInsertionPoint(root);
     Value query = emitView(rewriter, loc, q), key = emitView(rewriter, loc, k),

@@ -43,6 +43,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RaiseCacheAppend.h"
+#include "UnitViews.h"
 
 #include "rope/Dialect/Rope/IR/RopeOps.h"
 
@@ -76,21 +77,12 @@ bool isFullSize(OpFoldResult size, Value dest, int64_t d) {
                        ValueBoundsConstraintSet::Variable(dest, d));
 }
 
-/// The sizes of `shape` that are not 1, in order.
-SmallVector<int64_t> nonUnitSizes(ArrayRef<int64_t> shape) {
-  SmallVector<int64_t> sizes;
-  for (int64_t size : shape)
-    if (size != 1)
-      sizes.push_back(size);
-  return sizes;
-}
-
 /// `value` reshaped to `type`, the two differing only in unit dims: its
 /// unit dims collapsed away, then the others expanded into `type`.
 Value reshapeUnitDims(RewriterBase &rewriter, Location loc, Value value,
                       RankedTensorType type) {
   auto from = cast<RankedTensorType>(value.getType());
-  auto flat = RankedTensorType::get(nonUnitSizes(from.getShape()),
+  auto flat = RankedTensorType::get(raise::nonUnitSizes(from.getShape()),
                                     from.getElementType());
   if (flat != from) {
     std::optional<SmallVector<ReassociationIndices>> groups =
@@ -116,8 +108,8 @@ LogicalResult raiseCacheAppend(tensor::InsertSliceOp insert,
   Value inserted = insert.getSource();
   auto view = inserted.getDefiningOp<tensor::CollapseShapeOp>();
   if (view && view.getSrc().getDefiningOp<ApplyOp>() &&
-      nonUnitSizes(view.getSrcType().getShape()) ==
-          nonUnitSizes(view.getResultType().getShape()))
+      raise::nonUnitSizes(view.getSrcType().getShape()) ==
+          raise::nonUnitSizes(view.getResultType().getShape()))
     inserted = view.getSrc();
   else
     view = {};
@@ -148,7 +140,7 @@ LogicalResult raiseCacheAppend(tensor::InsertSliceOp insert,
       return why = "a rank-reducing insert of an M-RoPE rotation", failure();
     SmallVector<int64_t> full(insert.getStaticSizes());
     if (ShapedType::isDynamicShape(full) || !rotType.hasStaticShape() ||
-        nonUnitSizes(full) != nonUnitSizes(rotType.getShape()) ||
+        raise::nonUnitSizes(full) != raise::nonUnitSizes(rotType.getShape()) ||
         full.back() != rotType.getShape().back() || full.back() == 1)
       return why = "rank-reducing insert", failure();
     // The token dims: those the insert appends along (not inserted whole).

@@ -71,6 +71,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RaiseNeighbours.h"
+#include "PayloadCopy.h"
 #include "UnitViews.h"
 
 #include "rope/Dialect/Rope/IR/RopeOps.h"
@@ -939,33 +940,8 @@ foldNorm(ApplyOp op, RewriterBase &rewriter, ApplyOp *folded = nullptr,
 
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
-  if (widening) {
-    OpBuilder::InsertionGuard guard(rewriter);
-    rewriter.setInsertionPoint(widening);
-    Value init = tensor::EmptyOp::create(
-        rewriter, loc, tensor::getMixedSizes(rewriter, loc, x), element);
-    auto narrow = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{init.getType()}, widening.getInputs(),
-        ValueRange{init}, widening.getIndexingMapsArray(),
-        widening.getIteratorTypesArray(),
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          IRMapping mapping;
-          for (auto [old, now] :
-               llvm::zip(widening.getBody()->getArguments(), args))
-            mapping.map(old, now);
-          for (Operation &inner : widening.getBody()->without_terminator())
-            b.clone(inner, mapping);
-          linalg::YieldOp::create(b, l, mapping.lookup(m->x.value));
-        });
-    // What the copy computes after x (the extension back), unused.
-    SmallVector<Operation *> payload;
-    for (Operation &inner : narrow.getBody()->without_terminator())
-      payload.push_back(&inner);
-    for (Operation *inner : llvm::reverse(payload))
-      if (isOpTriviallyDead(inner))
-        rewriter.eraseOp(inner);
-    x = narrow.getResult(0);
-  }
+  if (widening)
+    x = raise::copyYielding(rewriter, widening, m->x.value);
   Value input = materializeInput(rewriter, op, x, xMap);
   Value weight = materializeWeight(rewriter, loc, *m, op.getHeadDim());
   ApplyOp raised =

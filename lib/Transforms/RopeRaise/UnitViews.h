@@ -10,6 +10,7 @@
 // linalg-fold-unit-extent-dims{use-rank-reducing-slices} spells the reshapes
 // that add or drop unit dims as slices; the raises (RaiseAttention's
 // openValue, RaiseNeighbours' reader) read those as the reshapes they are.
+// Views that differ in unit dims only are compared by their other sizes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,6 +46,16 @@ template <typename SliceOp> bool isWholeUnitView(SliceOp op) {
     if (getConstantIntValue(size) != dim)
       return false;
   return true;
+}
+
+/// The sizes of `shape` that are not 1, in order: two row-major views of
+/// one tensor with the same such sizes differ only in unit dims.
+inline SmallVector<int64_t> nonUnitSizes(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> sizes;
+  for (int64_t size : shape)
+    if (size != 1)
+      sizes.push_back(size);
+  return sizes;
 }
 
 } // namespace mlir::rope::raise

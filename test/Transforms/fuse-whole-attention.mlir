@@ -238,7 +238,7 @@ func.func @multiplicative_mask(%q: tensor<128x64xf32>, %k: tensor<256x64xf32>, %
   %probs = linalg.softmax dimension(1) ins(%weighted : tensor<128x256xf32>) outs(%se : tensor<128x256xf32>) -> tensor<128x256xf32>
   %oe = tensor.empty() : tensor<128x64xf32>
   %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<128x64xf32>) -> tensor<128x64xf32>
-  // expected-remark @+1 {{rope-raise: attention not raised: the softmax input is not (a mask over) constant times Q·Kᵀ contracted over one channel dim}}
+  // expected-remark @+1 {{rope-raise: attention not raised: the softmax input is not (a mask over) constant times Q·Kᵀ contracted over the channels}}
   %o = linalg.matmul ins(%probs, %v : tensor<128x256xf32>, tensor<256x64xf32>) outs(%oacc : tensor<128x64xf32>) -> tensor<128x64xf32>
   return %o : tensor<128x64xf32>
 }

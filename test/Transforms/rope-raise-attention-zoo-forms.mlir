@@ -491,7 +491,7 @@ func.func @sink_column_kept(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v
   %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
   %vz = arith.constant dense<0.0> : tensor<1x2x1x8xf32>
   %v5 = tensor.concat dim(2) %v, %vz : (tensor<1x2x4x8xf32>, tensor<1x2x1x8xf32>) -> tensor<1x2x5x8xf32>
-  // expected-remark @+1 {{rope-raise: attention not raised: the softmax input is not (a mask over) constant times Q·Kᵀ contracted over one channel dim}}
+  // expected-remark @+1 {{rope-raise: attention not raised: the softmax input is not (a mask over) constant times Q·Kᵀ contracted over the channels}}
   %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%probs, %v5 : tensor<1x2x4x5xf32>, tensor<1x2x5x8xf32>) outs(%oacc : tensor<1x2x4x8xf32>) {
   ^bb0(%a: f32, %b: f32, %c: f32):
     %0 = arith.mulf %a, %b : f32

@@ -1315,7 +1315,7 @@ func.func @softcap_after_mask(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, 
   %p = linalg.softmax dimension(3) ins(%capped : tensor<1x2x4x4xf32>) outs(%se : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
   %oe = tensor.empty() : tensor<1x2x4x8xf32>
   %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
-  // expected-remark @+1 {{rope-raise: attention not raised: the softmax input is not (a mask over) constant times Q·Kᵀ contracted over one channel dim}}
+  // expected-remark @+1 {{rope-raise: attention not raised: the softmax input is not (a mask over) constant times Q·Kᵀ contracted over the channels}}
   %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%p, %v : tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) outs(%oacc : tensor<1x2x4x8xf32>) {
   ^bb0(%a: f32, %b: f32, %c: f32):
     %0 = arith.mulf %a, %b : f32
@@ -1980,7 +1980,7 @@ func.func @runtime_scale(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: t
   %p = linalg.softmax dimension(3) ins(%masked : tensor<1x2x4x4xf32>) outs(%se : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
   %oe = tensor.empty() : tensor<1x2x4x8xf32>
   %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
-  // expected-remark @+1 {{rope-raise: attention not raised: the softmax input is not (a mask over) constant times Q·Kᵀ contracted over one channel dim}}
+  // expected-remark @+1 {{rope-raise: attention not raised: the softmax input is not (a mask over) constant times Q·Kᵀ contracted over the channels}}
   %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%p, %v : tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) outs(%oacc : tensor<1x2x4x8xf32>) {
   ^bb0(%a: f32, %b: f32, %c: f32):
     %0 = arith.mulf %a, %b : f32
@@ -2177,6 +2177,71 @@ func.func @factor_in_query_producer(%q: tensor<2x4x8xf32>, %r: tensor<2x4xf32>, 
   %pr = linalg.softmax dimension(2) ins(%s : tensor<2x4x4xf32>) outs(%pe : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
   %oe = tensor.empty() : tensor<2x4x8xf32>
   %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(h, m, n, e) -> (h, m, n)>, affine_map<(h, m, n, e) -> (h, n, e)>, affine_map<(h, m, n, e) -> (h, m, e)>], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%pr, %v : tensor<2x4x4xf32>, tensor<2x4x8xf32>) outs(%oacc : tensor<2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %x = arith.mulf %a, %b : f32
+    %y = arith.addf %c, %x : f32
+    linalg.yield %y : f32
+  } -> tensor<2x4x8xf32>
+  return %o : tensor<2x4x8xf32>
+}
+
+// -----
+
+// Q·Kᵀ contracting the channels as two dims (view_as_real's [D/2, 2], kept
+// apart by a host compiler's fusion): one channel loop, Q and K viewed back
+// as [..., 8].
+// CHECK-LABEL: func.func @split_channels(
+// CHECK: %[[Q:.*]] = tensor.collapse_shape %arg0 {{\[\[}}0], [1], [2, 3]] : tensor<2x4x4x2xf32> into tensor<2x4x8xf32>
+// CHECK: %[[K:.*]] = tensor.collapse_shape %arg1 {{\[\[}}0], [1], [2, 3]] : tensor<2x4x4x2xf32> into tensor<2x4x8xf32>
+// CHECK: rope.attention ins(%[[Q]], %[[K]], %arg2 : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) {{.*}}scale = 2.500000e-01
+func.func @split_channels(%q: tensor<2x4x4x2xf32>, %k: tensor<2x4x4x2xf32>, %v: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %quarter = arith.constant 0.25 : f32
+  %se = tensor.empty() : tensor<2x4x4xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%se : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(h, m, n, a, b) -> (h, m, a, b)>, affine_map<(h, m, n, a, b) -> (h, n, a, b)>, affine_map<(h, m, n, a, b) -> (h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%q, %k : tensor<2x4x4x2xf32>, tensor<2x4x4x2xf32>) outs(%acc : tensor<2x4x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %c: f32):
+    %xs = arith.mulf %x, %quarter : f32
+    %p = arith.mulf %xs, %y : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x4xf32>
+  %pe = tensor.empty() : tensor<2x4x4xf32>
+  %pr = linalg.softmax dimension(2) ins(%s : tensor<2x4x4xf32>) outs(%pe : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %oe = tensor.empty() : tensor<2x4x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(h, m, n, e) -> (h, m, n)>, affine_map<(h, m, n, e) -> (h, n, e)>, affine_map<(h, m, n, e) -> (h, m, e)>], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%pr, %v : tensor<2x4x4xf32>, tensor<2x4x8xf32>) outs(%oacc : tensor<2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %x = arith.mulf %a, %b : f32
+    %y = arith.addf %c, %x : f32
+    linalg.yield %y : f32
+  } -> tensor<2x4x8xf32>
+  return %o : tensor<2x4x8xf32>
+}
+
+// -----
+
+// Negative: K stores the two channel parts in the other order ([2, 4]
+// against Q's [4, 2]): one channel loop would need a transpose of K, so it
+// is not raised (read as one loop, K's channels would pair wrongly).
+// CHECK-LABEL: func.func @split_channels_other_order(
+// CHECK-NOT: rope.attention
+func.func @split_channels_other_order(%q: tensor<2x4x4x2xf32>, %k: tensor<2x4x2x4xf32>, %v: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %se = tensor.empty() : tensor<2x4x4xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%se : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(h, m, n, a, b) -> (h, m, a, b)>, affine_map<(h, m, n, a, b) -> (h, n, b, a)>, affine_map<(h, m, n, a, b) -> (h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%q, %k : tensor<2x4x4x2xf32>, tensor<2x4x2x4xf32>) outs(%acc : tensor<2x4x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %c: f32):
+    %p = arith.mulf %x, %y : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x4xf32>
+  %pe = tensor.empty() : tensor<2x4x4xf32>
+  %pr = linalg.softmax dimension(2) ins(%s : tensor<2x4x4xf32>) outs(%pe : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %oe = tensor.empty() : tensor<2x4x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  // expected-remark @+1 {{rope-raise: attention not raised: the key reads the parts of the split channel dim apart or in another order than the query}}
   %o = linalg.generic {indexing_maps = [affine_map<(h, m, n, e) -> (h, m, n)>, affine_map<(h, m, n, e) -> (h, n, e)>, affine_map<(h, m, n, e) -> (h, m, e)>], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%pr, %v : tensor<2x4x4xf32>, tensor<2x4x8xf32>) outs(%oacc : tensor<2x4x8xf32>) {
   ^bb0(%a: f32, %b: f32, %c: f32):
     %x = arith.mulf %a, %b : f32

@@ -77,13 +77,21 @@
 //
 // Cohere's interleaved rotation after fold-unit and fusion ends in
 // view_as_real's [..., D/2, 2], which its consumers keep apart: raised with
-// the last two dims as its channels (interleaved) and expanded back.
+// the last two dims as its channels (interleaved). Q·Kᵀ then contracts the
+// channels as two dims (8 × 2), read as one channel loop of the attention:
+// Q and K are the rotations viewed back as [..., 16].
 // RUN: rope-opt %S/../Frontends/Inputs/zoo/cohere_prefill.mlir --linalg-fold-unit-extent-dims \
 // RUN:   --linalg-fuse-elementwise-ops --rope-raise | FileCheck %s --check-prefix=PAIRED
+// RUN: rope-opt %S/../Frontends/Inputs/zoo/cohere_prefill.mlir --linalg-fold-unit-extent-dims \
+// RUN:   --linalg-fuse-elementwise-ops --rope-raise --canonicalize | FileCheck %s --check-prefix=PAIRED-CANON
 // PAIRED: %[[KR:.*]] = rope.apply ins(%{{.*}} : tensor<1x2x1x16x16xf32>) positions(%{{.*}}) outs(%{{.*}}) {{{.*}}layout = #rope.layout<interleaved>
-// PAIRED-NEXT: tensor.expand_shape %[[KR]] {{\[\[}}0], [1], [2], [3], [4, 5]] output_shape [1, 2, 1, 16, 8, 2] : tensor<1x2x1x16x16xf32> into tensor<1x2x1x16x8x2xf32>
 // PAIRED: %[[QR:.*]] = rope.apply ins(%{{.*}} : tensor<1x2x2x1x16x16xf32>)
-// PAIRED-NEXT: tensor.expand_shape %[[QR]] {{.*}} into tensor<1x2x2x1x16x8x2xf32>
+// PAIRED: %[[QE:.*]] = tensor.expand_shape %[[QR]] {{.*}} into tensor<1x1x2x2x1x1x16x8x2xf32>
+// PAIRED-NEXT: %[[Q:.*]] = tensor.collapse_shape %[[QE]] {{.*}} into tensor<1x2x2x1x16x16xf32>
+// PAIRED-NEXT: %[[KE:.*]] = tensor.expand_shape %[[KR]] {{.*}} into tensor<1x1x2x1x16x8x2xf32>
+// PAIRED-NEXT: %[[K:.*]] = tensor.collapse_shape %[[KE]] {{.*}} into tensor<1x2x16x16xf32>
+// PAIRED: rope.attention ins(%[[Q]], %[[K]], %{{.*}} : tensor<1x2x2x1x16x16xf32>, tensor<1x2x16x16xf32>, tensor<1x16x2x16xf32>) {{.*}}causal
+// PAIRED-CANON-COUNT-2: rope.attention ins(%{{[0-9]+}}, %{{.*}} : tensor<1x2x2x1x16x16xf32>, tensor<1x2x16x16xf32>,
 //
 // RUN: rope-opt %S/../Frontends/Inputs/jax_rotate_half.mlir --linalg-fuse-elementwise-ops --rope-raise \
 // RUN:   | FileCheck %s --check-prefix=IOTA-FREQ

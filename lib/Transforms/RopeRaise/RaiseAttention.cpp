@@ -1416,7 +1416,11 @@ std::optional<PositionMask> positionMask(ArrayRef<Linear> allConds,
 struct AttentionMatch {
   linalg::LinalgOp root;
   Layout output;
-  unsigned k1 = 0, k2 = 0;
+  /// The channel atoms Q·Kᵀ contracts (more than one where a reshape
+  /// split the channel dim, as view_as_real's [D/2, 2]), and the keys P·V
+  /// contracts.
+  AtomList k1;
+  unsigned k2 = 0;
   Node *query = nullptr, *key = nullptr, *value = nullptr;
   /// Rotations producing Q / K whose magnitude the scale took over.
   ApplyOp foldQuery, foldKey;
@@ -1884,7 +1888,7 @@ private:
   }
 
   /// The scaled Q·Kᵀ contraction under `node`: scale factors (constants
-  /// multiplying or dividing it), then a contraction over one channel atom
+  /// multiplying or dividing it), then a contraction over the channel atoms
   /// whose operands are, up to constant factors, the query and key tensors.
   enum class Scores { No, Yes, MaskFirst };
   Scores matchScaledScores(Node *node, double &scale, bool record) {
@@ -1929,8 +1933,13 @@ private:
     }
     if (!isa<arith::AddFOp>(qk->op) || !isZero(ex, qk->operands[0]))
       return Scores::No;
-    std::optional<unsigned> channel = reducedAtom(ex, qk->atoms);
-    if (!channel)
+    // The channels: the contracted atoms that index something (one, or the
+    // parts of a channel dim a reshape split; the Builder reads them as one
+    // loop where Q and K both read them in one order, side by side).
+    AtomList channel = ex.atoms.significant(qk->atoms);
+    if (channel.empty() && ex.atoms.leaves(qk->atoms).size() == 1)
+      channel = ex.atoms.leaves(qk->atoms);
+    if (channel.empty())
       return Scores::No;
     Node *product = computeOf<arith::MulFOp>(ex, qk->operands[1], 2);
     if (!product)
@@ -2027,7 +2036,7 @@ private:
       match.foldKey = folds[keySide];
       match.unscaledQuery = unscaled[1 - keySide];
       match.unscaledKey = unscaled[keySide];
-      match.k1 = *channel;
+      match.k1 = channel;
       match.scores = qk->producer;
     }
     scale = factor;
@@ -2132,7 +2141,7 @@ private:
                "first";
     }
     return "the softmax input is not (a mask over) constant times Q·Kᵀ "
-           "contracted over one channel dim";
+           "contracted over the channels";
   }
 
   /// Whether `node` is computed by ops this file reads (an iota comparison,
@@ -2369,14 +2378,27 @@ public:
     DenseSet<unsigned> queryLeaves = leavesOf(match.query),
                        keyLeaves = leavesOf(match.key),
                        valueLeaves = leavesOf(match.value);
-    AtomList k1 = ex.atoms.leaves({match.k1}), k2 = ex.atoms.leaves({match.k2});
-    if (k1.size() != 1 || k2.size() != 1)
-      return fail("the channel or key dim is split by a reshape");
+    AtomList k2 = ex.atoms.leaves({match.k2});
+    if (k2.size() != 1)
+      return fail("the key dim is split by a reshape");
+    // One channel loop: the contracted atoms in the order Q reads them.
+    AtomList k1;
+    for (const AtomList &dim : match.query->layout)
+      for (unsigned leaf : ex.atoms.leaves(dim))
+        if (llvm::is_contained(match.k1, leaf) && !llvm::is_contained(k1, leaf))
+          k1.push_back(leaf);
+    if (k1.size() != match.k1.size())
+      return fail("the query does not read every contracted channel");
+    channelHead = k1[0];
+    channelParts.assign(k1.begin() + 1, k1.end());
+    channelPrevious.clear();
+    for (size_t i = 1; i < k1.size(); ++i)
+      channelPrevious[k1[i]] = k1[i - 1];
     SmallVector<unsigned> channels, queryAndBatch;
     for (unsigned leaf : outLeaves) {
       if (llvm::is_contained(channels, leaf) ||
-          llvm::is_contained(queryAndBatch, leaf) || leaf == k1[0] ||
-          leaf == k2[0])
+          llvm::is_contained(queryAndBatch, leaf) ||
+          llvm::is_contained(k1, leaf) || leaf == k2[0])
         return fail("the output repeats a dim or has the keys or channels");
       if (valueLeaves.contains(leaf) && !queryLeaves.contains(leaf))
         channels.push_back(leaf);
@@ -2700,6 +2722,10 @@ private:
     plan.source = node->value;
     plan.element = type.getElementType();
     SmallVector<std::optional<unsigned>> loopAtDim;
+    // Dims that continue the channel loop of the dim before them (the
+    // parts of a split channel dim, which the view collapses back).
+    SmallVector<bool> continues;
+    std::optional<unsigned> previousLeaf;
     for (auto [i, dim] : llvm::enumerate(node->layout)) {
       ReassociationIndices group;
       AtomList leaves = ex.atoms.leaves(dim);
@@ -2709,12 +2735,22 @@ private:
         group.push_back(plan.expandedShape.size());
         plan.expandedShape.push_back(1);
         loopAtDim.push_back(std::nullopt);
+        continues.push_back(false);
+        previousLeaf.reset();
       }
       for (unsigned leaf : leaves) {
         group.push_back(plan.expandedShape.size());
         plan.expandedShape.push_back(ex.atoms.size(leaf));
+        bool part = llvm::is_contained(channelParts, leaf);
+        continues.push_back(part);
+        if (part && previousLeaf != channelPrevious.lookup(leaf))
+          return fail(name + " reads the parts of the split channel dim apart "
+                             "or in another order than the query");
+        previousLeaf = leaf;
         auto it = loopOf.find(leaf);
-        if (it != loopOf.end())
+        if (part)
+          loopAtDim.push_back(loopAtDim.back());
+        else if (it != loopOf.end())
           loopAtDim.push_back(it->second);
         else if (ex.atoms.size(leaf) == 1)
           loopAtDim.push_back(std::nullopt);
@@ -2724,10 +2760,20 @@ private:
       }
       plan.expandGroups.push_back(group);
     }
+    // A split channel dim is read whole or not at all.
+    size_t partsRead = llvm::count(continues, true);
+    bool headRead = llvm::is_contained(leavesOf(node), channelHead);
+    if (!channelParts.empty() &&
+        partsRead != (headRead ? channelParts.size() : 0))
+      return fail(name + " reads part of the split channel dim");
     plan.expand = plan.expandedShape.size() != plan.expandGroups.size();
     for (auto [i, loop] : llvm::enumerate(loopAtDim)) {
       if (!loop)
         continue;
+      if (continues[i]) {
+        plan.keptShape.back() *= plan.expandedShape[i];
+        continue;
+      }
       if (llvm::is_contained(plan.loops, *loop))
         return fail(name + " is read along a diagonal");
       plan.loops.push_back(*loop);
@@ -2741,7 +2787,8 @@ private:
       plan.collapseGroups.emplace_back();
       for (auto [i, loop] : llvm::enumerate(loopAtDim)) {
         plan.collapseGroups[group].push_back(i);
-        if (loop && group + 1 < plan.loops.size()) {
+        bool partFollows = i + 1 < continues.size() && continues[i + 1];
+        if (loop && !partFollows && group + 1 < plan.loops.size()) {
           ++group;
           plan.collapseGroups.emplace_back();
         }
@@ -2892,6 +2939,11 @@ private:
   SmallVector<ReassociationIndices> outGroups;
   SmallVector<int64_t> outShape;
   DenseMap<unsigned, unsigned> loopOf;
+  /// The channel atoms after the first (which has the channel loop) where
+  /// a reshape split the channel dim, each with the part before it.
+  unsigned channelHead = 0;
+  AtomList channelParts;
+  DenseMap<unsigned, unsigned> channelPrevious;
   unsigned numLoops = 0, keyLoop = 0;
   ViewPlan q, k, v, mask, positions, sinks;
   bool hasPositions = false, guardMask = false;

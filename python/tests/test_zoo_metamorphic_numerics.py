@@ -128,3 +128,41 @@ def test_rewritten_zoo_model_raises_and_runs_right(name, mode, rewrite):
     assert_within_frontend_bounds(outs, refs, frontends,
                                   f"{name} {mode} {rewrite}")
 
+
+
+def lit_case(path, name):
+    """The function `name` of a lit test split at `// -----`."""
+    for chunk in path.read_text().split("// -----"):
+        if f"func.func @{name}(" in chunk:
+            return chunk
+    raise KeyError(name)
+
+
+def test_rank1_key_rotation_raises_and_runs_right():
+    # The MQA variant zoo's decode-step key after fold-unit: a rank-1
+    # rotation reading x through a whole collapse and through slices
+    # (test/Transforms/rope-raise-metamorphic.mlir). Raised, it must still
+    # compute the frontend's rotate_half against float64.
+    import pathlib
+    import numpy as np
+    root = pathlib.Path(__file__).resolve().parents[2]
+    text = lit_case(root / "test/Transforms/rope-raise-metamorphic.mlir",
+                    "rank1_key_read_two_ways")
+    raised = _jit.lower(text, "builtin.module(rope-raise)")
+    assert raised.count("rope.apply ins(") == 1
+    assert "math.cos" not in raised
+    # The table is base 10000's frequencies rounded to f32: raised as
+    # #rope.default, whose angle is pos * 10000^(-2i/32) in float64.
+    assert "#rope.default" in raised
+    inv = 10000.0 ** (-np.arange(0, 32, 2) / 32.0)
+    fn = rope_mlir.jit(text).function("rank1_key_read_two_ways")
+    rng = np.random.default_rng(33)
+    for pos in (0, 1, 17, 1000, 4095):
+        x = rng.standard_normal((1, 1, 1, 32)).astype(np.float32)
+        y = np.asarray(fn(x, np.array([[pos]], dtype=np.int64)))
+        angle = np.concatenate([pos * inv, pos * inv])
+        xs = x.reshape(32).astype(np.float64)
+        rot = np.concatenate([-xs[16:], xs[:16]])
+        ref = xs * np.cos(angle) + rot * np.sin(angle)
+        err = np.max(np.abs(y.reshape(32) - ref)) / np.max(np.abs(ref))
+        assert err < 1e-6, (pos, err)

@@ -763,3 +763,75 @@ func.func @duplicate_rotations(%x: tensor<1x4x2x16xf32>, %p: tensor<4xi64>, %p2:
   %c = rope.apply ins(%x2 : tensor<4x2x16xf32>) positions(%p2 : tensor<4xi64>) outs(%e3 : tensor<4x2x16xf32>) {token_dims = array<i64: 0>} -> tensor<4x2x16xf32>
   return %a, %b, %c : tensor<4x2x16xf32>, tensor<4x2x16xf32>, tensor<4x2x16xf32>
 }
+
+// -----
+
+// A decode step's key with one KV head after fold-unit (the MQA variant
+// zoo's OLMo-2): every dim but the channels is 1, so the rotation is rank 1.
+// x is read whole through a collapse of all four dims (four channel axes,
+// three of size 1) and through the partner's slices (unit dims and one
+// channel axis): one tensor read one way, so one x.
+// CHECK-LABEL: func.func @rank1_key_read_two_ways(
+// CHECK: rope.apply ins(%{{.*}} : tensor<1x32xf32>) positions(%{{.*}} : tensor<1xi64>)
+// CHECK-NOT: math.cos
+#v1 = affine_map<(d0) -> (d0)>
+#v0 = affine_map<(d0) -> ()>
+func.func @rank1_key_read_two_ways(%x: tensor<1x1x1x32xf32>, %pos: tensor<1x1xi64>) -> tensor<32xf32> {
+  %inv = arith.constant dense<[1.0, 0.562341332, 0.316227764, 0.177827939, 0.100000001, 0.0562341325, 0.0316227749, 0.0177827943, 0.00999999977, 0.00562341325, 0.00316227763, 0.00177827943, 0.00100000005, 5.62341302E-4, 3.16227757E-4, 1.77827947E-4]> : tensor<16xf32>
+  %p0 = tensor.collapse_shape %pos [] : tensor<1x1xi64> into tensor<i64>
+  %pe = tensor.empty() : tensor<f32>
+  %pf = linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []} ins(%p0 : tensor<i64>) outs(%pe : tensor<f32>) {
+  ^bb0(%in: i64, %out: f32):
+    %f = arith.sitofp %in : i64 to f32
+    linalg.yield %f : f32
+  } -> tensor<f32>
+  %fe = tensor.empty() : tensor<16xf32>
+  %freqs = linalg.generic {indexing_maps = [#v0, #v1, #v1], iterator_types = ["parallel"]} ins(%pf, %inv : tensor<f32>, tensor<16xf32>) outs(%fe : tensor<16xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<16xf32>
+  %fx = tensor.expand_shape %freqs [[0, 1, 2]] output_shape [1, 1, 16] : tensor<16xf32> into tensor<1x1x16xf32>
+  %emb3 = tensor.concat dim(2) %fx, %fx : (tensor<1x1x16xf32>, tensor<1x1x16xf32>) -> tensor<1x1x32xf32>
+  %emb = tensor.collapse_shape %emb3 [[0, 1, 2]] : tensor<1x1x32xf32> into tensor<32xf32>
+  %te = tensor.empty() : tensor<32xf32>
+  %cos = linalg.generic {indexing_maps = [#v1, #v1], iterator_types = ["parallel"]} ins(%emb : tensor<32xf32>) outs(%te : tensor<32xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %c = math.cos %a : f32
+    linalg.yield %c : f32
+  } -> tensor<32xf32>
+  %sin = linalg.generic {indexing_maps = [#v1, #v1], iterator_types = ["parallel"]} ins(%emb : tensor<32xf32>) outs(%te : tensor<32xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %s = math.sin %a : f32
+    linalg.yield %s : f32
+  } -> tensor<32xf32>
+  %xw = tensor.collapse_shape %x [[0, 1, 2, 3]] : tensor<1x1x1x32xf32> into tensor<32xf32>
+  %xc = linalg.generic {indexing_maps = [#v1, #v1, #v1], iterator_types = ["parallel"]} ins(%xw, %cos : tensor<32xf32>, tensor<32xf32>) outs(%te : tensor<32xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<32xf32>
+  %lo = tensor.extract_slice %x[0, 0, 0, 0] [1, 1, 1, 16] [1, 1, 1, 1] : tensor<1x1x1x32xf32> to tensor<16xf32>
+  %hi = tensor.extract_slice %x[0, 0, 0, 16] [1, 1, 1, 16] [1, 1, 1, 1] : tensor<1x1x1x32xf32> to tensor<16xf32>
+  %he = tensor.empty() : tensor<16xf32>
+  %neg = linalg.generic {indexing_maps = [#v1, #v1], iterator_types = ["parallel"]} ins(%hi : tensor<16xf32>) outs(%he : tensor<16xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  } -> tensor<16xf32>
+  %nx = tensor.expand_shape %neg [[0, 1, 2, 3]] output_shape [1, 1, 1, 16] : tensor<16xf32> into tensor<1x1x1x16xf32>
+  %lx = tensor.expand_shape %lo [[0, 1, 2, 3]] output_shape [1, 1, 1, 16] : tensor<16xf32> into tensor<1x1x1x16xf32>
+  %rot4 = tensor.concat dim(3) %nx, %lx : (tensor<1x1x1x16xf32>, tensor<1x1x1x16xf32>) -> tensor<1x1x1x32xf32>
+  %rot = tensor.collapse_shape %rot4 [[0, 1, 2, 3]] : tensor<1x1x1x32xf32> into tensor<32xf32>
+  %rs = linalg.generic {indexing_maps = [#v1, #v1, #v1], iterator_types = ["parallel"]} ins(%rot, %sin : tensor<32xf32>, tensor<32xf32>) outs(%te : tensor<32xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<32xf32>
+  %y = linalg.generic {indexing_maps = [#v1, #v1, #v1], iterator_types = ["parallel"]} ins(%xc, %rs : tensor<32xf32>, tensor<32xf32>) outs(%te : tensor<32xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<32xf32>
+  return %y : tensor<32xf32>
+}

@@ -574,17 +574,39 @@ private:
   /// transpose passes batch as d0, the interleaved partner path reaches it
   /// through a reshape as a unit dim); both read index 0 there, so they are
   /// one tensor read one way, and the rotation must see one x, not a second
-  /// unexplained factor.
+  /// unexplained factor. Likewise a channel axis of size 1 (a rank-1
+  /// rotation's x collapsed whole, `[1, 1, 1, D]` into `[D]`, is read as four
+  /// channel axes on one path and as unit dims and one channel axis through
+  /// the partner's slices): dropping it leaves every row-major channel index
+  /// as it is.
   Elements mergeSameReads(ArrayRef<Element> elements) {
     auto normalized = [&](const Leaf &leaf) {
       View v = leaf.view;
+      SmallVector<int64_t> axisOf(leaf.channelShape.size(), -1);
+      for (auto [axis, size] : llvm::enumerate(leaf.channelShape))
+        if (size != 1)
+          axisOf[axis] = llvm::count_if(
+              ArrayRef<int64_t>(leaf.channelShape).take_front(axis),
+              [](int64_t s) { return s != 1; });
       auto rootType = dyn_cast<RankedTensorType>(leaf.root.getType());
-      for (auto [i, role] : llvm::enumerate(v))
+      for (auto [i, role] : llvm::enumerate(v)) {
         if (rootType && role.kind == DimRole::Frame &&
             static_cast<int64_t>(i) < rootType.getRank() &&
             rootType.getDimSize(i) == 1)
           role = DimRole::unit();
+        if (role.kind == DimRole::Channel &&
+            static_cast<size_t>(role.index) < axisOf.size())
+          role = axisOf[role.index] < 0 ? DimRole::unit()
+                                        : DimRole::channel(axisOf[role.index]);
+      }
       return v;
+    };
+    auto channelsOf = [](const Leaf &leaf) {
+      SmallVector<int64_t> shape;
+      for (int64_t size : leaf.channelShape)
+        if (size != 1)
+          shape.push_back(size);
+      return shape;
     };
     std::set<unsigned> ids;
     auto collect = [&](const Poly &p) {
@@ -600,14 +622,21 @@ private:
     DenseMap<unsigned, unsigned> rep;
     SmallVector<unsigned> reps;
     bool changed = false;
-    for (unsigned id : ids) {
+    // The representative of equal reads is the one with the fewest channel
+    // axes (the unit ones dropped already, where a path has that view).
+    SmallVector<unsigned> order(ids.begin(), ids.end());
+    llvm::stable_sort(order, [&](unsigned a, unsigned b) {
+      return algebra.leaf(a).channelShape.size() <
+             algebra.leaf(b).channelShape.size();
+    });
+    for (unsigned id : order) {
       const Leaf &leaf = algebra.leaf(id);
       View v = normalized(leaf);
       rep[id] = id;
       for (unsigned r : reps) {
         const Leaf &other = algebra.leaf(r);
         if (other.root == leaf.root && other.component == leaf.component &&
-            other.channelShape == leaf.channelShape && normalized(other) == v) {
+            channelsOf(other) == channelsOf(leaf) && normalized(other) == v) {
           rep[id] = r;
           changed = true;
           break;

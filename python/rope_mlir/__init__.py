@@ -47,3 +47,12 @@ def emit(config=None, **kwargs) -> str:
     elif kwargs:
         config = dataclasses.replace(config, **kwargs)
     return _emit_config(config)
+
+
+def __getattr__(name):
+    # `rope_mlir.torch` (PyTorch in one line) is imported on first use, so
+    # `import rope_mlir` neither needs nor loads torch.
+    if name == "torch":
+        import importlib
+        return importlib.import_module(".torch", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -270,14 +270,15 @@ def _max(a) -> float:
 
 
 def run_case(sc: dict, dtype: str, layout: str, positions: np.ndarray, origin: np.ndarray, heads: int,
-             rng: np.random.Generator, magnitude: float) -> dict:
+             rng: np.random.Generator, magnitude: float, angle: str = "f64") -> dict:
     d, p = sc["D"], sc["P"]
     npdt = NP_DTYPES[dtype]
     s = positions.shape[0]
     x = rng.standard_normal((s, heads, d)).astype(np.float32).astype(npdt)
     kernel = rope_mlir.compile(dtype=dtype, rank=3, head_dim=d, layout=layout,
                                rotary_dim=None if p == d else p, positions="explicit",
-                               positions_dtype="i64", freqs=sc["freqs"], magnitude=magnitude)
+                               positions_dtype="i64", freqs=sc["freqs"], magnitude=magnitude,
+                               angle=angle)
     y = kernel(x, positions)
     x64 = x.astype(np.float64)
     r = reference.apply(x64, positions, layout=layout, rotary_dim=p, base=sc["base"],
@@ -348,13 +349,21 @@ def holds(res: dict) -> bool:
     return res["ulp_max_noncancel"] <= HALF_ULP_BOUND and res["contract_violations"] == 0
 
 
+#: Schemes whose frequencies are computed per call in f64: angle="turns" has no phase steps for them (the
+#: compiler refuses; docs/PRECISION.md).
+PER_CALL_FREQUENCIES = ("dynamic_ntk",)
+
+
 def sweep(quick: bool = False, seed: int = 0, dtypes=("f32", "f16", "bf16", "f64"),
-          layouts=("half", "interleaved"), only: Optional[List[str]] = None, log=None) -> List[dict]:
+          layouts=("half", "interleaved"), only: Optional[List[str]] = None, log=None,
+          angle: str = "f64") -> List[dict]:
     rng = np.random.default_rng(seed)
     heads = 1 if quick else 2
     results = []
     for sc in schemes():
         if only and sc["name"] not in only:
+            continue
+        if angle == "turns" and sc["name"] in PER_CALL_FREQUENCIES:
             continue
         seq_len = sc["pos_max"] + 1  # every call includes pos_max, so dynamic schemes see this length
         theta, magnitude = scheme_theta(sc, seq_len)
@@ -366,7 +375,8 @@ def sweep(quick: bool = False, seed: int = 0, dtypes=("f32", "f16", "bf16", "f64
         for dtype in dtypes:
             for layout in layouts:
                 t0 = time.perf_counter()
-                res = run_case(sc, dtype, layout, positions, origin, heads, rng, magnitude)
+                res = run_case(sc, dtype, layout, positions, origin, heads, rng, magnitude, angle)
+                res["angle"] = angle
                 res["magnitude"] = magnitude
                 res["pos_max"] = sc["pos_max"]
                 res["seconds"] = time.perf_counter() - t0
@@ -384,13 +394,13 @@ def sweep(quick: bool = False, seed: int = 0, dtypes=("f32", "f16", "bf16", "f64
 BEYOND_EXPONENTS = (24, 28, 30, 31, 32, 34)
 
 
-def beyond_2_24(quick: bool, rng: np.random.Generator) -> List[dict]:
+def beyond_2_24(quick: bool, rng: np.random.Generator, angle: str = "f64") -> List[dict]:
     """`default` (b = 10^4, D = P = 128), f32, half: max pair error against the float64 reference over
     random positions per octave [2^(e-1), 2^e) for e in BEYOND_EXPONENTS (2000 per octave; quick: 200).
     Both form pos·θ_i in f64 with the same θ_i, so this measures the range reduction and the f32 steps at
     large angles; the product's own rounding (2^-53 |φ|, shared) is not visible here."""
     kernel = rope_mlir.compile(dtype="f32", rank=3, head_dim=128, layout="half", positions="explicit",
-                               positions_dtype="i64", freqs="#rope.default<base = 10000.0>")
+                               positions_dtype="i64", freqs="#rope.default<base = 10000.0>", angle=angle)
     count = 200 if quick else 2000
     rows = []
     for e in BEYOND_EXPONENTS:
@@ -555,8 +565,12 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown CPU"
 
 
-def replace_region(path: pathlib.Path, lines: List[str]):
-    write_region(path, lines, BEGIN_MARK, END_MARK)
+def replace_region(path: pathlib.Path, lines: List[str], angle: str = "f64"):
+    if angle == "f64":
+        write_region(path, lines, BEGIN_MARK, END_MARK)
+    else:
+        write_region(path, lines, BEGIN_MARK.replace("precision_sweep", "precision_sweep " + angle),
+                     END_MARK.replace("precision_sweep", "precision_sweep " + angle))
 
 
 def main(argv=None) -> int:
@@ -564,6 +578,9 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="smaller position sample (< 30 s)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--scheme", action="append", help="run only this scheme (repeatable)")
+    ap.add_argument("--angle", choices=("f64", "turns"), default="f64",
+                    help="how the kernel forms the angle (KernelConfig.angle; turns: no float wider than f32, "
+                    "not dynamic_ntk); --write-docs writes a turns run into its own region")
     ap.add_argument("--by-origin", action="store_true", help="also print the f32/f64 errors by position origin "
                     "per scheme and layout (the report always has their ranges)")
     ap.add_argument("--write-docs", nargs="?", const=str(DOC), default=None, metavar="FILE",
@@ -580,13 +597,14 @@ def main(argv=None) -> int:
                                                    r["contract_violations"]) if "ulp_max" in r else ""),
             r["seconds"]), file=sys.stderr)
 
-    results = sweep(quick=args.quick, seed=args.seed, only=args.scheme, log=log)
-    beyond = beyond_2_24(args.quick, np.random.default_rng(args.seed + 1)) if not args.scheme or \
+    results = sweep(quick=args.quick, seed=args.seed, only=args.scheme, log=log, angle=args.angle)
+    beyond = beyond_2_24(args.quick, np.random.default_rng(args.seed + 1), args.angle) if not args.scheme or \
         "default" in args.scheme else []
     elapsed = time.perf_counter() - t0
     load_end = os.getloadavg()[0]
 
-    command = "python3 bench/precision_sweep.py" + (" --quick" if args.quick else "") + "".join(
+    command = "python3 bench/precision_sweep.py" + (" --quick" if args.quick else "") + (
+        " --angle turns" if args.angle == "turns" else "") + "".join(
         " --scheme " + s for s in (args.scheme or [])) + (" --seed %d" % args.seed if args.seed else "")
     out = []
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M")
@@ -637,8 +655,11 @@ def main(argv=None) -> int:
     out.append("all bounds hold" if not bad else "BOUND VIOLATED: " + ", ".join(
         "%s/%s/%s" % (r["scheme"], r["dtype"], r["layout"]) for r in bad))
     print("\n".join(out))
+    if args.angle == "turns":
+        out.insert(2, "- angle: `turns` (i64 phase steps, no float wider than f32 in the kernel); dynamic_ntk is "
+                   "not run (its frequencies are computed per call in f64)")
     if args.write_docs is not None:
-        replace_region(pathlib.Path(args.write_docs), out)
+        replace_region(pathlib.Path(args.write_docs), out, args.angle)
         print("wrote the report into %s" % args.write_docs, file=sys.stderr)
     return 0 if not bad else 1
 

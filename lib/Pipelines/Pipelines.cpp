@@ -48,9 +48,12 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
     ConvertRopeToVectorPassOptions vector;
     vector.vectorBytes = options.vectorBytes;
     vector.tileHeads = options.tileHeads;
+    vector.angle = options.angle;
     pm.addPass(createConvertRopeToVectorPass(vector));
   } else {
-    pm.addPass(createConvertRopeToLinalgPass());
+    ConvertRopeToLinalgPassOptions linalg;
+    linalg.angle = options.angle;
+    pm.addPass(createConvertRopeToLinalgPass(linalg));
   }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -194,6 +197,25 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
   pm.addPass(createRopeExpandBFloat16Pass(bf16));
 }
 
+mlir::rope::AngleMethod mlir::rope::resolveGPUAngle(GPUAngle angle,
+                                                    StringRef chip) {
+  switch (angle) {
+  case GPUAngle::F64:
+    return AngleMethod::F64;
+  case GPUAngle::Turns:
+    return AngleMethod::Turns;
+  case GPUAngle::Auto:
+    break;
+  }
+  // Fast f64 (at least half the f32 rate): the data-centre parts, with
+  // their variants (sm_90a), not their neighbours (sm_86, sm_89).
+  for (StringRef fast : {"sm_60", "sm_70", "sm_80", "sm_90", "sm_100"})
+    if (chip == fast ||
+        (chip.starts_with(fast) && !llvm::isDigit(chip[fast.size()])))
+      return AngleMethod::F64;
+  return AngleMethod::Turns;
+}
+
 void mlir::rope::buildRopeToNVVMPipeline(
     OpPassManager &pm, const RopeToNVVMPipelineOptions &options) {
   // rope.attention as FlashAttention loops with one query row per iteration
@@ -210,11 +232,15 @@ void mlir::rope::buildRopeToNVVMPipeline(
   pm.addPass(createRopeTileAttentionPass(attention));
   // Before convert-rope-to-gpu, which would give every rope.apply tile
   // inside the loops a gpu.launch of its own.
-  pm.addPass(createRopeDecomposeInForallPass());
+  AngleMethod angle = resolveGPUAngle(options.angle, options.chip);
+  RopeDecomposeInForallPassOptions inForall;
+  inForall.angle = angle;
+  pm.addPass(createRopeDecomposeInForallPass(inForall));
   ConvertRopeToGPUPassOptions toGPU;
   toGPU.blockSize = options.blockSize;
   toGPU.maxBlocks = options.maxBlocks;
   toGPU.vectorize = options.vectorize;
+  toGPU.angle = angle;
   pm.addPass(createConvertRopeToGPUPass(toGPU));
   // The angle is already reduced to [-pi, pi] in f64, so libdevice's f32
   // sin/cos would carry a never-taken Payne-Hanek path (a local array, so a

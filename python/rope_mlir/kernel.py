@@ -291,6 +291,10 @@ class KernelConfig:
     #: "vector" (convert-rope-to-vector, the fast path) or "scalar" (the
     #: linalg loops, for debugging).
     lowering: str = "vector"
+    #: How the angle position * theta is formed for f32/f16/bf16 data:
+    #: "f64" (ROPE.md §5) or "turns" (i64 phase steps and f32 only, for
+    #: targets without fast f64; not #rope.dynamic_ntk: docs/PRECISION.md).
+    angle: str = "f64"
     #: f32 -> bf16 rounding of bf16 outputs: "exact" (round to nearest
     #: even as integer arithmetic, bf16 subnormal results kept: ROPE.md) or
     #: "native": the CPU's own conversion where it has one (AVX512-BF16:
@@ -402,6 +406,9 @@ class KernelConfig:
         if self.lowering not in ("vector", "scalar"):
             raise ValueError(f"lowering must be 'vector' or 'scalar', got "
                              f"{self.lowering!r}")
+        if self.angle not in ("f64", "turns"):
+            raise ValueError(f"angle must be 'f64' or 'turns', got "
+                             f"{self.angle!r}")
         for field in ("freqs", "mrope"):
             if getattr(self, field) is not None:
                 if not isinstance(getattr(self, field), str):
@@ -694,7 +701,8 @@ def pipeline(config: KernelConfig) -> str:
     """The `rope-to-llvm-cpu` pipeline a kernel for `config` is built with."""
     return ("builtin.module(rope-to-llvm-cpu{emit-c-interface=true "
             f"vectorize={'true' if config.lowering == 'vector' else 'false'} "
-            f"num-threads={int(config.threads)}{_bf16_option(config)}}})")
+            f"num-threads={int(config.threads)}{_bf16_option(config)}"
+            f"{'' if config.angle == 'f64' else ' angle=' + config.angle}}})")
 
 
 def _bf16_option(config: KernelConfig) -> str:

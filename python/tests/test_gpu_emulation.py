@@ -11,7 +11,8 @@ barriers or shared memory) and the result is JIT-compiled for the CPU. This
 runs the kernel's indexing, grid-stride token loop, lane layout, position
 conversion and angle arithmetic, not NVPTX code generation.
 
-Cases: test_differential's random configurations (every dtype, both pair
+Cases (with angle=turns too where marked: random, M-RoPE, scaled):
+test_differential's random configurations (every dtype, both pair
 layouts, partial rotary, every position and cos/sin source, inverse,
 magnitude, static shapes, in place), its negative-position configurations
 (R(-m)), M-RoPE and scaled frequencies with signed positions; each with the
@@ -66,8 +67,13 @@ _spec = importlib.util.spec_from_file_location(
 emulate_launch = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(emulate_launch)
 
-LAUNCHES = {"default": "",
-            "tiny": "vectorize=false block-size=8 max-blocks=3"}
+BASE_LAUNCHES = {"default": "",
+                 "tiny": "vectorize=false block-size=8 max-blocks=3"}
+# The same launches with the angle formed without f64 (angle=turns: i64
+# phase steps, f32; what rope-to-nvvm picks for chips without fast f64).
+LAUNCHES = dict(BASE_LAUNCHES,
+                **{f"{name}-turns": f"{options} angle=turns".strip()
+                   for name, options in BASE_LAUNCHES.items()})
 
 # rope-to-nvvm up to the launch (lib/Pipelines/Pipelines.cpp), buffers with
 # identity layouts so that the kernel reads the caller's arrays.
@@ -124,7 +130,7 @@ def test_random_case_on_emulated_gpu(seed, launch):
 NEGATIVE = [(dtype, form) for dtype in DTYPES for form in FORMS]
 
 
-@pytest.mark.parametrize("launch", list(LAUNCHES))
+@pytest.mark.parametrize("launch", list(BASE_LAUNCHES))
 @pytest.mark.parametrize("dtype,form", NEGATIVE,
                          ids=["-".join(c) for c in NEGATIVE])
 def test_negative_positions_on_emulated_gpu(dtype, form, launch):
@@ -217,7 +223,7 @@ DYNAMIC_FORMS = [("explicit", False), ("explicit", True),
                  ("offset", True)]
 
 
-@pytest.mark.parametrize("launch", list(LAUNCHES))
+@pytest.mark.parametrize("launch", list(BASE_LAUNCHES))
 @pytest.mark.parametrize("form,long", DYNAMIC_FORMS,
                          ids=[f"{f}-{'long' if l else 'short'}"
                               for f, l in DYNAMIC_FORMS])
@@ -342,7 +348,7 @@ def _neighbour_case(seed, dtype, layout, rotary_dim, head_dim=40, heads=3,
     return rng, x, positions
 
 
-@pytest.mark.parametrize("launch", list(LAUNCHES))
+@pytest.mark.parametrize("launch", list(BASE_LAUNCHES))
 @pytest.mark.parametrize("inplace", [False, True], ids=["out", "inplace"])
 @pytest.mark.parametrize("rotary_dim", [24, 40], ids=["partial", "full"])
 @pytest.mark.parametrize("layout", ["half", "interleaved"])
@@ -388,7 +394,7 @@ QUANT_CASES = [(quant, scale, norm) for quant in QUANT_TYPES
                for scale, norm in (("tensor", False), ("head", True))]
 
 
-@pytest.mark.parametrize("launch", list(LAUNCHES))
+@pytest.mark.parametrize("launch", list(BASE_LAUNCHES))
 @pytest.mark.parametrize("dtype,layout", [("f32", "half"),
                                           ("bf16", "interleaved")])
 @pytest.mark.parametrize("quant,scale_form,norm", QUANT_CASES,
@@ -636,7 +642,7 @@ APPEND_CASES = [(layout, dtype, rope_layout, rotary)
                     ("f16", "half", 24))]
 
 
-@pytest.mark.parametrize("launch", list(LAUNCHES))
+@pytest.mark.parametrize("launch", list(BASE_LAUNCHES))
 @pytest.mark.parametrize("layout,dtype,rope_layout,rotary", APPEND_CASES,
                          ids=["-".join(map(str, c)) for c in APPEND_CASES])
 def test_rope_cache_append_on_emulated_gpu(layout, dtype, rope_layout, rotary,
@@ -677,7 +683,7 @@ CACHE_WRITE_CASES = [(layout, dtype, quant, scale_form)
                          ("f16", "f8e5m2", "head"))]
 
 
-@pytest.mark.parametrize("launch", list(LAUNCHES))
+@pytest.mark.parametrize("launch", list(BASE_LAUNCHES))
 @pytest.mark.parametrize("layout,dtype,quant,scale_form", CACHE_WRITE_CASES,
                          ids=["-".join(map(str, c))
                               for c in CACHE_WRITE_CASES])
@@ -736,7 +742,7 @@ def test_cache_write_on_emulated_gpu(layout, dtype, quant, scale_form,
         np.array([1e9, -1e9]), quant))))  # some saturate
 
 
-@pytest.mark.parametrize("launch", list(LAUNCHES))
+@pytest.mark.parametrize("launch", list(BASE_LAUNCHES))
 def test_paged_norm_fp8_append_on_emulated_gpu(launch):
     """QK-norm + rotation + f8E4M3FN with a per-head scale, appended at
     slots (all three neighbours in the one kernel): the _quantized bracket of
@@ -770,7 +776,7 @@ def test_paged_norm_fp8_append_on_emulated_gpu(launch):
     assert np.mean(got64 == _quantize64(v, "f8e4m3fn")) >= 0.95
 
 
-@pytest.mark.parametrize("launch", list(LAUNCHES))
+@pytest.mark.parametrize("launch", list(BASE_LAUNCHES))
 def test_mla_slice_append_on_emulated_gpu(launch):
     """MLA's concatenated cache [slots, 1, 576]: k_pe rotated (interleaved,
     64 channels) into channels [512, 576) through a strided buffer of the
@@ -798,7 +804,7 @@ def test_mla_slice_append_on_emulated_gpu(launch):
     check(case, k_pe[tokens_], cache[rows_][:, :, 512:], ref[tokens_])
 
 
-@pytest.mark.parametrize("launch", list(LAUNCHES))
+@pytest.mark.parametrize("launch", list(BASE_LAUNCHES))
 @pytest.mark.parametrize("quant", [None, "f8e4m3fn"])
 def test_mla_c_kv_slice_write_on_emulated_gpu(quant, launch):
     """MLA's compressed kv c_kv [T, 1, 512] written by rope.cache_write into
@@ -841,7 +847,7 @@ def test_mla_c_kv_slice_write_on_emulated_gpu(quant, launch):
     assert np.mean(got64 == _quantize64(v, quant)) >= 0.95
 
 
-@pytest.mark.parametrize("launch", list(LAUNCHES))
+@pytest.mark.parametrize("launch", list(BASE_LAUNCHES))
 @pytest.mark.parametrize("form", ["implicit", "gathered"])
 def test_append_positions_at_token_index_on_emulated_gpu(form, launch):
     """Paged append whose slots are unrelated to the token order: with no
@@ -901,7 +907,7 @@ func.func @f(%km: memref<?x1x64xbf16>, %pm: memref<?xi64>,
 """
 
 
-@pytest.mark.parametrize("launch", list(LAUNCHES))
+@pytest.mark.parametrize("launch", list(BASE_LAUNCHES))
 def test_paged_mla_view_on_emulated_gpu(launch):
     """Paged MLA cache [pages, 16, 576]: collapsed to rows, the rope
     channels sliced and viewed [N, 1, 64]: the kernel writes the pages in

@@ -119,3 +119,62 @@ def test_round_to_bf16_is_correct():
     assert got.tolist() == [1 + 2.0 ** -7, -(1 + 2.0 ** -7), 1.0, 1 + 2.0 ** -6]
     h = ps.round_f64_to(np.array([1 + 2.0 ** -11 + 2.0 ** -40]), np.dtype(np.float16)).astype(np.float64)
     assert h.tolist() == [1 + 2.0 ** -10]
+
+
+# angle="turns" (no float wider than f32 in the kernel: i64 phase steps): the same contract, every scheme whose
+# frequencies are constant tables; dynamic_ntk is refused with a reason.
+TURNS_SCHEMES = [s for s in SCHEMES if s not in ps.PER_CALL_FREQUENCIES]
+
+
+@pytest.fixture(scope="module")
+def turns_results():
+    out = {}
+    for r in ps.sweep(quick=True, seed=1, dtypes=("f32", "bf16"), angle="turns"):
+        out[(r["scheme"], r["dtype"], r["layout"])] = r
+    return out
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("scheme", TURNS_SCHEMES)
+def test_turns_f32_pairwise_relative_error(turns_results, scheme, layout):
+    r = turns_results[(scheme, "f32", layout)]
+    assert r["angle"] == "turns" and r["passthrough_ok"]
+    assert r["pair"] < ps.F32_PAIR_BOUND, (
+        f"{scheme}/{layout}: f32 pair error {r['pair']:.3e} at position {r['pair_at']}")
+    if scheme != "longrope_short":
+        assert r["pos_max"] == 1 << 24
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("scheme", TURNS_SCHEMES)
+def test_turns_bf16_rounded_once(turns_results, scheme, layout):
+    r = turns_results[(scheme, "bf16", layout)]
+    assert r["contract_violations"] == 0
+    assert r["ulp_max_noncancel"] <= ps.HALF_ULP_BOUND
+
+
+@pytest.mark.parametrize("lowering", ("vector", "scalar"))
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_turns_agrees_with_f64_across_lowerings(lowering, layout):
+    # Both lowerings and a partial rotation, at positions to 2^24 and negative
+    # ones: within the f32 contract of the float64 reference.
+    import rope_mlir
+    from rope_mlir import reference
+    rng = np.random.default_rng(5)
+    positions = np.concatenate([rng.integers(-(1 << 24), 1 << 24, 60), [0, 1, (1 << 24) - 1, 1 << 24]])
+    x = rng.standard_normal((positions.size, 2, 64)).astype(np.float32)
+    kernel = rope_mlir.compile(dtype="f32", rank=3, head_dim=64, rotary_dim=48, layout=layout,
+                               positions="explicit", positions_dtype="i64", angle="turns", lowering=lowering)
+    y = kernel(x, positions)
+    r = reference.apply(x.astype(np.float64), positions, layout=layout, rotary_dim=48, base=10000.0)
+    assert ps.pair_error(y, r, 48, layout).max() < ps.F32_PAIR_BOUND
+    assert np.array_equal(y[..., 48:], x[..., 48:])
+
+
+def test_turns_refuses_per_call_frequencies():
+    import rope_mlir
+    with pytest.raises(rope_mlir.CompileError, match="angle=turns needs frequencies read from constant tables"):
+        rope_mlir.compile(dtype="f32", rank=3, head_dim=64, positions="explicit", angle="turns",
+                          freqs="#rope.dynamic_ntk<base = 10000.0, factor = 2.0, max_position_embeddings = 64>")
+    with pytest.raises(ValueError, match="angle must be 'f64' or 'turns'"):
+        rope_mlir.compile(dtype="f32", rank=3, head_dim=64, angle="f32")

@@ -1,12 +1,13 @@
 // RUN: rope-opt %s --pass-pipeline="builtin.module(rope-to-llvm-cpu)" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s
-// RUN: rope-opt %s --pass-pipeline="builtin.module(rope-to-llvm-cpu{tile-heads=4 vector-bytes=0 prefetch-rows=0 contraction-vector-bits=512 elementwise-max-lanes=32 outline-max-ops=0})" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=SET
+// RUN: rope-opt %s --pass-pipeline="builtin.module(rope-to-llvm-cpu{tile-heads=4 vector-bytes=0 prefetch-rows=0 contraction-vector-bits=512 elementwise-max-lanes=32 outline-max-ops=0 angle=turns})" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=SET
 // RUN: not rope-opt %s --pass-pipeline="builtin.module(rope-to-llvm-cpu{tile-heads=0})" 2>&1 | FileCheck %s --check-prefix=BAD
 
 // rope-to-llvm-cpu's choices for the vector form, passed to
 // convert-rope-to-vector: rows in 32-byte chunks, the tiled form
 // ([B, H, S, D]) three heads at a time (docs/DESIGN.md: measured on Intel
 // Sapphire Rapids with x and out from memory); both are options.
-// CHECK: convert-rope-to-vector{tile-heads=3 vector-bytes=32}
+// The angle in f64 unless asked (angle=turns: no float wider than f32).
+// CHECK: convert-rope-to-vector{angle=f64 tile-heads=3 vector-bytes=32}
 // Rows apart in memory (MLA's q) prefetched 16 rows ahead, after
 // bufferization.
 // CHECK: rope-prefetch-strided-rows{distance=16 line-bytes=64}
@@ -22,7 +23,7 @@
 // CHECK-NEXT: rope-keep-vector-loops
 // CHECK-NEXT: rope-outline-chunks{max-ops=2000}
 // CHECK-NEXT: convert-scf-to-cf
-// SET: convert-rope-to-vector{tile-heads=4 vector-bytes=0}
+// SET: convert-rope-to-vector{angle=turns tile-heads=4 vector-bytes=0}
 // SET-NOT: rope-prefetch-strided-rows
 // SET: rope-vectorize-contractions{columns=4 rows=4 vector-bits=512 vectors-per-row=2}
 // SET: rope-vectorize-elementwise{max-lanes=32}

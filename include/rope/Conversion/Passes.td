@@ -12,6 +12,22 @@
 
 include "mlir/Pass/PassBase.td"
 
+// How a lowering forms the angle position * theta (RopeArith.h AngleMethod).
+class AngleOption<string defaultValue, string extra> : Option<"angle", "angle",
+    "::mlir::rope::AngleMethod", defaultValue,
+    "How the angle position * theta is formed for computed cos/sin of f32, "
+    "f16 and bf16 data: `f64` (ROPE.md §5: in f64, reduced by a two-constant "
+    "Cody-Waite step), or `turns` (no float wider than f32: theta as an i64 "
+    "fixed-point phase step, 2^-52 of a turn, the phase reduced exactly by "
+    "integer wrap, then an f32 angle in [-pi, pi]; for targets without fast "
+    "f64 and consumers that demote f64; frequencies must be constant tables, "
+    "so not #rope.dynamic_ntk). f64 data always uses f64" # extra,
+    [{::llvm::cl::values(
+        clEnumValN(::mlir::rope::AngleMethod::F64, "f64",
+                   "the angle in f64 (ROPE.md §5)"),
+        clEnumValN(::mlir::rope::AngleMethod::Turns, "turns",
+                   "i64 phase steps and f32 only"))}]>;
+
 def ConvertRopeToLinalgPass : Pass<"convert-rope-to-linalg"> {
   let summary = "Lower rope.apply to linalg.generic and tensor slices";
   let description = [{
@@ -43,6 +59,9 @@ def ConvertRopeToLinalgPass : Pass<"convert-rope-to-linalg"> {
     "::mlir::math::MathDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect"
+  ];
+  let options = [
+    AngleOption<"::mlir::rope::AngleMethod::F64", "">
   ];
 }
 
@@ -99,7 +118,8 @@ def ConvertRopeToVectorPass : Pass<"convert-rope-to-vector"> {
     Option<"tileHeads", "tile-heads", "int64_t", /*default=*/"2",
            "Heads whose blocks of a tile the tiled form ([B, H, S, D]) "
            "rotates at once, unrolled and jammed (then a remainder loop): "
-           ">= 1; rope-to-llvm-cpu passes 3">
+           ">= 1; rope-to-llvm-cpu passes 3">,
+    AngleOption<"::mlir::rope::AngleMethod::F64", "">
   ];
 }
 
@@ -167,7 +187,9 @@ def ConvertRopeToGPUPass : Pass<"convert-rope-to-gpu", "ModuleOp"> {
     Option<"vectorize", "vectorize", "bool", "true",
            "Give each thread V consecutive pairs so that accesses to x are "
            "16 bytes wide where alignment allows (false: one pair per "
-           "thread)">
+           "thread)">,
+    AngleOption<"::mlir::rope::AngleMethod::F64",
+                "; rope-to-nvvm picks turns for chips without fast f64">
   ];
 }
 
@@ -191,6 +213,9 @@ def RopeDecomposeInForallPass : Pass<"rope-decompose-in-forall"> {
     "::mlir::math::MathDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect"
+  ];
+  let options = [
+    AngleOption<"::mlir::rope::AngleMethod::F64", " (rope.apply tiles)">
   ];
 }
 

@@ -12,6 +12,7 @@
 
 #include "mlir/Pass/PassOptions.h"
 #include "rope/Codegen/CPU/Passes.h"
+#include "rope/Dialect/Rope/Utils/RopeArith.h"
 
 namespace mlir {
 class OpPassManager;
@@ -82,6 +83,16 @@ struct RopeToLLVMCpuPipelineOptions
                      "vector loops over rows apart in memory (MLA's rope "
                      "slice of q) prefetch; 0: none"),
       llvm::cl::init(16)};
+  PassOptions::Option<AngleMethod> angle{
+      *this, "angle",
+      llvm::cl::desc("How rope.apply forms the angle position * theta "
+                     "(convert-rope-to-vector / -linalg's angle=): `f64` "
+                     "(the default) or `turns` (i64 phase steps and f32 "
+                     "only)"),
+      llvm::cl::init(AngleMethod::F64),
+      llvm::cl::values(
+          clEnumValN(AngleMethod::F64, "f64", "in f64"),
+          clEnumValN(AngleMethod::Turns, "turns", "i64 phase steps and f32"))};
   PassOptions::Option<BFloat16Truncation> bf16Truncation{
       *this, "bf16-truncation",
       llvm::cl::desc("How f32 -> bf16 roundings are lowered (rope-expand-bf16 "
@@ -136,6 +147,15 @@ struct RopeToLLVMCpuPipelineOptions
 void buildRopeToLLVMCpuPipeline(OpPassManager &pm,
                                 const RopeToLLVMCpuPipelineOptions &options);
 
+/// rope-to-nvvm's angle option: AngleMethod, or chosen by the chip.
+enum class GPUAngle { Auto, F64, Turns };
+
+/// The angle method `angle` means on `chip`: with Auto, F64 where the chip
+/// has fast f64 (sm_60, sm_70, sm_80, sm_90, sm_100 and their variants:
+/// half the f32 rate or better), else Turns (consumer and embedded chips:
+/// 1/32 to 1/64 of the f32 rate).
+AngleMethod resolveGPUAngle(GPUAngle angle, StringRef chip);
+
 /// Options of the `rope-to-nvvm` pipeline.
 struct RopeToNVVMPipelineOptions
     : public PassPipelineOptions<RopeToNVVMPipelineOptions> {
@@ -173,6 +193,17 @@ struct RopeToNVVMPipelineOptions
       llvm::cl::desc("16-byte accesses (several pairs per thread) where "
                      "alignment allows"),
       llvm::cl::init(true)};
+  PassOptions::Option<GPUAngle> angle{
+      *this, "angle",
+      llvm::cl::desc("How rope.apply forms the angle position * theta: "
+                     "`auto` (the default: `f64` on chips with fast f64, "
+                     "sm_60/70/80/90/100, else `turns`), `f64`, or `turns` "
+                     "(i64 phase steps and f32 only)"),
+      llvm::cl::init(GPUAngle::Auto),
+      llvm::cl::values(
+          clEnumValN(GPUAngle::Auto, "auto", "by the chip's f64 rate"),
+          clEnumValN(GPUAngle::F64, "f64", "in f64"),
+          clEnumValN(GPUAngle::Turns, "turns", "i64 phase steps and f32"))};
   PassOptions::Option<bool> approximateTrig{
       *this, "approximate-trig",
       llvm::cl::desc("f32 sin/cos by rope-approximate-trig's polynomials (as "

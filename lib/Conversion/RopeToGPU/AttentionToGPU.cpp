@@ -55,6 +55,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "rope/Conversion/RopeToGPU/AttentionToGPU.h"
+#include "rope/Dialect/Rope/Utils/RotationCore.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -92,22 +93,30 @@ using namespace mlir::rope;
 namespace {
 struct DecomposeAggregateInForall
     : OpInterfaceRewritePattern<linalg::AggregatedOpInterface> {
-  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
+  DecomposeAggregateInForall(MLIRContext *ctx, AngleMethod angle)
+      : OpInterfaceRewritePattern(ctx), angle(angle) {}
 
   LogicalResult matchAndRewrite(linalg::AggregatedOpInterface op,
                                 PatternRewriter &rewriter) const override {
     if (!op->getParentOfType<scf::ForallOp>())
       return rewriter.notifyMatchFailure(op, "not inside an scf.forall");
-    FailureOr<SmallVector<Value>> values = op.decomposeOperation(rewriter);
+    auto apply = dyn_cast<ApplyOp>(op.getOperation());
+    FailureOr<SmallVector<Value>> values =
+        apply ? decomposeApply(rewriter, apply, angle)
+              : op.decomposeOperation(rewriter);
     if (failed(values))
       return rewriter.notifyMatchFailure(op, "no decomposition");
     rewriter.replaceOp(op, *values);
     return success();
   }
+
+  AngleMethod angle;
 };
 
 struct RopeDecomposeInForallPass
     : rope::impl::RopeDecomposeInForallPassBase<RopeDecomposeInForallPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     SmallVector<Operation *> ops;
     getOperation()->walk([&](linalg::AggregatedOpInterface op) {
@@ -117,7 +126,7 @@ struct RopeDecomposeInForallPass
     if (ops.empty())
       return;
     RewritePatternSet patterns(&getContext());
-    populateDecomposeInForallPatterns(patterns);
+    populateDecomposeInForallPatterns(patterns, angle);
     // Only these ops and what their decompositions create (which may be
     // aggregated again: rope.online_attention -> linalg.softmax-like
     // steps); nothing else in the module is folded or rewritten.
@@ -139,9 +148,9 @@ struct RopeDecomposeInForallPass
 };
 } // namespace
 
-void mlir::rope::populateDecomposeInForallPatterns(
-    RewritePatternSet &patterns) {
-  patterns.add<DecomposeAggregateInForall>(patterns.getContext());
+void mlir::rope::populateDecomposeInForallPatterns(RewritePatternSet &patterns,
+                                                   AngleMethod angle) {
+  patterns.add<DecomposeAggregateInForall>(patterns.getContext(), angle);
 }
 
 //===----------------------------------------------------------------------===//

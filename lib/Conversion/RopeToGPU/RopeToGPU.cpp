@@ -657,6 +657,23 @@ SmallVector<Value> RopeKernelBuilder::delinearize(OpBuilder &kb, Value linear,
 }
 
 Value RopeKernelBuilder::thetaOf(OpBuilder &kb, Value j) {
+  int64_t lanes = width == 1 ? 0 : width;
+  if (options.angle == AngleMethod::Turns && computeType.isF32()) {
+    // Phase steps (the pattern checked that the scheme has constant
+    // tables): one i64 global per table.
+    auto steps = phaseStepReader([&](OpBuilder &tb, Location,
+                                     ArrayRef<int64_t> values, Value at,
+                                     int64_t n) {
+      Value table = constantTable(
+          tb,
+          DenseElementsAttr::get(
+              RankedTensorType::get({numPairs}, tb.getI64Type()), values),
+          "__rope_phase_step");
+      return loadLanes(tb, table, ValueRange{at}, std::max<int64_t>(n, 1), 8);
+    });
+    return op.getFreqsOrDefault().buildInverseFrequencyAt(
+        kb, loc, frequencyState, j, lanes, rotaryDim, steps);
+  }
   auto readTable = [&](OpBuilder &tb, Location, ArrayRef<double> thetas,
                        Value at, int64_t lanes) {
     Value table = constantTable(
@@ -1252,6 +1269,8 @@ struct LowerRopeApplyToGPU : OpRewritePattern<ApplyOp> {
       rewriter.replaceOp(op, op.getInit());
       return success();
     }
+    if (failed(angleMethodFor(op, options.angle)))
+      return failure();
     rewriter.setInsertionPoint(op);
     rewriter.replaceOp(op, RopeKernelBuilder(rewriter, op, options).build());
     return success();
@@ -1273,8 +1292,8 @@ struct ConvertRopeToGPUPass
     target.addIllegalOp<ApplyOp, CacheWriteOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(&getContext());
-    populateRopeToGPUConversionPatterns(patterns,
-                                        {blockSize, maxBlocks, vectorize});
+    populateRopeToGPUConversionPatterns(
+        patterns, {blockSize, maxBlocks, vectorize, angle});
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();

@@ -10,6 +10,7 @@
 #include "rope/Conversion/RopeToLinalg/RopeToLinalg.h"
 #include "rope/Dialect/Rope/IR/RopeOps.h"
 #include "rope/Dialect/Rope/Utils/EmptyGuard.h"
+#include "rope/Dialect/Rope/Utils/RotationCore.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -32,7 +33,17 @@ namespace {
 /// decomposition, so the pass and the interface (used by upstream transforms)
 /// share one lowering.
 template <typename OpTy> struct DecomposeRopeOp : OpRewritePattern<OpTy> {
-  using OpRewritePattern<OpTy>::OpRewritePattern;
+  DecomposeRopeOp(MLIRContext *ctx, AngleMethod angle)
+      : OpRewritePattern<OpTy>(ctx), angle(angle) {}
+
+  /// rope.apply's decomposition with the pass's angle method; the
+  /// interface's for the other ops.
+  FailureOr<SmallVector<Value>> decompose(OpTy op, OpBuilder &b) const {
+    if constexpr (std::is_same_v<OpTy, ApplyOp>)
+      return decomposeApply(b, op, angle);
+    else
+      return op.decomposeOperation(b);
+  }
 
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
@@ -45,8 +56,7 @@ template <typename OpTy> struct DecomposeRopeOp : OpRewritePattern<OpTy> {
     Value nonEmpty = buildHeadsNonEmptyCondition(
         rewriter, op.getLoc(), op.getInput(), op.getTokenDimsOrDefault());
     if (!nonEmpty) {
-      FailureOr<SmallVector<Value>> replacements =
-          op.decomposeOperation(rewriter);
+      FailureOr<SmallVector<Value>> replacements = decompose(op, rewriter);
       if (failed(replacements))
         return rewriter.notifyMatchFailure(op, "decomposition failed");
       rewriter.replaceOp(op, *replacements);
@@ -58,7 +68,7 @@ template <typename OpTy> struct DecomposeRopeOp : OpRewritePattern<OpTy> {
         buildUnlessEmpty(rewriter, op.getLoc(), nonEmpty, op.getInit(), [&] {
           auto clone = cast<OpTy>(rewriter.clone(*op));
           FailureOr<SmallVector<Value>> replacements =
-              clone.decomposeOperation(rewriter);
+              decompose(clone, rewriter);
           if (failed(replacements))
             return SmallVector<Value>(clone->getResults());
           rewriter.replaceOp(clone, *replacements);
@@ -67,16 +77,20 @@ template <typename OpTy> struct DecomposeRopeOp : OpRewritePattern<OpTy> {
     rewriter.replaceOp(op, results);
     return success();
   }
+
+  AngleMethod angle;
 };
 
 struct ConvertRopeToLinalgPass
     : rope::impl::ConvertRopeToLinalgPassBase<ConvertRopeToLinalgPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ConversionTarget target(getContext());
     target.addIllegalOp<ApplyOp, CacheWriteOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(&getContext());
-    populateRopeToLinalgConversionPatterns(patterns);
+    populateRopeToLinalgConversionPatterns(patterns, angle);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();
@@ -85,7 +99,7 @@ struct ConvertRopeToLinalgPass
 } // namespace
 
 void mlir::rope::populateRopeToLinalgConversionPatterns(
-    RewritePatternSet &patterns) {
+    RewritePatternSet &patterns, AngleMethod angle) {
   patterns.add<DecomposeRopeOp<ApplyOp>, DecomposeRopeOp<CacheWriteOp>>(
-      patterns.getContext());
+      patterns.getContext(), angle);
 }

@@ -154,6 +154,11 @@ public:
         numPairs(rotaryDim / 2), tokenDims(op.getTokenDimsOrDefault()),
         elementType(inputType.getElementType()),
         computeType(getComputeElementType(elementType)), core(op) {
+    // The pattern checked that the method applies (angleMethodFor).
+    angle = options.angle == AngleMethod::Turns && !op.getCos() &&
+                    computeType.isF32()
+                ? AngleMethod::Turns
+                : AngleMethod::F64;
     for (int64_t d = 0; d + 1 < rank; ++d)
       if (!llvm::is_contained(tokenDims, d))
         headDims.push_back(d);
@@ -333,6 +338,7 @@ private:
   SmallVector<int64_t> tokenDims, headDims;
   Type elementType, computeType;
   RotationCore core;
+  AngleMethod angle;
   TensorOperandReader reader;
   /// Per member of the group, in order (build).
   SmallVector<Neighbours> neighbours;
@@ -455,6 +461,23 @@ RopeVectorizer::Hoisted RopeVectorizer::buildHoisted() {
             ? Value()
             : freqs.buildFrequencyState(
                   b, loc, core.runtimeLength(b, loc, reader), rotaryDim);
+    if (angle == AngleMethod::Turns) {
+      // Phase steps (checked in the pattern: the scheme has constant
+      // tables).
+      auto steps =
+          phaseStepReader([&](OpBuilder &tb, Location tloc,
+                              ArrayRef<int64_t> values, Value, int64_t lanes) {
+            return arith::ConstantOp::create(
+                       tb, tloc,
+                       DenseElementsAttr::get(vectorOf(lanes, tb.getI64Type()),
+                                              values))
+                .getResult();
+          });
+      hoisted.theta = freqs.buildInverseFrequencyAt(
+          b, loc, state, arith::ConstantIndexOp::create(b, loc, 0), numPairs,
+          rotaryDim, steps);
+      return hoisted;
+    }
     auto constantVector = [&](OpBuilder &tb, Location tloc,
                               ArrayRef<double> thetas, Value, int64_t lanes) {
       return arith::ConstantOp::create(
@@ -1335,6 +1358,8 @@ struct VectorizeRopeApply : OpRewritePattern<ApplyOp> {
       rewriter.replaceOp(op, op.getInit());
       return success();
     }
+    if (failed(angleMethodFor(op, options.angle)))
+      return failure();
     rewriter.setInsertionPoint(op);
     SmallVector<ApplyOp> group{op};
     for (Operation &next : llvm::make_range(std::next(op->getIterator()),
@@ -1592,7 +1617,7 @@ struct ConvertRopeToVectorPass
     }
     RewritePatternSet patterns(&getContext());
     populateRopeToVectorConversionPatterns(
-        patterns, RopeToVectorOptions{vectorBytes, tileHeads});
+        patterns, RopeToVectorOptions{vectorBytes, tileHeads, angle});
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();

@@ -10,6 +10,8 @@
 #ifndef ROPE_CONVERSION_ROPETOGPU_ATTENTIONTOGPU_H
 #define ROPE_CONVERSION_ROPETOGPU_ATTENTIONTOGPU_H
 
+#include "rope/Dialect/Rope/Utils/RopeArith.h"
+
 #include "mlir/Pass/Pass.h"
 
 #include <utility>
@@ -29,8 +31,10 @@ namespace rope {
 
 /// Decomposes every op implementing AggregatedOpInterface that is nested in
 /// an scf.forall (rope.apply tiles, rope.online_attention, linalg.softmax)
-/// into its linalg form; ops outside any scf.forall are left alone.
-void populateDecomposeInForallPatterns(RewritePatternSet &patterns);
+/// into its linalg form (rope.apply's with its angle formed by `angle`);
+/// ops outside any scf.forall are left alone.
+void populateDecomposeInForallPatterns(RewritePatternSet &patterns,
+                                       AngleMethod angle = AngleMethod::F64);
 
 /// How an scf.forall is spread over the GPU.
 struct ForallToGPUOptions {

@@ -10,6 +10,8 @@
 #ifndef ROPE_CONVERSION_ROPETOGPU_ROPETOGPU_H
 #define ROPE_CONVERSION_ROPETOGPU_ROPETOGPU_H
 
+#include "rope/Dialect/Rope/Utils/RopeArith.h"
+
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {
@@ -30,6 +32,8 @@ struct RopeToGPUOptions {
   /// Give each thread several consecutive pairs so that every access of x is
   /// 16 bytes (when alignment allows); false: one pair per thread.
   bool vectorize = true;
+  /// How computed angles are formed (`angle`).
+  AngleMethod angle = AngleMethod::F64;
 };
 
 /// Lowers `rope.apply` (on tensors) to a `gpu.launch` on the buffers of its

@@ -10,6 +10,8 @@
 #ifndef ROPE_CONVERSION_ROPETOLINALG_ROPETOLINALG_H
 #define ROPE_CONVERSION_ROPETOLINALG_ROPETOLINALG_H
 
+#include "rope/Dialect/Rope/Utils/RopeArith.h"
+
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {
@@ -20,8 +22,9 @@ namespace rope {
 #include "rope/Conversion/Passes.h.inc"
 
 /// Adds the pattern that rewrites `rope.apply` into its linalg/tensor
-/// decomposition (see RopeDecompose.cpp).
-void populateRopeToLinalgConversionPatterns(RewritePatternSet &patterns);
+/// decomposition (see RopeDecompose.cpp), its angle formed by `angle`.
+void populateRopeToLinalgConversionPatterns(
+    RewritePatternSet &patterns, AngleMethod angle = AngleMethod::F64);
 
 } // namespace rope
 } // namespace mlir

@@ -10,6 +10,8 @@
 #ifndef ROPE_CONVERSION_ROPETOVECTOR_ROPETOVECTOR_H
 #define ROPE_CONVERSION_ROPETOVECTOR_ROPETOVECTOR_H
 
+#include "rope/Dialect/Rope/Utils/RopeArith.h"
+
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {
@@ -26,6 +28,8 @@ struct RopeToVectorOptions {
   int64_t vectorBytes = 0;
   /// Heads rotated at once by the tiled form (`tile-heads`, >= 1).
   int64_t tileHeads = 2;
+  /// How computed angles are formed (`angle`).
+  AngleMethod angle = AngleMethod::F64;
 };
 
 /// Lowers `rope.apply` to an `scf.forall` over tokens whose body computes

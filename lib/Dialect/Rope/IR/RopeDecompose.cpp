@@ -67,8 +67,8 @@ class RopeDecomposer {
 public:
   /// Rotates into `init` (the op's own, or with `slots` a temporary shaped
   /// like the input).
-  RopeDecomposer(OpBuilder &b, ApplyOp op, Value init)
-      : b(b), op(op), init(init), loc(op.getLoc()),
+  RopeDecomposer(OpBuilder &b, ApplyOp op, Value init, AngleMethod angle)
+      : b(b), op(op), init(init), angle(angle), loc(op.getLoc()),
         inputType(op.getInputType()), rank(inputType.getRank()),
         headDim(op.getHeadDim()), rotaryDim(op.getRotaryDimOrDefault()),
         numPairs(rotaryDim / 2), tokenDims(op.getTokenDimsOrDefault()),
@@ -115,6 +115,7 @@ private:
   OpBuilder &b;
   ApplyOp op;
   Value init;
+  AngleMethod angle;
   Location loc;
   RankedTensorType inputType;
   int64_t rank, headDim, rotaryDim, numPairs;
@@ -290,7 +291,10 @@ RopeDecomposer::Table RopeDecomposer::buildComputedOrGatheredTable() {
   if (!op.getCos()) {
     // theta_i: a folded constant for static schemes; for dynamic ones, code
     // that runs once per call on the call's runtime length.
-    Value thetaTable = buildInverseFrequencies(b, loc, op, core, tensorReader);
+    Value thetaTable =
+        angle == AngleMethod::Turns
+            ? buildPhaseStepTable(b, loc, op, core, tensorReader)
+            : buildInverseFrequencies(b, loc, op, core, tensorReader);
     invFreqArg = inputs.size();
     inputs.push_back(thetaTable);
     maps.push_back(AffineMap::get(numLoops, 0, {dim(freqLoop)}, ctx));
@@ -584,21 +588,30 @@ Value RopeDecomposer::buildPassThrough(Value result, Value normFactors) {
 }
 
 FailureOr<SmallVector<Value>> ApplyOp::decomposeOperation(OpBuilder &b) {
+  return decomposeApply(b, *this, AngleMethod::F64);
+}
+
+FailureOr<SmallVector<Value>>
+mlir::rope::decomposeApply(OpBuilder &b, ApplyOp op, AngleMethod requested) {
+  FailureOr<AngleMethod> angle = angleMethodFor(op, requested);
+  if (failed(angle))
+    return failure();
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(*this);
-  Value slots = getSlots();
+  b.setInsertionPoint(op);
+  Value slots = op.getSlots();
   if (!slots)
-    return SmallVector<Value>{RopeDecomposer(b, *this, getInit()).build()};
+    return SmallVector<Value>{
+        RopeDecomposer(b, op, op.getInit(), *angle).build()};
   // KV-cache append: the rotation (with its neighbours: the stored values
   // are final) into a temporary shaped like the input, then scattered into
   // the cache at the slots as rope.cache_write is (a slot out of range
   // writes nothing). The portable form; the fused ones (no rotated
   // temporary) are the vector and GPU lowerings'.
   Value rotatedInit = tensor::EmptyOp::create(
-      b, getLoc(), tensor::getMixedSizes(b, getLoc(), getInput()),
-      getStorageElementType());
-  Value rotated = RopeDecomposer(b, *this, rotatedInit).build();
+      b, op.getLoc(), tensor::getMixedSizes(b, op.getLoc(), op.getInput()),
+      op.getStorageElementType());
+  Value rotated = RopeDecomposer(b, op, rotatedInit, *angle).build();
   return SmallVector<Value>{buildCacheScatter(
-      b, getLoc(), rotated, slots, /*scale=*/Value(), getInit(),
-      getTokenDimsOrDefault(), getSingleHeadDim())};
+      b, op.getLoc(), rotated, slots, /*scale=*/Value(), op.getInit(),
+      op.getTokenDimsOrDefault(), op.getSingleHeadDim())};
 }

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -171,6 +172,70 @@ mlir::rope::buildCosSinOfAngle(OpBuilder &b, Location loc, Value position,
           math::SinOp::create(b, loc, reduced)};
 }
 
+SmallVector<double> mlir::rope::phaseSteps(ArrayRef<double> thetas) {
+  // theta / 2pi in long double (64-bit mantissa where the host has it):
+  // its error, times 2^52 and a position below 2^24, stays far below the
+  // half-unit rounding of the step.
+  const long double twoPi = 6.283185307179586476925286766559L;
+  const long double scale = std::ldexp(1.0L, kPhaseBits);
+  SmallVector<double> steps;
+  for (double theta : thetas) {
+    long double turns = static_cast<long double>(theta) / twoPi;
+    turns -= std::floor(turns);
+    long double step = std::nearbyint(turns * scale);
+    if (step >= scale)
+      step -= scale;
+    steps.push_back(static_cast<double>(step));
+  }
+  return steps;
+}
+
+bool mlir::rope::hasConstantFrequencyTables(FrequencyAttrInterface freqs) {
+  return freqs.isStatic() || isa<LongRopeFrequenciesAttr>(freqs);
+}
+
+std::pair<Value, Value> mlir::rope::buildCosSinOfPhase(OpBuilder &b,
+                                                       Location loc,
+                                                       Value position,
+                                                       Value step) {
+  Type i64Type = position.getType();
+  Type f32Type = withElementType(i64Type, b.getF32Type());
+  auto intConstant = [&](int64_t v) -> Value {
+    if (auto vector = dyn_cast<VectorType>(i64Type))
+      return arith::ConstantOp::create(
+          b, loc,
+          DenseElementsAttr::get(vector, b.getI64IntegerAttr(v).getValue()));
+    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
+  };
+  // The phase in 2^-52 turns: the low 52 bits of the wrapped product,
+  // shifted up to the sign bit and back arithmetically, which centres it
+  // to [-2^51, 2^51).
+  Value product = arith::MulIOp::create(b, loc, position, step);
+  Value up =
+      arith::ShLIOp::create(b, loc, product, intConstant(64 - kPhaseBits));
+  Value phase =
+      arith::ShRSIOp::create(b, loc, up, intConstant(64 - kPhaseBits));
+  // Exact in f32: the top part (|hi| < 2^23) and the low 28 bits (rounded
+  // to 24 bits: 2^-48 of a turn at most).
+  Value hi = arith::ShRSIOp::create(b, loc, phase, intConstant(28));
+  Value lo =
+      arith::AndIOp::create(b, loc, phase, intConstant((int64_t(1) << 28) - 1));
+  Value hiF = arith::SIToFPOp::create(b, loc, f32Type, hi);
+  Value loF = arith::SIToFPOp::create(b, loc, f32Type, lo);
+  // radians = hi * 2pi/2^24 + lo * 2pi/2^52, with 2pi/2^24 in two parts;
+  // the last FMA rounds once.
+  const double unitHi = static_cast<double>(
+      static_cast<float>(6.283185307179586476925286766559 / 16777216.0));
+  const double unitLo = 6.283185307179586476925286766559 / 16777216.0 - unitHi;
+  auto cst = [&](double v) { return buildFloatConstant(b, loc, f32Type, v); };
+  Value small = arith::MulFOp::create(
+      b, loc, loF, cst(6.283185307179586476925286766559 / 4503599627370496.0));
+  small = math::FmaOp::create(b, loc, hiF, cst(unitLo), small);
+  Value angle = math::FmaOp::create(b, loc, hiF, cst(unitHi), small);
+  return {math::CosOp::create(b, loc, angle),
+          math::SinOp::create(b, loc, angle)};
+}
+
 std::pair<Value, Value>
 mlir::rope::applyMagnitudeAndDirection(OpBuilder &b, Location loc, ApplyOp op,
                                        Value cos, Value sin) {
@@ -226,6 +291,58 @@ Value mlir::rope::buildInverseFrequencies(OpBuilder &b, Location loc,
       freqs.isStatic() ? Value() : core.runtimeLength(b, loc, reader);
   return freqs.materializeInverseFrequencies(b, loc, length,
                                              op.getRotaryDimOrDefault());
+}
+
+Value mlir::rope::buildPhaseStepTable(OpBuilder &b, Location loc, ApplyOp op,
+                                      RotationCore &core,
+                                      RopeOperandReader &reader) {
+  FrequencyAttrInterface freqs = op.getFreqsOrDefault();
+  int64_t rotaryDim = op.getRotaryDimOrDefault();
+  Value state =
+      freqs.isStatic()
+          ? Value()
+          : freqs.buildFrequencyState(
+                b, loc, core.runtimeLength(b, loc, reader), rotaryDim);
+  // A scheme with constant tables only reads tables and selects between
+  // them (one i1 per call), so a whole table can stand for each read.
+  auto table = phaseStepReader([](OpBuilder &tb, Location tloc,
+                                  ArrayRef<int64_t> steps, Value, int64_t) {
+    auto type = RankedTensorType::get({static_cast<int64_t>(steps.size())},
+                                      tb.getI64Type());
+    return arith::ConstantOp::create(tb, tloc,
+                                     DenseElementsAttr::get(type, steps))
+        .getResult();
+  });
+  return freqs.buildInverseFrequencyAt(
+      b, loc, state, arith::ConstantIndexOp::create(b, loc, 0), /*lanes=*/0,
+      rotaryDim, table);
+}
+
+std::function<Value(OpBuilder &, Location, ArrayRef<double>, Value, int64_t)>
+mlir::rope::phaseStepReader(
+    std::function<Value(OpBuilder &, Location, ArrayRef<int64_t>, Value,
+                        int64_t)>
+        readSteps) {
+  return [readSteps](OpBuilder &b, Location loc, ArrayRef<double> thetas,
+                     Value index, int64_t lanes) {
+    SmallVector<int64_t> steps;
+    for (double step : phaseSteps(thetas))
+      steps.push_back(static_cast<int64_t>(step));
+    return readSteps(b, loc, steps, index, lanes);
+  };
+}
+
+FailureOr<AngleMethod> mlir::rope::angleMethodFor(ApplyOp op,
+                                                  AngleMethod requested) {
+  if (requested == AngleMethod::F64 || op.getCos() ||
+      !getComputeElementType(op.getInputType().getElementType()).isF32())
+    return AngleMethod::F64;
+  if (!hasConstantFrequencyTables(op.getFreqsOrDefault()))
+    return op.emitOpError()
+           << "angle=turns needs frequencies read from constant tables; "
+           << op.getFreqsOrDefault()
+           << " computes them per call in f64 (use angle=f64)";
+  return AngleMethod::Turns;
 }
 
 std::pair<Value, Value> mlir::rope::buildGatherOrNaN(

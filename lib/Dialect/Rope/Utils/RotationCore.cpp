@@ -181,6 +181,22 @@ std::pair<Value, Value> RotationCore::cosSin(OpBuilder &b, Location loc,
       lanes == 0 ? computeType : Type(VectorType::get({lanes}, computeType));
   switch (op.getCosSinSource()) {
   case ApplyOp::CosSinSource::Computed: {
+    if (isa<IntegerType>(getElementTypeOrSelf(theta.getType()))) {
+      // AngleMethod::Turns: theta is the pairs' phase steps (i64); the
+      // position stays an integer.
+      Value pos;
+      if (op.getMropeAttr()) {
+        pos = pairPosition(b, loc, reader, tokenIvs, pair, lanes);
+      } else {
+        pos = tokenPosition(b, loc, reader, tokenIvs);
+        if (isa<VectorType>(theta.getType()))
+          pos = vector::BroadcastOp::create(b, loc, theta.getType(), pos);
+      }
+      auto [c, s] = buildCosSinOfPhase(b, loc, pos, theta);
+      return applyMagnitudeAndDirection(b, loc, op,
+                                        convertFloat(b, loc, c, computeType),
+                                        convertFloat(b, loc, s, computeType));
+    }
     // The angle in f64 from the position and theta (ROPE.md §5). One
     // position per token is converted once and broadcast; M-RoPE's per-pair
     // positions are converted lane by lane.

@@ -23,6 +23,7 @@
 
 #include "mlir/IR/Builders.h"
 
+#include <functional>
 #include <utility>
 
 namespace mlir::rope {
@@ -50,6 +51,41 @@ Value toI64(OpBuilder &b, Location loc, Value value);
 std::pair<Value, Value> buildCosSinOfAngle(OpBuilder &b, Location loc,
                                            Value position, Value theta,
                                            Type computeType);
+
+/// How a lowering forms and reduces the angle `position * theta`.
+enum class AngleMethod {
+  /// In f64, reduced by a two-constant Cody-Waite step (buildCosSinOfAngle).
+  F64,
+  /// With no float wider than f32 (targets without fast f64, consumers that
+  /// demote f64): theta as a phase step, a fixed-point fraction of a turn in
+  /// i64 (kPhaseBits fractional bits), the phase `position * step` reduced
+  /// exactly by the wrap of integer arithmetic, then turned into an f32
+  /// angle in [-pi, pi] (buildCosSinOfPhase). Only frequencies that are
+  /// constant tables (hasConstantFrequencyTables) have steps.
+  Turns,
+};
+
+/// Fractional bits of a phase step (AngleMethod::Turns): 2^-52 of a turn.
+constexpr int kPhaseBits = 52;
+
+/// The phase steps of `thetas`: round(frac(theta / 2pi) * 2^kPhaseBits),
+/// integers below 2^52, so exactly held by the doubles returned.
+SmallVector<double> phaseSteps(ArrayRef<double> thetas);
+
+/// Whether every theta of `freqs` is read from constant tables, so that
+/// AngleMethod::Turns can read phase steps instead: the static schemes and
+/// LongRoPE (two tables, one picked per call). Not dynamic_ntk, whose
+/// frequencies are computed per call in f64.
+bool hasConstantFrequencyTables(FrequencyAttrInterface freqs);
+
+/// (cos, sin) of `position * step` turns (AngleMethod::Turns) in f32:
+/// `position` and `step` are i64 values of one shape (scalar or vector).
+/// The product wraps modulo 2^64, so its low kPhaseBits bits are the phase
+/// modulo one turn exactly, for any position; centred to [-1/2, 1/2) of a
+/// turn, it becomes radians by an FMA with a two-part 2pi/2^24 (about half
+/// an ulp of the angle, as the f64 method's final rounding), then cos/sin.
+std::pair<Value, Value> buildCosSinOfPhase(OpBuilder &b, Location loc,
+                                           Value position, Value step);
 
 /// (cos, sin) of a cache row gathered by position (ROPE.md §3): `read` builds
 /// the two reads of row `row` (an index) in `type` (a float type, or a vector
@@ -92,6 +128,28 @@ Value buildRuntimeLength(OpBuilder &b, Location loc, ApplyOp op);
 /// must have built its per-call values with `reader`).
 Value buildInverseFrequencies(OpBuilder &b, Location loc, ApplyOp op,
                               RotationCore &core, RopeOperandReader &reader);
+
+/// The `tensor<P/2 x i64>` of phase steps (AngleMethod::Turns): a constant,
+/// or for LongRoPE one of its two constants picked per call. The op's
+/// scheme must have constant tables (hasConstantFrequencyTables).
+Value buildPhaseStepTable(OpBuilder &b, Location loc, ApplyOp op,
+                          RotationCore &core, RopeOperandReader &reader);
+
+/// A reader of constant per-pair tables (FrequencyTableReader) that reads
+/// the phase steps of the thetas it is given instead, through `readSteps`
+/// (which builds the lowering's read of an i64 table of those values).
+/// For schemes with constant tables, buildInverseFrequencyAt with it yields
+/// phase steps.
+std::function<Value(OpBuilder &, Location, ArrayRef<double>, Value, int64_t)>
+phaseStepReader(std::function<Value(OpBuilder &, Location, ArrayRef<int64_t>,
+                                    Value, int64_t)>
+                    readSteps);
+
+/// The method a lowering asked for, as it applies to `op`: Turns only for
+/// computed cos/sin in f32 (f64 data computes in f64 anyway). Fails, with
+/// an error on the op, when Turns applies and the scheme has no constant
+/// tables.
+FailureOr<AngleMethod> angleMethodFor(ApplyOp op, AngleMethod requested);
 
 } // namespace mlir::rope
 

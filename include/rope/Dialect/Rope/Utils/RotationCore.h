@@ -28,6 +28,7 @@
 #define ROPE_DIALECT_ROPE_UTILS_ROTATIONCORE_H
 
 #include "rope/Dialect/Rope/IR/RopeOps.h"
+#include "rope/Dialect/Rope/Utils/RopeArith.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -91,8 +92,10 @@ public:
                      ValueRange tokenIvs, Value pair, int64_t lanes);
 
   /// (cos, sin) in the compute type of pairs `pair .. pair + lanes - 1` of
-  /// the token, with magnitude and direction applied. `theta` (f64, of the
-  /// pairs' shape) is used for computed cos/sin only.
+  /// the token, with magnitude and direction applied. `theta` (of the
+  /// pairs' shape) is used for computed cos/sin only: f64 frequencies
+  /// (AngleMethod::F64), or i64 phase steps (AngleMethod::Turns, f32
+  /// compute type).
   std::pair<Value, Value> cosSin(OpBuilder &b, Location loc,
                                  RopeOperandReader &reader, ValueRange tokenIvs,
                                  Value pair, int64_t lanes, Value theta);
@@ -153,6 +156,12 @@ Value applyRmsNorm(OpBuilder &b, Location loc, Value x, Value factor,
 /// and NaN -> 0.
 Value buildStoredValue(OpBuilder &b, Location loc, Value y, Type storage,
                        Value scale);
+
+/// `op`'s decomposition into linalg (AggregatedOpInterface's, which uses
+/// AngleMethod::F64) with the angle formed by `angle` (angleMethodFor: an
+/// error on the op when the method cannot apply).
+FailureOr<SmallVector<Value>> decomposeApply(OpBuilder &b, ApplyOp op,
+                                             AngleMethod angle);
 
 } // namespace mlir::rope
 

@@ -1,0 +1,12 @@
+// RUN: rope-opt %s --split-input-file --convert-rope-to-linalg=angle=turns --verify-diagnostics -o /dev/null
+// RUN: rope-opt %s --split-input-file --convert-rope-to-vector=angle=turns --verify-diagnostics -o /dev/null
+// RUN: rope-opt %s --split-input-file --convert-rope-to-gpu=angle=turns --verify-diagnostics -o /dev/null
+
+// dynamic_ntk computes its frequencies per call in f64: no steps, refused.
+func.func @dynamic_ntk(%x: tensor<4x64xf32>, %p: tensor<4xi64>) -> tensor<4x64xf32> {
+  %e = tensor.empty() : tensor<4x64xf32>
+  // expected-error @+2 {{angle=turns needs frequencies read from constant tables}}
+  // expected-error @+1 {{failed to legalize operation 'rope.apply'}}
+  %y = rope.apply ins(%x : tensor<4x64xf32>) positions(%p : tensor<4xi64>) outs(%e : tensor<4x64xf32>) {freqs = #rope.dynamic_ntk<base = 10000.0, factor = 2.0, max_position_embeddings = 64>} -> tensor<4x64xf32>
+  return %y : tensor<4x64xf32>
+}

@@ -74,6 +74,9 @@ def kernel_shape(layout: str):
     return (SEQ, HEADS, D), None
 
 
+#: KernelConfig.angle of every kernel (--angle).
+ANGLE = "f64"
+
 def run_row(lib, layout: str, form: str, dtype: str, pair_layout: str, timing, flush) -> dict:
     shape, token_dims = kernel_shape(layout)
     rng = np.random.default_rng(zlib.crc32(f"{layout} {form} {dtype} {pair_layout}".encode()))
@@ -90,7 +93,7 @@ def run_row(lib, layout: str, form: str, dtype: str, pair_layout: str, timing, f
     cos64, sin64 = reference.cos_sin(np.arange(CACHE_ROWS), theta)
     cos, sin = cos64.astype(np.float32), sin64.astype(np.float32)
 
-    config = dict(dtype=dtype, rank=len(shape), head_dim=D, layout=pair_layout, threads=1)
+    config = dict(dtype=dtype, rank=len(shape), head_dim=D, layout=pair_layout, threads=1, angle=ANGLE)
     if token_dims is not None:
         config["token_dims"] = token_dims
     ref_kw = dict(layout=pair_layout, base=BASE, token_dims=token_dims)
@@ -157,6 +160,8 @@ def main(argv=None) -> int:
     parser.add_argument("--forms", default=",".join(FORMS))
     parser.add_argument("--pairs", default="half,interleaved", help="pair layouts")
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--angle", choices=("f64", "turns"), default="f64",
+                        help="KernelConfig.angle of the computed forms (turns: no float wider than f32)")
     parser.add_argument("--samples", type=int, default=11)
     parser.add_argument("--smoke", action="store_true",
                         help="96 tokens of 3 heads, 3 samples: every row checked and timed, numbers meaningless "
@@ -165,6 +170,8 @@ def main(argv=None) -> int:
                         help=f"also write the report between {BEGIN_MARK} and {END_MARK} in FILE "
                              "(default: docs/PERFORMANCE.md)")
     args = parser.parse_args(argv)
+    global ANGLE
+    ANGLE = args.angle
     if args.smoke:
         global SEQ, HEADS
         SEQ, HEADS, args.samples = 96, 3, 3

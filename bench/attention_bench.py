@@ -88,6 +88,9 @@ form (in (c): ours) is faster.
                  iree.runtime's local-sync driver (1T) or local-task with
                  --task_topology_group_count=N; inputs uploaded once, the
                  result left as IREE's device array.
+      IREE+pre   the same after our pre-pass for other compilers,
+                 rope-optimize{portable=true} (upstream linalg, the exact
+                 angle without f64; docs/IREE.md), compiled and run as IREE.
     A column is "n/a" when its package is missing or the call fails (the
     reason is printed); without torch, transformers and torch-mlir the (hf)
     rows are skipped with one line saying why. Times: single thread, the
@@ -341,7 +344,7 @@ HF_HEADS, HF_KV_HEADS, HF_DIM = 32, 8, 128
 HF_THETA = 500000.0            # Llama-3-8B's rope_theta
 UNRAISED = "builtin.module(rope-to-llvm-cpu{emit-c-interface=true})"
 HF_COLUMNS = ["fused", "un-raised", "ORT GQA", "eager", "SDPA", "Inductor",
-              "IREE"]
+              "IREE", "IREE+pre"]
 F64_REFERENCE_MAX = 1 << 25    # Hq·S_q·S_k up to which the reference is f64
 WRONG = 1e-2                   # max relative error of a wrong output
 HF_LENGTHS = {"full": ([512, 1024, 2048, 4096], [1024, 4096, 16384]),
@@ -598,8 +601,18 @@ def iree_compile(text: str):
         return first_line(error)
 
 
-def hf_iree(vmfb, args, threads: int) -> Column:
-    c = Column("IREE")
+def portable_text(text: str) -> str:
+    """The module after our pre-pass for other compilers
+    (`rope-optimize{portable=true}`: upstream dialects only), or why none."""
+    try:
+        from rope_mlir import _jit
+        return _jit.lower(text, "builtin.module(rope-optimize{portable=true})")
+    except Exception as error:  # noqa: BLE001
+        return error
+
+
+def hf_iree(vmfb, args, threads: int, name: str = "IREE") -> Column:
+    c = Column(name)
     if isinstance(vmfb, str):
         c.na = vmfb
         return c
@@ -656,6 +669,9 @@ def run_hf_case(case: HfCase, threads_list: List[int], timing, started,
         "torch eager f32"
     progress(f"{stamp()}: compiling IREE")
     vmfb = iree_compile(text)
+    portable = portable_text(text)
+    vmfb_pre = iree_compile(portable) if isinstance(portable, str) else \
+        f"rope-optimize{{portable=true}} failed: {first_line(portable)}"
     stats, errors = {}, {}
     for n in threads_list:
         progress(f"{stamp()}: {n}T: compiling and running each column once")
@@ -667,7 +683,8 @@ def run_hf_case(case: HfCase, threads_list: List[int], timing, started,
                    hf_torch("SDPA", case.sdpa, case.sdpa_args, n),
                    hf_torch("Inductor", case.module, case.torch_args, n,
                             compiled=True),
-                   hf_iree(vmfb, case.args, n)]
+                   hf_iree(vmfb, case.args, n),
+                   hf_iree(vmfb_pre, case.args, n, "IREE+pre")]
         by_name = {c.name: c for c in columns}
         if reference_output is None:
             for name in ("eager", "SDPA"):

@@ -13,6 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "rope/Codegen/CPU/Passes.h"
+#include "rope/Conversion/Passes.h"
 #include "rope/Pipelines/Pipelines.h"
 #include "rope/Transforms/Passes.h"
 
@@ -29,6 +31,19 @@ void mlir::rope::buildRopeOptimizePipeline(
   pm.addPass(createRopeRaisePass(raise));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  if (options.portable) {
+    // For another compiler: no rope op and no loops of ours. The rotation
+    // keeps its exact angle without f64 (IREE demotes f64 to f32 by
+    // default); attention is the linalg of its decomposition, which the
+    // consumer's dispatch formation takes as any other.
+    ConvertRopeToLinalgPassOptions toLinalg;
+    toLinalg.angle = AngleMethod::TurnsOrF64;
+    pm.addPass(createConvertRopeToLinalgPass(toLinalg));
+    pm.addPass(createRopeDecomposeAggregatesPass());
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+    return;
+  }
   RopeFuseIntoAttentionPassOptions fuse;
   fuse.remarks = options.remarks;
   pm.addPass(createRopeFuseIntoAttentionPass(fuse));

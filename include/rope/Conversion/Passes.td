@@ -21,12 +21,16 @@ class AngleOption<string defaultValue, string extra> : Option<"angle", "angle",
     "fixed-point phase step, 2^-52 of a turn, the phase reduced exactly by "
     "integer wrap, then an f32 angle in [-pi, pi]; for targets without fast "
     "f64 and consumers that demote f64; frequencies must be constant tables, "
-    "so not #rope.dynamic_ntk). f64 data always uses f64" # extra,
+    "so not #rope.dynamic_ntk), or `turns-or-f64` (turns where it applies, "
+    "else f64). f64 data always uses f64" # extra,
     [{::llvm::cl::values(
         clEnumValN(::mlir::rope::AngleMethod::F64, "f64",
                    "the angle in f64 (ROPE.md §5)"),
         clEnumValN(::mlir::rope::AngleMethod::Turns, "turns",
-                   "i64 phase steps and f32 only"))}]>;
+                   "i64 phase steps and f32 only"),
+        clEnumValN(::mlir::rope::AngleMethod::TurnsOrF64, "turns-or-f64",
+                   "turns where the frequencies are constant tables, else "
+                   "f64"))}]>;
 
 def ConvertRopeToLinalgPass : Pass<"convert-rope-to-linalg"> {
   let summary = "Lower rope.apply to linalg.generic and tensor slices";

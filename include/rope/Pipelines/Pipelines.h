@@ -259,6 +259,17 @@ struct RopeOptimizePipelineOptions
                      "and why a contraction fed by rope.apply is not fused, "
                      "as remarks"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> portable{
+      *this, "portable",
+      llvm::cl::desc(
+          "Upstream dialects only, for another compiler with its default "
+          "flags (IREE): the raised rope.apply lowered to linalg with the "
+          "angle formed without f64 where the frequencies are constant "
+          "tables (angle=turns-or-f64: a consumer demoting f64 keeps it "
+          "exact), rope.attention decomposed into linalg (no loops of our "
+          "own: the consumer forms its dispatches and fuses the rotation "
+          "with its own attention handling); no rope op is left"),
+      llvm::cl::init(false)};
 };
 
 /// What a compiler inserts ahead of its own lowering: inline (frontends
@@ -270,6 +281,8 @@ struct RopeOptimizePipelineOptions
 /// rope-tile-attention (rope.attention as FlashAttention loops with the
 /// rotations of Q and K fused in). The result is still on tensors; any
 /// lowering follows (rope-to-llvm-cpu, rope-to-nvvm, or another compiler's).
+/// With `portable`, raise and clean up, then lower every rope op into
+/// upstream linalg on tensors instead of tiling (docs/IREE.md).
 void buildRopeOptimizePipeline(OpPassManager &pm,
                                const RopeOptimizePipelineOptions &options);
 

@@ -658,7 +658,9 @@ SmallVector<Value> RopeKernelBuilder::delinearize(OpBuilder &kb, Value linear,
 
 Value RopeKernelBuilder::thetaOf(OpBuilder &kb, Value j) {
   int64_t lanes = width == 1 ? 0 : width;
-  if (options.angle == AngleMethod::Turns && computeType.isF32()) {
+  // The pattern checked that the method applies (angleMethodFor).
+  FailureOr<AngleMethod> method = angleMethodFor(op, options.angle);
+  if (succeeded(method) && *method == AngleMethod::Turns) {
     // Phase steps (the pattern checked that the scheme has constant
     // tables): one i64 global per table.
     auto steps = phaseStepReader([&](OpBuilder &tb, Location,

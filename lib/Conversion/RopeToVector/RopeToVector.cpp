@@ -155,10 +155,8 @@ public:
         elementType(inputType.getElementType()),
         computeType(getComputeElementType(elementType)), core(op) {
     // The pattern checked that the method applies (angleMethodFor).
-    angle = options.angle == AngleMethod::Turns && !op.getCos() &&
-                    computeType.isF32()
-                ? AngleMethod::Turns
-                : AngleMethod::F64;
+    FailureOr<AngleMethod> method = angleMethodFor(op, options.angle);
+    angle = succeeded(method) ? *method : AngleMethod::F64;
     for (int64_t d = 0; d + 1 < rank; ++d)
       if (!llvm::is_contained(tokenDims, d))
         headDims.push_back(d);

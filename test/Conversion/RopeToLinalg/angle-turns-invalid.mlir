@@ -1,6 +1,13 @@
 // RUN: rope-opt %s --split-input-file --convert-rope-to-linalg=angle=turns --verify-diagnostics -o /dev/null
 // RUN: rope-opt %s --split-input-file --convert-rope-to-vector=angle=turns --verify-diagnostics -o /dev/null
 // RUN: rope-opt %s --split-input-file --convert-rope-to-gpu=angle=turns --verify-diagnostics -o /dev/null
+// RUN: rope-opt %s --split-input-file --convert-rope-to-linalg=angle=turns-or-f64 | FileCheck %s --check-prefix=FALLBACK
+
+// angle=turns-or-f64 (what rope-optimize{portable=true} asks for) keeps the
+// f64 angle where turns cannot apply, without an error.
+// FALLBACK-LABEL: func.func @dynamic_ntk
+// FALLBACK-NOT: rope.apply
+// FALLBACK: f64
 
 // dynamic_ntk computes its frequencies per call in f64: no steps, refused.
 func.func @dynamic_ntk(%x: tensor<4x64xf32>, %p: tensor<4xi64>) -> tensor<4x64xf32> {

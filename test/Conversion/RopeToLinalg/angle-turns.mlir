@@ -2,6 +2,7 @@
 // RUN: rope-opt %s --split-input-file --convert-rope-to-vector=angle=turns | FileCheck %s --check-prefix=VECTOR
 // RUN: rope-opt %s --split-input-file --convert-rope-to-gpu=angle=turns | FileCheck %s --check-prefix=GPU
 // RUN: rope-opt %s --split-input-file --convert-rope-to-linalg | FileCheck %s --check-prefix=F64
+// RUN: rope-opt %s --split-input-file --convert-rope-to-linalg=angle=turns-or-f64 | FileCheck %s --check-prefix=LINALG
 // RUN: rope-opt %s --split-input-file --rope-to-nvvm="chip=sm_89 format=isa" | FileCheck %s --check-prefix=SM89
 // RUN: rope-opt %s --split-input-file --rope-to-nvvm="chip=sm_90 format=isa" | FileCheck %s --check-prefix=SM90
 

@@ -337,11 +337,14 @@ FailureOr<AngleMethod> mlir::rope::angleMethodFor(ApplyOp op,
   if (requested == AngleMethod::F64 || op.getCos() ||
       !getComputeElementType(op.getInputType().getElementType()).isF32())
     return AngleMethod::F64;
-  if (!hasConstantFrequencyTables(op.getFreqsOrDefault()))
+  if (!hasConstantFrequencyTables(op.getFreqsOrDefault())) {
+    if (requested == AngleMethod::TurnsOrF64)
+      return AngleMethod::F64;
     return op.emitOpError()
            << "angle=turns needs frequencies read from constant tables; "
            << op.getFreqsOrDefault()
            << " computes them per call in f64 (use angle=f64)";
+  }
   return AngleMethod::Turns;
 }
 

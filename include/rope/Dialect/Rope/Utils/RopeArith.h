@@ -63,6 +63,9 @@ enum class AngleMethod {
   /// angle in [-pi, pi] (buildCosSinOfPhase). Only frequencies that are
   /// constant tables (hasConstantFrequencyTables) have steps.
   Turns,
+  /// Turns where the frequencies are constant tables, else F64 (what a
+  /// portable output asks for: exact without f64 wherever it can be).
+  TurnsOrF64,
 };
 
 /// Fractional bits of a phase step (AngleMethod::Turns): 2^-52 of a turn.

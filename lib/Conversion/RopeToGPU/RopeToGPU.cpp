@@ -657,36 +657,34 @@ SmallVector<Value> RopeKernelBuilder::delinearize(OpBuilder &kb, Value linear,
 }
 
 Value RopeKernelBuilder::thetaOf(OpBuilder &kb, Value j) {
-  int64_t lanes = width == 1 ? 0 : width;
-  // The pattern checked that the method applies (angleMethodFor).
+  // A read of one constant global per table: the f64 thetas, or with
+  // angle=turns (the pattern checked that it applies) their i64 phase steps.
+  auto global = [&](OpBuilder &tb, DenseElementsAttr values, StringRef name,
+                    Value at, int64_t n) {
+    Value table = constantTable(tb, values, name);
+    return loadLanes(tb, table, ValueRange{at}, std::max<int64_t>(n, 1), 8);
+  };
+  std::function<Value(OpBuilder &, Location, ArrayRef<double>, Value, int64_t)>
+      read = [&](OpBuilder &tb, Location, ArrayRef<double> thetas, Value at,
+                 int64_t n) {
+        return global(
+            tb,
+            DenseElementsAttr::get(
+                RankedTensorType::get({numPairs}, tb.getF64Type()), thetas),
+            "__rope_theta", at, n);
+      };
   FailureOr<AngleMethod> method = angleMethodFor(op, options.angle);
-  if (succeeded(method) && *method == AngleMethod::Turns) {
-    // Phase steps (the pattern checked that the scheme has constant
-    // tables): one i64 global per table.
-    auto steps = phaseStepReader([&](OpBuilder &tb, Location,
-                                     ArrayRef<int64_t> values, Value at,
-                                     int64_t n) {
-      Value table = constantTable(
+  if (succeeded(method) && *method == AngleMethod::Turns)
+    read = phaseStepReader([&](OpBuilder &tb, Location, ArrayRef<int64_t> steps,
+                               Value at, int64_t n) {
+      return global(
           tb,
           DenseElementsAttr::get(
-              RankedTensorType::get({numPairs}, tb.getI64Type()), values),
-          "__rope_phase_step");
-      return loadLanes(tb, table, ValueRange{at}, std::max<int64_t>(n, 1), 8);
+              RankedTensorType::get({numPairs}, tb.getI64Type()), steps),
+          "__rope_phase_step", at, n);
     });
-    return op.getFreqsOrDefault().buildInverseFrequencyAt(
-        kb, loc, frequencyState, j, lanes, rotaryDim, steps);
-  }
-  auto readTable = [&](OpBuilder &tb, Location, ArrayRef<double> thetas,
-                       Value at, int64_t lanes) {
-    Value table = constantTable(
-        tb,
-        DenseElementsAttr::get(
-            RankedTensorType::get({numPairs}, tb.getF64Type()), thetas),
-        "__rope_theta");
-    return loadLanes(tb, table, ValueRange{at}, std::max<int64_t>(lanes, 1), 8);
-  };
   return op.getFreqsOrDefault().buildInverseFrequencyAt(
-      kb, loc, frequencyState, j, width == 1 ? 0 : width, rotaryDim, readTable);
+      kb, loc, frequencyState, j, width == 1 ? 0 : width, rotaryDim, read);
 }
 
 SmallVector<Value> RopeKernelBuilder::rowIndex(ValueRange tokenIvs,
@@ -993,12 +991,8 @@ Value RopeKernelBuilder::build() {
   // kernel is all that runs on the device) and the scheme's state; a
   // per-tensor quantization scale.
   core->buildPerCall(kb, loc, *reader);
-  if (!op.getCos()) {
-    FrequencyAttrInterface freqs = op.getFreqsOrDefault();
-    if (!freqs.isStatic())
-      frequencyState = freqs.buildFrequencyState(
-          kb, loc, core->runtimeLength(kb, loc, *reader), rotaryDim);
-  }
+  if (!op.getCos())
+    frequencyState = buildFrequencyStateOf(kb, loc, op, *core, *reader);
   if (quantScale && cast<MemRefType>(quantScale.getType()).getRank() == 0)
     tensorScale = memref::LoadOp::create(kb, loc, quantScale, ValueRange{});
 

@@ -454,39 +454,33 @@ RopeVectorizer::Hoisted RopeVectorizer::buildHoisted() {
     // on one vector (a constant for static schemes; for dynamic ones, code
     // on the call's runtime length).
     FrequencyAttrInterface freqs = op.getFreqsOrDefault();
-    Value state =
-        freqs.isStatic()
-            ? Value()
-            : freqs.buildFrequencyState(
-                  b, loc, core.runtimeLength(b, loc, reader), rotaryDim);
-    if (angle == AngleMethod::Turns) {
-      // Phase steps (checked in the pattern: the scheme has constant
-      // tables).
-      auto steps =
+    Value state = buildFrequencyStateOf(b, loc, op, core, reader);
+    // The table as one constant vector: the f64 thetas, or with
+    // angle=turns (checked in the pattern: the scheme has constant tables)
+    // their i64 phase steps.
+    std::function<Value(OpBuilder &, Location, ArrayRef<double>, Value,
+                        int64_t)>
+        read = [&](OpBuilder &tb, Location tloc, ArrayRef<double> thetas, Value,
+                   int64_t lanes) {
+          return arith::ConstantOp::create(
+                     tb, tloc,
+                     DenseElementsAttr::get(vectorOf(lanes, tb.getF64Type()),
+                                            thetas))
+              .getResult();
+        };
+    if (angle == AngleMethod::Turns)
+      read =
           phaseStepReader([&](OpBuilder &tb, Location tloc,
-                              ArrayRef<int64_t> values, Value, int64_t lanes) {
+                              ArrayRef<int64_t> steps, Value, int64_t lanes) {
             return arith::ConstantOp::create(
                        tb, tloc,
                        DenseElementsAttr::get(vectorOf(lanes, tb.getI64Type()),
-                                              values))
+                                              steps))
                 .getResult();
           });
-      hoisted.theta = freqs.buildInverseFrequencyAt(
-          b, loc, state, arith::ConstantIndexOp::create(b, loc, 0), numPairs,
-          rotaryDim, steps);
-      return hoisted;
-    }
-    auto constantVector = [&](OpBuilder &tb, Location tloc,
-                              ArrayRef<double> thetas, Value, int64_t lanes) {
-      return arith::ConstantOp::create(
-                 tb, tloc,
-                 DenseElementsAttr::get(vectorOf(lanes, tb.getF64Type()),
-                                        thetas))
-          .getResult();
-    };
     hoisted.theta = freqs.buildInverseFrequencyAt(
         b, loc, state, arith::ConstantIndexOp::create(b, loc, 0), numPairs,
-        rotaryDim, constantVector);
+        rotaryDim, read);
   }
   return hoisted;
 }

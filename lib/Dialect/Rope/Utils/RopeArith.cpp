@@ -293,16 +293,22 @@ Value mlir::rope::buildInverseFrequencies(OpBuilder &b, Location loc,
                                              op.getRotaryDimOrDefault());
 }
 
+Value mlir::rope::buildFrequencyStateOf(OpBuilder &b, Location loc, ApplyOp op,
+                                        RotationCore &core,
+                                        RopeOperandReader &reader) {
+  FrequencyAttrInterface freqs = op.getFreqsOrDefault();
+  if (freqs.isStatic())
+    return Value();
+  return freqs.buildFrequencyState(b, loc, core.runtimeLength(b, loc, reader),
+                                   op.getRotaryDimOrDefault());
+}
+
 Value mlir::rope::buildPhaseStepTable(OpBuilder &b, Location loc, ApplyOp op,
                                       RotationCore &core,
                                       RopeOperandReader &reader) {
   FrequencyAttrInterface freqs = op.getFreqsOrDefault();
   int64_t rotaryDim = op.getRotaryDimOrDefault();
-  Value state =
-      freqs.isStatic()
-          ? Value()
-          : freqs.buildFrequencyState(
-                b, loc, core.runtimeLength(b, loc, reader), rotaryDim);
+  Value state = buildFrequencyStateOf(b, loc, op, core, reader);
   // A scheme with constant tables only reads tables and selects between
   // them (one i1 per call), so a whole table can stand for each read.
   auto table = phaseStepReader([](OpBuilder &tb, Location tloc,

@@ -132,6 +132,12 @@ Value buildRuntimeLength(OpBuilder &b, Location loc, ApplyOp op);
 Value buildInverseFrequencies(OpBuilder &b, Location loc, ApplyOp op,
                               RotationCore &core, RopeOperandReader &reader);
 
+/// The op's frequency scheme's per-call state (buildFrequencyState on the
+/// call's runtime length from `core`, which must have built its per-call
+/// values with `reader`), or null for a static scheme.
+Value buildFrequencyStateOf(OpBuilder &b, Location loc, ApplyOp op,
+                            RotationCore &core, RopeOperandReader &reader);
+
 /// The `tensor<P/2 x i64>` of phase steps (AngleMethod::Turns): a constant,
 /// or for LongRoPE one of its two constants picked per call. The op's
 /// scheme must have constant tables (hasConstantFrequencyTables).

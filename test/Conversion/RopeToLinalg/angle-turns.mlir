@@ -49,11 +49,17 @@ func.func @default_f32(%x: tensor<4x8x64xf32>, %p: tensor<4xi64>) -> tensor<4x8x
 // -----
 
 // LongRoPE's two tables are two tables of steps, one picked per call by
-// the length (an integer compare).
+// the length (an integer compare). In the linalg form the positions'
+// maximum stays a 0-d tensor read by the table generic, which picks per
+// element (no scalar extracted outside linalg: a read back to the host in
+// IREE).
 // LINALG-LABEL: func.func @longrope_bf16
 // LINALG-NOT: f64
+// LINALG: %[[MAX:.*]] = linalg.generic {{.*}}iterator_types = ["reduction"]
+// LINALG-NOT: tensor.extract %[[MAX]]
+// LINALG: linalg.generic {{.*}} ins(%{{.*}}, %[[MAX]] : tensor<6xi32>, tensor<i64>)
 // LINALG: %[[LONG:.*]] = arith.cmpi sgt
-// LINALG: arith.select %[[LONG]], %{{.*}}, %{{.*}} : tensor<4xi64>
+// LINALG: arith.select %[[LONG]], %{{.*}}, %{{.*}} : i64
 // LINALG-NOT: f64
 // LINALG: return
 // VECTOR-LABEL: func.func @longrope_bf16

@@ -157,19 +157,22 @@ func.func @dynamic_ntk_index_length(%x: tensor<1x8x4x16xf32>, %o: i64, %l: index
 // -----
 
 // LongRoPE: two constant tables theta_i / short_i and theta_i / long_i
-// (base 10000, P = 4: theta = [1, 0.01]) and one select on l > L, once per
-// call; no transcendental functions for the frequencies.
+// (base 10000, P = 4: theta = [1, 0.01]) and one select on l > L; no
+// transcendental functions for the frequencies. With explicit positions
+// the maximum stays a 0-d tensor that the table generic reads, and the
+// choice is made inside it (no scalar extracted outside linalg: for a
+// compiler placing tensors on a device, a read back to the host).
 // CHECK-LABEL: func.func @longrope_positions(
 //  CHECK-SAME:     %[[X:[^:]*]]: tensor<8x4xf32>, %[[P:[^:]*]]: tensor<8xi64>
 //       CHECK:   %[[RED:.*]] = linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%[[P]] : tensor<8xi64>)
-//       CHECK:   %[[MAXPOS:.*]] = tensor.extract %[[RED]][] : tensor<i64>
-//       CHECK:   %[[LEN:.*]] = arith.addi %[[MAXPOS]], %{{.*}} : i64
-//       CHECK:   %[[SHORT:.*]] = arith.constant dense<[1.000000e+00, 0.0066666666666666671]> : tensor<2xf64>
-//       CHECK:   %[[LONG:.*]] = arith.constant dense<[5.000000e-01, 2.500000e-03]> : tensor<2xf64>
-//       CHECK:   %[[L:.*]] = arith.constant 4096 : i64
-//       CHECK:   %[[IS_LONG:.*]] = arith.cmpi sgt, %[[LEN]], %[[L]] : i64
-//       CHECK:   %[[THETA:.*]] = arith.select %[[IS_LONG]], %[[LONG]], %[[SHORT]] : tensor<2xf64>
-//       CHECK:   linalg.generic {{.*}} ins(%[[P]], %[[THETA]] : tensor<8xi64>, tensor<2xf64>)
+//   CHECK-NOT:   tensor.extract %[[RED]]
+//       CHECK:   linalg.generic {{.*}} ins(%[[P]], %[[RED]] : tensor<8xi64>, tensor<i64>)
+//       CHECK:     %[[LEN:.*]] = arith.addi %{{.*}}, %{{.*}} : i64
+//       CHECK:     %[[L:.*]] = arith.constant 4096 : i64
+//       CHECK:     %[[IS_LONG:.*]] = arith.cmpi sgt, %[[LEN]], %[[L]] : i64
+//       CHECK:     arith.constant dense<[1.000000e+00, 0.0066666666666666671]> : tensor<2xf64>
+//       CHECK:     arith.constant dense<[5.000000e-01, 2.500000e-03]> : tensor<2xf64>
+//       CHECK:     arith.select %[[IS_LONG]], %{{.*}}, %{{.*}} : f64
 //   CHECK-NOT:   arith.select {{.*}} : tensor<2xf64>
 //   CHECK-NOT:   math.exp
 //       CHECK:   return
@@ -210,4 +213,23 @@ func.func @longrope_length_operand(%x: tensor<1x8x2x4xf32>, %o: i64, %l: i32) ->
 func.func @static_no_length(%x: tensor<?x4x16xf32>, %p: tensor<?xi64>) -> tensor<?x4x16xf32> {
   %y = rope.apply ins(%x : tensor<?x4x16xf32>) positions(%p : tensor<?xi64>) outs(%x : tensor<?x4x16xf32>) {freqs = #rope.yarn<factor = 4.0, original_max_position_embeddings = 64>, magnitude = 1.1386294361119891} -> tensor<?x4x16xf32>
   return %y : tensor<?x4x16xf32>
+}
+
+// -----
+
+// LongRoPE with its length operand extracted from a 0-d tensor (what
+// rope-raise leaves for the frontend's own max(position_ids) + 1): the table
+// generic reads that tensor and picks per element (the operand's own
+// extract is left dead, for canonicalize).
+// CHECK-LABEL: func.func @longrope_length_from_tensor(
+//  CHECK-SAME:     %[[X:[^:]*]]: tensor<8x4xf32>, %[[P:[^:]*]]: tensor<8xi64>, %[[LEN:[^:]*]]: tensor<i64>
+//       CHECK:   linalg.generic {{.*}} ins(%[[P]], %[[LEN]] : tensor<8xi64>, tensor<i64>)
+//       CHECK:     %[[IS_LONG:.*]] = arith.cmpi sgt, %{{.*}}, %{{.*}} : i64
+//       CHECK:     arith.select %[[IS_LONG]], %{{.*}}, %{{.*}} : f64
+//   CHECK-NOT:   arith.select {{.*}} : tensor<2xf64>
+//       CHECK:   return
+func.func @longrope_length_from_tensor(%x: tensor<8x4xf32>, %p: tensor<8xi64>, %len: tensor<i64>) -> tensor<8x4xf32> {
+  %l = tensor.extract %len[] : tensor<i64>
+  %y = rope.apply ins(%x : tensor<8x4xf32>) positions(%p : tensor<8xi64>) length(%l : i64) outs(%x : tensor<8x4xf32>) {freqs = #rope.longrope<short_factor = [1.0, 1.5], long_factor = [2.0, 4.0], original_max_position_embeddings = 4096>} -> tensor<8x4xf32>
+  return %y : tensor<8x4xf32>
 }

@@ -92,6 +92,11 @@ private:
   /// Axis `axis` of M-RoPE positions [3, tokens...], shaped like the tokens.
   Value positionAxis(int64_t axis);
   Table buildComputedOrGatheredTable();
+  /// theta_i (or its phase step) of pair `freq` inside a payload, the
+  /// scheme's table picked on the call's length: `length`, or `length` + 1
+  /// when it is the positions' maximum (lengthIsMaxPosition).
+  Value pickedFrequency(OpBuilder &nb, Location nloc, Value length, Value freq);
+  bool lengthIsMaxPosition = false;
   Table buildPregatheredTable();
 
   /// QK-norm's factor rsqrt(mean_D(x^2) + eps) of each row (the input
@@ -287,8 +292,31 @@ RopeDecomposer::Table RopeDecomposer::buildComputedOrGatheredTable() {
     maps.push_back(AffineMap::get(numLoops, 0, {dim(0)}, ctx));
     readByArg.push_back({offset, -1});
   }
-  int invFreqArg = -1;
-  if (!op.getCos()) {
+  int invFreqArg = -1, lengthArg = -1;
+  FrequencyAttrInterface freqs = op.getFreqsOrDefault();
+  // LongRoPE picks its table per call on the length. Where the length is
+  // on a tensor (the positions' maximum, or a length operand extracted
+  // from a 0-d tensor: the frontend's own maximum), that tensor is read by
+  // the table generic, which picks per element: a choice made outside
+  // linalg on an extracted scalar is a read back to the host for a
+  // compiler that places tensors on a device (IREE).
+  Value lengthTensor;
+  if (!op.getCos() && !freqs.isStatic() && hasConstantFrequencyTables(freqs)) {
+    if (Value length = op.getLength()) {
+      auto extract = length.getDefiningOp<tensor::ExtractOp>();
+      if (extract && extract.getTensor().getType().getRank() == 0 &&
+          isa<IntegerType>(extract.getType()))
+        lengthTensor = extract.getTensor();
+    } else if (op.getPositions()) {
+      lengthTensor = buildMaxTensor(b, loc, op.getPositions());
+      lengthIsMaxPosition = true;
+    }
+  }
+  if (lengthTensor) {
+    lengthArg = inputs.size();
+    inputs.push_back(lengthTensor);
+    maps.push_back(AffineMap::get(numLoops, 0, {}, ctx));
+  } else if (!op.getCos()) {
     // theta_i: a folded constant for static schemes; for dynamic ones, code
     // that runs once per call on the call's runtime length.
     Value thetaTable =
@@ -322,6 +350,8 @@ RopeDecomposer::Table RopeDecomposer::buildComputedOrGatheredTable() {
           tokenIvs.push_back(linalg::IndexOp::create(nb, nloc, loop));
         Value freq = linalg::IndexOp::create(nb, nloc, freqLoop);
         Value theta = invFreqArg >= 0 ? args[invFreqArg] : Value();
+        if (lengthArg >= 0)
+          theta = pickedFrequency(nb, nloc, args[lengthArg], freq);
         auto [c, s] =
             core.cosSin(nb, nloc, reader, tokenIvs, freq, /*lanes=*/0, theta);
         linalg::YieldOp::create(nb, nloc, ValueRange{c, s});
@@ -329,6 +359,48 @@ RopeDecomposer::Table RopeDecomposer::buildComputedOrGatheredTable() {
   table.cos = generic.getResult(0);
   table.sin = generic.getResult(1);
   return table;
+}
+
+Value RopeDecomposer::pickedFrequency(OpBuilder &nb, Location nloc,
+                                      Value length, Value freq) {
+  FrequencyAttrInterface freqs = op.getFreqsOrDefault();
+  length = toI64(nb, nloc, length);
+  if (lengthIsMaxPosition)
+    length = arith::AddIOp::create(
+        nb, nloc, length,
+        arith::ConstantOp::create(nb, nloc, nb.getI64IntegerAttr(1)));
+  Value state = freqs.buildFrequencyState(nb, nloc, length, rotaryDim);
+  // Each constant table read at the pair: the f64 thetas, or their phase
+  // steps.
+  auto extract = [&](OpBuilder &tb, Location tloc, DenseElementsAttr values,
+                     Value at) -> Value {
+    Value table = arith::ConstantOp::create(tb, tloc, values);
+    return tensor::ExtractOp::create(tb, tloc, table, ValueRange{at});
+  };
+  std::function<Value(OpBuilder &, Location, ArrayRef<double>, Value, int64_t)>
+      read = [&](OpBuilder &tb, Location tloc, ArrayRef<double> thetas,
+                 Value at, int64_t) {
+        return extract(
+            tb, tloc,
+            DenseElementsAttr::get(
+                RankedTensorType::get({static_cast<int64_t>(thetas.size())},
+                                      tb.getF64Type()),
+                thetas),
+            at);
+      };
+  if (angle == AngleMethod::Turns)
+    read = phaseStepReader([&](OpBuilder &tb, Location tloc,
+                               ArrayRef<int64_t> steps, Value at, int64_t) {
+      return extract(
+          tb, tloc,
+          DenseElementsAttr::get(
+              RankedTensorType::get({static_cast<int64_t>(steps.size())},
+                                    tb.getI64Type()),
+              steps),
+          at);
+    });
+  return freqs.buildInverseFrequencyAt(nb, nloc, state, freq, /*lanes=*/0,
+                                       rotaryDim, read);
 }
 
 RopeDecomposer::Table RopeDecomposer::buildPregatheredTable() {

@@ -40,6 +40,11 @@ Type withElementType(Type type, Type element) {
 } // namespace
 
 Value mlir::rope::buildMaxElement(OpBuilder &b, Location loc, Value tensor) {
+  return tensor::ExtractOp::create(b, loc, buildMaxTensor(b, loc, tensor),
+                                   ValueRange{});
+}
+
+Value mlir::rope::buildMaxTensor(OpBuilder &b, Location loc, Value tensor) {
   MLIRContext *ctx = b.getContext();
   auto type = cast<RankedTensorType>(tensor.getType());
   Type i64 = b.getI64Type();
@@ -62,7 +67,7 @@ Value mlir::rope::buildMaxElement(OpBuilder &b, Location loc, Value tensor) {
         linalg::YieldOp::create(
             nb, nloc, ValueRange{arith::MaxSIOp::create(nb, nloc, v, args[1])});
       });
-  return tensor::ExtractOp::create(b, loc, reduce.getResult(0), ValueRange{});
+  return reduce.getResult(0);
 }
 
 Value TensorOperandReader::read(OpBuilder &b, Location loc, Value operand,

@@ -122,6 +122,10 @@ Value rotateInterleavedLanes(OpBuilder &b, Location loc, Value x, Value cos,
 /// reduction).
 Value buildMaxElement(OpBuilder &b, Location loc, Value tensor);
 
+/// buildMaxElement's reduction, as its 0-d `tensor<i64>` (no extract: a
+/// consumer on tensors keeps it on the device).
+Value buildMaxTensor(OpBuilder &b, Location loc, Value tensor);
+
 /// The call's runtime length as an i64, for dynamic frequency schemes
 /// (RotationCore::runtimeLength on the op's tensors).
 Value buildRuntimeLength(OpBuilder &b, Location loc, ApplyOp op);

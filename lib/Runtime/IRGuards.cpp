@@ -27,6 +27,26 @@ using namespace mlir;
 LogicalResult mlir::rope::checkIRSafety(Operation *root, std::string &reason) {
   WalkResult result = root->walk([&](Operation *op) {
     StringRef name = op->getName().getStringRef();
+    if (name == "gpu.launch") {
+      // Upstream's kernel outlining turns constant grid and block sizes into
+      // i32 attributes (nvvm.maxntid); one outside (0, 2^31) makes LLVM's
+      // NVPTX backend exit the process ("can't parse integer attribute").
+      for (Value size : op->getOperands()) {
+        APInt value;
+        if (!isa<IndexType>(size.getType()) ||
+            !matchPattern(size, m_ConstantInt(&value)) ||
+            (!value.isNegative() && !value.isZero() &&
+             value.getActiveBits() < 32))
+          continue;
+        llvm::raw_string_ostream os(reason);
+        os << "a gpu.launch at " << op->getLoc() << " with a constant size "
+           << value.getSExtValue()
+           << " outside (0, 2^31) (LLVM's NVPTX backend exits on it, "
+              "docs/RELIABILITY.md)";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    }
     if ((name != "tensor.dim" && name != "memref.dim") ||
         op->getNumOperands() != 2)
       return WalkResult::advance();

@@ -249,6 +249,45 @@ def test_capi_refuses_ir_that_crashes_mlir_passes(index):
     assert "negative dim index" in message
 
 
+GPU_LAUNCH_MODULE = """
+func.func @launch(%x: memref<256xf32>) {
+  %c1 = arith.constant 1 : index
+  %cn = arith.constant THREADS : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %cn, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%tx] : memref<256xf32>
+    memref.store %v, %x[%tx] : memref<256xf32>
+    gpu.terminator
+  }
+  return
+}
+"""
+
+
+@pytest.mark.parametrize("threads", [2**31, 0, -5])
+def test_capi_refuses_a_launch_size_llvm_exits_on(threads):
+    # Kernel outlining makes constant launch sizes i32 attributes
+    # (nvvm.maxntid); 2^31 made LLVM's NVPTX backend exit the process (a
+    # fuzz finding through rope-to-nvvm).
+    lib = capi()
+    text = GPU_LAUNCH_MODULE.replace("THREADS", str(threads)).encode()
+    error = ctypes.c_void_p()
+    assert not lib.ropeJitLower(text, b"builtin.module(canonicalize)",
+                                ctypes.byref(error))
+    message = take_error(lib, error)
+    assert f"gpu.launch" in message and f"constant size {threads}" in message
+
+
+def test_capi_lowers_a_launch_of_a_valid_size():
+    lib = capi()
+    text = GPU_LAUNCH_MODULE.replace("THREADS", "256").encode()
+    error = ctypes.c_void_p()
+    lowered = lib.ropeJitLower(text, b"builtin.module(canonicalize)",
+                               ctypes.byref(error))
+    assert lowered, take_error(lib, error)
+    lib.ropeJitFreeString(lowered)
+
+
 def test_capi_lowers_the_same_ir_with_the_dim_in_range():
     lib = capi()
     text = DIM_INDEX_MODULE.replace("INDEX", "1").encode()

@@ -659,30 +659,18 @@ SmallVector<Value> RopeKernelBuilder::delinearize(OpBuilder &kb, Value linear,
 Value RopeKernelBuilder::thetaOf(OpBuilder &kb, Value j) {
   // A read of one constant global per table: the f64 thetas, or with
   // angle=turns (the pattern checked that it applies) their i64 phase steps.
-  auto global = [&](OpBuilder &tb, DenseElementsAttr values, StringRef name,
-                    Value at, int64_t n) {
-    Value table = constantTable(tb, values, name);
-    return loadLanes(tb, table, ValueRange{at}, std::max<int64_t>(n, 1), 8);
-  };
-  std::function<Value(OpBuilder &, Location, ArrayRef<double>, Value, int64_t)>
-      read = [&](OpBuilder &tb, Location, ArrayRef<double> thetas, Value at,
-                 int64_t n) {
-        return global(
-            tb,
-            DenseElementsAttr::get(
-                RankedTensorType::get({numPairs}, tb.getF64Type()), thetas),
-            "__rope_theta", at, n);
-      };
   FailureOr<AngleMethod> method = angleMethodFor(op, options.angle);
-  if (succeeded(method) && *method == AngleMethod::Turns)
-    read = phaseStepReader([&](OpBuilder &tb, Location, ArrayRef<int64_t> steps,
-                               Value at, int64_t n) {
-      return global(
-          tb,
-          DenseElementsAttr::get(
-              RankedTensorType::get({numPairs}, tb.getI64Type()), steps),
-          "__rope_phase_step", at, n);
-    });
+  auto read = frequencyTableReader(
+      succeeded(method) ? *method : AngleMethod::F64,
+      [&](OpBuilder &tb, Location, DenseElementsAttr table, Value at,
+          int64_t n) {
+        Value global = constantTable(tb, table,
+                                     table.getElementType().isInteger(64)
+                                         ? "__rope_phase_step"
+                                         : "__rope_theta");
+        return loadLanes(tb, global, ValueRange{at}, std::max<int64_t>(n, 1),
+                         8);
+      });
   return op.getFreqsOrDefault().buildInverseFrequencyAt(
       kb, loc, frequencyState, j, width == 1 ? 0 : width, rotaryDim, read);
 }

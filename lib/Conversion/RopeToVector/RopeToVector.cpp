@@ -458,26 +458,14 @@ RopeVectorizer::Hoisted RopeVectorizer::buildHoisted() {
     // The table as one constant vector: the f64 thetas, or with
     // angle=turns (checked in the pattern: the scheme has constant tables)
     // their i64 phase steps.
-    std::function<Value(OpBuilder &, Location, ArrayRef<double>, Value,
-                        int64_t)>
-        read = [&](OpBuilder &tb, Location tloc, ArrayRef<double> thetas, Value,
-                   int64_t lanes) {
-          return arith::ConstantOp::create(
-                     tb, tloc,
-                     DenseElementsAttr::get(vectorOf(lanes, tb.getF64Type()),
-                                            thetas))
-              .getResult();
-        };
-    if (angle == AngleMethod::Turns)
-      read =
-          phaseStepReader([&](OpBuilder &tb, Location tloc,
-                              ArrayRef<int64_t> steps, Value, int64_t lanes) {
-            return arith::ConstantOp::create(
-                       tb, tloc,
-                       DenseElementsAttr::get(vectorOf(lanes, tb.getI64Type()),
-                                              steps))
-                .getResult();
-          });
+    auto read = frequencyTableReader(angle, [&](OpBuilder &tb, Location tloc,
+                                                DenseElementsAttr table, Value,
+                                                int64_t lanes) {
+      return arith::ConstantOp::create(
+                 tb, tloc,
+                 table.reshape(vectorOf(lanes, table.getElementType())))
+          .getResult();
+    });
     hoisted.theta = freqs.buildInverseFrequencyAt(
         b, loc, state, arith::ConstantIndexOp::create(b, loc, 0), numPairs,
         rotaryDim, read);

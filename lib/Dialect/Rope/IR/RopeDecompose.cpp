@@ -372,33 +372,13 @@ Value RopeDecomposer::pickedFrequency(OpBuilder &nb, Location nloc,
   Value state = freqs.buildFrequencyState(nb, nloc, length, rotaryDim);
   // Each constant table read at the pair: the f64 thetas, or their phase
   // steps.
-  auto extract = [&](OpBuilder &tb, Location tloc, DenseElementsAttr values,
-                     Value at) -> Value {
-    Value table = arith::ConstantOp::create(tb, tloc, values);
-    return tensor::ExtractOp::create(tb, tloc, table, ValueRange{at});
-  };
-  std::function<Value(OpBuilder &, Location, ArrayRef<double>, Value, int64_t)>
-      read = [&](OpBuilder &tb, Location tloc, ArrayRef<double> thetas,
-                 Value at, int64_t) {
-        return extract(
-            tb, tloc,
-            DenseElementsAttr::get(
-                RankedTensorType::get({static_cast<int64_t>(thetas.size())},
-                                      tb.getF64Type()),
-                thetas),
-            at);
-      };
-  if (angle == AngleMethod::Turns)
-    read = phaseStepReader([&](OpBuilder &tb, Location tloc,
-                               ArrayRef<int64_t> steps, Value at, int64_t) {
-      return extract(
-          tb, tloc,
-          DenseElementsAttr::get(
-              RankedTensorType::get({static_cast<int64_t>(steps.size())},
-                                    tb.getI64Type()),
-              steps),
-          at);
-    });
+  auto read = frequencyTableReader(
+      angle,
+      [](OpBuilder &tb, Location tloc, DenseElementsAttr table, Value at,
+         int64_t) -> Value {
+        Value values = arith::ConstantOp::create(tb, tloc, table);
+        return tensor::ExtractOp::create(tb, tloc, values, ValueRange{at});
+      });
   return freqs.buildInverseFrequencyAt(nb, nloc, state, freq, /*lanes=*/0,
                                        rotaryDim, read);
 }

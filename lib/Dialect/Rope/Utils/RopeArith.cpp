@@ -316,30 +316,36 @@ Value mlir::rope::buildPhaseStepTable(OpBuilder &b, Location loc, ApplyOp op,
   Value state = buildFrequencyStateOf(b, loc, op, core, reader);
   // A scheme with constant tables only reads tables and selects between
   // them (one i1 per call), so a whole table can stand for each read.
-  auto table = phaseStepReader([](OpBuilder &tb, Location tloc,
-                                  ArrayRef<int64_t> steps, Value, int64_t) {
-    auto type = RankedTensorType::get({static_cast<int64_t>(steps.size())},
-                                      tb.getI64Type());
-    return arith::ConstantOp::create(tb, tloc,
-                                     DenseElementsAttr::get(type, steps))
-        .getResult();
-  });
+  auto table = frequencyTableReader(
+      AngleMethod::Turns, [](OpBuilder &tb, Location tloc,
+                             DenseElementsAttr steps, Value, int64_t) {
+        return arith::ConstantOp::create(tb, tloc, steps).getResult();
+      });
   return freqs.buildInverseFrequencyAt(
       b, loc, state, arith::ConstantIndexOp::create(b, loc, 0), /*lanes=*/0,
       rotaryDim, table);
 }
 
 std::function<Value(OpBuilder &, Location, ArrayRef<double>, Value, int64_t)>
-mlir::rope::phaseStepReader(
-    std::function<Value(OpBuilder &, Location, ArrayRef<int64_t>, Value,
-                        int64_t)>
-        readSteps) {
-  return [readSteps](OpBuilder &b, Location loc, ArrayRef<double> thetas,
-                     Value index, int64_t lanes) {
+mlir::rope::frequencyTableReader(AngleMethod angle,
+                                 ConstantTableRead readTable) {
+  return [angle, readTable](OpBuilder &b, Location loc, ArrayRef<double> thetas,
+                            Value index, int64_t lanes) {
+    auto shape = [&](Type element) {
+      return RankedTensorType::get({static_cast<int64_t>(thetas.size())},
+                                   element);
+    };
+    if (angle != AngleMethod::Turns)
+      return readTable(b, loc,
+                       DenseElementsAttr::get(shape(b.getF64Type()), thetas),
+                       index, lanes);
     SmallVector<int64_t> steps;
     for (double step : phaseSteps(thetas))
       steps.push_back(static_cast<int64_t>(step));
-    return readSteps(b, loc, steps, index, lanes);
+    return readTable(
+        b, loc,
+        DenseElementsAttr::get(shape(b.getI64Type()), ArrayRef<int64_t>(steps)),
+        index, lanes);
   };
 }
 

@@ -148,15 +148,19 @@ Value buildFrequencyStateOf(OpBuilder &b, Location loc, ApplyOp op,
 Value buildPhaseStepTable(OpBuilder &b, Location loc, ApplyOp op,
                           RotationCore &core, RopeOperandReader &reader);
 
-/// A reader of constant per-pair tables (FrequencyTableReader) that reads
-/// the phase steps of the thetas it is given instead, through `readSteps`
-/// (which builds the lowering's read of an i64 table of those values).
-/// For schemes with constant tables, buildInverseFrequencyAt with it yields
-/// phase steps.
+/// How a lowering reads one constant per-pair table at a pair index (`lanes`
+/// as in FrequencyTableReader): a constant, a global, an extract.
+using ConstantTableRead =
+    std::function<Value(OpBuilder &, Location, DenseElementsAttr table,
+                        Value index, int64_t lanes)>;
+
+/// The FrequencyTableReader of method `angle`: each constant table of
+/// thetas it is given becomes `tensor<n x f64>` of them (F64) or
+/// `tensor<n x i64>` of their phase steps (Turns), read by `readTable`. For
+/// schemes with constant tables, buildInverseFrequencyAt with it yields the
+/// thetas or their phase steps: one reader for every lowering.
 std::function<Value(OpBuilder &, Location, ArrayRef<double>, Value, int64_t)>
-phaseStepReader(std::function<Value(OpBuilder &, Location, ArrayRef<int64_t>,
-                                    Value, int64_t)>
-                    readSteps);
+frequencyTableReader(AngleMethod angle, ConstantTableRead readTable);
 
 /// The method a lowering asked for, as it applies to `op`: Turns only for
 /// computed cos/sin in f32 (f64 data computes in f64 anyway). Fails, with

@@ -65,18 +65,12 @@ def _torch():
     return _require("torch", "PyTorch")
 
 
-class _FunctionModule:
-    """Lazily built nn.Module calling a plain function (torch.export takes
-    modules)."""
-
-    @staticmethod
-    def wrap(fn):
-        torch = _torch()
-
-        class Wrapped(torch.nn.Module):
-            def forward(self, *args):
-                return fn(*args)
-        return Wrapped()
+def _module_calling(fn, torch):
+    """An nn.Module whose forward is `fn` (torch.export takes modules)."""
+    class Wrapped(torch.nn.Module):
+        def forward(self, *args):
+            return fn(*args)
+    return Wrapped()
 
 
 @contextlib.contextmanager
@@ -296,7 +290,7 @@ def compile(model_or_fn: Any, example_inputs: Any, *,
     if isinstance(model_or_fn, torch.nn.Module):
         module = model_or_fn
     elif callable(model_or_fn):
-        module = _FunctionModule.wrap(model_or_fn)
+        module = _module_calling(model_or_fn, torch)
     else:
         raise TypeError(f"model_or_fn must be a torch.nn.Module or a "
                         f"callable, got {type(model_or_fn).__name__}")
@@ -320,11 +314,7 @@ def _backend(graph_module, example_inputs):
                       f"{type(error).__name__}: {error}",
                       RopeBackendFallbackWarning, stacklevel=2)
         return graph_module.forward
-
-    def run(*args):
-        out = compiled(*args)
-        return out
-    return run
+    return compiled
 
 
 def register_backend() -> bool:

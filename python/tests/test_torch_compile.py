@@ -121,6 +121,63 @@ def test_compile_refuses_other_shapes_and_devices():
 
 
 @needs_peers
+def test_compiled_model_refuses_bad_arguments():
+    # Every argument is checked before anything reaches compiled code.
+    import torch
+    model = build("llama")
+    ids, pos = inputs(torch)
+    fast = rope_mlir.torch.compile(model, (ids, pos))
+    with pytest.raises(ValueError, match="argument 0 is .*int32.*compiled for"):
+        fast(ids.to(torch.int32), pos)
+    with pytest.raises(ValueError, match="argument 1 is .*compiled for"):
+        fast(ids, pos[:, :8])
+    with pytest.raises(ValueError, match="argument 0 is on meta"):
+        fast(torch.empty_like(ids, device="meta"), pos)
+    # A strided view of the right shape is read as strided (or refused),
+    # never as if it were contiguous.
+    wide = torch.stack([ids, ids + 1], dim=-1).reshape(1, 2 * ids.shape[1])
+    strided = wide[:, ::2]
+    assert not strided.is_contiguous() and torch.equal(strided, ids)
+    with torch.no_grad():
+        eager = model(ids, pos)
+    try:
+        out = fast(strided, pos)
+    except (TypeError, ValueError):
+        pass
+    else:
+        assert relative(out, eager) < 1e-5
+
+
+@needs_peers
+def test_compile_refuses_bad_models_and_inputs():
+    import torch
+    with pytest.raises(TypeError, match="model_or_fn must be"):
+        rope_mlir.torch.compile(42, (torch.zeros(2),))
+    with pytest.raises(TypeError, match="example_inputs must be"):
+        rope_mlir.torch.compile(lambda x: x, "not tensors")
+    with pytest.raises(ValueError, match=r"example_inputs\[0\] is on meta"):
+        rope_mlir.torch.compile(lambda x: x, (torch.zeros(2, device="meta"),))
+
+
+@needs_peers
+def test_register_backend_is_idempotent_and_falls_back_on_bad_graphs():
+    import torch
+    import rope_mlir.torch as rt
+    assert rt.register_backend() and rt.register_backend()
+    assert rt.BACKEND_NAME in torch._dynamo.list_backends(exclude_tags=())
+
+    class Scale(torch.nn.Module):
+        def forward(self, x, n):
+            return x * n
+    graph = torch.fx.symbolic_trace(Scale())
+    # A graph input that is not a tensor: left to torch, with a warning
+    # naming why, and the graph still computes right.
+    with pytest.warns(rt.RopeBackendFallbackWarning, match="not a tensor"):
+        run = rt._backend(graph, [torch.ones(3), 2])
+    assert torch.equal(run(torch.ones(3), 2), torch.full((3,), 2.0))
+
+
+@needs_peers
 def test_torch_compile_backend_runs_the_graph():
     import torch
     import rope_mlir.torch as rt

@@ -27,6 +27,30 @@ using namespace mlir;
 LogicalResult mlir::rope::checkIRSafety(Operation *root, std::string &reason) {
   WalkResult result = root->walk([&](Operation *op) {
     StringRef name = op->getName().getStringRef();
+    if (name.starts_with("transform.structured.")) {
+      // Tiling transforms take negative tile sizes and build slices of
+      // negative size: invalid IR from a transform that reports success
+      // (MLIR 22, transform.structured.fuse tile_sizes [0, 1, -1, 0]).
+      for (NamedAttribute attr : op->getAttrs()) {
+        auto sizes = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+        StringRef attrName = attr.getName().strref();
+        if (!sizes ||
+            (!attrName.contains("size") && !attrName.contains("num_threads")))
+          continue;
+        for (int64_t size : sizes.asArrayRef()) {
+          // kDynamic marks a size given by an SSA value.
+          if (size >= 0 || ShapedType::isDynamic(size))
+            continue;
+          llvm::raw_string_ostream os(reason);
+          os << "a " << name << " at " << op->getLoc() << " with " << attrName
+             << " entry " << size
+             << " (negative: MLIR 22's tiling builds invalid slices from it, "
+                "docs/RELIABILITY.md)";
+          return WalkResult::interrupt();
+        }
+      }
+      return WalkResult::advance();
+    }
     if (name == "gpu.launch") {
       // Upstream's kernel outlining turns constant grid and block sizes into
       // i32 attributes (nvvm.maxntid); one outside (0, 2^31) makes LLVM's

@@ -278,6 +278,47 @@ def test_capi_refuses_a_launch_size_llvm_exits_on(threads):
     assert f"gpu.launch" in message and f"constant size {threads}" in message
 
 
+NEGATIVE_TILE_MODULE = """
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @f(%q: tensor<16x64xf32>) -> tensor<16x64xf32> {
+  %e = tensor.empty() : tensor<16x64xf32>
+  %z = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%q : tensor<16x64xf32>) outs(%e : tensor<16x64xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %s = arith.mulf %a, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<16x64xf32>
+  return %z : tensor<16x64xf32>
+}
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %g = transform.structured.match ops{["linalg.generic"]} in %root : (!transform.any_op) -> !transform.any_op
+    %t, %loop = transform.structured.fuse %g tile_sizes [TILE, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.yield
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("tile,refused", [(-1, True), (4, False)])
+def test_capi_refuses_negative_tile_sizes(tile, refused):
+    # MLIR 22's tiling transforms take a negative tile size and build slices
+    # of negative size, reporting success (a fuzz finding through
+    # transform-interpreter on rope.attention's tiling).
+    lib = capi()
+    text = NEGATIVE_TILE_MODULE.replace("TILE", str(tile)).encode()
+    error = ctypes.c_void_p()
+    lowered = lib.ropeJitLower(text, b"builtin.module(transform-interpreter)",
+                               ctypes.byref(error))
+    if refused:
+        assert not lowered
+        message = take_error(lib, error)
+        assert "transform.structured.fuse" in message
+        assert "tile_sizes entry -1" in message
+    else:
+        assert lowered, take_error(lib, error)
+        lib.ropeJitFreeString(lowered)
+
+
 def test_capi_lowers_a_launch_of_a_valid_size():
     lib = capi()
     text = GPU_LAUNCH_MODULE.replace("THREADS", "256").encode()

@@ -293,7 +293,7 @@ class KernelConfig:
     lowering: str = "vector"
     #: How the angle position * theta is formed for f32/f16/bf16 data:
     #: "f64" (ROPE.md §5) or "turns" (i64 phase steps and f32 only, for
-    #: targets without fast f64; not #rope.dynamic_ntk: docs/PRECISION.md).
+    #: targets without fast f64; every scheme, docs/PRECISION.md).
     angle: str = "f64"
     #: f32 -> bf16 rounding of bf16 outputs: "exact" (round to nearest
     #: even as integer arithmetic, bf16 subnormal results kept: ROPE.md) or

@@ -11,7 +11,7 @@ barriers or shared memory) and the result is JIT-compiled for the CPU. This
 runs the kernel's indexing, grid-stride token loop, lane layout, position
 conversion and angle arithmetic, not NVPTX code generation.
 
-Cases (with angle=turns too where marked: random, M-RoPE, scaled):
+Cases (with angle=turns too where marked: random, M-RoPE, scaled, length-dependent):
 test_differential's random configurations (every dtype, both pair
 layouts, partial rotary, every position and cos/sin source, inverse,
 magnitude, static shapes, in place), its negative-position configurations
@@ -223,7 +223,7 @@ DYNAMIC_FORMS = [("explicit", False), ("explicit", True),
                  ("offset", True)]
 
 
-@pytest.mark.parametrize("launch", list(BASE_LAUNCHES))
+@pytest.mark.parametrize("launch", list(LAUNCHES))
 @pytest.mark.parametrize("form,long", DYNAMIC_FORMS,
                          ids=[f"{f}-{'long' if l else 'short'}"
                               for f, l in DYNAMIC_FORMS])

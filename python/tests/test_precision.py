@@ -121,9 +121,9 @@ def test_round_to_bf16_is_correct():
     assert h.tolist() == [1 + 2.0 ** -10]
 
 
-# angle="turns" (no float wider than f32 in the kernel: i64 phase steps): the same contract, every scheme whose
-# frequencies are constant tables; dynamic_ntk is refused with a reason.
-TURNS_SCHEMES = [s for s in SCHEMES if s not in ps.PER_CALL_FREQUENCIES]
+# angle="turns" (no float wider than f32 in the kernel: i64 phase steps): the same contract, every scheme
+# (dynamic_ntk's steps computed per call in fixed point).
+TURNS_SCHEMES = SCHEMES
 
 
 @pytest.fixture(scope="module")
@@ -171,10 +171,50 @@ def test_turns_agrees_with_f64_across_lowerings(lowering, layout):
     assert np.array_equal(y[..., 48:], x[..., 48:])
 
 
-def test_turns_refuses_per_call_frequencies():
+# dynamic_ntk's phase steps are built per call from the length in fixed point (i64 only): every branch of
+# that arithmetic (a call no longer than M, one just past it where r = 1 + tiny, lengths far past it, factors
+# that are not dyadic, tiny and large, every rotary width down to P = 4), against the float64 reference with
+# seq_len = max position + 1, positions to 2^24.
+DYNAMIC_TURNS_CASES = [
+    # (base, factor, M, P, length)
+    (10000.0, 2.0, 4096, 128, 4096),
+    (10000.0, 2.0, 4096, 128, 4097),
+    (10000.0, 2.0, 4096, 128, 4100),
+    (10000.0, 1.1, 4096, 128, 6000),
+    (500000.0, 8.0, 8192, 128, (1 << 24) + 1),
+    (10000.0, 0.3, 100, 64, 777777),
+    (10000.0, 37.5, 2048, 256, 1 << 20),
+    (10000.0, 1e-6, 64, 32, 1 << 24),
+    (1e6, 3.0, 16, 4, 9999999),
+    (1.0, 2.0, 512, 16, 70000),
+]
+
+
+@pytest.mark.parametrize("lowering", ("vector", "scalar"))
+@pytest.mark.parametrize("base,factor,m,p,length", DYNAMIC_TURNS_CASES)
+def test_turns_dynamic_ntk_across_configs(base, factor, m, p, length, lowering):
     import rope_mlir
-    with pytest.raises(rope_mlir.CompileError, match="angle=turns needs frequencies read from constant tables"):
+    from rope_mlir import reference
+    rng = np.random.default_rng(length % 1000 + p)
+    positions = np.concatenate([rng.integers(0, length, 40), [0, 1, length - 1]])
+    x = rng.standard_normal((positions.size, 2, p)).astype(np.float32)
+    mlir_float = lambda v: "%.17e" % v  # MLIR's float literals need a '.'
+    freqs = (f"#rope.dynamic_ntk<base = {mlir_float(base)}, factor = {mlir_float(factor)}, "
+             f"max_position_embeddings = {m}>")
+    kernel = rope_mlir.compile(dtype="f32", rank=3, head_dim=p, positions="explicit", positions_dtype="i64",
+                               angle="turns", lowering=lowering, freqs=freqs)
+    y = kernel(x, positions)
+    r = reference.apply(x.astype(np.float64), positions, base=base,
+                        scaling={"rope_type": "dynamic", "factor": factor, "max_position_embeddings": m})
+    err = ps.pair_error(y, r, p, "half").max()
+    assert err < ps.F32_PAIR_BOUND, f"pair error {err:.3e}"
+
+
+def test_turns_refuses_a_scheme_without_phase_steps():
+    # dynamic_ntk with base < 1: theta_0 * w^0 is one turn or more before the scaling, no step to scale.
+    import rope_mlir
+    with pytest.raises(rope_mlir.CompileError, match="angle=turns has no phase steps"):
         rope_mlir.compile(dtype="f32", rank=3, head_dim=64, positions="explicit", angle="turns",
-                          freqs="#rope.dynamic_ntk<base = 10000.0, factor = 2.0, max_position_embeddings = 64>")
+                          freqs="#rope.dynamic_ntk<base = 0.5, factor = 2.0, max_position_embeddings = 64>")
     with pytest.raises(ValueError, match="angle must be 'f64' or 'turns'"):
         rope_mlir.compile(dtype="f32", rank=3, head_dim=64, angle="f32")

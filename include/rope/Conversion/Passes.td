@@ -20,17 +20,17 @@ class AngleOption<string defaultValue, string extra> : Option<"angle", "angle",
     "Cody-Waite step), or `turns` (no float wider than f32: theta as an i64 "
     "fixed-point phase step, 2^-52 of a turn, the phase reduced exactly by "
     "integer wrap, then an f32 angle in [-pi, pi]; for targets without fast "
-    "f64 and consumers that demote f64; frequencies must be constant tables, "
-    "so not #rope.dynamic_ntk), or `turns-or-f64` (turns where it applies, "
-    "else f64). f64 data always uses f64" # extra,
+    "f64 and consumers that demote f64; #rope.dynamic_ntk's steps are "
+    "computed per call in fixed point and need base >= 1), or "
+    "`turns-or-f64` (turns where it applies, else f64). f64 data always "
+    "uses f64" # extra,
     [{::llvm::cl::values(
         clEnumValN(::mlir::rope::AngleMethod::F64, "f64",
                    "the angle in f64 (ROPE.md §5)"),
         clEnumValN(::mlir::rope::AngleMethod::Turns, "turns",
                    "i64 phase steps and f32 only"),
         clEnumValN(::mlir::rope::AngleMethod::TurnsOrF64, "turns-or-f64",
-                   "turns where the frequencies are constant tables, else "
-                   "f64"))}]>;
+                   "turns where the scheme has phase steps, else f64"))}]>;
 
 def ConvertRopeToLinalgPass : Pass<"convert-rope-to-linalg"> {
   let summary = "Lower rope.apply to linalg.generic and tensor slices";

@@ -491,6 +491,12 @@ private:
   /// theta of pairs [j, j + V) (f64, scalar when V = 1): the scheme's
   /// per-element form, its constant tables read from private globals.
   Value thetaOf(OpBuilder &kb, Value j);
+  /// How the angle is formed (the pattern checked that the requested
+  /// method applies: angleMethodFor).
+  AngleMethod angleMethod() {
+    FailureOr<AngleMethod> method = angleMethodFor(op, options.angle);
+    return succeeded(method) ? *method : AngleMethod::F64;
+  }
   /// The full index of channel `channel` of row (token, head).
   SmallVector<Value> rowIndex(ValueRange tokenIvs, ValueRange headIvs,
                               Value channel);
@@ -659,20 +665,19 @@ SmallVector<Value> RopeKernelBuilder::delinearize(OpBuilder &kb, Value linear,
 Value RopeKernelBuilder::thetaOf(OpBuilder &kb, Value j) {
   // A read of one constant global per table: the f64 thetas, or with
   // angle=turns (the pattern checked that it applies) their i64 phase steps.
-  FailureOr<AngleMethod> method = angleMethodFor(op, options.angle);
-  auto read = frequencyTableReader(
-      succeeded(method) ? *method : AngleMethod::F64,
-      [&](OpBuilder &tb, Location, DenseElementsAttr table, Value at,
-          int64_t n) {
-        Value global = constantTable(tb, table,
-                                     table.getElementType().isInteger(64)
-                                         ? "__rope_phase_step"
-                                         : "__rope_theta");
-        return loadLanes(tb, global, ValueRange{at}, std::max<int64_t>(n, 1),
-                         8);
-      });
-  return op.getFreqsOrDefault().buildInverseFrequencyAt(
-      kb, loc, frequencyState, j, width == 1 ? 0 : width, rotaryDim, read);
+  AngleMethod angle = angleMethod();
+  auto read = frequencyTableReader(angle, [&](OpBuilder &tb, Location,
+                                              DenseElementsAttr table, Value at,
+                                              int64_t n) {
+    Value global =
+        constantTable(tb, table,
+                      table.getElementType().isInteger(64) ? "__rope_phase_step"
+                                                           : "__rope_theta");
+    return loadLanes(tb, global, ValueRange{at}, std::max<int64_t>(n, 1), 8);
+  });
+  return buildFrequencyAt(kb, loc, op.getFreqsOrDefault(), angle,
+                          frequencyState, j, width == 1 ? 0 : width, rotaryDim,
+                          read);
 }
 
 SmallVector<Value> RopeKernelBuilder::rowIndex(ValueRange tokenIvs,
@@ -980,7 +985,8 @@ Value RopeKernelBuilder::build() {
   // per-tensor quantization scale.
   core->buildPerCall(kb, loc, *reader);
   if (!op.getCos())
-    frequencyState = buildFrequencyStateOf(kb, loc, op, *core, *reader);
+    frequencyState =
+        buildFrequencyStateOf(kb, loc, op, *core, *reader, angleMethod());
   if (quantScale && cast<MemRefType>(quantScale.getType()).getRank() == 0)
     tensorScale = memref::LoadOp::create(kb, loc, quantScale, ValueRange{});
 

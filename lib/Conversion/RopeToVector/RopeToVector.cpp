@@ -454,9 +454,9 @@ RopeVectorizer::Hoisted RopeVectorizer::buildHoisted() {
     // on one vector (a constant for static schemes; for dynamic ones, code
     // on the call's runtime length).
     FrequencyAttrInterface freqs = op.getFreqsOrDefault();
-    Value state = buildFrequencyStateOf(b, loc, op, core, reader);
+    Value state = buildFrequencyStateOf(b, loc, op, core, reader, angle);
     // The table as one constant vector: the f64 thetas, or with
-    // angle=turns (checked in the pattern: the scheme has constant tables)
+    // angle=turns (checked in the pattern: the scheme has phase steps)
     // their i64 phase steps.
     auto read = frequencyTableReader(angle, [&](OpBuilder &tb, Location tloc,
                                                 DenseElementsAttr table, Value,
@@ -466,9 +466,9 @@ RopeVectorizer::Hoisted RopeVectorizer::buildHoisted() {
                  table.reshape(vectorOf(lanes, table.getElementType())))
           .getResult();
     });
-    hoisted.theta = freqs.buildInverseFrequencyAt(
-        b, loc, state, arith::ConstantIndexOp::create(b, loc, 0), numPairs,
-        rotaryDim, read);
+    hoisted.theta = buildFrequencyAt(b, loc, freqs, angle, state,
+                                     arith::ConstantIndexOp::create(b, loc, 0),
+                                     numPairs, rotaryDim, read);
   }
   return hoisted;
 }

@@ -9,11 +9,12 @@
 // FALLBACK-NOT: rope.apply
 // FALLBACK: f64
 
-// dynamic_ntk computes its frequencies per call in f64: no steps, refused.
+// dynamic_ntk scales its unscaled steps by w^i <= 1; with base < 1 those
+// are a turn or more (wrapped) before the scaling: no steps, refused.
 func.func @dynamic_ntk(%x: tensor<4x64xf32>, %p: tensor<4xi64>) -> tensor<4x64xf32> {
   %e = tensor.empty() : tensor<4x64xf32>
-  // expected-error @+2 {{angle=turns needs frequencies read from constant tables}}
+  // expected-error @+2 {{angle=turns has no phase steps}}
   // expected-error @+1 {{failed to legalize operation 'rope.apply'}}
-  %y = rope.apply ins(%x : tensor<4x64xf32>) positions(%p : tensor<4xi64>) outs(%e : tensor<4x64xf32>) {freqs = #rope.dynamic_ntk<base = 10000.0, factor = 2.0, max_position_embeddings = 64>} -> tensor<4x64xf32>
+  %y = rope.apply ins(%x : tensor<4x64xf32>) positions(%p : tensor<4xi64>) outs(%e : tensor<4x64xf32>) {freqs = #rope.dynamic_ntk<base = 0.5, factor = 2.0, max_position_embeddings = 64>} -> tensor<4x64xf32>
   return %y : tensor<4x64xf32>
 }

@@ -90,3 +90,38 @@ func.func @f64_data(%x: tensor<4x64xf64>, %p: tensor<4xi64>) -> tensor<4x64xf64>
   %y = rope.apply ins(%x : tensor<4x64xf64>) positions(%p : tensor<4xi64>) outs(%e : tensor<4x64xf64>) -> tensor<4x64xf64>
   return %y : tensor<4x64xf64>
 }
+
+// -----
+
+// dynamic_ntk's steps depend on the call's length: computed once per call
+// in fixed point, integers only (RopeFrequencies.cpp: d * s/M as a 128-bit
+// product, log2 r and 2^-t digit by digit, the unscaled steps times w^i),
+// so no float of any width before the f32 angle. The linalg form computes
+// the P/2 steps in one generic over the pairs.
+// LINALG-LABEL: func.func @dynamic_ntk_f32
+// LINALG-NOT: f64
+// LINALG: math.ctlz {{.*}} : i64
+// LINALG: arith.mului_extended {{.*}} : i64
+// LINALG: linalg.generic {{.*}}iterator_types = ["parallel"]{{.*}}outs(%{{.*}} : tensor<32xi64>)
+// LINALG: arith.mului_extended {{.*}} : i64
+// LINALG-NOT: f64
+// LINALG: return
+// VECTOR-LABEL: func.func @dynamic_ntk_f32
+// VECTOR-NOT: f64
+// VECTOR: arith.mului_extended {{.*}} : vector<32xi64>
+// VECTOR-NOT: f64
+// VECTOR: return
+// GPU-LABEL: func.func @dynamic_ntk_f32
+// GPU-NOT: f64
+// GPU: arith.mului_extended
+// GPU-NOT: f64
+// GPU: return
+// F64-LABEL: func.func @dynamic_ntk_f32
+// F64: math.exp {{.*}} : f64
+// SM89-NOT: .f64
+// SM89: // -----
+func.func @dynamic_ntk_f32(%x: tensor<4x8x64xf32>, %p: tensor<4xi64>) -> tensor<4x8x64xf32> {
+  %e = tensor.empty() : tensor<4x8x64xf32>
+  %y = rope.apply ins(%x : tensor<4x8x64xf32>) positions(%p : tensor<4xi64>) outs(%e : tensor<4x8x64xf32>) {freqs = #rope.dynamic_ntk<base = 10000.0, factor = 2.0, max_position_embeddings = 64>} -> tensor<4x8x64xf32>
+  return %y : tensor<4x8x64xf32>
+}

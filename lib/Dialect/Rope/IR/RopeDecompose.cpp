@@ -369,7 +369,9 @@ Value RopeDecomposer::pickedFrequency(OpBuilder &nb, Location nloc,
     length = arith::AddIOp::create(
         nb, nloc, length,
         arith::ConstantOp::create(nb, nloc, nb.getI64IntegerAttr(1)));
-  Value state = freqs.buildFrequencyState(nb, nloc, length, rotaryDim);
+  Value state = angle == AngleMethod::Turns
+                    ? freqs.buildPhaseStepState(nb, nloc, length, rotaryDim)
+                    : freqs.buildFrequencyState(nb, nloc, length, rotaryDim);
   // Each constant table read at the pair: the f64 thetas, or their phase
   // steps.
   auto read = frequencyTableReader(
@@ -379,8 +381,8 @@ Value RopeDecomposer::pickedFrequency(OpBuilder &nb, Location nloc,
         Value values = arith::ConstantOp::create(tb, tloc, table);
         return tensor::ExtractOp::create(tb, tloc, values, ValueRange{at});
       });
-  return freqs.buildInverseFrequencyAt(nb, nloc, state, freq, /*lanes=*/0,
-                                       rotaryDim, read);
+  return buildFrequencyAt(nb, nloc, freqs, angle, state, freq, /*lanes=*/0,
+                          rotaryDim, read);
 }
 
 RopeDecomposer::Table RopeDecomposer::buildPregatheredTable() {

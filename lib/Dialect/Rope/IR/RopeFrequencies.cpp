@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "rope/Dialect/Rope/IR/RopeAttrs.h"
+#include "rope/Dialect/Rope/Utils/FixedPoint.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -368,6 +369,136 @@ Value DynamicNtkFrequenciesAttr::buildInverseFrequencyAt(
     state = vector::BroadcastOp::create(builder, loc, i.getType(), state);
   return math::ExpOp::create(builder, loc,
                              arith::MulFOp::create(builder, loc, i, state));
+}
+
+bool DynamicNtkFrequenciesAttr::hasPhaseSteps() const {
+  // The steps are the unscaled ones times w^i <= 1: a theta_i above one
+  // turn (base < 1) would have wrapped before the product.
+  return toDouble(getBase()) >= 1.0;
+}
+
+Value DynamicNtkFrequenciesAttr::buildPhaseStepState(OpBuilder &builder,
+                                                     Location loc, Value length,
+                                                     int64_t rotaryDim) const {
+  // theta'_i = theta_i * w^i with w = r^(-2/(P-2)), r = 1 + s * d / M and
+  // d = max(l - M, 0); the state is w as Q62, built from integers only (no
+  // float of any width): d * (s / M) as an exact 128-bit product of
+  // normalized mantissas, 1 added at the product's exponent, log2 r digit
+  // by digit (Q52), times 2/(P-2), and 2^-t digit by digit. Relative error
+  // of w below 2^-50, so that even w^(P/2-1) moves a phase step (2^-52 of
+  // a turn) by less than one unit.
+  using namespace fixed;
+  Type i64 = builder.getI64Type();
+  auto cst = [&](uint64_t v) { return constant(builder, loc, i64, v); };
+  auto add = [&](Value a, Value b) {
+    return arith::AddIOp::create(builder, loc, a, b).getResult();
+  };
+  auto sub = [&](Value a, Value b) {
+    return arith::SubIOp::create(builder, loc, a, b).getResult();
+  };
+  int64_t m = getMaxPositionEmbeddings();
+  Value d = arith::MaxSIOp::create(builder, loc, sub(length, cst(m)), cst(0));
+  Value grows =
+      arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::sgt, d, cst(0));
+  // d as a Q62 mantissa in [1, 2) and its exponent (d >= 1 from here; a
+  // call no longer than M selects w = 1 at the end).
+  Value dSafe = arith::MaxSIOp::create(builder, loc, d, cst(1));
+  Value dZeros = math::CountLeadingZerosOp::create(builder, loc, dSafe);
+  Value dMantissa =
+      arith::ShLIOp::create(builder, loc, dSafe, sub(dZeros, cst(1)));
+  Value dExponent = sub(cst(63), dZeros);
+  // s / M as a Q62 mantissa in [1, 2) and its exponent, on the host in
+  // long double.
+  int exponent = 0;
+  long double kappa = static_cast<long double>(toDouble(getFactor())) /
+                      static_cast<long double>(m);
+  long double fraction = std::frexp(kappa, &exponent);
+  auto kappaMantissa =
+      static_cast<uint64_t>(std::nearbyint(std::ldexp(fraction, 63)));
+  if (kappaMantissa == (uint64_t(1) << 63)) {
+    kappaMantissa >>= 1;
+    ++exponent;
+  }
+  // d * s / M = product * 2^e, product in [1, 4) as Q62 (exact but for the
+  // truncation below 2^-62).
+  Value product = mulQ62(builder, loc, dMantissa, cst(kappaMantissa));
+  Value e = add(dExponent,
+                cst(static_cast<uint64_t>(static_cast<int64_t>(exponent - 1))));
+  Value product60 = arith::ShRUIOp::create(builder, loc, product, cst(2));
+  // r = 2^max(e, 0) * v with v in [1, 5) as Q60: for e >= 0, product + 2^-e;
+  // for e < 0, 1 + product * 2^e.
+  Value one60 = cst(uint64_t(1) << 60);
+  Value nonNegative =
+      arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::sge, e, cst(0));
+  Value v = arith::SelectOp::create(
+      builder, loc, nonNegative,
+      add(product60, shiftRightAny(builder, loc, one60, e)),
+      add(one60, shiftRightAny(builder, loc, product60, sub(cst(0), e))));
+  Value rExponent = arith::MaxSIOp::create(builder, loc, e, cst(0));
+  // v normalized to [1, 2) as Q62 (exactly: v < 2^63), its top digit's
+  // place added to the exponent.
+  Value vZeros = math::CountLeadingZerosOp::create(builder, loc, v);
+  Value vMantissa = arith::ShLIOp::create(builder, loc, v, sub(vZeros, cst(1)));
+  Value log2Whole = add(rExponent, sub(cst(3), vZeros));
+  constexpr unsigned kLogBits = 52;
+  Value log2R = arith::OrIOp::create(
+      builder, loc,
+      arith::ShLIOp::create(builder, loc, log2Whole, cst(kLogBits)),
+      log2FractionQ62(builder, loc, vMantissa, kLogBits));
+  // t = log2 r * 2/(P-2) (Q52), w = 2^-t (Q62).
+  long double p = static_cast<long double>(rotaryDim);
+  auto scale =
+      static_cast<uint64_t>(std::nearbyint(std::ldexp(2.0L / (p - 2.0L), 62)));
+  Value t = mulShift(builder, loc, log2R, cst(scale), 62);
+  Value w = exp2NegQ62(builder, loc, t, kLogBits);
+  return arith::SelectOp::create(builder, loc, grows, w,
+                                 cst(uint64_t(1) << 62));
+}
+
+Value DynamicNtkFrequenciesAttr::buildPhaseStepAt(
+    OpBuilder &builder, Location loc, Value state, Value index, int64_t lanes,
+    int64_t rotaryDim, FrequencyTableReader readTable) const {
+  // step'_i = round(step_i * w^i), step_i the unscaled phase step and w^i
+  // by squaring and multiplying over the digits of i (Q62).
+  using namespace fixed;
+  Type i64 = builder.getI64Type();
+  Value steps = readTable(builder, loc,
+                          unscaledFrequencies(toDouble(getBase()), rotaryDim),
+                          index, lanes);
+  Type type = steps.getType();
+  Value i = arith::IndexCastOp::create(builder, loc, i64, index);
+  if (lanes > 0) {
+    SmallVector<int64_t> offsets;
+    for (int64_t lane = 0; lane < lanes; ++lane)
+      offsets.push_back(lane);
+    i = arith::AddIOp::create(
+        builder, loc, vector::BroadcastOp::create(builder, loc, type, i),
+        arith::ConstantOp::create(
+            builder, loc,
+            DenseElementsAttr::get(cast<VectorType>(type),
+                                   ArrayRef<int64_t>(offsets))));
+  }
+  auto splat = [&](Value scalar) -> Value {
+    if (lanes == 0)
+      return scalar;
+    return vector::BroadcastOp::create(builder, loc, type, scalar);
+  };
+  Type i1 = lanes == 0 ? Type(builder.getI1Type())
+                       : Type(VectorType::get({lanes}, builder.getI1Type()));
+  Value power = constant(builder, loc, type, uint64_t(1) << 62);
+  Value square = state;
+  int64_t largest = std::max<int64_t>(rotaryDim / 2 - 1, 1);
+  for (int64_t bit = 0; (largest >> bit) != 0; ++bit) {
+    Value digit = arith::TruncIOp::create(
+        builder, loc, i1,
+        arith::ShRUIOp::create(builder, loc, i,
+                               constant(builder, loc, type, bit)));
+    power = arith::SelectOp::create(
+        builder, loc, digit, mulQ62(builder, loc, power, splat(square)), power);
+    if ((largest >> (bit + 1)) != 0)
+      square = mulQ62(builder, loc, square, square);
+  }
+  return mulShift(builder, loc, steps, power, 62, /*round=*/true);
 }
 
 FrequencyAttrInterface

@@ -300,12 +300,28 @@ Value mlir::rope::buildInverseFrequencies(OpBuilder &b, Location loc,
 
 Value mlir::rope::buildFrequencyStateOf(OpBuilder &b, Location loc, ApplyOp op,
                                         RotationCore &core,
-                                        RopeOperandReader &reader) {
+                                        RopeOperandReader &reader,
+                                        AngleMethod angle) {
   FrequencyAttrInterface freqs = op.getFreqsOrDefault();
   if (freqs.isStatic())
     return Value();
-  return freqs.buildFrequencyState(b, loc, core.runtimeLength(b, loc, reader),
-                                   op.getRotaryDimOrDefault());
+  Value length = core.runtimeLength(b, loc, reader);
+  int64_t rotaryDim = op.getRotaryDimOrDefault();
+  if (angle == AngleMethod::Turns)
+    return freqs.buildPhaseStepState(b, loc, length, rotaryDim);
+  return freqs.buildFrequencyState(b, loc, length, rotaryDim);
+}
+
+Value mlir::rope::buildFrequencyAt(OpBuilder &b, Location loc,
+                                   FrequencyAttrInterface freqs,
+                                   AngleMethod angle, Value state, Value index,
+                                   int64_t lanes, int64_t rotaryDim,
+                                   FrequencyTableReader readTable) {
+  if (angle == AngleMethod::Turns)
+    return freqs.buildPhaseStepAt(b, loc, state, index, lanes, rotaryDim,
+                                  readTable);
+  return freqs.buildInverseFrequencyAt(b, loc, state, index, lanes, rotaryDim,
+                                       readTable);
 }
 
 Value mlir::rope::buildPhaseStepTable(OpBuilder &b, Location loc, ApplyOp op,
@@ -313,17 +329,44 @@ Value mlir::rope::buildPhaseStepTable(OpBuilder &b, Location loc, ApplyOp op,
                                       RopeOperandReader &reader) {
   FrequencyAttrInterface freqs = op.getFreqsOrDefault();
   int64_t rotaryDim = op.getRotaryDimOrDefault();
-  Value state = buildFrequencyStateOf(b, loc, op, core, reader);
-  // A scheme with constant tables only reads tables and selects between
-  // them (one i1 per call), so a whole table can stand for each read.
-  auto table = frequencyTableReader(
+  Value state =
+      buildFrequencyStateOf(b, loc, op, core, reader, AngleMethod::Turns);
+  if (hasConstantFrequencyTables(freqs)) {
+    // A scheme with constant tables only reads tables and selects between
+    // them (one i1 per call), so a whole table can stand for each read.
+    auto table = frequencyTableReader(
+        AngleMethod::Turns, [](OpBuilder &tb, Location tloc,
+                               DenseElementsAttr steps, Value, int64_t) {
+          return arith::ConstantOp::create(tb, tloc, steps).getResult();
+        });
+    return freqs.buildPhaseStepAt(b, loc, state,
+                                  arith::ConstantIndexOp::create(b, loc, 0),
+                                  /*lanes=*/0, rotaryDim, table);
+  }
+  // Steps computed per pair (dynamic NTK): one linalg.generic over the
+  // pairs, once per call.
+  auto readByExtract = frequencyTableReader(
       AngleMethod::Turns, [](OpBuilder &tb, Location tloc,
-                             DenseElementsAttr steps, Value, int64_t) {
-        return arith::ConstantOp::create(tb, tloc, steps).getResult();
+                             DenseElementsAttr steps, Value at, int64_t) {
+        Value values = arith::ConstantOp::create(tb, tloc, steps);
+        return tensor::ExtractOp::create(tb, tloc, values, ValueRange{at})
+            .getResult();
       });
-  return freqs.buildInverseFrequencyAt(
-      b, loc, state, arith::ConstantIndexOp::create(b, loc, 0), /*lanes=*/0,
-      rotaryDim, table);
+  int64_t numPairs = rotaryDim / 2;
+  Value init = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{numPairs},
+                                       b.getI64Type());
+  MLIRContext *ctx = b.getContext();
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{}, ValueRange{init},
+             {AffineMap::getMultiDimIdentityMap(1, ctx)},
+             {utils::IteratorType::parallel},
+             [&](OpBuilder &nb, Location nloc, ValueRange) {
+               Value step = freqs.buildPhaseStepAt(
+                   nb, nloc, state, linalg::IndexOp::create(nb, nloc, 0),
+                   /*lanes=*/0, rotaryDim, readByExtract);
+               linalg::YieldOp::create(nb, nloc, ValueRange{step});
+             })
+      .getResult(0);
 }
 
 std::function<Value(OpBuilder &, Location, ArrayRef<double>, Value, int64_t)>
@@ -354,13 +397,13 @@ FailureOr<AngleMethod> mlir::rope::angleMethodFor(ApplyOp op,
   if (requested == AngleMethod::F64 || op.getCos() ||
       !getComputeElementType(op.getInputType().getElementType()).isF32())
     return AngleMethod::F64;
-  if (!hasConstantFrequencyTables(op.getFreqsOrDefault())) {
+  if (!op.getFreqsOrDefault().hasPhaseSteps()) {
     if (requested == AngleMethod::TurnsOrF64)
       return AngleMethod::F64;
     return op.emitOpError()
-           << "angle=turns needs frequencies read from constant tables; "
-           << op.getFreqsOrDefault()
-           << " computes them per call in f64 (use angle=f64)";
+           << "angle=turns has no phase steps for " << op.getFreqsOrDefault()
+           << " (a frequency above one turn before scaling: base < 1); use "
+              "angle=f64";
   }
   return AngleMethod::Turns;
 }

@@ -118,6 +118,38 @@ def Rope_FrequencyAttrInterface : AttrInterface<"FrequencyAttrInterface"> {
                          lanes);
       }]>,
     InterfaceMethod<[{
+        Whether the scheme's frequencies have phase steps
+        (`AngleMethod::Turns`: theta_i / 2pi as a fraction of a turn in
+        i64, built with no float wider than f32). The default: yes.
+      }], "bool", "hasPhaseSteps", (ins), "", [{ return true; }]>,
+    InterfaceMethod<[{
+        `buildFrequencyState` for phase steps: the per-call value
+        `buildPhaseStepAt` needs, with no float wider than f32. The default,
+        for schemes whose thetas are constant tables (at most one picked per
+        call), is `buildFrequencyState` itself.
+      }], "::mlir::Value", "buildPhaseStepState",
+      (ins "::mlir::OpBuilder &":$builder, "::mlir::Location":$loc,
+           "::mlir::Value":$length, "int64_t":$rotaryDim), "",
+      [{
+        return ::llvm::cast<::mlir::rope::FrequencyAttrInterface>($_attr)
+            .buildFrequencyState(builder, loc, length, rotaryDim);
+      }]>,
+    InterfaceMethod<[{
+        `buildInverseFrequencyAt` for phase steps: the i64 phase step of
+        pair `index` (`lanes` as there), `state` from `buildPhaseStepState`.
+        `readTable` turns each constant table of thetas it is given into
+        their phase steps. The default reads the scheme's tables through it.
+      }], "::mlir::Value", "buildPhaseStepAt",
+      (ins "::mlir::OpBuilder &":$builder, "::mlir::Location":$loc,
+           "::mlir::Value":$state, "::mlir::Value":$index, "int64_t":$lanes,
+           "int64_t":$rotaryDim,
+           "::mlir::rope::FrequencyTableReader":$readTable), "",
+      [{
+        return ::llvm::cast<::mlir::rope::FrequencyAttrInterface>($_attr)
+            .buildInverseFrequencyAt(builder, loc, state, index, lanes,
+                                     rotaryDim, readTable);
+      }]>,
+    InterfaceMethod<[{
         Builds a `tensor<rotaryDim/2 x f64>` holding `theta_i` at `loc`.
         `length` is the call's runtime length as an `i64` (max position + 1);
         static schemes ignore it and yield a constant. The default builds a
@@ -300,7 +332,8 @@ def Rope_DynamicNtkFrequenciesAttr
     : Rope_FrequencyAttr<"DynamicNtkFrequencies", "dynamic_ntk",
                          ["verifyForRotaryDim", "isStatic",
                           "buildFrequencyState",
-                          "buildInverseFrequencyAt"]> {
+                          "buildInverseFrequencyAt", "hasPhaseSteps",
+                          "buildPhaseStepState", "buildPhaseStepAt"]> {
   let summary = "dynamic NTK scaling (Hugging Face `dynamic`), per call";
   let description = [{
     Hugging Face's dynamic NTK: with the call's runtime length `l` (max
@@ -313,8 +346,11 @@ def Rope_DynamicNtkFrequenciesAttr
         theta'_i = base'^(-2i/P)
 
     so calls no longer than `M` use the unscaled frequencies. Dynamic: the
-    lowering computes the `P/2` frequencies once per call, in f64. Undefined
-    for `P = 2`.
+    lowering computes the `P/2` frequencies once per call, in f64, or with
+    `angle=turns` their phase steps in fixed point (i64 only:
+    `theta'_i = theta_i * w^i`, `w = r^(-2/(P-2))`,
+    `r = 1 + factor * (L' - M) / M`, log2 and 2^x digit by digit; needs
+    `base >= 1`). Undefined for `P = 2`.
 
     ```mlir
     #rope.dynamic_ntk<base = 10000.0, factor = 2.0, max_position_embeddings = 4096>

@@ -60,11 +60,13 @@ enum class AngleMethod {
   /// demote f64): theta as a phase step, a fixed-point fraction of a turn in
   /// i64 (kPhaseBits fractional bits), the phase `position * step` reduced
   /// exactly by the wrap of integer arithmetic, then turned into an f32
-  /// angle in [-pi, pi] (buildCosSinOfPhase). Only frequencies that are
-  /// constant tables (hasConstantFrequencyTables) have steps.
+  /// angle in [-pi, pi] (buildCosSinOfPhase). Per-call frequencies
+  /// (dynamic NTK) have their steps computed in fixed point
+  /// (FrequencyAttrInterface::buildPhaseStepState).
   Turns,
-  /// Turns where the frequencies are constant tables, else F64 (what a
-  /// portable output asks for: exact without f64 wherever it can be).
+  /// Turns where the scheme has phase steps (hasPhaseSteps: every scheme
+  /// but dynamic NTK with base < 1), else F64 (what a portable output asks
+  /// for: exact without f64 wherever it can be).
   TurnsOrF64,
 };
 
@@ -75,10 +77,10 @@ constexpr int kPhaseBits = 52;
 /// integers below 2^52, so exactly held by the doubles returned.
 SmallVector<double> phaseSteps(ArrayRef<double> thetas);
 
-/// Whether every theta of `freqs` is read from constant tables, so that
-/// AngleMethod::Turns can read phase steps instead: the static schemes and
-/// LongRoPE (two tables, one picked per call). Not dynamic_ntk, whose
-/// frequencies are computed per call in f64.
+/// Whether every theta of `freqs` is read from constant tables (so that a
+/// whole table, or one picked per call, stands for each read): the static
+/// schemes and LongRoPE (two tables, one picked per call). Not dynamic_ntk,
+/// whose frequencies are computed per call.
 bool hasConstantFrequencyTables(FrequencyAttrInterface freqs);
 
 /// (cos, sin) of `position * step` turns (AngleMethod::Turns) in f32:
@@ -136,15 +138,26 @@ Value buildRuntimeLength(OpBuilder &b, Location loc, ApplyOp op);
 Value buildInverseFrequencies(OpBuilder &b, Location loc, ApplyOp op,
                               RotationCore &core, RopeOperandReader &reader);
 
-/// The op's frequency scheme's per-call state (buildFrequencyState on the
-/// call's runtime length from `core`, which must have built its per-call
-/// values with `reader`), or null for a static scheme.
+/// The op's frequency scheme's per-call state for method `angle`
+/// (buildFrequencyState, or buildPhaseStepState for Turns, on the call's
+/// runtime length from `core`, which must have built its per-call values
+/// with `reader`), or null for a static scheme.
 Value buildFrequencyStateOf(OpBuilder &b, Location loc, ApplyOp op,
-                            RotationCore &core, RopeOperandReader &reader);
+                            RotationCore &core, RopeOperandReader &reader,
+                            AngleMethod angle);
+
+/// theta of pair `index` (buildInverseFrequencyAt) or, for Turns, its phase
+/// step (buildPhaseStepAt): what RotationCore::cosSin takes as `theta`.
+/// `readTable` must be frequencyTableReader's of the same method.
+Value buildFrequencyAt(OpBuilder &b, Location loc, FrequencyAttrInterface freqs,
+                       AngleMethod angle, Value state, Value index,
+                       int64_t lanes, int64_t rotaryDim,
+                       FrequencyTableReader readTable);
 
 /// The `tensor<P/2 x i64>` of phase steps (AngleMethod::Turns): a constant,
-/// or for LongRoPE one of its two constants picked per call. The op's
-/// scheme must have constant tables (hasConstantFrequencyTables).
+/// for LongRoPE one of its two constants picked per call, for dynamic NTK
+/// a linalg.generic computing them once per call. The op's scheme must
+/// have phase steps (FrequencyAttrInterface::hasPhaseSteps).
 Value buildPhaseStepTable(OpBuilder &b, Location loc, ApplyOp op,
                           RotationCore &core, RopeOperandReader &reader);
 
@@ -164,8 +177,8 @@ frequencyTableReader(AngleMethod angle, ConstantTableRead readTable);
 
 /// The method a lowering asked for, as it applies to `op`: Turns only for
 /// computed cos/sin in f32 (f64 data computes in f64 anyway). Fails, with
-/// an error on the op, when Turns applies and the scheme has no constant
-/// tables.
+/// an error on the op, when Turns applies and the scheme has no phase
+/// steps.
 FailureOr<AngleMethod> angleMethodFor(ApplyOp op, AngleMethod requested);
 
 } // namespace mlir::rope

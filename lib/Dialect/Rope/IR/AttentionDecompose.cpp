@@ -25,7 +25,9 @@
 //      mask from the positions (masked scores become −inf);
 //   3. the online update: row max, P = exp(S − shift), the rescale
 //      exp(max − shift), the new max, the new sum, the rescaled acc, and P·V
-//      as a contraction over k2 accumulating into it.
+//      as a contraction over k2 accumulating into it. From the initial
+//      state (a whole rope.attention) the rescale and what uses it are
+//      left out: they would multiply zeros by zero.
 // Row tensors (max, sum, the row max) are laid out like acc without its n
 // dim, i.e. like the op's max and sum.
 //
@@ -40,6 +42,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 
 #include "llvm/ADT/SmallBitVector.h"
 
@@ -155,6 +158,14 @@ SmallVector<unsigned> loopsWithout(unsigned numLoops, unsigned drop) {
     if (d != drop)
       loops.push_back(d);
   return loops;
+}
+
+/// Whether `value` is a linalg.fill of a constant float for which `holds`.
+bool isFilledWith(Value value, function_ref<bool(const APFloat &)> holds) {
+  auto fill = value.getDefiningOp<linalg::FillOp>();
+  FloatAttr constant;
+  return fill && matchPattern(fill.getInputs()[0], m_Constant(&constant)) &&
+         holds(constant.getValue());
 }
 
 /// Builds the linalg form of one `rope.online_attention`.
@@ -349,6 +360,17 @@ SmallVector<Value> OnlineAttentionDecomposer::build() {
   SmallVector<OpFoldResult> rowSizes =
       tensor::getMixedSizes(b, loc, op.getMax());
   Value max = op.getMax(), sum = op.getSum();
+  // The first step from the initial state (acc 0, max −inf, sum 0: a whole
+  // rope.attention, untiled) has nothing to rescale: exp(−inf − shift) = 0
+  // times zeros. Leaving out the rescale, the new max and the two products
+  // gives the same bits and four fewer generics (each a dispatch for a
+  // compiler that forms one per generic, IREE).
+  bool fresh =
+      isFilledWith(
+          max,
+          [](const APFloat &v) { return v.isInfinity() && v.isNegative(); }) &&
+      isFilledWith(sum, [](const APFloat &v) { return v.isPosZero(); }) &&
+      isFilledWith(op.getAcc(), [](const APFloat &v) { return v.isPosZero(); });
 
   // The running max is read (for P and the rescale) before it is updated in
   // place, so that it stays in its buffer.
@@ -357,29 +379,38 @@ SmallVector<Value> OnlineAttentionDecomposer::build() {
               filled(b, loc, rowSizes, acc,
                      APFloat::getInf(acc.getFloatSemantics(), true)),
               {id, rowOfScores}, rowReduction, maximum);
-  Value probs = generic(
-      b, loc, {s, tileMax, max},
-      tensor::EmptyOp::create(b, loc, tensor::getMixedSizes(b, loc, s), acc),
-      {id, rowOfScores, rowOfScores, id}, parallel,
-      [](OpBuilder &nb, Location nloc, ValueRange a) {
-        return shiftedExp(nb, nloc, a[0], a[1], a[2]);
-      });
-  Value rescale = generic(b, loc, {max, tileMax},
-                          tensor::EmptyOp::create(b, loc, rowSizes, acc),
-                          {rowId, rowId, rowId}, rowParallel,
-                          [](OpBuilder &nb, Location nloc, ValueRange a) {
-                            return shiftedExp(nb, nloc, a[0], a[0], a[1]);
-                          });
-  Value newMax =
-      generic(b, loc, tileMax, max, {rowId, rowId}, rowParallel, maximum);
-  Value newSum =
-      generic(b, loc, rescale, sum, {rowId, rowId}, rowParallel, multiply);
+  Value emptyProbs =
+      tensor::EmptyOp::create(b, loc, tensor::getMixedSizes(b, loc, s), acc);
+  Value probs = fresh ? generic(b, loc, {s, tileMax}, emptyProbs,
+                                {id, rowOfScores, id}, parallel,
+                                [](OpBuilder &nb, Location nloc, ValueRange a) {
+                                  return shiftedExp(nb, nloc, a[0], a[1], a[1]);
+                                })
+                      : generic(b, loc, {s, tileMax, max}, emptyProbs,
+                                {id, rowOfScores, rowOfScores, id}, parallel,
+                                [](OpBuilder &nb, Location nloc, ValueRange a) {
+                                  return shiftedExp(nb, nloc, a[0], a[1], a[2]);
+                                });
+  Value newMax = tileMax, newSum = sum, scaledAcc = op.getAcc(), rescale;
+  if (!fresh) {
+    rescale = generic(b, loc, {max, tileMax},
+                      tensor::EmptyOp::create(b, loc, rowSizes, acc),
+                      {rowId, rowId, rowId}, rowParallel,
+                      [](OpBuilder &nb, Location nloc, ValueRange a) {
+                        return shiftedExp(nb, nloc, a[0], a[0], a[1]);
+                      });
+    newMax =
+        generic(b, loc, tileMax, max, {rowId, rowId}, rowParallel, maximum);
+    newSum =
+        generic(b, loc, rescale, sum, {rowId, rowId}, rowParallel, multiply);
+  }
   newSum = generic(b, loc, probs, newSum, {id, rowOfScores}, rowReduction,
                    [](OpBuilder &nb, Location nloc, ValueRange a) {
                      return arith::AddFOp::create(nb, nloc, a[0], a[1]);
                    });
-  Value scaledAcc = generic(b, loc, rescale, op.getAcc(), {rowOfAcc, accId},
-                            accParallel, multiply);
+  if (!fresh)
+    scaledAcc = generic(b, loc, rescale, op.getAcc(), {rowOfAcc, accId},
+                        accParallel, multiply);
 
   // P·V over every loop but k1, k2 the reduction, into the rescaled acc.
   SmallVector<unsigned> loops = loopsWithout(op.getNumLoops(), dims.k1);

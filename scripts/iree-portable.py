@@ -13,7 +13,8 @@ both with iree-compile's defaults but the target (`llvm-cpu`, the host CPU's
 features, so that neither build is held to a generic x86-64), run by
 iree.runtime on one thread (`local-sync`) on the stored inputs; each
 result's largest error against the stored float64 references, relative to
-their largest value; the minimum time of a few calls. A module passes when
+their largest value; the minimum time of a few calls, the two builds' calls
+interleaved (one of each per round). A module passes when
 it compiles and its error is within twice the frontend's own f32 error (or
 2e-6, whichever is larger), as test_zoo_models asks of our own JIT.
 
@@ -89,16 +90,28 @@ def compile_and_load(text: str, ireec, ireert):
     return getattr(ctx.modules, vm.name)
 
 
-def run(module, func: str, args, repeats: int):
-    fn = getattr(module, func)
-    outs = fn(*args)
-    best = float("inf")
+def run_both(modules, func: str, args, repeats: int):
+    """Outputs and the min time of each module's `func`, their calls
+    interleaved (one of each per round) so that the machine's drift reaches
+    both alike."""
+    fns = [getattr(m, func) if m is not None else None for m in modules]
+    outs = [fn(*args) if fn else None for fn in fns]
+    best = [float("inf")] * len(fns)
     for _ in range(repeats):
-        t = time.perf_counter()
-        fn(*args)
-        best = min(best, time.perf_counter() - t)
-    outs = outs if isinstance(outs, (tuple, list)) else (outs,)
-    return [np.asarray(o.to_host() if hasattr(o, "to_host") else o) for o in outs], best
+        for i, fn in enumerate(fns):
+            if fn is None:
+                continue
+            t = time.perf_counter()
+            fn(*args)
+            best[i] = min(best[i], time.perf_counter() - t)
+    host = []
+    for o in outs:
+        if o is None:
+            host.append(None)
+            continue
+        o = o if isinstance(o, (tuple, list)) else (o,)
+        host.append([np.asarray(x.to_host() if hasattr(x, "to_host") else x) for x in o])
+    return host, best
 
 
 def max_error(outs, refs):
@@ -130,7 +143,7 @@ def long_positions(rope_opt: str, ireec, ireert):
         errs = []
         for prepass in (False, True):
             module = compile_and_load(portable(rope_opt, text) if prepass else text, ireec, ireert)
-            outs, _ = run(module, "main", [q, k, positions], 1)
+            (outs,), _ = run_both([module], "main", [q, k, positions], 1)
             errs.append(max_error(outs, refs))
         rows.append((int(positions.max()), errs[0], errs[1]))
     return rows
@@ -146,35 +159,46 @@ def main(argv=None) -> int:
     import iree.compiler as ireec
     import iree.runtime as ireert
 
-    lines = ["| group | module | IREE alone: compiles | err vs f64 | ms | IREE after pre-pass: compiles "
-             "| err vs f64 | ms | frontend's f32 err | verdict |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| group | module | IREE alone: compiles | err vs f64 | µs | IREE after pre-pass: compiles "
+             "| err vs f64 | µs | after / alone | frontend's f32 err | verdict |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     failures = 0
     totals = {"alone": [], "prepass": []}
     for group, name, func, text, inputs, refs, frontends in inputs_list():
         if args.only and not re.search(args.only, name):
             continue
         theirs = max_error(frontends, refs) if frontends else 0.0
-        cells = []
-        results = {}
+        modules, cells, results = {}, {}, {}
         for kind in ("alone", "prepass"):
             try:
                 source = portable(args.rope_opt, text) if kind == "prepass" else text
-                module = compile_and_load(source, ireec, ireert)
-                outs, best = run(module, func, inputs, args.repeats)
-                err = max_error(outs, refs)
-                results[kind] = (err, best)
-                cells += ["yes", f"{err:.1e}", f"{best * 1e3:.3f}"]
-            except Exception as error:  # the compiler's or the runtime's message
+                modules[kind] = compile_and_load(source, ireec, ireert)
+            except Exception as error:  # the compiler's message
+                modules[kind] = None
+                cells[kind] = [f"no: {str(error).strip().splitlines()[-1][:80]}", "-", "-"]
+        try:
+            outs, best = run_both([modules["alone"], modules["prepass"]], func, inputs, args.repeats)
+        except Exception as error:  # the runtime's message
+            outs, best = [None, None], [None, None]
+            for kind in modules:
+                cells.setdefault(kind, [f"no: {str(error).strip().splitlines()[-1][:80]}", "-", "-"])
+        for kind, out, t in zip(("alone", "prepass"), outs, best):
+            if out is None:
                 results[kind] = None
-                cells += [f"no: {str(error).strip().splitlines()[-1][:80]}", "-", "-"]
+                continue
+            err = max_error(out, refs)
+            results[kind] = (err, t)
+            cells[kind] = ["yes", f"{err:.1e}", f"{t * 1e6:.1f}"]
+        cells = cells["alone"] + cells["prepass"]
+        ratio = (f"{results['prepass'][1] / results['alone'][1]:.2f}"
+                 if results["alone"] and results["prepass"] else "-")
         bound = 2 * max(theirs, FLOOR)
         ok = results["prepass"] is not None and results["prepass"][0] <= bound
         failures += not ok
         for kind in totals:
             if results[kind] is not None and results["alone"] is not None and results["prepass"] is not None:
                 totals[kind].append(results[kind][1])
-        lines.append(f"| {group} | {name} | " + " | ".join(cells) + f" | {theirs:.1e} | "
+        lines.append(f"| {group} | {name} | " + " | ".join(cells) + f" | {ratio} | {theirs:.1e} | "
                      f"{'ok' if ok else 'FAIL'} |")
         print(lines[-1], flush=True)
     long_rows = long_positions(args.rope_opt, ireec, ireert)

@@ -17,7 +17,25 @@
 //   - causal/window without query_positions: the tile's first key position
 //     against its last (first) query position, from query_offset/key_offset;
 //   - query_positions: the max (min) of the tile's positions;
-//   - a float mask: whether the tile's slice of it is −inf everywhere.
+//   - a float mask: whether the tile's slice of it is −inf everywhere, or,
+//     where every row of the query tile has some key the mask leaves above
+//     −2^126, whether the slice is at most −2^126 everywhere (the masks
+//     frontends build, torch.finfo(dtype).min, are not −inf).
+//
+// Why a tile of masks at most −2^126 contributes nothing (the argument
+// python/tests/test_attention_fusion.py checks bitwise): masks are compared
+// in the accumulator type (f32 or f64), where the float above −2^126 is at
+// least 2^102 above it. So a masked score s + mask is below any unmasked
+// s' + mask' by about 2^102 (scores of finite models are far below 2^100),
+// and exp of that difference is exactly 0. If the running max already comes
+// from an unmasked key, the tile adds exact zeros and leaves the max: the
+// identity. If it does not yet (the masked tile comes first), the tile's
+// contributions are multiplied by the rescale exp(m_masked − m) = 0 when
+// the row's first unmasked key arrives, which the row is known to have:
+// the same bits as starting from (0, −inf, 0). A row masked everywhere
+// would be a softmax over its masked keys, so the threshold is only used
+// when every row has an unmasked key (one scan of the query tile's mask
+// before the key loop); otherwise only −inf tiles are skipped.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +53,16 @@ using namespace mlir;
 using namespace mlir::rope;
 
 namespace {
+
+/// `value` (a float) as `type`: extended or truncated.
+Value convertFloat(OpBuilder &b, Location loc, Value value, FloatType type) {
+  auto from = cast<FloatType>(value.getType());
+  if (from == type)
+    return value;
+  if (from.getWidth() < type.getWidth())
+    return arith::ExtFOp::create(b, loc, type, value);
+  return arith::TruncFOp::create(b, loc, type, value);
+}
 
 /// `value` reduced with `combine` (a max or a min) over every element, from
 /// `init`: innermost dim first, so that the row reductions vectorize.
@@ -60,8 +88,10 @@ Value reduceAll(OpBuilder &b, Location loc, Value value, TypedAttr init,
                 b, loc, acc.getType(), value, acc, ArrayRef{id, row}, iterators,
                 [&](OpBuilder &b, Location loc, ValueRange args) {
                   Value r;
-                  if (isa<FloatType>(args[0].getType()))
+                  if (isa<FloatType>(args[0].getType()) && isMax)
                     r = arith::MaximumFOp::create(b, loc, args[0], args[1]);
+                  else if (isa<FloatType>(args[0].getType()))
+                    r = arith::MinimumFOp::create(b, loc, args[0], args[1]);
                   else if (args[0].getType().isInteger(1))
                     // Any true entry (as signed i1, true is -1 < false).
                     r = arith::OrIOp::create(b, loc, args[0], args[1]);
@@ -76,9 +106,95 @@ Value reduceAll(OpBuilder &b, Location loc, Value value, TypedAttr init,
   return tensor::ExtractOp::create(b, loc, value, ValueRange{});
 }
 
+/// −2^126 in `type`: a mask at or below it is a masked key.
+Value maskedThreshold(OpBuilder &b, Location loc, FloatType type) {
+  return arith::ConstantOp::create(b, loc,
+                                   b.getFloatAttr(type, -std::ldexp(1.0, 126)));
+}
+
+/// Whether every row of the key loop's whole mask has a key above −2^126,
+/// computed before `loop` (an i1), or null where the op's mask is not a
+/// slice, along the loop's keys, of one loop-invariant mask covering them
+/// all from 0. Rows are the mask's dims other than the key dim.
+Value everyRowSeesAKey(OpBuilder &b, OnlineAttentionOp op, scf::ForOp loop) {
+  Value mask = op.getMask();
+  auto type = dyn_cast<FloatType>(getElementTypeOrSelf(mask.getType()));
+  auto slice = mask.getDefiningOp<tensor::ExtractSliceOp>();
+  if (!type || !slice || op.hasPositionMask() ||
+      slice.getSourceType().getRank() != slice.getType().getRank() ||
+      !loop.isDefinedOutsideOfLoop(slice.getSource()) ||
+      !isConstantIntValue(loop.getLowerBound(), 0))
+    return Value();
+  AffineMap maskMap = op.getIndexingMapsArray()[3];
+  std::optional<unsigned> keyDim = maskMap.getResultPosition(
+      getAffineDimExpr(op.getDims().k2, b.getContext()));
+  if (!keyDim)
+    return Value();
+  // The slice starts at the induction variable along the keys, and the
+  // source's key extent is the loop's upper bound: the loop visits all of it.
+  OpFoldResult offset = slice.getMixedOffsets()[*keyDim];
+  Value source = slice.getSource();
+  if (offset != OpFoldResult(loop.getInductionVar()))
+    return Value();
+  Location loc = op.getLoc();
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(loop);
+  OpFoldResult keys = tensor::getMixedSize(b, loc, source, *keyDim);
+  if (!isEqualConstantIntOrValue(keys, loop.getUpperBound()) &&
+      !(getConstantIntValue(keys) &&
+        getConstantIntValue(loop.getUpperBound()) == getConstantIntValue(keys)))
+    return Value();
+  // Max over the key dim (moved last), min over the rows.
+  auto sourceType = cast<RankedTensorType>(source.getType());
+  unsigned rank = sourceType.getRank();
+  MLIRContext *ctx = b.getContext();
+  SmallVector<unsigned> permutation;
+  for (unsigned d = 0; d < rank; ++d)
+    if (d != *keyDim)
+      permutation.push_back(d);
+  permutation.push_back(*keyDim);
+  // Loop j is source dim permutation[j]: the source is read through the
+  // inverse permutation.
+  AffineMap read =
+      inversePermutation(AffineMap::getPermutationMap(permutation, ctx));
+  SmallVector<OpFoldResult> rowSizes;
+  for (unsigned d = 0; d + 1 < rank; ++d)
+    rowSizes.push_back(tensor::getMixedSize(b, loc, source, permutation[d]));
+  Value empty = tensor::EmptyOp::create(b, loc, rowSizes, type);
+  Value negInf = arith::ConstantOp::create(
+      b, loc,
+      b.getFloatAttr(type, APFloat::getInf(type.getFloatSemantics(), true)));
+  Value init = linalg::FillOp::create(b, loc, negInf, empty).getResult(0);
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  iterators.back() = utils::IteratorType::reduction;
+  AffineMap rowMap =
+      AffineMap::getMultiDimIdentityMap(rank, ctx).dropResult(rank - 1);
+  Value rowMax =
+      linalg::GenericOp::create(
+          b, loc, init.getType(), source, init, ArrayRef{read, rowMap},
+          iterators,
+          [](OpBuilder &nb, Location nloc, ValueRange args) {
+            linalg::YieldOp::create(nb, nloc,
+                                    ValueRange{arith::MaximumFOp::create(
+                                        nb, nloc, args[0], args[1])});
+          })
+          .getResult(0);
+  APFloat posInf = APFloat::getInf(type.getFloatSemantics(), false);
+  Value least =
+      reduceAll(b, loc, rowMax, b.getFloatAttr(type, posInf), /*isMax=*/false);
+  FloatType acc = op.getAccumulatorType();
+  least = convertFloat(b, loc, least, acc);
+  // NaN rows are not known to see a key (ordered compare).
+  return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, least,
+                               maskedThreshold(b, loc, acc));
+}
+
 /// Whether some key of `op`'s tile is visible to some query of it; null when
-/// the op has no mask to test.
-Value anyKeyVisible(OpBuilder &b, Location loc, OnlineAttentionOp op) {
+/// the op has no mask to test. `rowsSeeAKey` (an i1, or null): every row of
+/// the op's whole mask has a key above −2^126 (everyRowSeesAKey).
+Value anyKeyVisible(OpBuilder &b, Location loc, OnlineAttentionOp op,
+                    Value rowsSeeAKey) {
   AttentionDims dims = op.getDims();
   Value visible;
   auto conj = [&](Value c) {
@@ -153,8 +269,18 @@ Value anyKeyVisible(OpBuilder &b, Location loc, OnlineAttentionOp op) {
       Value negInfValue =
           arith::ConstantOp::create(b, loc, b.getFloatAttr(type, negInf));
       // NaN counts as visible, so that it propagates.
-      conj(arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, max,
-                                 negInfValue));
+      Value notNegInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE,
+                                              max, negInfValue);
+      if (!rowsSeeAKey) {
+        conj(notNegInf);
+      } else {
+        FloatType acc = op.getAccumulatorType();
+        Value aboveThreshold = arith::CmpFOp::create(
+            b, loc, arith::CmpFPredicate::UGT, convertFloat(b, loc, max, acc),
+            maskedThreshold(b, loc, acc));
+        conj(arith::SelectOp::create(b, loc, rowsSeeAKey, aboveThreshold,
+                                     notNegInf));
+      }
     } else {
       // i1: any true entry.
       Value any = reduceAll(b, loc, mask, b.getBoolAttr(false), true);
@@ -200,8 +326,12 @@ struct SkipMaskedKeyTile : OpRewritePattern<OnlineAttentionOp> {
     if (!op.hasPositionMask() && !op.getMask())
       return rewriter.notifyMatchFailure(op, "nothing masks a key tile");
     Location loc = op.getLoc();
+    Value rowsSeeAKey;
+    if (op.getMask())
+      rowsSeeAKey =
+          everyRowSeesAKey(rewriter, op, cast<scf::ForOp>(op->getParentOp()));
     rewriter.setInsertionPoint(op);
-    Value visible = anyKeyVisible(rewriter, loc, op);
+    Value visible = anyKeyVisible(rewriter, loc, op, rowsSeeAKey);
     if (!visible)
       return failure();
     auto ifOp = scf::IfOp::create(rewriter, loc, op->getResultTypes(), visible,

@@ -27,6 +27,7 @@ import numpy as np
 import pytest
 
 import rope_mlir
+from rope_mlir import _jit
 
 DTYPES = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32,
           "f64": np.float64}
@@ -694,3 +695,67 @@ def test_sinks_change_the_result():
     without = run(emit(plain), args[:-1])
     assert np.abs(np.asarray(with_sinks) - np.asarray(without)).max() > 1e-3
     check(without, reference(plain, *args[:3]), plain)
+
+
+# -- Key tiles masked by finfo.min (not -inf) ---------------------------------
+# Frontends mask with torch.finfo(dtype).min, not -inf. rope-tile-attention
+# skips a key tile whose mask is <= -2^126 everywhere when every row of the
+# query tile has a key above that (SkipMaskedKeyTiles.cpp states why that is
+# exact). The proof here: the same module run on the same inputs with the
+# masked entries at -2^125 instead (above the threshold: nothing skipped) gives
+# the same bits, and both match float64. A row masked everywhere is a softmax
+# over its masked keys (uniform), not a NaN: the query tile holding it skips
+# nothing.
+
+FINFO_CASES = {
+    # name: (dtype, mask_dims, queries, keys, a row fully masked)
+    "f32_causal": ("f32", "qk", 12, 16, False),
+    "f32_full_dims": ("f32", "full", 9, 13, False),
+    "bf16_causal": ("bf16", "qk", 12, 16, False),
+    "f64_causal": ("f64", "qk", 8, 12, False),
+    "f32_masked_row": ("f32", "qk", 12, 16, True),
+}
+
+
+def _finfo_mask(cfg: Config, rng, fill: float, masked_row: bool):
+    """HF's causal mask (bottom-right aligned) with random finite biases on
+    visible keys; masked entries `fill`."""
+    shape = cfg.shape("mask")
+    visible = (np.arange(cfg.keys)[None, :]
+               <= np.arange(cfg.queries)[:, None] + cfg.keys - cfg.queries)
+    visible = np.broadcast_to(visible, shape)
+    bias = 0.5 * rng.standard_normal(shape)
+    mask = np.where(visible, bias, fill)
+    if masked_row:
+        mask[..., 5, :] = fill
+    return mask.astype(DTYPES[cfg.dtype])
+
+
+@pytest.mark.parametrize("name", list(FINFO_CASES))
+def test_finfo_min_masked_tiles_skipped_exactly(name):
+    dtype, dims, queries, keys, masked_row = FINFO_CASES[name]
+    cfg = Config(dtype=dtype, mask="float", mask_dims=dims, queries=queries,
+                 keys=keys, kv_heads=2, batch=1)
+    args, _ = inputs(cfg, 31)
+    rng = np.random.default_rng(3)
+    finfo_min = float(np.finfo(np.float32).min) if dtype != "f64" else float(
+        np.finfo(np.float64).min)
+    masked = _finfo_mask(cfg, rng, finfo_min, masked_row)
+    above = _finfo_mask(cfg, np.random.default_rng(3), -2.0 ** 125,
+                        masked_row)
+    pipeline = PIPELINE.format(
+        "func.func(rope-tile-attention{query-tile-size=4 key-tile-size=4}), "
+        "canonicalize, ")
+    text = emit(cfg)
+    # The threshold test is there: the tiles' max mask against -2^126.
+    tiled = _jit.lower(text, "builtin.module(func.func(rope-tile-attention{"
+                       "query-tile-size=4 key-tile-size=4}), canonicalize)")
+    assert "arith.cmpf ugt" in tiled and "-8.507059" in tiled, tiled
+    module = rope_mlir.jit(text, pipeline=pipeline)
+    fn = module.function("f")
+    got = np.asarray(fn(*args[:3], masked))
+    unskipped = np.asarray(fn(*args[:3], above))
+    assert np.array_equal(got.view(np.uint8), unskipped.view(np.uint8))
+    check(got, reference(cfg, *args[:3], mask=masked), cfg)
+    if masked_row:
+        assert np.isfinite(got).all()

@@ -155,3 +155,36 @@ func.func @bool_mask(%q: tensor<2x128x32xf32>, %k: tensor<2x128x32xf32>, %v: ten
   %r = rope.attention ins(%q, %k, %v : tensor<2x128x32xf32>, tensor<2x128x32xf32>, tensor<2x128x32xf32>) mask(%mask : tensor<2x128x128xi1>) outs(%o : tensor<2x128x32xf32>) attributes {indexing_maps = [#q, #k, #v, #mask, #o], scale = 0.125 : f64} -> tensor<2x128x32xf32>
   return %r : tensor<2x128x32xf32>
 }
+
+// -----
+
+#q = affine_map<(b, h, m, k1, k2, n) -> (b, h, m, k1)>
+#k = affine_map<(b, h, m, k1, k2, n) -> (b, h, k2, k1)>
+#v = affine_map<(b, h, m, k1, k2, n) -> (b, h, k2, n)>
+#mask = affine_map<(b, h, m, k1, k2, n) -> (b, m, k2)>
+#o = affine_map<(b, h, m, k1, k2, n) -> (b, h, m, n)>
+
+// A float mask alone (what an HF export passes, finfo.min where masked):
+// before the key loop one scan of the query tile's mask (max over the keys,
+// min over the rows) says whether every row has a key above -2^126; a key
+// tile is then skipped when its mask is at most -2^126 everywhere, else
+// only when it is -inf everywhere.
+// CHECK-LABEL: func.func @finfo_mask(
+//   CHECK-DAG:   %[[THRESHOLD:.*]] = arith.constant -8.50705917E+37 : f32
+//       CHECK:   scf.forall
+//       CHECK:     %[[MQ:.*]] = tensor.extract_slice %{{.*}}[0, %{{.*}}, 0] [1, 32, 128]
+//       CHECK:     linalg.generic {{.*}} ins(%[[MQ]] : tensor<1x32x128xf32>)
+//       CHECK:       arith.maximumf
+//       CHECK:       arith.minimumf
+//       CHECK:     %[[ROWS:.*]] = arith.cmpf ogt, %{{.*}}, %[[THRESHOLD]] : f32
+//       CHECK:     scf.for
+//       CHECK:       %[[NOTINF:.*]] = arith.cmpf une
+//       CHECK:       %[[ABOVE:.*]] = arith.cmpf ugt, %{{.*}}, %[[THRESHOLD]] : f32
+//       CHECK:       %[[VISIBLE:.*]] = arith.select %[[ROWS]], %[[ABOVE]], %[[NOTINF]] : i1
+//       CHECK:       scf.if %[[VISIBLE]]
+//       CHECK:         rope.online_attention
+func.func @finfo_mask(%q: tensor<1x4x128x32xf32>, %k: tensor<1x4x128x32xf32>, %v: tensor<1x4x128x32xf32>, %mask: tensor<1x128x128xf32>) -> tensor<1x4x128x32xf32> {
+  %o = tensor.empty() : tensor<1x4x128x32xf32>
+  %r = rope.attention ins(%q, %k, %v : tensor<1x4x128x32xf32>, tensor<1x4x128x32xf32>, tensor<1x4x128x32xf32>) mask(%mask : tensor<1x128x128xf32>) outs(%o : tensor<1x4x128x32xf32>) attributes {indexing_maps = [#q, #k, #v, #mask, #o], scale = 0.125 : f64} -> tensor<1x4x128x32xf32>
+  return %r : tensor<1x4x128x32xf32>
+}

@@ -103,6 +103,13 @@ form (in (c): ours) is faster.
     f32 output; max relative error max|y - r| / max|r| above 1e-2 aborts
     the run (exit status 2). Ratios X/fused > 1: fused is faster. The
     targets are printed under the tables as computed ratios.
+    Limits (issue 35): before the rows, bench/_limits.py probes one thread's
+    f32 FMA peak (a register-resident FMA loop of the host's vector width,
+    compiled by our JIT) and its warm read bandwidth over as many bytes as
+    each decode row's K and V; a table gives fused's, SDPA's and ORT's
+    GFLOP/s of the causal work (prefill: the lower triangle, 4·Hq·D per
+    query-key pair) over n × the peak, and GB/s of K and V (decode) over
+    that read bandwidth (1T rows).
 """
 
 from __future__ import annotations
@@ -116,7 +123,7 @@ import platform
 import statistics
 import sys
 import time
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 # torch (and triton) before anything loads rope-mlir's library
 # (FRONTENDS.md: else triton segfaults); only the (hf) section uses them.
@@ -524,8 +531,12 @@ def jit_pipeline(raised: bool, threads: int) -> Optional[str]:
         base = UNRAISED
     if threads == 1:
         return base
-    return base.replace("emit-c-interface=true}",
-                        f"emit-c-interface=true num-threads={threads}}}")
+    # The option goes inside rope-to-llvm-cpu's braces, whatever follows it
+    # there (the default pipeline has more options after this one).
+    threaded = base.replace("emit-c-interface=true",
+                            f"emit-c-interface=true num-threads={threads}", 1)
+    assert threaded != base, base
+    return threaded
 
 
 class Column:
@@ -746,8 +757,72 @@ def target_line(label: str, values, bound: float) -> str:
             f"{len(values)} rows below {bound:g}")
 
 
+#: The columns whose rates the limits table shows.
+LIMIT_COLUMNS = ["fused", "SDPA", "ORT GQA"]
+
+
+def case_work(case) -> Tuple[str, float]:
+    """What a case must do: ("flop", causal FLOPs) for prefill (Q·Kᵀ and P·V
+    over the lower triangle, 2·D each per query-key pair), ("byte", the K
+    and V bytes read) for decode."""
+    if case.kind == "prefill":
+        pairs = case.length * (case.length + 1) / 2
+        return "flop", 4.0 * HF_HEADS * HF_DIM * pairs
+    return "byte", 2.0 * case.length * HF_KV_HEADS * HF_DIM * 4
+
+
+def probe_limits(decode: List[int]) -> dict:
+    """One thread's f32 FMA peak and warm read bandwidth over each decode
+    case's K and V, measured now."""
+    from _limits import cpu_name, fma_peak, native_lanes, read_bandwidth
+    return {"cpu": cpu_name(), "lanes": native_lanes(), "peak": fma_peak(),
+            "read": {L: read_bandwidth(int(2 * L * HF_KV_HEADS * HF_DIM * 4))
+                     for L in decode}}
+
+
+def limits_lines(limits: dict, markdown: bool) -> List[str]:
+    bullet = "- " if markdown else "  "
+    reads = ", ".join(f"{gb:.1f} GB/s over the K and V of L={L} "
+                      f"({2 * L * HF_KV_HEADS * HF_DIM * 4 / 2**20:.0f} MiB)"
+                      for L, gb in sorted(limits["read"].items()))
+    return [bullet + f"{limits['cpu']}: f32 FMA peak of one thread "
+            f"{limits['peak']:.1f} GFLOP/s ({limits['lanes']}-lane FMAs, "
+            "register-resident); warm read bandwidth of one thread: " +
+            (reads or "not probed (no decode rows)"),
+            bullet + "prefill: GFLOP/s of the causal work (the lower "
+            "triangle, whatever a column computes) over n × the one-thread "
+            "peak; decode: GB/s of K and V read over the one-thread read "
+            "bandwidth of the same bytes (1T rows only: the probe is one "
+            "thread)"]
+
+
+def limit_rows(results, limits: dict) -> List[List[str]]:
+    rows = []
+    for case, stats, errors, reference_name in results:
+        kind, work = case_work(case)
+        for n in sorted(stats):
+            cells = [case.label, f"{n}T",
+                     f"{work / 1e9:.1f} GFLOP" if kind == "flop"
+                     else f"{work / 1e6:.1f} MB"]
+            for c in LIMIT_COLUMNS:
+                if c not in stats[n]:
+                    cells.append("n/a")
+                    continue
+                rate = work / stats[n][c].median / 1e9
+                if kind == "flop":
+                    cells.append(f"{rate:.0f} GFLOP/s "
+                                 f"({rate / (n * limits['peak']):.2f})")
+                elif n == 1 and case.length in limits["read"]:
+                    cells.append(f"{rate:.1f} GB/s "
+                                 f"({rate / limits['read'][case.length]:.2f})")
+                else:
+                    cells.append(f"{rate:.1f} GB/s")
+            rows.append(cells)
+    return rows
+
+
 def hf_report(results, notes, meta, mode: str, command: str,
-              markdown: bool) -> List[str]:
+              markdown: bool, limits: Optional[dict] = None) -> List[str]:
     from frontend_bench import fmt_time, render
     rows, ratio_rows, error_rows = [], [], []
     ratios = {}
@@ -796,6 +871,15 @@ def hf_report(results, notes, meta, mode: str, command: str,
     report += render(["case", "threads", "reference"] + HF_COLUMNS,
                      error_rows, markdown)
 
+    if limits:
+        report += ["", title("Fractions of the machine's limits, probed in "
+                             "this run (bench/_limits.py)"), ""]
+        report += limits_lines(limits, markdown)
+        report += [""]
+        report += render(["case", "threads", "work"] +
+                         [f"{c}: rate (fraction)" for c in LIMIT_COLUMNS],
+                         limit_rows(results, limits), markdown)
+
     def of(column, keep=lambda case, n: True):
         return [(key, r[column]) for key, (case, n, r) in ratios.items()
                 if keep(case, n)]
@@ -837,6 +921,8 @@ def run_hf(mode: str, prefill: List[int], decode: List[int], cores: int,
     timing = hf_timing(mode)
     threads_list = sorted({1, cores})
     gen = load_generator()
+    progress("probing the machine's limits (bench/_limits.py)")
+    limits = probe_limits(decode)
     notes: Dict[str, str] = {}
     results, raising = [], []
     for kind, lengths in (("prefill", prefill), ("decode", decode)):
@@ -875,7 +961,7 @@ def run_hf(mode: str, prefill: List[int], decode: List[int], cores: int,
         f"{elapsed:.0f} s",
     ]
     markdown = markdown or write_docs is not None
-    report = hf_report(results, notes, meta, mode, command, markdown)
+    report = hf_report(results, notes, meta, mode, command, markdown, limits)
     print("\n".join(report), flush=True)
     if write_docs is not None:
         write_hf_region(pathlib.Path(write_docs), report)

@@ -254,3 +254,28 @@ def test_cold_measurement_flushes_before_every_call():
     assert flusher.nbytes == 1 << 20 and flusher._buffer.nbytes == 1 << 20
     flusher()
     assert cpu_bench.last_level_cache_bytes() >= 0
+
+
+def test_limit_probes_compute_what_they_claim():
+    """bench/_limits.py's probes (issue 35): the FMA loop's accumulators hold
+    a·m + c iterated (so none of its FMAs is folded away), the read sums
+    every element once, and both give a positive rate. No rate bound: the
+    numbers of a loaded CI machine mean nothing."""
+    import numpy as np
+    import _limits
+    lanes = _limits.native_lanes()
+    assert lanes in (8, 16)
+    fma = _limits._compiled("fma", lanes)
+    m, iterations = np.float32(0.75), 7
+    expected = 0.0
+    for start in (1.0, 2.0):
+        a = np.float32(start)
+        for _ in range(iterations):
+            a = np.float32(a * m + np.float32(0.5))
+        expected += float(a) * lanes * (_limits.ACCUMULATORS // 2)
+    assert abs(float(fma(iterations, m)) - expected) <= 1e-5 * expected
+    read = _limits._compiled("read", lanes)
+    x = np.arange(lanes * _limits.READ_ACCUMULATORS * 3, dtype=np.float32)
+    assert float(read(x)) == float(x.sum())
+    assert _limits.fma_peak(repeats=1, iterations=10000) > 0
+    assert _limits.read_bandwidth(1 << 16, repeats=1) > 0

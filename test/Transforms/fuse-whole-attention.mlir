@@ -43,7 +43,11 @@
 //       CHECK:           %[[MMAX:.*]] = linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%[[ROWMAX]] : tensor<32xf32>)
 //       CHECK:           %[[MV:.*]] = tensor.extract %[[MMAX]][] : tensor<f32>
 //       CHECK:           %[[LIVE:.*]] = arith.cmpf une, %[[MV]], %{{.*}} : f32
-//       CHECK:           %[[IF:.*]]:3 = scf.if %[[LIVE]]
+// A float mask: at most -2^126 everywhere is masked too, where every row of
+// the query tile has a key above that (computed before the key loop).
+//       CHECK:           %[[ABOVE:.*]] = arith.cmpf ugt, %[[MV]], %{{.*}} : f32
+//       CHECK:           %[[VISIBLE:.*]] = arith.select %{{.*}}, %[[ABOVE]], %[[LIVE]] : i1
+//       CHECK:           %[[IF:.*]]:3 = scf.if %[[VISIBLE]]
 //       CHECK:             %[[KS:.*]] = tensor.extract_slice %[[K]][%[[B]], %[[H]], %[[N]], 0] [1, 1, 64, 64]
 //       CHECK:             %[[KR:.*]] = rope.apply ins(%[[KS]] : tensor<1x1x64x64xf32>)
 //       CHECK:             %[[VS:.*]] = tensor.extract_slice %[[VQ]][0, 0, %[[N]], 0] [1, 1, 64, 32]

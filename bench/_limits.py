@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import pathlib
+import platform
 import time
 
 import numpy as np
@@ -41,13 +42,14 @@ def native_lanes() -> int:
 
 
 def cpu_name() -> str:
+    """The CPU's model name (the benches' one reader of it)."""
     try:
         for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
                 return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return "unknown CPU"
+    return platform.processor() or "unknown CPU"
 
 
 def _fma_module(lanes: int) -> str:

@@ -38,12 +38,13 @@ import argparse
 import json
 import os
 import pathlib
-import platform
 import re
 import subprocess
 import sys
 import time
 from typing import Dict, List, Optional
+
+from _limits import cpu_name  # the benches' one reader of the CPU's name
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 ZOO = ROOT / "test" / "Frontends" / "Inputs" / "zoo"
@@ -178,16 +179,6 @@ def layer_models(layers: List[int], peers: pathlib.Path, gen_dir: pathlib.Path) 
 
 
 # -- report -----------------------------------------------------------------------------------------------------
-def cpu_name() -> str:
-    try:
-        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
-
-
 def fmt(x, spec=".2f") -> str:
     return "-" if x is None else format(x, spec)
 

@@ -19,7 +19,8 @@ src = '''func.func @f(%x: tensor<?x32x128xf32>, %p: tensor<?xi64>) -> tensor<?x3
   %y = rope.apply ins(%x : tensor<?x32x128xf32>) positions(%p : tensor<?xi64>) outs(%e : tensor<?x32x128xf32>) {freqs = FREQS} -> tensor<?x32x128xf32>
   return %y : tensor<?x32x128xf32>
 }'''
-for freqs in ("#rope.default<base = 10000.0>", "#rope.longrope<base = 10000.0, short_factor = [" + ", ".join(["1.0"]*64) + "], long_factor = [" + ", ".join(["2.0"]*64) + "], original_max_position_embeddings = 4096>"):
+for freqs in ("#rope.default<base = 10000.0>", "#rope.longrope<base = 10000.0, short_factor = [" + ", ".join(["1.0"]*64) + "], long_factor = [" + ", ".join(["2.0"]*64) + "], original_max_position_embeddings = 4096>",
+              "#rope.dynamic_ntk<base = 10000.0, factor = 2.0, max_position_embeddings = 4096>"):
   for chip in ("sm_89", "sm_90"):
     for angle in ("f64", "turns"):
         with tempfile.NamedTemporaryFile("w", suffix=".mlir", delete=False) as f:

@@ -52,6 +52,7 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <string_view>
 #include <vector>
 
 using namespace mlir;
@@ -355,7 +356,12 @@ RopeJitModule *compile(const char *source, const char *pipeline, int optLevel,
   options.transformer = transformer;
   options.jitCodeGenOptLevel = static_cast<llvm::CodeGenOptLevel>(level);
   options.enableGDBNotificationListener = false;
-  options.enablePerfNotificationListener = false;
+  // ROPE_MLIR_PERF=1 names the compiled functions for Linux perf (a
+  // jit-<pid>.dump for `perf inject --jit`; docs/PERFORMANCE.md, "Profiling
+  // compiled code"): off by default, it writes a file per process.
+  const char *perf = std::getenv("ROPE_MLIR_PERF");
+  options.enablePerfNotificationListener =
+      perf && std::string_view(perf) == "1";
   DiagnosticCollector diagnostics(result->context.get());
   auto engine = ExecutionEngine::create(*module, options);
   if (!engine) {

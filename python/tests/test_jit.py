@@ -995,3 +995,26 @@ def test_frontend_fixtures(name, pipeline):
     for out, ref in zip(outputs, references):
         assert out.shape == ref.shape
         assert reference.relative_error(out, ref) < 1e-5
+
+
+def test_perf_dump_only_when_asked(tmp_path):
+    """ROPE_MLIR_PERF=1 names the compiled functions for Linux perf (a
+    jit-<pid>.dump under $JITDUMPDIR for `perf inject --jit`); without it
+    nothing is written."""
+    import os
+    import subprocess
+    import sys
+    code = ("import numpy as np, rope_mlir\n"
+            "m = rope_mlir.jit('func.func @f(%x: tensor<4xf32>) -> "
+            "tensor<4xf32> { return %x : tensor<4xf32> }')\n"
+            "assert (m.function('f')(np.ones(4, np.float32)) == 1).all()\n")
+    for asked in (False, True):
+        out = tmp_path / ("asked" if asked else "not")
+        out.mkdir()
+        env = dict(os.environ, JITDUMPDIR=str(out))
+        env.pop("ROPE_MLIR_PERF", None)
+        if asked:
+            env["ROPE_MLIR_PERF"] = "1"
+        subprocess.run([sys.executable, "-c", code], env=env, check=True)
+        dumps = list(out.rglob("jit-*.dump"))
+        assert bool(dumps) == asked, dumps

@@ -288,7 +288,9 @@ def inv_frequencies(
         if kind == "ntk":
             new_base = b * s**exponent
         else:
-            m = cfg.original_max()
+            # HF's threshold is max_position_embeddings (an
+            # original_max_position_embeddings beside it is not read).
+            m = cfg.get("max_position_embeddings") or cfg.original_max()
             ell = m if seq_len is None else max(seq_len, m)
             new_base = b * ((s * ell / m) - (s - 1.0)) ** exponent
         return _default_theta(p, new_base), 1.0

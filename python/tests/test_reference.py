@@ -378,10 +378,15 @@ def test_dynamic_ntk():
     close(theta, theta_loop(p, b * 3.0 ** (32 / 31)), 1e-14)
     theta2, _ = ref.inv_frequencies(p, b, cfg, seq_len=8192)
     assert np.all(theta2[1:] < theta[1:])  # longer context, lower frequencies
-    # original_max_position_embeddings takes precedence over max_position_embeddings
+    # max_position_embeddings is the threshold (transformers 5.25, issue 37);
+    # an original_max_position_embeddings beside it is not read, and is the
+    # threshold only without it
     cfg2 = dict(cfg, original_max_position_embeddings=1024)
     theta3, _ = ref.inv_frequencies(p, b, cfg2, seq_len=4096)
-    close(theta3, theta_loop(p, b * (2 * 4096 / 1024 - 1) ** (64 / 62)), 1e-14)
+    close(theta3, theta_loop(p, b * 3.0 ** (32 / 31)), 1e-14)
+    cfg3 = {"rope_type": "dynamic", "factor": s, "original_max_position_embeddings": 1024}
+    theta4, _ = ref.inv_frequencies(p, b, cfg3, seq_len=4096)
+    close(theta4, theta_loop(p, b * (2 * 4096 / 1024 - 1) ** (64 / 62)), 1e-14)
     # apply uses seq_len = max(pos) + 1 over the call
     r = rng(12)
     x = r.standard_normal((3, 2, p))

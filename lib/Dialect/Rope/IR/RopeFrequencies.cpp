@@ -506,12 +506,26 @@ DynamicNtkFrequenciesAttr::buildFromHF(HFConfigReader &reader) {
   FailureOr<double> factor = reader.requireFloat("factor");
   if (failed(factor))
     return {};
-  FailureOr<int64_t> maxPositions = reader.getOriginalMaxPositionEmbeddings();
+  // Hugging Face's dynamic NTK scales past `max_position_embeddings`, and
+  // reads no `original_max_position_embeddings` (a Phi-3 config carries
+  // one, which its dynamic parameters copy); that is only the fallback of
+  // a dict without `max_position_embeddings`.
+  FailureOr<std::optional<int64_t>> maxPositions =
+      reader.getPositiveInt("max_position_embeddings");
   if (failed(maxPositions))
     return {};
+  int64_t threshold = 0;
+  if (*maxPositions) {
+    threshold = **maxPositions;
+  } else {
+    FailureOr<int64_t> original = reader.getOriginalMaxPositionEmbeddings();
+    if (failed(original))
+      return {};
+    threshold = *original;
+  }
   return getChecked([&] { return reader.emitError(); }, reader.getContext(),
                     llvm::APFloat(reader.getBase()), llvm::APFloat(*factor),
-                    *maxPositions);
+                    threshold);
 }
 
 //===----------------------------------------------------------------------===//

@@ -338,8 +338,9 @@ def Rope_DynamicNtkFrequenciesAttr
   let description = [{
     Hugging Face's dynamic NTK: with the call's runtime length `l` (max
     position + 1 over the call's positions) and
-    `M = max_position_embeddings` (Hugging Face uses
-    `original_max_position_embeddings` when the config has it),
+    `M = max_position_embeddings` (the importer reads
+    `original_max_position_embeddings` only from a config without it, as
+    transformers 5.25 does),
     `L' = max(l, M)` and
 
         base' = base * ((factor * L' / M) - (factor - 1))^(P/(P-2))

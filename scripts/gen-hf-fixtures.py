@@ -50,6 +50,7 @@ import inspect
 import json
 import math
 import pathlib
+import re
 import sys
 import traceback
 import warnings
@@ -71,10 +72,13 @@ MATCH = 1e-9  # float64 against float64: same products, different trig order
 # Small sizes for the language model; a key is set only if the config class
 # has it (so a model that fixes its head dim, e.g. DeepSeek's
 # qk_rope_head_dim, keeps it).
+# hidden_size / num_attention_heads (64) differs from head_dim (32), so a
+# head dim read from the wrong key (an attribute_map alias: JetMoE's
+# kv_channels, Zamba2's attention_head_dim) shows in the fixture.
 SMALL = {
-    "hidden_size": 128, "num_attention_heads": 4, "num_key_value_heads": 2,
+    "hidden_size": 256, "num_attention_heads": 4, "num_key_value_heads": 2,
     "head_dim": HEAD_DIM, "intermediate_size": 256,
-    "vocab_size": 512, "n_embd": 128, "n_head": 4, "d_model": 128,
+    "vocab_size": 512, "n_embd": 256, "n_head": 4, "d_model": 256,
     "rotary_dim": 16,
 }
 
@@ -88,10 +92,19 @@ ROPE_FIXUPS = {
     "glm4v_moe_text": {"partial_rotary_factor": 0.5},
 }
 
+# Sizes for model types whose RoPE the general ones make inexpressible:
+# Moonshine's partial_rotary_factor 0.9 of 256 / 4 heads is 57 channels
+# (odd: refused), of 128 / 4 it is 28, as in its released configs.
+SIZE_FIXUPS = {"moonshine": {"hidden_size": 128}}
+
 # Extra RoPE schemes, run on Llama's code (name suffix -> rope_parameters).
 VARIANTS = {
     "linear": {"rope_type": "linear", "factor": 4.0},
     "dynamic": {"rope_type": "dynamic", "factor": 2.0},
+    # transformers' dynamic NTK ignores original_max_position_embeddings:
+    # its threshold is max_position_embeddings (4096 here).
+    "dynamic_original": {"rope_type": "dynamic", "factor": 2.0,
+                         "original_max_position_embeddings": 1024},
     "yarn": {"rope_type": "yarn", "factor": 4.0,
              "original_max_position_embeddings": 1024},
     "yarn_mscale": {"rope_type": "yarn", "factor": 8.0, "mscale": 0.707,
@@ -107,6 +120,45 @@ VARIANTS = {
     "proportional": {"rope_type": "proportional", "factor": 2.0,
                      "partial_rotary_factor": 0.5},
 }
+
+# Schemes run on a model type's own code as well as Llama's
+# (`<model_type>-<suffix>` fixtures). (Phi-3's config class accepts only
+# longrope in transformers 5.25, so dynamic NTK with Phi-3's top-level
+# original_max_position_embeddings runs on Llama's code:
+# llama-dynamic_original.)
+def alias_variants(model_type, index):
+    """Variants for a model type whose config stores max_position_embeddings
+    under another name (attribute_map: DBRX's max_seq_len, Bailing-Hybrid's
+    model_max_length): the schemes that read it, on its own code. LongRoPE
+    factors are sized from the plain fixture's rotary dim."""
+    try:
+        cls = CONFIG_MAPPING[model_type]
+        text = type(cls().get_text_config())
+    except Exception:  # noqa: BLE001
+        return {}
+    if "max_position_embeddings" not in attribute_map(text):
+        return {}
+    # Only code that computes its frequencies by rope_type (GPT-J and
+    # CodeGen build a fixed table and ignore the scheme).
+    sources = "".join(pathlib.Path(m.__file__).read_text()
+                      for m in module_for(model_type))
+    if "ROPE_INIT_FUNCTIONS" not in sources:
+        return {}
+    found = re.search(r"P=(\d+)", index.get(model_type, ""))
+    variants = {"dynamic": ({"rope_type": "dynamic", "factor": 2.0}, {})}
+    if found:
+        half = int(found.group(1)) // 2
+        variants["longrope"] = ({
+            "rope_type": "longrope",
+            "short_factor": [1.0 + 0.05 * i for i in range(half)],
+            "long_factor": [1.0 + 1.5 * i for i in range(half)],
+            "original_max_position_embeddings": 1024}, {})
+    return variants
+
+
+def model_variants(model_type, index):
+    return alias_variants(model_type, index)
+
 
 # Why a model type's rotation matches no rope.apply, where the generic
 # message would not say (found by reading the modeling code).
@@ -158,14 +210,18 @@ def safe_get(config, key, default=None):
         return default
 
 
-def small_config(model_type: str, rope_parameters=None, keep_size=False):
+def small_config(model_type: str, rope_parameters=None, keep_size=False,
+                 top_level=None):
     try:
-        return _small_config(model_type, rope_parameters, keep_size, True)
+        return _small_config(model_type, rope_parameters, keep_size, True,
+                             top_level)
     except Exception:  # noqa: BLE001
-        return _small_config(model_type, rope_parameters, keep_size, False)
+        return _small_config(model_type, rope_parameters, keep_size, False,
+                             top_level)
 
 
-def _small_config(model_type, rope_parameters, keep_size, few_layers):
+def _small_config(model_type, rope_parameters, keep_size, few_layers,
+                  top_level=None):
     cls = CONFIG_MAPPING[model_type]
     probe = cls()
     text = probe.get_text_config()
@@ -178,8 +234,12 @@ def _small_config(model_type, rope_parameters, keep_size, few_layers):
     if safe_get(text, "head_dim", None) is None:
         overrides.pop("head_dim", None)
     if rope_parameters is not None:
+        # The class's own base (Bailing-Hybrid keeps a top-level
+        # rope_theta beside its parameters' one; they must agree).
+        own = safe_get(text, "rope_parameters", None) or {}
+        theta = own.get("rope_theta") if isinstance(own, dict) else None
         overrides["rope_parameters"] = dict(
-            rope_parameters, rope_theta=10000.0)
+            rope_parameters, rope_theta=theta or 10000.0)
         overrides["max_position_embeddings"] = 4096
     if few_layers and isinstance(safe_get(text, "num_hidden_layers", None),
                                  int) and \
@@ -188,6 +248,9 @@ def _small_config(model_type, rope_parameters, keep_size, few_layers):
         overrides["num_hidden_layers"] = 8
         if isinstance(safe_get(text, "layer_types", None), list):
             overrides["layer_types"] = text.layer_types[:8]
+    if not keep_size:
+        overrides.update(SIZE_FIXUPS.get(model_type, {}))
+    overrides.update(top_level or {})
     if model_type in ROPE_FIXUPS:
         overrides["rope_parameters"] = dict(
             overrides.get("rope_parameters", text.rope_parameters),
@@ -223,32 +286,51 @@ KEEP = ("rope", "rotary", "head", "hidden_size", "n_embd", "d_model",
         "mrope", "text_config", "qk_", "decoder")
 
 
+def relevant(name: str) -> bool:
+    return any(part in name for part in KEEP)
+
+
+def attribute_map(cls) -> dict:
+    """The config class's aliases of RoPE-relevant names ({alias:
+    canonical}): transformers stores the canonical key in config.json and
+    the modeling code reads the alias (JetMoE's head_dim is kv_channels,
+    DBRX's max_position_embeddings is max_seq_len)."""
+    return {alias: canonical for alias, canonical in
+            sorted(getattr(cls, "attribute_map", {}).items())
+            if relevant(alias)}
+
+
+# Dict-valued keys kept whole: the RoPE parameters, and the per-layer
+# overrides (Gemma 4's head_dim on full-attention layers).
+DICT_KEYS = ("rope_parameters", "rope_scaling", "per_layer_config")
+
+
 def recorded_config(config, text=None) -> dict:
     """The RoPE-relevant part of the config dict: no sub-configs of other
     modalities (the language model's is kept, also one level down:
     Qwen2.5-Omni's thinker_config.text_config), only keys named like RoPE
-    values (KEEP)."""
+    values (KEEP) or stored for such a name (attribute_map)."""
     text = config.get_text_config() if text is None else text
+    aliased = set(attribute_map(type(config)).values())
     out = {}
     for key, value in config.to_dict().items():
         if key in DROP or value is None:
             continue
-        if isinstance(value, dict) and key not in (
-                "rope_parameters", "rope_scaling"):
+        if isinstance(value, dict) and key not in DICT_KEYS:
             sub = safe_get(config, key)
             if sub is None or text is config:
                 continue
             if sub is text:
+                sub_aliased = set(attribute_map(type(sub)).values())
                 out[key] = {k: v for k, v in value.items()
                             if k not in DROP and v is not None and
-                            any(part in k for part in KEEP) and
-                            (not isinstance(v, dict) or
-                             k in ("rope_parameters", "rope_scaling"))}
+                            (relevant(k) or k in sub_aliased) and
+                            (not isinstance(v, dict) or k in DICT_KEYS)}
             elif hasattr(sub, "to_dict") and any(
                     v is text for v in vars(sub).values()):
                 out[key] = recorded_config(sub, text)
             continue
-        if not any(part in key for part in KEEP):
+        if not relevant(key) and key not in aliased:
             continue
         if isinstance(value, list) and len(value) > 64:
             continue
@@ -261,9 +343,13 @@ def rotary_classes(module):
     for name, obj in vars(module).items():
         if inspect.isclass(obj) and name.endswith("RotaryEmbedding") and \
                 issubclass(obj, torch.nn.Module):
+            # Vision towers' 2D/axial RoPE is out of scope; a Text class is
+            # the language model's even if the model's name has a vision
+            # word (GlmImageText..., Granite4VisionText...).
             lowered = name.lower()
-            if any(w in lowered for w in ("vision", "visual", "image",
-                                          "patch", "2d", "vit")):
+            if "Text" not in name and any(
+                    w in lowered for w in ("vision", "visual", "image",
+                                           "patch", "2d", "vit")):
                 continue
             found.append(obj)
     # The language model's first (Text...) if there are several.
@@ -283,6 +369,19 @@ def rotation_functions(module, text):
         names.append("apply_rotary_pos_emb_interleave")
     return [(n, getattr(module, n)) for n in names
             if callable(getattr(module, n, None))]
+
+
+def layer_config(text, layer_type):
+    """The config a layer type's layers read: the global one with the
+    layer's `per_layer_config` overrides (Gemma 4's full-attention layers
+    have head_dim 512); reading a per-layer value from the global config
+    raises in transformers."""
+    if layer_type is not None and safe_get(text, "is_heterogeneous", False):
+        try:
+            return text.per_layer_config[layer_type]
+        except ValueError:  # layer types named otherwise (DeepSeek-V4)
+            pass
+    return text
 
 
 def rope_parameters_of(config, layer_type):
@@ -473,10 +572,11 @@ def match(x, axes_pos, inv_freq, magnitude, layout, p, y, mrope):
 def record(name, model_type, config, rope_cls, fn_name, fn, layer_type,
            variant=None, extra=None):
     text = config.get_text_config()
+    view = layer_config(text, layer_type)
     params = rope_parameters_of(text, layer_type)
     mrope = "mrope_section" in params or fn_name == \
         "apply_multimodal_rotary_pos_emb"
-    length = original_length(text, layer_type)
+    length = original_length(view, layer_type)
     head_dim = None
     rng = np.random.default_rng(0)
     entry = {
@@ -485,11 +585,14 @@ def record(name, model_type, config, rope_cls, fn_name, fn, layer_type,
         "layer_type": layer_type, "variant": variant,
         "config": recorded_config(config),
         "original_length": length, "sets": {},
+        # Keyed by the language model's model_type, which from_hf_config
+        # reads the aliases under.
+        "attribute_map": {text.model_type: attribute_map(type(text))},
     }
     entry.update(extra or {})
     layouts = set()
     # The head dim the rotation sees: the config's, else the module's width.
-    head_dim = infer_head_dim(text, rope_cls, layer_type)
+    head_dim = infer_head_dim(text, view, rope_cls, layer_type)
     x = rng.standard_normal((SEQ, HEADS, head_dim)).astype(np.float16)
     xs, ys, invs = [], [], []
     for set_name, positions in position_sets(length, mrope).items():
@@ -527,7 +630,7 @@ def record(name, model_type, config, rope_cls, fn_name, fn, layer_type,
                      "error": [v["error"] for v in entry["sets"].values()]}
     entry["head_dim"] = head_dim
     partial = params.get("partial_rotary_factor",
-                         getattr(text, "partial_rotary_factor", None))
+                         safe_get(view, "partial_rotary_factor", None))
     if len(layouts) == 1 and next(iter(layouts))[0] is not None and \
             partial and int(partial * head_dim) % 2:
         # HF rotates 2 * ceil(P/2) channels with theta_i = b^(-2i/P), P odd.
@@ -544,15 +647,17 @@ def record(name, model_type, config, rope_cls, fn_name, fn, layer_type,
         entry["rotary_dim"] = None
         entry["mrope_axes"] = None
         entry["output_order"] = None
-    elif len(layouts) == 1 and next(iter(layouts))[3].startswith("-"):
-        entry["status"] = "unsupported"
-        entry["reason"] = (
-            "rotates by -position * theta (rotate_half with flipped signs): "
-            "the inverse of rope.apply's rotation")
-        entry["layout"] = next(iter(layouts))[0]
-        entry["rotary_dim"] = next(iter(layouts))[1]
+    elif len(layouts) == 1 and next(iter(layouts))[3].startswith("-") and \
+            next(iter(layouts))[2] is None:
+        # Rotation by -position * theta (NanoChat's rotate_half with flipped
+        # signs): rope.apply's inverse rotation (`inverse = true`).
+        layout, p, _, _ = next(iter(layouts))
+        entry["status"] = "supported"
+        entry["layout"] = layout
+        entry["inverse"] = True
+        entry["rotary_dim"] = p
         entry["mrope_axes"] = None
-        entry["output_order"] = None
+        entry["output_order"] = "same"
     elif len(layouts) != 1 or None in {l for l, _, _, _ in layouts}:
         entry["status"] = "unsupported"
         entry["reason"] = REASONS.get(model_type) or (
@@ -620,7 +725,9 @@ def axes_style(text, layer_type, layouts):
     return "unknown"
 
 
-def infer_head_dim(text, rope_cls, layer_type):
+def infer_head_dim(text, view, rope_cls, layer_type):
+    """The head dim the attention rotates: view (the layer type's config)
+    holds the values, text builds the module."""
     with float64_torch():
         rope = rope_cls(text)
         hidden = torch.zeros(1, 2, 8, dtype=torch.float64)
@@ -635,11 +742,11 @@ def infer_head_dim(text, rope_cls, layer_type):
     width = (out[0].shape[-1] if isinstance(out, (tuple, list))
              else out.shape[-1] * 2)
     for key in ("qk_rope_head_dim", "head_dim"):
-        value = getattr(text, key, None)
+        value = safe_get(view, key, None)
         if isinstance(value, int) and value >= width:
             return value
-    hidden = getattr(text, "hidden_size", None)
-    heads = getattr(text, "num_attention_heads", None)
+    hidden = safe_get(view, "hidden_size", None)
+    heads = safe_get(view, "num_attention_heads", None)
     if hidden and heads and hidden // heads >= width:
         return hidden // heads
     return width
@@ -691,35 +798,41 @@ def module_for(model_type):
     return modules
 
 
-def build(model_type, index):
+def build(model_type, index, variant=None):
     """Records model_type with small sizes, else with the config class's own
-    (an M-RoPE section that does not scale down, a size rule)."""
-    build_sized(model_type, index, False)
-    if index[model_type].startswith("skipped") and \
-            "no RotaryEmbedding" not in index[model_type]:
-        first = index[model_type]
-        build_sized(model_type, index, True)
-        if index[model_type].startswith("skipped"):
-            index[model_type] = first
+    (an M-RoPE section that does not scale down, a size rule). variant:
+    (suffix, rope_parameters, top-level overrides), recorded as
+    `<model_type>-<suffix>`."""
+    key = model_type if variant is None else f"{model_type}-{variant[0]}"
+    build_sized(model_type, index, False, variant)
+    if index[key].startswith("skipped") and \
+            "no RotaryEmbedding" not in index[key]:
+        first = index[key]
+        build_sized(model_type, index, True, variant)
+        if index[key].startswith("skipped"):
+            index[key] = first
 
 
-def build_sized(model_type, index, keep_size):
+def build_sized(model_type, index, keep_size, variant=None):
+    key = model_type if variant is None else f"{model_type}-{variant[0]}"
     try:
         modules = module_for(model_type)
     except Exception as error:  # noqa: BLE001
-        index[model_type] = f"skipped: modeling module fails to import: " \
-                            f"{type(error).__name__}"
+        index[key] = f"skipped: modeling module fails to import: " \
+                     f"{type(error).__name__}"
         return
     candidates = [(m, c) for m in modules for c in rotary_classes(m)]
     if not candidates:
-        index[model_type] = "skipped: no RotaryEmbedding class"
+        index[key] = "skipped: no RotaryEmbedding class"
         return
     try:
         sources = "".join(pathlib.Path(m.__file__).read_text()
                           for m in modules)
-        config = small_config(model_type, keep_size=keep_size)
+        config = small_config(model_type, None if variant is None else
+                              variant[1], keep_size,
+                              None if variant is None else variant[2])
     except Exception as error:  # noqa: BLE001
-        index[model_type] = f"skipped: config fails: {error}"[:200]
+        index[key] = f"skipped: config fails: {error}"[:200]
         return
     text = config.get_text_config()
     errors = []
@@ -741,29 +854,31 @@ def build_sized(model_type, index, keep_size):
                 add_code_defaults(text, rope_cls)
                 results = []
                 for layer_type in layer_types_of(config, rope_cls):
-                    name = model_type if layer_type is None else \
-                        f"{model_type}@{layer_type}"
+                    name = key if layer_type is None else \
+                        f"{key}@{layer_type}"
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
                         results.append(record(
                             name, model_type, config, rope_cls, fn_name, fn,
-                            layer_type, extra={
+                            layer_type,
+                            variant=None if variant is None else variant[0],
+                            extra={
                                 "reads_rope_interleave":
                                     "config.rope_interleave" in sources,
                                 "reads_rotary_dim":
                                     "config.rotary_dim" in sources,
                                 "rope_layers": rope_layer_flags(modules,
                                                                 text)}))
-                index[model_type] = "recorded: " + ", ".join(
+                index[key] = "recorded: " + ", ".join(
                     f"{r['status']} {r['layout']} P={r['rotary_dim']}"
                     for r in results)
                 return
             except Exception as error:  # noqa: BLE001
-                for stale in OUT.glob(f"{model_type}@*"):
+                for stale in OUT.glob(f"{key}@*"):
                     stale.unlink()
                 errors.append(f"{rope_cls.__name__}+{fn_name}: "
                               f"{type(error).__name__}: {error}"[:300])
-    index[model_type] = "skipped: " + " | ".join(errors)
+    index[key] = "skipped: " + " | ".join(errors)
 
 
 def build_variants(index):
@@ -811,7 +926,8 @@ def write_table():
     """Rewrites the model-type table in python/rope_mlir/hf.py from the
     fixtures."""
     layouts, unsupported, interleave_key, no_rope = {}, {}, set(), {}
-    mrope_interleaved, rotary_dim_key = set(), set()
+    mrope_interleaved, rotary_dim_key, inverse = set(), set(), set()
+    aliases = {}
     for path in sorted(OUT.glob("*.json")):
         if path.name == "index.json":
             continue
@@ -844,6 +960,11 @@ def write_table():
                 mrope_interleaved.add(name)
             if entry.get("reads_rotary_dim"):
                 rotary_dim_key.add(name)
+            if entry.get("inverse"):
+                inverse.add(name)
+        for text_type, mapping in entry.get("attribute_map", {}).items():
+            if mapping:
+                aliases[text_type] = mapping
     for name in unsupported:
         layouts.pop(name, None)
 
@@ -865,6 +986,9 @@ def write_table():
     block += [f"    {n!r}," for n in sorted(mrope_interleaved)] + ["})"]
     block += ["_ROTARY_DIM_KEY = frozenset({"]
     block += [f"    {n!r}," for n in sorted(rotary_dim_key)] + ["})"]
+    block += ["_INVERSE = frozenset({"]
+    block += [f"    {n!r}," for n in sorted(inverse)] + ["})"]
+    block += lines("_ATTRIBUTE_MAP", aliases)
     block += ["# END model types"]
     write_docs()
     # Arrays no fixture names any more (a model type re-recorded).
@@ -910,6 +1034,21 @@ def write_docs():
             notes.append("output written de-interleaved (q and k alike)")
         if entry.get("reads_rope_interleave"):
             notes.append("`rope_interleave: false` gives half")
+        if entry.get("inverse"):
+            notes.append("inverse rotation (`-position · θ`)")
+        for mapping in entry.get("attribute_map", {}).values():
+            if mapping:
+                notes.append("reads " + ", ".join(
+                    f"`{a}` as `{c}`" for a, c in mapping.items()))
+        per_layer = text.get("per_layer_config")
+        if per_layer and entry["layer_type"]:
+            types = text.get("layer_types") or []
+            over = {k for i, o in per_layer.items()
+                    if int(i) < len(types) and
+                    types[int(i)] == entry["layer_type"] for k in o}
+            if over:
+                notes.append("`per_layer_config` sets " + ", ".join(
+                    f"`{k}`" for k in sorted(over)))
         if text is not config and text.get("model_type"):
             notes.append(f"text model `{text['model_type']}`")
         if entry["status"] != "supported":
@@ -950,16 +1089,139 @@ def write_docs():
     docs.write_text(text[:start] + "\n".join(lines) + text[end:])
 
 
+# Where from_hf_config finds the language model in a composite config, as
+# python/rope_mlir/hf.py's _TEXT_KEYS (test_hf_fixtures checks they agree).
+TEXT_KEYS = ("text_config", "decoder_config", "decoder", "thinker_config",
+             "vlm_config")
+
+# Rotary model types the table does not hold, each with why (the check
+# below fails on any other): 2D/axial vision RoPE is out of scope
+# (docs/HF_CONFIGS.md), and these language models' code the generator
+# cannot run on a config yet.
+NOT_IN_TABLE = {
+    "beam": "its RotaryEmbedding needs a layer type the config does not "
+            "name (forward(x, position_ids, layer_type))",
+    "ergo": "its RotaryEmbedding needs a layer type the config does not "
+            "name (forward(x, position_ids, layer_type))",
+    "cohere_compass": "its default config names no full_attention rope "
+                      "parameters the RotaryEmbedding reads",
+    "cohere_compass_text": "its default config names no full_attention "
+                           "rope parameters the RotaryEmbedding reads",
+    "hunyuan_vl": "its RotaryEmbedding needs an M-RoPE section the default "
+                  "config does not have",
+    "hunyuan_vl_text": "its RotaryEmbedding needs an M-RoPE section the "
+                       "default config does not have",
+    "gemma4_assistant": "its default config does not build",
+    # Vision towers whose config has rope_parameters and
+    # max_position_embeddings: 2D/axial RoPE, out of scope.
+    "gemma4_vision": "vision tower: 2D RoPE (out of scope)",
+    "mlcd": "vision tower: 2D RoPE (out of scope)",
+    "muse_glimmer_vision": "vision tower: axial RoPE (out of scope)",
+    "muse_spark_vision": "vision tower: axial RoPE (out of scope)",
+    "step3p5_vision": "vision tower: 2D RoPE (out of scope)",
+    "gemma4_unified_assistant": "drafts with the gemma4_unified_text "
+                                "config it names; not a config.json "
+                                "of its own",
+}
+
+
+def language_model(config: dict) -> dict:
+    """The language model's part of a config dict, as from_hf_config
+    finds it."""
+    if any(config.get(k) is not None for k in (
+            "num_attention_heads", "n_head", "num_heads", "n_heads")):
+        return config
+    for key in TEXT_KEYS:
+        if isinstance(config.get(key), dict):
+            return language_model(config[key])
+    return config
+
+
+def table_types() -> set:
+    """The model types rope_mlir/hf.py's table knows (its generated block,
+    read without importing the package)."""
+    text = (ROOT / "python" / "rope_mlir" / "hf.py").read_text()
+    block = text[text.index("# BEGIN model types"):
+                 text.index("# END model types")]
+    names = {}
+    exec(compile(block, "hf.py", "exec"), names)  # our own generated table
+    return set(names["_LAYOUTS"]) | set(names["_UNSUPPORTED"])
+
+
+def unknown_rotary_types(index) -> dict:
+    """Model types of the installed transformers that rotate a language
+    model's queries (their modeling module has a text RotaryEmbedding, and
+    their config has rope_parameters and max_position_embeddings: not a
+    vision or audio tower's 2D/axial RoPE), or wrap one, that the table
+    does not know and NOT_IN_TABLE does not explain: {type: why}."""
+    known = table_types()
+    unknown = {}
+    for model_type in sorted(CONFIG_MAPPING_NAMES):
+        if model_type in known or model_type in NOT_IN_TABLE:
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                config = CONFIG_MAPPING[model_type]()
+                text = language_model(config.to_dict())
+                lm = config.get_text_config()
+        except Exception:  # noqa: BLE001
+            continue  # no default config (or no one text config)
+        text_type = text.get("model_type", model_type)
+        if text_type in known:
+            continue
+        why = index.get(model_type)
+        rotary = why is not None and \
+            safe_get(lm, "rope_parameters", None) is not None and \
+            safe_get(lm, "max_position_embeddings", None) is not None
+        if rotary or (text_type != model_type and
+                      index.get(text_type) is not None):
+            unknown[model_type] = why or f"wraps {text_type}"
+    return unknown
+
+
+def check_known(index) -> int:
+    """Fails (1) when the installed transformers has a rotary model type
+    the table does not know: a new release is one regeneration away."""
+    unknown = unknown_rotary_types(index)
+    for model_type, why in unknown.items():
+        print(f"UNKNOWN rotary model type {model_type}: {why[:160]}",
+              file=sys.stderr)
+    if unknown:
+        print(f"{len(unknown)} rotary model types of transformers "
+              f"{transformers.__version__} are not in the table: record "
+              "them, or say why in NOT_IN_TABLE", file=sys.stderr)
+        return 1
+    print(f"every rotary model type of transformers "
+          f"{transformers.__version__} is in the table or NOT_IN_TABLE")
+    return 0
+
+
+def read_index():
+    data = json.loads((OUT / "index.json").read_text())
+    index = dict(data["model_types"])
+    index.update((k, "skipped: no RotaryEmbedding class")
+                 for k in data.get("no_rotary_embedding", ()))
+    return {k: v for k, v in index.items()
+            if v != "skipped: no RotaryEmbedding class"}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("model_types", nargs="*")
     parser.add_argument("--write-table", action="store_true",
                         help="only rewrite the table in rope_mlir/hf.py "
-                             "from the fixtures")
+                             "from the fixtures, then --check")
+    parser.add_argument("--check", action="store_true",
+                        help="only check that every rotary model type of "
+                             "the installed transformers is in the table "
+                             "(exit status 1 if not)")
     args = parser.parse_args()
     if args.write_table:
         write_table()
-        return 0
+        return check_known(read_index())
+    if args.check:
+        return check_known(read_index())
     torch.manual_seed(0)
     transformers.logging.set_verbosity_error()
     index_path = OUT / "index.json"
@@ -973,12 +1235,23 @@ def main():
     for model_type in types:
         if model_type.startswith("llama-"):
             continue
-        for stale in OUT.glob(f"{model_type}.*"):
-            stale.unlink()
-        for stale in OUT.glob(f"{model_type}@*"):
-            stale.unlink()
+        # The model type's fixtures and those of its variants
+        # (alias_variants), not another type's ("modernbert-decoder").
+        for suffix in ("", "-dynamic", "-longrope"):
+            for stale in (*OUT.glob(f"{model_type}{suffix}.*"),
+                          *OUT.glob(f"{model_type}{suffix}@*")):
+                stale.unlink()
+            if suffix:
+                index.pop(f"{model_type}{suffix}", None)
         build(model_type, index)
         print(f"{model_type}: {index[model_type]}", flush=True)
+        if not index[model_type].startswith("recorded"):
+            continue
+        for suffix, (params, top) in model_variants(model_type,
+                                                    index).items():
+            build(model_type, index, (suffix, params, top))
+            name = f"{model_type}-{suffix}"
+            print(f"{name}: {index[name]}", flush=True)
     if not args.model_types or any(t.startswith("llama-")
                                    for t in args.model_types):
         build_variants(index)

@@ -25,14 +25,14 @@ from typing import Any, List, Mapping, Optional, Tuple
 from . import _ir
 from . import kernel as _kernel
 
-__all__ = ["RopeSpec", "from_hf_config", "rope_layers",
+__all__ = ["RopeSpec", "from_hf_config", "rope_layers", "rope_layer_specs",
            "INTERLEAVED_MODEL_TYPES", "MODEL_TYPE_LAYOUTS",
            "UNSUPPORTED_MODEL_TYPES", "UnknownModelTypeWarning",
            "UnsupportedModelTypeError"]
 
 
 # BEGIN model types (scripts/gen-hf-fixtures.py --write-table rewrites this)
-# transformers 5.24.0: 231 model types.
+# transformers 5.25.0: 246 model types.
 _LAYOUTS = {
     'EvollaModel': 'half',
     'afmoe': 'half',
@@ -73,12 +73,16 @@ _LAYOUTS = {
     'dia_decoder': 'half',
     'dia_encoder': 'half',
     'diffllama': 'half',
+    'diffusion_gemma': 'half',
+    'diffusion_gemma_text': 'half',
     'doge': 'half',
     'dory': 'half',
     'dots1': 'half',
     'dots3_note': 'half',
     'dots3_note_audio_encoder': 'half',
     'dots3_note_text': 'half',
+    'embedding_gemma2': 'half',
+    'embedding_gemma2_text': 'half',
     'emu3': 'half',
     'emu3_text_model': 'half',
     'ernie4_5': 'interleaved',
@@ -99,6 +103,10 @@ _LAYOUTS = {
     'gemma3_text': 'half',
     'gemma3n': 'half',
     'gemma3n_text': 'half',
+    'gemma4': 'half',
+    'gemma4_text': 'half',
+    'gemma4_unified': 'half',
+    'gemma4_unified_text': 'half',
     'glm': 'interleaved',
     'glm4': 'interleaved',
     'glm4_moe': 'half',
@@ -107,6 +115,8 @@ _LAYOUTS = {
     'glm4v_moe': 'half',
     'glm4v_moe_text': 'half',
     'glm4v_text': 'interleaved',
+    'glm_image': 'half',
+    'glm_image_text': 'half',
     'glm_moe_dsa': 'interleaved',
     'glm_ocr': 'interleaved',
     'glm_ocr_text': 'interleaved',
@@ -118,6 +128,8 @@ _LAYOUTS = {
     'gptj': 'interleaved',
     'gradium_phonon_tts': 'half',
     'granite': 'half',
+    'granite4_vision': 'half',
+    'granite4_vision_text': 'half',
     'granite_docling': 'half',
     'granite_docling_text': 'half',
     'granite_swa': 'half',
@@ -132,7 +144,7 @@ _LAYOUTS = {
     'hunyuan_v1_dense': 'half',
     'hunyuan_v1_moe': 'half',
     'hy_v3': 'half',
-    'hy_v4': 'half',
+    'hy_v4': 'interleaved',
     'hy_v4_vl': 'interleaved',
     'hy_v4_vl_text': 'interleaved',
     'hyperclovax': 'half',
@@ -141,6 +153,7 @@ _LAYOUTS = {
     'jetmoe': 'half',
     'jina_embeddings_v3': 'half',
     'kolibri1': 'half',
+    'kolibri1_1': 'half',
     'kyutai_speech_to_text': 'half',
     'laguna': 'half',
     'lara_mini': 'half',
@@ -158,6 +171,7 @@ _LAYOUTS = {
     'mimi_encoder': 'half',
     'mimo_v2_flash': 'half',
     'minicpm3': 'half',
+    'minicpm5_moe': 'half',
     'minimax': 'half',
     'minimax_m2': 'half',
     'minimax_m3_vl': 'half',
@@ -183,6 +197,7 @@ _LAYOUTS = {
     'muse_glimmer_text': 'half',
     'muse_spark': 'half',
     'muse_spark_text': 'half',
+    'nanochat': 'half',
     'nemotron': 'half',
     'nemotron3_5_transcribe_asr_audio': 'half',
     'nemotron3_5_transcribe_word_timestamp': 'half',
@@ -269,7 +284,6 @@ _LAYOUTS = {
 _UNSUPPORTED = {
     'ernie4_5_vl_moe': '3D RoPE: the frequencies are permuted (h and w interleaved, t last) before M-RoPE assigns them to axes, so pair i does not rotate by theta_i',
     'ernie4_5_vl_moe_text': '3D RoPE: the frequencies are permuted (h and w interleaved, t last) before M-RoPE assigns them to axes, so pair i does not rotate by theta_i',
-    'nanochat': "rotates by -position * theta (rotate_half with flipped signs): the inverse of rope.apply's rotation",
 }
 _INTERLEAVE_KEY = frozenset({
     'axk1',
@@ -310,6 +324,30 @@ _ROTARY_DIM_KEY = frozenset({
     'codegen',
     'gptj',
 })
+_INVERSE = frozenset({
+    'nanochat',
+})
+_ATTRIBUTE_MAP = {
+    'bailing_hybrid': {'max_position_embeddings': 'model_max_length', 'num_mtp_layers': 'num_nextn_predict_layers'},
+    'bamba': {'layer_types': 'layers_block_type'},
+    'codegen': {'hidden_size': 'n_embd', 'max_position_embeddings': 'n_positions', 'num_attention_heads': 'n_head', 'num_hidden_layers': 'n_layer'},
+    'dbrx': {'hidden_size': 'd_model', 'max_position_embeddings': 'max_seq_len', 'num_attention_heads': 'n_heads', 'num_hidden_layers': 'n_layers'},
+    'deepseek_v3': {'num_mtp_layers': 'num_nextn_predict_layers'},
+    'ernie4_5_moe': {'num_mtp_layers': 'num_nextn_predict_layers'},
+    'falcon_h1': {'layer_types': 'layers_block_type'},
+    'glm4_moe': {'num_mtp_layers': 'num_nextn_predict_layers'},
+    'glm4_moe_lite': {'head_dim': 'qk_rope_head_dim'},
+    'gptj': {'hidden_size': 'n_embd', 'max_position_embeddings': 'n_positions', 'num_attention_heads': 'n_head', 'num_hidden_layers': 'n_layer'},
+    'granitemoehybrid': {'layers_block_type': 'layer_types'},
+    'jetmoe': {'head_dim': 'kv_channels'},
+    'mellum': {'num_mtp_layers': 'num_nextn_predict_layers'},
+    'molmo2_text': {'layer_norm_eps': 'rms_norm_eps'},
+    'moonshine': {'num_attention_heads': 'decoder_num_attention_heads', 'num_hidden_layers': 'decoder_num_hidden_layers', 'num_key_value_heads': 'decoder_num_key_value_heads'},
+    'recurrent_gemma': {'layer_types': 'layers_block_type'},
+    'step3p5': {'num_mtp_layers': 'num_nextn_predict_layers'},
+    'voxtral_realtime_encoder': {'d_model': 'hidden_size', 'encoder_attention_heads': 'num_attention_heads', 'encoder_layerdrop': 'layerdrop', 'encoder_layers': 'num_hidden_layers', 'num_key_value_heads': 'num_attention_heads'},
+    'zamba2': {'head_dim': 'attention_head_dim', 'layer_types': 'layers_block_type'},
+}
 # END model types
 
 # trust_remote_code models (modeling code on the Hub, not in transformers;
@@ -382,6 +420,9 @@ class RopeSpec:
     #: The magnitude factor the scheme defines (YaRN, LongRoPE), else 1.
     magnitude: float = 1.0
     model_type: Optional[str] = None
+    #: The model's code rotates by -position · theta (NanoChat): rope.apply
+    #: with `inverse = true`.
+    inverse: bool = False
 
     def scaling_attributes(self):
         """The C++ importer's translation (freqs, magnitude, mrope,
@@ -399,17 +440,22 @@ class RopeSpec:
         attrs = self.scaling_attributes()
         return _ir.rope_attributes(
             layout=self.layout, rotary_dim=attrs.rotary_dim,
-            freqs=attrs.freqs, mrope=attrs.mrope, magnitude=attrs.magnitude)
+            freqs=attrs.freqs, mrope=attrs.mrope, magnitude=attrs.magnitude,
+            inverse=self.inverse)
 
     def apply(self, x, positions=None, **kwargs):
         """`rope_mlir.apply` with this spec: x is [*tokens, H, head_dim]
         (or as `token_dims` says); with M-RoPE, positions are
-        [3, *token dims]. Other keyword arguments (offset, inverse, out,
-        token_dims, magnitude) pass through."""
+        [3, *token dims]. `inverse=True` undoes the spec's rotation. Other
+        keyword arguments (offset, out, token_dims, magnitude) pass
+        through."""
         d = x.shape[-1] if hasattr(x, "shape") else None
         if d is not None and d != self.head_dim:
             raise ValueError(f"x has head dim {d}, the config's is "
                              f"{self.head_dim}")
+        # inverse=True undoes the spec's rotation (for an inverse-rotating
+        # model, NanoChat, that is the forward one).
+        inverse = self.inverse != bool(kwargs.pop("inverse", False))
         for key in ("layout", "rotary_dim", "base", "scaling",
                     "mrope_section", "mrope_interleaved"):
             if key in kwargs:
@@ -419,7 +465,8 @@ class RopeSpec:
             x, positions, layout=self.layout, rotary_dim=self.rotary_dim,
             base=self.base, scaling=self.scaling,
             mrope_section=self.mrope_section,
-            mrope_interleaved=self.mrope_interleaved, **kwargs)
+            mrope_interleaved=self.mrope_interleaved, inverse=inverse,
+            **kwargs)
 
 
 def _first(config: Mapping[str, Any], keys) -> Tuple[Optional[str], Any]:
@@ -488,8 +535,11 @@ def _int_list(value: Any, name: str) -> Tuple[int, ...]:
 # Where composite configs keep the language model's: multimodal ones
 # (Qwen3-VL, Gemma 3, Llava...) in `text_config`, encoder-decoder ones in
 # `decoder_config` (Dia) or `decoder` (T5Gemma), omni ones in
-# `thinker_config.text_config` (Qwen2.5-Omni, Qwen3-Omni).
-_TEXT_KEYS = ("text_config", "decoder_config", "decoder", "thinker_config")
+# `thinker_config.text_config` (Qwen2.5-Omni, Qwen3-Omni), retrieval ones
+# in `vlm_config.text_config` (ColPali, ColQwen2, ColModernVBERT).
+# scripts/gen-hf-fixtures.py's TEXT_KEYS must say the same.
+_TEXT_KEYS = ("text_config", "decoder_config", "decoder", "thinker_config",
+              "vlm_config")
 
 # rope_parameters keys that are not the rotary embedding's: Ministral 3 and
 # Mistral 4 scale the queries by position with llama_4_scaling_beta in the
@@ -506,6 +556,93 @@ def _text_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
         if isinstance(text, Mapping):
             return _text_config(text)
     return config
+
+
+def _with_aliases(config: Mapping[str, Any],
+                  model_type: Optional[str]) -> Mapping[str, Any]:
+    """The config with each name the modeling code reads (an
+    `attribute_map` alias of the model's config class, _ATTRIBUTE_MAP: its
+    head_dim is JetMoE's kv_channels, its max_position_embeddings DBRX's
+    max_seq_len) holding the value config.json stores under the canonical
+    name, as transformers' config object resolves it."""
+    aliases = _ATTRIBUTE_MAP.get(model_type) if isinstance(
+        model_type, str) else None
+    if not aliases:
+        return config
+    view = dict(config)
+    for alias, canonical in aliases.items():
+        if config.get(canonical) is None:
+            continue
+        if config.get(alias) is not None and config[alias] != \
+                config[canonical]:
+            raise ValueError(
+                f"{alias} is {config[alias]!r} but {canonical} (which "
+                f"{model_type}'s config class reads as {alias}) is "
+                f"{config[canonical]!r}")
+        view[alias] = config[canonical]
+    return view
+
+
+def _layer_overrides(config: Mapping[str, Any], layer_type: Optional[str],
+                     layer: Optional[int]) -> Mapping[str, Any]:
+    """The config one layer reads: `per_layer_config` (transformers'
+    heterogeneous configs: Gemma 4's full-attention layers have head_dim
+    512) overrides the global values for that layer, or for every layer of
+    `layer_type` (which must agree, as transformers requires)."""
+    per_layer = config.get("per_layer_config")
+    if per_layer is None:
+        return config
+    overrides = _per_layer_rope_values(per_layer)
+    if layer is not None:
+        chosen = overrides.get(layer, {})
+    else:
+        types = config.get("layer_types")
+        if layer_type is None or not isinstance(types, list):
+            keys = sorted({k for v in overrides.values() for k in v})
+            if keys:
+                raise ValueError(
+                    f"per_layer_config sets {keys} per layer; pass "
+                    "layer_type= (with layer_types) or layer=")
+            return config
+        found = [overrides.get(i, {}) for i, t in enumerate(types)
+                 if t == layer_type]
+        if any(f != found[0] for f in found):
+            raise ValueError(
+                f"per_layer_config sets different RoPE values on the "
+                f"{layer_type!r} layers; pass layer= for one layer")
+        chosen = found[0] if found else {}
+    merged = dict(config)
+    merged.update(chosen)
+    return merged
+
+
+# The keys from_hf_config reads (and their attribute_map canonical names):
+# a per_layer_config entry setting one changes the layer's RoPE; others
+# (sliding_window, kv_lora_rank...) do not.
+_READ_KEYS = frozenset(
+    ("head_dim", "qk_rope_head_dim", "partial_rotary_factor", "rotary_pct",
+     "rotary_dim", "rope_parameters", "rope_scaling", "rope_interleave") +
+    _HIDDEN_KEYS + _HEADS_KEYS + _BASE_KEYS + _MERGED_KEYS +
+    tuple(c for m in _ATTRIBUTE_MAP.values() for c in m.values()))
+
+
+def _per_layer_rope_values(per_layer: Any) -> dict:
+    """per_layer_config as {layer index: {key: value}}, RoPE keys only
+    (transformers writes the indices as strings, zero-padded: "05")."""
+    if not isinstance(per_layer, Mapping) or not all(
+            isinstance(v, Mapping) for v in per_layer.values()):
+        raise ValueError("per_layer_config must map layer indices to dicts, "
+                         f"got {per_layer!r}")
+    out = {}
+    for key, values in per_layer.items():
+        try:
+            index = _int(int(key) if isinstance(key, str) else key,
+                         "per_layer_config key")
+        except (TypeError, ValueError):
+            raise ValueError(f"per_layer_config keys must be layer indices, "
+                             f"got {key!r}") from None
+        out[index] = {k: v for k, v in values.items() if k in _READ_KEYS}
+    return out
 
 
 def _rope_parameters(config: Mapping[str, Any],
@@ -547,7 +684,8 @@ def _rope_parameters(config: Mapping[str, Any],
 
 
 def from_hf_config(config: Mapping[str, Any], *, layout: Optional[str] = None,
-                   layer_type: Optional[str] = None) -> RopeSpec:
+                   layer_type: Optional[str] = None,
+                   layer: Optional[int] = None) -> RopeSpec:
     """The RoPE of a Hugging Face model from its whole config.json dict.
 
     head_dim: `head_dim` (`qk_rope_head_dim` for DeepSeek's MLA), else
@@ -561,9 +699,13 @@ def from_hf_config(config: Mapping[str, Any], *, layout: Optional[str] = None,
     code in transformers rotates, unless `layout` says otherwise; an unknown
     model type warns (UnknownModelTypeWarning) and assumes "half"; one in
     UNSUPPORTED_MODEL_TYPES raises UnsupportedModelTypeError. Multimodal and
-    encoder-decoder configs are read from `text_config`, `decoder_config` or
-    `decoder`; per-layer-type rope_parameters need `layer_type` (default
-    "full_attention").
+    encoder-decoder configs are read from `text_config`, `decoder_config`,
+    `decoder` or `vlm_config`; per-layer-type rope_parameters need
+    `layer_type` (default "full_attention"). `layer` (an index) is one
+    decoder layer: its layer type, and its `per_layer_config` overrides
+    (Gemma 4's head_dim); with `layer_type`, the overrides of that type's
+    layers. Names the config class aliases (`attribute_map`) are read where
+    config.json stores them (_ATTRIBUTE_MAP).
 
     Raises ValueError for configs the importer rejects (unknown scaling keys,
     invalid values: the attribute verifier's message), and for a value of
@@ -582,6 +724,22 @@ def from_hf_config(config: Mapping[str, Any], *, layout: Optional[str] = None,
     model_type = config.get("model_type", outer_type)
     if model_type is not None and not isinstance(model_type, str):
         raise ValueError(f"model_type must be a string, got {model_type!r}")
+    if layer is not None:
+        layers = _layer_count(_with_aliases(config, model_type))
+        if isinstance(layer, bool) or not isinstance(layer, int) or \
+                not 0 <= layer < layers:
+            raise ValueError(f"layer must be an index in [0, {layers}), "
+                             f"got {layer!r}")
+        if layer_type is None and _per_layer_type(config):
+            layer_type = _layer_type_of(config, layer)
+    # The layer's own values first: they replace the stored (canonical)
+    # names, which the aliases then read. Per-layer-type parameters default
+    # to the full-attention layers' (as _rope_parameters does).
+    overrides_type = layer_type
+    if overrides_type is None and layer is None and _per_layer_type(config):
+        overrides_type = "full_attention"
+    config = _with_aliases(_layer_overrides(config, overrides_type, layer),
+                           model_type)
     for name in (outer_type, model_type):
         if isinstance(name, str) and name in UNSUPPORTED_MODEL_TYPES:
             raise UnsupportedModelTypeError(
@@ -601,10 +759,13 @@ def from_hf_config(config: Mapping[str, Any], *, layout: Optional[str] = None,
                              "num_attention_heads")
         hidden = _positive_int(hidden, hidden_key)
         heads = _positive_int(heads, heads_key)
-        if hidden % heads:
-            raise ValueError(f"{hidden_key} {hidden} is not a multiple of "
-                             f"{heads_key} {heads}")
+        # What the modeling code reads: `hidden_size // num_attention_heads`
+        # even when it does not divide (GLM-4-MoE's default 4096 / 96 is
+        # 42; its projections are num_heads · head_dim wide).
         head_dim = hidden // heads
+        if head_dim == 0:
+            raise ValueError(f"{hidden_key} {hidden} is smaller than "
+                             f"{heads_key} {heads}: no head dim")
 
     scaling = _rope_parameters(config, layer_type)
     per_layer_type = bool(scaling and scaling.pop("_per_layer_type", False))
@@ -701,7 +862,7 @@ def from_hf_config(config: Mapping[str, Any], *, layout: Optional[str] = None,
                     layout=layout, scaling=scaling,
                     mrope_section=mrope_section,
                     mrope_interleaved=mrope_interleaved,
-                    model_type=model_type)
+                    model_type=model_type, inverse=model_type in _INVERSE)
     # Validate through the importer now, and record the scheme's magnitude.
     attrs = spec.scaling_attributes()
     return dataclasses.replace(spec, magnitude=attrs.magnitude)
@@ -756,10 +917,8 @@ def rope_layers(config: Mapping[str, Any]) -> List[bool]:
     outer_type = config.get("model_type")
     config = _text_config(config)
     model_type = config.get("model_type", outer_type)
-    layers = config.get("num_hidden_layers")
-    if layers is None:
-        raise ValueError("config needs num_hidden_layers")
-    layers = _positive_int(layers, "num_hidden_layers")
+    config = _with_aliases(config, model_type)
+    layers = _layer_count(config)
     key = _NO_ROPE_LAYERS.get(model_type)
     if key is None or config.get(key) is None:
         return [True] * layers
@@ -768,3 +927,39 @@ def rope_layers(config: Mapping[str, Any]) -> List[bool]:
         raise ValueError(f"{key} has {len(flags)} entries, the config has "
                          f"{layers} layers")
     return [bool(f) for f in flags[:layers]]
+
+
+def rope_layer_specs(config: Mapping[str, Any], *,
+                     layout: Optional[str] = None) -> List[Optional[RopeSpec]]:
+    """Per decoder layer, the RoPE its attention applies: None for a NoPE
+    layer (rope_layers), else `from_hf_config(config, layer=i)`, which
+    reads the layer's type (per-layer-type rope_parameters: Gemma 3's
+    thetas) and its `per_layer_config` overrides (Gemma 4's head_dim 512
+    on full-attention layers)."""
+    flags = rope_layers(config)
+    return [from_hf_config(config, layout=layout, layer=i) if rope else None
+            for i, rope in enumerate(flags)]
+
+
+def _layer_count(config: Mapping[str, Any]) -> int:
+    layers = config.get("num_hidden_layers")
+    if layers is None:
+        raise ValueError("config needs num_hidden_layers")
+    return _positive_int(layers, "num_hidden_layers")
+
+
+def _per_layer_type(config: Mapping[str, Any]) -> bool:
+    """Whether the rope parameters are per layer type ({"full_attention":
+    {...}, ...})."""
+    params = config.get("rope_parameters", config.get("rope_scaling"))
+    return isinstance(params, Mapping) and bool(params) and all(
+        isinstance(v, Mapping) for v in params.values())
+
+
+def _layer_type_of(config: Mapping[str, Any], layer: int) -> str:
+    types = config.get("layer_types")
+    if not isinstance(types, list) or len(types) <= layer or \
+            not isinstance(types[layer], str):
+        raise ValueError(f"the rope parameters are per layer type but "
+                         f"layer_types does not name layer {layer}")
+    return types[layer]

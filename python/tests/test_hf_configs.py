@@ -17,13 +17,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import pathlib
+import warnings
 
 import ml_dtypes
 import numpy as np
 import pytest
 
 import rope_mlir
-from rope_mlir import _jit, kernel, reference
+from rope_mlir import _jit, hf, kernel, reference
 
 FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures" / "hf"
 NAMES = sorted(p.stem for p in FIXTURES.glob("*.json"))
@@ -519,3 +520,197 @@ def test_c_api_directly():
     assert spec.attributes() == (
         "{layout = #rope.layout<half>, rotary_dim = 32 : i64, freqs = "
         "#rope.default<>}")  # base 10000 is the default, not printed
+
+
+# Issue 37: transformers 5.25 configs, written out (CI has no transformers).
+# Each was wrong or refused before; the numbers are checked against the
+# float64 reference with the values transformers' code reads.
+
+def _llama_like(**extra):
+    return dict({"hidden_size": 2048, "num_attention_heads": 16,
+                 "num_hidden_layers": 2, "max_position_embeddings": 4096,
+                 "rope_parameters": {"rope_type": "default",
+                                     "rope_theta": 10000.0}}, **extra)
+
+
+def test_attribute_map_aliases_are_read():
+    """JetMoE's head_dim is kv_channels and Zamba2's attention_head_dim
+    (their config classes' attribute_map): HF rotates 128, not
+    hidden_size / heads = 128... here 2048 / 32 = 64."""
+    jetmoe = _llama_like(model_type="jetmoe", num_attention_heads=32,
+                         kv_channels=128)
+    assert rope_mlir.from_hf_config(jetmoe).head_dim == 128
+    zamba2 = _llama_like(model_type="zamba2", num_attention_heads=32,
+                         attention_head_dim=128)
+    assert rope_mlir.from_hf_config(zamba2).head_dim == 128
+    # Both names set and disagreeing: an error naming both.
+    with pytest.raises(ValueError, match="head_dim.*kv_channels"):
+        rope_mlir.from_hf_config(dict(jetmoe, head_dim=64))
+    # An alias is read only for the model type whose class declares it.
+    other = _llama_like(model_type="llama", num_attention_heads=32,
+                        kv_channels=128)
+    assert rope_mlir.from_hf_config(other).head_dim == 64
+
+
+def test_aliased_max_position_embeddings():
+    """DBRX stores max_position_embeddings as max_seq_len: dynamic NTK's
+    threshold and LongRoPE's factor M / L read it."""
+    dbrx = {"model_type": "dbrx", "d_model": 1024, "n_heads": 16,
+            "n_layers": 2, "max_seq_len": 8192,
+            "rope_parameters": {"rope_type": "dynamic", "factor": 2.0,
+                                "rope_theta": 10000.0}}
+    spec = rope_mlir.from_hf_config(dbrx)
+    assert (spec.head_dim, spec.scaling["max_position_embeddings"]) == (
+        64, 8192)
+    assert "max_position_embeddings = 8192" in spec.attributes()
+    longrope = dict(dbrx, rope_parameters={
+        "rope_type": "longrope", "rope_theta": 10000.0,
+        "short_factor": [1.0] * 32, "long_factor": [2.0] * 32,
+        "original_max_position_embeddings": 2048})
+    spec = rope_mlir.from_hf_config(longrope)
+    assert spec.magnitude == pytest.approx(
+        np.sqrt(1 + np.log(8192 / 2048) / np.log(2048)), rel=1e-15)
+    # Bailing-Hybrid: model_max_length.
+    bailing = {"model_type": "bailing_hybrid", "hidden_size": 1024,
+               "num_attention_heads": 16, "num_hidden_layers": 2,
+               "model_max_length": 16384,
+               "rope_parameters": {"rope_type": "dynamic", "factor": 4.0,
+                                   "rope_theta": 10000.0}}
+    spec = rope_mlir.from_hf_config(bailing)
+    assert spec.scaling["max_position_embeddings"] == 16384
+
+
+def test_dynamic_threshold_is_max_position_embeddings():
+    """transformers 5.25's dynamic NTK scales past max_position_embeddings;
+    an original_max_position_embeddings in the parameters (Phi-3 copies
+    its top-level one there) is not read."""
+    config = _llama_like(model_type="llama", rope_parameters={
+        "rope_type": "dynamic", "factor": 2.0, "rope_theta": 10000.0,
+        "original_max_position_embeddings": 1024})
+    spec = rope_mlir.from_hf_config(config)
+    assert "max_position_embeddings = 4096" in spec.attributes()
+    x = np.random.default_rng(0).standard_normal((4, 2, 128))
+    positions = np.array([0, 1500, 3000, 5000])
+    seq_len = 5001
+    # HF: base * (s * seq_len / M - (s - 1)) ^ (P / (P - 2)), M = 4096.
+    p = 128
+    base = 10000.0 * (2.0 * seq_len / 4096 - 1.0) ** (p / (p - 2))
+    theta = base ** (-np.arange(0, p, 2) / p)
+    angles = positions[:, None] * theta[None, :]
+    x1, x2 = x[..., :64], x[..., 64:]
+    c, s = np.cos(angles)[:, None], np.sin(angles)[:, None]
+    expected = np.concatenate([x1 * c - x2 * s, x2 * c + x1 * s], -1)
+    y = spec.apply(x, positions)
+    assert reference.relative_error(y, expected) < 1e-12
+    np.testing.assert_allclose(
+        reference.apply(x, positions, layout="half", rotary_dim=p,
+                        base=10000.0, scaling=spec.scaling), expected,
+        rtol=0, atol=1e-12)
+    # A dict with only original_max_position_embeddings keeps it.
+    only = {"rope_type": "dynamic", "factor": 2.0,
+            "original_max_position_embeddings": 1024}
+    attrs = kernel.scaling_attributes(only, base=10000.0, head_dim=128,
+                                      rotary_dim=128)
+    assert "max_position_embeddings = 1024" in attrs.freqs
+
+
+def test_inverse_rotation_model_type():
+    """NanoChat rotates by -position * theta: rope.apply's inverse."""
+    config = _llama_like(model_type="nanochat")
+    spec = rope_mlir.from_hf_config(config)
+    assert spec.inverse
+    assert "inverse" in spec.attributes()
+    x = np.random.default_rng(1).standard_normal((3, 2, 128))
+    positions = np.array([0, 7, 300])
+    expected = reference.apply(x, -positions, layout="half",
+                               rotary_dim=128, base=10000.0)
+    assert reference.relative_error(spec.apply(x, positions),
+                                    expected) < 1e-12
+    # inverse=True undoes the model's rotation: the forward one here.
+    np.testing.assert_allclose(
+        spec.apply(x, positions, inverse=True),
+        reference.apply(x, positions, layout="half", rotary_dim=128,
+                        base=10000.0), rtol=0, atol=1e-12)
+
+
+def test_vlm_config_holds_the_text_config():
+    """ColPali, ColQwen2, ColModernVBERT keep the language model under
+    vlm_config."""
+    config = {"model_type": "colpali", "vlm_config": {
+        "model_type": "paligemma", "text_config": {
+            "model_type": "gemma", "hidden_size": 2048,
+            "num_attention_heads": 8, "head_dim": 256,
+            "rope_theta": 10000.0}}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        spec = rope_mlir.from_hf_config(config)
+    assert (spec.head_dim, spec.layout, spec.model_type) == (
+        256, "half", "gemma")
+
+
+def test_head_dim_is_floor_of_hidden_over_heads():
+    """With no head_dim the modeling code reads hidden_size //
+    num_attention_heads even when it does not divide (GLM-4-MoE's
+    default)."""
+    config = {"model_type": "glm4_moe", "hidden_size": 4100,
+              "num_attention_heads": 32, "partial_rotary_factor": 0.5,
+              "rope_theta": 10000.0}
+    spec = rope_mlir.from_hf_config(config)
+    assert (spec.head_dim, spec.rotary_dim) == (128, 64)
+    # GLM-4-MoE's own default, 4096 / 96 = 42, half of it odd: refused.
+    with pytest.raises(ValueError, match="rotary_dim"):
+        rope_mlir.from_hf_config(dict(config, hidden_size=4096,
+                                      num_attention_heads=96))
+    with pytest.raises(ValueError, match="hidden_size 8 is smaller"):
+        rope_mlir.from_hf_config(dict(config, hidden_size=8))
+
+
+GEMMA4 = {"model_type": "gemma4_text", "hidden_size": 1536,
+          "num_attention_heads": 8, "head_dim": 256, "num_hidden_layers": 4,
+          "layer_types": ["sliding_attention", "sliding_attention",
+                          "full_attention", "full_attention"],
+          "per_layer_config": {"02": {"head_dim": 512, "sliding_window": None},
+                               "03": {"head_dim": 512}},
+          "rope_parameters": {
+              "sliding_attention": {"rope_type": "default",
+                                    "rope_theta": 10000.0},
+              "full_attention": {"rope_type": "proportional",
+                                 "partial_rotary_factor": 0.25,
+                                 "rope_theta": 1e6}}}
+
+
+def test_per_layer_head_dim():
+    """Gemma 4's full-attention layers have head_dim 512
+    (per_layer_config), its sliding ones the global 256."""
+    specs = hf.rope_layer_specs(GEMMA4)
+    assert [s.head_dim for s in specs] == [256, 256, 512, 512]
+    assert [s.base for s in specs] == [1e4, 1e4, 1e6, 1e6]
+    full = rope_mlir.from_hf_config(GEMMA4, layer_type="full_attention")
+    assert full == specs[2]
+    assert rope_mlir.from_hf_config(GEMMA4).head_dim == 512  # default type
+    sliding = rope_mlir.from_hf_config(GEMMA4,
+                                       layer_type="sliding_attention")
+    assert sliding.head_dim == 256
+    # Proportional: the whole 512 head, a quarter of it with frequencies.
+    theta, _ = reference.inv_frequencies(512, 1e6, full.scaling,
+                                         head_dim=512)
+    assert np.count_nonzero(theta) == 64
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"per_layer_config": {"2": {"head_dim": 512}, "3": {"head_dim": 384}}},
+     "different RoPE values on the 'full_attention' layers"),
+    ({"per_layer_config": {"x": {"head_dim": 512}}}, "layer indices"),
+    ({"per_layer_config": [512]}, "per_layer_config must map"),
+])
+def test_per_layer_config_errors(change, message):
+    with pytest.raises(ValueError, match=message):
+        rope_mlir.from_hf_config(dict(GEMMA4, **change))
+    # Without layer types, a per-layer head dim needs layer=.
+    plain = {k: v for k, v in GEMMA4.items() if k != "layer_types"}
+    plain["rope_parameters"] = {"rope_type": "default"}
+    with pytest.raises(ValueError, match="per_layer_config sets"):
+        rope_mlir.from_hf_config(plain)
+    assert rope_mlir.from_hf_config(plain, layer=3).head_dim == 512
+    with pytest.raises(ValueError, match="layer must be an index"):
+        rope_mlir.from_hf_config(plain, layer=4)

@@ -108,6 +108,7 @@ def test_fixture(name):
     p = entry["rotary_dim"]
     assert (spec.layout, spec.rotary_dim, spec.head_dim) == (
         entry["layout"], p, entry["head_dim"])
+    assert spec.inverse == entry.get("inverse", False)
     # M-RoPE: the axis of each frequency.
     if entry["mrope_axes"] is None:
         assert spec.mrope_section is None
@@ -181,6 +182,51 @@ def test_table_matches_fixtures():
     unsupported = {ENTRIES[n]["model_type"] for n in UNSUPPORTED
                    if ENTRIES[n]["status"] == "unsupported"}
     assert unsupported <= set(hf.UNSUPPORTED_MODEL_TYPES)
+
+
+def test_issue37_cases_are_recorded():
+    """Issue 37 (transformers 5.25): each case has a supported fixture that
+    test_fixture checks against HF's output: per-layer head dims (Gemma 4
+    family), hy_v4's interleave, attribute_map aliases (JetMoE, Zamba2,
+    DBRX and Bailing-Hybrid under dynamic NTK and LongRoPE), dynamic NTK
+    with original_max_position_embeddings, NanoChat's inverse rotation, the
+    types 5.25 adds. hidden_size / heads differs from head_dim in the
+    fixtures' configs, so a head dim read from the wrong key fails."""
+    for name in ("gemma4_text@full_attention", "gemma4@full_attention",
+                 "gemma4_unified_text@full_attention",
+                 "diffusion_gemma_text@full_attention",
+                 "embedding_gemma2_text@full_attention", "hy_v4", "jetmoe",
+                 "zamba2", "dbrx-dynamic", "dbrx-longrope",
+                 "bailing_hybrid-dynamic", "bailing_hybrid-longrope",
+                 "llama-dynamic_original", "nanochat", "glm_image_text",
+                 "granite4_vision_text", "kolibri1_1", "minicpm5_moe"):
+        assert name in SUPPORTED, name
+    assert ENTRIES["gemma4_text@full_attention"]["head_dim"] == 512
+    assert ENTRIES["gemma4_text@sliding_attention"]["head_dim"] == 256
+    assert ENTRIES["hy_v4"]["layout"] == "interleaved"
+    assert ENTRIES["nanochat"]["inverse"]
+    assert ENTRIES["jetmoe"]["config"]["kv_channels"] != \
+        ENTRIES["jetmoe"]["config"]["hidden_size"] // \
+        ENTRIES["jetmoe"]["config"]["num_attention_heads"]
+
+
+def test_per_layer_specs_of_a_fixture():
+    """rope_layer_specs gives each Gemma 4 layer its type's RoPE, with the
+    full-attention layers' per_layer_config head dim."""
+    config = ENTRIES["gemma4_text@full_attention"]["config"]
+    specs = hf.rope_layer_specs(config)
+    for spec, layer_type in zip(specs, config["layer_types"]):
+        name = f"gemma4_text@{layer_type}"
+        assert spec.head_dim == ENTRIES[name]["head_dim"], name
+        assert spec == spec_of(ENTRIES[name])
+
+
+def test_generator_reads_the_same_text_keys():
+    """The generator's unknown-model-type check descends composite configs
+    as from_hf_config does."""
+    script = (ROOT / "scripts" / "gen-hf-fixtures.py").read_text()
+    match = re.search(r"^TEXT_KEYS = (\([^)]*\))", script, re.M)
+    assert match and eval(match.group(1)) == hf._TEXT_KEYS
 
 
 def test_issue_models_are_interleaved():

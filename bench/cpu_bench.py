@@ -109,7 +109,7 @@ CEILING_MIN_COPY_US = 20.0
 CONTENDED_FLOOR_US = 10.0
 
 # Accepted relative error (reference.relative_error's measure: max|y - r| / max|r|) before a peer counts
-# as wrong. f32: ours meets ROPE.md §5's 1e-6; peers compute in f32 with an f32 cache. bf16: ours rounds
+# as wrong. f32: ours meets SEMANTICS.md §5's 1e-6; peers compute in f32 with an f32 cache. bf16: ours rounds
 # once (2^-8 of the largest output at worst); peers that compute in bf16 (numpy HF) round three times.
 TOLERANCE = {
     ("f32", "ours"): 1e-6,

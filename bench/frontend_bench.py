@@ -30,9 +30,9 @@ samples of all functions of a shape interleaved round by round (bench/cpu_bench.
              iree.runtime's local-sync driver; inputs uploaded once, the result left as IREE's device array.
 A column is "n/a" when its package is not importable (or the call fails: the reason is printed). Ratios
 are named numerator/denominator, > 1: raised is faster. Every output is compared with the float64 numpy
-reference: the same rotation in float64 with the module's own inv_freq table (ROPE.md §7: what the IR says),
+reference: the same rotation in float64 with the module's own inv_freq table (SEMANTICS.md §7: what the IR says),
 and, second table, with exact powers; "max rel err" is max|y - r| / max|r|.
-A frontend's f32 angle (position × inv_freq rounded to f32) errs ~1e-4 at 4K positions (ROPE.md §7); an
+A frontend's f32 angle (position × inv_freq rounded to f32) errs ~1e-4 at 4K positions (SEMANTICS.md §7); an
 error above 1e-3 means a wrong output and aborts the run (exit status 2).
 """
 
@@ -169,7 +169,7 @@ def module_texts(save: bool) -> Tuple[Dict[str, str], str]:
 
 
 def module_table(text: str) -> Optional[np.ndarray]:
-    """The module's own inv_freq table, as the raised op states it (ROPE.md §7: the IR's f32 entries widened
+    """The module's own inv_freq table, as the raised op states it (SEMANTICS.md §7: the IR's f32 entries widened
     exactly), or None when this build cannot raise."""
     try:
         from rope_mlir import _jit
@@ -426,7 +426,7 @@ def main(argv=None) -> int:
                     "time per call (median; ratios > 1: raised is faster)"), ""]
     report += render(header, rows, markdown)
     report += ["", ("**Max relative error** vs the float64 rotation by the module's own inv_freq table "
-                    "(max\\|y − r\\| / max\\|r\\|; what the IR says, ROPE.md §7)" if markdown
+                    "(max\\|y − r\\| / max\\|r\\|; what the IR says, SEMANTICS.md §7)" if markdown
                     else "max relative error vs the float64 rotation by the module's own inv_freq table "
                     "(max|y - r| / max|r|)"), ""]
     report += render(["shape"] + COLUMNS, err_rows, markdown)

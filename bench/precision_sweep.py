@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Precision sweep of `rope.apply` (computed cos/sin) against the float64 reference.
 
-Checks ROPE.md §5 for every frequency scheme of §4, every data type and both pair layouts, at positions
+Checks SEMANTICS.md §5 for every frequency scheme of §4, every data type and both pair layouts, at positions
 0 .. 2^24 chosen to include the hard cases. See docs/PRECISION.md for the contract, the method, the
 metric and a measured table.
 
@@ -56,7 +56,7 @@ NP_DTYPES = {
     "bf16": np.dtype(ml_dtypes.bfloat16),
 }
 # Bounds asserted by python/tests/test_precision.py (see docs/PRECISION.md for why).
-F32_PAIR_BOUND = 1e-6          # ROPE.md §5
+F32_PAIR_BOUND = 1e-6          # SEMANTICS.md §5
 F64_PAIR_BOUND = 1e-12
 F64_ANGLE_ULPS = 8             # f64: error <= 8 * 2^-53 * max(|phi|, 1) * (1 + |ln theta_i|)
 SMALL_POS = 4096               # f64: positions where the absolute 1e-12 bound applies

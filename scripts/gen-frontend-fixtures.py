@@ -120,7 +120,7 @@ def expect(*, input_arg: int, layout: str, head_dim: int, rotary_dim: int, token
            positions: dict, cos_sin: str, freqs: dict, magnitude: float = 1.0,
            mrope: Optional[dict] = None, view: Optional[Sequence[int]] = None,
            output_order: str = "same", cache: Optional[dict] = None, note: str = "") -> dict:
-    """What `--rope-raise` should produce for one output (ROPE.md §7):
+    """What `--rope-raise` should produce for one output (SEMANTICS.md §7):
     rope_apply   number of rope.apply ops that compute this output (1 each: q and k are separate ops);
     input_arg    which func argument is the rotated tensor;
     view         the shape the op sees when the frontend flattens heads (vLLM: [T, H*D] seen as [T, H, D]);

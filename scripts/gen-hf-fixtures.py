@@ -499,7 +499,7 @@ def run_hf(rope_cls, config, fn, x, positions, layer_type):
 
 
 def rotate(x, angles, magnitude, layout, p):
-    """x [S, H, D], angles [S, P/2] -> rotated copy (ROPE.md §1)."""
+    """x [S, H, D], angles [S, P/2] -> rotated copy (SEMANTICS.md §1)."""
     y = x.copy()
     if layout == "half":
         i1 = np.arange(p // 2)
@@ -671,7 +671,7 @@ def record(name, model_type, config, rope_cls, fn_name, fn, layer_type,
     elif axes_style(text, layer_type, layouts) == "unknown":
         entry["status"] = "unsupported"
         entry["reason"] = ("M-RoPE assigns frequencies to axes neither in "
-                           "chunks nor interleaved by 3 (ROPE.md §2)")
+                           "chunks nor interleaved by 3 (SEMANTICS.md §2)")
         entry["layout"] = entry["rotary_dim"] = entry["mrope_axes"] = None
         entry["output_order"] = None
     else:
@@ -705,7 +705,7 @@ def record(name, model_type, config, rope_cls, fn_name, fn, layer_type,
 
 
 def axes_style(text, layer_type, layouts):
-    """"chunked" or "interleaved" M-RoPE (ROPE.md §2), as the recorded axis
+    """"chunked" or "interleaved" M-RoPE (SEMANTICS.md §2), as the recorded axis
     per frequency shows for the config's section; None without M-RoPE."""
     axes = next(iter(layouts))[2]
     if axes is None:

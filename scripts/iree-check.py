@@ -31,7 +31,7 @@ row must come back bit-identical. FIXTURE_CASES: the frontend fixtures of
 the append (JAX dynamic_update_slice, torch slice_scatter) raised by
 rope-raise to rope.apply with slots, lowered and run the same way.
 IREE flags: `--iree-input-demote-f64-to-f32=false` (the angle is formed in
-f64 on purpose, ROPE.md §5; IREE's default demotion costs f32 results three
+f64 on purpose, SEMANTICS.md §5; IREE's default demotion costs f32 results three
 orders of magnitude: 1.8e-4 instead of 1.7e-7 at positions < 4000), and for
 f64 data `--iree-llvmcpu-link-embedded=false` (f64 sin/cos are libm calls
 IREE's embedded linker does not resolve).
@@ -404,7 +404,7 @@ def main() -> int:
             continue
         try:
             # IREE demotes f64 to f32 by default; the angle is formed in
-            # f64 on purpose (ROPE.md §5), so keep it.
+            # f64 on purpose (SEMANTICS.md §5), so keep it.
             vmfb = ireec.compile_str(
                 linalg.stdout, target_backends=["llvm-cpu"],
                 extra_args=["--iree-input-demote-f64-to-f32=false"] + (

@@ -6,7 +6,7 @@
 #
 # Each mutant turns one signed conversion of a position in lib/ into the
 # unsigned one (sitofp -> uitofp, extsi -> extui): the same code on positions
-# >= 0, an O(1) error on negative ones (R(-m), ROPE.md §1). The tests named
+# >= 0, an O(1) error on negative ones (R(-m), SEMANTICS.md §1). The tests named
 # with each mutant must fail on it. Everything happens in a git worktree of
 # HEAD with its own build directory, so the checkout and its build are left
 # alone; the mutants are applied and reverted one at a time.

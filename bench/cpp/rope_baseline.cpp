@@ -19,7 +19,7 @@
 // head dim a template parameter for the common sizes so the inner loop has a
 // constant trip count, `#pragma omp parallel for` over tokens when more than
 // one thread is asked for. bf16 is carried as uint16 and converted by hand
-// (round to nearest even), computing in f32 as ROPE.md §5 asks.
+// (round to nearest even), computing in f32 as SEMANTICS.md §5 asks.
 //
 //===----------------------------------------------------------------------===//
 

@@ -10,7 +10,7 @@
 // Loads the PTX that bench/gpu/prepare.py generated with rope-opt
 // --rope-to-nvvm (Debian's MLIR has no CUDA runtime wrappers, so this is the
 // launcher), checks every kernel against a float64 reference on random inputs
-// (ROPE.md), and times it against a device-to-device copy of the same bytes
+// (SEMANTICS.md), and times it against a device-to-device copy of the same bytes
 // with CUDA events (medians). Host code only: built with nvcc, linked with the
 // driver API (-lcuda).
 //
@@ -195,7 +195,7 @@ Result runOne(const Config &c, const std::string &dir, CUstream stream,
   CHECK_CU(cuStreamSynchronize(stream));
   CHECK_CU(cuMemcpyDtoH(y.data(), dY, bytes));
 
-  // float64 reference (ROPE.md section 1, default frequencies).
+  // float64 reference (SEMANTICS.md §1, default frequencies).
   Result r{};
   double errSq = 0, refSq = 0;
   r.written = true;
@@ -278,7 +278,7 @@ Result runOne(const Config &c, const std::string &dir, CUstream stream,
 }
 
 double tolerance(const std::string &dtype) {
-  // Normwise: f32 per ROPE.md section 5 (1e-6); f16/bf16 are rounded once.
+  // Normwise: f32 per SEMANTICS.md §5 (1e-6); f16/bf16 are rounded once.
   return dtype == "f32" ? 1e-6 : dtype == "f16" ? 1e-3 : 8e-3;
 }
 

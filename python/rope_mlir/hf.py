@@ -368,7 +368,7 @@ class UnsupportedModelTypeError(ValueError):
     not one rope.apply expresses (UNSUPPORTED_MODEL_TYPES gives the reason)."""
 
 
-#: The pair layout (ROPE.md §1) of each Hugging Face model_type, as its
+#: The pair layout (SEMANTICS.md §1) of each Hugging Face model_type, as its
 #: modeling code in transformers rotates: "half" pairs (i, i + P/2)
 #: (rotate_half), "interleaved" pairs (2i, 2i+1) (GPT-J's rotate_every_two,
 #: GLM and Cohere's interleaving rotate_half, complex multiplication of
@@ -397,7 +397,7 @@ _HIDDEN_KEYS = ("hidden_size", "n_embd", "d_model")
 _HEADS_KEYS = ("num_attention_heads", "n_head", "num_heads", "n_heads",
                "decoder_num_attention_heads")
 _BASE_KEYS = ("rope_theta", "rotary_emb_base")
-# Top-level keys Hugging Face reads next to rope_scaling (ROPE.md §4).
+# Top-level keys Hugging Face reads next to rope_scaling (SEMANTICS.md §4).
 _MERGED_KEYS = ("max_position_embeddings", "original_max_position_embeddings")
 _MROPE_KEYS = ("mrope_section", "mrope_interleaved")
 
@@ -870,7 +870,7 @@ def from_hf_config(config: Mapping[str, Any], *, layout: Optional[str] = None,
 
 def _interleaved_section(section: Tuple[int, ...],
                          pairs: int) -> Tuple[int, ...]:
-    """The pair counts interleaved M-RoPE gives each axis (ROPE.md §2): pair
+    """The pair counts interleaved M-RoPE gives each axis (SEMANTICS.md §2): pair
     j is h's if j % 3 == 1 and j < 3h, w's if j % 3 == 2 and j < 3w, else
     t's. A section whose h (or w) runs past the last pair (Qwen4-exp's [44,
     44, 40] of 128 pairs is [45, 43, 40]) is restated as those counts, which

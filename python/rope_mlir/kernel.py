@@ -292,11 +292,11 @@ class KernelConfig:
     #: linalg loops, for debugging).
     lowering: str = "vector"
     #: How the angle position * theta is formed for f32/f16/bf16 data:
-    #: "f64" (ROPE.md §5) or "turns" (i64 phase steps and f32 only, for
+    #: "f64" (SEMANTICS.md §5) or "turns" (i64 phase steps and f32 only, for
     #: targets without fast f64; every scheme, docs/PRECISION.md).
     angle: str = "f64"
     #: f32 -> bf16 rounding of bf16 outputs: "exact" (round to nearest
-    #: even as integer arithmetic, bf16 subnormal results kept: ROPE.md) or
+    #: even as integer arithmetic, bf16 subnormal results kept: SEMANTICS.md) or
     #: "native": the CPU's own conversion where it has one (AVX512-BF16:
     #: vcvtneps2bf16, the same rounding but results below 2^-126 in
     #: magnitude flushed to zero), else "exact"'s (docs/DESIGN.md).
@@ -1168,7 +1168,7 @@ def apply(x, positions=None, *, layout="half", rotary_dim=None, base=10000.0,
           mrope_section=None, mrope_interleaved=False, threads=1,
           norm_weight=None, norm_eps=1e-6, quant_dtype=None,
           quant_scale=None):
-    """Rotates `x` by RoPE with the compiled `rope.apply` (ROPE.md).
+    """Rotates `x` by RoPE with the compiled `rope.apply` (SEMANTICS.md).
 
     x: [*tokens, H, D] by default (token dims = all but the last two, or
     [0] for rank 2); `token_dims` says otherwise, e.g. (0, 2) for
@@ -1178,7 +1178,7 @@ def apply(x, positions=None, *, layout="half", rotary_dim=None, base=10000.0,
     position, or pre-gathered (token dims + [P/2]) when positions is None,
     the offset is 0 and the cache rank is not 2. out=x rotates in place.
 
-    scaling: a Hugging Face rope_scaling dict (ROPE.md §4; keys as in
+    scaling: a Hugging Face rope_scaling dict (SEMANTICS.md §4; keys as in
     config.json, `max_position_embeddings` may be given inside it), turned
     into attributes by the C++ importer (see `scaling_attributes`); the
     rotary dim defaults to int(partial_rotary_factor * D) when the dict has

@@ -6,7 +6,7 @@
     outputs = ro.run("model.onnx", {"X": x, "cos_cache": c, "sin_cache": s,
                                     "position_ids": p})
 
-Supported nodes (ROPE.md §6); any other node raises UnsupportedOpError:
+Supported nodes (SEMANTICS.md §6); any other node raises UnsupportedOpError:
 
 - `RotaryEmbedding` of the ONNX domain (opset 23): inputs `X, cos_cache,
   sin_cache, position_ids?`. 4D `X` is `[B, H, S, D]` (token dims 0 and 2);

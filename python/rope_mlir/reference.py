@@ -1,21 +1,21 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-"""Float64 reference implementation of the RoPE semantics contract (docs: /work/shared/ROPE.md).
+"""Float64 reference implementation of the RoPE semantics contract (docs: docs/SEMANTICS.md).
 
 This is the project's single source of truth for RoPE numerics (STYLE.md §9): every test that checks a
 lowering, an importer or a benchmark result against "the right answer" gets it from here. It is plain
-Python + numpy, written directly from ROPE.md and shares no code with the compiler.
+Python + numpy, written directly from SEMANTICS.md and shares no code with the compiler.
 
 Public API:
 
 - ``inv_frequencies(rotary_dim, base, scaling, *, head_dim, seq_len) -> (theta[P/2], magnitude)``
-  the frequencies θ_i of ROPE.md §1 after a §4 scaling scheme, and the magnitude factor ``a``;
+  the frequencies θ_i of SEMANTICS.md §1 after a §4 scaling scheme, and the magnitude factor ``a``;
 - ``cos_sin(positions, theta, magnitude) -> (cos, sin)`` of shape ``positions.shape + [P/2]``;
 - ``apply(x, positions, ...)`` the rotation of §1 with the position forms of §2 and cos/sin sources of §3;
 - ``relative_error(actual, reference)`` the error measure used against the §5 tolerances.
 
 Why float64 is enough for the angle: positions are integers below 2^53, so they convert to float64 exactly,
 and the product ``pos * θ_i`` is correctly rounded, a relative error of at most 2^-53. At ``pos = 2^24`` and
-``θ_0 = 1`` that is an absolute angle error below 2^-29 rad, far under the 2^-20 tolerance of ROPE.md §5; numpy's
+``θ_0 = 1`` that is an absolute angle error below 2^-29 rad, far under the 2^-20 tolerance of SEMANTICS.md §5; numpy's
 float64 ``cos``/``sin`` reduce large arguments accurately, so no extended-precision argument reduction is needed.
 """
 
@@ -37,7 +37,7 @@ __all__ = [
     "quantize",
 ]
 
-#: The ``rope_type`` values of ROPE.md §4 (Hugging Face spelling; "ntk" is the static NTK-aware base change).
+#: The ``rope_type`` values of SEMANTICS.md §4 (Hugging Face spelling; "ntk" is the static NTK-aware base change).
 SCALING_TYPES = (
     "default",
     "linear",
@@ -73,7 +73,7 @@ _OTHER_KEYS = ("rope_type", "type", "truncate")
 _IGNORED_KEYS = ("mrope_section", "mrope_interleaved", "finetuned")
 _KNOWN_KEYS = frozenset(_FLOAT_KEYS + _INT_KEYS + _ARRAY_KEYS + _OTHER_KEYS + _IGNORED_KEYS)
 
-# ROPE.md §4 lists the Llama 3.1 values as the llama3 defaults; the base stays an explicit argument.
+# SEMANTICS.md §4 lists the Llama 3.1 values as the llama3 defaults; the base stays an explicit argument.
 _LLAMA3_DEFAULTS = {
     "factor": 8.0,
     "low_freq_factor": 1.0,
@@ -204,7 +204,7 @@ def _default_theta(p: int, base: float) -> np.ndarray:
 
 
 def _yarn_mscale(s: float, m: float = 1.0) -> float:
-    """g(s, m) of ROPE.md §4."""
+    """g(s, m) of SEMANTICS.md §4."""
     if s <= 1.0:
         return 1.0
     return 0.1 * m * math.log(s) + 1.0
@@ -492,7 +492,7 @@ def apply(
     mrope_section: Optional[Sequence[int]] = None,
     mrope_interleaved: bool = False,
 ) -> np.ndarray:
-    """Rotate ``x`` (any real float array, last dim D) per ROPE.md §1–§3 and return float64.
+    """Rotate ``x`` (any real float array, last dim D) per SEMANTICS.md §1–§3 and return float64.
 
     Token dims: ``token_dims`` if given (strictly increasing, not the last dim), else all dims but the last
     two (rank >= 3, e.g. [B, S] of [B, S, H, D], [T] of [T, H, D]) or [0] for rank 2. Other dims (heads)
@@ -671,7 +671,7 @@ def relative_error(actual: Any, reference: Any) -> float:
 
     Normalising by the array's largest reference magnitude (not per element) is deliberate: a rotated
     channel can be near zero by cancellation (x1·c − x2·s), where a per-element ratio would blow up while the
-    absolute error is as small as the inputs allow. ROPE.md §5's 1e-6 is read against this measure.
+    absolute error is as small as the inputs allow. SEMANTICS.md §5's 1e-6 is read against this measure.
     Elements that are NaN in both arrays count as equal (the out-of-range cache behaviour); a NaN in only
     one of them makes the error infinite. Shapes must match exactly (no silent broadcasting).
     """

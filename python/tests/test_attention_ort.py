@@ -23,7 +23,7 @@ un-rotated cache of all P + S keys (K at positions 0.., Q at offset P). The
 mask is causal, aligned bottom-right (query i sees keys up to P + i).
 Outputs: output [B, S, H·D], present_key/present_value [B, Hkv, P+S, D].
 
-Attention depends on positions only through differences (ROPE.md §1), so a
+Attention depends on positions only through differences (SEMANTICS.md §1), so a
 shift common to Q and K is invisible in the output; an error in the
 relative position (offset P ± 1 for Q) is not (checked below), and ORT's
 absolute positions are pinned by comparing its present_key (the rotated
@@ -47,7 +47,7 @@ from onnx import TensorProto, helper  # noqa: E402
 
 # Relative to the largest |output| (a convex combination of V rows, so
 # about max|V|). f32 throughout: the rotation is within 2^-20 of float64
-# (ROPE.md §5), scores are dot products of D <= 128 terms, and the softmax
+# (SEMANTICS.md §5), scores are dot products of D <= 128 terms, and the softmax
 # turns a score error δ into a relative weight error of about δ. Measured
 # over these 26 cases: ours within 7.6e-7 of float64, ORT within 4.8e-7,
 # ours vs ORT within 1.1e-6; 1e-5 (as in test_attention_fusion.py) leaves

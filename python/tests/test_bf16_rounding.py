@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """KernelConfig.bf16_rounding: "exact" (the default: round to nearest even as
-integer arithmetic, bf16 subnormal results kept, ROPE.md) against "native"
+integer arithmetic, bf16 subnormal results kept, SEMANTICS.md) against "native"
 (rope-to-llvm-cpu's bf16-truncation=target where the host has AVX512-BF16:
 one vcvtneps2bf16 per vector, which flushes results below 2^-126 to zero).
 
@@ -76,7 +76,7 @@ def test_native_equals_exact_in_the_normal_range(layout, shape, rotary_dim):
     want = reference.apply(x, positions, layout=layout, rotary_dim=rotary_dim,
                            base=500000.0)
     got = out["native"].astype(np.float64)
-    # One bf16 rounding of a result within ROPE.md's f32 error.
+    # One bf16 rounding of a result within SEMANTICS.md's f32 error.
     scale = np.maximum(np.abs(want), np.finfo(np.float32).tiny)
     assert np.all(np.abs(got - want) <= 2.0 ** -8 * scale + 1e-6 *
                   np.abs(x.astype(np.float64)).max())

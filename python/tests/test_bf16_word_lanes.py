@@ -117,7 +117,7 @@ def test_word_lanes_match_the_scalar_lowering_bitwise(case, inplace):
     _, _, scalar, _ = _run(case, "scalar", inplace, seed)
     assert _same_bits(vector, scalar), case
     # Sanity: finite lanes within one bf16 rounding of float64 plus
-    # ROPE.md's 2^-20 of their pair's magnitude (cancellation).
+    # SEMANTICS.md's 2^-20 of their pair's magnitude (cancellation).
     head_dim, rotary_dim, layout, order, _ = case
     ref = reference.apply(x.astype(np.float64), positions, layout=layout,
                           rotary_dim=rotary_dim,

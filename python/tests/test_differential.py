@@ -6,7 +6,7 @@ form (explicit i32/i64, scalar offset, per-row offset, implicit), every cos/sin
 source (computed, gathered cache, pre-gathered cache), every dtype, static
 and dynamic shapes, odd sizes (D = 2, S = 1) and positions up to 2^24.
 
-Tolerances (ROPE.md §5): f32/f64 outputs within 2^-20 (~1e-6) of the
+Tolerances (SEMANTICS.md §5): f32/f64 outputs within 2^-20 (~1e-6) of the
 reference relative to the rotated pair's magnitude; f16/bf16 outputs are
 computed in f32 and rounded once, so within one unit in the last place of
 the output type (plus the f32 error).
@@ -45,7 +45,7 @@ class Case:
     static: bool
     max_position: int
     # Signed positions (computed cos/sin only): explicit positions alternate
-    # in sign, offsets are negative (R(-m), ROPE.md §1).
+    # in sign, offsets are negative (R(-m), SEMANTICS.md §1).
     negative: bool = False
 
     def __str__(self):
@@ -274,7 +274,7 @@ def test_large_positions_precision(dtype, layout):
 
 
 def test_f32_angle_baseline_is_worse():
-    """The naive f32 formulation the op is designed to beat (ROPE.md §5) is
+    """The naive f32 formulation the op is designed to beat (SEMANTICS.md §5) is
     off by orders of magnitude more at 2^24: guards the test's ability to
     tell the two apart."""
     positions = np.array([2 ** 24 - 1], dtype=np.int64)

@@ -113,7 +113,7 @@ def test_fixture_runs_right(name, raise_first):
 
 def test_raising_changes_only_the_angle_accuracy():
     """The Llama module at positions up to 2**20. Raising keeps the IR's own
-    f32 inv_freq table (ROPE.md §7: its values widened exactly) and computes
+    f32 inv_freq table (SEMANTICS.md §7: its values widened exactly) and computes
     position * theta and cos/sin in f64, so the raised module stays at f32
     rounding of the float64 rotation by that table; the frontend's f32 angle
     (f32(position) * f32(inv_freq), rounded) drifts far from it."""

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """convert-rope-to-gpu's kernels, executed on the CPU against the float64
-reference at the ROPE.md §5 contract.
+reference at the SEMANTICS.md §5 contract.
 
 There is no GPU here, so the launched kernel is emulated: the module is
 lowered as rope-to-nvvm lowers it up to the launch (convert-rope-to-gpu,

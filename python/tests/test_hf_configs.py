@@ -7,7 +7,7 @@ scaling dict with the C++ importer, rope::buildFrequencyAttrFromHF) and
 `RopeSpec.apply` (the compiled rope.apply), and is compared with the float64
 reference given the same parsed values. Position sets include positions past
 the original context length, so both branches of the length-dependent
-schemes (dynamic NTK, LongRoPE) run, and positions up to 2^24 (ROPE.md §5).
+schemes (dynamic NTK, LongRoPE) run, and positions up to 2^24 (SEMANTICS.md §5).
 Random configurations per scheme go through `rope_mlir.apply(scaling=...)`,
 and invalid ones must fail with the importer's or the verifier's message.
 """
@@ -28,7 +28,7 @@ from rope_mlir import _jit, hf, kernel, reference
 
 FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures" / "hf"
 NAMES = sorted(p.stem for p in FIXTURES.glob("*.json"))
-TOLERANCE = 1e-6  # ROPE.md §5, against reference.relative_error
+TOLERANCE = 1e-6  # SEMANTICS.md §5, against reference.relative_error
 
 # What each fixture must parse to: (head_dim, rotary_dim, base, layout,
 # scheme of the freqs attribute, M-RoPE section).
@@ -189,7 +189,7 @@ def test_fixture_matches_reference_f32(name):
 @pytest.mark.parametrize("dtype,tolerance", [
     (np.float16, 2 ** -10), (ml_dtypes.bfloat16, 2 ** -7)])
 def test_fixture_matches_reference_half(name, dtype, tolerance):
-    """f16/bf16 outputs are computed in f32 and rounded once (ROPE.md §5):
+    """f16/bf16 outputs are computed in f32 and rounded once (SEMANTICS.md §5):
     within one unit in the last place of the output type."""
     spec = rope_mlir.from_hf_config(load(name))
     rng = np.random.default_rng(7)

@@ -2,7 +2,7 @@
 """rope-mlir runs inside other people's processes: it must never put an LLVM
 into the process's global symbol scope, never export more than its C API,
 never crash on bad C API arguments or hostile IR, and never read outside the
-buffers a kernel is given (ROPE.md §3, issue 12).
+buffers a kernel is given (SEMANTICS.md §3, issue 12).
 
 The symbol checks run in a fresh interpreter (the one running pytest has
 loaded other things). Cases that crashed before their fix run in a

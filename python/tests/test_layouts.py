@@ -18,7 +18,7 @@ of the two-at-a-time loop), and shapes are static or dynamic, in
 x explicit positions (i32, i64), a scalar offset, a per-row offset (two
 token dims), f32 cos/sin caches gathered by position; half and interleaved
 pairs; full and partial rotary; f32, f64 and bf16, at test_differential's
-tolerances (ROPE.md §5: 2^-20 of the pair magnitude for f32/f64, plus one
+tolerances (SEMANTICS.md §5: 2^-20 of the pair magnitude for f32/f64, plus one
 ulp of the output type for bf16). The long cases are also checked bit for
 bit against the scalar linalg lowering (one rounding in every lowering).
 """

@@ -15,7 +15,7 @@ bitwise identical on the linalg and vector CPU paths and on the emulated GPU
 kernel. (Both CPU pipelines and the GPU one take sin/cos from
 rope-approximate-trig's polynomials, so the transcendental is the same code
 too; on a device, NVPTX's FMA contraction of other ops may still move the
-last bit: the device rows of bench/gpu check the ROPE.md §5 contract.)
+last bit: the device rows of bench/gpu check the SEMANTICS.md §5 contract.)
 
 The cases are test_differential's random configurations (every dtype, both
 layouts, partial rotary, every position form and cos/sin source, inverse,

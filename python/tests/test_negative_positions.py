@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-"""Negative positions, compiled: R(-m) (ROPE.md §1-§2) through every CPU code
+"""Negative positions, compiled: R(-m) (SEMANTICS.md §1-§2) through every CPU code
 path against the float64 reference, and the identities that rest on it.
 
 The rotation angle is pos * theta_i with a signed integer position, so each
@@ -19,7 +19,7 @@ tell a signed conversion from an unsigned one; these cases can: a position
   contract (2^-20 of the pair magnitude);
 - `inverse` is rotation by -positions.
 
-Tolerances are test_differential.check's (ROPE.md §5).
+Tolerances are test_differential.check's (SEMANTICS.md §5).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from test_differential import DTYPES, Case, check, pair_magnitude, run_case
 FORMS = ("explicit32", "explicit64", "offset", "row_offset")
 LOWERINGS = {"vector": dict(), "scalar": dict(lowering="scalar"),
              "threads2": dict(threads=2), "inplace": dict(inplace=True)}
-CONTRACT = 2.0 ** -20  # ROPE.md §5, relative to the rotated pair's magnitude
+CONTRACT = 2.0 ** -20  # SEMANTICS.md §5, relative to the rotated pair's magnitude
 
 
 def negative_case(seed: int, dtype: str, positions: str) -> Case:
@@ -177,7 +177,7 @@ def signed_positions(rng, count: int) -> np.ndarray:
 @pytest.mark.parametrize("layout", ["half", "interleaved"])
 def test_rotation_by_minus_m_undoes_rotation_by_m(layout, dtype, lowering):
     """R(-m)·R(m) = I: rotate by p, rotate the result by -p, get x back.
-    Each rotation is within 2^-20 of the exact one (ROPE.md §5) and
+    Each rotation is within 2^-20 of the exact one (SEMANTICS.md §5) and
     preserves the pair's norm, so the round trip could err by 2·2^-20; the
     f32 code is well inside that, so the test holds it to 2^-20 itself."""
     rng = np.random.default_rng(5)

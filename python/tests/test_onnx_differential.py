@@ -7,7 +7,7 @@ against three peers.
   opset-23 node (its offset expanded to explicit position ids);
 - onnxruntime's CPU provider, which implements both domains for f32 and f16
   (no bf16 kernel: bf16 configurations skip it);
-- `rope_mlir.reference` (float64, ROPE.md).
+- `rope_mlir.reference` (float64, SEMANTICS.md).
 
 Every configuration that changes the imported IR (domain, 3D/4D X, heads and
 head size, rotary dim full or partial, interleaved, position form, dtype) is
@@ -16,7 +16,7 @@ its instances (random shapes and data, fixed seeds) share one compile.
 
 Errors are `max|ours - peer| / max|peer|` over the output (the measure of
 rope_mlir.reference.relative_error). Bounds: against float64, 2^-20 for f32
-(ROPE.md §5) and half an ulp plus f32 rounding for f16/bf16 (rotated in f32,
+(SEMANTICS.md §5) and half an ulp plus f32 rounding for f16/bf16 (rotated in f32,
 rounded once); against the f32 peers 1e-5; against f16/bf16 peers, which
 round after every operation, a few ulps. The largest error seen per peer is
 printed by the last test (pytest -rA or -s shows it).

@@ -19,7 +19,7 @@ from rope_mlir import reference
 
 PYTHON_DIR = pathlib.Path(__file__).resolve().parents[1]
 
-# Relative error bounds vs the float64 reference (ROPE.md §5): f32/f64 within
+# Relative error bounds vs the float64 reference (SEMANTICS.md §5): f32/f64 within
 # 2^-20; f16/bf16 rotated in f32 and rounded once: half an ulp (+ slack).
 BOUNDS = {np.dtype(np.float32): 2.0 ** -20, np.dtype(np.float64): 2.0 ** -20,
           np.dtype(np.float16): 2.0 ** -11 + 1e-6,

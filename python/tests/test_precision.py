@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-"""ROPE.md §5 precision contract, checked by the quick precision sweep (bench/precision_sweep.py).
+"""SEMANTICS.md §5 precision contract, checked by the quick precision sweep (bench/precision_sweep.py).
 
 Every frequency scheme, both layouts, positions 0 .. 2^24 including near-multiples of 2*pi/theta_i, against
 the float64 reference. Bounds and their justification: docs/PRECISION.md.

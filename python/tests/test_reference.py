@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-"""Tests of the float64 RoPE reference (python/rope_mlir/reference.py) against ROPE.md.
+"""Tests of the float64 RoPE reference (python/rope_mlir/reference.py) against SEMANTICS.md.
 
 Expected values here are derived independently of the module under test: scalar `math` loops for the §4
 formulas, complex arithmetic (x1 + i·x2)·e^{iφ} for the §1 rotation, hand-worked numbers for a few anchors.

@@ -4,7 +4,7 @@
 // caches by position ids (torch-mlir wraps negative indices; kept explicit).
 // HF's f32 inv_freq, 1 / 10000 ** (arange(0, 32, 2) / 32), is off the f32
 // rounding of 10000^(-2i/32) by one ulp in 4 of 16 entries, so the raised op
-// keeps those values (#rope.table, ROPE.md §7), not #rope.default.
+// keeps those values (#rope.table, SEMANTICS.md §7), not #rope.default.
 // RUN: rope-opt --rope-raise %S/Inputs/llama_computed.mlir | FileCheck %s --check-prefix=COMPUTED
 // RUN: rope-opt --rope-raise %S/Inputs/llama_computed_matmul.mlir | FileCheck %s --check-prefix=COMPUTED
 // RUN: rope-opt --rope-raise %S/Inputs/llama_cache.mlir | FileCheck %s --check-prefix=CACHE

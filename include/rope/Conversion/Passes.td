@@ -16,7 +16,7 @@ include "mlir/Pass/PassBase.td"
 class AngleOption<string defaultValue, string extra> : Option<"angle", "angle",
     "::mlir::rope::AngleMethod", defaultValue,
     "How the angle position * theta is formed for computed cos/sin of f32, "
-    "f16 and bf16 data: `f64` (ROPE.md §5: in f64, reduced by a two-constant "
+    "f16 and bf16 data: `f64` (SEMANTICS.md §5: in f64, reduced by a two-constant "
     "Cody-Waite step), or `turns` (no float wider than f32: theta as an i64 "
     "fixed-point phase step, 2^-52 of a turn, the phase reduced exactly by "
     "integer wrap, then an f32 angle in [-pi, pi]; for targets without fast "
@@ -26,7 +26,7 @@ class AngleOption<string defaultValue, string extra> : Option<"angle", "angle",
     "uses f64" # extra,
     [{::llvm::cl::values(
         clEnumValN(::mlir::rope::AngleMethod::F64, "f64",
-                   "the angle in f64 (ROPE.md §5)"),
+                   "the angle in f64 (SEMANTICS.md §5)"),
         clEnumValN(::mlir::rope::AngleMethod::Turns, "turns",
                    "i64 phase steps and f32 only"),
         clEnumValN(::mlir::rope::AngleMethod::TurnsOrF64, "turns-or-f64",
@@ -74,7 +74,7 @@ def ConvertRopeToVectorPass : Pass<"convert-rope-to-vector"> {
   let description = [{
     Replaces every `rope.apply` by an `scf.forall` over its token dims whose
     body, once per token, computes the P/2 cos/sin values as vectors (the
-    angle's f64 range reduction of `ROPE.md` §5 on vectors, or a gather of
+    angle's f64 range reduction of `SEMANTICS.md` §5 on vectors, or a gather of
     one cache row), then rotates the row of every head with vector loads and
     stores: for the `half` layout two contiguous loads `x[0:P/2]`,
     `x[P/2:P]` and FMAs; for `interleaved` one load of `x[0:P]`, a

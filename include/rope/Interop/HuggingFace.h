@@ -28,7 +28,7 @@ namespace mlir::rope {
 
 /// What a Hugging Face RoPE configuration means for one `rope.apply`.
 struct HuggingFaceRope {
-  /// The `freqs` attribute (one per scheme of ROPE.md §4).
+  /// The `freqs` attribute (one per scheme of SEMANTICS.md §4).
   FrequencyAttrInterface freqs;
   /// The `magnitude` the op must state: the scheme's implied magnitude (YaRN,
   /// LongRoPE), else 1.

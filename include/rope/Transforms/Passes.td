@@ -20,7 +20,7 @@ def RopeApproximateTrigPass : Pass<"rope-approximate-trig"> {
     minimax polynomials: plain arithmetic that LLVM keeps in vector
     registers), instead of one libm call per lane. rope.apply's lowerings
     only take sin/cos of angles already reduced to [-pi, pi] in f64
-    (`ROPE.md` §5), where the approximation's error is a few f32 ulps;
+    (`SEMANTICS.md` §5), where the approximation's error is a few f32 ulps;
     docs/PRECISION.md measures the result. f64 trig (f64 data) is left to
     libm.
   }];
@@ -136,7 +136,7 @@ def RopeRaisePass : Pass<"rope-raise"> {
     Recognizes RoPE in linalg-on-tensors IR as torch-mlir, StableHLO → linalg
     and ONNX → linalg emit it and replaces it by `rope.apply`, so that the
     rotation reaches rope-mlir's lowerings and fusions and its angle is
-    computed in f64 (`ROPE.md` §5) instead of the frontend's f32.
+    computed in f64 (`SEMANTICS.md` §5) instead of the frontend's f32.
 
     Every channel of a candidate result (the last op of the rotation: an
     elementwise linalg op, `tensor.concat`, `insert_slice` or

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Folds the neighbours of a raised rotation into `rope.apply` (ROPE.md §7
+// Folds the neighbours of a raised rotation into `rope.apply` (SEMANTICS.md §7
 // applied to them: fold only what the IR proves):
 //
 // QK-norm before (`norm(%w)`, `norm_epsilon`): the op's input, read element

@@ -906,7 +906,7 @@ private:
       ifTrue.push_back(pair.cos->thetaIfTrue);
     }
     if (frequencySwitch) {
-      // LongRoPE: short and long tables switched on the length (ROPE.md
+      // LongRoPE: short and long tables switched on the length (SEMANTICS.md
       // section 4), as rope.apply's length(%l) > L states it.
       std::string switchWhy;
       FailureOr<LengthSwitch> lengthSwitch =
@@ -1009,7 +1009,7 @@ bool isLastStep(Operation *op) {
   return true;
 }
 
-/// The frequency attribute saying `thetas` (ROPE.md §7): `#rope.default`
+/// The frequency attribute saying `thetas` (SEMANTICS.md §7): `#rope.default`
 /// only when every entry is base^(-2i/P) rounded to the table's element type
 /// `tableType` (the exact values of the frontend's table), else `#rope.table`
 /// with the entries widened exactly. A table computed in f32 by
@@ -1060,7 +1060,7 @@ Attribute frequencyAttr(MLIRContext *ctx, ArrayRef<double> thetas,
   return TableFrequenciesAttr::get(ctx, DenseF64ArrayAttr::get(ctx, thetas));
 }
 
-/// `#rope.longrope` stating two frontend tables (ROPE.md section 7, as
+/// `#rope.longrope` stating two frontend tables (SEMANTICS.md §7, as
 /// frequencyAttr states one): for theta_i the unscaled frequencies of the
 /// attribute's default base (the tables do not say their base: the factors
 /// are relative to it), each factor ext_i is the one with the fewest

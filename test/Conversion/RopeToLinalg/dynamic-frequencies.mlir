@@ -1,6 +1,6 @@
 // RUN: rope-opt %s --convert-rope-to-linalg -split-input-file | FileCheck %s --enable-var-scope
 
-// Dynamic frequency schemes (ROPE.md section 4) depend on the call's runtime
+// Dynamic frequency schemes (SEMANTICS.md §4) depend on the call's runtime
 // length l: the `length` operand when given, else max position + 1 over the
 // explicit positions, else offset + S (max offset for per-row offsets), else
 // S. The P/2 frequencies are computed once per call, before and outside the

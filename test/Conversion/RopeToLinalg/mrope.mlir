@@ -3,7 +3,7 @@
 // RUN: rope-opt %s --convert-rope-to-linalg -split-input-file | FileCheck %s --check-prefix=PORTABLE
 // PORTABLE-NOT: affine_map<{{.*}}-d{{[0-9]}}
 
-// M-RoPE (ROPE.md section 2): the three position axes (t, h, w) of
+// M-RoPE (SEMANTICS.md §2): the three position axes (t, h, w) of
 // positions [3, tokens...] become three token-shaped slices; the axis of
 // each of the P/2 frequencies follows from the sections by arithmetic on
 // the frequency index (RotationCore::mropeAxis, the one encoding of every

@@ -2,7 +2,7 @@
 // RUN: rope-opt %s --mlir-print-op-generic | rope-opt | FileCheck %s --enable-var-scope
 // RUN: rope-opt %s --mlir-print-op-generic | FileCheck %s --check-prefix=GENERIC
 
-// Every frequency-scheme attribute (ROPE.md section 4), the M-RoPE attribute
+// Every frequency-scheme attribute (SEMANTICS.md §4), the M-RoPE attribute
 // and the runtime `length` operand survive printing and parsing, in the
 // custom and in the generic form. Parameters equal to their defaults are
 // elided; non-default ones print in declaration order whatever order they

@@ -1,6 +1,6 @@
 // RUN: rope-opt %s --rope-to-llvm-cpu | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils | FileCheck %s
 
-// M-RoPE executed (ROPE.md section 2): two tokens with positions
+// M-RoPE executed (SEMANTICS.md §2): two tokens with positions
 // t = [1, 2], h = [30, 40], w = [500, 600]; P = D = 8, base 100, so
 // theta = [1, 10^-0.5, 0.1, 10^-1.5]; half layout, x = (1, 1, 1, 1, 0, 0, 0, 0),
 // so each token prints cos then sin of (position of pair j's axis) * theta_j.

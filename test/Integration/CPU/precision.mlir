@@ -1,6 +1,6 @@
 // RUN: rope-opt %s --rope-to-llvm-cpu | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils | FileCheck %s
 
-// ROPE.md section 5: f32 outputs match the float64 reference to ~1e-6 at
+// SEMANTICS.md §5: f32 outputs match the float64 reference to ~1e-6 at
 // positions up to 2^24. P = D = 4, base 10000: theta = [1, 0.01]; x = (1, 1,
 // 0, 0) at position 2^24 = 16777216 prints (cos 16777216, cos 167772.16,
 // sin 16777216, sin 167772.16) =

@@ -1,6 +1,6 @@
 // RUN: rope-opt %s --rope-to-llvm-cpu | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils | FileCheck %s
 
-// Dynamic frequency schemes executed (ROPE.md section 4): dynamic NTK and
+// Dynamic frequency schemes executed (SEMANTICS.md §4): dynamic NTK and
 // LongRoPE below and above their switch length, and with the runtime
 // `length` operand. P = D = 4, base 10000, half layout, x = (1, 1, 0, 0) per
 // token, so each token prints (a cos(p theta_0), a cos(p theta_1),

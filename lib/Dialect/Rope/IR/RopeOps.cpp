@@ -515,7 +515,7 @@ LogicalResult ApplyOp::verify() {
   if (!(magnitude > 0.0) || !std::isfinite(magnitude))
     return emitOpError("magnitude must be a positive finite number, got ")
            << magnitude;
-  // The magnitude is stated once, explicitly, in the op (ROPE.md §4): a
+  // The magnitude is stated once, explicitly, in the op (SEMANTICS.md §4): a
   // scheme that defines one must agree with it, so a YaRN/LongRoPE op can
   // never silently drop (or double) its attention factor.
   if (!getCos()) {
@@ -593,7 +593,7 @@ LogicalResult CacheWriteOp::reifyResultShapes(
 }
 
 //===----------------------------------------------------------------------===//
-// Folds and canonicalizations (ROPE.md §1 algebra)
+// Folds and canonicalizations (SEMANTICS.md §1 algebra)
 //===----------------------------------------------------------------------===//
 
 OpFoldResult ApplyOp::fold(FoldAdaptor) {

@@ -154,7 +154,7 @@ Value mlir::rope::toI64(OpBuilder &b, Location loc, Value value) {
 std::pair<Value, Value>
 mlir::rope::buildCosSinOfAngle(OpBuilder &b, Location loc, Value position,
                                Value theta, Type computeType) {
-  // Precision (ROPE.md §5): the angle pos * theta_i is formed in f64 (pos is
+  // Precision (SEMANTICS.md §5): the angle pos * theta_i is formed in f64 (pos is
   // exact below 2^53, the product has relative error 2^-53), then reduced
   // to [-pi, pi] by a two-constant Cody-Waite step with FMAs: the first FMA
   // is exact and the second rounds once, so the reduction adds at most half

@@ -197,7 +197,7 @@ std::pair<Value, Value> RotationCore::cosSin(OpBuilder &b, Location loc,
                                         convertFloat(b, loc, c, computeType),
                                         convertFloat(b, loc, s, computeType));
     }
-    // The angle in f64 from the position and theta (ROPE.md §5). One
+    // The angle in f64 from the position and theta (SEMANTICS.md §5). One
     // position per token is converted once and broadcast; M-RoPE's per-pair
     // positions are converted lane by lane.
     Type f64 = b.getF64Type();

@@ -47,7 +47,7 @@ def Rope_FrequencyAttrInterface : AttrInterface<"FrequencyAttrInterface"> {
   let cppNamespace = "::mlir::rope";
   let description = [{
     An attribute that says how the rotation frequencies `theta_i` of the
-    `P/2` channel pairs are derived (`ROPE.md` §4). Every frequency-scaling
+    `P/2` channel pairs are derived (`SEMANTICS.md` §4). Every frequency-scaling
     scheme (linear, NTK, dynamic NTK, YaRN, Llama-3, LongRoPE, proportional)
     is one attribute implementing this interface, so `rope.apply` never
     changes when a scheme is added.
@@ -370,7 +370,7 @@ def Rope_YarnFrequenciesAttr
     : Rope_FrequencyAttr<"YarnFrequencies", "yarn", ["getImpliedMagnitude"]> {
   let summary = "YaRN: NTK-by-parts interpolation with an attention factor";
   let description = [{
-    YaRN (`ROPE.md` §4). With `L = original_max_position_embeddings` and
+    YaRN (`SEMANTICS.md` §4). With `L = original_max_position_embeddings` and
     `cd(r) = P * ln(L / (2 pi r)) / (2 ln base)`: `low = floor(cd(beta_fast))`,
     `high = ceil(cd(beta_slow))` (no rounding when `truncate = false`), both
     clamped to `[0, P-1]` (`high += 0.001` when equal),
@@ -535,7 +535,7 @@ def Rope_TableFrequenciesAttr
 def Rope_MRopeAttr : Rope_Attr<"MRope", "mrope"> {
   let summary = "multimodal RoPE: three position axes (t, h, w)";
   let description = [{
-    Qwen2-VL/Qwen3-VL M-RoPE (`ROPE.md` §2). Positions carry a leading axis
+    Qwen2-VL/Qwen3-VL M-RoPE (`SEMANTICS.md` §2). Positions carry a leading axis
     of size 3 (temporal, height, width) and each of the `P/2` frequencies
     takes its position from one axis. `section = [t, h, w]` sums to `P/2`:
     - chunked (default): pairs `[0, t)` from axis t, `[t, t+h)` from h, the

@@ -22,7 +22,7 @@ def Rope_Dialect : Dialect {
     accurate at long positions) instead of seeing a bag of slices, negations,
     concatenations, multiplications and additions.
 
-    The semantics contract is `ROPE.md`: a pair of channels `(x1, x2)` of the
+    The semantics contract is `SEMANTICS.md`: a pair of channels `(x1, x2)` of the
     head dimension is rotated by the angle `pos * theta_i`; the layout decides
     which channels form a pair, the frequency attribute decides `theta_i`.
   }];

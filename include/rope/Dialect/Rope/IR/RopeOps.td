@@ -35,7 +35,7 @@ def Rope_ApplyOp : Rope_Op<"apply", [
   let summary = "rotary position embedding of the last (head) dimension";
   let description = [{
     Rotates the channel pairs of the last dimension `D` of `input` by the
-    angle `pos * theta_i` (see `ROPE.md` §1):
+    angle `pos * theta_i` (see `SEMANTICS.md` §1):
 
         y1 = x1 * c - x2 * s,   y2 = x2 * c + x1 * s,
         c = a * cos(pos * theta_i),   s = a * sin(pos * theta_i)
@@ -117,7 +117,7 @@ def Rope_ApplyOp : Rope_Op<"apply", [
     keeps the whole call's length for dynamic schemes.
 
     Arithmetic is done in f32 for f16/bf16/f32 data and in f64 for f64 data;
-    angles are computed in f64 with an explicit range reduction (`ROPE.md`
+    angles are computed in f64 with an explicit range reduction (`SEMANTICS.md`
     §5), once per (position, frequency) pair and shared across heads.
 
     Example (Llama, `[B, S, H, D]`, explicit positions, half layout):

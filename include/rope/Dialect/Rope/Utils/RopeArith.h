@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The pieces of ROPE.md's arithmetic that every lowering of `rope.apply`
+// The pieces of SEMANTICS.md's arithmetic that every lowering of `rope.apply`
 // emits the same way, whether on scalars (the linalg decomposition) or on
 // vectors of the P/2 frequencies (the vector lowering): the angle's precision
 // method (§5), magnitude and direction (§1, §4), the runtime length of
@@ -44,7 +44,7 @@ Value convertFloat(OpBuilder &b, Location loc, Value value, Type to);
 Value toI64(OpBuilder &b, Location loc, Value value);
 
 /// (cos, sin) of `position * theta` in element type `computeType`, per
-/// ROPE.md §5: the angle is formed in f64 and reduced to [-pi, pi] by a
+/// SEMANTICS.md §5: the angle is formed in f64 and reduced to [-pi, pi] by a
 /// two-constant Cody-Waite step with FMAs before it is rounded to
 /// `computeType`. `position` and `theta` are f64 values of one shape (scalar
 /// or vector).
@@ -92,7 +92,7 @@ bool hasConstantFrequencyTables(FrequencyAttrInterface freqs);
 std::pair<Value, Value> buildCosSinOfPhase(OpBuilder &b, Location loc,
                                            Value position, Value step);
 
-/// (cos, sin) of a cache row gathered by position (ROPE.md §3): `read` builds
+/// (cos, sin) of a cache row gathered by position (SEMANTICS.md §3): `read` builds
 /// the two reads of row `row` (an index) in `type` (a float type, or a vector
 /// of one), and runs only when 0 <= `position` < `rows` (i64 values); any
 /// other position reads nothing and yields NaN. A branch, not a select of a

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The meaning of `rope.apply` (ROPE.md §1-§5), written once for the linalg
+// The meaning of `rope.apply` (SEMANTICS.md §1-§5), written once for the linalg
 // decomposition, the vector lowering and the GPU kernel:
 //   - the call's runtime length (dynamic frequency schemes),
 //   - the position of a token (explicit, offset + index, per-row offset,

@@ -8,10 +8,10 @@
 //===----------------------------------------------------------------------===//
 //
 // The FrequencyAttrInterface implementations: one attribute per scheme of
-// SEMANTICS.md §4. Static schemes compute their table in float64 at compile time
-// (folded into the IR as a constant, so its accuracy is that of libm and its
-// run-time cost zero). Dynamic schemes (dynamic NTK, LongRoPE) depend on the
-// call's runtime length and build IR that computes the P/2 frequencies once
+// SEMANTICS.md §4. Static schemes compute their table in float64 at compile
+// time (folded into the IR as a constant, so its accuracy is that of libm and
+// its run-time cost zero). Dynamic schemes (dynamic NTK, LongRoPE) depend on
+// the call's runtime length and build IR that computes the P/2 frequencies once
 // per call, before the per-(position, frequency) cos/sin table.
 //
 //===----------------------------------------------------------------------===//

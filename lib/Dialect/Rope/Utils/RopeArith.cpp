@@ -154,16 +154,15 @@ Value mlir::rope::toI64(OpBuilder &b, Location loc, Value value) {
 std::pair<Value, Value>
 mlir::rope::buildCosSinOfAngle(OpBuilder &b, Location loc, Value position,
                                Value theta, Type computeType) {
-  // Precision (SEMANTICS.md §5): the angle pos * theta_i is formed in f64 (pos is
-  // exact below 2^53, the product has relative error 2^-53), then reduced
-  // to [-pi, pi] by a two-constant Cody-Waite step with FMAs: the first FMA
-  // is exact and the second rounds once, so the reduction adds at most half
-  // an ulp of |r| < 4 (2^-52 rad) at any |angle| below 2^50, no more than
-  // the product's own error once |angle| >= 2. Only the reduced angle is
-  // rounded to f32 before cos/sin, so f32 results stay within the 1e-6
-  // contract (measured maxima ~3e-7) at every position up to 2^24 and
-  // beyond, where `f32(pos) * f32(theta)` is off by up to ~1 rad
-  // (docs/PRECISION.md).
+  // Precision (SEMANTICS.md §5): the angle pos * theta_i is formed in f64 (pos
+  // is exact below 2^53, the product has relative error 2^-53), then reduced to
+  // [-pi, pi] by a two-constant Cody-Waite step with FMAs: the first FMA is
+  // exact and the second rounds once, so the reduction adds at most half an ulp
+  // of |r| < 4 (2^-52 rad) at any |angle| below 2^50, no more than the
+  // product's own error once |angle| >= 2. Only the reduced angle is rounded to
+  // f32 before cos/sin, so f32 results stay within the 1e-6 contract (measured
+  // maxima ~3e-7) at every position up to 2^24 and beyond, where `f32(pos) *
+  // f32(theta)` is off by up to ~1 rad (docs/PRECISION.md).
   Type f64Type = theta.getType();
   auto cst = [&](double v) { return buildFloatConstant(b, loc, f64Type, v); };
   Value angle = arith::MulFOp::create(b, loc, position, theta);

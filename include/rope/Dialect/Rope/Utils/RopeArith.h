@@ -92,10 +92,10 @@ bool hasConstantFrequencyTables(FrequencyAttrInterface freqs);
 std::pair<Value, Value> buildCosSinOfPhase(OpBuilder &b, Location loc,
                                            Value position, Value step);
 
-/// (cos, sin) of a cache row gathered by position (SEMANTICS.md §3): `read` builds
-/// the two reads of row `row` (an index) in `type` (a float type, or a vector
-/// of one), and runs only when 0 <= `position` < `rows` (i64 values); any
-/// other position reads nothing and yields NaN. A branch, not a select of a
+/// (cos, sin) of a cache row gathered by position (SEMANTICS.md §3): `read`
+/// builds the two reads of row `row` (an index) in `type` (a float type, or a
+/// vector of one), and runs only when 0 <= `position` < `rows` (i64 values);
+/// any other position reads nothing and yields NaN. A branch, not a select of a
 /// clamped read: an empty cache has no row to clamp to.
 std::pair<Value, Value> buildGatherOrNaN(
     OpBuilder &b, Location loc, Value position, Value rows, Type type,

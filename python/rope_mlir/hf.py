@@ -592,7 +592,9 @@ def _layer_overrides(config: Mapping[str, Any], layer_type: Optional[str],
     per_layer = config.get("per_layer_config")
     if per_layer is None:
         return config
-    overrides = _per_layer_rope_values(per_layer)
+    layers = config.get("num_hidden_layers")
+    overrides = _per_layer_rope_values(
+        per_layer, _layer_count(config) if layers is not None else None)
     if layer is not None:
         chosen = overrides.get(layer, {})
     else:
@@ -626,9 +628,12 @@ _READ_KEYS = frozenset(
     tuple(c for m in _ATTRIBUTE_MAP.values() for c in m.values()))
 
 
-def _per_layer_rope_values(per_layer: Any) -> dict:
+def _per_layer_rope_values(per_layer: Any,
+                           layers: Optional[int] = None) -> dict:
     """per_layer_config as {layer index: {key: value}}, RoPE keys only
-    (transformers writes the indices as strings, zero-padded: "05")."""
+    (transformers writes the indices as strings, zero-padded: "05"). An
+    index outside [0, layers) (num_hidden_layers, where the config has it)
+    names no layer: an error, not an override silently unused."""
     if not isinstance(per_layer, Mapping) or not all(
             isinstance(v, Mapping) for v in per_layer.values()):
         raise ValueError("per_layer_config must map layer indices to dicts, "
@@ -641,6 +646,10 @@ def _per_layer_rope_values(per_layer: Any) -> dict:
         except (TypeError, ValueError):
             raise ValueError(f"per_layer_config keys must be layer indices, "
                              f"got {key!r}") from None
+        if index < 0 or (layers is not None and index >= layers):
+            raise ValueError(
+                f"per_layer_config key {key!r} is not a layer index in "
+                f"[0, {layers if layers is not None else 'num_hidden_layers'})")
         out[index] = {k: v for k, v in values.items() if k in _READ_KEYS}
     return out
 

@@ -714,3 +714,59 @@ def test_per_layer_config_errors(change, message):
     assert rope_mlir.from_hf_config(plain, layer=3).head_dim == 512
     with pytest.raises(ValueError, match="layer must be an index"):
         rope_mlir.from_hf_config(plain, layer=4)
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda c: [1, 2], "config must be a dict"),
+    (lambda c: {k: v for k, v in c.items() if k != "num_hidden_layers"},
+     "needs num_hidden_layers"),
+    (lambda c: dict(c, num_hidden_layers=True), "num_hidden_layers must be"),
+    (lambda c: dict(c, num_hidden_layers=0), "num_hidden_layers must be"),
+    (lambda c: dict(c, layer_types=["sliding_attention"]),
+     "layer_types does not name layer 1"),
+    (lambda c: dict(c, per_layer_config=[1]), "per_layer_config must map"),
+    (lambda c: dict(c, per_layer_config={"02": 5}),
+     "per_layer_config must map"),
+    (lambda c: dict(c, per_layer_config={"x": {"head_dim": 512}}),
+     "per_layer_config keys must be layer indices"),
+    # An override for a layer the model does not have is never silently
+    # unused.
+    (lambda c: dict(c, per_layer_config={"09": {"head_dim": 512}}),
+     r"per_layer_config key '09' is not a layer index in \[0, 4\)"),
+    (lambda c: dict(c, per_layer_config={"-1": {"head_dim": 512}}),
+     "per_layer_config key '-1' is not a layer index"),
+    (lambda c: dict(c, per_layer_config={"02": {"head_dim": "512"}}),
+     "head_dim must be an integer"),
+    (lambda c: dict(c, per_layer_config={"02": {"head_dim": -512}}),
+     "head_dim must be a positive integer"),
+])
+def test_rope_layer_specs_bad_config(change, message):
+    with pytest.raises(ValueError, match=message):
+        hf.rope_layer_specs(change(GEMMA4))
+
+
+def test_rope_layer_specs_bad_arguments():
+    """rope_layer_specs' specs check what reaches the kernel: the layout
+    argument, x's head dim and dtype, positions' dtype and shape, and out
+    (read-only, undersized) before any compiled code runs."""
+    with pytest.raises(ValueError, match="layout must be"):
+        hf.rope_layer_specs(GEMMA4, layout="diagonal")
+    full = hf.rope_layer_specs(GEMMA4)[2]
+    x = np.zeros((4, 2, 512), np.float32)
+    with pytest.raises(ValueError, match="head dim 256, the config's is 512"):
+        full.apply(np.zeros((4, 2, 256), np.float32), np.arange(4))
+    with pytest.raises(TypeError, match="unsupported data type int32"):
+        full.apply(x.astype(np.int32), np.arange(4))
+    with pytest.raises(TypeError, match="positions must be integers"):
+        full.apply(x, np.arange(4.0))
+    with pytest.raises(ValueError, match="positions have shape"):
+        full.apply(x, np.arange(5))
+    read_only = np.zeros_like(x)
+    read_only.flags.writeable = False
+    with pytest.raises(ValueError, match="out is read-only"):
+        full.apply(x, np.arange(4), out=read_only)
+    with pytest.raises(ValueError, match=r"out has shape \(3, 2, 512\)"):
+        full.apply(x, np.arange(4), out=np.zeros((3, 2, 512), np.float32))
+    # And the good call still runs: the rotation of position 0 is x.
+    x[0] = 1.0
+    assert np.array_equal(full.apply(x, np.arange(4))[0], x[0])

@@ -39,6 +39,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "rope/Dialect/Rope/Utils/RopeArith.h"
 #include "rope/Transforms/AttentionTiling.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -53,16 +54,6 @@ using namespace mlir;
 using namespace mlir::rope;
 
 namespace {
-
-/// `value` (a float) as `type`: extended or truncated.
-Value convertFloat(OpBuilder &b, Location loc, Value value, FloatType type) {
-  auto from = cast<FloatType>(value.getType());
-  if (from == type)
-    return value;
-  if (from.getWidth() < type.getWidth())
-    return arith::ExtFOp::create(b, loc, type, value);
-  return arith::TruncFOp::create(b, loc, type, value);
-}
 
 /// `value` reduced with `combine` (a max or a min) over every element, from
 /// `init`: innermost dim first, so that the row reductions vectorize.

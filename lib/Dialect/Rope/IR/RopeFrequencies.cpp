@@ -198,21 +198,28 @@ Value mlir::rope::detail::buildFrequencyTableFromElements(
     Value constant = buildConstantFrequencyTable(nb, nloc, table);
     return tensor::ExtractOp::create(nb, nloc, constant, ValueRange{index});
   };
-  int64_t numPairs = rotaryDim / 2;
-  Type f64 = builder.getF64Type();
-  Value init =
-      tensor::EmptyOp::create(builder, loc, ArrayRef<int64_t>{numPairs}, f64);
+  return buildPerPairTable(builder, loc, rotaryDim / 2, builder.getF64Type(),
+                           [&](OpBuilder &nb, Location nloc, Value index) {
+                             return freqs.buildInverseFrequencyAt(
+                                 nb, nloc, state, index,
+                                 /*lanes=*/0, rotaryDim, readByExtract);
+                           });
+}
+
+Value mlir::rope::detail::buildPerPairTable(
+    OpBuilder &builder, Location loc, int64_t numPairs, Type element,
+    function_ref<Value(OpBuilder &, Location, Value index)> valueAt) {
+  Value init = tensor::EmptyOp::create(builder, loc,
+                                       ArrayRef<int64_t>{numPairs}, element);
   MLIRContext *ctx = builder.getContext();
   return linalg::GenericOp::create(
              builder, loc, TypeRange{init.getType()}, ValueRange{},
              ValueRange{init}, {AffineMap::getMultiDimIdentityMap(1, ctx)},
              {utils::IteratorType::parallel},
              [&](OpBuilder &nb, Location nloc, ValueRange) {
-               Value index = linalg::IndexOp::create(nb, nloc, 0);
-               Value theta = freqs.buildInverseFrequencyAt(
-                   nb, nloc, state, index, /*lanes=*/0, rotaryDim,
-                   readByExtract);
-               linalg::YieldOp::create(nb, nloc, ValueRange{theta});
+               Value value =
+                   valueAt(nb, nloc, linalg::IndexOp::create(nb, nloc, 0));
+               linalg::YieldOp::create(nb, nloc, ValueRange{value});
              })
       .getResult(0);
 }

@@ -351,21 +351,12 @@ Value mlir::rope::buildPhaseStepTable(OpBuilder &b, Location loc, ApplyOp op,
         return tensor::ExtractOp::create(tb, tloc, values, ValueRange{at})
             .getResult();
       });
-  int64_t numPairs = rotaryDim / 2;
-  Value init = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{numPairs},
-                                       b.getI64Type());
-  MLIRContext *ctx = b.getContext();
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{init.getType()}, ValueRange{}, ValueRange{init},
-             {AffineMap::getMultiDimIdentityMap(1, ctx)},
-             {utils::IteratorType::parallel},
-             [&](OpBuilder &nb, Location nloc, ValueRange) {
-               Value step = freqs.buildPhaseStepAt(
-                   nb, nloc, state, linalg::IndexOp::create(nb, nloc, 0),
-                   /*lanes=*/0, rotaryDim, readByExtract);
-               linalg::YieldOp::create(nb, nloc, ValueRange{step});
-             })
-      .getResult(0);
+  return detail::buildPerPairTable(
+      b, loc, rotaryDim / 2, b.getI64Type(),
+      [&](OpBuilder &nb, Location nloc, Value index) {
+        return freqs.buildPhaseStepAt(nb, nloc, state, index, /*lanes=*/0,
+                                      rotaryDim, readByExtract);
+      });
 }
 
 std::function<Value(OpBuilder &, Location, ArrayRef<double>, Value, int64_t)>

@@ -52,6 +52,12 @@ Value buildConstantFrequencyTable(OpBuilder &builder, Location loc,
 Value buildFrequencyTableFromElements(OpBuilder &builder, Location loc,
                                       FrequencyAttrInterface freqs,
                                       Value length, int64_t rotaryDim);
+/// A `tensor<numPairs x element>` built by one `linalg.generic` over the
+/// pairs whose body yields `valueAt(pair index)`: how a per-call table (f64
+/// thetas, or i64 phase steps) is computed once per call.
+Value buildPerPairTable(
+    OpBuilder &builder, Location loc, int64_t numPairs, Type element,
+    function_ref<Value(OpBuilder &, Location, Value index)> valueAt);
 } // namespace mlir::rope::detail
 
 #include "rope/Dialect/Rope/IR/RopeEnums.h.inc"

@@ -176,6 +176,49 @@ struct UnrollStridedTransferWrite : OpRewritePattern<vector::TransferWriteOp> {
   int64_t maxLanes;
 };
 
+/// A float vector.reduction (a row's sum, max or min) as a tree of
+/// elementwise ops on halves of the vector. LLVM lowers an ordered fadd
+/// reduction to a serial chain of scalar adds (a latency of one add per
+/// lane) and fmaximum/fminimum reductions, whose NaN and signed-zero rules
+/// no x86 horizontal instruction has, to scalar compare-and-select per
+/// lane; halving keeps every level a vector op with the same NaN rules.
+/// For sums this is pairwise summation: another rounding than the serial
+/// order, with an error bound of log2(n) instead of n roundings.
+struct ReductionAsTree : OpRewritePattern<vector::ReductionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::ReductionOp op,
+                                PatternRewriter &rewriter) const override {
+    using Kind = vector::CombiningKind;
+    VectorType type = op.getSourceVectorType();
+    Kind kind = op.getKind();
+    if (!isa<FloatType>(type.getElementType()) || type.getRank() != 1 ||
+        type.isScalable() || !llvm::isPowerOf2_64(type.getNumElements()) ||
+        type.getNumElements() < 2 || op.isMasked() ||
+        !llvm::is_contained({Kind::ADD, Kind::MUL, Kind::MAXIMUMF,
+                             Kind::MINIMUMF, Kind::MAXNUMF, Kind::MINNUMF},
+                            kind))
+      return rewriter.notifyMatchFailure(op, "not a float reduction of a "
+                                             "power-of-two vector");
+    Location loc = op.getLoc();
+    Value v = op.getVector();
+    for (int64_t n = type.getNumElements(); n > 1; n /= 2) {
+      SmallVector<int64_t> low = llvm::to_vector(llvm::seq<int64_t>(0, n / 2));
+      SmallVector<int64_t> high = llvm::to_vector(llvm::seq<int64_t>(n / 2, n));
+      Value lo = vector::ShuffleOp::create(rewriter, loc, v, v, low);
+      Value hi = vector::ShuffleOp::create(rewriter, loc, v, v, high);
+      v = vector::makeArithReduction(rewriter, loc, kind, lo, hi,
+                                     op.getFastmathAttr());
+    }
+    Value result = vector::ExtractOp::create(rewriter, loc, v, 0);
+    if (Value acc = op.getAcc())
+      result = vector::makeArithReduction(rewriter, loc, kind, result, acc,
+                                          op.getFastmathAttr());
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 struct RopeVectorizeElementwisePass
     : rope::impl::RopeVectorizeElementwisePassBase<
           RopeVectorizeElementwisePass> {
@@ -260,6 +303,7 @@ struct RopeVectorizeElementwisePass
       RewritePatternSet patterns(context);
       patterns.add<UnrollStridedTransferRead, UnrollStridedTransferWrite>(
           context, maxLanes);
+      patterns.add<ReductionAsTree>(context);
       if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
         return signalPassFailure();
     }

@@ -4,13 +4,22 @@
 // BAD: rope-vectorize-elementwise: max-lanes must be at least 4
 
 // The online-softmax steps on a [G=4, 64 keys] score tile: the row max is
-// one vector.reduction per row, exp(s - max) is 64-lane arithmetic with
-// the polynomial exp (no math.exp left for libm), one row per iteration.
+// a tree of vector maxima per row (halves of 32, 16, ... lanes; no
+// vector.reduction, which LLVM lowers lane by lane), exp(s - max) is
+// 64-lane arithmetic with the polynomial exp (no math.exp left for libm),
+// one row per iteration.
 // CHECK-LABEL: func.func @softmax_rows(
 //   CHECK-NOT:   linalg.
 //       CHECK:   scf.for %[[R:.*]] = %c0 to %c4 step %c1
 //       CHECK:     %[[ROW:.*]] = vector.load {{.*}} vector<64xf32>
-//       CHECK:     vector.reduction <maxnumf>, %[[ROW]], %{{.*}} : vector<64xf32> into f32
+//   CHECK-NOT:     vector.reduction
+//       CHECK:     %[[LO:.*]] = vector.shuffle %[[ROW]], %[[ROW]] [0, 1, {{.*}}, 31] : vector<64xf32>, vector<64xf32>
+//       CHECK:     %[[HI:.*]] = vector.shuffle %[[ROW]], %[[ROW]] [32, 33, {{.*}}, 63] : vector<64xf32>, vector<64xf32>
+//       CHECK:     arith.maxnumf %[[LO]], %[[HI]] : vector<32xf32>
+//       CHECK:     arith.maxnumf %{{.*}} : vector<16xf32>
+//       CHECK:     arith.maxnumf %{{.*}} : vector<2xf32>
+//       CHECK:     %[[TOP:.*]] = vector.extract %{{.*}}[0] : f32 from vector<1xf32>
+//       CHECK:     arith.maxnumf %[[TOP]], %{{.*}} : f32
 //       CHECK:   scf.for %{{.*}} = %c0 to %c4 step %c1
 //       CHECK:     %[[M:.*]] = vector.broadcast %{{.*}} : f32 to vector<64xf32>
 //       CHECK:     arith.subf %{{.*}}, %[[M]] : vector<64xf32>
@@ -21,7 +30,7 @@
 // With rows longer than max-lanes: tiles of 32 lanes within each row.
 // SPLIT-LABEL: func.func @softmax_rows(
 //       SPLIT:   scf.for
-//       SPLIT:     vector.reduction <maxnumf>, %{{.*}}, %{{.*}} : vector<32xf32> into f32
+//       SPLIT:     arith.maxnumf %{{.*}}, %{{.*}} : vector<16xf32>
 func.func @softmax_rows(%s: memref<1x1x4x1x64xf32>, %max: memref<1x1x4x1xf32>, %p: memref<1x1x4x1x64xf32>) {
   linalg.generic {indexing_maps = [affine_map<(b, h, g, m, n) -> (b, h, g, m, n)>, affine_map<(b, h, g, m, n) -> (b, h, g, m)>],
                   iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
@@ -124,5 +133,32 @@ func.func @i1_buffers_left_alone(%a: memref<4x16xf32>, %b: memref<4x16xf32>, %m:
 //   CHECK-NOT:   vector.transfer
 func.func @transpose_weight(%w: memref<32x16xf32>, %t: memref<16x32xf32>) {
   linalg.transpose ins(%w : memref<32x16xf32>) outs(%t : memref<16x32xf32>) permutation = [1, 0]
+  return
+}
+
+// -----
+
+// A row sum (the softmax denominator) is pairwise: halves added as
+// vectors, then the accumulator once; no ordered vector.reduction, which
+// LLVM lowers to one dependent scalar add per lane.
+// CHECK-LABEL: func.func @row_sum(
+//   CHECK-NOT:   vector.reduction
+//       CHECK:   %[[ROW:.*]] = vector.load {{.*}} vector<32xf32>
+//       CHECK:   arith.addf %{{.*}}, %{{.*}} : vector<16xf32>
+//       CHECK:   arith.addf %{{.*}}, %{{.*}} : vector<8xf32>
+//       CHECK:   arith.addf %{{.*}}, %{{.*}} : vector<4xf32>
+//       CHECK:   arith.addf %{{.*}}, %{{.*}} : vector<2xf32>
+//       CHECK:   arith.addf %{{.*}}, %{{.*}} : vector<1xf32>
+//       CHECK:   %[[TOP:.*]] = vector.extract %{{.*}}[0] : f32 from vector<1xf32>
+//       CHECK:   arith.addf %[[TOP]], %{{.*}} : f32
+//   CHECK-NOT:   vector.reduction
+func.func @row_sum(%p: memref<8x32xf32>, %sum: memref<8xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(r, n) -> (r, n)>, affine_map<(r, n) -> (r)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%p : memref<8x32xf32>) outs(%sum : memref<8xf32>) {
+  ^bb0(%x: f32, %s: f32):
+    %r = arith.addf %x, %s : f32
+    linalg.yield %r : f32
+  }
   return
 }

@@ -116,6 +116,13 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
   if (options.vectorizeContractions) {
     RopeVectorizeContractionsPassOptions contractions;
     contractions.vectorBits = options.contractionVectorBits;
+    contractions.slabBytes = options.contractionSlabBytes;
+    if (options.contractionRows > 0)
+      contractions.rows = options.contractionRows;
+    if (options.contractionVectorsPerRow > 0)
+      contractions.vectorsPerRow = options.contractionVectorsPerRow;
+    if (options.contractionColumns > 0)
+      contractions.columns = options.contractionColumns;
     pm.addNestedPass<func::FuncOp>(
         createRopeVectorizeContractionsPass(contractions));
     RopeVectorizeElementwisePassOptions elementwise;

@@ -32,6 +32,9 @@ GENERIC = {
     "m_vector": "bkm,bnk->bnm",
     # No unit-stride dim to vectorize along: left to scalar loops.
     "no_unit_dim": "bmk,bkn->bnm",
+    # A GQA prefill tile: K shared by the query heads g (not indexed by
+    # them), so packed once for them all when the dot form is packed.
+    "shared_k": "bgmk,bnk->bgmn",
 }
 LETTERS = "bhgmnk"
 
@@ -112,12 +115,30 @@ def test_contraction_f64(kind, dynamic):
     run_case(kind, (2, 9, 35, 24), dynamic, True, np.float64, "f64")
 
 
-def run_case(kind, size, dynamic, vectorize, dtype, element):
+# The dot form with K transposed into a buffer first (rows >= 16, static
+# extents that are multiples of the lanes, 8 or 16): each vector width, the
+# packing per outer index (h) or shared (g, b of 1), key blocks of the slab
+# (slab-bytes) dividing the keys or not, and the plain dot form beside it
+# (slab-bytes=0 changes no form; rows=2 below 16: not packed).
+PACKED = [(kind, size, bits, slab)
+          for kind in ("generic", "gqa", "shared_k")
+          for size in ((1, 32, 64, 128), (2, 16, 48, 32), (1, 24, 80, 16))
+          for bits in (256, 512)
+          for slab in (16384, 4096, 0)]
+
+
+@pytest.mark.parametrize("kind,size,bits,slab", PACKED)
+def test_packed_contraction(kind, size, bits, slab):
+    run_case(kind, size, False, True, np.float32, "f32",
+             f" contraction-vector-bits={bits} contraction-slab-bytes={slab}")
+
+
+def run_case(kind, size, dynamic, vectorize, dtype, element, options=""):
     a_shape, b_shape, c_shape = shapes(kind, *size)
     module = _jit.compile_module(
         emit(kind, a_shape, b_shape, c_shape, dynamic, element),
         "builtin.module(rope-to-llvm-cpu{emit-c-interface=true "
-        f"vectorize-contractions={str(vectorize).lower()}}})")
+        f"vectorize-contractions={str(vectorize).lower()}{options}}})")
     rng = np.random.default_rng(sum(size) + len(kind))
     a, b, c = (rng.standard_normal(s).astype(dtype)
                for s in (a_shape, b_shape, c_shape))

@@ -1,5 +1,5 @@
 // RUN: rope-opt %s --pass-pipeline="builtin.module(rope-to-llvm-cpu)" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s
-// RUN: rope-opt %s --pass-pipeline="builtin.module(rope-to-llvm-cpu{tile-heads=4 vector-bytes=0 prefetch-rows=0 contraction-vector-bits=512 elementwise-max-lanes=32 outline-max-ops=0 angle=turns})" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=SET
+// RUN: rope-opt %s --pass-pipeline="builtin.module(rope-to-llvm-cpu{tile-heads=4 vector-bytes=0 prefetch-rows=0 contraction-vector-bits=512 contraction-rows=6 contraction-vectors-per-row=3 contraction-columns=2 contraction-slab-bytes=0 elementwise-max-lanes=32 outline-max-ops=0 angle=turns})" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=SET
 // RUN: not rope-opt %s --pass-pipeline="builtin.module(rope-to-llvm-cpu{tile-heads=0})" 2>&1 | FileCheck %s --check-prefix=BAD
 
 // rope-to-llvm-cpu's choices for the vector form, passed to
@@ -17,7 +17,9 @@
 // vector code are then kept as loops in LLVM, and a body of more than 2000
 // operations is given to LLVM in chunks of about that many (issue 33:
 // compile time).
-// CHECK: rope-vectorize-contractions{columns=4 rows=4 vector-bits=256 vectors-per-row=2}
+// Blocks of output columns whose slab of the vector operand is 16 KiB (an
+// L1 data cache holds it next to the tile's rows).
+// CHECK: rope-vectorize-contractions{columns=4 rows=4 slab-bytes=16384 vector-bits=256 vectors-per-row=2}
 // CHECK: rope-vectorize-elementwise{max-lanes=16}
 // CHECK: convert-vector-to-scf
 // CHECK-NEXT: rope-keep-vector-loops
@@ -25,7 +27,7 @@
 // CHECK-NEXT: convert-scf-to-cf
 // SET: convert-rope-to-vector{angle=turns tile-heads=4 vector-bytes=0}
 // SET-NOT: rope-prefetch-strided-rows
-// SET: rope-vectorize-contractions{columns=4 rows=4 vector-bits=512 vectors-per-row=2}
+// SET: rope-vectorize-contractions{columns=2 rows=6 slab-bytes=0 vector-bits=512 vectors-per-row=3}
 // SET: rope-vectorize-elementwise{max-lanes=32}
 // SET-NOT: rope-outline-chunks
 // BAD: convert-rope-to-vector: tile-heads must be >= 1, got 0

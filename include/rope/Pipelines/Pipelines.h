@@ -64,6 +64,30 @@ struct RopeToLLVMCpuPipelineOptions
                      "registers hold the 4x2-vector tile's accumulators; "
                      "512: AVX-512)"),
       llvm::cl::init(256)};
+  PassOptions::Option<int64_t> contractionRows{
+      *this, "contraction-rows",
+      llvm::cl::desc("rope-vectorize-contractions' rows: the rows of a "
+                     "register tile (0: chosen from contraction-vector-bits)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> contractionVectorsPerRow{
+      *this, "contraction-vectors-per-row",
+      llvm::cl::desc("rope-vectorize-contractions' vectors-per-row: the "
+                     "vectors per row of an outer-product tile (0: chosen "
+                     "from contraction-vector-bits)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> contractionColumns{
+      *this, "contraction-columns",
+      llvm::cl::desc("rope-vectorize-contractions' columns: the output "
+                     "columns of a dot tile (0: chosen from "
+                     "contraction-vector-bits)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> contractionSlabBytes{
+      *this, "contraction-slab-bytes",
+      llvm::cl::desc("rope-vectorize-contractions' slab-bytes: the bytes of "
+                     "the vector operand read by every row tile of a block "
+                     "of output columns (sized for the L1 data cache; 0: "
+                     "no blocking)"),
+      llvm::cl::init(16384)};
   PassOptions::Option<int64_t> elementwiseMaxLanes{
       *this, "elementwise-max-lanes",
       llvm::cl::desc("rope-vectorize-elementwise's max-lanes: the longest "

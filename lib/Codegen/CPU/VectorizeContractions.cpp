@@ -82,6 +82,15 @@ struct RegisterTilePlan {
   unsigned rowDim, colDim, reductionDim;
   /// Every other loop dim, iterated one at a time around the tiles.
   SmallVector<unsigned> outerDims;
+  /// OuterProduct from a Dot-shaped contraction: `packSource` (unit stride
+  /// along the reduction, as K in Q·Kᵀ) is first transposed into a stack
+  /// buffer [reduction][columns] of these static extents, which is then the
+  /// vector operand.
+  std::optional<OperandAccess> packSource;
+  int64_t packReduction = 0, packColumns = 0;
+  /// Whether `packSource` is indexed by no outer dim: one packing serves
+  /// every outer index (the query heads of a GQA group).
+  bool packShared = false;
 };
 
 /// The dim of `dims` with the largest extent (dynamic counts as largest; the
@@ -98,8 +107,19 @@ unsigned widestDim(ArrayRef<unsigned> dims, ArrayRef<int64_t> ranges) {
   return best;
 }
 
-FailureOr<RegisterTilePlan> planRegisterTile(linalg::LinalgOp op,
-                                             PatternRewriter &rewriter) {
+void planPacking(RegisterTilePlan &plan,
+                 const rope::ContractionRegisterTile &tile, Type element,
+                 ArrayRef<int64_t> ranges);
+
+/// Packing the vector operand costs about one shuffle per element; it pays
+/// when each packed element is used by at least this many output rows.
+constexpr int64_t kMinRowsToPack = 16;
+/// The packed buffer is on the stack, next to the tile it serves in L1.
+constexpr int64_t kMaxPackBytes = 64 * 1024;
+
+FailureOr<RegisterTilePlan>
+planRegisterTile(linalg::LinalgOp op, const rope::ContractionRegisterTile &tile,
+                 PatternRewriter &rewriter) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
     return rewriter.notifyMatchFailure(op, "not a mul-add contraction on "
@@ -160,7 +180,49 @@ FailureOr<RegisterTilePlan> planRegisterTile(linalg::LinalgOp op,
   for (unsigned d = 0, e = op.getNumLoops(); d < e; ++d)
     if (d != plan.rowDim && d != plan.colDim && d != plan.reductionDim)
       plan.outerDims.push_back(d);
+  if (plan.form == Form::Dot && outDim && *outDim == plan.colDim)
+    planPacking(plan, tile, element, ranges);
   return plan;
+}
+
+/// A Dot-shaped contraction (both inputs contiguous along the reduction)
+/// whose output is contiguous along the vector operand's columns becomes an
+/// outer product over that operand transposed once into a buffer: no
+/// horizontal reduction per output vector (a log2(lanes)-level shuffle tree
+/// for every `columns` outputs), one shuffle per packed element instead.
+/// Only where the packing is reused by enough rows and the extents are
+/// static multiples of the lanes (whole shuffle blocks).
+void planPacking(RegisterTilePlan &plan,
+                 const rope::ContractionRegisterTile &tile, Type element,
+                 ArrayRef<int64_t> ranges) {
+  int64_t bits = element.getIntOrFloatBitWidth();
+  int64_t lanes = tile.vectorBits / bits;
+  int64_t reduction = ranges[plan.reductionDim], columns = ranges[plan.colDim];
+  if (lanes < 2 || !llvm::isPowerOf2_64(lanes) ||
+      ShapedType::isDynamic(reduction) || ShapedType::isDynamic(columns) ||
+      reduction % lanes != 0 || columns % lanes != 0 ||
+      reduction * columns * bits / 8 > kMaxPackBytes)
+    return;
+  // Outer dims of extent 1 (the batch of one attention tile) index it at 0
+  // only.
+  bool shared = llvm::none_of(plan.outerDims, [&](unsigned d) {
+    return ranges[d] != 1 && plan.vectorOperand.map.isFunctionOfDim(d);
+  });
+  // Rows using each packed element: the row dim, times the outer dims the
+  // packing is shared by.
+  int64_t rows = ranges[plan.rowDim];
+  if (shared)
+    for (unsigned d : plan.outerDims)
+      rows = ShapedType::isDynamic(ranges[d]) || ShapedType::isDynamic(rows)
+                 ? ShapedType::kDynamic
+                 : rows * ranges[d];
+  if (!ShapedType::isDynamic(rows) && rows < kMinRowsToPack)
+    return;
+  plan.form = RegisterTilePlan::Form::OuterProduct;
+  plan.packSource = plan.vectorOperand;
+  plan.packReduction = reduction;
+  plan.packColumns = columns;
+  plan.packShared = shared;
 }
 
 Value indexConstant(OpBuilder &b, Location loc, int64_t v) {
@@ -211,7 +273,9 @@ public:
         lanes(std::max<int64_t>(1, tile.vectorBits /
                                        element.getIntOrFloatBitWidth())) {}
 
-  void emit(OpBuilder &b, Location loc, SmallVector<Value> ivs) {
+  /// Output columns [colLo, colHi) of every row.
+  void emit(OpBuilder &b, Location loc, SmallVector<Value> ivs, Value colLo,
+            Value colHi) {
     Value zero = indexConstant(b, loc, 0);
     int64_t rows = std::max<int64_t>(1, tile.rows);
     SmallVector<int64_t> rowWidths = {rows};
@@ -220,10 +284,66 @@ public:
     forEachTile(b, loc, zero, ubs[plan.rowDim], rowWidths,
                 [&](OpBuilder &b, Location loc, Value row, int64_t rowCount) {
                   if (plan.form == RegisterTilePlan::Form::OuterProduct)
-                    emitOuterProductRow(b, loc, ivs, row, rowCount);
+                    emitOuterProductRow(b, loc, ivs, row, rowCount, colLo,
+                                        colHi);
                   else
-                    emitDotRow(b, loc, ivs, row, rowCount);
+                    emitDotRow(b, loc, ivs, row, rowCount, colLo, colHi);
                 });
+  }
+
+  /// Whether one row tile holds every row (a decode step's query group):
+  /// then the vector operand is read once by that tile whatever the order.
+  bool oneRowTile() const {
+    std::optional<int64_t> rows = getConstantIntValue(ubs[plan.rowDim]);
+    return rows && *rows <= std::max<int64_t>(1, tile.rows);
+  }
+
+  /// Vectors per row of an outer-product tile. With one row tile, as many
+  /// as cover a whole row of the output within the accumulators the
+  /// registers hold, so that the vector operand (V in decode) is streamed
+  /// once instead of once per column tile: measured on decode, 4 rows × 8
+  /// vectors of 16 lanes was the fastest tile for a 128-wide row.
+  int64_t vectorsPerRow() const {
+    int64_t perRow = std::max<int64_t>(1, tile.vectorsPerRow);
+    std::optional<int64_t> rows = getConstantIntValue(ubs[plan.rowDim]);
+    std::optional<int64_t> columns = getConstantIntValue(ubs[plan.colDim]);
+    if (!oneRowTile() || !columns || !rows || *rows < 1)
+      return perRow;
+    // x86's vector registers: 32 with AVX-512, 16 with AVX2 (which keeps a
+    // few for the operands).
+    int64_t accumulators = tile.vectorBits >= 512 ? 32 : 12;
+    int64_t whole = llvm::divideCeil(*columns, lanes);
+    return std::max(perRow, std::min(whole, accumulators / *rows));
+  }
+
+  /// The widest column tile: blocks of columns are multiples of it, so that
+  /// only the last block has a tail.
+  int64_t columnTileWidth() const {
+    if (plan.form == RegisterTilePlan::Form::OuterProduct)
+      return lanes * vectorsPerRow();
+    return std::max<int64_t>(1, tile.columns);
+  }
+
+  /// Columns per block: as many column tiles as keep the vector operand's
+  /// slab (the whole reduction for those columns) within `slabBytes`; none
+  /// (0) when the reduction extent is dynamic, blocking is off or one block
+  /// would hold every column anyway.
+  int64_t columnBlock() const {
+    std::optional<int64_t> reduction =
+        getConstantIntValue(ubs[plan.reductionDim]);
+    if (!reduction || tile.slabBytes <= 0 ||
+        (plan.form == RegisterTilePlan::Form::OuterProduct && oneRowTile()))
+      return 0;
+    int64_t width = columnTileWidth();
+    int64_t slabOfTile =
+        *reduction * width * (element.getIntOrFloatBitWidth() / 8);
+    int64_t block = std::max<int64_t>(1, tile.slabBytes /
+                                             std::max<int64_t>(1, slabOfTile)) *
+                    width;
+    std::optional<int64_t> columns = getConstantIntValue(ubs[plan.colDim]);
+    if (columns && *columns <= block)
+      return 0;
+    return block;
   }
 
 private:
@@ -233,14 +353,15 @@ private:
   /// rowCount × (vectorsPerRow vectors), then of one vector, then of one
   /// lane.
   void emitOuterProductRow(OpBuilder &b, Location loc, SmallVector<Value> ivs,
-                           Value row, int64_t rowCount) {
-    int64_t perRow = std::max<int64_t>(1, tile.vectorsPerRow);
+                           Value row, int64_t rowCount, Value colLo,
+                           Value colHi) {
+    int64_t perRow = vectorsPerRow();
     SmallVector<int64_t> widths = {lanes * perRow};
     if (perRow != 1)
       widths.push_back(lanes);
     if (lanes != 1)
       widths.push_back(1);
-    forEachTile(b, loc, indexConstant(b, loc, 0), ubs[plan.colDim], widths,
+    forEachTile(b, loc, colLo, colHi, widths,
                 [&](OpBuilder &b, Location loc, Value col, int64_t width) {
                   int64_t n = std::min(width, lanes);
                   emitOuterProductTile(b, loc, ivs, row, rowCount, col, n,
@@ -298,12 +419,12 @@ private:
   /// Rows [row, row + rowCount) of the output, all columns: tiles of
   /// rowCount × `columns` output elements, then rowCount × 1.
   void emitDotRow(OpBuilder &b, Location loc, SmallVector<Value> ivs, Value row,
-                  int64_t rowCount) {
+                  int64_t rowCount, Value colLo, Value colHi) {
     int64_t columns = std::max<int64_t>(1, tile.columns);
     SmallVector<int64_t> widths = {columns};
     if (columns != 1)
       widths.push_back(1);
-    forEachTile(b, loc, indexConstant(b, loc, 0), ubs[plan.colDim], widths,
+    forEachTile(b, loc, colLo, colHi, widths,
                 [&](OpBuilder &b, Location loc, Value col, int64_t width) {
                   emitDotTile(b, loc, ivs, row, rowCount, col, width);
                 });
@@ -444,6 +565,63 @@ private:
   int64_t lanes;
 };
 
+/// `vectors` (n vectors of n lanes, rows of a square block) transposed:
+/// log2(n) stages, each swapping one bit of the row index with the same bit
+/// of the lane index between pairs of vectors (two shuffles per pair).
+SmallVector<Value> transposeSquare(OpBuilder &b, Location loc,
+                                   SmallVector<Value> vectors) {
+  int64_t n = vectors.size();
+  for (int64_t bit = 1; bit < n; bit *= 2) {
+    SmallVector<int64_t> low, high;
+    for (int64_t lane = 0; lane < n; ++lane) {
+      // Row i (bit clear) keeps its lanes with the bit clear and takes row
+      // i|bit's lanes with the bit set from their lane ^ bit; row i|bit
+      // the other way round.
+      low.push_back(lane & bit ? n + (lane ^ bit) : lane);
+      high.push_back(lane & bit ? n + lane : lane | bit);
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      if (i & bit)
+        continue;
+      Value a = vectors[i], c = vectors[i | bit];
+      vectors[i] = vector::ShuffleOp::create(b, loc, a, c, low);
+      vectors[i | bit] = vector::ShuffleOp::create(b, loc, a, c, high);
+    }
+  }
+  return vectors;
+}
+
+/// Fills `packed` ([reduction][columns]) with the plan's pack source
+/// transposed, at the outer-dim values of `ivs`, in square blocks of
+/// `lanes`.
+void emitPack(OpBuilder &b, Location loc, const RegisterTilePlan &plan,
+              Value packed, int64_t lanes, SmallVector<Value> ivs) {
+  Type element = getElementTypeOrSelf(packed);
+  VectorType type = VectorType::get({lanes}, element);
+  Value zero = indexConstant(b, loc, 0);
+  Value step = indexConstant(b, loc, lanes);
+  scf::buildLoopNest(
+      b, loc, ValueRange{zero, zero},
+      ValueRange{indexConstant(b, loc, plan.packColumns),
+                 indexConstant(b, loc, plan.packReduction)},
+      ValueRange{step, step}, [&](OpBuilder &b, Location loc, ValueRange at) {
+        Value column = at[0], reduction = at[1];
+        SmallVector<Value> rows;
+        for (int64_t i = 0; i < lanes; ++i) {
+          ivs[plan.colDim] = addIndex(b, loc, column, i);
+          ivs[plan.reductionDim] = reduction;
+          rows.push_back(vector::LoadOp::create(b, loc, type,
+                                                plan.packSource->memref,
+                                                plan.packSource->indices(ivs)));
+        }
+        SmallVector<Value> columns = transposeSquare(b, loc, rows);
+        for (int64_t j = 0; j < lanes; ++j)
+          vector::StoreOp::create(
+              b, loc, columns[j], packed,
+              ValueRange{addIndex(b, loc, reduction, j), column});
+      });
+}
+
 /// One contraction on buffers -> loops over register tiles.
 struct ContractionToRegisterTiles
     : OpInterfaceRewritePattern<linalg::LinalgOp> {
@@ -453,22 +631,92 @@ struct ContractionToRegisterTiles
 
   LogicalResult matchAndRewrite(linalg::LinalgOp op,
                                 PatternRewriter &rewriter) const override {
-    FailureOr<RegisterTilePlan> plan = planRegisterTile(op, rewriter);
+    FailureOr<RegisterTilePlan> plan = planRegisterTile(op, tile, rewriter);
     if (failed(plan))
       return failure();
     Location loc = op.getLoc();
+
     SmallVector<Value> ubs = llvm::map_to_vector(
         op.createLoopRanges(rewriter, loc), [&](Range range) {
           return getValueOrCreateConstantIndexOp(rewriter, loc, range.size);
         });
     Type element = getElementTypeOrSelf(op.getDpsInitOperand(0)->get());
+    int64_t lanes = tile.vectorBits / element.getIntOrFloatBitWidth();
+    // The packed operand: [reduction][columns], read by the outer-product
+    // tiles along the columns. Packed once here when every outer index
+    // shares it, else per outer index (emitAt).
+    auto allocatePacked = [&](OpBuilder &b, Location loc) {
+      auto type =
+          MemRefType::get({plan->packReduction, plan->packColumns}, element);
+      // On the heap: a stack buffer inside loops (the query-tile forall
+      // becomes an scf.for on one thread) would grow the stack per trip.
+      Value packed = memref::AllocOp::create(b, loc, type, ValueRange{},
+                                             b.getI64IntegerAttr(64));
+      plan->vectorOperand = {
+          packed,
+          AffineMap::get(op.getNumLoops(), 0,
+                         {b.getAffineDimExpr(plan->reductionDim),
+                          b.getAffineDimExpr(plan->colDim)},
+                         b.getContext()),
+          plan->colDim};
+      return packed;
+    };
+    Value sharedPack;
+    if (plan->packSource && plan->packShared) {
+      sharedPack = allocatePacked(rewriter, loc);
+      // Indexed by no outer dim of extent other than 1.
+      SmallVector<Value> ivs(op.getNumLoops());
+      for (unsigned d : plan->outerDims)
+        ivs[d] = indexConstant(rewriter, loc, 0);
+      emitPack(rewriter, loc, *plan, sharedPack, lanes, ivs);
+    }
     RegisterTileEmitter emitter(*plan, tile, ubs, element);
+    int64_t block = emitter.columnBlock();
+    Value zero = indexConstant(rewriter, loc, 0);
+    Value columns = ubs[plan->colDim];
 
+    // Columns [lo, hi) of every row and outer index: one block at a time
+    // when blocking, so that the vector operand's slab of the block is read
+    // from L1 by every row tile instead of streaming the whole operand once
+    // per row tile.
+    auto emitColumns = [&](OpBuilder &b, Location loc, SmallVector<Value> ivs,
+                           Value lo,
+                           Value hi) { emitter.emit(b, loc, ivs, lo, hi); };
+    auto forEachBlock =
+        [&](OpBuilder &b, Location loc,
+            function_ref<void(OpBuilder &, Location, Value, Value)> body) {
+          if (block == 0)
+            return body(b, loc, zero, columns);
+          scf::ForOp::create(
+              b, loc, zero, columns, indexConstant(b, loc, block), ValueRange{},
+              [&](OpBuilder &b, Location loc, Value lo, ValueRange) {
+                Value hi = arith::MinUIOp::create(
+                    b, loc,
+                    arith::AddIOp::create(b, loc, lo,
+                                          indexConstant(b, loc, block)),
+                    columns);
+                body(b, loc, lo, hi);
+                scf::YieldOp::create(b, loc);
+              });
+        };
     auto emitAt = [&](OpBuilder &b, Location loc, ValueRange outer) {
+      // The caller goes on after this body (a yield, in_parallel).
+      OpBuilder::InsertionGuard guard(b);
       SmallVector<Value> ivs(op.getNumLoops());
       for (auto [d, iv] : llvm::zip(plan->outerDims, outer))
         ivs[d] = iv;
-      emitter.emit(b, loc, ivs);
+      // A packing per outer index: its own buffer, so that the iterations
+      // of a parallel outer loop do not share one.
+      Value ownPack;
+      if (plan->packSource && !plan->packShared) {
+        ownPack = allocatePacked(b, loc);
+        emitPack(b, loc, *plan, ownPack, lanes, ivs);
+      }
+      forEachBlock(b, loc, [&](OpBuilder &b, Location loc, Value lo, Value hi) {
+        emitColumns(b, loc, ivs, lo, hi);
+      });
+      if (ownPack)
+        memref::DeallocOp::create(b, loc, ownPack);
     };
     // The outer dims (batch, heads) are independent: an scf.forall, which
     // rope-to-llvm-cpu runs on OpenMP threads with num-threads != 1. Not
@@ -492,8 +740,30 @@ struct ContractionToRegisterTiles
         outerUbs.push_back(ubs[d]);
         steps.push_back(indexConstant(rewriter, loc, 1));
       }
-      scf::buildLoopNest(rewriter, loc, lbs, outerUbs, steps, emitAt);
+      // A vector operand shared by every outer index (K or V of a GQA
+      // group, whose query heads are an outer dim): its block's slab is
+      // reused across them all before the next block.
+      bool shared = llvm::none_of(plan->outerDims, [&](unsigned d) {
+        return plan->vectorOperand.map.isFunctionOfDim(d);
+      });
+      if (block != 0 && shared && !plan->outerDims.empty()) {
+        forEachBlock(
+            rewriter, loc, [&](OpBuilder &b, Location loc, Value lo, Value hi) {
+              scf::buildLoopNest(
+                  b, loc, lbs, outerUbs, steps,
+                  [&](OpBuilder &b, Location loc, ValueRange outer) {
+                    SmallVector<Value> ivs(op.getNumLoops());
+                    for (auto [d, iv] : llvm::zip(plan->outerDims, outer))
+                      ivs[d] = iv;
+                    emitColumns(b, loc, ivs, lo, hi);
+                  });
+            });
+      } else {
+        scf::buildLoopNest(rewriter, loc, lbs, outerUbs, steps, emitAt);
+      }
     }
+    if (sharedPack)
+      memref::DeallocOp::create(rewriter, loc, sharedPack);
     rewriter.eraseOp(op);
     return success();
   }
@@ -508,9 +778,10 @@ struct RopeVectorizeContractionsPass
   static constexpr int64_t kMaxVectorBits = 4096;
   static constexpr int64_t kMaxTileSize = 64;
   void runOnOperation() override {
-    if (vectorBits < 1 || rows < 1 || vectorsPerRow < 1 || columns < 1) {
+    if (vectorBits < 1 || rows < 1 || vectorsPerRow < 1 || columns < 1 ||
+        slabBytes < 0) {
       getOperation()->emitError("rope-vectorize-contractions: tile sizes "
-                                "must be positive");
+                                "must be positive (slab-bytes at least 0)");
       return signalPassFailure();
     }
     // Every accumulator of a tile is unrolled: bounds far above any register
@@ -529,6 +800,7 @@ struct RopeVectorizeContractionsPass
     tile.rows = rows;
     tile.vectorsPerRow = vectorsPerRow;
     tile.columns = columns;
+    tile.slabBytes = slabBytes;
     RewritePatternSet patterns(&getContext());
     rope::populateRopeVectorizeContractionsPatterns(patterns, tile);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

@@ -62,7 +62,19 @@ def RopeVectorizeContractionsPass : Pass<"rope-vectorize-contractions"> {
       the reduction dim; when they are as many as the lanes (4×4 of 16 f32)
       they are reduced together at the end (pairs shuffled side by side and
       added, log2(lanes) levels) into one vector of scores, otherwise each
-      horizontally.
+      horizontally;
+    - packed outer product, for a dot-shaped contraction with enough rows
+      (at least 16 per packed element, counting the outer dims that share
+      the operand: a GQA group's heads) and static extents that are
+      multiples of the lanes: the column operand is first transposed into a
+      heap buffer `[reduction][columns]` (lanes × lanes blocks of shuffles;
+      once for all the outer indices that do not index it), then read as in
+      the outer-product form.
+
+    Output columns are taken in blocks whose slab of the vector operand
+    (the whole reduction for those columns) is `slab-bytes`, so that every
+    row tile, and every head of a GQA group, reads it from L1 before the
+    next block.
 
     Accumulators are `scf.for` iter_args across the whole reduction loop, so
     they stay in registers. Remainders use one row, one column, one lane;
@@ -103,7 +115,11 @@ def RopeVectorizeContractionsPass : Pass<"rope-vectorize-contractions"> {
     Option<"vectorsPerRow", "vectors-per-row", "int64_t", /*default=*/"2",
            "Vectors per row of an outer-product tile">,
     Option<"columns", "columns", "int64_t", /*default=*/"4",
-           "Output columns of a dot tile">
+           "Output columns of a dot tile">,
+    Option<"slabBytes", "slab-bytes", "int64_t", /*default=*/"16384",
+           "Bytes of the vector operand's slab for one block of output "
+           "columns, read by every row tile before the next block (0: no "
+           "blocking)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

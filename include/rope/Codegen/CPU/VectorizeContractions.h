@@ -27,6 +27,12 @@ struct ContractionRegisterTile {
   /// Q·Kᵀ): rows × `columns` vector accumulators, reduced once after the
   /// reduction loop.
   int64_t columns = 4;
+  /// Bytes of the slab of the vector operand (its rows over the whole
+  /// reduction, for a block of output columns) that every row tile of the
+  /// contraction, and every iteration of its sequential outer dims, reads
+  /// before the next block: sized to stay in the L1 data cache (0: no
+  /// blocking).
+  int64_t slabBytes = 16384;
 };
 
 /// Lowers mul-add contractions on buffers (`linalg.matmul`,

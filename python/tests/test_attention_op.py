@@ -505,6 +505,20 @@ NAMED = {
     "masked_rows_causal": Config(causal=True, query_offset=-2),
     "masked_rows_positions": Config(causal=True, positions=True,
                                     masked_rows=True),
+    # Whole tiles of the CPU kernels' own sizes (32 queries x 64 keys,
+    # head_dim 128, a GQA group of 4 sharing K and V): Q·Kᵀ as the outer
+    # product over K packed once per key tile (static tiles only: with a
+    # tail every tile has dynamic sizes and the dot form); bf16 inputs
+    # widened to the f32 accumulator inside the register tiles.
+    "f32_kernel_tiles": Config(group=4, queries=96, keys=128, head_dim=128,
+                               value_dim=128, causal=True, scale=0.09),
+    "bf16_kernel_tiles": Config(dtype="bf16", group=4, queries=96,
+                                keys=128, head_dim=128, value_dim=128,
+                                causal=True, scale=0.09),
+    "bf16_kernel_tiles_bshd": Config(dtype="bf16", layout="bshd", group=2,
+                                     queries=64, keys=128, head_dim=64,
+                                     value_dim=64, mask="float",
+                                     scale=0.125),
 }
 
 

@@ -158,3 +158,100 @@ def run_case(kind, size, dynamic, vectorize, dtype, element, options=""):
     eps = np.finfo(dtype).eps
     assert np.abs(got - want).max() <= 8 * eps * k * max(
         1.0, np.abs(want).max())
+
+
+def emit_payload(kind: str, a_shape, b_shape, c_shape, dynamic: bool,
+                 inputs: str, body: str) -> str:
+    """A linalg.generic contraction of `kind` with f32 output, `inputs`
+    element type and the payload `body` (block args %x, %y, %z; yields
+    %s)."""
+    def t(shape, element):
+        dims = "x".join("?" if dynamic else str(d) for d in shape)
+        return f"tensor<{dims}x{element}>"
+    spec = GENERIC[kind]
+    loops = [d for d in LETTERS if d in spec]
+    dims = ", ".join(loops)
+    lhs, rest = spec.split(",")
+    rhs, out = rest.split("->")
+    maps = ", ".join(f"affine_map<({dims}) -> ({', '.join(o)})>"
+                     for o in (lhs, rhs, out))
+    iterators = ", ".join('"reduction"' if d == "k" else '"parallel"'
+                          for d in loops)
+    a, b, c = t(a_shape, inputs), t(b_shape, inputs), t(c_shape, "f32")
+    return (f"func.func @f(%a: {a}, %b: {b}, %c: {c}) -> {c} "
+            "attributes {llvm.emit_c_interface} {\n"
+            f"  %r = linalg.generic {{indexing_maps = [{maps}], "
+            f"iterator_types = [{iterators}]}} ins(%a, %b : {a}, {b}) "
+            f"outs(%c : {c}) {{\n"
+            f"  ^bb0(%x: {inputs}, %y: {inputs}, %z: f32):\n{body}"
+            "    linalg.yield %s : f32\n  } -> " + c + "\n"
+            f"  return %r : {c}\n}}\n")
+
+
+BF16_PRODUCT = ("    %xe = arith.extf %x : bf16 to f32\n"
+                "    %ye = arith.extf %y : bf16 to f32\n"
+                "    %p = arith.mulf %ye, %xe : f32\n"
+                "    %s = arith.addf %p, %z : f32\n")
+NEGATED_PRODUCT = ("    %n = arith.negf %x : f32\n"
+                   "    %p = arith.mulf %n, %y : f32\n"
+                   "    %s = arith.addf %z, %p : f32\n")
+
+
+def bf16_bits(x: np.ndarray) -> np.ndarray:
+    """float32 -> bf16 bit patterns (truncated: exact values below)."""
+    return (x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+
+
+def bf16_values(bits: np.ndarray) -> np.ndarray:
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def run_payload(kind, size, dynamic, payload, options=""):
+    a_shape, b_shape, c_shape = shapes(kind, *size)
+    inputs = "bf16" if payload == "bf16" else "f32"
+    body = BF16_PRODUCT if payload == "bf16" else NEGATED_PRODUCT
+    module = _jit.compile_module(
+        emit_payload(kind, a_shape, b_shape, c_shape, dynamic, inputs, body),
+        "builtin.module(rope-to-llvm-cpu{emit-c-interface=true"
+        f"{options}}})")
+    rng = np.random.default_rng(sum(size) + len(kind))
+    a, b, c = (rng.standard_normal(s).astype(np.float32)
+               for s in (a_shape, b_shape, c_shape))
+    if payload == "bf16":
+        a, b = bf16_bits(a), bf16_bits(b)
+        want = c.astype(np.float64) + np.einsum(
+            spec_of(kind), bf16_values(a).astype(np.float64),
+            bf16_values(b).astype(np.float64))
+    else:
+        want = c.astype(np.float64) - np.einsum(
+            spec_of(kind), a.astype(np.float64), b.astype(np.float64))
+    result = _jit.memref_descriptor(np.empty(c_shape, np.float32))
+    descs = [_jit.memref_descriptor(x) for x in (a, b, c)]
+    function = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * 4)(
+        module.lookup("f"))
+    function(ctypes.addressof(result), *(ctypes.addressof(d) for d in descs))
+    got = np.ctypeslib.as_array(
+        ctypes.cast(result.aligned, ctypes.POINTER(ctypes.c_float)),
+        shape=c_shape).copy()
+    eps = np.finfo(np.float32).eps
+    assert np.abs(got - want).max() <= 8 * eps * size[3] * max(
+        1.0, np.abs(want).max())
+
+
+# bf16 inputs widened to an f32 accumulator (attention's Q·Kᵀ and P·V on
+# bf16 Q, K, V): every micro-kernel form, packed or not, static and
+# dynamic. A payload with a unary op on an operand (-a·b) must not be taken
+# for acc + a·b (isaContractionOpInterface accepts it): it is left to the
+# scalar loops, which compute what it says.
+PAYLOADS = [(kind, size, dynamic, payload, bits)
+            for kind in ("generic", "pv", "shared_k", "m_vector")
+            for size in ((1, 32, 64, 128), (2, 5, 7, 3), (1, 24, 80, 16))
+            for dynamic in (False, True)
+            for payload in ("bf16", "negated")
+            for bits in (256, 512)]
+
+
+@pytest.mark.parametrize("kind,size,dynamic,payload,bits", PAYLOADS)
+def test_payload(kind, size, dynamic, payload, bits):
+    run_payload(kind, size, dynamic, payload,
+                f" contraction-vector-bits={bits}")

@@ -111,6 +111,49 @@ void planPacking(RegisterTilePlan &plan,
                  const rope::ContractionRegisterTile &tile, Type element,
                  ArrayRef<int64_t> ranges);
 
+/// Whether the payload is exactly `out + widen(a) * widen(b)` (the
+/// product's operands in either order), where widen is nothing or one
+/// arith.extf of a narrower float (bf16 or f16 inputs with an f32
+/// accumulator) to the output type: the contraction the register tiles
+/// compute.
+bool isWideningMulAdd(linalg::LinalgOp op) {
+  Block *body = op.getBlock();
+  Type element = getElementTypeOrSelf(op.getDpsInitOperand(0)->get());
+  auto yield = dyn_cast<linalg::YieldOp>(body->getTerminator());
+  if (!yield || yield.getNumOperands() != 1)
+    return false;
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add || add->getBlock() != body)
+    return false;
+  Value acc = body->getArgument(2);
+  Value product = add.getLhs() == acc   ? add.getRhs()
+                  : add.getRhs() == acc ? add.getLhs()
+                                        : Value();
+  auto mul = product ? product.getDefiningOp<arith::MulFOp>() : nullptr;
+  if (!mul || mul->getBlock() != body)
+    return false;
+  int64_t extensions = 0;
+  auto source = [&](Value v) -> Value {
+    auto ext = v.getDefiningOp<arith::ExtFOp>();
+    if (!ext || ext->getBlock() != body)
+      return v;
+    ++extensions;
+    return ext.getIn();
+  };
+  Value x = source(mul.getLhs()), y = source(mul.getRhs());
+  Value a = body->getArgument(0), b = body->getArgument(1);
+  if (!((x == a && y == b) || (x == b && y == a)))
+    return false;
+  // An input not extended has the output's type; nothing else in the body.
+  for (Value input : {a, b})
+    if (input.getType() != element &&
+        !(isa<FloatType>(input.getType()) &&
+          input.getType().getIntOrFloatBitWidth() <
+              element.getIntOrFloatBitWidth()))
+      return false;
+  return static_cast<int64_t>(body->getOperations().size()) == 3 + extensions;
+}
+
 /// Packing the vector operand costs about one shuffle per element; it pays
 /// when each packed element is used by at least this many output rows.
 constexpr int64_t kMinRowsToPack = 16;
@@ -127,11 +170,16 @@ planRegisterTile(linalg::LinalgOp op, const rope::ContractionRegisterTile &tile,
   Type element = getElementTypeOrSelf(op.getDpsInitOperand(0)->get());
   if (!element.isF32() && !element.isF64())
     return rewriter.notifyMatchFailure(op, "element type is not f32/f64");
+  // isaContractionOpInterface lets any unary op stand between an operand
+  // and the product (a negation, an exp): the tiles below compute exactly
+  // acc + a·b, with the inputs at most widened.
+  if (!isWideningMulAdd(op))
+    return rewriter.notifyMatchFailure(op, "payload is not acc + a*b with "
+                                           "the inputs at most extended");
   for (OpOperand &operand : op->getOpOperands())
-    if (getElementTypeOrSelf(operand.get()) != element ||
-        !op.getMatchingIndexingMap(&operand).isProjectedPermutation())
-      return rewriter.notifyMatchFailure(op, "mixed element types or an "
-                                             "operand not indexed by dims");
+    if (!op.getMatchingIndexingMap(&operand).isProjectedPermutation())
+      return rewriter.notifyMatchFailure(op, "an operand not indexed by "
+                                             "dims");
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
   if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.size() != 1)
@@ -223,6 +271,28 @@ void planPacking(RegisterTilePlan &plan,
   plan.packReduction = reduction;
   plan.packColumns = columns;
   plan.packShared = shared;
+}
+
+/// `n` consecutive elements of `memref` at `indices` (along its innermost
+/// dim) as a vector of `element`: loaded in the memref's type, then
+/// extended (bf16 inputs of an f32 contraction).
+Value loadWidened(OpBuilder &b, Location loc, Value memref, ValueRange indices,
+                  int64_t n, Type element) {
+  Type stored = getElementTypeOrSelf(memref);
+  Value v = vector::LoadOp::create(b, loc, VectorType::get({n}, stored), memref,
+                                   indices);
+  if (stored == element)
+    return v;
+  return arith::ExtFOp::create(b, loc, VectorType::get({n}, element), v);
+}
+
+/// One element of `memref` as `element` (see loadWidened).
+Value loadScalarWidened(OpBuilder &b, Location loc, Value memref,
+                        ValueRange indices, Type element) {
+  Value v = memref::LoadOp::create(b, loc, memref, indices);
+  if (v.getType() == element)
+    return v;
+  return arith::ExtFOp::create(b, loc, element, v);
 }
 
 Value indexConstant(OpBuilder &b, Location loc, int64_t v) {
@@ -394,14 +464,14 @@ private:
         [&](OpBuilder &b, Location loc, Value k, ValueRange acc) {
           SmallVector<Value> columns;
           for (int64_t c = 0; c < vectors; ++c)
-            columns.push_back(vector::LoadOp::create(
-                b, loc, type, plan.vectorOperand.memref,
-                plan.vectorOperand.indices(at(0, c, k, b, loc))));
+            columns.push_back(loadWidened(
+                b, loc, plan.vectorOperand.memref,
+                plan.vectorOperand.indices(at(0, c, k, b, loc)), n, element));
           SmallVector<Value> next;
           for (int64_t r = 0; r < rowCount; ++r) {
-            Value scalar = memref::LoadOp::create(
+            Value scalar = loadScalarWidened(
                 b, loc, plan.rowsOperand.memref,
-                plan.rowsOperand.indices(at(r, 0, k, b, loc)));
+                plan.rowsOperand.indices(at(r, 0, k, b, loc)), element);
             Value splat = vector::BroadcastOp::create(b, loc, type, scalar);
             for (int64_t c = 0; c < vectors; ++c)
               next.push_back(vector::FMAOp::create(b, loc, splat, columns[c],
@@ -467,13 +537,15 @@ private:
         [&](OpBuilder &b, Location loc, Value k, ValueRange acc) {
           SmallVector<Value> lhs, rhs;
           for (int64_t r = 0; r < rowCount; ++r)
-            lhs.push_back(vector::LoadOp::create(
-                b, loc, type, plan.rowsOperand.memref,
-                plan.rowsOperand.indices(at(r, std::nullopt, k, b, loc))));
+            lhs.push_back(loadWidened(
+                b, loc, plan.rowsOperand.memref,
+                plan.rowsOperand.indices(at(r, std::nullopt, k, b, loc)), n,
+                element));
           for (int64_t c = 0; c < colCount; ++c)
-            rhs.push_back(vector::LoadOp::create(
-                b, loc, type, plan.vectorOperand.memref,
-                plan.vectorOperand.indices(at(std::nullopt, c, k, b, loc))));
+            rhs.push_back(loadWidened(
+                b, loc, plan.vectorOperand.memref,
+                plan.vectorOperand.indices(at(std::nullopt, c, k, b, loc)), n,
+                element));
           SmallVector<Value> next;
           for (int64_t r = 0; r < rowCount; ++r)
             for (int64_t c = 0; c < colCount; ++c)
@@ -597,7 +669,6 @@ SmallVector<Value> transposeSquare(OpBuilder &b, Location loc,
 void emitPack(OpBuilder &b, Location loc, const RegisterTilePlan &plan,
               Value packed, int64_t lanes, SmallVector<Value> ivs) {
   Type element = getElementTypeOrSelf(packed);
-  VectorType type = VectorType::get({lanes}, element);
   Value zero = indexConstant(b, loc, 0);
   Value step = indexConstant(b, loc, lanes);
   scf::buildLoopNest(
@@ -610,9 +681,9 @@ void emitPack(OpBuilder &b, Location loc, const RegisterTilePlan &plan,
         for (int64_t i = 0; i < lanes; ++i) {
           ivs[plan.colDim] = addIndex(b, loc, column, i);
           ivs[plan.reductionDim] = reduction;
-          rows.push_back(vector::LoadOp::create(b, loc, type,
-                                                plan.packSource->memref,
-                                                plan.packSource->indices(ivs)));
+          rows.push_back(loadWidened(b, loc, plan.packSource->memref,
+                                     plan.packSource->indices(ivs), lanes,
+                                     element));
         }
         SmallVector<Value> columns = transposeSquare(b, loc, rows);
         for (int64_t j = 0; j < lanes; ++j)

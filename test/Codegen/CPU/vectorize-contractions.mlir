@@ -231,3 +231,53 @@ func.func @left_alone(%a: memref<16xf32>, %b: memref<16xf32>,
 func.func @bad_option() {
   return
 }
+
+// -----
+
+// bf16 Q and K with an f32 accumulator (attention on bf16 models): each
+// input is loaded in bf16 and extended to f32 before the FMA; the packed K
+// is f32.
+// CHECK-LABEL: func.func @bf16_scores(
+//       CHECK:   %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<128x64xf32>
+//       CHECK:   %[[K:.*]] = vector.load %{{.*}} : memref<64x128xbf16>, vector<16xbf16>
+//       CHECK:   arith.extf %[[K]] : vector<16xbf16> to vector<16xf32>
+//       CHECK:   %[[Q:.*]] = memref.load %{{.*}} : memref<32x128xbf16>
+//       CHECK:   %[[QE:.*]] = arith.extf %[[Q]] : bf16 to f32
+//       CHECK:   vector.broadcast %[[QE]] : f32 to vector<16xf32>
+//       CHECK:   vector.fma {{.*}} : vector<16xf32>
+//   CHECK-NOT:   linalg.
+func.func @bf16_scores(%q: memref<32x128xbf16>, %k: memref<64x128xbf16>, %s: memref<32x64xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j, d) -> (i, d)>, affine_map<(i, j, d) -> (j, d)>, affine_map<(i, j, d) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%q, %k : memref<32x128xbf16>, memref<64x128xbf16>) outs(%s : memref<32x64xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %c: f32):
+    %ae = arith.extf %a : bf16 to f32
+    %be = arith.extf %b : bf16 to f32
+    %m = arith.mulf %ae, %be : f32
+    %r = arith.addf %c, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// Not acc + a·b although isaContractionOpInterface says contraction (a
+// unary op may stand between an operand and the product): the tiles would
+// drop the negation, so the op is left to the scalar loops.
+// CHECK-LABEL: func.func @negated_operand(
+//       CHECK:   linalg.generic
+//       CHECK:     arith.negf
+//   CHECK-NOT:   vector.fma
+func.func @negated_operand(%a: memref<32x128xf32>, %b: memref<128x64xf32>, %c: memref<32x64xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j, d) -> (i, d)>, affine_map<(i, j, d) -> (d, j)>, affine_map<(i, j, d) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<32x128xf32>, memref<128x64xf32>) outs(%c : memref<32x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    %n = arith.negf %x : f32
+    %m = arith.mulf %n, %y : f32
+    %r = arith.addf %z, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}

@@ -82,9 +82,13 @@ def RopeVectorizeContractionsPass : Pass<"rope-vectorize-contractions"> {
     heads, a unit query dim) are an `scf.forall` around the tiles (OpenMP
     threads with `rope-to-llvm-cpu{num-threads=N}`), or plain `scf.for`
     inside a parallel loop already (the tiles of
-    `rope-fuse-into-attention`). Ops
-    without a unit-stride dim, with several reduction dims or with mixed or
-    non-float element types are left for `convert-linalg-to-loops`.
+    `rope-fuse-into-attention`). The payload must be exactly
+    `acc + a·b`, each input at most extended by one `arith.extf` (bf16 or
+    f16 inputs of an f32 contraction: loaded narrow, extended to f32 before
+    the FMA); a unary op on an operand (`-a·b`, which upstream's contraction
+    interface accepts), ops without a unit-stride dim, with several
+    reduction dims or with a non-f32/f64 accumulator are left for
+    `convert-linalg-to-loops`.
     `rope-to-llvm-cpu` runs it after bufferization
     (`vectorize-contractions=true`, the default).
 

@@ -16,7 +16,9 @@ says so).
         # when absent); --write-docs FILE writes FILE instead
     /work/peers/bin/python bench/attention_bench.py   # with torch,
         # transformers, torch-mlir, IREE importable: the (hf) rows
-    --sections a,b,w,c,hf   only these sections (default: all);
+    --sections a,b,w,c,hf,bf16   only these sections (default: all but
+        bf16; bf16: rope.attention on Llama-3-8B's shapes with f32 and with
+        bf16 Q, K, V, at the (hf) lengths, with the bf16 error vs float64);
     --hf-prefill 512,1024 --hf-decode 4096   the (hf) lengths instead of the
         mode's; --markdown prints the (hf) report as markdown
 
@@ -984,6 +986,85 @@ def write_hf_region(path: pathlib.Path, lines: List[str]):
     replace_region(path, lines, HF_BEGIN, HF_END)
 
 
+BF16_MODULE = """
+#q = affine_map<(b, h, g, m, k1, k2, n) -> (b, h, g, m, k1)>
+#k = affine_map<(b, h, g, m, k1, k2, n) -> (b, h, k2, k1)>
+#v = affine_map<(b, h, g, m, k1, k2, n) -> (b, h, k2, n)>
+#o = affine_map<(b, h, g, m, k1, k2, n) -> (b, h, g, m, n)>
+func.func @main(%q: {q}, %k: {kv}, %v: {kv}) -> {q} {{
+  %o = tensor.empty() : {q}
+  %r = rope.attention ins(%q, %k, %v : {q}, {kv}, {kv}) outs(%o : {q})
+         attributes {{indexing_maps = [#q, #k, #v, #o], scale = {scale} : f64,
+                      {causal}query_dim = 3}} -> {q}
+  return %r : {q}
+}}
+"""
+
+
+def bf16_attention_rows(prefill: List[int], decode: List[int], samples: int,
+                        rng) -> List[str]:
+    """(bf16) rope.attention on Llama-3-8B's shapes (Hq 32, Hkv 8, D 128,
+    [B, Hkv, G, S, D]) with Q, K, V in f32 and in bf16 (f32 accumulation
+    and softmax), one thread, the default pipeline; prefill causal, decode
+    one query over the whole cache. Rows: markdown table lines."""
+    import ml_dtypes
+    import rope_mlir
+    from _limits import fma_peak
+    peak = fma_peak()
+    lines = ["| case | f32 ms | bf16 ms | f32/bf16 | f32 rate | bf16 rate | "
+             "bf16 max error vs float64 (output bf16) |",
+             "|---|---|---|---|---|---|---|"]
+    cases = ([("prefill", s, s) for s in prefill] +
+             [("decode", 1, length) for length in decode])
+    for kind, sq, sk in cases:
+        times, outputs = {}, {}
+        q32 = rng.standard_normal((1, HF_KV_HEADS, HF_HEADS // HF_KV_HEADS,
+                                   sq, HF_DIM)).astype(np.float32)
+        k32, v32 = (rng.standard_normal((1, HF_KV_HEADS, sk, HF_DIM))
+                    .astype(np.float32) for _ in range(2))
+        for name, dtype, element in (("f32", np.float32, "f32"),
+                                     ("bf16", ml_dtypes.bfloat16, "bf16")):
+            text = BF16_MODULE.format(
+                q=f"tensor<1x{HF_KV_HEADS}x{HF_HEADS // HF_KV_HEADS}x{sq}x"
+                  f"{HF_DIM}x{element}>",
+                kv=f"tensor<1x{HF_KV_HEADS}x{sk}x{HF_DIM}x{element}>",
+                scale=HF_DIM ** -0.5,
+                causal="causal, " if kind == "prefill" else "")
+            f = rope_mlir.jit(text).function("main")
+            args = [x.astype(dtype) for x in (q32, k32, v32)]
+            outputs[name] = (args, np.asarray(f(*args)))
+            times[name] = median_ms(lambda f=f, args=args: f(*args),
+                                    samples)
+        flops = 4.0 * HF_HEADS * HF_DIM * (sq * (sk + 1) / 2
+                                           if kind == "prefill" else sk)
+        error = "n/a"
+        if HF_HEADS * sq * sk <= F64_REFERENCE_MAX:
+            args, got = outputs["bf16"]
+            q, k, v = (np.asarray(a, np.float64) for a in args)
+            scores = np.einsum("bhgmd,bhnd->bhgmn", q, k) * HF_DIM ** -0.5
+            if kind == "prefill":
+                scores += np.triu(np.full((sq, sk), -np.inf), 1)
+            p = np.exp(scores - scores.max(-1, keepdims=True))
+            want = np.einsum("bhgmn,bhnd->bhgmd", p / p.sum(-1, keepdims=True),
+                             v)
+            error = f"{np.abs(np.asarray(got, np.float64) - want).max():.1e}"
+        def rate(ms: float, element_bytes: int) -> str:
+            # Prefill: causal GFLOP/s and its fraction of the probed f32 FMA
+            # peak; decode: K and V bytes read per second.
+            if kind == "prefill":
+                gflops = flops / ms / 1e6
+                return f"{gflops:.0f} GFLOP/s ({gflops / peak:.2f})"
+            kv = 2 * HF_KV_HEADS * sk * HF_DIM * element_bytes
+            return f"{kv / ms / 1e6:.1f} GB/s"
+        label = f"{kind} {'S' if kind == 'prefill' else 'L'}={sk}"
+        lines.append(
+            f"| {label} | {times['f32']:.2f} | {times['bf16']:.2f} | "
+            f"{times['f32'] / times['bf16']:.2f} | {rate(times['f32'], 4)} | "
+            f"{rate(times['bf16'], 2)} | {error} |")
+        print(lines[-1], flush=True)
+    return lines
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
@@ -993,7 +1074,8 @@ def main() -> int:
     parser.add_argument("--smoke", action="store_true",
                         help="tiny shapes (python/tests/test_bench_smoke.py)")
     parser.add_argument("--sections", default="a,b,w,c,hf",
-                        help="comma-separated subset of a,b,w,c,hf")
+                        help="comma-separated subset of a,b,w,c,hf,bf16 "
+                        "(bf16: not in the default)")
     parser.add_argument("--hf-prefill", metavar="S,...",
                         help="(hf) prefill lengths instead of the mode's")
     parser.add_argument("--hf-decode", metavar="L,...",
@@ -1008,7 +1090,7 @@ def main() -> int:
                         "when absent)")
     args = parser.parse_args()
     sections = set(args.sections.split(",")) - {""}
-    unknown = sections - {"a", "b", "w", "c", "hf"}
+    unknown = sections - {"a", "b", "w", "c", "hf", "bf16"}
     if unknown:
         parser.error(f"unknown sections {sorted(unknown)}")
     if args.write_docs is not None and "hf" not in sections:
@@ -1036,6 +1118,13 @@ def main() -> int:
     print(f"# attention_bench: {platform.machine()}, f32, query tile "
           f"{QUERY_TILE}, key tile {KEY_TILE}; one thread unless a column "
           f"says {cores}T (all cores, OpenMP)")
+    if "bf16" in sections:
+        from _limits import cpu_name
+        print(f"(bf16) rope.attention, Llama-3-8B shapes, f32 vs bf16 "
+              f"inputs, one thread ({cpu_name()}; rates against the f32 FMA "
+              f"peak probed in this run)")
+        prefill, decode = hf_lengths
+        bf16_attention_rows(prefill, decode, samples, rng)
     if "a" in sections:
         header = ("(a) decode, B=1, Hq=32, Hkv=8, D=128 | S_k | fused ms | "
                   "Q-only ms | unfused ms | unfused/fused | Q-only/fused | "

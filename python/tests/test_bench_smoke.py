@@ -164,6 +164,25 @@ def test_precision_sweep_writes_its_region(tmp_path):
     assert "(full sweep)" in committed.split(begin, 1)[1].split(end, 1)[0]
 
 
+def test_attention_bench_bf16_smoke():
+    """The (bf16) section runs rope.attention with f32 and with bf16 inputs
+    and states the bf16 output's error against float64: within the bf16
+    output's own rounding (softmax outputs are averages of V, |out| < 4
+    here, so half an ulp is at most 2^-7)."""
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "attention_bench.py"),
+         "--smoke", "--sections", "bf16"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    rows = [line for line in result.stdout.splitlines()
+            if line.startswith(("| prefill", "| decode"))]
+    assert [row.split("|")[1].strip() for row in rows] == [
+        "prefill S=16", "decode L=32"], result.stdout
+    for row in rows:
+        error = float(row.split("|")[7])
+        assert 0 <= error <= 2.0 ** -7, row
+
+
 def test_attention_bench_smoke():
     """bench/attention_bench.py runs end to end, its fused outputs agree
     with the unfused ones and, in (c), onnxruntime's GroupQueryAttention

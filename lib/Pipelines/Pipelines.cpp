@@ -64,6 +64,9 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
   pm.addPass(createRopeDecomposeAggregatesPass());
   // Weights transposed in the graph (x·Wᵀ) are transposed once, here.
   pm.addPass(createRopeFoldConstantTransposesPass());
+  // Copies that only drop unit dims (views, in the frontend's meaning) are
+  // views, not a buffer and a copy per call.
+  pm.addPass(createRopeFoldUnitDimCopiesPass());
 
   bufferization::OneShotBufferizePassOptions bufferization;
   bufferization.bufferizeFunctionBoundaries =

@@ -179,6 +179,29 @@ def RopeFoldConstantTransposesPass : Pass<"rope-fold-constant-transposes"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def RopeFoldUnitDimCopiesPass : Pass<"rope-fold-unit-dim-copies"> {
+  let summary = "Copies that only drop unit dims as tensor.collapse_shape";
+  let description = [{
+    A `linalg.generic` on tensors that yields its one input, written to the
+    loop order, with the input indexed by the loop dims in order and a 0
+    for each of its unit dims, becomes a `tensor.collapse_shape` of the
+    input: a view after bufferization instead of a new buffer and a copy
+    per call. `rope-to-llvm-cpu` runs it before bufferization.
+
+    ```mlir
+    %c = linalg.generic {indexing_maps = [
+           affine_map<(d0, d1, d2) -> (0, d0, d1, d2)>,
+           affine_map<(d0, d1, d2) -> (d0, d1, d2)>], ...}
+         ins(%q : tensor<1x32x1024x128xf32>)
+         outs(%e : tensor<32x1024x128xf32>) { ... linalg.yield %in : f32 }
+    // becomes
+    %c = tensor.collapse_shape %q [[0, 1], [2], [3]]
+         : tensor<1x32x1024x128xf32> into tensor<32x1024x128xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 def RopeKeepVectorLoopsPass : Pass<"rope-keep-vector-loops"> {
   let summary = "Keep loops of vector code as loops: mark them not to be "
                 "unrolled by LLVM";

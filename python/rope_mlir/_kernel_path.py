@@ -349,6 +349,18 @@ def check_apart(spec: ArgSpec, array, reads, writes=()) -> None:
             raise ValueError(f"{spec.name} overlaps {other}")
 
 
+def cpu_pipeline(before: str = "", **options) -> str:
+    """The rope-to-llvm-cpu pipeline (with C interfaces) of a kernel:
+    `options` in the order given (num_threads=2 as num-threads=2, a bool
+    as true/false, None left out), after the passes of `before`."""
+    text = "".join(
+        f" {name.replace('_', '-')}="
+        f"{str(value).lower() if isinstance(value, bool) else value}"
+        for name, value in options.items() if value is not None)
+    return (f"builtin.module({before}rope-to-llvm-cpu{{emit-c-interface=true"
+            f"{text}}})")
+
+
 # -- compiled functions --------------------------------------------------------
 
 def signature_argtypes(signature: dict, name: str) -> list:

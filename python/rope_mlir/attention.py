@@ -406,8 +406,7 @@ def pipeline(fuse: bool, query_tile: int = 32, key_tile: int = 64,
               f"key-tile-size={key_tile} fuse-key={fuse_key} "
               f"parallel-loops={str(bool(parallel_loops)).lower()}}}, "
               if fuse else "")
-    return (f"builtin.module({fusion}rope-to-llvm-cpu{{emit-c-interface=true "
-            f"vectorize=true num-threads={threads}}})")
+    return _path.cpu_pipeline(fusion, vectorize=True, num_threads=threads)
 
 
 def _tensor(value, name: str, shapes: tuple) -> np.ndarray:

@@ -548,18 +548,15 @@ def _emit_append(c: KernelConfig, name: str) -> str:
 
 
 def pipeline(config: KernelConfig) -> str:
-    """The `rope-to-llvm-cpu` pipeline a kernel for `config` is built with."""
-    return ("builtin.module(rope-to-llvm-cpu{emit-c-interface=true "
-            f"vectorize={'true' if config.lowering == 'vector' else 'false'} "
-            f"num-threads={int(config.threads)}{_bf16_option(config)}"
-            f"{'' if config.angle == 'f64' else ' angle=' + config.angle}}})")
-
-
-def _bf16_option(config: KernelConfig) -> str:
-    """rope-to-llvm-cpu's bf16-truncation for `config` where it is not the
-    default (`bits`)."""
+    """The `rope-to-llvm-cpu` pipeline a kernel for `config` is built with:
+    bf16-truncation where it is not the default (`bits`), angle where it is
+    not f64."""
     truncation = _jit.bf16_truncation(config.bf16_rounding)
-    return "" if truncation == "bits" else f" bf16-truncation={truncation}"
+    return _path.cpu_pipeline(
+        vectorize=config.lowering == "vector",
+        num_threads=int(config.threads),
+        bf16_truncation=None if truncation == "bits" else truncation,
+        angle=None if config.angle == "f64" else config.angle)
 
 
 class Names(NamedTuple):

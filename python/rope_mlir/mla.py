@@ -284,10 +284,9 @@ def emit_mla(config: MLAConfig, name: str = "mla_kernel") -> str:
 
 def pipeline(config: MLAConfig) -> str:
     """The rope-to-llvm-cpu pipeline an MLA kernel is compiled with."""
-    return ("builtin.module(rope-to-llvm-cpu{emit-c-interface=true "
-            f"vectorize={'true' if config.lowering == 'vector' else 'false'} "
-            f"prefetch-rows={config.prefetch_rows} "
-            f"num-threads={int(config.threads)}}})")
+    return _path.cpu_pipeline(vectorize=config.lowering == "vector",
+                              prefetch_rows=config.prefetch_rows,
+                              num_threads=int(config.threads))
 
 
 # -- the compiled kernel ------------------------------------------------------

@@ -639,17 +639,24 @@ class RotationChecks:
         self.config = config
         self.names = names
         self.specs = arg_specs(config, names)
-        # Per-configuration facts the calls check against.
-        self._dtype = _DTYPES[config.dtype]
-        self._positions_dtype = _INT_DTYPES[config.positions_dtype]
-        self._cache_dtype = (_DTYPES[config.cache_dtype]
-                             if config.cache is not None else None)
+        # Per-configuration facts the calls check against: element types
+        # and static shapes are the specs' (which the plan reads too).
+        specs = self.specs
+        none = ArgSpec("")
+        self._dtype = specs["x"].dtype
+        self._static_shape = specs["x"].static_shape()
+        self._positions_dtype = specs.get("positions", none).dtype
+        self._static_positions = specs.get("positions", none).static_shape()
+        self._static_offset = specs.get("offset", none).static_shape()
+        self._cache_dtype = specs.get("cos_cache", none).dtype
+        self._static_cache = specs.get("cos_cache", none).static_shape()
         self._pairs = (config.rotary_dim or config.head_dim) // 2
         dims = config.resolved_token_dims()
         self._token_sizes = (operator.itemgetter(*dims) if len(dims) > 1 else
                              (lambda shape, d=dims[0]: (shape[d],)))
         self._inplace = config.inplace
-        self._out_dtype = config.out_dtype()
+        self._out_dtype = (specs["out"] if "out" in specs else
+                           specs["x"]).dtype
         self._neighbours = config.norm or config.quant is not None
         if describe is not None:  # how an array becomes an argument
             self._keep = describe
@@ -768,10 +775,10 @@ class RotationChecks:
             raise ValueError(f"{n.x} has shape {shape}, the kernel was "
                              f"compiled for rank {c.rank} with head dim "
                              f"{c.head_dim}")
-        if c.static_shape is not None and shape != c.static_shape:
+        if self._static_shape is not None and shape != self._static_shape:
             raise ValueError(f"{n.x} has shape {shape}, the kernel was "
                              f"compiled for the static shape "
-                             f"{c.static_shape}")
+                             f"{self._static_shape}")
         token_sizes = self._token_sizes(shape)
         flags = x.flags
         if c.inplace:
@@ -814,11 +821,11 @@ class RotationChecks:
                             " (the token dims' shape)"),
                            dict(static_shape=shape,
                                 static_positions_shape=positions.shape))
-            if c.static_positions_shape is not None and \
-                    positions.shape != c.static_positions_shape:
+            if self._static_positions is not None and \
+                    positions.shape != self._static_positions:
                 raise ValueError(f"positions have shape {positions.shape}, "
                                  f"the kernel was compiled for the static "
-                                 f"shape {c.static_positions_shape}")
+                                 f"shape {self._static_positions}")
             indices = positions
             args.append(self._address_of(keep, positions))
         else:
@@ -841,11 +848,11 @@ class RotationChecks:
                                f"of the first token dim)",
                                dict(static_shape=shape,
                                     static_offset_shape=offset.shape))
-                if c.static_offset_shape is not None and \
-                        offset.shape != c.static_offset_shape:
+                if self._static_offset is not None and \
+                        offset.shape != self._static_offset:
                     raise ValueError(f"offset has shape {offset.shape}, the "
                                      f"kernel was compiled for the static "
-                                     f"shape {c.static_offset_shape}")
+                                     f"shape {self._static_offset}")
                 if offset.size:
                     _path.check_offset_sum(int(offset.max()),
                                            token_sizes[-1], "offset")
@@ -876,11 +883,11 @@ class RotationChecks:
                            f"{expected}",
                            dict(static_shape=shape,
                                 static_cache_shape=cos_cache.shape))
-            if c.static_cache_shape is not None and \
-                    cos_cache.shape != c.static_cache_shape:
+            if self._static_cache is not None and \
+                    cos_cache.shape != self._static_cache:
                 raise ValueError(f"cos_cache/sin_cache have shape "
                                  f"{cos_cache.shape}, the kernel was compiled "
-                                 f"for the static shape {c.static_cache_shape}")
+                                 f"for the static shape {self._static_cache}")
             if c.cache == "gathered":
                 self._check_cache_range(indices, offset, token_sizes,
                                         cos_cache.shape[0])

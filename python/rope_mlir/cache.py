@@ -77,8 +77,8 @@ _TOKEN_INDEX = {ctypes.addressof(t): i for i, t in enumerate(_TOKENS)}
 
 
 def _defer(keep, array):
-    """Kernel._keep's replacement in an append: keep `array` (it outlives
-    the call) and return the token of its position."""
+    """RotationChecks._keep's replacement in an append: keep `array` (it
+    outlives the call) and return the token of its position."""
     index = len(keep)
     keep.append(array)
     if index < len(_TOKENS):

@@ -322,13 +322,20 @@ def check_destination(spec: ArgSpec, value, shape: tuple,
         raise TypeError(f"{name} has dtype {value.dtype}, expected {dtype}")
     if value.shape != shape:
         raise ValueError(f"{name} has shape {value.shape}, expected {shape}")
-    flags = value.flags
+    check_writeable(name, value)
+    return value
+
+
+def check_writeable(name: str, array: np.ndarray) -> None:
+    """An array the kernel writes in place (a destination, a cache) must be
+    writeable, C-contiguous and aligned."""
+    flags = array.flags
     if not flags.writeable:
-        raise ValueError(f"{name} is read-only (flags.writeable is False)")
+        raise ValueError(f"{name} is read-only (flags.writeable is False): "
+                         f"it is written in place")
     if not (flags.c_contiguous and flags.aligned):
         raise ValueError(f"{name} must be C-contiguous and aligned (it is "
-                         "written in place)")
-    return value
+                         f"written in place), got strides {array.strides}")
 
 
 def check_apart(spec: ArgSpec, array, reads, writes=()) -> None:

@@ -123,13 +123,7 @@ def _check_cache(cache, name: str, dtype: np.dtype, x: np.ndarray,
             f"{name} has shape {cache.shape}, which does not fit the rows "
             f"of shape {x.shape}: the same rank, head dims and head dim D "
             f"(only the token dims {tuple(token_dims)} may differ)")
-    flags = cache.flags
-    if not flags.writeable:
-        raise ValueError(f"{name} is read-only (flags.writeable is False): "
-                         f"it is written in place")
-    if not (flags.c_contiguous and flags.aligned):
-        raise ValueError(f"{name} must be C-contiguous and aligned (it is "
-                         f"written in place), got strides {cache.strides}")
+    _path.check_writeable(name, cache)
     return cache
 
 

@@ -392,16 +392,6 @@ def _rows(value, name: str, tokens: int, width: int) -> np.ndarray:
     return a
 
 
-def _writable(array: np.ndarray, name: str):
-    flags = array.flags
-    if not flags.writeable:
-        raise ValueError(f"{name} is read-only (flags.writeable is False): "
-                         "it is written in place")
-    if not (flags.c_contiguous and flags.aligned):
-        raise ValueError(f"{name} must be C-contiguous and aligned (it is "
-                         f"written in place); got strides {array.strides}")
-
-
 def _cache_rows(cache: np.ndarray, name: str, width: int,
                 page_size: Optional[int]) -> Optional[int]:
     """Checks a cache's shape, [rows, width] or [num_blocks, page_size,
@@ -653,7 +643,7 @@ def apply_mla(q, c_kv, k_pe, kv_cache, positions, *, slots=None,
         raise ValueError(f"kv_scale is given but the cache holds "
                          f"{first.dtype} (not quantized)")
     for name, array in cache_arrays:
-        _writable(array, name)
+        _path.check_writeable(name, array)
     scale = None
     if quant is not None:
         if isinstance(kv_scale, (int, float)) and \
@@ -721,7 +711,7 @@ def apply_mla(q, c_kv, k_pe, kv_cache, positions, *, slots=None,
         if out is None:
             result = q.copy(order="C")
         elif out is q:
-            _writable(q, "q")
+            _path.check_writeable("q", q)
             result = q
         else:
             _path.check_destination(_OUT, out, q.shape, q.dtype)

@@ -32,7 +32,7 @@ from typing import Callable, Optional, Tuple
 import ml_dtypes
 import numpy as np
 
-from . import _jit
+from . import _ir, _jit
 
 # -- element types -----------------------------------------------------------
 
@@ -390,6 +390,48 @@ def signature_argtypes(signature: dict, name: str) -> list:
 LOADED = object()
 
 
+def _memref_type(text: str):
+    """(sizes, element) of an identity-layout memref type's text
+    ("memref<?x8xf32>": ((None, 8), "f32")), or None."""
+    if not (text.startswith("memref<") and text.endswith(">")) or \
+            "," in text:
+        return None
+    *sizes, element = text[len("memref<"):-1].split("x")
+    try:
+        return tuple(None if d == "?" else int(d) for d in sizes), element
+    except ValueError:
+        return None
+
+
+def _check_specs(specs, signature: dict, name: str) -> None:
+    """The specs of a compiled function's parameters must be its
+    signature's: as many, by-value scalars where the signature has them,
+    and each memref of the spec's element type and sizes (where the spec
+    states them). RuntimeError otherwise: the IR and the checks of its
+    arguments were written apart and disagree."""
+    arguments = signature["arguments"]
+    listed = ", ".join(s.name for s in specs)
+    if len(specs) != len(arguments):
+        raise RuntimeError(f"@{name}'s specs ({listed}) disagree with its "
+                           f"signature: {len(arguments)} parameters")
+    for spec, entry in zip(specs, arguments):
+        text = entry.get("type")
+        if spec.scalar != (entry["kind"] == "scalar"):
+            raise RuntimeError(f"@{name}'s specs ({listed}) disagree with "
+                               f"its signature: {spec.name} is {text}")
+        if spec.scalar:
+            continue
+        memref = _memref_type(text)
+        if memref is None or (
+                spec.dtype is not None and
+                _ir.DTYPES.get(memref[1]) != spec.dtype) or (
+                spec.shape is not None and tuple(spec.shape) != memref[0]):
+            raise RuntimeError(
+                f"@{name}'s specs ({listed}) disagree with its signature: "
+                f"{spec.name} is declared {spec.dtype} of sizes "
+                f"{spec.shape}, the function takes {text}")
+
+
 class CompiledKernel:
     """IR compiled once: its module (kept alive), the address of the C
     interface of `entry`, the argument types read from the module's own
@@ -405,12 +447,7 @@ class CompiledKernel:
         self.argtypes = signature_argtypes(self.module.function_type(entry),
                                            entry)
         if specs is not None:
-            declared = [ctypes.c_int64 if s.scalar else ctypes.c_void_p
-                        for s in specs]
-            if declared != self.argtypes:
-                raise RuntimeError(
-                    f"@{entry}'s specs ({', '.join(s.name for s in specs)}) "
-                    f"disagree with its signature: {self.argtypes}")
+            _check_specs(specs, self.module.function_type(entry), entry)
         self.specs = specs
         self.address = self.module.lookup(entry)
         self.function = ctypes.CFUNCTYPE(None, *self.argtypes)(self.address)

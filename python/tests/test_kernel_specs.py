@@ -192,6 +192,38 @@ def test_specs_that_disagree_with_the_signature_are_refused():
     scalar = (specs[0], ArgSpec("positions", scalar=True), specs[2])
     with pytest.raises(RuntimeError, match="disagree with its signature"):
         path.CompiledKernel(ir, pipeline, "rope_kernel", scalar)
+    # An element type or a static size the IR does not have.
+    wrong_dtype = (specs[0], dataclasses.replace(
+        specs[1], dtype=np.dtype(np.int32))) + specs[2:]
+    with pytest.raises(RuntimeError, match=r"positions is declared int32 of "
+                       r"sizes \(None,\), the function takes "
+                       r"memref<\?xi64>"):
+        path.CompiledKernel(ir, pipeline, "rope_kernel", wrong_dtype)
+    wrong_size = specs[:2] + (dataclasses.replace(specs[2],
+                                                  shape=(None, 4, 8)),)
+    with pytest.raises(RuntimeError, match="out is declared float32"):
+        path.CompiledKernel(ir, pipeline, "rope_kernel", wrong_size)
+
+
+def test_every_kernel_s_specs_match_the_ir_it_emits():
+    """arg_specs and emit are written apart; every configuration compiled
+    below checks them against each other (CompiledKernel), so a drift
+    fails here."""
+    for fields in (dict(positions="explicit", mrope="#rope.mrope<section = "
+                        "[2, 1, 1]>"),
+                   dict(positions="row_offset", cache="gathered",
+                        cache_dtype="f64", inplace=True),
+                   dict(positions="none", cache="pregathered", norm=True,
+                        norm_dtype="bf16", quant="f8e4m3fn",
+                        quant_scale="head"),
+                   dict(positions="explicit", static_shape=(2, 3, 2, 8),
+                        static_positions_shape=(2, 3))):
+        rope_mlir.compile(dtype="f16", rank=4, head_dim=8, **fields)
+    mla.compile_mla(dtype="bf16", kv_lora_rank=16, rope_dim=8, nope_dim=8,
+                    cache_form="separate", quant="i8", positions_dtype="i32")
+    attention.AttentionKernel(attention.AttentionConfig(
+        batch=1, q_heads=2, kv_heads=1, q_len=3, kv_len=4, head_dim=8,
+        positions="explicit", mask=True, value_dim=4), fuse=False)
 
 
 def test_compiled_kernels_hold_their_specs():

@@ -717,10 +717,22 @@ def import_model(model, *, input_shapes: Optional[Dict[str, Sequence]] = None,
 _ENTRY = "rope_onnx_main"
 
 
-#: The compiled entry modules, by IR text (config + IR: the graph's IR is
-#: its own configuration).
+#: The compiled entry modules, by IR text and the specs of their
+#: parameters (the graph's IR is its own configuration).
 _cache = _kernel_path.KernelCache(
-    lambda ir: _kernel_path.CompiledKernel(ir, None, _ENTRY))
+    lambda key: _kernel_path.CompiledKernel(key[0], None, _ENTRY, key[1]))
+
+
+def _arg_specs(g: _Graph) -> tuple:
+    """The entry function's parameters: the graph inputs, then the output
+    buffers (written apart from every input), each of its declared
+    element type."""
+    inputs = tuple(_kernel_path.ArgSpec(name, _NUMPY[t.elt])
+                   for name, t in g.inputs)
+    return inputs + tuple(
+        _kernel_path.ArgSpec(name, _NUMPY[t.elt], writeable=True,
+                             apart_from=(_kernel_path.EVERY_INPUT,))
+        for name, t in g.outputs)
 
 
 def cache_info() -> dict:
@@ -836,7 +848,7 @@ def run(model, feeds: dict) -> List[np.ndarray]:
                for shape, (_, t) in zip(out_shapes, g.outputs)]
     if outputs and not any(o.size for o in outputs):
         return outputs  # every output empty: nothing to compute
-    compiled = _cache.get(ir)
+    compiled = _cache.get((ir, _arg_specs(g)))
     compiled.run([arrays[name] for name, _ in g.inputs] + outputs)
     return outputs
 

@@ -252,8 +252,9 @@ def first_duplicate(values: np.ndarray) -> Optional[int]:
     fast = _jit.kernel_call_module()
     found = (fast.first_duplicate(np.ndarray, values) if fast is not None
              else NotImplemented)
-    if found is not NotImplemented:  # not int64 C-contiguous: numpy's
+    if found is not NotImplemented:
         return found
+    # No extension, or not int64 C-contiguous: numpy's sort.
     valid = values[values >= 0].ravel()
     if valid.size > 1:
         ordered = np.sort(valid)

@@ -12,16 +12,19 @@ indexing map broadcasts it over the group G.
 
 from __future__ import annotations
 
-import ctypes
 import dataclasses
 import math
 from typing import Optional, Sequence
 
 import numpy as np
 
-from . import _ir, _jit
-from .kernel import (_check_offset_sum, _check_out, _flag, _float_array,
-                     _integer, _integer_array, _real, _scalar_offset)
+from . import _ir, _kernel_path as _path
+from ._kernel_path import EVERY_INPUT, ArgSpec
+from ._kernel_path import (check_offset_sum as _check_offset_sum,
+                           flag as _flag, float_array as _float_array,
+                           integer as _integer,
+                           integer_array as _integer_array, real as _real,
+                           scalar_offset as _scalar_offset)
 
 __all__ = ["ScoresConfig", "emit_scores", "ScoresKernel", "scores_reference",
            "AttentionConfig", "emit_attention", "AttentionKernel",
@@ -403,8 +406,7 @@ def pipeline(fuse: bool, query_tile: int = 32, key_tile: int = 64,
               f"key-tile-size={key_tile} fuse-key={fuse_key} "
               f"parallel-loops={str(bool(parallel_loops)).lower()}}}, "
               if fuse else "")
-    return (f"builtin.module({fusion}rope-to-llvm-cpu{{emit-c-interface=true "
-            f"vectorize=true num-threads={threads}}})")
+    return _path.cpu_pipeline(fusion, vectorize=True, num_threads=threads)
 
 
 def _tensor(value, name: str, shapes: tuple) -> np.ndarray:
@@ -466,21 +468,64 @@ def _positions(c: ScoresConfig, offsets, q_positions, k_positions) -> list:
     return arrays
 
 
-def _call(function, arrays: list, scalars: dict):
-    """Calls `function` with a memref descriptor per array (an int in
-    `scalars`, keyed by argument index, goes by value)."""
-    descs = []
-    args = []
-    for i, array in enumerate(arrays):
-        if i in scalars:
-            args.append(scalars[i])
-            continue
-        descs.append(_jit.memref_descriptor(array))
-        args.append(ctypes.addressof(descs[-1]))
-    function(*args)
+_F32 = np.dtype(np.float32)
+_I64 = np.dtype(np.int64)
 
 
-class ScoresKernel:
+def arg_specs(c: ScoresConfig) -> tuple:
+    """The ArgSpecs of the compiled function's parameters, in order:
+    q, k, the offsets (a scalar for the batch_matmul form) or q_positions
+    and k_positions, then (whole attention) the mask and v, and out,
+    written apart from every input."""
+    specs = [ArgSpec("q", _F32, c.q_shape()), ArgSpec("k", _F32, c.k_shape())]
+    if c.positions == "offset":
+        specs.append(ArgSpec("offsets", scalar=True)
+                     if c.form == "batch_matmul" else
+                     ArgSpec("offsets", _I64, (c.batch,)))
+    else:
+        rows = c.batch * c.kv_heads if c.form == "batch_matmul" else c.batch
+        specs += [ArgSpec("q_positions", _I64, (rows, c.q_len)),
+                  ArgSpec("k_positions", _I64, (rows, c.kv_len))]
+    if isinstance(c, AttentionConfig):
+        if c.mask:
+            specs.append(ArgSpec("mask", _F32, (c.q_len, c.kv_len)))
+        specs.append(ArgSpec("v", _F32, c.v_shape()))
+        out_shape = c.out_shape()
+    else:
+        out_shape = c.scores_shape()
+    specs.append(ArgSpec("out", _F32, out_shape, writeable=True,
+                         apart_from=(EVERY_INPUT,)))
+    return tuple(specs)
+
+
+class _Compiled:
+    """What ScoresKernel and AttentionKernel share: the compiled function
+    of config + IR + specs, and its call with a checked destination."""
+
+    def _compile(self, config, ir: str, entry: str, fuse: bool, options):
+        self.config = config
+        self._specs = arg_specs(config)
+        self._compiled = _path.CompiledKernel(
+            ir, pipeline(fuse, **options), entry, self._specs)
+        self.ir = self._compiled.ir
+        self._module = self._compiled.module
+        self._function = self._compiled.function
+
+    def _run(self, arrays: list, out):
+        """Calls the function on the checked inputs `arrays` (in order) and
+        `out` (None: a new array), checked against its spec first."""
+        spec = self._specs[-1]
+        if out is None:
+            out = np.empty(spec.shape, spec.dtype)
+        else:
+            _path.check_destination(spec, out, spec.shape)
+            _path.check_apart(spec, out, [
+                (s.name, a) for s, a in zip(self._specs, arrays)])
+        self._compiled.run(arrays + [out])
+        return out
+
+
+class ScoresKernel(_Compiled):
     """The compiled scores function. Call with q, k (float32 of
     q_shapes()/k_shapes(): q_shape() or the usual [B, Hq, Sq, D]) and the
     offsets ([B] integers; one integer for the batch_matmul form) or the
@@ -491,37 +536,17 @@ class ScoresKernel:
     of pipeline() (tiles, fuse_key, threads, parallel_loops)."""
 
     def __init__(self, config: ScoresConfig, fuse: bool, **options):
-        self.config = config
-        self.ir = emit_scores(config)
-        self._module = _jit.compile_module(self.ir, pipeline(fuse, **options))
-        scalar = config.positions == "offset" and config.form == "batch_matmul"
-        argtypes = [ctypes.c_void_p, ctypes.c_void_p,
-                    ctypes.c_int64 if scalar else ctypes.c_void_p]
-        if config.positions == "explicit":
-            argtypes.append(ctypes.c_void_p)
-        argtypes.append(ctypes.c_void_p)
-        self._function = ctypes.CFUNCTYPE(None, *argtypes)(
-            self._module.lookup("scores"))
+        self._compile(config, emit_scores(config), "scores", fuse, options)
 
     def __call__(self, q, k, offsets=None, *, q_positions=None,
                  k_positions=None, out=None):
         c = self.config
         arrays = [_tensor(q, "q", c.q_shapes()), _tensor(k, "k", c.k_shapes())]
         arrays += _positions(c, offsets, q_positions, k_positions)
-        names = ["q", "k"] + (["offsets"] if c.positions == "offset" else
-                              ["q_positions", "k_positions"])
-        scalars = {2: arrays[2]} if isinstance(arrays[2], int) else {}
-        if out is None:
-            out = np.empty(c.scores_shape(), np.float32)
-        else:
-            _check_out(out, "out", c.scores_shape(), np.dtype(np.float32),
-                       [(n, a) for i, (n, a) in enumerate(zip(names, arrays))
-                        if i not in scalars])
-        _call(self._function, arrays + [out], scalars)
-        return out
+        return self._run(arrays, out)
 
 
-class AttentionKernel:
+class AttentionKernel(_Compiled):
     """The compiled whole attention. Call with q, k, v (float32 of
     q_shapes()/k_shapes()/v_shape()), the offsets or positions (as
     ScoresKernel), and the [Sq, Sk] float32 mask when the config has one
@@ -531,21 +556,14 @@ class AttentionKernel:
     pipeline() (tiles, fuse_key, threads, parallel_loops)."""
 
     def __init__(self, config: AttentionConfig, fuse: bool, **options):
-        self.config = config
-        self.ir = emit_attention(config)
-        self._module = _jit.compile_module(self.ir, pipeline(fuse, **options))
-        n = 5 + (config.positions == "explicit") + bool(config.mask)
-        self._function = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * n)(
-            self._module.lookup("attention"))
+        self._compile(config, emit_attention(config), "attention", fuse,
+                      options)
 
     def __call__(self, q, k, v, offsets=None, *, q_positions=None,
                  k_positions=None, mask=None, out=None):
         c = self.config
         arrays = [_tensor(q, "q", c.q_shapes()), _tensor(k, "k", c.k_shapes())]
-        names = ["q", "k"]
         arrays += _positions(c, offsets, q_positions, k_positions)
-        names += (["offsets"] if c.positions == "offset" else
-                  ["q_positions", "k_positions"])
         if c.mask:
             if mask is None:
                 raise ValueError(f"the kernel was compiled with a mask: pass "
@@ -555,19 +573,11 @@ class AttentionKernel:
                 raise ValueError(f"mask has shape {mask.shape}, expected "
                                  f"({c.q_len}, {c.kv_len}) ([Sq, Sk])")
             arrays.append(mask)
-            names.append("mask")
         elif mask is not None:
             raise ValueError("the kernel was compiled without a mask "
                              "(AttentionConfig.mask=False): mask must be None")
         arrays.append(_tensor(v, "v", c.v_shapes()))
-        names.append("v")
-        if out is None:
-            out = np.empty(c.out_shape(), np.float32)
-        else:
-            _check_out(out, "out", c.out_shape(), np.dtype(np.float32),
-                       list(zip(names, arrays)))
-        _call(self._function, arrays + [out], {})
-        return out
+        return self._run(arrays, out)
 
 
 def attention_reference(c: AttentionConfig, q, k, v, offsets=None, *,

@@ -45,13 +45,13 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import math
-import threading
 from typing import Optional
 
 import numpy as np
 
-from . import _arrays, _jit, kernel as _kernel
-from .kernel import Kernel, KernelConfig
+from . import _arrays, _jit, _kernel_path as _path, kernel as _kernel
+from ._kernel_path import EVERY_INPUT, ArgSpec
+from .kernel import KernelConfig, Names, RotationChecks
 
 __all__ = ["append_kv", "compile_append", "AppendKernel", "CACHE_LAYOUTS"]
 
@@ -77,8 +77,8 @@ _TOKEN_INDEX = {ctypes.addressof(t): i for i, t in enumerate(_TOKENS)}
 
 
 def _defer(keep, array):
-    """Kernel._keep's replacement in an append: keep `array` (it outlives
-    the call) and return the token of its position."""
+    """RotationChecks._keep's replacement in an append: keep `array` (it
+    outlives the call) and return the token of its position."""
     index = len(keep)
     keep.append(array)
     if index < len(_TOKENS):
@@ -96,41 +96,14 @@ def _resolve(args, keep, skip: int = -1) -> list:
             for i, a in enumerate(args)]
 
 
-def _run_ctypes(function, arguments) -> None:
-    """The call through ctypes: arrays as _jit memref descriptors."""
-    keep = []
-    values = []
-    for a in arguments:
-        if isinstance(a, np.ndarray):
-            if a.size == 0:  # never read: any aligned address will do
-                a = np.empty(a.shape, a.dtype)
-            desc = _jit.memref_descriptor(a)
-            keep.append(desc)
-            values.append(ctypes.addressof(desc))
-        else:
-            values.append(a)
-    function(*values)
-
-
-def _checker(config: KernelConfig, **changes) -> Kernel:
-    """A Kernel that only checks arguments (Kernel._checked_args) for the
-    plain rotation `config` describes, without compiling it."""
+def _checker(config: KernelConfig, member: str,
+             **changes) -> RotationChecks:
+    """The checks of one member's rotation (k, v or q: the plain rotation
+    `config` describes, with `changes`), its arguments under the member's
+    names, described by reference (_defer)."""
     plain = dataclasses.replace(config, slots=False, cache_write=False,
                                 query=False, **changes)
-    checker = object.__new__(Kernel)
-    checker.config = plain
-    checker._dtype = _kernel._DTYPES[plain.dtype]
-    checker._positions_dtype = _kernel._INT_DTYPES[plain.positions_dtype]
-    checker._cache_dtype = (_kernel._DTYPES[plain.cache_dtype]
-                            if plain.cache is not None else None)
-    checker._pairs = (plain.rotary_dim or plain.head_dim) // 2
-    dims = plain.resolved_token_dims()
-    checker._token_sizes = lambda shape, d=dims: tuple(shape[i] for i in d)
-    checker._inplace = False
-    checker._out_dtype = plain.out_dtype()
-    checker._neighbours = plain.norm or plain.quant is not None
-    checker._keep = _defer  # descriptors by reference (see _defer)
-    return checker
+    return RotationChecks(plain, Names.member(member), describe=_defer)
 
 
 def _check_cache(cache, name: str, dtype: np.dtype, x: np.ndarray,
@@ -150,30 +123,8 @@ def _check_cache(cache, name: str, dtype: np.dtype, x: np.ndarray,
             f"{name} has shape {cache.shape}, which does not fit the rows "
             f"of shape {x.shape}: the same rank, head dims and head dim D "
             f"(only the token dims {tuple(token_dims)} may differ)")
-    flags = cache.flags
-    if not flags.writeable:
-        raise ValueError(f"{name} is read-only (flags.writeable is False): "
-                         f"it is written in place")
-    if not (flags.c_contiguous and flags.aligned):
-        raise ValueError(f"{name} must be C-contiguous and aligned (it is "
-                         f"written in place), got strides {cache.strides}")
+    _path.check_writeable(name, cache)
     return cache
-
-
-def _rename(message: str, member: str) -> str:
-    """Kernel's messages speak of `x`, `out`, `norm_weight` and
-    `quant_scale`; an append's of k / v / q and their own operands."""
-    message = message.replace("x has", f"{member} has").replace(
-        "x is", f"{member} is").replace("x must", f"{member} must")
-    message = message.replace("norm_weight", f"{member}_norm_weight")
-    message = message.replace("pass quant_scale", f"pass {member}_scale")
-    message = message.replace("quant_scale has", f"{member}_scale has")
-    message = message.replace("quant_scale must", f"{member}_scale must")
-    if member == "q":
-        message = message.replace("out has", "out_q has").replace(
-            "out is", "out_q is").replace("out must", "out_q must").replace(
-            "out overlaps", "out_q overlaps")
-    return message
 
 
 class AppendKernel:
@@ -193,31 +144,47 @@ class AppendKernel:
             raise ValueError("an append kernel needs a configuration with "
                              "slots=True")
         self.config = config
-        self.ir = _kernel.emit(config)
-        self._module = _jit.compile_module(self.ir, _kernel.pipeline(config))
-        address = self._module.lookup("rope_kernel")
         c = config
-        count = 1  # k
-        scalar_offset = c.positions == "offset"
-        count += int(c.positions in ("explicit", "row_offset"))
-        count += 2 * int(c.cache is not None)
-        count += int(c.norm) + int(c.quant is not None)
-        count += 2  # slots, k_cache
-        count += (2 + int(c.quant is not None)) * int(c.cache_write)
-        count += (2 + int(c.norm)) * int(c.query)
-        argtypes = [ctypes.c_void_p] * count
-        if scalar_offset:
-            argtypes.insert(1, ctypes.c_int64)
-        self._function = ctypes.CFUNCTYPE(None, *argtypes)(address)
-        self._address = address
-        self._offset_index = 1 if scalar_offset else -1
-        self._fast = _jit.kernel_call_module()
-        self._k = _checker(config)
-        self._q = _checker(config, quant=None) if c.query else None
-        self._v = _checker(config, norm=False)
-        self._slots_dtype = _kernel._INT_DTYPES[c.slots_dtype]
+        self._k = _checker(config, "k")
+        self._q = _checker(config, "q", quant=None) if c.query else None
+        self._v = _checker(config, "v", norm=False)
+        self._slots_dtype = _path.INT_DTYPES[c.slots_dtype]
         self._cache_dtype = config.out_dtype()
+        self._specs = self._arg_specs()
+        self._compiled = _path.CompiledKernel(
+            _kernel.emit(config), _kernel.pipeline(config), "rope_kernel",
+            tuple(self._specs.values()))
+        self.ir = self._compiled.ir
+        self._module = self._compiled.module
+        self._function = self._compiled.function
+        self._address = self._compiled.address
+        self._offset_index = 1 if c.positions == "offset" else -1
+        self._fast = _jit.kernel_call_module()
 
+    def _arg_specs(self) -> dict:
+        """The ArgSpecs of the compiled function's parameters, by name, in
+        order (_emit_append's): k's rotation's (its neighbours named k_*),
+        the slots and the K cache; v, v_scale and the V cache; q, its
+        norm weight and out_q."""
+        c = self.config
+        cache = dict(dtype=self._cache_dtype, writeable=True,
+                     apart_from=(EVERY_INPUT,))
+        specs = {s.name: s for role, s in self._k.specs.items()
+                 if role != "out"}
+        specs["slots"] = ArgSpec("slots", self._slots_dtype)
+        specs["k_cache"] = ArgSpec("k_cache", **cache)
+        if c.cache_write:
+            v = self._v.specs
+            specs["v"] = v["x"]
+            if "quant_scale" in v:
+                specs["v_scale"] = v["quant_scale"]
+            specs["v_cache"] = ArgSpec("v_cache", **cache)
+        if c.query:
+            q = self._q.specs
+            for role in ("x", "norm_weight", "out"):
+                if role in q:
+                    specs[q[role].name] = q[role]
+        return specs
     def __call__(self, k, slots, k_cache, *, positions=None, offset=0,
                  cos_cache=None, sin_cache=None, k_norm_weight=None,
                  k_scale=None, v=None, v_scale=None, v_cache=None, q=None,
@@ -225,16 +192,13 @@ class AppendKernel:
         c = self.config
         keep = []
         # k's checks are apply()'s, without a destination: it is the cache.
-        try:
-            args, _ = self._k._checked_args(
-                keep, k, positions, offset, cos_cache, sin_cache,
-                _kernel._NO_DESTINATION, k_norm_weight, k_scale)
-        except (TypeError, ValueError) as error:
-            raise type(error)(_rename(str(error), "k")) from None
+        args, _ = self._k._checked_args(
+            keep, k, positions, offset, cos_cache, sin_cache,
+            _kernel.NO_DESTINATION, k_norm_weight, k_scale)
         k = np.asarray(k)
         dims = c.resolved_token_dims()
         tokens = tuple(k.shape[d] for d in dims)
-        slots = _kernel._integer_array(slots, "slots", self._slots_dtype)
+        slots = _path.integer_array(slots, "slots", self._slots_dtype)
         if slots.shape != tokens:
             raise ValueError(f"slots have shape {slots.shape}, expected "
                              f"{tokens} (k's token dims)")
@@ -256,7 +220,7 @@ class AppendKernel:
             if v is None or v_cache is None:
                 raise ValueError("the kernel was compiled with a V cache: "
                                  "pass v and v_cache")
-            v = _kernel._float_array(v, "v", self._k._dtype)
+            v = _path.float_array(v, "v", self._k._dtype)
             if v.ndim != k.ndim or v.shape[-1] != k.shape[-1] or \
                     tuple(v.shape[d] for d in dims) != tokens:
                 raise ValueError(f"v has shape {v.shape}, k {k.shape}: they "
@@ -269,10 +233,7 @@ class AppendKernel:
                     raise ValueError(f"the kernel was compiled with a "
                                      f"quantized cache ({c.quant}): pass "
                                      f"v_scale")
-                try:
-                    args += self._v._neighbour_args(keep, v, None, v_scale)
-                except (TypeError, ValueError) as error:
-                    raise type(error)(_rename(str(error), "v")) from None
+                args += self._v._neighbour_args(keep, v, None, v_scale)
             elif v_scale is not None:
                 raise ValueError("the kernel was compiled without a "
                                  "quantized cache: v_scale must be None")
@@ -291,12 +252,9 @@ class AppendKernel:
                     tuple(q_shape[d] for d in dims) != tokens:
                 raise ValueError(f"q has shape {q_shape}, k {k.shape}: "
                                  f"their token dims must have the same sizes")
-            try:
-                q_args, result = self._q._checked_args(
-                    keep, q, positions, offset, cos_cache, sin_cache, out_q,
-                    q_norm_weight, None)
-            except (TypeError, ValueError) as error:
-                raise type(error)(_rename(str(error), "q")) from None
+            q_args, result = self._q._checked_args(
+                keep, q, positions, offset, cos_cache, sin_cache, out_q,
+                q_norm_weight, None)
             # q's positions / offset / caches are k's (the kernel reads
             # them once): only q, its norm weight and its output.
             args.append(q_args[0])
@@ -306,76 +264,41 @@ class AppendKernel:
             raise ValueError("the kernel was compiled without a query: q, "
                              "out_q and q_norm_weight must be None")
         for i, (name, out) in enumerate(outputs):
-            for j, (other, array) in enumerate(inputs + outputs[:i]):
-                if np.may_share_memory(out, array):
-                    raise ValueError(
-                        f"{name} overlaps {other}" + (
-                            f": the kernel reads {other} while it writes "
-                            f"{name}" if j < len(inputs) else ""))
+            _path.check_apart(self._specs[name], out, inputs, outputs[:i])
         if not (k.size or (v is not None and np.size(v)) or
                 (q is not None and np.size(q))):
             return result  # no row to write or rotate (every dim 0 ok)
-        arguments = _resolve(args, keep, self._offset_index)
-        fast = self._fast
-        if fast is None or not fast.run(self._address, np.ndarray,
-                                        tuple(arguments)):
-            _run_ctypes(self._function, arguments)
+        self._compiled.run(_resolve(args, keep, self._offset_index),
+                           self._fast)
         return result
 
     _keep = staticmethod(_defer)
 
 
+# append_kv's kernels by the tuple of their configuration's fields.
 _append_kernels: dict = {}
-_compiled: dict = {}
-_lock = threading.Lock()
+_cache = _path.KernelCache(AppendKernel)
 
 
 def compile_append(config: Optional[KernelConfig] = None,
                    **kwargs) -> AppendKernel:
     """The (cached) compiled cache append of a configuration (slots=True),
     given as a KernelConfig or as its fields."""
-    if config is None:
-        config = KernelConfig(**kwargs)
-    elif kwargs:
-        config = dataclasses.replace(config, **kwargs)
-    with _lock:
-        found = _compiled.get(config)
-    if found is not None:
-        return found
-    made = AppendKernel(config)  # compile outside the lock
-    with _lock:
-        return _compiled.setdefault(config, made)
+    return _cache.configured(KernelConfig, config, kwargs)
 
 
 # -- slots --------------------------------------------------------------------
 
 def _int64(value, name: str) -> np.ndarray:
-    array = _kernel._integer_array(value, name, _I64)
+    array = _path.integer_array(value, name, _I64)
     return array
 
 
-def _range(values: np.ndarray) -> tuple:
-    """(min, max) of a non-empty integer array: one pass in C++ (the
-    extension's int_range), or numpy's min and max."""
-    fast = _jit.kernel_call_module()
-    found = fast.int_range(np.ndarray, values) if fast is not None else None
-    if found is None:
-        return int(values.min()), int(values.max())
-    return found
+_range = _path.int_range
 
 
 def _refuse_duplicates(slots: np.ndarray, name: str) -> None:
-    fast = _jit.kernel_call_module()
-    slot = (fast.first_duplicate(np.ndarray, slots) if fast is not None
-            else NotImplemented)
-    if slot is NotImplemented:  # no extension, or not int64 C-contiguous
-        slot = None
-        valid = slots[slots >= 0].ravel()
-        if valid.size > 1:
-            ordered = np.sort(valid)
-            same = ordered[1:] == ordered[:-1]
-            if same.any():
-                slot = int(ordered[1:][same][0])
+    slot = _path.first_duplicate(slots)
     if slot is not None:
         raise ValueError(
             f"two tokens have the same cache slot {slot} ({name}): the "
@@ -531,13 +454,13 @@ def append_kv(k, v, k_cache, v_cache, positions, *, cache_layout="bshd",
 
     # The quantization: stated, or the caches' storage type.
     if quant_dtype is None:
-        for name, (dtype, _) in _kernel._QUANT_DTYPES.items():
+        for name, (dtype, _) in _path.QUANT_DTYPES.items():
             if k_cache.dtype == dtype:
                 quant_dtype = name
                 break
     if quant_dtype is not None:
-        quant = _kernel._quant_name(quant_dtype)
-        qdtype = _kernel._QUANT_DTYPES[quant][0]
+        quant = _path.quant_name(quant_dtype)
+        qdtype = _path.QUANT_DTYPES[quant][0]
         for name, cache, scale, sname in (
                 ("k_cache", k_cache, k_scale, "k_scale"),
                 ("v_cache", v_cache, v_scale, "v_scale")):
@@ -551,9 +474,9 @@ def append_kv(k, v, k_cache, v_cache, positions, *, cache_layout="bshd",
             if scale is None:
                 raise ValueError(f"{name} holds {quant} values: pass {sname} "
                                  f"(the quantization multiplier)")
-        k_scale = _kernel._scale_array(k_scale)
+        k_scale = _path.scale_array(k_scale)
         if v_scale is not None:
-            v_scale = _kernel._scale_array(v_scale)
+            v_scale = _path.scale_array(v_scale)
             if v_scale.ndim != k_scale.ndim:
                 raise ValueError(f"k_scale and v_scale must both be scalars "
                                  f"(per tensor) or both one per head, got "
@@ -742,17 +665,15 @@ def append_kv(k, v, k_cache, v_cache, positions, *, cache_layout="bshd",
     if fields is not None:
         fields = dict(fields)
     else:
-        try:
-            fields, k_view, kernel_positions, _, cos_cache, sin_cache = \
-                _kernel._apply_fields(
-                    k_view, kernel_positions, layout=layout,
-                    rotary_dim=rotary_dim, base=base, scaling=scaling,
-                    offset=0, cos_cache=cos_cache, sin_cache=sin_cache,
-                    inverse=inverse, token_dims=token_dims, inplace=False,
-                    magnitude=magnitude, mrope_section=mrope_section,
-                    mrope_interleaved=mrope_interleaved, threads=threads)
-        except (TypeError, ValueError) as error:  # k's checks, as x's
-            raise type(error)(_rename(str(error), "k")) from None
+        fields, k_view, kernel_positions, _, cos_cache, sin_cache = \
+            _kernel.apply_fields(
+                k_view, kernel_positions, layout=layout,
+                rotary_dim=rotary_dim, base=base, scaling=scaling,
+                offset=0, cos_cache=cos_cache, sin_cache=sin_cache,
+                inverse=inverse, token_dims=token_dims, inplace=False,
+                magnitude=magnitude, mrope_section=mrope_section,
+                mrope_interleaved=mrope_interleaved, threads=threads,
+                x_name="k")  # k's checks, as x's
         if key is not None:
             if len(_rotation_fields) >= 1024:
                 _rotation_fields.clear()
@@ -769,14 +690,14 @@ def append_kv(k, v, k_cache, v_cache, positions, *, cache_layout="bshd",
                             f"but k_norm_weight {k_norm_weight.dtype}: they "
                             f"must match")
         fields.update(norm=True,
-                      norm_dtype=_kernel.dtype_name(k_norm_weight.dtype),
-                      norm_epsilon=_kernel._real(norm_eps, "norm_eps"))
+                      norm_dtype=_path.dtype_name(k_norm_weight.dtype),
+                      norm_epsilon=_path.real(norm_eps, "norm_eps"))
     if quant_dtype is not None:
         fields.update(quant=quant,
                       quant_scale="head" if k_scale.ndim else "tensor")
     fields.update(lowering=lowering, slots=True, slots_dtype="i64",
                   cache_write=v is not None, query=q is not None)
-    kernel = _kernel._cached_kernel(_append_kernels, fields, compile_append)
+    kernel = _kernel.cached_kernel(_append_kernels, fields, compile_append)
     result = kernel(k_view, flat_slots, kc_view, positions=kernel_positions,
                     cos_cache=cos_cache, sin_cache=sin_cache,
                     k_norm_weight=k_norm_weight, k_scale=k_scale, v=v_view,

@@ -36,7 +36,7 @@ from typing import NamedTuple, Optional
 import ml_dtypes
 import numpy as np
 
-from . import _arrays, _ir, _jit
+from . import _arrays, _ir, _jit, _kernel_path
 from ._jit import CheckError, CompileError
 
 __all__ = ["jit", "CompiledModule", "CompiledFunction", "TensorType",
@@ -45,18 +45,10 @@ __all__ = ["jit", "CompiledModule", "CompiledFunction", "TensorType",
 
 #: Tensor element types a compiled function may take or return.
 _TENSOR_DTYPES = _ir.DTYPES
-#: Scalar types (passed and returned by value). f16/bf16 scalars are not:
+#: Scalar types (passed and returned by value): _kernel_path's, which every
+#: compiled kernel's C interface is read with. f16/bf16 scalars are not:
 #: ctypes has no half-precision type to pass in a vector register.
-_SCALAR_CTYPES = {
-    "f32": ctypes.c_float,
-    "f64": ctypes.c_double,
-    "i1": ctypes.c_uint8,
-    "i8": ctypes.c_int8,
-    "i16": ctypes.c_int16,
-    "i32": ctypes.c_int32,
-    "i64": ctypes.c_int64,
-    "index": ctypes.c_int64,
-}
+_SCALAR_CTYPES = _kernel_path.SCALAR_CTYPES
 _BOOLS = (bool, np.bool_)
 #: memref.get_global's `allocated` pointer (FinalizeMemRefToLLVM): a constant
 #: that must never be freed.

@@ -12,16 +12,12 @@ that of `apply`, so the results are bitwise those of two `apply` calls.
 
 from __future__ import annotations
 
-import ctypes
-import dataclasses
-import re
-import threading
 from typing import Optional
 
 import numpy as np
 
-from . import _arrays, _jit, kernel as _kernel
-from .kernel import Kernel, KernelConfig
+from . import _arrays, _kernel_path as _path, kernel as _kernel
+from .kernel import Kernel, KernelConfig, Names, RotationChecks
 
 __all__ = ["apply_qk", "QKKernel", "compile_qk"]
 
@@ -35,28 +31,33 @@ class QKKernel(Kernel):
     """A compiled pair of `rope.apply` (q then k) for one configuration:
     `kernel(q, k, positions, offset=..., cos_cache=..., sin_cache=...,
     out_q=..., out_k=...)` returns (q_rot, k_rot). Each of q and k is
-    checked as `Kernel` checks x; q and k must also agree on everything but
-    their head dims (rank, dtype, token dims' sizes, head dim D)."""
+    checked as `Kernel` checks x, under its own names (q, out_q,
+    q_norm_weight, q_scale; k's likewise); q and k must also agree on
+    everything but their head dims (rank, dtype, token dims' sizes, head
+    dim D)."""
+
+    _members = 2
 
     def __init__(self, config: KernelConfig):
         if config.static_shape is not None:
             raise ValueError("a q/k kernel takes no static shape (q and k "
                              "differ in their head dims)")
-        self._pair_ir = _kernel.emit(config, inputs=2)
-        super().__init__(config)
-        self.ir = self._pair_ir
-        self._pair_module = _jit.compile_module(
-            self.ir, _kernel.pipeline(config))
-        address = self._pair_module.lookup("rope_kernel")
-        argtypes = list(self._function.argtypes)
-        # k's input, its neighbours' operands and its destination.
+        self._q = RotationChecks(config, Names.member("q"))
+        self._k = RotationChecks(config, Names.member("k"))
+        super().__init__(config)  # compiles the pair (emit inputs=2)
+        self._pair = self._function
         self._neighbour_count = int(config.norm) + int(
             config.quant is not None)
-        argtypes += [argtypes[0]] * (1 + self._neighbour_count +
-                                     (0 if config.inplace else 1))
-        self._pair = ctypes.CFUNCTYPE(None, *argtypes)(address)
-        self._pair_plan = (None if self._neighbours else self._make_plan(
-            address, config.resolved_token_dims(), members=2))
+        self._pair_plan = (None if self._neighbours else self.make_plan(
+            self._compiled.address, members=2))
+
+    def _parameters(self) -> tuple:
+        """q's parameters, then k's own: k, its neighbours' operands and
+        its destination (the positions and caches are q's)."""
+        k = self._k.specs
+        return tuple(self._q.specs.values()) + (k["x"],) + tuple(
+            k[role] for role in ("norm_weight", "quant_scale", "out")
+            if role in k)
 
     def __call__(self, q, k, positions=None, *, offset=0, cos_cache=None,
                  sin_cache=None, out_q=None, out_k=None, q_norm_weight=None,
@@ -117,30 +118,22 @@ class QKKernel(Kernel):
                 " (q and k, rotated in place, must be apart)"
                 if c.inplace else ""))
         keep = []  # (array, descriptor) pairs alive during the call
-        try:
-            q_args, q_result = self._checked_args(
-                keep, q_arr, positions, offset, cos_cache, sin_cache,
-                q_arr if c.inplace else out_q, q_norm_weight, q_scale)
-        except (TypeError, ValueError) as error:
-            raise type(error)(_rename(str(error), "q")) from None
-        try:
-            k_args, k_result = self._checked_args(
-                keep, k_arr, positions, offset, cos_cache, sin_cache,
-                k_arr if c.inplace else out_k, k_norm_weight, k_scale)
-        except (TypeError, ValueError) as error:
-            raise type(error)(_rename(str(error), "k")) from None
-        if out_q is not None and not c.inplace:
-            for name, array in (("k_norm_weight", k_norm_weight),
-                                ("k_scale", k_scale)):
-                if isinstance(array, np.ndarray) and \
-                        np.may_share_memory(out_q, array):
-                    raise ValueError(f"out_q overlaps {name}")
-        if out_k is not None and not c.inplace:
-            for name, array in (("q_norm_weight", q_norm_weight),
-                                ("q_scale", q_scale)):
-                if isinstance(array, np.ndarray) and \
-                        np.may_share_memory(out_k, array):
-                    raise ValueError(f"out_k overlaps {name}")
+        q_args, q_result = self._q._checked_args(
+            keep, q_arr, positions, offset, cos_cache, sin_cache,
+            q_arr if c.inplace else out_q, q_norm_weight, q_scale)
+        k_args, k_result = self._k._checked_args(
+            keep, k_arr, positions, offset, cos_cache, sin_cache,
+            k_arr if c.inplace else out_k, k_norm_weight, k_scale)
+        # Each destination (q or k itself when rotated in place) apart from
+        # the other member's operands too: the kernel reads them while it
+        # writes it.
+        role = "x" if c.inplace else "out"
+        for member, dest, reads in (
+                (self._q, q_result, (("k_norm_weight", k_norm_weight),
+                                     ("k_scale", k_scale))),
+                (self._k, k_result, (("q_norm_weight", q_norm_weight),
+                                     ("q_scale", q_scale)))):
+            _path.check_apart(member.specs[role], dest, reads)
         # k's positions/caches were checked against k; the kernel reads
         # q's (the same arrays), so only k, its neighbours' operands and
         # its destination are passed.
@@ -149,31 +142,6 @@ class QKKernel(Kernel):
         if q_result.size or k_result.size:  # else nothing to compute
             self._pair(*q_args, *extra)
         return q_result, k_result
-
-
-def _rename(message: str, member: Optional[str] = None) -> str:
-    """Kernel's messages speak of `x`, `out` and x's neighbours; a pair's of
-    `member` (q or k: its out_q / out_k, norm weight and scale), or of "q
-    or k" when the member is not known."""
-    if member is not None:
-        message = re.sub(r"\bx\b", member, message)
-        message = re.sub(r"\bout (overlaps|is read-only|must)",
-                         rf"out_{member} \1", message)
-        message = re.sub(r"while it writes out\b",
-                         f"while it writes out_{member}", message)
-        message = re.sub(r"\(out=" + member + r"\)",
-                         f"(out_{member}={member})", message)
-        message = re.sub(r"\bnorm_weight\b", f"{member}_norm_weight",
-                         message)
-        message = re.sub(r"\bquant_scale\b", f"{member}_scale", message)
-        if re.match(r"out\b", message):  # "out has shape ...": whose
-            message += f" (out_{member})"
-        return message
-    return message.replace("x has", "q or k has").replace(
-        "x is read-only", "q or k is read-only").replace(
-        "norm_weight", "q_norm_weight or k_norm_weight").replace(
-        "quant_scale has", "q_scale or k_scale has").replace(
-        "pass quant_scale", "pass q_scale and k_scale")
 
 
 def _check_pair(q: np.ndarray, k: np.ndarray, token_sizes, c) -> None:
@@ -198,25 +166,15 @@ def _check_pair(q: np.ndarray, k: np.ndarray, token_sizes, c) -> None:
                          f"differ")
 
 
+# apply_qk's kernels by the tuple of their configuration's fields.
 _qk_kernels: dict = {}
-_compiled: dict = {}
-_lock = threading.Lock()
+_cache = _path.KernelCache(QKKernel)
 
 
 def compile_qk(config: Optional[KernelConfig] = None, **kwargs) -> QKKernel:
     """The (cached) compiled q/k kernel of a configuration, given as a
     KernelConfig or as its fields (see `rope_mlir.compile`)."""
-    if config is None:
-        config = KernelConfig(**kwargs)
-    elif kwargs:
-        config = dataclasses.replace(config, **kwargs)
-    with _lock:
-        found = _compiled.get(config)
-    if found is not None:
-        return found
-    made = QKKernel(config)  # compile outside the lock
-    with _lock:
-        return _compiled.setdefault(config, made)
+    return _cache.configured(KernelConfig, config, kwargs)
 
 
 def apply_qk(q, k, positions=None, *, layout="half", rotary_dim=None,
@@ -262,17 +220,15 @@ def apply_qk(q, k, positions=None, *, layout="half", rotary_dim=None,
     if q_inplace != k_inplace:
         raise ValueError("rotate both in place (out_q=q and out_k=k) or "
                          "neither")
-    try:
-        fields, q, positions, offset, cos_cache, sin_cache = \
-            _kernel._apply_fields(
-                q, positions, layout=layout, rotary_dim=rotary_dim,
-                base=base, scaling=scaling, offset=offset,
-                cos_cache=cos_cache, sin_cache=sin_cache, inverse=inverse,
-                token_dims=token_dims, inplace=q_inplace,
-                magnitude=magnitude, mrope_section=mrope_section,
-                mrope_interleaved=mrope_interleaved, threads=threads)
-    except (TypeError, ValueError) as error:  # q's checks, as apply's x
-        raise type(error)(_rename(str(error), "q")) from None
+    fields, q, positions, offset, cos_cache, sin_cache = \
+        _kernel.apply_fields(
+            q, positions, layout=layout, rotary_dim=rotary_dim, base=base,
+            scaling=scaling, offset=offset, cos_cache=cos_cache,
+            sin_cache=sin_cache, inverse=inverse, token_dims=token_dims,
+            inplace=q_inplace, magnitude=magnitude,
+            mrope_section=mrope_section,
+            mrope_interleaved=mrope_interleaved, threads=threads,
+            x_name="q")  # q's checks, as apply's x's
     if q_inplace:
         out_q = q
     if (q_norm_weight is None) != (k_norm_weight is None):
@@ -282,21 +238,21 @@ def apply_qk(q, k, positions=None, *, layout="half", rotary_dim=None,
         if not isinstance(q_norm_weight, np.ndarray):
             q_norm_weight = np.asarray(q_norm_weight)
         fields.update(norm=True,
-                      norm_dtype=_kernel.dtype_name(q_norm_weight.dtype),
-                      norm_epsilon=_kernel._real(norm_eps, "norm_eps"))
+                      norm_dtype=_path.dtype_name(q_norm_weight.dtype),
+                      norm_epsilon=_path.real(norm_eps, "norm_eps"))
     if quant_dtype is not None or q_scale is not None or k_scale is not None:
         if quant_dtype is None or q_scale is None or k_scale is None:
             raise ValueError("a quantized output needs quant_dtype, q_scale "
                              "and k_scale together")
-        q_scale, k_scale = (_kernel._scale_array(s) for s in (q_scale,
+        q_scale, k_scale = (_path.scale_array(s) for s in (q_scale,
                                                               k_scale))
         if q_scale.ndim != k_scale.ndim or q_scale.ndim > 1:
             raise ValueError(f"q_scale and k_scale must both be scalars (per "
                              f"tensor) or both one per head, got shapes "
                              f"{q_scale.shape} and {k_scale.shape}")
-        fields.update(quant=_kernel._quant_name(quant_dtype),
+        fields.update(quant=_path.quant_name(quant_dtype),
                       quant_scale="head" if q_scale.ndim else "tensor")
-    kernel = _kernel._cached_kernel(_qk_kernels, fields, compile_qk)
+    kernel = _kernel.cached_kernel(_qk_kernels, fields, compile_qk)
     return kernel(q, k, positions, offset=offset, cos_cache=cos_cache,
                   sin_cache=sin_cache, out_q=out_q, out_k=out_k,
                   q_norm_weight=q_norm_weight, k_norm_weight=k_norm_weight,

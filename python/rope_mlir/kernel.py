@@ -5,6 +5,12 @@ A kernel is compiled once per *configuration* (dtype, rank, head dim, layout,
 rotary dim, frequencies, position and cache forms, in place or not); every
 other dimension is dynamic, so one kernel serves all shapes. Compiled
 kernels are cached for the life of the process.
+
+What other entry points build on (fused, cache) is named without an
+underscore and kept out of __all__: `RotationChecks` (the checks of one
+rotation's arguments, with the names a caller gives them), `apply_fields`
+and `cached_kernel`. The compile, the call and the value checks are
+_kernel_path's, shared with every entry point.
 """
 
 from __future__ import annotations
@@ -15,188 +21,32 @@ import functools
 import json
 import math
 import operator
-import threading
-from typing import Optional
+from typing import NamedTuple, Optional
 
-import ml_dtypes
 import numpy as np
 
 from . import _arrays, _ir, _jit
+from . import _kernel_path as _path
 from ._jit import CompileError
+from ._kernel_path import (BOOLS as _BOOLS, DTYPES as _DTYPES,
+                           INT_DTYPES as _INT_DTYPES,
+                           QUANT_DTYPES as _QUANT_DTYPES, ArgSpec,
+                           EVERY_INPUT, dtype_name)
+from ._kernel_path import (flag as _flag, float_array as _float_array,
+                           integer as _integer,
+                           integer_array as _integer_array,
+                           is_zero as _is_zero, real as _real,
+                           scalar_offset as _scalar_offset, shape as _shape)
 
 __all__ = ["KernelConfig", "Kernel", "emit", "compile", "apply",
            "scaling_attributes", "CompileError", "cache_info"]
 
-_DTYPES = {
-    "f16": np.dtype(np.float16),
-    "bf16": np.dtype(ml_dtypes.bfloat16),
-    "f32": np.dtype(np.float32),
-    "f64": np.dtype(np.float64),
-}
-_DTYPE_NAMES = {dtype: name for name, dtype in _DTYPES.items()}
-#: Quantized destinations (quant=...): numpy dtype and MLIR element type.
-_QUANT_DTYPES = {
-    "f8e4m3fn": (np.dtype(ml_dtypes.float8_e4m3fn), "f8E4M3FN"),
-    "f8e5m2": (np.dtype(ml_dtypes.float8_e5m2), "f8E5M2"),
-    "i8": (np.dtype(np.int8), "i8"),
-}
 _QUANT_SCALE_FORMS = ("tensor", "head")
-_INT_DTYPES = {"i32": np.dtype(np.int32), "i64": np.dtype(np.int64)}
 _POSITION_FORMS = ("explicit", "offset", "row_offset", "none")
 _CACHE_FORMS = (None, "gathered", "pregathered")
-_I64 = np.iinfo(np.int64)
 _ARGUMENT_NAMES = ("x", "positions", "offset", "cos_cache", "sin_cache",
                    "out")
 _NEIGHBOUR_NAMES = _ARGUMENT_NAMES + ("norm_weight", "quant_scale")
-_BOOLS = (bool, np.bool_)
-
-
-# -- argument checking ------------------------------------------------------
-# Compiled kernels trust every size, stride and index they are given, so each
-# argument is checked here first. Integers and flags must have the right
-# Python type: no float, bool or string is truncated or made truthy.
-
-def _integer(value, name: str) -> int:
-    """An int or numpy integer (not a bool) as an int; else TypeError."""
-    if value.__class__ is int:  # the common case, without the ABC checks
-        return value
-    if isinstance(value, (int, np.integer)) and not isinstance(value, _BOOLS):
-        return int(value)
-    raise TypeError(f"{name} must be an integer, got {value!r} "
-                    f"({type(value).__name__})")
-
-
-def _real(value, name: str) -> float:
-    """A finite real number (not a bool) as a float."""
-    if value.__class__ is float and math.isfinite(value):
-        return value
-    if not isinstance(value, (int, float, np.integer, np.floating)) or \
-            isinstance(value, _BOOLS):
-        raise TypeError(f"{name} must be a real number, got {value!r} "
-                        f"({type(value).__name__})")
-    value = float(value)
-    if not math.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return value
-
-
-def _flag(value, name: str) -> bool:
-    """A bool (or numpy bool); a string such as "false" is refused."""
-    if value is True or value is False:
-        return value
-    if isinstance(value, _BOOLS):
-        return bool(value)
-    raise TypeError(f"{name} must be a bool, got {value!r} "
-                    f"({type(value).__name__})")
-
-
-def _shape(value, name: str) -> tuple:
-    """A static shape: a sequence of non-negative ints, as a tuple."""
-    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
-        raise TypeError(f"{name} must be a sequence of integers, got "
-                        f"{value!r}")
-    shape = tuple(_integer(d, f"{name} entry") for d in value)
-    if any(d < 0 for d in shape):
-        raise ValueError(f"{name} has a negative size: {shape}")
-    return shape
-
-
-def _is_zero(offset) -> bool:
-    """Whether `offset` is the integer 0 (the default: no offset)."""
-    return (isinstance(offset, (int, np.integer)) and
-            not isinstance(offset, _BOOLS) and offset == 0)
-
-
-def _scalar_offset(offset, name: str = "offset") -> int:
-    """A scalar offset (int, numpy integer, 0-d integer array) as an int
-    that fits int64."""
-    if offset.__class__ is int and -2**63 <= offset < 2**63:
-        return offset
-    if isinstance(offset, np.ndarray) and offset.ndim == 0:
-        if offset.dtype.kind not in "iu":
-            raise TypeError(f"{name} must be an integer, got a 0-d array of "
-                            f"{offset.dtype}")
-        offset = offset[()]
-    value = _integer(offset, name)
-    if not _I64.min <= value <= _I64.max:
-        raise ValueError(f"{name} = {value} does not fit int64 "
-                         f"[{_I64.min}, {_I64.max}]")
-    return value
-
-
-def _integer_array(value, name: str, dtype: np.dtype) -> np.ndarray:
-    """`value` as a C-contiguous, aligned array of the integer type `dtype`.
-    Only integer arrays are accepted (no bool, float or object); values are
-    converted only when each fits `dtype`, else ValueError naming the range
-    (never a wrapping cast)."""
-    array = value if type(value) is np.ndarray else np.asarray(value)
-    if array.dtype != dtype:
-        kind = array.dtype.kind
-        if kind not in "iu":
-            if array.size == 0 and not isinstance(value, np.ndarray):
-                return np.zeros(array.shape, dtype)  # [] has no dtype
-            raise TypeError(f"{name} must be an integer array, got dtype "
-                            f"{array.dtype}")
-        if array.size and not np.can_cast(array.dtype, dtype):
-            info = np.iinfo(dtype)
-            low, high = int(array.min()), int(array.max())
-            if low < info.min or high > info.max:
-                raise ValueError(
-                    f"{name} span [{low}, {high}], outside the range of the "
-                    f"kernel's {dtype} [{info.min}, {info.max}]")
-        return array.astype(dtype, order="C")
-    flags = array.flags
-    if not (flags.c_contiguous and flags.aligned):
-        array = array.copy(order="C")
-    return array
-
-
-def _float_array(value, name: str, dtype: np.dtype) -> np.ndarray:
-    """`value` as a C-contiguous, aligned array of exactly `dtype` (a
-    different float type is refused, not converted)."""
-    array = value if type(value) is np.ndarray else np.asarray(value)
-    if array.dtype != dtype:
-        raise TypeError(f"{name} has dtype {array.dtype}, expected {dtype}")
-    flags = array.flags
-    if not (flags.c_contiguous and flags.aligned):
-        array = array.copy(order="C")
-    return array
-
-
-def _check_out(out, name: str, shape: tuple, dtype: np.dtype, inputs=()):
-    """`out` must be a writeable, C-contiguous, aligned array of exactly
-    `shape` and `dtype` that overlaps none of `inputs` ((name, array))."""
-    if not isinstance(out, np.ndarray):
-        raise TypeError(f"{name} must be a numpy array, got "
-                        f"{type(out).__name__}")
-    if out.dtype != dtype:
-        raise TypeError(f"{name} has dtype {out.dtype}, expected {dtype}")
-    if out.shape != shape:
-        raise ValueError(f"{name} has shape {out.shape}, expected {shape}")
-    flags = out.flags
-    if not flags.writeable:
-        raise ValueError(f"{name} is read-only (flags.writeable is False)")
-    if not (flags.c_contiguous and flags.aligned):
-        raise ValueError(f"{name} must be C-contiguous and aligned (it is "
-                         "written in place)")
-    for other, array in inputs:
-        if np.may_share_memory(out, array):
-            raise ValueError(f"{name} overlaps {other}: the kernel reads "
-                             f"{other} while it writes {name}")
-
-
-def dtype_name(dtype, argument: Optional[str] = None) -> str:
-    name = _DTYPE_NAMES.get(dtype) if isinstance(dtype, np.dtype) else None
-    if name is not None:
-        return name
-    dtype = np.dtype(dtype)
-    for name, candidate in _DTYPES.items():
-        if candidate == dtype:
-            return name
-    what = (f"{argument} has the unsupported data type {dtype}"
-            if argument is not None else f"unsupported data type {dtype}")
-    raise TypeError(f"{what}: rope.apply takes float16, bfloat16, float32 "
-                    "or float64")
 
 
 def _scaling_is_default(scaling) -> bool:
@@ -698,93 +548,145 @@ def _emit_append(c: KernelConfig, name: str) -> str:
 
 
 def pipeline(config: KernelConfig) -> str:
-    """The `rope-to-llvm-cpu` pipeline a kernel for `config` is built with."""
-    return ("builtin.module(rope-to-llvm-cpu{emit-c-interface=true "
-            f"vectorize={'true' if config.lowering == 'vector' else 'false'} "
-            f"num-threads={int(config.threads)}{_bf16_option(config)}"
-            f"{'' if config.angle == 'f64' else ' angle=' + config.angle}}})")
-
-
-def _bf16_option(config: KernelConfig) -> str:
-    """rope-to-llvm-cpu's bf16-truncation for `config` where it is not the
-    default (`bits`)."""
+    """The `rope-to-llvm-cpu` pipeline a kernel for `config` is built with:
+    bf16-truncation where it is not the default (`bits`), angle where it is
+    not f64."""
     truncation = _jit.bf16_truncation(config.bf16_rounding)
-    return "" if truncation == "bits" else f" bf16-truncation={truncation}"
+    return _path.cpu_pipeline(
+        vectorize=config.lowering == "vector",
+        num_threads=int(config.threads),
+        bf16_truncation=None if truncation == "bits" else truncation,
+        angle=None if config.angle == "f64" else config.angle)
 
 
-class Kernel:
-    """A compiled `rope.apply` for one configuration. Call it on arrays.
+class Names(NamedTuple):
+    """What a rotation's arguments are called where it is one member of a
+    bigger call (fused.QKKernel's q and k, cache.AppendKernel's k, v and
+    q): every message of RotationChecks says these names."""
 
-    Every argument is checked before the compiled code runs (it trusts the
-    sizes it is given): x's dtype, rank, head dim and any static shape; the
-    positions' integer type, value range and shape; the offset's type and
-    shape; the caches' dtype and shapes, and the gathered positions against
-    the cache rows; `out`'s dtype, shape, layout, writeability and overlap.
-    A mismatch raises TypeError (a type), ValueError (a shape, a value, an
-    argument the configuration does not take) or IndexError (a position
-    outside the cache), naming the argument, what it got and what was
-    expected."""
+    x: str = "x"
+    out: str = "out"
+    norm_weight: str = "norm_weight"
+    quant_scale: str = "quant_scale"
 
-    def __init__(self, config: KernelConfig):
-        if config.slots and type(self) is Kernel:
-            raise ValueError("a cache append configuration (slots=True) is "
-                             "compiled by rope_mlir.compile_append")
+    @classmethod
+    def member(cls, name: str) -> "Names":
+        """q's (or k's, v's) names: q, out_q, q_norm_weight, q_scale."""
+        return cls(name, f"out_{name}", f"{name}_norm_weight",
+                   f"{name}_scale")
+
+
+def arg_specs(config: KernelConfig, names: Names = Names()) -> dict:
+    """The ArgSpecs of a rotation's arguments, by role (x, positions,
+    offset, cos_cache, sin_cache, norm_weight, quant_scale, out), those the
+    configuration takes, in the order of the kernel's parameters. What the
+    Python checks and the C++ plan (RotationChecks.make_plan) read."""
+    c = config
+    dims = c.resolved_token_dims()
+    x_shape = (tuple(c.static_shape) if c.static_shape is not None else
+               (None,) * (c.rank - 1) + (c.head_dim,))
+    x_dtype = _DTYPES[c.dtype]
+    specs = {}
+    if c.inplace:
+        specs["x"] = ArgSpec(names.x, x_dtype, x_shape, writeable=True,
+                             apart_from=(EVERY_INPUT,),
+                             effect=f"rotates {names.x} in place "
+                                    f"({names.out}={names.x})")
+    else:
+        specs["x"] = ArgSpec(names.x, x_dtype, x_shape)
+    if c.positions == "explicit":
+        shape = (tuple(c.static_positions_shape)
+                 if c.static_positions_shape is not None else
+                 ((3,) if c.mrope is not None else ()) + (None,) * len(dims))
+        specs["positions"] = ArgSpec("positions",
+                                     _INT_DTYPES[c.positions_dtype], shape)
+    elif c.positions == "offset":
+        specs["offset"] = ArgSpec("offset", scalar=True)
+    elif c.positions == "row_offset":
+        shape = (tuple(c.static_offset_shape)
+                 if c.static_offset_shape is not None else (None,))
+        specs["offset"] = ArgSpec("offset", _INT_DTYPES["i64"], shape)
+    if c.cache is not None:
+        pairs = (c.rotary_dim or c.head_dim) // 2
+        if c.static_cache_shape is not None:
+            shape = tuple(c.static_cache_shape)
+        else:
+            lead = 1 if c.cache == "gathered" else len(dims)
+            shape = (None,) * lead + (pairs,)
+        for name in ("cos_cache", "sin_cache"):
+            specs[name] = ArgSpec(name, _DTYPES[c.cache_dtype], shape)
+    if c.norm:
+        specs["norm_weight"] = ArgSpec(names.norm_weight,
+                                       _DTYPES[c.norm_dtype], (c.head_dim,))
+    if c.quant is not None:
+        specs["quant_scale"] = ArgSpec(
+            names.quant_scale, np.dtype(np.float32),
+            () if c.quant_scale == "tensor" else (None,))
+    if not c.inplace:
+        specs["out"] = ArgSpec(names.out, c.out_dtype(), x_shape,
+                               writeable=True, apart_from=(EVERY_INPUT,))
+    return specs
+
+
+class RotationChecks:
+    """The checks of one rotation's arguments against a configuration,
+    from its ArgSpecs (`arg_specs`), every message naming the arguments as
+    `names` says: Kernel's, and each member's of a fused call (fused.py's
+    q and k, cache.py's k, v and q), which check their members with it."""
+
+    def __init__(self, config: KernelConfig, names: Names = Names(),
+                 describe=None):
         self.config = config
-        self.ir = emit(config)
-        self._module = _jit.compile_module(self.ir, pipeline(config))
-        address = self._module.lookup("rope_kernel")
-        argtypes = [ctypes.c_void_p]
-        if config.positions in ("explicit", "row_offset"):
-            argtypes.append(ctypes.c_void_p)
-        elif config.positions == "offset":
-            argtypes.append(ctypes.c_int64)
-        if config.cache is not None:
-            argtypes += [ctypes.c_void_p, ctypes.c_void_p]
-        argtypes += [ctypes.c_void_p] * (int(config.norm) +
-                                         int(config.quant is not None))
-        if not config.inplace:
-            argtypes.append(ctypes.c_void_p)
-        self._function = ctypes.CFUNCTYPE(None, *argtypes)(address)
-        # Per-configuration facts the calls check against.
-        self._dtype = _DTYPES[config.dtype]
-        self._positions_dtype = _INT_DTYPES[config.positions_dtype]
-        self._cache_dtype = (_DTYPES[config.cache_dtype]
-                             if config.cache is not None else None)
+        self.names = names
+        self.specs = arg_specs(config, names)
+        # Per-configuration facts the calls check against: element types
+        # and static shapes are the specs' (which the plan reads too).
+        specs = self.specs
+        none = ArgSpec("")
+        self._dtype = specs["x"].dtype
+        self._static_shape = specs["x"].static_shape()
+        self._positions_dtype = specs.get("positions", none).dtype
+        self._static_positions = specs.get("positions", none).static_shape()
+        self._static_offset = specs.get("offset", none).static_shape()
+        self._cache_dtype = specs.get("cos_cache", none).dtype
+        self._static_cache = specs.get("cos_cache", none).static_shape()
         self._pairs = (config.rotary_dim or config.head_dim) // 2
         dims = config.resolved_token_dims()
         self._token_sizes = (operator.itemgetter(*dims) if len(dims) > 1 else
                              (lambda shape, d=dims[0]: (shape[d],)))
         self._inplace = config.inplace
-        self._out_dtype = config.out_dtype()
+        self._out_dtype = (specs["out"] if "out" in specs else
+                           specs["x"]).dtype
         self._neighbours = config.norm or config.quant is not None
-        # The C++ plan takes plain rotations only; a kernel with neighbours
-        # is called through the Python path, which checks their operands.
-        self._plan = (None if self._neighbours else
-                      self._make_plan(address, dims))
+        if describe is not None:  # how an array becomes an argument
+            self._keep = describe
 
-    def _make_plan(self, address: int, token_dims, members: int = 1):
-        """The C++ fast call for this configuration (members=2: a q/k pair's
-        kernel, fused.QKKernel), or None (no extension, or a configuration
-        it does not take: rank > 12)."""
+    def make_plan(self, address: int, members: int = 1):
+        """The C++ fast call for this configuration (members=2: a q/k
+        pair's kernel, fused.QKKernel), its inputs read from the specs, or
+        None (no extension, or a configuration it does not take: rank >
+        12)."""
         module = _jit.kernel_call_module()
         if module is None:
             return None
         c = self.config
+        specs = self.specs
+        none = ArgSpec("")
 
-        def element(dtype):
-            return None if dtype is None else (dtype, dtype.itemsize)
+        def spec(role):
+            return specs.get(role, none)
 
-        def shape(value):
-            return None if value is None else tuple(int(v) for v in value)
-
+        offset = spec("offset")
         return module.make_plan(
             address, np.ndarray, c.inplace, c.rank, c.head_dim,
-            tuple(token_dims), element(self._dtype), shape(c.static_shape),
-            _POSITION_FORMS.index(c.positions), element(self._positions_dtype),
-            c.mrope is not None, shape(c.static_positions_shape),
-            element(_INT_DTYPES["i64"]), shape(c.static_offset_shape),
-            _CACHE_FORMS.index(c.cache), element(self._cache_dtype), self._pairs,
-            shape(c.static_cache_shape), members)
+            tuple(c.resolved_token_dims()), spec("x").element(),
+            spec("x").static_shape(), _POSITION_FORMS.index(c.positions),
+            spec("positions").element(), c.mrope is not None,
+            spec("positions").static_shape(),
+            offset.element() or (_INT_DTYPES["i64"], 8),
+            offset.static_shape(), _CACHE_FORMS.index(c.cache),
+            spec("cos_cache").element(), self._pairs,
+            spec("cos_cache").static_shape(), members)
 
     # -- argument checking -------------------------------------------------
     def _fail(self, message: str, shapes: dict):
@@ -800,6 +702,316 @@ class Kernel:
         except Exception:  # noqa: BLE001 - fall back to our own message
             pass
         raise ValueError(message)
+
+    def _neighbour_args(self, keep, x, norm_weight, quant_scale) -> list:
+        """The checked norm weight ([D], the configured dtype) and
+        quantization scale (a float32 scalar, or one per head), as ctypes
+        arguments; either passed to a kernel compiled without it raises."""
+        c = self.config
+        n = self.names
+        args = []
+        if c.norm:
+            spec = self.specs["norm_weight"]
+            if norm_weight is None:
+                raise ValueError(f"the kernel was compiled with a QK-norm: "
+                                 f"pass {spec.name} (shape [D])")
+            w = _float_array(norm_weight, spec.name, spec.dtype)
+            if w.shape != spec.shape:
+                raise ValueError(f"{spec.name} has shape {w.shape}, expected "
+                                 f"{spec.shape} (one weight per channel)")
+            args.append(self._address_of(keep, w))
+        elif norm_weight is not None:
+            raise ValueError(f"the kernel was compiled without a QK-norm: "
+                             f"{n.norm_weight} must be None")
+        if c.quant is not None:
+            spec = self.specs["quant_scale"]
+            if quant_scale is None:
+                raise ValueError(f"the kernel was compiled with a quantized "
+                                 f"output ({c.quant}): pass {spec.name}")
+            if isinstance(quant_scale, (int, float)) and \
+                    not isinstance(quant_scale, _BOOLS):
+                quant_scale = np.float32(quant_scale)  # rounded to f32
+            s = _float_array(quant_scale, spec.name, spec.dtype)
+            if c.quant_scale == "tensor":
+                expected = ()
+                what = "a scalar (per tensor)"
+            else:
+                expected = (x.shape[c.head_dims()[0]],)
+                what = "one per head"
+            if s.shape != expected:
+                raise ValueError(f"{spec.name} has shape {s.shape}, expected "
+                                 f"{expected} ({what})")
+            if not np.isfinite(s).all():
+                raise ValueError(f"{spec.name} must be finite (a NaN or "
+                                 "infinite scale has no quantized value)")
+            args.append(self._address_of(keep, s))
+        elif quant_scale is not None:
+            raise ValueError(f"the kernel was compiled without a quantized "
+                             f"output: {n.quant_scale} must be None")
+        return args
+
+    def _checked_args(self, keep, x, positions, offset, cos_cache, sin_cache,
+                      out, norm_weight=None, quant_scale=None):
+        """The checks of Kernel._checked_call on numpy-convertible
+        arguments: the ctypes arguments of the kernel (their descriptors
+        appended to `keep`, which must outlive the call) and the array the
+        call returns. Also each member's checks of a fused call (out=
+        NO_DESTINATION: the inputs only)."""
+        c = self.config
+        n = self.names
+        # The caller's arrays as passed: a destination must be apart from
+        # them too, not only from the copies the kernel may read instead.
+        given = tuple((name, value) for name, value in (
+            (n.x, x), ("positions", positions), ("offset", offset),
+            ("cos_cache", cos_cache), ("sin_cache", sin_cache))
+            if isinstance(value, np.ndarray))
+        if not isinstance(x, np.ndarray):  # keep subclasses: out=x is x
+            x = np.asarray(x)
+        if x.dtype != self._dtype:
+            raise TypeError(f"{n.x} has dtype {x.dtype}, the kernel was "
+                            f"compiled for {self._dtype}")
+        shape = x.shape
+        if len(shape) != c.rank or shape[-1] != c.head_dim:
+            raise ValueError(f"{n.x} has shape {shape}, the kernel was "
+                             f"compiled for rank {c.rank} with head dim "
+                             f"{c.head_dim}")
+        if self._static_shape is not None and shape != self._static_shape:
+            raise ValueError(f"{n.x} has shape {shape}, the kernel was "
+                             f"compiled for the static shape "
+                             f"{self._static_shape}")
+        token_sizes = self._token_sizes(shape)
+        flags = x.flags
+        if c.inplace:
+            if out is not x:
+                raise ValueError(f"the kernel rotates in place: pass "
+                                 f"{n.out}={n.x} (the same numpy array)")
+            if not flags.writeable:
+                raise ValueError(f"{n.x} is read-only (flags.writeable is "
+                                 f"False): it cannot be rotated in place "
+                                 f"({n.out}={n.x})")
+            if not (flags.c_contiguous and flags.aligned):
+                raise ValueError(f"{n.x} must be C-contiguous and aligned to "
+                                 f"be rotated in place ({n.out}={n.x}); got "
+                                 f"strides {x.strides}")
+        elif not (flags.c_contiguous and flags.aligned):
+            x = x.copy(order="C")
+        args = [self._address_of(keep, x)]
+
+        form = c.positions
+        indices = None  # the positions or per-row offsets, as passed
+        if form == "explicit":
+            if positions is None:
+                raise ValueError("the kernel was compiled for explicit "
+                                 "positions: pass positions")
+            # (The default, a plain 0, is recognized without a call.)
+            if not (offset.__class__ is int and offset == 0) and \
+                    not _is_zero(offset):
+                raise ValueError(f"positions and offset={offset!r} were both "
+                                 "given: explicit positions take no offset "
+                                 "(add it to the positions)")
+            positions = _integer_array(positions, "positions",
+                                       self._positions_dtype)
+            expected = ((3,) + token_sizes if c.mrope is not None
+                        else token_sizes)
+            if positions.shape != expected:
+                self._fail(f"positions have shape {positions.shape}, "
+                           f"expected {expected}" +
+                           (" ([3, *token dims] for M-RoPE)"
+                            if c.mrope is not None else
+                            " (the token dims' shape)"),
+                           dict(static_shape=shape,
+                                static_positions_shape=positions.shape))
+            if self._static_positions is not None and \
+                    positions.shape != self._static_positions:
+                raise ValueError(f"positions have shape {positions.shape}, "
+                                 f"the kernel was compiled for the static "
+                                 f"shape {self._static_positions}")
+            indices = positions
+            args.append(self._address_of(keep, positions))
+        else:
+            if positions is not None:
+                raise ValueError(f"the kernel was compiled for positions="
+                                 f"{form!r}: positions must be None")
+            if form == "offset":
+                if isinstance(offset, np.ndarray) and offset.ndim:
+                    raise ValueError(f"the kernel was compiled for a scalar "
+                                     f"offset, got offset of shape "
+                                     f"{offset.shape}")
+                offset = _scalar_offset(offset)
+                _path.check_offset_sum(offset, token_sizes[-1], "offset")
+                args.append(offset)
+            elif form == "row_offset":
+                offset = _integer_array(offset, "offset", _INT_DTYPES["i64"])
+                if offset.shape != token_sizes[:1]:
+                    self._fail(f"per-row offset has shape {offset.shape}, "
+                               f"expected {token_sizes[:1]} (one per index "
+                               f"of the first token dim)",
+                               dict(static_shape=shape,
+                                    static_offset_shape=offset.shape))
+                if self._static_offset is not None and \
+                        offset.shape != self._static_offset:
+                    raise ValueError(f"offset has shape {offset.shape}, the "
+                                     f"kernel was compiled for the static "
+                                     f"shape {self._static_offset}")
+                if offset.size:
+                    _path.check_offset_sum(int(offset.max()),
+                                           token_sizes[-1], "offset")
+                indices = offset
+                args.append(self._address_of(keep, offset))
+            elif not _is_zero(offset):
+                raise ValueError(f"the kernel was compiled without positions "
+                                 f"or offset (positions='none'): offset must "
+                                 f"be 0, got {offset!r}")
+
+        if c.cache is not None:
+            if cos_cache is None or sin_cache is None:
+                raise ValueError("the kernel was compiled with a cos/sin "
+                                 "cache: pass cos_cache and sin_cache")
+            cos_cache = _float_array(cos_cache, "cos_cache", self._cache_dtype)
+            sin_cache = _float_array(sin_cache, "sin_cache", self._cache_dtype)
+            pairs = self._pairs
+            if c.cache == "gathered":
+                expected = f"(M, {pairs}) (rows by position, rotary_dim / 2)"
+                ok = cos_cache.ndim == 2 and cos_cache.shape[1] == pairs
+            else:
+                expected = token_sizes + (pairs,)
+                ok = cos_cache.shape == expected
+                expected = f"{expected} (token dims + rotary_dim / 2)"
+            if not ok or sin_cache.shape != cos_cache.shape:
+                self._fail(f"cos_cache has shape {cos_cache.shape} and "
+                           f"sin_cache {sin_cache.shape}, expected both "
+                           f"{expected}",
+                           dict(static_shape=shape,
+                                static_cache_shape=cos_cache.shape))
+            if self._static_cache is not None and \
+                    cos_cache.shape != self._static_cache:
+                raise ValueError(f"cos_cache/sin_cache have shape "
+                                 f"{cos_cache.shape}, the kernel was compiled "
+                                 f"for the static shape {self._static_cache}")
+            if c.cache == "gathered":
+                self._check_cache_range(indices, offset, token_sizes,
+                                        cos_cache.shape[0])
+            args.append(self._address_of(keep, cos_cache))
+            args.append(self._address_of(keep, sin_cache))
+        elif cos_cache is not None or sin_cache is not None:
+            raise ValueError("the kernel was compiled without a cos/sin "
+                             "cache: cos_cache and sin_cache must be None")
+        neighbours = ()
+        if self._neighbours or norm_weight is not None or \
+                quant_scale is not None:
+            args += self._neighbour_args(keep, x, norm_weight, quant_scale)
+            # out must not overlap them either (the kernel reads them while
+            # it writes).
+            neighbours = tuple(
+                (name, array) for name, array in (
+                    (n.norm_weight, norm_weight),
+                    (n.quant_scale, quant_scale))
+                if isinstance(array, np.ndarray))
+
+        if out is NO_DESTINATION:
+            # The caller (a fused call) passes its own destination and
+            # checks it.
+            return args, None
+        # Every array the kernel reads while it writes its destination:
+        # the positions or per-row offsets, the cos/sin caches and the
+        # neighbours' operands (x itself unless rotated in place).
+        read = tuple((name, array) for name, array in (
+            ("positions" if form == "explicit" else "offset", indices),
+            ("cos_cache", cos_cache), ("sin_cache", sin_cache))
+            if isinstance(array, np.ndarray)) + neighbours
+        read += tuple((name, value) for name, value in given
+                      if name != n.x and not any(value is a for _, a in read))
+        if not c.inplace:
+            spec = self.specs["out"]
+            if out is None:
+                out = _arrays.empty(shape, self._out_dtype)
+            else:
+                if out is x:
+                    raise ValueError(f"{spec.name} is {n.x} but the kernel "
+                                     f"is not in place: compile with "
+                                     f"inplace=True")
+                _path.check_destination(spec, out, shape)
+                _path.check_apart(spec, out, ((n.x, x),) + given[:1] + read)
+            args.append(self._address_of(keep, out))
+        else:
+            _path.check_apart(self.specs["x"], x, read)
+        return args, (x if c.inplace else out)
+
+    def _address_of(self, keep, array) -> int:
+        return ctypes.addressof(self._keep(keep, array))
+
+    @staticmethod
+    def _keep(keep, array):
+        if array.size == 0 and array.ctypes.data % array.dtype.itemsize:
+            # An empty array's address is never read (and numpy calls it
+            # aligned whatever it is): describe an aligned one instead.
+            array = np.empty(array.shape, array.dtype)
+        desc = _jit.memref_descriptor(array)
+        keep.append((array, desc))
+        return desc
+
+    def _check_cache_range(self, indices, offset, token_sizes, rows):
+        """Every position a gathered cache is read at must be a row of it:
+        positions (or offsets + the sequence index) in [0, rows)."""
+        if 0 in token_sizes:
+            return  # no token, nothing is read
+        form = self.config.positions
+        seq = token_sizes[-1]
+        if form == "explicit":
+            low, high = int(indices.min()), int(indices.max())
+            what = "positions span"
+        elif form == "offset":
+            low, high = offset, offset + seq - 1
+            what = f"offset {offset} + [0, {seq}) spans"
+        else:
+            low, high = int(indices.min()), int(indices.max()) + seq - 1
+            what = f"per-row offsets + [0, {seq}) span"
+        if low < 0 or high >= rows:
+            raise IndexError(
+                f"{what} [{low}, {high}] but the cos/sin cache has {rows} "
+                f"rows: positions must be in [0, {rows}) (a position outside "
+                "has no cached angle)")
+
+
+#: RotationChecks._checked_args(out=NO_DESTINATION): check the inputs only.
+NO_DESTINATION = object()
+
+
+class Kernel(RotationChecks):
+    """A compiled `rope.apply` for one configuration. Call it on arrays.
+
+    Every argument is checked before the compiled code runs (it trusts the
+    sizes it is given): x's dtype, rank, head dim and any static shape; the
+    positions' integer type, value range and shape; the offset's type and
+    shape; the caches' dtype and shapes, and the gathered positions against
+    the cache rows; `out`'s dtype, shape, layout, writeability and overlap.
+    A mismatch raises TypeError (a type), ValueError (a shape, a value, an
+    argument the configuration does not take) or IndexError (a position
+    outside the cache), naming the argument, what it got and what was
+    expected."""
+
+    #: rope.apply members of the compiled function (fused.QKKernel: 2).
+    _members = 1
+
+    def __init__(self, config: KernelConfig):
+        if config.slots and type(self) is Kernel:
+            raise ValueError("a cache append configuration (slots=True) is "
+                             "compiled by rope_mlir.compile_append")
+        super().__init__(config)
+        self._compiled = _path.CompiledKernel(
+            emit(config, inputs=self._members), pipeline(config),
+            "rope_kernel", self._parameters())
+        self.ir = self._compiled.ir
+        self._module = self._compiled.module
+        self._function = self._compiled.function
+        # The C++ plan takes plain rotations only; a kernel with neighbours
+        # is called through the Python path, which checks their operands.
+        self._plan = (None if self._neighbours or self._members != 1 else
+                      self.make_plan(self._compiled.address))
+
+    def _parameters(self) -> tuple:
+        """The ArgSpecs of the compiled function's parameters, in order."""
+        return tuple(self.specs.values())
 
     def __call__(self, x, positions=None, *, offset=0, cos_cache=None,
                  sin_cache=None, out=None, norm_weight=None,
@@ -841,234 +1053,6 @@ class Kernel:
             self._function(*args)
         return result
 
-    def _neighbour_args(self, keep, x, norm_weight, quant_scale) -> list:
-        """The checked norm weight ([D], the configured dtype) and
-        quantization scale (a float32 scalar, or one per head), as ctypes
-        arguments; either passed to a kernel compiled without it raises."""
-        c = self.config
-        args = []
-        if c.norm:
-            if norm_weight is None:
-                raise ValueError("the kernel was compiled with a QK-norm: "
-                                 "pass norm_weight (shape [D])")
-            w = _float_array(norm_weight, "norm_weight", _DTYPES[c.norm_dtype])
-            if w.shape != (c.head_dim,):
-                raise ValueError(f"norm_weight has shape {w.shape}, expected "
-                                 f"({c.head_dim},) (one weight per channel)")
-            args.append(ctypes.addressof(self._keep(keep, w)))
-        elif norm_weight is not None:
-            raise ValueError("the kernel was compiled without a QK-norm: "
-                             "norm_weight must be None")
-        if c.quant is not None:
-            if quant_scale is None:
-                raise ValueError(f"the kernel was compiled with a quantized "
-                                 f"output ({c.quant}): pass quant_scale")
-            if isinstance(quant_scale, (int, float)) and \
-                    not isinstance(quant_scale, _BOOLS):
-                quant_scale = np.float32(quant_scale)  # rounded to f32
-            s = _float_array(quant_scale, "quant_scale",
-                             np.dtype(np.float32))
-            if c.quant_scale == "tensor":
-                expected = ()
-                what = "a scalar (per tensor)"
-            else:
-                expected = (x.shape[c.head_dims()[0]],)
-                what = "one per head"
-            if s.shape != expected:
-                raise ValueError(f"quant_scale has shape {s.shape}, expected "
-                                 f"{expected} ({what})")
-            if not np.isfinite(s).all():
-                raise ValueError("quant_scale must be finite (a NaN or "
-                                 "infinite scale has no quantized value)")
-            args.append(ctypes.addressof(self._keep(keep, s)))
-        elif quant_scale is not None:
-            raise ValueError("the kernel was compiled without a quantized "
-                             "output: quant_scale must be None")
-        return args
-
-    def _checked_args(self, keep, x, positions, offset, cos_cache, sin_cache,
-                      out, norm_weight=None, quant_scale=None):
-        """The checks of _checked_call on numpy-convertible arguments: the
-        ctypes arguments of the kernel (their descriptors appended to
-        `keep`, which must outlive the call) and the array the call
-        returns. Also used by fused.apply_qk for each of q and k."""
-        c = self.config
-        # The caller's arrays as passed: a destination must be apart from
-        # them too, not only from the copies the kernel may read instead.
-        given = tuple((name, value) for name, value in (
-            ("x", x), ("positions", positions), ("offset", offset),
-            ("cos_cache", cos_cache), ("sin_cache", sin_cache))
-            if isinstance(value, np.ndarray))
-        if not isinstance(x, np.ndarray):  # keep subclasses: out=x is x
-            x = np.asarray(x)
-        if x.dtype != self._dtype:
-            raise TypeError(f"x has dtype {x.dtype}, the kernel was compiled "
-                            f"for {self._dtype}")
-        shape = x.shape
-        if len(shape) != c.rank or shape[-1] != c.head_dim:
-            raise ValueError(f"x has shape {shape}, the kernel was compiled "
-                             f"for rank {c.rank} with head dim {c.head_dim}")
-        if c.static_shape is not None and shape != c.static_shape:
-            raise ValueError(f"x has shape {shape}, the kernel was compiled "
-                             f"for the static shape {c.static_shape}")
-        token_sizes = self._token_sizes(shape)
-        flags = x.flags
-        if c.inplace:
-            if out is not x:
-                raise ValueError("the kernel rotates in place: pass out=x "
-                                 "(the same numpy array)")
-            if not flags.writeable:
-                raise ValueError("x is read-only (flags.writeable is False): "
-                                 "it cannot be rotated in place (out=x)")
-            if not (flags.c_contiguous and flags.aligned):
-                raise ValueError(f"x must be C-contiguous and aligned to be "
-                                 f"rotated in place (out=x); got strides "
-                                 f"{x.strides}")
-        elif not (flags.c_contiguous and flags.aligned):
-            x = x.copy(order="C")
-        args = [ctypes.addressof(self._keep(keep, x))]
-
-        form = c.positions
-        indices = None  # the positions or per-row offsets, as passed
-        if form == "explicit":
-            if positions is None:
-                raise ValueError("the kernel was compiled for explicit "
-                                 "positions: pass positions")
-            # (The default, a plain 0, is recognized without a call.)
-            if not (offset.__class__ is int and offset == 0) and \
-                    not _is_zero(offset):
-                raise ValueError(f"positions and offset={offset!r} were both "
-                                 "given: explicit positions take no offset "
-                                 "(add it to the positions)")
-            positions = _integer_array(positions, "positions",
-                                       self._positions_dtype)
-            expected = ((3,) + token_sizes if c.mrope is not None
-                        else token_sizes)
-            if positions.shape != expected:
-                self._fail(f"positions have shape {positions.shape}, "
-                           f"expected {expected}" +
-                           (" ([3, *token dims] for M-RoPE)"
-                            if c.mrope is not None else
-                            " (the token dims' shape)"),
-                           dict(static_shape=shape,
-                                static_positions_shape=positions.shape))
-            if c.static_positions_shape is not None and \
-                    positions.shape != c.static_positions_shape:
-                raise ValueError(f"positions have shape {positions.shape}, "
-                                 f"the kernel was compiled for the static "
-                                 f"shape {c.static_positions_shape}")
-            indices = positions
-            args.append(ctypes.addressof(self._keep(keep, positions)))
-        else:
-            if positions is not None:
-                raise ValueError(f"the kernel was compiled for positions="
-                                 f"{form!r}: positions must be None")
-            if form == "offset":
-                if isinstance(offset, np.ndarray) and offset.ndim:
-                    raise ValueError(f"the kernel was compiled for a scalar "
-                                     f"offset, got offset of shape "
-                                     f"{offset.shape}")
-                offset = _scalar_offset(offset)
-                _check_offset_sum(offset, token_sizes[-1], "offset")
-                args.append(offset)
-            elif form == "row_offset":
-                offset = _integer_array(offset, "offset", _INT_DTYPES["i64"])
-                if offset.shape != token_sizes[:1]:
-                    self._fail(f"per-row offset has shape {offset.shape}, "
-                               f"expected {token_sizes[:1]} (one per index "
-                               f"of the first token dim)",
-                               dict(static_shape=shape,
-                                    static_offset_shape=offset.shape))
-                if c.static_offset_shape is not None and \
-                        offset.shape != c.static_offset_shape:
-                    raise ValueError(f"offset has shape {offset.shape}, the "
-                                     f"kernel was compiled for the static "
-                                     f"shape {c.static_offset_shape}")
-                if offset.size:
-                    _check_offset_sum(int(offset.max()), token_sizes[-1],
-                                      "offset")
-                indices = offset
-                args.append(ctypes.addressof(self._keep(keep, offset)))
-            elif not _is_zero(offset):
-                raise ValueError(f"the kernel was compiled without positions "
-                                 f"or offset (positions='none'): offset must "
-                                 f"be 0, got {offset!r}")
-
-        if c.cache is not None:
-            if cos_cache is None or sin_cache is None:
-                raise ValueError("the kernel was compiled with a cos/sin "
-                                 "cache: pass cos_cache and sin_cache")
-            cos_cache = _float_array(cos_cache, "cos_cache", self._cache_dtype)
-            sin_cache = _float_array(sin_cache, "sin_cache", self._cache_dtype)
-            pairs = self._pairs
-            if c.cache == "gathered":
-                expected = f"(M, {pairs}) (rows by position, rotary_dim / 2)"
-                ok = cos_cache.ndim == 2 and cos_cache.shape[1] == pairs
-            else:
-                expected = token_sizes + (pairs,)
-                ok = cos_cache.shape == expected
-                expected = f"{expected} (token dims + rotary_dim / 2)"
-            if not ok or sin_cache.shape != cos_cache.shape:
-                self._fail(f"cos_cache has shape {cos_cache.shape} and "
-                           f"sin_cache {sin_cache.shape}, expected both "
-                           f"{expected}",
-                           dict(static_shape=shape,
-                                static_cache_shape=cos_cache.shape))
-            if c.static_cache_shape is not None and \
-                    cos_cache.shape != c.static_cache_shape:
-                raise ValueError(f"cos_cache/sin_cache have shape "
-                                 f"{cos_cache.shape}, the kernel was compiled "
-                                 f"for the static shape {c.static_cache_shape}")
-            if c.cache == "gathered":
-                self._check_cache_range(indices, offset, token_sizes,
-                                        cos_cache.shape[0])
-            args.append(ctypes.addressof(self._keep(keep, cos_cache)))
-            args.append(ctypes.addressof(self._keep(keep, sin_cache)))
-        elif cos_cache is not None or sin_cache is not None:
-            raise ValueError("the kernel was compiled without a cos/sin "
-                             "cache: cos_cache and sin_cache must be None")
-        neighbours = ()
-        if self._neighbours or norm_weight is not None or \
-                quant_scale is not None:
-            args += self._neighbour_args(keep, x, norm_weight, quant_scale)
-            # out must not overlap them either (the kernel reads them while
-            # it writes).
-            neighbours = tuple(
-                (name, array) for name, array in (
-                    ("norm_weight", norm_weight), ("quant_scale", quant_scale))
-                if isinstance(array, np.ndarray))
-
-        if out is _NO_DESTINATION:
-            # The caller (cache.AppendKernel) passes its own destination
-            # and checks it.
-            return args, None
-        # Every array the kernel reads while it writes its destination:
-        # the positions or per-row offsets, the cos/sin caches and the
-        # neighbours' operands (x itself unless rotated in place).
-        read = tuple((name, array) for name, array in (
-            ("positions" if form == "explicit" else "offset", indices),
-            ("cos_cache", cos_cache), ("sin_cache", sin_cache))
-            if isinstance(array, np.ndarray)) + neighbours
-        read += tuple((name, value) for name, value in given
-                      if name != "x" and not any(value is a for _, a in read))
-        if not c.inplace:
-            if out is None:
-                out = _arrays.empty(shape, self._out_dtype)
-            else:
-                if out is x:
-                    raise ValueError("out is x but the kernel is not in "
-                                     "place: compile with inplace=True")
-                _check_out(out, "out", shape, self._out_dtype,
-                           (("x", x),) + given[:1] + read)
-            args.append(ctypes.addressof(self._keep(keep, out)))
-        else:
-            for other, array in read:
-                if np.may_share_memory(x, array):
-                    raise ValueError(f"x overlaps {other}: the kernel reads "
-                                     f"{other} while it rotates x in place "
-                                     f"(out=x)")
-        return args, (x if c.inplace else out)
-
     def _call_dlpack(self, x, positions, offset, cos_cache, sin_cache, out,
                      norm_weight=None, quant_scale=None):
         """A call with DLPack arguments: each imported zero-copy (see
@@ -1084,82 +1068,22 @@ class Kernel:
             return out
         return _arrays.wrap(result, x)
 
-    @staticmethod
-    def _keep(keep, array):
-        if array.size == 0 and array.ctypes.data % array.dtype.itemsize:
-            # An empty array's address is never read (and numpy calls it
-            # aligned whatever it is): describe an aligned one instead.
-            array = np.empty(array.shape, array.dtype)
-        desc = _jit.memref_descriptor(array)
-        keep.append((array, desc))
-        return desc
 
-    def _check_cache_range(self, indices, offset, token_sizes, rows):
-        """Every position a gathered cache is read at must be a row of it:
-        positions (or offsets + the sequence index) in [0, rows)."""
-        if 0 in token_sizes:
-            return  # no token, nothing is read
-        form = self.config.positions
-        seq = token_sizes[-1]
-        if form == "explicit":
-            low, high = int(indices.min()), int(indices.max())
-            what = "positions span"
-        elif form == "offset":
-            low, high = offset, offset + seq - 1
-            what = f"offset {offset} + [0, {seq}) spans"
-        else:
-            low, high = int(indices.min()), int(indices.max()) + seq - 1
-            what = f"per-row offsets + [0, {seq}) span"
-        if low < 0 or high >= rows:
-            raise IndexError(
-                f"{what} [{low}, {high}] but the cos/sin cache has {rows} "
-                f"rows: positions must be in [0, {rows}) (a position outside "
-                "has no cached angle)")
-
-
-def _check_offset_sum(offset: int, sequence: int, name: str) -> None:
-    """The largest position an offset gives, offset + sequence - 1, must
-    fit int64 (the kernel's sum would wrap to a negative position)."""
-    if sequence and offset > _I64.max - (sequence - 1):
-        raise ValueError(
-            f"{name} = {offset} + the {sequence} sequence indices [0, "
-            f"{sequence}) overflows int64 (positions must be at most "
-            f"{_I64.max})")
-
-
-#: Kernel._checked_args(out=_NO_DESTINATION): check the inputs only.
-_NO_DESTINATION = object()
-
-_kernels: dict = {}
-_kernels_lock = threading.Lock()
 # apply()'s kernels by the tuple of their configuration's fields.
 _apply_kernels: dict = {}
-_stats = {"compiled": 0, "hits": 0}
+_cache = _path.KernelCache(Kernel)
 
 
 def compile(config: Optional[KernelConfig] = None, **kwargs) -> Kernel:
     """Returns the (cached) compiled kernel for a configuration, given as a
     KernelConfig or as its fields: compile(dtype="f32", rank=4,
     head_dim=128, layout="half", positions="explicit", ...)."""
-    if config is None:
-        config = KernelConfig(**kwargs)
-    elif kwargs:
-        config = dataclasses.replace(config, **kwargs)
-    with _kernels_lock:
-        kernel = _kernels.get(config)
-        if kernel is not None:
-            _stats["hits"] += 1
-            return kernel
-    kernel = Kernel(config)  # compile outside the lock
-    with _kernels_lock:
-        _stats["compiled"] += 1
-        return _kernels.setdefault(config, kernel)
+    return _cache.configured(KernelConfig, config, kwargs)
 
 
 def cache_info() -> dict:
     """How many kernels were compiled and how many calls reused one."""
-    with _kernels_lock:
-        return dict(_stats, cached=len(_kernels))
+    return _cache.info()
 
 
 def apply(x, positions=None, *, layout="half", rotary_dim=None, base=10000.0,
@@ -1224,7 +1148,7 @@ def apply(x, positions=None, *, layout="half", rotary_dim=None, base=10000.0,
             out=out, magnitude=magnitude, mrope_section=mrope_section,
             mrope_interleaved=mrope_interleaved, threads=threads)
         return out_in if out_in is not None else _arrays.wrap(result, x_in)
-    fields, x, positions, offset, cos_cache, sin_cache = _apply_fields(
+    fields, x, positions, offset, cos_cache, sin_cache = apply_fields(
         x, positions, layout=layout, rotary_dim=rotary_dim, base=base,
         scaling=scaling, offset=offset, cos_cache=cos_cache,
         sin_cache=sin_cache, inverse=inverse, token_dims=token_dims,
@@ -1234,39 +1158,13 @@ def apply(x, positions=None, *, layout="half", rotary_dim=None, base=10000.0,
     # The kernel of these (already normalized) fields, without building and
     # hashing a KernelConfig each call; only configurations that compiled
     # are remembered, so a bad one is checked (and refused) every time.
-    kernel = _cached_kernel(_apply_kernels, fields, compile)
+    kernel = cached_kernel(_apply_kernels, fields, compile)
     return kernel(x, positions, offset=offset, cos_cache=cos_cache,
                   sin_cache=sin_cache, out=out)
 
 
-def _scale_array(scale) -> np.ndarray:
-    """A quantization scale as an array; a Python number becomes a float32
-    scalar (rounded once)."""
-    if isinstance(scale, np.ndarray):
-        return scale
-    if isinstance(scale, (int, float)) and not isinstance(scale, _BOOLS):
-        return np.asarray(np.float32(scale))
-    return np.asarray(scale)
-
-
-def _quant_name(quant_dtype) -> str:
-    """quant_dtype as a KernelConfig.quant name."""
-    if isinstance(quant_dtype, str):
-        name = quant_dtype.lower().replace("float8_", "f8").replace(
-            "int8", "i8")
-        if name in _QUANT_DTYPES:
-            return name
-    else:
-        try:
-            dtype = np.dtype(quant_dtype)
-        except TypeError:
-            dtype = None
-        for name, (candidate, _) in _QUANT_DTYPES.items():
-            if dtype == candidate:
-                return name
-    raise ValueError(f"quant_dtype must be 'f8e4m3fn', 'f8e5m2' or 'i8' (or "
-                     f"ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2, "
-                     f"numpy.int8), got {quant_dtype!r}")
+_scale_array = _path.scale_array
+_quant_name = _path.quant_name
 
 
 def _apply_with_neighbours(x, positions, *, norm_weight, norm_eps,
@@ -1293,7 +1191,7 @@ def _apply_with_neighbours(x, positions, *, norm_weight, norm_eps,
                          "quantized output needs both), got "
                          + ("quant_dtype only" if quant_scale is None
                             else "quant_scale only"))
-    fields, x, positions, offset, cos_cache, sin_cache = _apply_fields(
+    fields, x, positions, offset, cos_cache, sin_cache = apply_fields(
         x, positions, inplace=out is not None and out is x, **kwargs)
     if norm_weight is not None:
         if not isinstance(norm_weight, np.ndarray):
@@ -1307,44 +1205,35 @@ def _apply_with_neighbours(x, positions, *, norm_weight, norm_eps,
                              f"one per head, got shape {quant_scale.shape}")
         fields.update(quant=_quant_name(quant_dtype),
                       quant_scale="head" if quant_scale.ndim else "tensor")
-    kernel = _cached_kernel(_apply_kernels, fields, compile)
+    kernel = cached_kernel(_apply_kernels, fields, compile)
     return kernel(x, positions, offset=offset, cos_cache=cos_cache,
                   sin_cache=sin_cache, out=out, norm_weight=norm_weight,
                   quant_scale=quant_scale)
 
 
-def _cached_kernel(kernels: dict, fields: dict, compile_config):
+def cached_kernel(kernels: dict, fields: dict, compile_config):
     """The kernel of `fields` in `kernels` (keyed by the tuple of the
     values), compiled by `compile_config(KernelConfig(**fields))` when
-    absent; a configuration the verifier refuses raises ValueError."""
-    key = tuple(fields.values())
-    try:
-        kernel = kernels.get(key)
-    except TypeError:  # an unhashable field (a list layout): KernelConfig
-        key, kernel = None, None  # says what is wrong with it
-    if kernel is not None:
-        with _kernels_lock:  # a reuse, as compile() counts one
-            _stats["hits"] += 1
-    else:
+    absent; a configuration the verifier refuses raises ValueError (and
+    is not remembered: it is checked, and refused, every time)."""
+    def make():
         try:
-            kernel = compile_config(KernelConfig(**fields))
+            return compile_config(KernelConfig(**fields))
         except CompileError as error:
             # Invalid attributes: the verifier's message, with the static
             # shapes of this call for the clearest diagnostic.
             raise ValueError(str(error)) from None
-        if key is not None:
-            if len(kernels) >= 1024:
-                kernels.clear()
-            kernels[key] = kernel
-    return kernel
+    return _path.memoized(kernels, tuple(fields.values()), make, _cache)
 
 
-def _apply_fields(x, positions, *, layout, rotary_dim, base, scaling, offset,
-                  cos_cache, sin_cache, inverse, token_dims, inplace,
-                  magnitude, mrope_section, mrope_interleaved, threads):
+def apply_fields(x, positions, *, layout, rotary_dim, base, scaling, offset,
+                 cos_cache, sin_cache, inverse, token_dims, inplace,
+                 magnitude, mrope_section, mrope_interleaved, threads,
+                 x_name="x"):
     """apply()'s arguments (numpy or convertible) checked and normalized:
     the KernelConfig fields of the kernel that rotates `x` (dict), and x,
-    positions, offset, cos_cache, sin_cache as the kernel takes them."""
+    positions, offset, cos_cache, sin_cache as the kernel takes them.
+    Messages call x `x_name` (fused and cache: q or k)."""
     mrope_interleaved = _flag(mrope_interleaved, "mrope_interleaved")
     inverse = _flag(inverse, "inverse")
     threads = _integer(threads, "threads")
@@ -1381,9 +1270,9 @@ def _apply_fields(x, positions, *, layout, rotary_dim, base, scaling, offset,
     if not isinstance(x, np.ndarray):  # keep subclasses: out=x is x
         x = np.asarray(x)
     if x.ndim < 2:
-        raise ValueError(f"x must have rank >= 2 ([tokens..., D]), got shape "
-                         f"{x.shape}")
-    dtype = dtype_name(x.dtype, "x")
+        raise ValueError(f"{x_name} must have rank >= 2 ([tokens..., D]), got "
+                         f"shape {x.shape}")
+    dtype = dtype_name(x.dtype, x_name)
     head_dim = int(x.shape[-1])
     freqs = mrope = None
     if scaled:

@@ -35,19 +35,18 @@ itself never writes outside the cache (a slot out of range writes nothing).
 
 from __future__ import annotations
 
-import ctypes
 import dataclasses
 import math
-import threading
 from typing import Optional
 
 import numpy as np
 
-from . import _arrays, _ir, _jit
-from .cache import _range as _cache_range
+from . import _arrays, _ir, _jit, _kernel_path as _path
 from . import kernel as _kernel
-from .kernel import (_DTYPES, _QUANT_DTYPES, _float_array, _integer,
-                     _integer_array, _real)
+from ._kernel_path import (DTYPES as _DTYPES, EVERY_INPUT,
+                           QUANT_DTYPES as _QUANT_DTYPES, ArgSpec)
+from ._kernel_path import (float_array as _float_array, integer as _integer,
+                           integer_array as _integer_array, real as _real)
 
 __all__ = ["apply_mla", "MLAConfig", "MLAKernel", "compile_mla", "emit_mla"]
 
@@ -285,13 +284,51 @@ def emit_mla(config: MLAConfig, name: str = "mla_kernel") -> str:
 
 def pipeline(config: MLAConfig) -> str:
     """The rope-to-llvm-cpu pipeline an MLA kernel is compiled with."""
-    return ("builtin.module(rope-to-llvm-cpu{emit-c-interface=true "
-            f"vectorize={'true' if config.lowering == 'vector' else 'false'} "
-            f"prefetch-rows={config.prefetch_rows} "
-            f"num-threads={int(config.threads)}}})")
+    return _path.cpu_pipeline(vectorize=config.lowering == "vector",
+                              prefetch_rows=config.prefetch_rows,
+                              num_threads=int(config.threads))
 
 
 # -- the compiled kernel ------------------------------------------------------
+
+def arg_specs(config: MLAConfig) -> tuple:
+    """The ArgSpecs of the compiled function's parameters, in emit_mla's
+    order; apply_mla checks its arguments against the same names and
+    overlap rules (_IN_PLACE, _OUT, _CACHE)."""
+    c = config
+    dtype = _DTYPES[c.dtype]
+    r, p = c.kv_lora_rank, c.rope_dim
+    cache = dict(dtype=_QUANT_DTYPES[c.quant][0] if c.quant else dtype,
+                 writeable=True, apart_from=(EVERY_INPUT,))
+    specs = []
+    if c.nope_dim is not None:
+        specs.append(dataclasses.replace(
+            _IN_PLACE, dtype=dtype, shape=(None, None, c.nope_dim + p)))
+    specs += [ArgSpec("c_kv", dtype, (None, 1, r)),
+              ArgSpec("k_pe", dtype, (None, 1, p))]
+    if c.cache_form == "concat":
+        specs.append(ArgSpec("kv_cache", shape=(None, 1, c.width), **cache))
+    else:
+        specs += [ArgSpec("kv_cache[0]", shape=(None, 1, r), **cache),
+                  ArgSpec("kv_cache[1]", shape=(None, 1, p), **cache)]
+    specs += [ArgSpec("positions", np.dtype(np.int32 if c.positions_dtype ==
+                                            "i32" else np.int64), (None,)),
+              ArgSpec("slots", np.dtype(np.int64), (None,))]
+    if c.quant is not None:
+        specs.append(ArgSpec("kv_scale", np.dtype(np.float32), ()))
+    return tuple(specs)
+
+
+#: q rotated in place (out=q), out (another destination), and the caches:
+#: each written while the kernel reads every input.
+_IN_PLACE = ArgSpec("q", writeable=True, apart_from=(EVERY_INPUT,),
+                    effect="rotates q in place (out=q)")
+_OUT = ArgSpec("out", writeable=True, apart_from=(EVERY_INPUT,))
+
+
+def _cache_spec(name: str) -> ArgSpec:
+    return ArgSpec(name, writeable=True, apart_from=(EVERY_INPUT,))
+
 
 class MLAKernel:
     """A compiled MLA kernel: `kernel(q, c_kv, k_pe, caches, positions,
@@ -300,15 +337,13 @@ class MLAKernel:
 
     def __init__(self, config: MLAConfig):
         self.config = config
-        self.ir = emit_mla(config)
-        self._module = _jit.compile_module(self.ir, pipeline(config))
-        address = self._module.lookup("mla_kernel")
-        count = ((config.nope_dim is not None) + 2 +
-                 (1 if config.cache_form == "concat" else 2) + 2 +
-                 (config.quant is not None))
-        self._function = ctypes.CFUNCTYPE(
-            None, *([ctypes.c_void_p] * count))(address)
-        self._address = address
+        self._compiled = _path.CompiledKernel(
+            emit_mla(config), pipeline(config), "mla_kernel",
+            arg_specs(config))
+        self.ir = self._compiled.ir
+        self._module = self._compiled.module
+        self._function = self._compiled.function
+        self._address = self._compiled.address
         self._fast = _jit.kernel_call_module()
 
     def __call__(self, arrays):
@@ -316,33 +351,15 @@ class MLAKernel:
         C-contiguous and aligned): their memref descriptors built in C++
         (the extension's run, KernelCall.cpp), or through ctypes when it
         is absent or does not take them."""
-        fast = self._fast
-        if fast is not None and fast.run(self._address, np.ndarray,
-                                         tuple(arrays)):
-            return
-        descriptors = [_jit.memref_descriptor(
-            a if a.size else np.empty(a.shape, a.dtype))  # never read
-            for a in arrays]
-        self._function(*[ctypes.addressof(d) for d in descriptors])
+        self._compiled.run(arrays, self._fast)
 
 
-_kernels: dict = {}
-_lock = threading.Lock()
+_cache = _path.KernelCache(MLAKernel)
 
 
 def compile_mla(config: Optional[MLAConfig] = None, **kwargs) -> MLAKernel:
     """The (cached) compiled kernel for a configuration."""
-    if config is None:
-        config = MLAConfig(**kwargs)
-    elif kwargs:
-        config = dataclasses.replace(config, **kwargs)
-    with _lock:
-        found = _kernels.get(config)
-    if found is not None:
-        return found
-    built = MLAKernel(config)  # outside the lock
-    with _lock:
-        return _kernels.setdefault(config, built)
+    return _cache.configured(MLAConfig, config, kwargs)
 
 
 # -- checks -------------------------------------------------------------------
@@ -373,16 +390,6 @@ def _rows(value, name: str, tokens: int, width: int) -> np.ndarray:
     if not (a.flags.c_contiguous and a.flags.aligned):
         a = np.ascontiguousarray(a).copy()
     return a
-
-
-def _writable(array: np.ndarray, name: str):
-    flags = array.flags
-    if not flags.writeable:
-        raise ValueError(f"{name} is read-only (flags.writeable is False): "
-                         "it is written in place")
-    if not (flags.c_contiguous and flags.aligned):
-        raise ValueError(f"{name} must be C-contiguous and aligned (it is "
-                         f"written in place); got strides {array.strides}")
 
 
 def _cache_rows(cache: np.ndarray, name: str, width: int,
@@ -455,22 +462,11 @@ def _check_slots(slots, tokens: int, rows: int) -> np.ndarray:
     return s
 
 
-def _range(values: np.ndarray) -> tuple:
-    """(min, max) of a non-empty integer array, in one C++ pass when the
-    extension takes it (cache._range)."""
-    return _cache_range(values)
+_range = _path.int_range
 
 
 def _check_unique(s: np.ndarray, name: str = "slots"):
-    fast = _jit.kernel_call_module()
-    row = (fast.first_duplicate(np.ndarray, s) if fast is not None
-           else NotImplemented)
-    if row is NotImplemented:  # no extension, or not int64 C-contiguous
-        valid = s[s >= 0]
-        row = None
-        if valid.size != np.unique(valid).size:
-            values, counts = np.unique(valid, return_counts=True)
-            row = int(values[counts > 1][0])
+    row = _path.first_duplicate(s)
     if row is not None:
         raise ValueError(f"two tokens write cache row {row} ({name}): each "
                          "slot must be written at most once per call")
@@ -647,7 +643,7 @@ def apply_mla(q, c_kv, k_pe, kv_cache, positions, *, slots=None,
         raise ValueError(f"kv_scale is given but the cache holds "
                          f"{first.dtype} (not quantized)")
     for name, array in cache_arrays:
-        _writable(array, name)
+        _path.check_writeable(name, array)
     scale = None
     if quant is not None:
         if isinstance(kv_scale, (int, float)) and \
@@ -715,28 +711,20 @@ def apply_mla(q, c_kv, k_pe, kv_cache, positions, *, slots=None,
         if out is None:
             result = q.copy(order="C")
         elif out is q:
-            _writable(q, "q")
+            _path.check_writeable("q", q)
             result = q
         else:
-            _kernel._check_out(out, "out", q.shape, q.dtype,
-                               [("q", q)] + inputs + cache_arrays)
+            _path.check_destination(_OUT, out, q.shape, q.dtype)
+            _path.check_apart(_OUT, out, [("q", q)] + inputs + cache_arrays)
             result = out
         if out is q:
-            for other, source in inputs:
-                if np.may_share_memory(q, source):
-                    raise ValueError(f"q overlaps {other}: the kernel reads "
-                                     f"{other} while it rotates q in place "
-                                     f"(out=q)")
+            _path.check_apart(_IN_PLACE, q, inputs)
     if result is not None:
         inputs.append(("q" if result is q else "out", result))
     for name, array in cache_arrays:
-        for other, source in inputs:
-            if np.may_share_memory(array, source):
-                raise ValueError(f"{name} overlaps {other}: the kernel "
-                                 f"reads {other} while it writes {name}")
-    if form == "separate" and np.may_share_memory(*[a for _, a in
-                                                    cache_arrays]):
-        raise ValueError("kv_cache[0] overlaps kv_cache[1]")
+        _path.check_apart(_cache_spec(name), array, inputs)
+    (first_name, first_cache), *others = cache_arrays
+    _path.check_apart(_cache_spec(first_name), first_cache, (), others)
     if result is not None and out is not None and out is not q:
         out[...] = q  # the kernel rotates out's copy of q in place
     if tokens == 0:

@@ -50,18 +50,16 @@ place: nothing is allocated on the compiled side that outlives the call.
 from __future__ import annotations
 
 import argparse
-import ctypes
 import dataclasses
 import os
 import re
 import sys
-import threading
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import ml_dtypes
 import numpy as np
 
-from . import _ir, _jit
+from . import _ir, _jit, _kernel_path
 
 __all__ = ["UnsupportedOpError", "OnnxImportError", "import_model", "run",
            "main"]
@@ -719,37 +717,28 @@ def import_model(model, *, input_shapes: Optional[Dict[str, Sequence]] = None,
 _ENTRY = "rope_onnx_main"
 
 
-class _Compiled:
-    def __init__(self, ir: str, nargs: int):
-        self.ir = ir
-        self.module = _jit.compile_module(ir)
-        address = self.module.lookup(_ENTRY)
-        self.function = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * nargs))(
-            address)
+#: The compiled entry modules, by IR text and the specs of their
+#: parameters (the graph's IR is its own configuration).
+_cache = _kernel_path.KernelCache(
+    lambda key: _kernel_path.CompiledKernel(key[0], None, _ENTRY, key[1]))
 
 
-_compiled: Dict[str, _Compiled] = {}
-_compiled_lock = threading.Lock()
-_stats = {"compiled": 0, "hits": 0}
+def _arg_specs(g: _Graph) -> tuple:
+    """The entry function's parameters: the graph inputs, then the output
+    buffers (written apart from every input), each of its declared
+    element type."""
+    inputs = tuple(_kernel_path.ArgSpec(name, _NUMPY[t.elt])
+                   for name, t in g.inputs)
+    return inputs + tuple(
+        _kernel_path.ArgSpec(name, _NUMPY[t.elt], writeable=True,
+                             apart_from=(_kernel_path.EVERY_INPUT,))
+        for name, t in g.outputs)
 
 
 def cache_info() -> dict:
     """How many ONNX entry modules were compiled and how many runs reused
     one (keyed by IR text)."""
-    with _compiled_lock:
-        return dict(_stats, cached=len(_compiled))
-
-
-def _get_compiled(ir: str, nargs: int) -> _Compiled:
-    with _compiled_lock:
-        hit = _compiled.get(ir)
-        if hit is not None:
-            _stats["hits"] += 1
-            return hit
-    compiled = _Compiled(ir, nargs)  # compile outside the lock
-    with _compiled_lock:
-        _stats["compiled"] += 1
-        return _compiled.setdefault(ir, compiled)
+    return _cache.info()
 
 
 def _check_feeds(g: _Graph, feeds: dict) -> Dict[str, np.ndarray]:
@@ -859,15 +848,8 @@ def run(model, feeds: dict) -> List[np.ndarray]:
                for shape, (_, t) in zip(out_shapes, g.outputs)]
     if outputs and not any(o.size for o in outputs):
         return outputs  # every output empty: nothing to compute
-    compiled = _get_compiled(ir, len(g.inputs) + len(g.outputs))
-    keep = []
-    args = []
-    for array in [arrays[name] for name, _ in g.inputs] + outputs:
-        desc = _jit.memref_descriptor(array)
-        keep.append(desc)
-        args.append(ctypes.addressof(desc))
-    compiled.function(*args)
-    del keep
+    compiled = _cache.get((ir, _arg_specs(g)))
+    compiled.run([arrays[name] for name, _ in g.inputs] + outputs)
     return outputs
 
 

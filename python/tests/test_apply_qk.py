@@ -250,7 +250,7 @@ def test_errors():
         rope_mlir.apply_qk(qv, kv, pos, out_q=qv, out_k=kv)
     with pytest.raises(ValueError, match="out_k overlaps the other input"):
         rope_mlir.apply_qk(q, k, pos, out_k=q[:, :, :2])
-    with pytest.raises(ValueError, match="out has shape"):
+    with pytest.raises(ValueError, match="out_k has shape"):
         rope_mlir.apply_qk(q, k, pos, out_k=np.empty((2, 4, 3, 16),
                                                      np.float32))
     with pytest.raises(ValueError, match="read-only"):

@@ -1,0 +1,542 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""The one path from IR to a checked call, shared by every entry point.
+
+Each entry point (kernel.Kernel, fused.QKKernel, cache.AppendKernel,
+mla.MLAKernel, attention.ScoresKernel / AttentionKernel, onnx.run) is a
+configuration, the IR emitted for it and the specs of its arguments; this
+module holds the rest, once:
+
+- `ArgSpec`: one argument of a compiled function, declared: its name (the
+  one every error message says), exact element type, static sizes, whether
+  the kernel writes it, and which arguments it must not overlap. The checks
+  below read them (`check_destination`, `check_apart`), and so does the C++
+  fast call (kernel.RotationChecks.make_plan builds make_plan's arguments
+  from the specs).
+- `CompiledKernel`: IR compiled once, the C interface's argument types read
+  from the module's own signature (ropeJitFunctionType, as
+  compiled.CompiledFunction does) and checked against the specs, the call
+  made by the C++ extension's `run` or through ctypes.
+- `KernelCache`: the one compile cache, by configuration (or IR text).
+- The value checks (integers, reals, flags, integer and float arrays,
+  offsets) that the entry points' argument checks are written with.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import math
+import threading
+from typing import Callable, Optional, Tuple
+
+import ml_dtypes
+import numpy as np
+
+from . import _ir, _jit
+
+# -- element types -----------------------------------------------------------
+
+#: Float data types of rope.apply, by MLIR name.
+DTYPES = {
+    "f16": np.dtype(np.float16),
+    "bf16": np.dtype(ml_dtypes.bfloat16),
+    "f32": np.dtype(np.float32),
+    "f64": np.dtype(np.float64),
+}
+DTYPE_NAMES = {dtype: name for name, dtype in DTYPES.items()}
+#: Quantized destinations (quant=...): numpy dtype and MLIR element type.
+QUANT_DTYPES = {
+    "f8e4m3fn": (np.dtype(ml_dtypes.float8_e4m3fn), "f8E4M3FN"),
+    "f8e5m2": (np.dtype(ml_dtypes.float8_e5m2), "f8E5M2"),
+    "i8": (np.dtype(np.int8), "i8"),
+}
+INT_DTYPES = {"i32": np.dtype(np.int32), "i64": np.dtype(np.int64)}
+I64 = np.iinfo(np.int64)
+BOOLS = (bool, np.bool_)
+#: Scalars a C interface takes by value, by MLIR type.
+SCALAR_CTYPES = {
+    "f32": ctypes.c_float,
+    "f64": ctypes.c_double,
+    "i1": ctypes.c_uint8,
+    "i8": ctypes.c_int8,
+    "i16": ctypes.c_int16,
+    "i32": ctypes.c_int32,
+    "i64": ctypes.c_int64,
+    "index": ctypes.c_int64,
+}
+
+
+# -- value checks --------------------------------------------------------------
+# Compiled kernels trust every size, stride and index they are given, so each
+# argument is checked first. Integers and flags must have the right Python
+# type: no float, bool or string is truncated or made truthy.
+
+def integer(value, name: str) -> int:
+    """An int or numpy integer (not a bool) as an int; else TypeError."""
+    if value.__class__ is int:  # the common case, without the ABC checks
+        return value
+    if isinstance(value, (int, np.integer)) and not isinstance(value, BOOLS):
+        return int(value)
+    raise TypeError(f"{name} must be an integer, got {value!r} "
+                    f"({type(value).__name__})")
+
+
+def real(value, name: str) -> float:
+    """A finite real number (not a bool) as a float."""
+    if value.__class__ is float and math.isfinite(value):
+        return value
+    if not isinstance(value, (int, float, np.integer, np.floating)) or \
+            isinstance(value, BOOLS):
+        raise TypeError(f"{name} must be a real number, got {value!r} "
+                        f"({type(value).__name__})")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return value
+
+
+def flag(value, name: str) -> bool:
+    """A bool (or numpy bool); a string such as "false" is refused."""
+    if value is True or value is False:
+        return value
+    if isinstance(value, BOOLS):
+        return bool(value)
+    raise TypeError(f"{name} must be a bool, got {value!r} "
+                    f"({type(value).__name__})")
+
+
+def shape(value, name: str) -> tuple:
+    """A static shape: a sequence of non-negative ints, as a tuple."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise TypeError(f"{name} must be a sequence of integers, got "
+                        f"{value!r}")
+    sizes = tuple(integer(d, f"{name} entry") for d in value)
+    if any(d < 0 for d in sizes):
+        raise ValueError(f"{name} has a negative size: {sizes}")
+    return sizes
+
+
+def is_zero(offset) -> bool:
+    """Whether `offset` is the integer 0 (the default: no offset)."""
+    return (isinstance(offset, (int, np.integer)) and
+            not isinstance(offset, BOOLS) and offset == 0)
+
+
+def scalar_offset(offset, name: str = "offset") -> int:
+    """A scalar offset (int, numpy integer, 0-d integer array) as an int
+    that fits int64."""
+    if offset.__class__ is int and -2**63 <= offset < 2**63:
+        return offset
+    if isinstance(offset, np.ndarray) and offset.ndim == 0:
+        if offset.dtype.kind not in "iu":
+            raise TypeError(f"{name} must be an integer, got a 0-d array of "
+                            f"{offset.dtype}")
+        offset = offset[()]
+    value = integer(offset, name)
+    if not I64.min <= value <= I64.max:
+        raise ValueError(f"{name} = {value} does not fit int64 "
+                         f"[{I64.min}, {I64.max}]")
+    return value
+
+
+def check_offset_sum(offset: int, sequence: int, name: str) -> None:
+    """The largest position an offset gives, offset + sequence - 1, must
+    fit int64 (the kernel's sum would wrap to a negative position)."""
+    if sequence and offset > I64.max - (sequence - 1):
+        raise ValueError(
+            f"{name} = {offset} + the {sequence} sequence indices [0, "
+            f"{sequence}) overflows int64 (positions must be at most "
+            f"{I64.max})")
+
+
+def integer_array(value, name: str, dtype: np.dtype) -> np.ndarray:
+    """`value` as a C-contiguous, aligned array of the integer type `dtype`.
+    Only integer arrays are accepted (no bool, float or object); values are
+    converted only when each fits `dtype`, else ValueError naming the range
+    (never a wrapping cast)."""
+    array = value if type(value) is np.ndarray else np.asarray(value)
+    if array.dtype != dtype:
+        kind = array.dtype.kind
+        if kind not in "iu":
+            if array.size == 0 and not isinstance(value, np.ndarray):
+                return np.zeros(array.shape, dtype)  # [] has no dtype
+            raise TypeError(f"{name} must be an integer array, got dtype "
+                            f"{array.dtype}")
+        if array.size and not np.can_cast(array.dtype, dtype):
+            info = np.iinfo(dtype)
+            low, high = int(array.min()), int(array.max())
+            if low < info.min or high > info.max:
+                raise ValueError(
+                    f"{name} span [{low}, {high}], outside the range of the "
+                    f"kernel's {dtype} [{info.min}, {info.max}]")
+        return array.astype(dtype, order="C")
+    flags = array.flags
+    if not (flags.c_contiguous and flags.aligned):
+        array = array.copy(order="C")
+    return array
+
+
+def float_array(value, name: str, dtype: np.dtype) -> np.ndarray:
+    """`value` as a C-contiguous, aligned array of exactly `dtype` (a
+    different float type is refused, not converted)."""
+    array = value if type(value) is np.ndarray else np.asarray(value)
+    if array.dtype != dtype:
+        raise TypeError(f"{name} has dtype {array.dtype}, expected {dtype}")
+    flags = array.flags
+    if not (flags.c_contiguous and flags.aligned):
+        array = array.copy(order="C")
+    return array
+
+
+def dtype_name(dtype, argument: Optional[str] = None) -> str:
+    """The MLIR name of a rope.apply float type; TypeError naming
+    `argument` for any other."""
+    name = DTYPE_NAMES.get(dtype) if isinstance(dtype, np.dtype) else None
+    if name is not None:
+        return name
+    dtype = np.dtype(dtype)
+    for name, candidate in DTYPES.items():
+        if candidate == dtype:
+            return name
+    what = (f"{argument} has the unsupported data type {dtype}"
+            if argument is not None else f"unsupported data type {dtype}")
+    raise TypeError(f"{what}: rope.apply takes float16, bfloat16, float32 "
+                    "or float64")
+
+
+def scale_array(scale) -> np.ndarray:
+    """A quantization scale as an array; a Python number becomes a float32
+    scalar (rounded once)."""
+    if isinstance(scale, np.ndarray):
+        return scale
+    if isinstance(scale, (int, float)) and not isinstance(scale, BOOLS):
+        return np.asarray(np.float32(scale))
+    return np.asarray(scale)
+
+
+def quant_name(quant_dtype) -> str:
+    """quant_dtype (a name or a numpy / ml_dtypes dtype) as a QUANT_DTYPES
+    key."""
+    if isinstance(quant_dtype, str):
+        name = quant_dtype.lower().replace("float8_", "f8").replace(
+            "int8", "i8")
+        if name in QUANT_DTYPES:
+            return name
+    else:
+        try:
+            dtype = np.dtype(quant_dtype)
+        except TypeError:
+            dtype = None
+        for name, (candidate, _) in QUANT_DTYPES.items():
+            if dtype == candidate:
+                return name
+    raise ValueError(f"quant_dtype must be 'f8e4m3fn', 'f8e5m2' or 'i8' (or "
+                     f"ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2, "
+                     f"numpy.int8), got {quant_dtype!r}")
+
+
+def int_range(values: np.ndarray) -> tuple:
+    """(min, max) of a non-empty integer array: one pass in C++ (the
+    extension's int_range), or numpy's min and max."""
+    fast = _jit.kernel_call_module()
+    found = fast.int_range(np.ndarray, values) if fast is not None else None
+    if found is None:
+        return int(values.min()), int(values.max())
+    return found
+
+
+def first_duplicate(values: np.ndarray) -> Optional[int]:
+    """The smallest value >= 0 that `values` (slots, cache rows) holds
+    twice, or None: one pass in C++ (the extension's first_duplicate),
+    or numpy's sort."""
+    fast = _jit.kernel_call_module()
+    found = (fast.first_duplicate(np.ndarray, values) if fast is not None
+             else NotImplemented)
+    if found is not NotImplemented:
+        return found
+    # No extension, or not int64 C-contiguous: numpy's sort.
+    valid = values[values >= 0].ravel()
+    if valid.size > 1:
+        ordered = np.sort(valid)
+        same = ordered[1:] == ordered[:-1]
+        if same.any():
+            return int(ordered[1:][same][0])
+    return None
+
+
+# -- argument specs ------------------------------------------------------------
+
+#: ArgSpec.apart_from: apart from every argument the kernel reads.
+EVERY_INPUT = "*"
+
+
+@dataclasses.dataclass(frozen=True)
+class ArgSpec:
+    """One parameter of a compiled function's C interface, declared.
+
+    name: what the caller calls it, and every message about it says.
+    dtype: its exact element type (None: checked by the entry point, or a
+    scalar). shape: its static sizes (None entries dynamic), None when the
+    entry point checks the shape (it depends on other arguments).
+    scalar: passed by value as an int64 (an offset), not as a memref.
+    writeable: the kernel writes it in place (a destination, a cache).
+    apart_from: the names of the arguments it must not overlap (EVERY_INPUT:
+    all that the kernel reads); only destinations have them.
+    effect: how messages say the kernel writes it ("writes out",
+    "rotates x in place (out=x)"); None: "writes <name>"."""
+
+    name: str
+    dtype: Optional[np.dtype] = None
+    shape: Optional[Tuple[Optional[int], ...]] = None
+    scalar: bool = False
+    writeable: bool = False
+    apart_from: Tuple[str, ...] = ()
+    effect: Optional[str] = None
+
+    def element(self):
+        """The (dtype, itemsize) pair the C++ plan reads, or None."""
+        return None if self.dtype is None else (self.dtype,
+                                                self.dtype.itemsize)
+
+    def static_shape(self):
+        """The shape when every size is static (the C++ plan's), else
+        None."""
+        if self.shape is None or any(d is None for d in self.shape):
+            return None
+        return tuple(int(d) for d in self.shape)
+
+    def writes(self) -> str:
+        return self.effect if self.effect is not None else \
+            f"writes {self.name}"
+
+
+def check_destination(spec: ArgSpec, value, shape: tuple,
+                      dtype: Optional[np.dtype] = None) -> np.ndarray:
+    """A destination of `spec` must be a writeable, C-contiguous, aligned
+    numpy array of exactly `shape` and of the spec's dtype (or `dtype`)."""
+    name = spec.name
+    dtype = spec.dtype if dtype is None else dtype
+    if not isinstance(value, np.ndarray):
+        raise TypeError(f"{name} must be a numpy array, got "
+                        f"{type(value).__name__}")
+    if value.dtype != dtype:
+        raise TypeError(f"{name} has dtype {value.dtype}, expected {dtype}")
+    if value.shape != shape:
+        raise ValueError(f"{name} has shape {value.shape}, expected {shape}")
+    check_writeable(name, value)
+    return value
+
+
+def check_writeable(name: str, array: np.ndarray) -> None:
+    """An array the kernel writes in place (a destination, a cache) must be
+    writeable, C-contiguous and aligned."""
+    flags = array.flags
+    if not flags.writeable:
+        raise ValueError(f"{name} is read-only (flags.writeable is False): "
+                         f"it is written in place")
+    if not (flags.c_contiguous and flags.aligned):
+        raise ValueError(f"{name} must be C-contiguous and aligned (it is "
+                         f"written in place), got strides {array.strides}")
+
+
+def check_apart(spec: ArgSpec, array, reads, writes=()) -> None:
+    """`array` (the argument of `spec`, which the kernel writes) must share
+    no memory with the arrays of `reads` ((name, array): what the kernel
+    reads while it writes it) that its apart_from names, nor with those of
+    `writes` (other destinations). ValueError naming both."""
+    wanted = spec.apart_from
+    every = EVERY_INPUT in wanted
+    for other, source in reads:
+        if (every or other in wanted) and isinstance(source, np.ndarray) \
+                and np.may_share_memory(array, source):
+            raise ValueError(f"{spec.name} overlaps {other}: the kernel "
+                             f"reads {other} while it {spec.writes()}")
+    for other, source in writes:
+        if isinstance(source, np.ndarray) and \
+                np.may_share_memory(array, source):
+            raise ValueError(f"{spec.name} overlaps {other}")
+
+
+def cpu_pipeline(before: str = "", **options) -> str:
+    """The rope-to-llvm-cpu pipeline (with C interfaces) of a kernel:
+    `options` in the order given (num_threads=2 as num-threads=2, a bool
+    as true/false, None left out), after the passes of `before`."""
+    text = "".join(
+        f" {name.replace('_', '-')}="
+        f"{str(value).lower() if isinstance(value, bool) else value}"
+        for name, value in options.items() if value is not None)
+    return (f"builtin.module({before}rope-to-llvm-cpu{{emit-c-interface=true"
+            f"{text}}})")
+
+
+# -- compiled functions --------------------------------------------------------
+
+def signature_argtypes(signature: dict, name: str) -> list:
+    """The ctypes argument types of the C interface (`_mlir_ciface_<name>`)
+    of a function without results, from its signature
+    (JitModule.function_type): scalars by value, memrefs (and tensors) by
+    pointer to their descriptor."""
+    interface = signature.get("c_interface")
+    arguments = signature["arguments"]
+    if interface is None or interface["returns_value"] or \
+            signature["results"] or \
+            interface["parameters"] != len(arguments):
+        raise RuntimeError(f"@{name} was not lowered to a C interface of "
+                           f"one parameter per argument: {signature}")
+    return [SCALAR_CTYPES[entry["element"]] if entry["kind"] == "scalar"
+            else ctypes.c_void_p for entry in arguments]
+
+
+#: CompiledKernel.run(fast=LOADED): the extension loaded at compile time.
+LOADED = object()
+
+
+def _memref_type(text: str):
+    """(sizes, element) of an identity-layout memref type's text
+    ("memref<?x8xf32>": ((None, 8), "f32")), or None."""
+    if not (text.startswith("memref<") and text.endswith(">")) or \
+            "," in text:
+        return None
+    *sizes, element = text[len("memref<"):-1].split("x")
+    try:
+        return tuple(None if d == "?" else int(d) for d in sizes), element
+    except ValueError:
+        return None
+
+
+def _check_specs(specs, signature: dict, name: str) -> None:
+    """The specs of a compiled function's parameters must be its
+    signature's: as many, by-value scalars where the signature has them,
+    and each memref of the spec's element type and sizes (where the spec
+    states them). RuntimeError otherwise: the IR and the checks of its
+    arguments were written apart and disagree."""
+    arguments = signature["arguments"]
+    listed = ", ".join(s.name for s in specs)
+    if len(specs) != len(arguments):
+        raise RuntimeError(f"@{name}'s specs ({listed}) disagree with its "
+                           f"signature: {len(arguments)} parameters")
+    for spec, entry in zip(specs, arguments):
+        text = entry.get("type")
+        if spec.scalar != (entry["kind"] == "scalar"):
+            raise RuntimeError(f"@{name}'s specs ({listed}) disagree with "
+                               f"its signature: {spec.name} is {text}")
+        if spec.scalar:
+            continue
+        memref = _memref_type(text)
+        if memref is None or (
+                spec.dtype is not None and
+                _ir.DTYPES.get(memref[1]) != spec.dtype) or (
+                spec.shape is not None and tuple(spec.shape) != memref[0]):
+            raise RuntimeError(
+                f"@{name}'s specs ({listed}) disagree with its signature: "
+                f"{spec.name} is declared {spec.dtype} of sizes "
+                f"{spec.shape}, the function takes {text}")
+
+
+class CompiledKernel:
+    """IR compiled once: its module (kept alive), the address of the C
+    interface of `entry`, the argument types read from the module's own
+    signature and the ctypes function. With `specs` (the ArgSpecs of the
+    parameters, in order), the signature must agree with them: as many
+    parameters, scalars where the specs say so."""
+
+    def __init__(self, ir: str, pipeline: Optional[str], entry: str,
+                 specs: Optional[tuple] = None):
+        self.ir = ir
+        self.entry = entry
+        self.module = _jit.compile_module(ir, pipeline)
+        self.argtypes = signature_argtypes(self.module.function_type(entry),
+                                           entry)
+        if specs is not None:
+            _check_specs(specs, self.module.function_type(entry), entry)
+        self.specs = specs
+        self.address = self.module.lookup(entry)
+        self.function = ctypes.CFUNCTYPE(None, *self.argtypes)(self.address)
+        self._fast = _jit.kernel_call_module()
+
+    def run(self, arguments, fast=LOADED) -> None:
+        """Calls the function on `arguments` (in parameter order: numpy
+        arrays, C-contiguous and aligned, and ints for the scalars): their
+        memref descriptors built in C++ by the extension's `run`
+        (KernelCall.cpp; `fast`, the extension module, or the one loaded
+        when the kernel was compiled), or as ctypes structures when it is
+        absent or does not take them. The caller has checked every
+        argument."""
+        fast = self._fast if fast is LOADED else fast
+        if fast is not None and fast.run(self.address, np.ndarray,
+                                         tuple(arguments)):
+            return
+        keep = []
+        values = []
+        for a in arguments:
+            if isinstance(a, np.ndarray):
+                if a.size == 0:  # never read: any aligned address will do
+                    a = np.empty(a.shape, a.dtype)
+                desc = _jit.memref_descriptor(a)
+                keep.append(desc)
+                values.append(ctypes.addressof(desc))
+            else:
+                values.append(a)
+        self.function(*values)
+
+
+class KernelCache:
+    """The compile cache of one kind of kernel: `build(key)` (outside the
+    lock: compiling takes long) the first time a key is asked for, the same
+    object every time after. `info()` counts compiles and reuses."""
+
+    def __init__(self, build: Callable):
+        self._build = build
+        self._made: dict = {}
+        self._lock = threading.Lock()
+        self._stats = {"compiled": 0, "hits": 0}
+
+    def get(self, key):
+        with self._lock:
+            found = self._made.get(key)
+            if found is not None:
+                self._stats["hits"] += 1
+                return found
+        made = self._build(key)  # compile outside the lock
+        with self._lock:
+            self._stats["compiled"] += 1
+            return self._made.setdefault(key, made)
+
+    def configured(self, config_type, config, kwargs):
+        """The kernel of a configuration given as a `config_type` or as its
+        fields (compile(config) / compile(dtype=..., ...))."""
+        if config is None:
+            config = config_type(**kwargs)
+        elif kwargs:
+            config = dataclasses.replace(config, **kwargs)
+        return self.get(config)
+
+    def hit(self) -> None:
+        """Counts a reuse found by the caller's own memo."""
+        with self._lock:
+            self._stats["hits"] += 1
+
+    def info(self) -> dict:
+        with self._lock:
+            return dict(self._stats, cached=len(self._made))
+
+
+def memoized(memo: dict, key, make: Callable, cache: Optional[KernelCache]):
+    """`memo[key]`, else `make()` remembered under `key` (memo holds at most
+    1024: a call's normalized arguments, so that a repeated call skips its
+    configuration's checks). An unhashable key is never remembered.
+    A hit counts as a reuse of `cache`."""
+    try:
+        found = memo.get(key)
+    except TypeError:
+        key, found = None, None
+    if found is not None:
+        if cache is not None:
+            cache.hit()
+        return found
+    made = make()
+    if key is not None:
+        if len(memo) >= 1024:
+            memo.clear()
+        memo[key] = made
+    return made

@@ -1,0 +1,290 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""The one kernel path (python/rope_mlir/_kernel_path.py): declarative
+argument specs, the checks that read them, the compiled function whose
+argument types come from the module's own signature and must agree with the
+specs, and the one compile cache every entry point uses.
+
+Each rule is tested where it can fail: a spec with an overlap rule refuses
+an aliasing destination, a wrong dtype names the argument, a spec list that
+disagrees with the compiled signature is refused, a member of a fused call
+is named by its own names without rewording."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import rope_mlir
+from rope_mlir import _kernel_path as path
+from rope_mlir import attention, cache, fused, kernel, mla, onnx
+from rope_mlir._kernel_path import EVERY_INPUT, ArgSpec
+
+F32 = np.dtype(np.float32)
+
+
+# -- specs and their checks (no compiler needed) -------------------------------
+
+def test_overlap_rule_refuses_an_aliasing_destination():
+    buffer = np.zeros(64, np.float32)
+    x, out = buffer[:32], buffer[16:48]
+    spec = ArgSpec("out", F32, (32,), writeable=True,
+                   apart_from=(EVERY_INPUT,))
+    with pytest.raises(ValueError, match="out overlaps x: the kernel reads "
+                                         "x while it writes out"):
+        path.check_apart(spec, out, [("x", x)])
+    path.check_apart(spec, buffer[32:], [("x", x)])  # apart: fine
+    path.check_apart(spec, out, [("x", 3)])  # not an array: nothing read
+
+
+def test_overlap_rule_names_only_the_arguments_it_lists():
+    buffer = np.zeros(64, np.float32)
+    out, w = buffer[:32], buffer[:8]
+    only_x = ArgSpec("out", F32, writeable=True, apart_from=("x",))
+    path.check_apart(only_x, out, [("w", w)])  # w not listed
+    listed = dataclasses.replace(only_x, apart_from=("x", "w"))
+    with pytest.raises(ValueError, match="out overlaps w"):
+        path.check_apart(listed, out, [("w", w)])
+
+
+def test_destinations_must_be_apart_from_each_other():
+    buffer = np.zeros(64, np.float32)
+    spec = ArgSpec("v_cache", F32, writeable=True, apart_from=(EVERY_INPUT,))
+    with pytest.raises(ValueError, match="^v_cache overlaps k_cache$"):
+        path.check_apart(spec, buffer[8:], [], [("k_cache", buffer[:16])])
+
+
+def test_in_place_effect_says_how_the_argument_is_written():
+    buffer = np.zeros(64, np.float32)
+    spec = ArgSpec("q", F32, writeable=True, apart_from=(EVERY_INPUT,),
+                   effect="rotates q in place (out_q=q)")
+    with pytest.raises(ValueError, match=r"q overlaps positions: the kernel "
+                       r"reads positions while it rotates q in place "
+                       r"\(out_q=q\)"):
+        path.check_apart(spec, buffer, [("positions", buffer[:4])])
+
+
+@pytest.mark.parametrize("value, error, message", [
+    (np.zeros((2, 3), np.float64), TypeError,
+     "k_cache has dtype float64, expected float32"),
+    (np.zeros((3, 2), np.float32), ValueError,
+     r"k_cache has shape \(3, 2\), expected \(2, 3\)"),
+    ([[0.0] * 3] * 2, TypeError, "k_cache must be a numpy array, got list"),
+    (np.zeros((2, 6), np.float32)[:, ::2], ValueError,
+     "k_cache must be C-contiguous"),
+])
+def test_destination_checks_name_the_argument(value, error, message):
+    spec = ArgSpec("k_cache", F32, (2, 3), writeable=True)
+    with pytest.raises(error, match=message):
+        path.check_destination(spec, value, (2, 3))
+
+
+def test_read_only_destination_is_refused():
+    out = np.zeros((2, 3), np.float32)
+    out.flags.writeable = False
+    with pytest.raises(ValueError, match=r"out_q is read-only"):
+        path.check_destination(ArgSpec("out_q", F32, writeable=True), out,
+                               (2, 3))
+
+
+def test_spec_feeds_the_plan_its_element_and_static_shape():
+    spec = ArgSpec("x", F32, (4, None, 8))
+    assert spec.element() == (F32, 4)
+    assert spec.static_shape() is None
+    assert dataclasses.replace(spec, shape=(4, 2, 8)).static_shape() == \
+        (4, 2, 8)
+    assert ArgSpec("offset", scalar=True).element() is None
+
+
+def test_rotation_specs_follow_the_configuration_and_the_names():
+    config = rope_mlir.KernelConfig(dtype="f16", rank=4, head_dim=16,
+                                    positions="explicit", norm=True,
+                                    quant="i8", quant_scale="head")
+    specs = kernel.arg_specs(config, kernel.Names.member("q"))
+    assert list(specs) == ["x", "positions", "norm_weight", "quant_scale",
+                           "out"]
+    assert [s.name for s in specs.values()] == [
+        "q", "positions", "q_norm_weight", "q_scale", "out_q"]
+    assert specs["x"].dtype == np.float16 and not specs["x"].writeable
+    assert specs["out"].dtype == np.int8  # the quantized destination
+    assert specs["out"].writeable and specs["out"].apart_from == (
+        EVERY_INPUT,)
+    assert specs["positions"].shape == (None, None)
+    inplace = kernel.arg_specs(dataclasses.replace(
+        config, quant=None, inplace=True))
+    assert "out" not in inplace and inplace["x"].writeable
+    assert inplace["x"].effect == "rotates x in place (out=x)"
+    offset = kernel.arg_specs(rope_mlir.KernelConfig(
+        dtype="f32", rank=3, head_dim=8))
+    assert offset["offset"].scalar
+
+
+def test_kernel_cache_builds_each_key_once():
+    built = []
+    cache_ = path.KernelCache(lambda key: built.append(key) or object())
+    first = cache_.get("a")
+    assert cache_.get("a") is first and built == ["a"]
+    cache_.get("b")
+    assert cache_.info() == {"compiled": 2, "hits": 1, "cached": 2}
+
+
+def test_memo_never_keeps_an_unhashable_key_or_a_failure():
+    memo = {}
+    assert path.memoized(memo, ([1],), lambda: 5, None) == 5
+    assert memo == {}
+
+    def fail():
+        raise ValueError("refused")
+    with pytest.raises(ValueError):
+        path.memoized(memo, ("bad",), fail, None)
+    assert memo == {}
+    assert path.memoized(memo, ("good",), lambda: 7, None) == 7
+    assert path.memoized(memo, ("good",), lambda: 8, None) == 7
+
+
+def test_every_entry_point_compiles_through_the_one_cache():
+    for module in (kernel, fused, cache, mla, onnx):
+        assert isinstance(module._cache, path.KernelCache), module.__name__
+
+
+def test_no_entry_point_imports_another_ones_private_names():
+    """cache, fused, mla and attention use kernel.py's interface
+    (RotationChecks, Names, apply_fields, cached_kernel, NO_DESTINATION)
+    and _kernel_path's, never an underscored name of another module."""
+    import ast
+    import pathlib
+    package = pathlib.Path(rope_mlir.__file__).parent
+    for name in ("cache", "fused", "mla", "attention", "onnx"):
+        tree = ast.parse((package / f"{name}.py").read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and \
+                    node.module.lstrip(".") in ("kernel", "cache", "fused",
+                                                "mla"):
+                private = [a.name for a in node.names
+                           if a.name.startswith("_")]
+                assert not private, (name, private)
+            if isinstance(node, ast.Attribute) and \
+                    isinstance(node.value, ast.Name) and \
+                    node.value.id in ("_kernel", "kernel") and \
+                    node.attr.startswith("_"):
+                raise AssertionError(f"{name}.py uses kernel.{node.attr}")
+
+
+# -- the compiled signature (needs the library) ---------------------------------
+
+def test_argtypes_come_from_the_compiled_signature():
+    config = rope_mlir.KernelConfig(dtype="f32", rank=3, head_dim=8)
+    compiled = path.CompiledKernel(kernel.emit(config),
+                                   kernel.pipeline(config), "rope_kernel")
+    import ctypes
+    # x, the scalar offset, out.
+    assert compiled.argtypes == [ctypes.c_void_p, ctypes.c_int64,
+                                 ctypes.c_void_p]
+
+
+def test_specs_that_disagree_with_the_signature_are_refused():
+    config = rope_mlir.KernelConfig(dtype="f32", rank=3, head_dim=8,
+                                    positions="explicit")
+    specs = tuple(kernel.arg_specs(config).values())
+    ir, pipeline = kernel.emit(config), kernel.pipeline(config)
+    path.CompiledKernel(ir, pipeline, "rope_kernel", specs)  # agrees
+    with pytest.raises(RuntimeError, match="disagree with its signature"):
+        path.CompiledKernel(ir, pipeline, "rope_kernel", specs[:-1])
+    scalar = (specs[0], ArgSpec("positions", scalar=True), specs[2])
+    with pytest.raises(RuntimeError, match="disagree with its signature"):
+        path.CompiledKernel(ir, pipeline, "rope_kernel", scalar)
+    # An element type or a static size the IR does not have.
+    wrong_dtype = (specs[0], dataclasses.replace(
+        specs[1], dtype=np.dtype(np.int32))) + specs[2:]
+    with pytest.raises(RuntimeError, match=r"positions is declared int32 of "
+                       r"sizes \(None,\), the function takes "
+                       r"memref<\?xi64>"):
+        path.CompiledKernel(ir, pipeline, "rope_kernel", wrong_dtype)
+    wrong_size = specs[:2] + (dataclasses.replace(specs[2],
+                                                  shape=(None, 4, 8)),)
+    with pytest.raises(RuntimeError, match="out is declared float32"):
+        path.CompiledKernel(ir, pipeline, "rope_kernel", wrong_size)
+
+
+def test_every_kernel_s_specs_match_the_ir_it_emits():
+    """arg_specs and emit are written apart; every configuration compiled
+    below checks them against each other (CompiledKernel), so a drift
+    fails here."""
+    for fields in (dict(positions="explicit", mrope="#rope.mrope<section = "
+                        "[2, 1, 1]>"),
+                   dict(positions="row_offset", cache="gathered",
+                        cache_dtype="f64", inplace=True),
+                   dict(positions="none", cache="pregathered", norm=True,
+                        norm_dtype="bf16", quant="f8e4m3fn",
+                        quant_scale="head"),
+                   dict(positions="explicit", static_shape=(2, 3, 2, 8),
+                        static_positions_shape=(2, 3))):
+        rope_mlir.compile(dtype="f16", rank=4, head_dim=8, **fields)
+    mla.compile_mla(dtype="bf16", kv_lora_rank=16, rope_dim=8, nope_dim=8,
+                    cache_form="separate", quant="i8", positions_dtype="i32")
+    attention.AttentionKernel(attention.AttentionConfig(
+        batch=1, q_heads=2, kv_heads=1, q_len=3, kv_len=4, head_dim=8,
+        positions="explicit", mask=True, value_dim=4), fuse=False)
+
+
+def test_compiled_kernels_hold_their_specs():
+    pair = rope_mlir.compile_qk(dtype="f32", rank=4, head_dim=8,
+                                positions="explicit", norm=True)
+    assert [s.name for s in pair._compiled.specs] == [
+        "q", "positions", "q_norm_weight", "out_q", "k", "k_norm_weight",
+        "out_k"]
+    append = rope_mlir.compile_append(
+        dtype="f32", rank=3, head_dim=8, positions="explicit", slots=True,
+        cache_write=True, query=True, quant="i8")
+    assert [s.name for s in append._compiled.specs] == [
+        "k", "positions", "k_scale", "slots", "k_cache", "v", "v_scale",
+        "v_cache", "q", "out_q"]
+    scores = attention.ScoresKernel(attention.ScoresConfig(
+        batch=1, q_heads=2, kv_heads=1, q_len=3, kv_len=4, head_dim=8),
+        fuse=False)
+    assert [s.name for s in scores._compiled.specs] == [
+        "q", "k", "offsets", "out"]
+
+
+# -- members of fused calls, named by their own names ---------------------------
+
+def test_pair_members_are_checked_under_their_own_names():
+    q = np.zeros((2, 4, 2, 16), np.float32)
+    k = np.zeros((2, 4, 1, 16), np.float32)
+    pos = np.zeros((2, 4), np.int64)
+    with pytest.raises(ValueError, match=r"out_k has shape \(2, 4, 3, 16\), "
+                                         r"expected \(2, 4, 1, 16\)"):
+        rope_mlir.apply_qk(q, k, pos, out_k=np.empty((2, 4, 3, 16),
+                                                     np.float32))
+    with pytest.raises(TypeError, match="q has the unsupported data type"):
+        rope_mlir.apply_qk(q.astype(np.int32), k, pos)
+    weight = np.ones(16, np.float32)
+    with pytest.raises(TypeError, match="k_norm_weight has dtype float64"):
+        rope_mlir.apply_qk(q, k, pos, q_norm_weight=weight,
+                           k_norm_weight=weight.astype(np.float64))
+
+
+def test_pair_in_place_is_apart_from_the_other_members_weight():
+    """q rotated in place must not overlap k's norm weight (the kernel reads
+    it while it writes q): a rule the per-member checks could not see."""
+    buffer = np.zeros(2 * 4 * 2 * 16, np.float32)
+    q = buffer.reshape(2, 4, 2, 16)
+    k = np.zeros((2, 4, 1, 16), np.float32)
+    pos = np.zeros((2, 4), np.int64)
+    with pytest.raises(ValueError, match=r"q overlaps k_norm_weight: the "
+                       r"kernel reads k_norm_weight while it rotates q in "
+                       r"place \(out_q=q\)"):
+        rope_mlir.apply_qk(q, k, pos, out_q=q, out_k=k,
+                           q_norm_weight=np.ones(16, np.float32),
+                           k_norm_weight=buffer[:16])
+
+
+def test_append_members_are_checked_under_their_own_names():
+    k = np.zeros((1, 2, 1, 8), np.float32)
+    k_cache = np.zeros((1, 4, 1, 8), np.float32)
+    pos = np.array([[0, 1]], np.int64)
+    with pytest.raises(TypeError, match="k has the unsupported data type"):
+        rope_mlir.append_kv(k.astype(np.int16), None, k_cache, None, pos)
+    q = np.zeros((1, 2, 2, 8), np.float32)
+    with pytest.raises(ValueError, match=r"out_q has shape"):
+        rope_mlir.append_kv(k, None, k_cache, None, pos, q=q,
+                            out_q=np.empty((1, 2, 3, 8), np.float32))

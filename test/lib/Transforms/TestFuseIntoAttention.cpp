@@ -17,7 +17,7 @@
 
 #include "TestPasses.h"
 
-#include "rope/Transforms/FuseIntoAttention.h"
+#include "rope/Transforms/Attention/FuseIntoScores.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"

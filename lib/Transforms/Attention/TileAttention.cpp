@@ -118,8 +118,8 @@ AttentionTilingOptions mlir::rope::chooseAttentionTiling(AttentionOp op,
   } else {
     // One query tile rotates every key once: fusing K then only saves the
     // rotated keys' round trip through memory. With n query tiles it would
-    // rotate every key n times (10–40 % slower prefill on the CPU
-    // pipeline, docs/PERFORMANCE.md).
+    // rotate every key n times (slower prefill on the CPU pipeline,
+    // docs/PERFORMANCE.md).
     int64_t queries = staticLoopRanges(op)[op.getDims().m];
     options.fuseKey = !ShapedType::isDynamic(queries) &&
                       (queryTileSize == 0 || queries <= queryTileSize);

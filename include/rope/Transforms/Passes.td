@@ -176,10 +176,10 @@ def RopeFuseIntoScoresPass : Pass<"rope-fuse-into-scores"> {
     Tiles a contraction computing attention scores whose query and/or key
     operand is produced by `rope.apply` and fuses the rotations into the loops:
     Q rotated once per query tile, K per key tile as `fuse-key` says. Whole
-    attention is `rope-raise-attention` and `rope-tile-attention`'s;
-    `rope-fuse-into-attention` is the pipeline of all three. C++:
-    `populateRopeFuseIntoAttentionPatterns`, `fuseRopeIntoAttention`
-    (`rope/Transforms/Attention/FuseIntoScores.h`).
+    attention is `rope-raise-attention` and `rope-tile-attention`'s; the
+    `rope-fuse-into-attention` pipeline runs `rope-raise-softmax`, those two and
+    this pass. C++: `populateRopeFuseIntoAttentionPatterns`,
+    `fuseRopeIntoAttention` (`rope/Transforms/Attention/FuseIntoScores.h`).
 
     ```mlir
     %q = rope.apply ins(%x : tensor<1x8x512x64xf32>) ... {token_dims = array<i64: 0, 2>}

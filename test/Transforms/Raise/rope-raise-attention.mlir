@@ -1,5 +1,13 @@
 // RUN: rope-opt --rope-raise --split-input-file --mlir-print-local-scope %s | FileCheck %s --enable-var-scope
 // RUN: rope-opt --rope-raise=remarks=true --split-input-file -verify-diagnostics %s -o /dev/null
+// RUN: rope-opt --rope-raise-attention --split-input-file --mlir-print-local-scope %s | FileCheck %s --enable-var-scope
+// RUN: rope-opt --rope-raise-attention=remarks=true --split-input-file -verify-diagnostics %s -o /dev/null
+// RUN: rope-opt --rope-raise-attention %S/../../Frontends/Inputs/zoo/llama_decode.mlir | FileCheck %s --check-prefix=ALONE --implicit-check-not=rope.apply
+
+// rope-raise-attention is rope-raise's last step alone: the same on attention
+// (the RUN lines above), and it leaves the rotations written out (a zoo
+// model: both attentions raised, no rope.apply).
+// ALONE-COUNT-2: rope.attention ins(
 
 // Attention written out in linalg on tensors, raised to rope.attention by
 // --rope-raise (lib/Transforms/Raise/RaiseAttention.cpp): our emitter's

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// --rope-fuse-into-attention applies its patterns once per contraction; a
+// --rope-fuse-into-scores applies its patterns once per contraction; a
 // project reusing populateRopeFuseIntoAttentionPatterns may well run them
 // under the default greedy driver, which revisits the tiled contractions
 // (themselves contractions fed by rope.apply). This pass does that, so that a

@@ -86,7 +86,7 @@ void populateSkipMaskedKeyTilesPatterns(RewritePatternSet &patterns);
 void populateBubbleExpandThroughRopePatterns(RewritePatternSet &patterns);
 
 /// Checks the tile sizes (>= 0) and `fuseKey` (always, never, auto) that
-/// rope-tile-attention and rope-fuse-into-attention take; an error on
+/// rope-tile-attention and rope-fuse-into-scores take; an error on
 /// `root` naming the option otherwise.
 LogicalResult verifyAttentionTilingOptions(Operation *root,
                                            int64_t queryTileSize,

@@ -14,10 +14,10 @@ Inputs (--groups):
   zoo        test/Frontends/Inputs/zoo/*.mlir: whole tiny transformers (scripts/gen-model-zoo.py); the expected
              counts come from its manifest.json (rotations: q and k of every RoPE layer; one attention per layer);
   fixtures   the frontend fixtures: test/Frontends/Inputs/{,attention/,cache/,neighbours/}*.mlir;
-  negatives  the mutated fixtures of test/Frontends/negative.mlir and test/Transforms/rope-raise-layout-negative.mlir
+  negatives  the mutated fixtures of test/Frontends/negative.mlir and test/Transforms/Raise/rope-raise-layout-negative.mlir
              (each RUN line's `sed`/`perl` edit, applied here) and those files themselves: what is not a rotation
              (one sign, slice bound, frequency, position stream changed) must stay not raised after every rewrite;
-  units      the lit tests test/Transforms/rope-raise*.mlir themselves (split at `// -----`); off by default.
+  units      the lit tests test/Transforms/Raise/rope-raise*.mlir themselves (split at `// -----`); off by default.
 
 For each input, `rope-opt IN --rope-raise` is the reference; for each rewrite, `rope-opt IN <rewrite> --rope-raise`
 must give the same list of rope.apply and rope.attention ops, in order, each with the same signature: the op, its
@@ -235,9 +235,9 @@ def collect(groups: List[str], pattern: Optional[str]) -> List[Input]:
             inputs.append(Input("fixtures", "py/" + p.stem, p))
     if "negatives" in groups:
         inputs += negatives(FRONTENDS / "negative.mlir")
-        inputs += negatives(ROOT / "test" / "Transforms" / "rope-raise-layout-negative.mlir")
+        inputs += negatives(ROOT / "test" / "Transforms" / "Raise" / "rope-raise-layout-negative.mlir")
     if "units" in groups:
-        for p in sorted((ROOT / "test" / "Transforms").glob("rope-raise*.mlir")):
+        for p in sorted((ROOT / "test" / "Transforms" / "Raise").glob("rope-raise*.mlir")):
             if "negative" in p.name:
                 continue
             inputs.append(Input("units", p.stem, p, split="// -----" in p.read_text()))

@@ -324,6 +324,13 @@ void mlir::rope::buildRopeToNVVMPipeline(
 }
 
 void mlir::rope::registerRopePipelines() {
+  PassPipelineRegistration<RopeFuseIntoAttentionPipelineOptions>(
+      "rope-fuse-into-attention",
+      "Fuse rope.apply into attention: raise written-out attention to "
+      "rope.attention and tile it FlashAttention-style with the rotations of "
+      "Q and K in its loops; fuse rotations into the tiles of Q·Kᵀ scores "
+      "left",
+      buildRopeFuseIntoAttentionPipeline);
   PassPipelineRegistration<RopeOptimizePipelineOptions>(
       "rope-optimize",
       "Raise RoPE and attention written out by a frontend to rope.apply and "

@@ -44,10 +44,16 @@ void mlir::rope::buildRopeOptimizePipeline(
     pm.addPass(createCSEPass());
     return;
   }
-  RopeFuseIntoAttentionPassOptions fuse;
-  fuse.remarks = options.remarks;
-  pm.addPass(createRopeFuseIntoAttentionPass(fuse));
-  // Attention raised to rope.attention: FlashAttention loops with the
-  // rotations of Q and K fused into them.
+  // Raise (the rest of it: a softmax the attention raising did not take),
+  // tile, fuse: each once.
+  RopeRaiseSoftmaxPassOptions softmax;
+  softmax.remarks = options.remarks;
+  pm.addPass(createRopeRaiseSoftmaxPass(softmax));
+  // rope.attention as FlashAttention loops with the rotations of Q and K
+  // fused into them.
   pm.addPass(createRopeTileAttentionPass());
+  // A raised rotation feeding attention scores the raising did not take.
+  RopeFuseIntoScoresPassOptions fuse;
+  fuse.remarks = options.remarks;
+  pm.addPass(createRopeFuseIntoScoresPass(fuse));
 }

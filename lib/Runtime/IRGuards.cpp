@@ -82,7 +82,7 @@ LogicalResult mlir::rope::checkIRSafety(Operation *root, std::string &reason) {
     // A negative dim index crashes MLIR 22's canonicalizer. One at or past
     // the rank is undefined behaviour too, but survives the passes: rope's
     // own passes guard their value bounds against it
-    // (test/Transforms/rope-raise-guarded-bounds.mlir), which the fuzzer
+    // (test/Transforms/Raise/rope-raise-guarded-bounds.mlir), which the fuzzer
     // keeps reaching.
     if (!index.isNegative())
       return WalkResult::advance();

@@ -147,8 +147,8 @@ extern "C" __bf16 ropeRuntimeTruncDFBF2(double value) {
 /// asked for on the whole 2 MiB pages of a large block. A fresh block of
 /// many MiB (a [1, 32, 4096, 128] f32 result is 64 MiB: always a new mmap in
 /// glibc) otherwise takes one page fault per 4 KiB on first touch, which
-/// cost more than the kernel writing it (55 ms vs 11 ms for 64 MiB on this
-/// project's KVM machines); numpy asks the same for its large arrays. The
+/// cost more than the kernel writing it (docs/PERFORMANCE.md, "Numbers from
+/// code comments"); numpy asks the same for its large arrays. The
 /// block is the C library's: `free` (the code's own, or a caller's that
 /// adopted a result) releases it.
 /// The guard of the innermost guarded call on this thread (invokeGuarded),

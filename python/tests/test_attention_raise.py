@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Attention as frontends emit it (test/Frontends/Inputs/attention), raised
-to rope.attention by --rope-raise (lib/Transforms/RopeRaise/RaiseAttention.cpp)
+to rope.attention by --rope-raise (lib/Transforms/Raise/RaiseAttention.cpp)
 and run raised.
 
 For every fixture:

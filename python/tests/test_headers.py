@@ -90,7 +90,7 @@ def test_fix_repairs_an_old_header():
     old = ["//===- FuseRotationTile.h - Fuse a rope.apply into loops -*- C++",
            "//-*-===//", "//", "// Part of the rope-mlir project.", "//",
            "// What the file is for.", "", "#ifndef X"]
-    rel = "lib/Transforms/FuseRotationTile.h"
+    rel = "lib/Transforms/Attention/FuseRotationTile.h"
     assert headers.check_cxx(rel, old)
     fixed = headers.fix_cxx(rel, old)
     assert headers.check_cxx(rel, fixed) == []

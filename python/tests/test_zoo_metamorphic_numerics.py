@@ -141,12 +141,12 @@ def lit_case(path, name):
 def test_rank1_key_rotation_raises_and_runs_right():
     # The MQA variant zoo's decode-step key after fold-unit: a rank-1
     # rotation reading x through a whole collapse and through slices
-    # (test/Transforms/rope-raise-metamorphic.mlir). Raised, it must still
+    # (test/Transforms/Raise/rope-raise-metamorphic.mlir). Raised, it must still
     # compute the frontend's rotate_half against float64.
     import pathlib
     import numpy as np
     root = pathlib.Path(__file__).resolve().parents[2]
-    text = lit_case(root / "test/Transforms/rope-raise-metamorphic.mlir",
+    text = lit_case(root / "test/Transforms/Raise/rope-raise-metamorphic.mlir",
                     "rank1_key_read_two_ways")
     raised = _jit.lower(text, "builtin.module(rope-raise)")
     assert raised.count("rope.apply ins(") == 1

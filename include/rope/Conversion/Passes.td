@@ -35,27 +35,20 @@ class AngleOption<string defaultValue, string extra> : Option<"angle", "angle",
 def ConvertRopeToLinalgPass : Pass<"convert-rope-to-linalg"> {
   let summary = "Lower rope.apply to linalg.generic and tensor slices";
   let description = [{
-    Replaces every `rope.apply` by its decomposition
-    (`AggregatedOpInterface::decomposeOperation`): one `linalg.generic`
-    computing or gathering the cos/sin table once per (position, frequency)
-    pair, one `linalg.generic` rotating the channel pairs over the pair
-    domain, and `tensor.insert_slice`s writing both channels and the
-    pass-through channels into the destination.
-
-    Example:
+    Replaces every `rope.apply` by its decomposition: a `linalg.generic`
+    computing or gathering cos/sin once per (position, frequency), one rotating
+    the channel pairs, and slices writing them into the destination; with
+    `slots`, a portable scatter into the cache.
 
     ```mlir
     %y = rope.apply ins(%x : tensor<4x8x64xf32>) outs(%init : tensor<4x8x64xf32>)
            -> tensor<4x8x64xf32>
+    // becomes a table linalg.generic over [4, 32] (positions are the index
+    // along dim 0), a rotation linalg.generic over [4, 8, 32], and
+    // tensor.insert_slice of both channels of each pair into %init
     ```
 
-    becomes a table `linalg.generic` over `[4, 32]` (positions are the index
-    along dim 0) and a rotation `linalg.generic` over `[4, 8, 32]`.
-
-    KV-cache append: `rope.apply` with `slots` becomes the rotation into a
-    `tensor.empty` followed by the decomposition of `rope.cache_write`, a
-    portable scatter (`scf.for` over the tokens, an `scf.if` on the slot's
-    validity around a per-row `linalg.generic` inserted at the slot).
+    Contract: docs/PASSES.md, `convert-rope-to-linalg`.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -72,36 +65,23 @@ def ConvertRopeToLinalgPass : Pass<"convert-rope-to-linalg"> {
 def ConvertRopeToVectorPass : Pass<"convert-rope-to-vector"> {
   let summary = "Lower rope.apply to a token-parallel loop of vector code";
   let description = [{
-    Replaces every `rope.apply` by an `scf.forall` over its token dims whose
-    body, once per token, computes the P/2 cos/sin values as vectors (the
-    angle's f64 range reduction of `SEMANTICS.md` §5 on vectors, or a gather of
-    one cache row), then rotates the row of every head with vector loads and
-    stores: for the `half` layout two contiguous loads `x[0:P/2]`,
-    `x[P/2:P]` and FMAs; for `interleaved` one load of `x[0:P]`, a
-    pair-swapping `vector.shuffle` and `x * c + swap(x) * s` with cos/sin
-    spread over the lanes once per token (`[c0, c0, c1, c1, ...]`,
-    `[-s0, s0, -s1, s1, ...]`). Channels `[P, D)` are copied unless the
-    rotation is in place.
+    Replaces every `rope.apply` by an `scf.forall` over its tokens whose body
+    computes the token's cos/sin as vectors once and rotates every head's row
+    with vector loads, FMAs and stores (the CPU fast path); sibling rotations of
+    Q and K share one loop and one cos/sin.
 
-    This is the CPU fast path: nothing is materialized between the cos/sin
-    and the rotation, cos/sin are reused across heads in registers, and the
-    `scf.forall` maps to threads (`rope-to-llvm-cpu{num-threads=N}`). The
-    linalg form (`--convert-rope-to-linalg`) stays the path for tiling and
-    fusion; linalg's vectorizer cannot handle its pair-partner map
-    (`1 - k`), which is why this lowering builds vectors itself.
+    ```mlir
+    %y = rope.apply ins(%x : tensor<4x8x64xf32>) outs(%init : tensor<4x8x64xf32>)
+           -> tensor<4x8x64xf32>
+    // becomes
+    %y = scf.forall (%t) in (4) shared_outs(%o = %init) -> (tensor<4x8x64xf32>) {
+      // cos/sin of the token's 32 frequencies: vector<16xf32> values
+      // for each of the 8 heads: vector.transfer_read x[t, h, 0:32] and
+      // x[t, h, 32:64], x1 * c - x2 * s and x2 * c + x1 * s, two writes
+    }
+    ```
 
-    Sibling `rope.apply` in one block (same attributes, positions, offset,
-    length and caches, inputs differing only in their head dims' sizes:
-    Q with Hq heads and K with Hkv) are lowered as one `scf.forall` over
-    their tokens that computes cos/sin once per token and rotates the heads
-    of each into its own shared output; where their token sizes are not
-    statically equal an `scf.if` compares them at run time.
-
-    KV-cache append (`rope.apply` with `slots`, `rope.cache_write`): the
-    per-token form whatever the layout; each token's rows go to the cache
-    slice at its slot (CacheSlots.h), `valid ? 1 : 0` rows under an `scf.if`,
-    so an out-of-range slot writes nothing and one-shot bufferization keeps
-    the cache in place. A Q without slots joins K's append loop.
+    Contract: docs/PASSES.md, `convert-rope-to-vector`.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -130,49 +110,25 @@ def ConvertRopeToVectorPass : Pass<"convert-rope-to-vector"> {
 def ConvertRopeToGPUPass : Pass<"convert-rope-to-gpu", "ModuleOp"> {
   let summary = "Lower rope.apply to a gpu.launch kernel";
   let description = [{
-    Replaces every `rope.apply` (on tensors) by a `gpu.launch` that reads the
-    buffers of its operands (`bufferization.to_buffer`) and writes the
-    destination's buffer, whose tensor becomes the result
-    (`bufferization.to_tensor`); one-shot bufferization then resolves the
-    buffers. Each thread owns V consecutive pairs (V = 1 with
-    `vectorize=false`, else as many as make each access 16 bytes where
-    alignment allows: 4 for f32 and 8 for f16/bf16 with the half layout):
+    Replaces every `rope.apply` on tensors by a `gpu.launch` over its buffers:
+    each thread owns a few consecutive pairs of a token, computes or gathers
+    their cos/sin once and rotates them for every head, with 16-byte coalesced
+    accesses and a grid-stride loop over tokens.
 
-        block = (tx: groups of V frequencies, ty: tokens),
-                blockDim.x = min(P/2 / V, block-size), blockDim.y = the rest
-        for token t = blockIdx.x * blockDim.y + ty; t < T; t += gridDim.x * blockDim.y
-          for j = V * tx; j < P/2; j += V * blockDim.x
-            c, s = cos/sin of frequencies j..j+V-1 of token t  // once, registers
-            for every head h: rotate pairs j..j+V-1 of x[t, h]   // whole pairs
-          pass-through channels [P, D) copied by the same threads
+    ```mlir
+    %y = rope.apply ins(%x : tensor<4096x32x128xf16>) outs(%init : tensor<4096x32x128xf16>)
+           -> tensor<4096x32x128xf16>
+    // becomes
+    %xb = bufferization.to_buffer %x : ...
+    gpu.launch blocks(%bx, ...) in (...) threads(%tx, %ty, ...) in (...) {
+      // per token t and 8 frequencies j..j+7: cos/sin once, in registers;
+      // for every head: 16-byte loads of x[t, h, j:j+8] and x[t, h, 64+j:64+j+8],
+      // rotated, stored
+    }
+    %y = bufferization.to_tensor %yb : ...
+    ```
 
-    so cos/sin are computed (f64 angle, Cody-Waite reduction, as on the CPU)
-    or gathered from a cache once per (token, frequency) and reused across
-    every head from registers; neighbouring threads touch neighbouring
-    16-byte pieces of a row (coalesced: `half` loads x[j : j+V] and
-    x[P/2+j : P/2+j+V], `interleaved` loads the 2V channels of its pairs and
-    swaps lanes in registers); and the grid is capped at `max-blocks` with a
-    grid-stride loop over tokens. Static frequency tables are
-    `memref.global` constants (created through the rewriter at the start of
-    the module the pass runs on: the pass is anchored on `builtin.module`,
-    whose symbol table it extends) that outlining copies into the kernel
-    module;
-    M-RoPE's axis per frequency is arithmetic on the pair index. Schemes whose frequencies depend on the call's
-    length (`dynamic_ntk`, `longrope`) compute that length inside the kernel
-    from device buffers (the `length` operand, else max position + 1 over
-    the positions or per-row offsets, once per thread before the token
-    loop: O(tokens) loads per thread, so pass `length` for long prefill),
-    then theta per pair with the scheme's per-element form
-    (`FrequencyAttrInterface::buildInverseFrequencyAt`).
-
-    KV-cache append: with `slots` the output buffer is the cache and each
-    token's work (cos/sin, norm, rotation, stores) runs under `scf.if` on
-    its slot's validity (CacheSlots.h): reads at the token's own index,
-    stores at the slot's, never a clamped write. `rope.cache_write` becomes
-    a coalesced copy kernel (x: 16-byte pieces of a row, y: tokens with a
-    grid-stride loop, heads looped). A destination sliced from a function
-    argument (MLA's channel ranges) gets a strided buffer, so it is written
-    in place.
+    Contract: docs/PASSES.md, `convert-rope-to-gpu`.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -201,15 +157,25 @@ def RopeDecomposeInForallPass : Pass<"rope-decompose-in-forall"> {
   let summary = "Decompose aggregated ops inside scf.forall loops into linalg "
                 "(what each GPU thread of a mapped loop computes itself)";
   let description = [{
-    Replaces every op implementing `AggregatedOpInterface` that is nested in
-    an `scf.forall` (`rope.apply` tiles fused into attention loops,
-    `rope.online_attention` key tiles, `linalg.softmax`) by its
-    decomposition, repeatedly, until only linalg and tensor ops remain in
-    the loops. Ops outside any `scf.forall` are left alone: in
-    `rope-to-nvvm` a top-level `rope.apply` still becomes its own
-    `gpu.launch` (`convert-rope-to-gpu`), while a tile inside a loop that
-    `rope-map-forall-to-gpu` maps to threads must be computed inline by the
-    thread that owns the iteration.
+    Decomposes the aggregated ops nested in an `scf.forall` (`rope.apply` tiles,
+    `rope.online_attention` key tiles, `linalg.softmax`) into linalg, so that
+    each GPU thread of a mapped loop computes them inline; ops outside any
+    forall are left alone.
+
+    ```mlir
+    scf.forall (%m) = (0) to (128) step (1) shared_outs(...) {
+      %qt = rope.apply ins(%x_row : tensor<1x64xf32>) offset(%off : i64) ...
+      ...
+    }
+    // becomes
+    scf.forall (%m) = (0) to (128) step (1) shared_outs(...) {
+      %cs = linalg.generic ...   // cos/sin of the row
+      %qt = linalg.generic ...   // its pairs rotated
+      ...
+    }
+    ```
+
+    Contract: docs/PASSES.md, `rope-decompose-in-forall`.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -227,32 +193,27 @@ def RopeMapForallToGPUPass : Pass<"rope-map-forall-to-gpu"> {
   let summary = "Map each outermost scf.forall on buffers to GPU blocks and "
                 "threads (mapped scf.parallel loops) with per-thread buffers";
   let description = [{
-    Prepares every outermost bufferized `scf.forall` (no results, not inside
-    a `gpu.launch`) for upstream's `convert-parallel-loops-to-gpu`, using
-    upstream's loop utilities:
+    Prepares every outermost bufferized `scf.forall` for
+    `convert-parallel-loops-to-gpu`: one collapsed `scf.parallel` tiled by
+    `block-size` and mapped to blocks and threads, buffers allocated per
+    iteration as per-thread `memref.alloca`, copies and globals made
+    kernel-safe.
 
-    - `scf::forallToParallelLoop`, then `collapseParallelLoops` (all dims
-      into one, row-major: any number of dims, no sequential leftovers),
-      then `scf::tileParallelLoop` by `block-size` (without min/max bounds:
-      a tail guard instead), then `gpu::setMappingAttr`: tiles to
-      `blockIdx.x`, iterations within a tile to `threadIdx.x`. One
-      iteration is one thread; iterations must be independent (they are:
-      an `scf.forall`'s iterations write disjoint slices).
-    - Buffers allocated inside an iteration (`memref.alloc` of one-shot
-      bufferization: an attention row's accumulator, scores, rotated tiles)
-      become `memref.alloca` at the start of the thread's body, i.e. in the
-      kernel's entry block: per-thread private memory, no heap and no
-      deallocation. Sizes must be static or have a constant upper bound
-      (the alloca then holds the bound).
-    - `memref.copy` inside an iteration becomes `linalg.copy` (loops later),
-      since a copy between non-contiguous views lowers to a call into the
-      host runtime (`memrefCopy`) that a kernel cannot make.
-    - `memref.get_global` read inside an iteration is cloned into it, so
-      that outlining copies the global into the GPU module instead of
-      passing a host address.
+    ```mlir
+    scf.forall (%i, %j) in (8, 128) {
+      %row = memref.alloc() : memref<64xf32>
+      ...
+    }
+    // becomes
+    scf.parallel (%b) = (%c0) to (%c8) step (%c1) {
+      scf.parallel (%t) = (%c0) to (%c128) step (%c1) {
+        %row = memref.alloca() : memref<64xf32>   // per thread
+        ...                                       // a tail guard where 1024 % 128 != 0
+      } {mapping = [#gpu.loop_dim_map<processor = thread_x, ...>]}
+    } {mapping = [#gpu.loop_dim_map<processor = block_x, ...>]}
+    ```
 
-    `convert-parallel-loops-to-gpu` must follow immediately: the scf.parallel
-    canonicalizations would merge the two mapped loops again.
+    Contract: docs/PASSES.md, `rope-map-forall-to-gpu`.
   }];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",

@@ -300,15 +300,72 @@ struct RopeOptimizePipelineOptions
 /// split attention into helper functions), rope-raise (RoPE
 /// written out by a frontend becomes rope.apply, attention rope.attention),
 /// canonicalize and CSE (the frontend's now dead cos/sin computations go),
-/// rope-fuse-into-attention (a raised rotation feeding attention scores the
-/// raising did not take is fused into their tiles), then
-/// rope-tile-attention (rope.attention as FlashAttention loops with the
-/// rotations of Q and K fused in). The result is still on tensors; any
+/// rope-raise-softmax (a softmax the attention raising did not take, as
+/// linalg.softmax), rope-tile-attention (rope.attention as FlashAttention
+/// loops with the rotations of Q and K fused in), then rope-fuse-into-scores
+/// (a raised rotation feeding attention scores the raising did not take is
+/// fused into their tiles): raise, tile, fuse, each once. The result is still
+/// on tensors; any
 /// lowering follows (rope-to-llvm-cpu, rope-to-nvvm, or another compiler's).
 /// With `portable`, raise and clean up, then lower every rope op into
 /// upstream linalg on tensors instead of tiling (docs/IREE.md).
 void buildRopeOptimizePipeline(OpPassManager &pm,
                                const RopeOptimizePipelineOptions &options);
+
+/// Options of the `rope-fuse-into-attention` pipeline: those of the
+/// rope-fuse-into-attention pass it replaced, with their names and defaults.
+struct RopeFuseIntoAttentionPipelineOptions
+    : public PassPipelineOptions<RopeFuseIntoAttentionPipelineOptions> {
+  PassOptions::Option<int64_t> queryTileSize{
+      *this, "query-tile-size",
+      llvm::cl::desc("Tile size of the query (sequence) dim"),
+      llvm::cl::init(32)};
+  PassOptions::Option<int64_t> keyTileSize{
+      *this, "key-tile-size",
+      llvm::cl::desc("Tile size of the key (sequence) dim"),
+      llvm::cl::init(64)};
+  PassOptions::Option<std::string> fuseKey{
+      *this, "fuse-key",
+      llvm::cl::desc("Fuse the key rotation into the key loop: always, never, "
+                     "or auto (only when the query dim is one tile)"),
+      llvm::cl::init("auto")};
+  PassOptions::Option<bool> tileHeads{
+      *this, "tile-heads",
+      llvm::cl::desc("Also tile the head dims by 1 (by default they stay "
+                     "whole in a tile, so cos/sin is computed once per token "
+                     "for all heads); in whole attention, the query heads of "
+                     "a GQA group"),
+      llvm::cl::init(false)};
+  PassOptions::Option<bool> wholeAttention{
+      *this, "whole-attention",
+      llvm::cl::desc("When the scores go on through an elementwise "
+                     "scale/mask, linalg.softmax over the keys and a "
+                     "contraction with V, fuse all of it into the loops with "
+                     "an online softmax (raise the softmax and the attention, "
+                     "then tile rope.attention)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> parallelLoops{
+      *this, "parallel-loops",
+      llvm::cl::desc("Make the loops over batch dims and query tiles one "
+                     "scf.forall (OpenMP threads under "
+                     "rope-to-llvm-cpu{num-threads=N}); the key loop stays an "
+                     "scf.for"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> remarks{
+      *this, "remarks",
+      llvm::cl::desc("Say why a softmax, an attention or a contraction fed by "
+                     "rope.apply is not raised or fused, as remarks"),
+      llvm::cl::init(false)};
+};
+
+/// Rotations fused into attention, from attention written out in linalg:
+/// with `whole-attention`, rope-raise-softmax, rope-raise-attention and
+/// rope-tile-attention (FlashAttention loops, Q and K rotated per tile);
+/// then rope-fuse-into-scores for Q·Kᵀ contractions left (scores that are not
+/// part of attention the raising takes). Each pass does one of these jobs;
+/// this pipeline keeps the name and options of the pass that did them all.
+void buildRopeFuseIntoAttentionPipeline(
+    OpPassManager &pm, const RopeFuseIntoAttentionPipelineOptions &options);
 
 /// Registers the named pipelines with the global registry.
 void registerRopePipelines();

@@ -9,12 +9,12 @@
 //
 // On x86 without AVX512-BF16, LLVM lowers `fptrunc float to bfloat` to one
 // call of the compiler runtime's __truncsfbf2 per element, vectors included:
-// a bf16 rope.apply then runs at 5-10% of the copy bandwidth, bound by that
-// call, not by memory. Upstream's bf16 expansion (the `include-bf16` part of
-// arith-expand) writes the same round-to-nearest-even as shifts, adds and
-// selects on the bits, which stay vectors. Only those patterns run here:
-// arith-expand would also rewrite min/max and the integer divisions, which
-// LLVM already lowers well.
+// a bf16 rope.apply then runs at a small fraction of the copy bandwidth,
+// bound by that call, not by memory. Upstream's bf16 expansion (the
+// `include-bf16` part of arith-expand) writes the same round-to-nearest-even as
+// shifts, adds and selects on the bits, which stay vectors. Only those patterns
+// run here: arith-expand would also rewrite min/max and the integer divisions,
+// which LLVM already lowers well.
 //
 // The f32 -> bf16 rounding is our own pattern (preferred over upstream's),
 // bit-identical to it: upstream detects NaN with `arith.cmpf une` and selects
@@ -22,10 +22,10 @@
 // the bitcast to bf16 into that select (its constant arm folds), and a
 // select of <N x bfloat> has no vector form on x86 without AVX512-BF16: it
 // is split into one vucomiss/cmov and one 2-byte store per element, which
-// made a bf16 rope.apply ~3x slower than f32. Here the select is on the
-// i32 values before the truncation to i16 (NaN found by an unordered compare
-// of the f32 value with itself): a vector compare and blend with the mask of
-// its own width, then one pack; nothing folds it into bf16.
+// made a bf16 rope.apply several times slower than f32. Here the select is on
+// the i32 values before the truncation to i16 (NaN found by an unordered
+// compare of the f32 value with itself): a vector compare and blend with the
+// mask of its own width, then one pack; nothing folds it into bf16.
 //
 // Run again on the LLVM dialect (rope-to-llvm-cpu does, at its end), the
 // pass also gives every load and store of a bf16 vector the i16 vector type

@@ -9,7 +9,7 @@
 //
 // A whole model is one function: a 32-layer Llama is one LLVM function of
 // about 3,500 loops, and LLVM's IndVarSimplify and LoopRotate cost more than
-// linear time in a function's size (40 of the 49 s of `opt -O3`, issue 33).
+// linear time in a function's size (most of `opt -O3`'s time, issue 33).
 // This cuts such a body into consecutive chunks of its top-level ops and
 // outlines each into a private, non-inlined function, so LLVM sees functions
 // of bounded size, and calls them in order.

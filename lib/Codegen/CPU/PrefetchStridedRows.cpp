@@ -11,15 +11,15 @@
 // contiguous (a slice of each row of a wider buffer: MLA rotates q's 64 rope
 // channels of every 192 in place), keeps only as many rows' cache misses in
 // flight as fit between its vector instructions: the hardware prefetchers
-// follow contiguous streams, not every third pair of lines. Measured on
-// DeepSeek-V3's q ([4096, 128, 192] bf16, Intel, issue 18): the MLA kernel
-// took 25.5-27.3 ms against 12.7-13.5 ms for a loop that only reads and writes
-// back the same slices, and 15.0 ms with a prefetch of each row's lines 16
-// rows ahead.
+// follow contiguous streams, not every third pair of lines: the MLA kernel
+// on DeepSeek-V3's q took about twice the time of a loop that only reads and
+// writes back the same slices, and close to it with a prefetch of each row's
+// lines 16 rows ahead (issue 18; docs/PERFORMANCE.md, "Numbers from code
+// comments").
 //
 // Rows ahead stop at the view's last row unless the enclosing loop visits
 // the rows past it next (rowsContinue: MLA's q, a token's heads and then the
-// next token's, 8% faster than stopping at each token's last head); a
+// next token's, faster than stopping at each token's last head); a
 // [B, H, S, D] buffer visited token by token continues along S, not past
 // its last head. Every prefetched position is clamped between the first
 // and last elements of the outermost view of the same element type: a
@@ -304,8 +304,8 @@ void prefetchAhead(scf::ForOp loop, const StridedRows &rows, int64_t distance,
         b, loc, arith::MinSIOp::create(b, loc, position, last), first);
     // A read prefetch into L2: a write prefetch (prefetchw) holds a fill
     // buffer until the line is owned, and 16 rows of 2-5 lines each then
-    // crowd out the demand misses (MLA q bf16: 15.0 ms read, 21.5 ms write;
-    // f32 gained nothing with writes, 25.4 -> 22.7 ms with L2).
+    // crowd out the demand misses (measured slower on MLA's q, bf16 and f32:
+    // docs/PERFORMANCE.md, "Numbers from code comments").
     memref::PrefetchOp::create(b, loc, flat, ValueRange{position},
                                /*isWrite=*/false, /*localityHint=*/2,
                                /*isDataCache=*/true);

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 //
 // The CPU pipeline lowered contractions (attention scores, P·V, user
-// matmuls) with convert-linalg-to-loops: scalar loops at ~1 GFLOP/s, which
+// matmuls) with convert-linalg-to-loops: scalar loops, which
 // hid every gain of fusing the rotation into attention. This lowers them on
 // buffers to register tiles.
 //

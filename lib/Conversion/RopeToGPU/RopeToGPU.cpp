@@ -7,85 +7,11 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The GPU lowering of `rope.apply`. RoPE is memory bound: each element of x
-// is read once and written once, so the kernel's job is to keep every access
-// coalesced and to spend the transcendental work once per (token, frequency),
-// never per element. The op becomes a `gpu.launch` on its buffers, where each
-// thread owns V consecutive pairs (V chosen so that accesses are 16 bytes):
-//
-//   blockDim = (TX: groups of V frequencies, TY: tokens)
-//   for t = blockIdx.x * TY + ty; t < T; t += gridDim.x * TY   // grid-stride
-//     for j = V tx; j < P/2; j += V TX
-//       c, s = cos/sin(pos(t) * theta[j:j+V])   // f64 angle + Cody-Waite, once
-//       for h in heads: rotate pairs j..j+V-1 of row (t, h)  // c, s in
-//       registers
-//     for ch = P + tx; ch < D; ch += TX: copy channel ch of every head
-//
-// Neighbouring threads handle neighbouring frequency groups, so for one head
-// they touch neighbouring 16-byte pieces of a row: x[j : j+V] and
-// x[P/2+j : P/2+j+V] for the half layout, the 2V channels x[2j : 2j+2V] for
-// interleaved (pair-swapped in registers, with cos/sin spread over the lanes
-// once per token as on the CPU). No shared memory is needed: a thread reuses
-// its own cos/sin across heads, and no two threads need the same value.
-//
-// Why a custom lowering rather than tiling the linalg form and mapping it with
-// upstream's GPU mapping: the reuse of cos/sin across heads needs the head
-// loop *inside* a thread with the frequency mapped to threads, and the table
-// of the linalg decomposition would be a materialized tensor (a global memory
-// round trip) once tiled; scf.parallel mapping (`gpu-map-parallel-loops`)
-// cannot express the grid-stride loop. Writing the launch directly keeps the
-// kernel's shape explicit; everything after it (outlining, NVVM, binary) is
-// upstream's.
-//
-// Fused neighbours (docs/FUSIONS.md). Quantized output changes only the stores:
-// every stored value (rotated lanes and pass-through channels) goes through
-// buildStoredValue with the per-tensor scale or the scale of the row's head,
-// into a destination of the storage element type. QK-norm needs each
-// (token, head) row's sum of squares over all D channels before any channel
-// of the row is stored, so with norm the thread's loops are reordered:
-//
-//   for t (grid-stride): c, s and norm weights of the thread's G = ceil(P/2
-//       / (V TX)) frequency groups (G static, usually 1), in registers
-//     for h in heads:
-//       factor = rsqrt(sum_D(x^2) / D + eps)  // the whole row, read by each
-//                                              // of its threads (L1 hits)
-//       rotate w * (x * factor) for the G groups; then the pass-through
-//       channels ch = P + tx, P + tx + TX, ... as w * (x * factor)
-//
-// In place, a thread must not store a channel of a row that another thread
-// has still to read for its sum: the kernel then has one thread per row
-// (TX = 1; c, s of its P/2 pairs recomputed per head, in a loop, unless they
-// are few enough to stay in registers). Coalesced in-place QK-norm would need
-// the row's threads to exchange partial sums (a warp shuffle, or a barrier,
-// which ownership-based buffer deallocation refuses today as an op of
-// unknown memory effects).
-//
-// KV-cache append (`slots`, docs/FUSIONS.md): the output buffer is the
-// cache. Each token's slot is loaded at the token's index and turned into
-// cache coordinates by buildCacheSlot (CacheSlots.h, the one slot rule of
-// every lowering); the token's whole work (cos/sin, norm, rotation,
-// pass-through channels) sits in `scf.if valid`, reading the input at the
-// token's own index (its position too) and storing at the slot's
-// coordinates, so a padding or out-of-range slot stores nothing (no clamped
-// write). `rope.cache_write` (V) is a copy kernel of the same shape:
-// threads over 16-byte pieces of a row's D channels, tokens over y and the
-// grid-stride loop, heads looped, each piece stored as is or through
-// buildStoredValue (quantized). Heads-outer caches ([B, Hkv, max_len, D])
-// need nothing more: the kernel computes cos/sin once per (token,
-// frequency) whatever the dim order.
-//
-// Buffers (kernelBufferType): identity layouts, except for a tensor sliced
-// out of another (MLA writes channels [512, 576) of a [slots, 1, 576]
-// cache), whose buffer gets dynamic strides and offset (innermost stride
-// 1) so that bufferization hands the kernel the slice's subview instead of
-// a copy; the access width is then limited to the alignment the slice's
-// static offset and strides guarantee (alignedElements).
-//
-// What the kernel computes (positions, M-RoPE's axis per pair, cos/sin from
-// every source, magnitude, direction, the pair rotation, the norm factor and
-// the stored value) is RotationCore's, shared with the CPU lowerings; this
-// file only reads device buffers (GpuBufferReader) and builds the launch and
-// its loops.
+// The GPU lowering of `rope.apply`: one gpu.launch per op whose threads own
+// V consecutive pairs of a token, cos/sin once per (token, frequency) in
+// registers, every head rotated with coalesced 16-byte accesses; QK-norm,
+// quantized stores and the KV-cache append change the loops and stores. The
+// design: docs/DESIGN.md, "The kernel, as RopeToGPU.cpp builds it".
 //
 //===----------------------------------------------------------------------===//
 

@@ -7,91 +7,11 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The CPU fast path for `rope.apply`. RoPE is memory bound: each element of
-// x is read once and written once, and the lowering's job is to add nothing
-// on top. Where every head dim follows the last token dim ([B, S, H, D],
-// [T, H, D]: a token's rows are contiguous), the op becomes
-//
-//   scf.forall (token indices) shared_outs(%out = %init) {
-//     c, s = cos/sin of the P/2 frequencies      // once per token, vectors
-//     scf.for (head indices) {                    // every other non-head dim
-//       y = rotate(x[token, head, :], c, s)       // by chunks
-//     }
-//   }
-//
-// so cos/sin are computed (or gathered from a cache row) once per (token,
-// frequency) and reused from registers across all heads, nothing is
-// materialized between them and the rotation, and the token loop is the
-// unit of parallelism (scf.forall -> OpenMP in rope-to-llvm-cpu). vLLM's
-// flat [T, H*D] is this form on its [T, H, D] expansion (rope.apply's head
-// dim is the last dim).
-//
-// Where a head dim precedes the last token dim (Hugging Face's [B, H, S, D]),
-// one token's rows lie S*D elements apart, and visiting all heads of one
-// token touches H distant rows per token (0.3-0.55 of copy bandwidth). There
-// the last token dim is tiled by T tokens (T in [8, 32]: a head's T rows and
-// the table at most 16 KiB each) and the op becomes
-//
-//   scf.forall (other token indices, tiles of T along the last) {
-//     table[2, T, P/2] = cos/sin of the tile's tokens // once per token
-//     scf.for (head dims before the last token dim,   // innermost by 2
-//              then a remainder head) {
-//       scf.for (token j of the tile) {
-//         scf.for (head dims after it) {
-//           y = rotate(x[..., j, ...], table[:, j]) // by chunks
-//   }}}}
-//
-// so each head's T rows are read and written as one contiguous block, two
-// heads' blocks at a time. The cos/sin arithmetic and the rotation are the
-// same ops as in the per-token form (bitwise-identical results); the loop
-// order and the table (a tensor: one small buffer per tile once bufferized)
-// differ. Both forms rotate a row in chunks (chunkLanes) in ascending address
-// order (rotateRow).
-//
-// Sibling ops (Q and K: the same positions, frequencies and token sizes,
-// different head counts) are lowered as one such loop, cos/sin (or the
-// tile's table) computed once for all, then the heads of each in turn
-// (VectorizeRopeApply).
-//
-// The fused neighbours (docs/FUSIONS.md) ride on the same rows. With QK-norm
-// a row is read twice: a first pass sums x^2 chunk by chunk into one vector
-// (reduced once per row; in the per-token form, for rows that convert, up to
-// 4 rows' vectors are reduced together and share one vector rsqrt,
-// normFactors), then the rotation pass reads each chunk again (from L1: a
-// row is a few cache lines) and normalizes it before rotating it;
-// pass-through channels [P, D) are normalized and written too, in place as
-// well. The weight is read once per call. With a quantized output every
-// stored chunk (pass-through ones included) goes through buildStoredValue
-// with the row's scale: the per-tensor scalar read once per call, or
-// scale[h] read once per head row. Each member of a sibling group carries
-// its own weight, scale and destination type.
-//
-// KV-cache append (`slots`, issue 18): the destination is a cache and a
-// token's rows go to its slot's rows (buildCacheSlot, the one slot rule),
-// in the per-token form whatever the layout (a tiled form for a [B, H, S,
-// D] prefill is future work). In the token loop the cache's slice at the
-// slot's coordinates has n = valid ? 1 : 0 rows along the last token dim;
-// the rows are rotated under `scf.if valid` straight into it (no rotated
-// temporary) and the parallel_insert_slice inserts n rows, so an invalid
-// slot (vLLM's -1 padding, a corrupt block table) writes nothing at all.
-// One-shot bufferization keeps it in the cache's own buffer (subviews).
-// A member without slots (Q) stays in the group of a member with them (K:
-// the decode step, one cos/sin per token for both) unless its own form is
-// the tiled one. `rope.cache_write` (V) is the same token loop copying rows
-// by cache lines, through buildStoredValue with the row's scale when the
-// cache is quantized (VectorizeCacheWrite).
-//
-// Why not linalg's vectorizer on the linalg form (RopeDecompose.cpp): that
-// form is portable (projected-permutation maps only, the two members of a
-// pair read as two slices) and upstream's vectorizer takes it, but the
-// generic vectorizes its whole iteration space at once: cos/sin per element
-// rather than once per token, and no loop order chosen for the layout. Here
-// the pairing is explicit: for the `half` layout the two members are the
-// contiguous halves x[0:P/2] and x[P/2:P]; for `interleaved` one contiguous
-// load of x[0:P] is combined with its pair-swapped shuffle and cos/sin
-// spread over the lanes. bf16 rows go through word lanes instead (the
-// chunk's even and odd lanes as two f32 halves; see wordLanes), which
-// rope-expand-bf16 turns into shifts and masks of 32-bit words.
+// The CPU fast path for `rope.apply`: a token-parallel scf.forall computing
+// cos/sin once per token and rotating every head's rows in chunks (tiles of
+// T tokens where a head dim precedes the last token dim); sibling Q/K,
+// QK-norm, quantized stores and the KV-cache append ride on the same rows.
+// The design: docs/DESIGN.md, "The lowering, as RopeToVector.cpp builds it".
 //
 //===----------------------------------------------------------------------===//
 
@@ -227,9 +147,9 @@ private:
   /// per-token form, the tile's table in the tiled one. Whole-row vectors
   /// (vector<64xf32> for D = 128) are split by LLVM into registers and
   /// scheduled in descending address order within the row, which defeats
-  /// the hardware prefetcher: measured on 4096 tokens x 32 heads x 128 f32,
-  /// ~20% slower for [B, H, S, D] (as much as a C loop walking its rows
-  /// backwards), 0.80 vs 0.89 of the copy bandwidth for [B, S, H, D].
+  /// the hardware prefetcher: slower in both layouts, as much as a C loop
+  /// walking its rows backwards (docs/PERFORMANCE.md, "Numbers from code
+  /// comments").
   /// `neighbours`: QK-norm before the rotation, the stored value after it.
   Value rotateRow(OpBuilder &nb, Location nloc, Value source, Value dest,
                   ValueRange rowIvs, CosSinChunk cosSinChunk, int64_t chunk,
@@ -270,9 +190,9 @@ private:
   /// vectors are reduced together: each merge of two vectors is two
   /// shuffles and an add, about one merge per row, where a row's own
   /// horizontal reduction is a chain of log2(lanes) of them; one vector
-  /// rsqrt (a sqrt and a divide) serves the block. On Sapphire Rapids,
-  /// cache-resident ([1, 64, 32, 128] f32, fp8 store), 84 us against
-  /// 116-124 us with each row reduced and divided on its own.
+  /// rsqrt (a sqrt and a divide) serves the block (faster than each row
+  /// reduced and divided on its own: docs/PERFORMANCE.md, "Numbers from code
+  /// comments").
   Value normFactors(OpBuilder &nb, Location nloc, Value source,
                     ValueRange rowIvs, Value first, int64_t rows);
   /// The sum of `terms` (at least one), added in pairs level by level.
@@ -281,19 +201,15 @@ private:
   /// (0) one 64-byte cache line of the compute type. rope-to-llvm-cpu asks
   /// for 32 bytes: with 64-byte vectors of f32 (zmm on AVX-512) every
   /// access to a row not 64-byte aligned splits two cache lines, which made
-  /// a large f32 rope.apply on Intel Sapphire Rapids 1.2-1.3x slower on
-  /// numpy's arrays (16 bytes into a page) than on aligned ones. In word
-  /// lanes a chunk is at least 64 bytes of bf16 (halves of 16 f32 lanes):
-  /// on Sapphire Rapids, cache-resident ([1, 64, 32, 128], 64-byte
-  /// aligned), 23.5 us against 33-35 us with 32-byte chunks, and 31-39 us
-  /// for the 16-lane chunks without word lanes. A quantized store (one byte
-  /// per lane) takes at least 64 bytes of the compute type, 16 f32 lanes:
-  /// the fp8/int8 rounding is many vector ops per lane, and 8-lane chunks
-  /// narrow to 8 bytes each (a vpmovdb and shuffles to merge them). On
-  /// Sapphire Rapids, cache-resident ([1, 64, 32, 128] f32, numpy's
-  /// arrays), rope+fp8 took 57 us against 106 us with 32-byte chunks and
-  /// rope+i8 39 against 83; from memory ([1, 4096, 32, 128]) 8.0 against
-  /// 10.4 ms for fp8.
+  /// a large f32 rope.apply on Intel Sapphire Rapids slower on numpy's
+  /// arrays (16 bytes into a page) than on aligned ones. In word lanes a
+  /// chunk is at least 64 bytes of bf16 (halves of 16 f32 lanes), faster
+  /// than 32-byte chunks and than 16-lane chunks without word lanes. A
+  /// quantized store (one byte per lane) takes at least 64 bytes of the
+  /// compute type, 16 f32 lanes: the fp8/int8 rounding is many vector ops
+  /// per lane, and 8-lane chunks narrow to 8 bytes each (a vpmovdb and
+  /// shuffles to merge them). The numbers: docs/PERFORMANCE.md, "Numbers
+  /// from code comments".
   int64_t chunkLanes() {
     int64_t elementBytes = elementType.getIntOrFloatBitWidth() / 8;
     int64_t computeBytes = computeType.getIntOrFloatBitWidth() / 8;
@@ -561,11 +477,9 @@ int64_t RopeVectorizer::normBlockRows() {
   // Rows read and stored in the compute type (f32 or f64 data kept as
   // such) stay row by row: LLVM keeps such a row's chunks in registers from
   // the sum to the rotation, and blocks, which read each row twice, were
-  // slower (Sapphire Rapids, [1, 4096, 32, 128] f32 QK-norm, back-to-back
-  // calls: 9.2-11.0 ms against 8.2-8.9). Rows that convert (bf16/f16 data,
-  // quantized stores) do several more ops per lane, and their rotation
-  // waited on the row's chain: bf16 4.9 ms against 6.2-6.9, f32 with an fp8
-  // store 6.3-7.0 against 11.2-11.5.
+  // slower. Rows that convert (bf16/f16 data, quantized stores) do several
+  // more ops per lane, and their rotation waited on the row's chain: blocks
+  // are faster there (docs/PERFORMANCE.md, "Numbers from code comments").
   bool converts = llvm::any_of(group, [&](ApplyOp m) {
     return m.getInputType().getElementType() != computeType ||
            m.getStorageElementType() != computeType;
@@ -577,8 +491,8 @@ int64_t RopeVectorizer::normBlockRows() {
   // KiB, so a block's first pass read x at the low 12 address bits the
   // previous block had just stored to, and with x and out at the same
   // offset in a page (numpy's and torch's large arrays) those loads wait on
-  // the stores (4K aliasing). f32 with an fp8 store, as above: 9.0-9.3 ms
-  // with 8 rows, 7.1-7.7 with 4, 7.9-8.5 with 2.
+  // the stores (4K aliasing). Four measured best of 8, 4 and 2
+  // (docs/PERFORMANCE.md, "Numbers from code comments").
   return std::min<int64_t>(chunk, 4);
 }
 
@@ -747,8 +661,8 @@ Value RopeVectorizer::rotateRow(OpBuilder &nb, Location nloc, Value source,
     // pair's two chunks together (k, then P/2 + k) alternates between the
     // halves, and on Intel (Sapphire Rapids) with rows not 64-byte aligned
     // (numpy's large arrays start 16 bytes into a page) every store then splits
-    // a line left half-written by a store several stores back: 1.7x slower than
-    // the same row stored in order. In place the first half is not written
+    // a line left half-written by a store several stores back: much slower
+    // than the same row stored in order. In place the first half is not written
     // either before every chunk of the row is read (the second half's loads
     // would see it).
     SmallVector<std::pair<int64_t, Value>> firstHalf, secondHalf;
@@ -933,9 +847,8 @@ SmallVector<Value> RopeVectorizer::buildPerToken(const Hoisted &hoisted) {
     // then the rows are rotated in turn, each with its lane; the rest of the
     // rows one by one, each computing its own factor. The block's rows stay
     // a loop: unrolled (static lanes, no trip through the stack for the
-    // factor) they ran 5-10% faster from L2 but slower from memory on
-    // Sapphire Rapids ([1, 4096, 32, 128] f32 with an fp8 store, 9.4-9.5 ms
-    // against 6.9-7.0; the Q/K pair 11.9-12.6 against 9.4-9.5).
+    // factor) they ran faster from L2 but slower from memory on Sapphire
+    // Rapids (docs/PERFORMANCE.md, "Numbers from code comments").
     std::function<Value(OpBuilder &, unsigned, SmallVector<Value> &, Value)>
         loopNest = [&](OpBuilder &lb, unsigned depth,
                        SmallVector<Value> &rowIvs, Value dest) -> Value {
@@ -1092,9 +1005,9 @@ SmallVector<Value> RopeVectorizer::buildTiled(const Hoisted &hoisted) {
   // cos/sin of the tile's tokens, computed once per (token, frequency) into
   // a [2, tile, P/2] table: cos at [0, j], sin at [1, j], one per pair in
   // both layouts (interleaved rows spread them over their lanes chunk by
-  // chunk: a table half as large, so interleaved tiles as long as half ones;
-  // measured 0.89 -> 0.94 of the copy, median of five alternating runs, on
-  // [1, 32, 4096, 128] f32 with explicit positions). A tensor, so one-shot
+  // chunk: a table half as large, so interleaved tiles as long as half ones,
+  // which measured faster: docs/PERFORMANCE.md, "Numbers from code
+  // comments"). A tensor, so one-shot
   // bufferization allocates it and deallocation frees it after the tile: a
   // memref.alloca here would grow the stack once per tile, as the sequential
   // lowering of the loop (scf.for -> cf) does not end its allocation scope
@@ -1147,13 +1060,10 @@ SmallVector<Value> RopeVectorizer::buildTiled(const Hoisted &hoisted) {
   // written as one contiguous block. The innermost of them is unrolled and
   // jammed by `tileHeads` (a remainder loop takes the heads left over):
   // that many blocks stream at once, which keeps more lines in flight as
-  // each block starts. The best count is the machine's: on AMD EPYC (warm
-  // rounds, [1, 32, 4096, 128] f32) two was 5-10% faster than one and four
-  // no better than one; on Intel Sapphire Rapids with x and out from memory
-  // (cold rounds, bench/layout_bench.py) three gave 0.90-0.93 of the copy
-  // for both pair layouts, two 0.81-0.91, four 0.94 for half pairs but 0.82
-  // for interleaved ones. The pass default is two; rope-to-llvm-cpu passes
-  // three. Rows are rotated in chunks (chunkLanes), in ascending address
+  // each block starts. The best count is the machine's (two on AMD EPYC,
+  // three on Intel Sapphire Rapids from memory: docs/PERFORMANCE.md,
+  // "Numbers from code comments"). The pass default is two; rope-to-llvm-cpu
+  // passes three. Rows are rotated in chunks (chunkLanes), in ascending address
   // order (rotateRow).
   int64_t jamDim = -1;
   for (int64_t d : headDims)

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// --rope-fuse-into-attention applies its patterns once per contraction; a
+// --rope-fuse-into-scores applies its patterns once per contraction; a
 // project reusing populateRopeFuseIntoAttentionPatterns may well run them
 // under the default greedy driver, which revisits the tiled contractions
 // (themselves contractions fed by rope.apply). This pass does that, so that a
@@ -17,7 +17,7 @@
 
 #include "TestPasses.h"
 
-#include "rope/Transforms/FuseIntoAttention.h"
+#include "rope/Transforms/Attention/FuseIntoScores.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -17,11 +17,12 @@ def TestRopeFuseIntoAttentionPatternsPass
   let summary = "Apply populateRopeFuseIntoAttentionPatterns with "
                 "applyPatternsGreedily";
   let description = [{
-    Runs the scores patterns of `--rope-fuse-into-attention` (default
-    options) under the default greedy driver, which revisits every op, the
-    tiles included, until nothing changes; fails if that does not converge.
-    The pass itself applies the patterns once per contraction (after raising
-    whole attention to rope.attention, which these patterns do not do).
+    Runs the patterns of `--rope-fuse-into-scores` (default options) under
+    the default greedy driver, which revisits every op, the tiles included,
+    until nothing changes; fails if that does not converge. The pass itself
+    applies the patterns once per contraction (whole attention is raised to
+    rope.attention and tiled before, by the rope-fuse-into-attention
+    pipeline; these patterns do not do that).
   }];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",

@@ -54,15 +54,7 @@ def emit(kind: str, a_shape, b_shape, c_shape, dynamic: bool,
     elif kind == "batch_matmul_bt":
         op = f"linalg.batch_matmul {TRANSPOSED_B}{ins} {outs}"
     else:
-        spec = GENERIC[kind]
-        loops = [d for d in LETTERS if d in spec]
-        dims = ", ".join(loops)
-        lhs, rest = spec.split(",")
-        rhs, out = rest.split("->")
-        maps = ", ".join(f"affine_map<({dims}) -> ({', '.join(o)})>"
-                         for o in (lhs, rhs, out))
-        iterators = ", ".join('"reduction"' if d == "k" else '"parallel"'
-                              for d in loops)
+        maps, iterators = generic_maps(kind)
         op = (f"linalg.generic {{indexing_maps = [{maps}], iterator_types = "
               f"[{iterators}]}} {ins} {outs} {{\n"
               f"^bb0(%x: {element}, %y: {element}, %z: {element}):\n"
@@ -74,6 +66,20 @@ def emit(kind: str, a_shape, b_shape, c_shape, dynamic: bool,
             "attributes {llvm.emit_c_interface} {\n"
             f"  %r = {op} -> {t(c_shape)}\n"
             f"  return %r : {t(c_shape)}\n}}\n")
+
+
+def generic_maps(kind: str):
+    """The indexing maps and iterator types of GENERIC[kind], as text."""
+    spec = GENERIC[kind]
+    loops = [d for d in LETTERS if d in spec]
+    dims = ", ".join(loops)
+    lhs, rest = spec.split(",")
+    rhs, out = rest.split("->")
+    maps = ", ".join(f"affine_map<({dims}) -> ({', '.join(o)})>"
+                     for o in (lhs, rhs, out))
+    iterators = ", ".join('"reduction"' if d == "k" else '"parallel"'
+                          for d in loops)
+    return maps, iterators
 
 
 def spec_of(kind: str) -> str:
@@ -168,15 +174,7 @@ def emit_payload(kind: str, a_shape, b_shape, c_shape, dynamic: bool,
     def t(shape, element):
         dims = "x".join("?" if dynamic else str(d) for d in shape)
         return f"tensor<{dims}x{element}>"
-    spec = GENERIC[kind]
-    loops = [d for d in LETTERS if d in spec]
-    dims = ", ".join(loops)
-    lhs, rest = spec.split(",")
-    rhs, out = rest.split("->")
-    maps = ", ".join(f"affine_map<({dims}) -> ({', '.join(o)})>"
-                     for o in (lhs, rhs, out))
-    iterators = ", ".join('"reduction"' if d == "k" else '"parallel"'
-                          for d in loops)
+    maps, iterators = generic_maps(kind)
     a, b, c = t(a_shape, inputs), t(b_shape, inputs), t(c_shape, "f32")
     return (f"func.func @f(%a: {a}, %b: {b}, %c: {c}) -> {c} "
             "attributes {llvm.emit_c_interface} {\n"

@@ -83,7 +83,7 @@ struct RegisterTilePlan {
   /// Every other loop dim, iterated one at a time around the tiles.
   SmallVector<unsigned> outerDims;
   /// OuterProduct from a Dot-shaped contraction: `packSource` (unit stride
-  /// along the reduction, as K in Q·Kᵀ) is first transposed into a stack
+  /// along the reduction, as K in Q·Kᵀ) is first transposed into a heap
   /// buffer [reduction][columns] of these static extents, which is then the
   /// vector operand.
   std::optional<OperandAccess> packSource;
@@ -157,7 +157,8 @@ bool isWideningMulAdd(linalg::LinalgOp op) {
 /// Packing the vector operand costs about one shuffle per element; it pays
 /// when each packed element is used by at least this many output rows.
 constexpr int64_t kMinRowsToPack = 16;
-/// The packed buffer is on the stack, next to the tile it serves in L1.
+/// The packed buffer stays small enough to sit in L1/L2 next to the tile it
+/// serves.
 constexpr int64_t kMaxPackBytes = 64 * 1024;
 
 FailureOr<RegisterTilePlan>

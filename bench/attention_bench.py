@@ -1072,7 +1072,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true",
                         help="small shapes, few samples")
     parser.add_argument("--smoke", action="store_true",
-                        help="tiny shapes (python/tests/test_bench_smoke.py)")
+                        help="tiny shapes (python/tests/compiler/test_bench_smoke.py)")
     parser.add_argument("--sections", default="a,b,w,c,hf",
                         help="comma-separated subset of a,b,w,c,hf,bf16 "
                         "(bf16: not in the default)")

@@ -55,7 +55,7 @@ NP_DTYPES = {
     "f16": np.dtype(np.float16),
     "bf16": np.dtype(ml_dtypes.bfloat16),
 }
-# Bounds asserted by python/tests/test_precision.py (see docs/PRECISION.md for why).
+# Bounds asserted by python/tests/numerics/test_precision.py (see docs/PRECISION.md for why).
 F32_PAIR_BOUND = 1e-6          # SEMANTICS.md §5
 F64_PAIR_BOUND = 1e-12
 F64_ANGLE_ULPS = 8             # f64: error <= 8 * 2^-53 * max(|phi|, 1) * (1 + |ln theta_i|)

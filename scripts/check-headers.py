@@ -45,7 +45,7 @@ test/downstream/expected.txt, .gitignore, .clang-format, LICENSE itself).
 
 The set of files is what git tracks plus untracked files git does not
 ignore, so a new file is checked before it is committed.
-python/tests/test_headers.py runs this check in the test suite.
+python/tests/architecture/test_headers.py runs this check in the test suite.
 """
 
 from __future__ import annotations

@@ -29,8 +29,8 @@ LOGS="${MUTATION_LOGS:-/tmp/rope-mutation-logs}"
 mkdir -p "$LOGS"
 LLVM=/usr/lib/llvm-22
 PYTHON="${PYTHON:-python3}"
-NEG=python/tests/test_negative_positions.py
-GPU=python/tests/test_gpu_emulation.py
+NEG=python/tests/numerics/test_negative_positions.py
+GPU=python/tests/numerics/test_gpu_emulation.py
 
 # name | file | sed expression (must change exactly one line) | pytest args
 MUTANTS=(

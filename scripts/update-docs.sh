@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Regenerates docs/reference/ from the ODS definitions (ops, attributes,
-# passes). python/tests/test_docs.py fails when they are stale.
+# passes). python/tests/architecture/test_docs.py fails when they are stale.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${ROPE_BUILD_DIR:-$ROOT/build}"

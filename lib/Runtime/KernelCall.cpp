@@ -19,7 +19,7 @@
 // runs it; anything else makes it answer None, and the Python path takes the
 // call: it converts what it may convert and raises the error that names the
 // argument. So the error messages live in one place, and this path is only
-// ever stricter than the one it speeds up (python/tests/test_kernel_call.py
+// ever stricter than the one it speeds up (python/tests/api/test_kernel_call.py
 // checks both on the same arguments).
 //
 //===----------------------------------------------------------------------===//

@@ -6,7 +6,7 @@ modules) and onnx.py (the ONNX importer) say *what* to build; this module
 alone spells it: element, tensor and memref types, float, integer and dense
 literals, the rope attributes, each op's assembly format, func.func
 signatures and returns, and SSA names. An assembly-format change is one edit
-here; python/tests/test_ir_builder.py fails when a spelling reappears in
+here; python/tests/api/test_ir_builder.py fails when a spelling reappears in
 those modules.
 
 Op builders return the op's text without a result (`Body.assign` names the

@@ -3,9 +3,9 @@
 (rope.apply on Q and K, then a contraction over the channels), compiled
 with or without `--rope-fuse-into-attention` before `rope-to-llvm-cpu`.
 
-Used by python/tests/test_attention_fusion.py (fused == unfused == float64
-reference) and bench/attention_bench.py. Queries may have more heads than
-keys (GQA): Q is viewed as [B, Hkv, G, S, D] ([B, S, Hkv, G, D] in the
+Used by python/tests/compiler/test_attention_fusion.py (fused == unfused ==
+float64 reference) and bench/attention_bench.py. Queries may have more heads
+than keys (GQA): Q is viewed as [B, Hkv, G, S, D] ([B, S, Hkv, G, D] in the
 [B, S, H, D] layout), a free reshape of [B, Hq, S, D], and the key operand's
 indexing map broadcasts it over the group G.
 """

@@ -5,7 +5,7 @@
 // straight into the cache argument (RaiseCacheAppend.cpp); the slots reuse
 // the insert's own offset value (JAX's clamp of the dynamic_update_slice
 // index, torch's checked start) as it is. Numerics:
-// python/tests/test_cache_lowering_scalar.py::test_frontend_fixture.
+// python/tests/compiler/test_cache_lowering_scalar.py::test_frontend_fixture.
 // RUN: rope-opt --rope-raise %S/Inputs/cache/jax_dynamic_update_slice.mlir | FileCheck %s --check-prefix=JAX
 // RUN: rope-opt --rope-raise %S/Inputs/cache/torch_slice_scatter.mlir | FileCheck %s --check-prefix=TORCH
 // RUN: rope-opt --rope-raise --rope-to-llvm-cpu="vectorize=false" %S/Inputs/cache/jax_dynamic_update_slice.mlir | FileCheck %s --check-prefix=LLVM

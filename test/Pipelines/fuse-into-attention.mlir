@@ -17,7 +17,7 @@
 // and tiled FlashAttention style (rope-tile-attention; the key-loop body is
 // one rope.online_attention, decomposed later); what this file checks is the
 // loop structure and what is fused where. Executed equivalence:
-// python/tests/test_attention_fusion.py.
+// python/tests/compiler/test_attention_fusion.py.
 
 // Prefill, [B, H, S, D] with GQA (2 KV heads, groups of 2): scale, causal
 // mask, softmax over the keys and ·V become one loop nest: batch dims by 1

@@ -23,9 +23,9 @@
 //     frontends build, torch.finfo(dtype).min, are not −inf).
 //
 // Why a tile of masks at most −2^126 contributes nothing (the argument
-// python/tests/test_attention_fusion.py checks bitwise): masks are compared
-// in the accumulator type (f32 or f64), where the float above −2^126 is at
-// least 2^102 above it. So a masked score s + mask is below any unmasked
+// python/tests/compiler/test_attention_fusion.py checks bitwise): masks are
+// compared in the accumulator type (f32 or f64), where the float above −2^126
+// is at least 2^102 above it. So a masked score s + mask is below any unmasked
 // s' + mask' by about 2^102 (scores of finite models are far below 2^100),
 // and exp of that difference is exactly 0. If the running max already comes
 // from an unmasked key, the tile adds exact zeros and leaves the max: the

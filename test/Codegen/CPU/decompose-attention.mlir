@@ -13,7 +13,7 @@
 // (row max, exp, rescale, new max, new sum, rescaled acc; from the initial
 // state of a whole rope.attention only row max, exp and sum) and a P·V
 // contraction over k2 into the rescaled acc. Executed:
-// python/tests/test_attention_op.py.
+// python/tests/numerics/test_attention_op.py.
 
 // The loops are (b, h, m, k1, k2, n); scores are indexed by (b, h, m, k2).
 // CHECK-DAG: #[[$Q5:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>

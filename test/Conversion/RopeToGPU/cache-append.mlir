@@ -3,8 +3,8 @@
 
 // KV-cache append on the GPU (rope.apply's slots, rope.cache_write; the PTX
 // path: test/GPU/cache-append-ptxas.mlir; numerics:
-// python/tests/test_gpu_emulation.py). The kernel's output buffer is the
-// cache. A token's slot is loaded at the token's own index and turned into
+// python/tests/numerics/test_gpu_emulation.py). The kernel's output buffer is
+// the cache. A token's slot is loaded at the token's own index and turned into
 // cache coordinates by buildCacheSlot (valid = 0 <= slot < cache rows; the
 // coordinates of slot 0 when not valid); the token's whole work is inside
 // `scf.if valid`, its reads at its own index in the input, its stores at

@@ -2,7 +2,8 @@
 // RUN: rope-opt %s --convert-rope-to-gpu="vectorize=false block-size=8" -split-input-file | FileCheck %s --enable-var-scope --check-prefix=TINY
 
 // rope.apply's fused neighbours in the GPU kernel (the PTX path:
-// test/GPU/neighbours-ptxas.mlir; numerics: python/tests/test_gpu_emulation.py).
+// test/GPU/neighbours-ptxas.mlir; numerics:
+// python/tests/numerics/test_gpu_emulation.py).
 // QK-norm: cos/sin and the norm weights of the thread's frequency group
 // once per token, then per (token, head) row the sum of squares over all D
 // channels (16-byte loads, a vector accumulator), the factor

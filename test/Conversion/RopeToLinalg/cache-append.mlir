@@ -13,7 +13,7 @@
 // branch yields the cache unchanged (a slot out of range writes nothing).
 // After one-shot bufferization the cache (a function argument) is written in
 // place: no allocation or copy of it, only the one-row copies. Numerics:
-// python/tests/test_cache_lowering_scalar.py.
+// python/tests/compiler/test_cache_lowering_scalar.py.
 
 // V into collapsed pages, quantized with a per-head scale: the row goes
 // through buildStoredValue (f32 product, clamp to +-448, truncf) in a

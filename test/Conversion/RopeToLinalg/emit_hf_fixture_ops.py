@@ -10,7 +10,7 @@ the C++ importer (lib/Interop/HuggingFace.cpp). The function carries the
 fixture's scaling dict as `rope.expected` (see check_frequency_tables.py), so
 the checker recomputes the table from the config with the float64 reference
 and not from anything the importer produced. Dynamic schemes have no folded
-table and are left to the execution tests (python/tests/test_hf_configs.py).
+table and are left to the execution tests (python/tests/api/test_hf_configs.py).
 """
 
 import json

@@ -9,7 +9,7 @@
 // rope.apply, lowered, and their folded theta tables and magnitudes checked
 // against the float64 reference computed from the config itself. The
 // dynamic-NTK fixture has no folded table (tested by execution in
-// python/tests/test_hf_configs.py).
+// python/tests/api/test_hf_configs.py).
 
 // TABLES: OK: 16 functions, 18 tables, 0 magnitudes
 // MAGNITUDES: OK: 16 functions, 0 tables, 16 magnitudes

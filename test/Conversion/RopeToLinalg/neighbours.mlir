@@ -8,8 +8,8 @@
 // RotationCore's buildRmsNormFactor / applyRmsNorm / buildStoredValue. Every
 // map is a projected permutation (the PORTABLE run: no negated dim) and
 // upstream's vectorizer takes every linalg op (the VECTOR run: none left
-// after transform.structured.vectorize). Numerics: python/tests/test_neighbours.py
-// (lowering="scalar").
+// after transform.structured.vectorize). Numerics:
+// python/tests/numerics/test_neighbours.py (lowering="scalar").
 
 // QK-norm: the sum of squares of each row over its D channels (a reduction
 // generic from a zero fill), the row's factor once per row, then both

@@ -19,9 +19,9 @@
 // Mutations of RopeToVector.cpp this test was run against, each failing it
 // (the failing prefixes in parentheses): n = 1 always (VEC, BUF); writing
 // unconditionally, scf.if on true and n = 1 (VEC, BUF, and the Python test
-// python/tests/test_cache_lowering_vector.py); the cache's slice taken from
-// the op's init rather than the forall's shared output (VEC, BUF, LLVM, all
-// three seeing a copy of the cache); Q grouped with K's append in a
+// python/tests/compiler/test_cache_lowering_vector.py); the cache's slice
+// taken from the op's init rather than the forall's shared output (VEC, BUF,
+// LLVM, all three seeing a copy of the cache); Q grouped with K's append in a
 // heads-outer prefill (VEC); a per-head scale read at head 0 (VEC, and the
 // Python test); the cache token sizes reversed before buildCacheSlot (VEC,
 // and the Python test, which writes out of bounds).

@@ -5,7 +5,7 @@
 // printing and parsing, in the custom and the generic form: optional
 // operands (mask, query_positions, query_offset, key_offset, sinks), attributes
 // (causal, window, query_dim), the score region, maps in any tensor layout,
-// every element type. Executed: python/tests/test_attention_op.py.
+// every element type. Executed: python/tests/numerics/test_attention_op.py.
 
 #q = affine_map<(b, h, m, k1, k2, n) -> (b, h, m, k1)>
 #k = affine_map<(b, h, m, k1, k2, n) -> (b, h, k2, k1)>

@@ -4,7 +4,7 @@
 // transform dialect. Each operand is sliced by its indexing map; a tile
 // keeps the whole op's positions (an explicit query_offset/key_offset) and
 // the score region's indices (the tile's start added to each). Executed
-// equivalence: python/tests/test_attention_op.py (test_tiled).
+// equivalence: python/tests/numerics/test_attention_op.py (test_tiled).
 
 // Batch, query and value-channel tiles. Q is sliced along the queries, K
 // along nothing but the batch, V along its channels; the causal mask's

@@ -3,7 +3,7 @@
 // rope.apply's TilingInterface through the transform dialect. Every dim but
 // the channels is tileable; each tile is a rope.apply on the tile whose
 // positions are re-expressed for it. Executed equivalence:
-// python/tests/test_tiling.py.
+// python/tests/compiler/test_tiling.py.
 
 // Explicit positions are sliced along the token dims; the channel dim (64)
 // is never split.

@@ -6,7 +6,7 @@ for kernels without barriers or shared memory, which is what
 convert-rope-to-gpu emits: every thread is independent, so any order of
 execution computes the same result. Used to execute the GPU lowering's
 indexing and arithmetic where there is no GPU
-(python/tests/test_gpu_emulation.py imports `emulate`).
+(python/tests/numerics/test_gpu_emulation.py imports `emulate`).
 
 usage: emulate_launch.py < in.mlir > out.mlir"""
 

@@ -8,7 +8,8 @@
 
 // rope.attention as FlashAttention-2 loops (upstream scf tiling through the
 // attention ops' TilingInterface). Executed equivalence:
-// python/tests/test_attention_tiling.py.
+// python/tests/numerics/test_attention_op.py (test_sinks_tiled,
+// test_finfo_min_masked_tiles_skipped_exactly).
 
 #q = affine_map<(b, h, g, m, k1, k2, n) -> (b, h, g, m, k1)>
 #k = affine_map<(b, h, g, m, k1, k2, n) -> (b, h, k2, k1)>

@@ -27,13 +27,15 @@ import rope_mlir
 from rope_mlir import _jit
 from rope_mlir import kernel as kernel_module
 
+import _paths
+
 # The symbols another LLVM (triton's, statically linked with default
 # visibility) binds to when they are in the global scope.
 LLVM_SYMBOLS = ["LLVMContextCreate", "mlirContextCreate",
                 "_ZN4llvm11LLVMContextC1Ev", "_ZN4mlir11MLIRContextC1Ev"]
 
 
-PACKAGE_DIR = pathlib.Path(__file__).resolve().parents[1]
+PACKAGE_DIR = _paths.PYTHON
 
 
 def run_python(code: str, *args: str,
@@ -118,7 +120,7 @@ def test_ropejit_exports_only_its_c_api():
     assert symbols, "no dynamic symbols read"
     assert all(s.startswith("ropeJit") for s in symbols), [
         s for s in symbols if not s.startswith("ropeJit")][:20]
-    header = (pathlib.Path(__file__).resolve().parents[2] / "include" /
+    header = (_paths.ROOT / "include" /
               "rope" / "Runtime" / "RopeJit.h").read_text()
     for name in symbols:
         assert name + "(" in header, f"{name} is exported but not declared"

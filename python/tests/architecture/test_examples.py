@@ -2,11 +2,12 @@
 """The examples run and check themselves (they exit non-zero on a wrong
 result)."""
 
-import pathlib
 import subprocess
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+import _paths
+
+ROOT = _paths.ROOT
 
 
 def test_attention_example():

@@ -16,15 +16,15 @@ bf16) are checked two ways:
 
 from __future__ import annotations
 
-import pathlib
-
 import numpy as np
 import pytest
 
 import rope_mlir
 from rope_mlir import _jit
 
-INPUTS = pathlib.Path(__file__).resolve().parents[2] / "test" / "Frontends" / "Inputs" / "neighbours"
+import _paths
+
+INPUTS = _paths.ROOT / "test" / "Frontends" / "Inputs" / "neighbours"
 NAMES = ["qwen3_qk_norm", "qwen3_qk_norm_bf16", "gemma3_qk_norm_bf16"]
 UNRAISED = "builtin.module(rope-to-llvm-cpu{emit-c-interface=true})"
 

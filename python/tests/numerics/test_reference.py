@@ -9,14 +9,11 @@ from __future__ import annotations
 
 import cmath
 import math
-import os
-import sys
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
-from rope_mlir import reference as ref  # noqa: E402
+from rope_mlir import reference as ref  # python/ is on the path (conftest.py)
 
 TWO_PI = 2.0 * math.pi
 

@@ -24,6 +24,8 @@ import pytest
 import rope_mlir
 from rope_mlir import mla, reference
 
+import _paths
+
 DTYPES = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32}
 QUANT = {"f8e4m3fn": ml_dtypes.float8_e4m3fn, "f8e5m2": ml_dtypes.float8_e5m2,
          "i8": np.int8}
@@ -284,7 +286,7 @@ def test_matches_apply_on_the_slice():
     np.testing.assert_array_equal(got[..., 128:], want)
 
 
-FIXTURES = __import__("pathlib").Path(__file__).resolve().parent / "fixtures"
+FIXTURES = _paths.FIXTURES
 
 
 def test_transformers_deepseek_v3_rotation():
@@ -486,11 +488,10 @@ def test_mla_bench_smoke(tmp_path):
     """bench/mla_bench.py checks the fused call, the unfused sequence and
     numpy against float64 before it times anything, and writes one row per
     (shape, dtype) into the region of the file --write-docs names."""
-    import pathlib
     import subprocess
     import sys
 
-    root = pathlib.Path(__file__).resolve().parents[2]
+    root = _paths.ROOT
     doc = tmp_path / "doc.md"
     doc.write_text("x\n<!-- BEGIN mla_bench -->\nSTALE\n"
                    "<!-- END mla_bench -->\ny\n")

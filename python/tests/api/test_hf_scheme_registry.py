@@ -13,14 +13,15 @@ creeping back).
 
 from __future__ import annotations
 
-import pathlib
 import re
 
 import pytest
 
 import rope_mlir
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+import _paths
+
+ROOT = _paths.ROOT
 ATTRS_TD = ROOT / "include" / "rope" / "Dialect" / "Rope" / "IR" / "RopeAttrs.td"
 IMPORTER = ROOT / "lib" / "Interop" / "HuggingFace.cpp"
 

@@ -21,6 +21,8 @@ from rope_mlir import _jit
 from frontend_fixture_io import load_zoo_module, zoo_manifest
 from test_zoo_models import assert_within_frontend_bounds
 
+import _paths
+
 MANIFEST = zoo_manifest()
 MODELS = {model["name"]: model for model in MANIFEST["models"]}
 
@@ -143,9 +145,8 @@ def test_rank1_key_rotation_raises_and_runs_right():
     # rotation reading x through a whole collapse and through slices
     # (test/Transforms/Raise/rope-raise-metamorphic.mlir). Raised, it must still
     # compute the frontend's rotate_half against float64.
-    import pathlib
     import numpy as np
-    root = pathlib.Path(__file__).resolve().parents[2]
+    root = _paths.ROOT
     text = lit_case(root / "test/Transforms/Raise/rope-raise-metamorphic.mlir",
                     "rank1_key_read_two_ways")
     raised = _jit.lower(text, "builtin.module(rope-raise)")

@@ -17,6 +17,8 @@ import pytest
 
 import rope_mlir
 
+import _paths
+
 FILL = """
 func.func @fill(%n: index) -> tensor<?xf32> {
   %c = arith.constant 1.0 : f32
@@ -270,8 +272,7 @@ def test_checked_rope_apply_positions_and_cache():
 def test_checked_bench_smoke():
     # bench/checked_bench.py compiles every case both ways, checks that the
     # two agree bit for bit before timing, and reports a row per case.
-    import pathlib
-    root = pathlib.Path(__file__).resolve().parents[2]
+    root = _paths.ROOT
     result = subprocess.run(
         [sys.executable, str(root / "bench/checked_bench.py"), "--quick",
          "--samples", "1"], capture_output=True, text=True, timeout=900)

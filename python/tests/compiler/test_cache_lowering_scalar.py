@@ -20,13 +20,13 @@ reference.quantize, then a numpy scatter by the slot rule).
 
 from __future__ import annotations
 
-import pathlib
-
 import ml_dtypes
 import numpy as np
 import pytest
 
 from rope_mlir import compiled, reference
+
+import _paths
 
 PIPELINE = ("builtin.module(rope-to-llvm-cpu{emit-c-interface=true "
             "vectorize=false})")
@@ -366,7 +366,7 @@ def test_raised_append_equals_the_insert(case, layout):
 
 # -- frontend fixtures (scripts/gen-cache-fixtures.py) ---------------------
 
-_FIXTURES = pathlib.Path(__file__).resolve().parents[2] / "test" / \
+_FIXTURES = _paths.ROOT / "test" / \
     "Frontends" / "Inputs" / "cache"
 
 

@@ -19,7 +19,6 @@ first too).
 from __future__ import annotations
 
 import json
-import pathlib
 import re
 
 import numpy as np
@@ -29,7 +28,9 @@ import rope_mlir
 from rope_mlir import _jit
 from frontend_fixture_io import load_fixture, relative_error
 
-INPUTS = (pathlib.Path(__file__).resolve().parents[2] / "test" / "Frontends"
+import _paths
+
+INPUTS = (_paths.ROOT / "test" / "Frontends"
           / "Inputs" / "attention")
 MANIFEST = json.loads((INPUTS / "manifest.json").read_text())
 FIXTURES = {f["name"]: f for f in MANIFEST["fixtures"]}

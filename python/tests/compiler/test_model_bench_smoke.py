@@ -18,7 +18,9 @@ import sys
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+import _paths
+
+ROOT = _paths.ROOT
 sys.path.insert(0, str(ROOT / "bench"))
 
 import model_bench  # noqa: E402

@@ -18,7 +18,6 @@ ONNX -> linalg) is checked three ways:
 from __future__ import annotations
 
 import json
-import pathlib
 import re
 
 import numpy as np
@@ -28,7 +27,9 @@ import rope_mlir
 from rope_mlir import _jit
 from frontend_fixture_io import load_fixture, relative_error
 
-INPUTS = pathlib.Path(__file__).resolve().parents[2] / "test" / "Frontends" / "Inputs"
+import _paths
+
+INPUTS = _paths.ROOT / "test" / "Frontends" / "Inputs"
 MANIFEST = json.loads((INPUTS / "manifest.json").read_text())
 FIXTURES = {f["name"]: f for f in MANIFEST["fixtures"]}
 UNRAISED = "builtin.module(rope-to-llvm-cpu{emit-c-interface=true})"

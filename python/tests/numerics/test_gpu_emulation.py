@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import ctypes
 import importlib.util
-import pathlib
 import re
 import sys
 from unittest import mock
@@ -61,7 +60,9 @@ from test_differential import (DTYPES, NUM_CASES, Case, check, make_case,
                                run_case)
 from test_negative_positions import FORMS, negative_case
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+import _paths
+
+ROOT = _paths.ROOT
 _spec = importlib.util.spec_from_file_location(
     "emulate_launch", ROOT / "test" / "GPU" / "Inputs" / "emulate_launch.py")
 emulate_launch = importlib.util.module_from_spec(_spec)

@@ -6,12 +6,13 @@ cells. No timing assertions: the numbers of a smoke run mean nothing. Also: the 
 docs/PERFORMANCE.md's CPU part and of docs/PRECISION.md are the regions those scripts write."""
 
 import importlib.util
-import pathlib
 import re
 import subprocess
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+import _paths
+
+ROOT = _paths.ROOT
 sys.path.insert(0, str(ROOT / "bench"))
 
 import cpu_bench  # noqa: E402

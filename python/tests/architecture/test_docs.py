@@ -2,11 +2,11 @@
 """docs/reference/ must be what the ODS definitions generate (run
 scripts/update-docs.sh after changing a .td file)."""
 
-import pathlib
-
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+import _paths
+
+ROOT = _paths.ROOT
 GENERATED = {
     "RopeOps.md": "docs/Dialects/RopeOps.md",
     "RopeAttrs.md": "docs/Dialects/RopeAttrs.md",

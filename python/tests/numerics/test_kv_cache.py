@@ -28,6 +28,8 @@ import pytest
 import rope_mlir
 from rope_mlir import cache as cache_mod, kernel, reference
 
+import _paths
+
 DTYPES = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32}
 QUANT = {"f8e4m3fn": ml_dtypes.float8_e4m3fn, "f8e5m2": ml_dtypes.float8_e5m2,
          "i8": np.int8}
@@ -556,10 +558,9 @@ def test_kv_cache_bench_smoke(tmp_path):
     """bench/kv_cache_bench.py checks every form's caches and q against
     float64 before it times anything, and writes one table row per (shape,
     form) with a verdict on both targets."""
-    import pathlib
     import subprocess
     import sys
-    root = pathlib.Path(__file__).resolve().parents[2]
+    root = _paths.ROOT
     sys.path.insert(0, str(root / "bench"))
     import kv_cache_bench
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import pathlib
 import warnings
 
 import ml_dtypes
@@ -26,7 +25,9 @@ import pytest
 import rope_mlir
 from rope_mlir import _jit, hf, kernel, reference
 
-FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures" / "hf"
+import _paths
+
+FIXTURES = _paths.FIXTURES / "hf"
 NAMES = sorted(p.stem for p in FIXTURES.glob("*.json"))
 TOLERANCE = 1e-6  # SEMANTICS.md §5, against reference.relative_error
 

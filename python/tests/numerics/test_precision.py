@@ -6,13 +6,14 @@ the float64 reference. Bounds and their justification: docs/PRECISION.md.
 """
 
 import importlib.util
-import pathlib
 import sys
 
 import numpy as np
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+import _paths
+
+ROOT = _paths.ROOT
 SWEEP_PATH = ROOT / "bench" / "precision_sweep.py"
 
 

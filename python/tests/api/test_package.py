@@ -5,7 +5,6 @@ the rope-import-onnx command."""
 from __future__ import annotations
 
 import os
-import pathlib
 import shutil
 import subprocess
 import sys
@@ -17,7 +16,9 @@ import pytest
 import rope_mlir
 from rope_mlir import reference
 
-PYTHON_DIR = pathlib.Path(__file__).resolve().parents[1]
+import _paths
+
+PYTHON_DIR = _paths.PYTHON
 
 # Relative error bounds vs the float64 reference (SEMANTICS.md §5): f32/f64 within
 # 2^-20; f16/bf16 rotated in f32 and rounded once: half an ulp (+ slack).

@@ -7,14 +7,13 @@ every rotation and attention raised, logits within twice torch eager's own
 error of float64 (the model run in float64 by the same code); the
 torch.compile backend on one. These need torch, torch-mlir and transformers
 (the peers' environment: `PYTHONPATH=python ../peers/bin/python -m pytest
-python/tests/test_torch_compile.py`) and skip without them, saying so. The
+python/tests/api/test_torch_compile.py`) and skip without them, saying so. The
 first test runs everywhere: without torch the call names the missing extra.
 """
 
 import copy
 import importlib.util
 import json
-import pathlib
 import sys
 import warnings
 
@@ -23,7 +22,9 @@ import pytest
 
 import rope_mlir
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+import _paths
+
+ROOT = _paths.ROOT
 MANIFEST = json.loads(
     (ROOT / "test/Frontends/Inputs/zoo/manifest.json").read_text())
 MODELS = {m["name"]: m for m in MANIFEST["models"]}

@@ -18,7 +18,9 @@ import subprocess
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+import _paths
+
+ROOT = _paths.ROOT
 BUILD_LIB = ROOT / "build" / "lib"
 LLVM_LIB = pathlib.Path("/usr/lib/llvm-22/lib")
 MLIR_TARGETS = LLVM_LIB / "cmake" / "mlir" / "MLIRTargets.cmake"

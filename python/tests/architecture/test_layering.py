@@ -16,12 +16,13 @@ A layer may use the layers its row names and, through them, everything below
 A new folder or library fails here until the table says where it sits.
 """
 
-import pathlib
 import re
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+import _paths
+
+ROOT = _paths.ROOT
 DESIGN = ROOT / "docs" / "DESIGN.md"
 SOURCES = ("include/rope", "lib", "tools", "test/lib")
 SUFFIXES = {".h", ".cpp", ".td"}

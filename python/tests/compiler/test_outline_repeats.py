@@ -16,7 +16,9 @@ import rope_mlir
 from frontend_fixture_io import numbered_arrays, relative_error
 from rope_mlir import compiled
 
-LAYERS = (pathlib.Path(__file__).resolve().parents[2] / "test" / "Frontends" /
+import _paths
+
+LAYERS = (_paths.ROOT / "test" / "Frontends" /
           "Inputs" / "layers")
 
 

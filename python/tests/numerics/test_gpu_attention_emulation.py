@@ -36,7 +36,6 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import importlib.util
-import pathlib
 
 import numpy as np
 import pytest
@@ -47,7 +46,9 @@ from rope_mlir import reference as rope_reference
 import test_attention_op as attention
 from test_attention_op import Config, check, emit, inputs, random_config
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+import _paths
+
+ROOT = _paths.ROOT
 _spec = importlib.util.spec_from_file_location(
     "emulate_launch", ROOT / "test" / "GPU" / "Inputs" / "emulate_launch.py")
 emulate_launch = importlib.util.module_from_spec(_spec)

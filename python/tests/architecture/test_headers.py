@@ -5,13 +5,14 @@ the SPDX line, Python/shell/CMake the SPDX line; and the checker itself tells
 a broken header from a good one."""
 
 import importlib.util
-import pathlib
 import subprocess
 import sys
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+import _paths
+
+ROOT = _paths.ROOT
 SCRIPT = ROOT / "scripts" / "check-headers.py"
 
 _spec = importlib.util.spec_from_file_location("check_headers", SCRIPT)

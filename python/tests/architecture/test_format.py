@@ -1,13 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """All C++ is clang-format clean (LLVM style, .clang-format)."""
 
-import pathlib
 import shutil
 import subprocess
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+import _paths
+
+ROOT = _paths.ROOT
 
 
 def cxx_files():

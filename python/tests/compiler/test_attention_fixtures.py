@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import pathlib
 import re
 
 import numpy as np
@@ -28,7 +27,9 @@ import pytest
 import rope_mlir
 from frontend_fixture_io import load_fixture, relative_error
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+import _paths
+
+ROOT = _paths.ROOT
 INPUTS = ROOT / "test" / "Frontends" / "Inputs" / "attention"
 MANIFEST = json.loads((INPUTS / "manifest.json").read_text())
 FIXTURES = {f["name"]: f for f in MANIFEST["fixtures"]}

@@ -20,7 +20,6 @@ Fixtures whose RoPE is not expressible must be refused.
 from __future__ import annotations
 
 import json
-import pathlib
 import re
 import warnings
 
@@ -30,8 +29,10 @@ import pytest
 import rope_mlir
 from rope_mlir import hf, reference
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-MODELS = ROOT / "python" / "tests" / "fixtures" / "hf" / "models"
+import _paths
+
+ROOT = _paths.ROOT
+MODELS = _paths.FIXTURES / "hf" / "models"
 TOLERANCE = 1e-5  # of HF's float64 recomputation (issue 17)
 
 

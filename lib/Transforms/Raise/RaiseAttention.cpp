@@ -55,8 +55,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "rope/Transforms/Raise/RaiseAttention.h"
-#include "PayloadCopy.h"
-#include "UnitViews.h"
+#include "PayloadAnalysis.h"
 
 #include "rope/Dialect/Rope/IR/AttentionDims.h"
 #include "rope/Dialect/Rope/IR/RopeOps.h"
@@ -89,7 +88,7 @@ namespace {
 /// Bounds on the work one candidate may cost (this runs inside other
 /// people's processes, on modules of any size).
 constexpr int kMaxDepth = 64;
-constexpr size_t kMaxNodes = 20000;
+constexpr size_t kMaxNodes = raise::kCandidateWorkBudget;
 
 /// A finite masked value at most this (−2^100) is accepted in place of −inf
 /// where no row is fully masked: exp(c + s − max) is then 0 in every float
@@ -290,7 +289,7 @@ public:
 
   /// A scalar value: a constant (folding a float cast of one), else a leaf.
   Node *scalar(Value value) {
-    if (Attribute attr = scalarConstant(value))
+    if (Attribute attr = raise::getScalarConstantAttr(value))
       return constantNode(attr, value);
     return tensor(value, {});
   }
@@ -394,30 +393,6 @@ public:
       if (!atomsEqual(x, y, renaming))
         return false;
     return true;
-  }
-
-  /// A scalar float or integer constant, folding arith.truncf/extf of a
-  /// float constant with its rounding; null otherwise.
-  static Attribute scalarConstant(Value value) {
-    Attribute attr;
-    if (matchPattern(value, m_Constant(&attr)) &&
-        isa<FloatAttr, IntegerAttr>(attr))
-      return attr;
-    Operation *def = value.getDefiningOp();
-    if (!isa_and_present<arith::TruncFOp, arith::ExtFOp>(def))
-      return {};
-    if (auto trunc = dyn_cast<arith::TruncFOp>(def);
-        trunc && trunc.getRoundingmodeAttr() &&
-        trunc.getRoundingmode() != arith::RoundingMode::to_nearest_even)
-      return {};
-    FloatAttr source;
-    auto type = dyn_cast<FloatType>(value.getType());
-    if (!type || !matchPattern(def->getOperand(0), m_Constant(&source)))
-      return {};
-    APFloat v = source.getValue();
-    bool lost = false;
-    v.convert(type.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
-    return FloatAttr::get(type, v);
   }
 
 private:
@@ -703,7 +678,7 @@ private:
           return nullptr;
         result = make(Node::Index);
         result->atoms = ctx.loops[index.getDim()];
-      } else if (Attribute attr = scalarConstant(value)) {
+      } else if (Attribute attr = raise::getScalarConstantAttr(value)) {
         result = constantNode(attr, value);
       } else {
         if (def->getNumResults() != 1 || def->getNumRegions() != 0)
@@ -743,63 +718,6 @@ Node *computeOf(Expressions &ex, Node *node, unsigned arity) {
   return nullptr;
 }
 
-/// The float every element of `value` is, read through views, fills,
-/// broadcasts and payloads yielding a constant, at the level of values: no
-/// layout is read, so no atom is refined. (Probing an operand for a constant
-/// factor must not split the dims of what it reads when it is not one: a Q
-/// normalized after a reshape would split the channel atom.)
-std::optional<APFloat> splatFloat(Value value, int depth = 0) {
-  if (depth > kMaxDepth)
-    return std::nullopt;
-  if (Attribute attr = Expressions::scalarConstant(value)) {
-    if (auto f = dyn_cast<FloatAttr>(attr))
-      return f.getValue();
-    return std::nullopt;
-  }
-  Operation *def = value.getDefiningOp();
-  if (!def)
-    return std::nullopt;
-  if (auto constant = dyn_cast<arith::ConstantOp>(def)) {
-    auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-    if (!dense || !dense.isSplat() || !isa<FloatType>(dense.getElementType()))
-      return std::nullopt;
-    return dense.getSplatValue<APFloat>();
-  }
-  // Any slice of a splat is the splat; an insert covering the whole
-  // destination is its source.
-  if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp,
-          tensor::ExtractSliceOp>(def))
-    return splatFloat(def->getOperand(0), depth + 1);
-  if (auto insert = dyn_cast<tensor::InsertSliceOp>(def))
-    return raise::isWholeUnitView(insert)
-               ? splatFloat(insert.getSource(), depth + 1)
-               : std::nullopt;
-  auto linalgOp = dyn_cast<linalg::LinalgOp>(def);
-  if (!linalgOp || !linalgOp.hasPureTensorSemantics() ||
-      def->getNumRegions() != 1)
-    return std::nullopt;
-  Block *block = linalgOp.getBlock();
-  auto result = cast<OpResult>(value);
-  if (!block || block->empty() ||
-      result.getResultNumber() >= block->getTerminator()->getNumOperands())
-    return std::nullopt;
-  Value yielded = block->getTerminator()->getOperand(result.getResultNumber());
-  if (auto arg = dyn_cast<BlockArgument>(yielded)) {
-    if (arg.getOwner() != block)
-      return std::nullopt;
-    OpOperand *operand = linalgOp.getMatchingOpOperand(arg);
-    if (!operand || !linalgOp.isDpsInput(operand))
-      return std::nullopt;
-    return splatFloat(operand->get(), depth + 1);
-  }
-  if (yielded.getParentBlock() != block)
-    return splatFloat(yielded, depth + 1);
-  if (auto f =
-          dyn_cast_if_present<FloatAttr>(Expressions::scalarConstant(yielded)))
-    return f.getValue();
-  return std::nullopt;
-}
-
 /// The one atom a reduction over `atoms` reduces, reductions of one
 /// iteration aside (fold and fuse leave a unit dim reduced next to the keys
 /// or the channels); the unit atom when it is the only one.
@@ -815,7 +733,10 @@ std::optional<unsigned> reducedAtom(Expressions &ex, ArrayRef<unsigned> atoms) {
 
 std::optional<APFloat> floatConstant(Expressions &ex, Node *node) {
   if (node->kind == Node::Tensor)
-    return splatFloat(node->value);
+    // Probing an operand for a constant factor must not split the dims of
+    // what it reads when it is not one (a Q normalized after a reshape would
+    // split the channel atom): read values, not layouts.
+    return raise::getSplatFloat(node->value, kMaxDepth);
   if (node->kind != Node::Constant)
     return std::nullopt;
   if (auto attr = dyn_cast<FloatAttr>(node->constant))
@@ -1828,14 +1749,7 @@ private:
                  isa<arith::MaximumFOp, arith::MaxNumFOp>(max->op);
     std::optional<APFloat> start =
         isMax ? floatConstant(ex, max->operands[0]) : std::nullopt;
-    // maxnumf ignores a NaN start (upstream's decomposition); the lowest
-    // float differs from −inf only on rows of −inf, which give NaN either
-    // way.
-    if (!start ||
-        !(start->isNegInfinity() ||
-          (start->isNaN() && isa<arith::MaxNumFOp>(max->op)) ||
-          start->bitwiseIsEqual(APFloat::getLargest(start->getSemantics(),
-                                                    /*Negative=*/true))))
+    if (!start || !raise::isRowMaxStart(*start, isa<arith::MaxNumFOp>(max->op)))
       return mismatch("the exp is not of x minus a row max of x");
     if (!isRowReduce(max, x,
                      {arith::MaximumFOp::getOperationName(),

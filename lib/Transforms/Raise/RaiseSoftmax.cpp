@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "rope/Transforms/Raise/RaiseSoftmax.h"
+#include "PayloadAnalysis.h"
 #include "rope/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -66,11 +67,6 @@ struct Node {
 /// The map of a rank-`rank` space onto itself without dim `drop`.
 AffineMap dropDim(MLIRContext *ctx, unsigned rank, unsigned drop) {
   return AffineMap::getMultiDimIdentityMap(rank, ctx).dropResult(drop);
-}
-
-/// The value its payload yields, for a one-result linalg op.
-Value yielded(linalg::LinalgOp op) {
-  return op.getBlock()->getTerminator()->getOperand(0);
 }
 
 class Expressions {
@@ -136,7 +132,7 @@ public:
     linalg::LinalgOp producer = elementwise(node->value);
     if (!producer)
       return node;
-    Node *expanded = payload(producer, yielded(producer));
+    Node *expanded = payload(producer, raise::yieldedValue(producer));
     if (!expanded)
       return node;
     if (through)
@@ -195,7 +191,7 @@ public:
     if (!op.getMatchingIndexingMap(input).isIdentity() ||
         op.getMatchingIndexingMap(init) != dropDim(op->getContext(), rank, dim))
       return {};
-    Operation *combine = yielded(op).getDefiningOp();
+    Operation *combine = raise::yieldedValue(op).getDefiningOp();
     if (!combine || combine->getBlock() != op.getBlock() ||
         !llvm::is_contained(combiners, combine->getName().getStringRef()))
       return {};
@@ -228,13 +224,8 @@ private:
 };
 
 bool isMaxIdentity(const APFloat &value, StringRef combiner) {
-  // maxnumf ignores a NaN (upstream's decomposition starts from one); the
-  // lowest float differs from −inf only on rows of −inf, where both give
-  // NaN probabilities.
-  return value.isNegInfinity() ||
-         (value.isNaN() && combiner == arith::MaxNumFOp::getOperationName()) ||
-         value.bitwiseIsEqual(
-             APFloat::getLargest(value.getSemantics(), /*Negative=*/true));
+  return raise::isRowMaxStart(value,
+                              combiner == arith::MaxNumFOp::getOperationName());
 }
 
 bool isSumIdentity(const APFloat &value, StringRef) { return value.isZero(); }
@@ -265,12 +256,13 @@ struct RaiseSoftmaxPattern : OpInterfaceRewritePattern<linalg::LinalgOp> {
       return failure();
     Expressions exprs(type.getRank());
     if (!exprs.elementwise(root->getResult(0)) ||
-        !isa_and_present<arith::DivFOp>(yielded(root).getDefiningOp()))
+        !isa_and_present<arith::DivFOp>(
+            raise::yieldedValue(root).getDefiningOp()))
       return failure();
     // The ops the softmax replaces.
     SmallPtrSet<Operation *, 8> chain;
     chain.insert(root);
-    Node *quotient = exprs.payload(root, yielded(root));
+    Node *quotient = exprs.payload(root, raise::yieldedValue(root));
     if (!quotient || !isCompute<arith::DivFOp>(quotient, 2))
       return failure();
     Node *divisor = exprs.expand(quotient->operands[1], &chain);
@@ -381,7 +373,7 @@ void mlir::rope::raiseSoftmax(Operation *root, bool remarks) {
   SmallVector<Operation *> divisions;
   root->walk([&](linalg::LinalgOp op) {
     if (op->getNumResults() == 1 &&
-        isa_and_present<arith::DivFOp>(yielded(op).getDefiningOp()))
+        isa_and_present<arith::DivFOp>(raise::yieldedValue(op).getDefiningOp()))
       divisions.push_back(op);
   });
   // Each division once (a remark is said once) and nothing else folded.

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CosSinSources.h"
+#include "PayloadAnalysis.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Complex/IR/Complex.h"

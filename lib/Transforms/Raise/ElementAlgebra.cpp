@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ElementAlgebra.h"
-#include "UnitViews.h"
+#include "PayloadAnalysis.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Complex/IR/Complex.h"
@@ -150,34 +150,6 @@ static int64_t flatten(ArrayRef<int64_t> coords, ArrayRef<int64_t> shape) {
   for (auto [c, s] : llvm::zip_equal(coords, shape))
     flat = flat * s + c;
   return flat;
-}
-
-std::optional<double> mlir::rope::raise::getScalarConstant(Value value) {
-  while (Operation *def = value.getDefiningOp()) {
-    if (isa<arith::TruncFOp, arith::ExtFOp>(def)) {
-      // The value the op produces: round through its result type.
-      std::optional<double> inner = getScalarConstant(def->getOperand(0));
-      if (!inner)
-        return std::nullopt;
-      auto type = dyn_cast<FloatType>(def->getResult(0).getType());
-      if (!type)
-        return std::nullopt;
-      llvm::APFloat f(*inner);
-      bool lost = false;
-      f.convert(type.getFloatSemantics(), llvm::APFloat::rmNearestTiesToEven,
-                &lost);
-      return f.convertToDouble();
-    }
-    FloatAttr attr;
-    if (matchPattern(value, m_Constant(&attr)))
-      return attr.getValueAsDouble();
-    DenseElementsAttr dense;
-    if (matchPattern(value, m_Constant(&dense)) && dense.isSplat() &&
-        isa<FloatType>(dense.getElementType()))
-      return dense.getSplatValue<llvm::APFloat>().convertToDouble();
-    return std::nullopt;
-  }
-  return std::nullopt;
 }
 
 Value mlir::rope::raise::matchNegativeIndexWrap(Value value, int64_t rows) {

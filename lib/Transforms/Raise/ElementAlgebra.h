@@ -27,6 +27,8 @@
 #ifndef ROPE_LIB_TRANSFORMS_RAISE_ELEMENTALGEBRA_H
 #define ROPE_LIB_TRANSFORMS_RAISE_ELEMENTALGEBRA_H
 
+#include "PayloadAnalysis.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/DenseMap.h"
@@ -117,7 +119,7 @@ struct OperandRequest {
 
 class ElementAlgebra {
 public:
-  explicit ElementAlgebra(int64_t budget = 20000)
+  explicit ElementAlgebra(int64_t budget = kCandidateWorkBudget)
       : budget(budget), queryBudget(budget) {}
 
   /// Starts a new query (one candidate): the work budget is full again and
@@ -262,10 +264,6 @@ void shareReshapeSources(Operation *root);
 /// round, `p <= -1`, the branches swapped with the predicate negated, the
 /// addition's operands in either order): returns `p`, or null.
 Value matchNegativeIndexWrap(Value select, int64_t rows);
-
-/// A float constant: `arith.constant`, possibly through `arith.truncf` /
-/// `arith.extf` (a frontend's f64 factor truncated to f32 is the f32 value).
-std::optional<double> getScalarConstant(Value value);
 
 } // namespace mlir::rope::raise
 

@@ -52,11 +52,15 @@
 // under such a causal mask and kept otherwise, as a test on the mask alone.
 // What is not raised says why in a remark (rope-raise's `remarks` option).
 //
+// Files. This one holds the expression reader (out-of-line parts) and the
+// matcher, the pattern and the pass; AttentionMaskAnalysis.cpp reads masks
+// from index comparisons; AttentionBuilder.cpp builds the op from a match;
+// RaiseAttentionInternal.h is what the three share.
+//
 //===----------------------------------------------------------------------===//
 
 #include "rope/Transforms/Raise/RaiseAttention.h"
-#include "PayloadCopy.h"
-#include "UnitViews.h"
+#include "RaiseAttentionInternal.h"
 
 #include "rope/Dialect/Rope/IR/AttentionDims.h"
 #include "rope/Dialect/Rope/IR/RopeOps.h"
@@ -84,720 +88,342 @@
 using namespace mlir;
 using namespace mlir::rope;
 
-namespace {
-
-/// Bounds on the work one candidate may cost (this runs inside other
-/// people's processes, on modules of any size).
-constexpr int kMaxDepth = 64;
-constexpr size_t kMaxNodes = 20000;
-
-/// A finite masked value at most this (−2^100) is accepted in place of −inf
-/// where no row is fully masked: exp(c + s − max) is then 0 in every float
-/// type for scores of magnitude below 2^99.
-constexpr double kMaskedValueBound = -1.2676506002282294e30;
-
-/// `apply`'s frequency scheme with a unit magnitude: itself when the scheme
-/// implies none (or cos/sin are given, the magnitude then the op's own), the
-/// scheme with `attention_factor = 1` for YaRN and LongRoPE; null otherwise.
-FrequencyAttrInterface unitMagnitudeFreqs(ApplyOp apply) {
-  FrequencyAttrInterface freqs = apply.getFreqsOrDefault();
-  if (apply.getCos() || !freqs.getImpliedMagnitude())
-    return freqs;
-  llvm::APFloat one(1.0);
-  if (auto yarn = dyn_cast<YarnFrequenciesAttr>(freqs))
-    return YarnFrequenciesAttr::get(
-        yarn.getContext(), yarn.getBase(), yarn.getFactor(),
-        yarn.getOriginalMaxPositionEmbeddings(), yarn.getBetaFast(),
-        yarn.getBetaSlow(), yarn.getTruncate(), one, std::nullopt,
-        std::nullopt);
-  if (auto longRope = dyn_cast<LongRopeFrequenciesAttr>(freqs))
-    return LongRopeFrequenciesAttr::get(
-        longRope.getContext(), longRope.getBase(), longRope.getShortFactor(),
-        longRope.getLongFactor(), longRope.getOriginalMaxPositionEmbeddings(),
-        longRope.getFactor(), one);
-  return {};
-}
-
-using AtomList = SmallVector<unsigned, 2>;
-using Layout = SmallVector<AtomList, 6>;
-using Renaming = DenseMap<unsigned, unsigned>;
+namespace mlir::rope::raise::attention {
 
 //===----------------------------------------------------------------------===//
-// Atoms
+// Expressions: reading values (the parts out of line)
 //===----------------------------------------------------------------------===//
 
-class Atoms {
-public:
-  unsigned make(int64_t size) {
-    sizes.push_back(size);
-    children.emplace_back();
-    return sizes.size() - 1;
-  }
-  int64_t size(unsigned atom) const { return sizes[atom]; }
-
-  /// The unrefined atoms `list` stands for, in order.
-  AtomList leaves(ArrayRef<unsigned> list) const {
-    AtomList out;
-    for (unsigned atom : list)
-      appendLeaves(atom, out);
-    return out;
-  }
-  /// leaves() without those of size 1 (a size-1 atom indexes nothing).
-  AtomList significant(ArrayRef<unsigned> list) const {
-    AtomList out;
-    for (unsigned atom : leaves(list))
-      if (sizes[atom] != 1)
-        out.push_back(atom);
-    return out;
-  }
-  /// The product of the sizes, if it is at most 2^62.
-  std::optional<int64_t> product(ArrayRef<unsigned> list) const {
-    int64_t p = 1;
-    for (unsigned atom : leaves(list)) {
-      int64_t s = sizes[atom];
-      if (s <= 0 || p > (int64_t(1) << 62) / s)
-        return std::nullopt;
-      p *= s;
-    }
-    return p;
-  }
-
-  /// Splits `list` (a row-major flattening) into consecutive parts of sizes
-  /// `targets`, refining an atom where a part boundary falls inside it.
-  std::optional<SmallVector<AtomList>> split(ArrayRef<unsigned> list,
-                                             ArrayRef<int64_t> targets) {
-    if (targets.size() == 1) {
-      if (ShapedType::isDynamic(targets[0]) || product(list) != targets[0])
-        return std::nullopt;
-      return SmallVector<AtomList>{leaves(list)};
-    }
-    AtomList pending = leaves(list);
-    SmallVector<AtomList> parts;
-    size_t next = 0;
-    for (int64_t target : targets) {
-      if (target <= 0)
-        return std::nullopt;
-      AtomList part;
-      int64_t have = 1;
-      while (have < target) {
-        if (next == pending.size())
-          return std::nullopt;
-        unsigned atom = pending[next];
-        int64_t s = sizes[atom];
-        int64_t need = target / have;
-        if (s <= 0)
-          return std::nullopt;
-        if (need % s == 0) {
-          part.push_back(atom);
-          have *= s;
-          ++next;
-          continue;
-        }
-        if (s % need != 0)
-          return std::nullopt;
-        // A boundary inside the atom: it becomes [need, s / need].
-        unsigned outer = make(need), inner = make(s / need);
-        children[atom] = {outer, inner};
-        pending[next] = inner;
-        part.push_back(outer);
-        have *= need;
-      }
-      parts.push_back(part);
-    }
-    for (; next < pending.size(); ++next) {
-      if (sizes[pending[next]] != 1 || parts.empty())
-        return std::nullopt;
-      parts.back().push_back(pending[next]);
-    }
-    return parts;
-  }
-
-private:
-  void appendLeaves(unsigned atom, AtomList &out) const {
-    // A refined atom's parts have sizes >= 2: the depth is at most 62.
-    if (children[atom].empty()) {
-      out.push_back(atom);
-      return;
-    }
-    for (unsigned child : children[atom])
-      appendLeaves(child, out);
-  }
-
-  SmallVector<int64_t> sizes;
-  SmallVector<AtomList> children;
-};
-
-//===----------------------------------------------------------------------===//
-// Expressions
-//===----------------------------------------------------------------------===//
-
-struct Node {
-  enum Kind : uint8_t {
-    /// `value` read through `layout` (a scalar has an empty layout).
-    Tensor,
-    /// A scalar constant (`constant`: a FloatAttr or an IntegerAttr).
-    Constant,
-    /// linalg.index of a loop whose atoms are `atoms` (flattened).
-    Index,
-    /// The payload op `op` applied to `operands`.
-    Compute,
-    /// `op` (the combiner) folded over the atoms `atoms` of
-    /// `operands[1]`, starting from `operands[0]`.
-    Reduce,
-    /// An element of a tensor.empty.
-    Undefined
-  };
-  Kind kind = Undefined;
-  Value value;
-  Layout layout;
-  Attribute constant;
-  /// Constant: the wider float constant `constant` was cast from, unrounded
-  /// (scale factors read it so, as the element algebra of the rotation
-  /// raise reads cast constants: raising removes the frontend's roundings).
-  Attribute uncast;
-  AtomList atoms;
-  Operation *op = nullptr;
-  /// Reduce: the linalg op it comes from.
-  Operation *producer = nullptr;
-  SmallVector<Node *, 2> operands;
-};
-
-class Expressions {
-public:
-  Atoms atoms;
-  /// Every op looked through or evaluated.
-  llvm::SetVector<Operation *> opened;
-
-  bool exhausted() const { return nodes.size() > kMaxNodes; }
-
-  Node *tensor(Value value, Layout layout) {
-    Node *node = make(Node::Tensor);
-    node->value = value;
-    node->layout = std::move(layout);
-    return node;
-  }
-
-  Node *constantNode(Attribute attr, Value value = {}) {
-    Node *node = make(Node::Constant);
-    node->constant = attr;
-    FloatAttr source;
-    if (Operation *def = value ? value.getDefiningOp() : nullptr;
-        isa_and_present<arith::TruncFOp, arith::ExtFOp>(def) &&
-        matchPattern(def->getOperand(0), m_Constant(&source)))
-      node->uncast = source;
-    return node;
-  }
-
-  /// A scalar value: a constant (folding a float cast of one), else a leaf.
-  Node *scalar(Value value) {
-    if (Attribute attr = scalarConstant(value))
-      return constantNode(attr, value);
-    return tensor(value, {});
-  }
-
-  /// `node` read through views (reshapes, copies, transposes, broadcasts),
-  /// fills and splat constants, as far as they go.
-  Node *look(Node *node) {
-    for (int step = 0; step < kMaxDepth && node->kind == Node::Tensor; ++step) {
-      Node *next = openOnce(node);
-      if (!next || next->kind == Node::Compute || next->kind == Node::Reduce ||
-          next->kind == Node::Index)
-        break;
-      node = next;
-    }
-    return node;
-  }
-
-  /// look(), then the payload of the producer (one level), if there is one.
-  Node *open(Node *node) {
-    node = look(node);
-    if (node->kind != Node::Tensor)
-      return node;
-    Node *opened = openOnce(node);
-    return opened ? opened : node;
-  }
-
-  /// Whether `a`, with its atoms renamed by `renaming`, and `b` compute the
-  /// same elements.
-  bool same(Node *a, Node *b, const Renaming &renaming, int depth = 0) {
-    if (depth > kMaxDepth || exhausted())
-      return false;
-    a = look(a);
-    b = look(b);
-    if (a->kind == Node::Tensor && b->kind == Node::Tensor &&
-        a->value == b->value && layoutsEqual(a->layout, b->layout, renaming))
-      return true;
-    if (a->kind == Node::Tensor || b->kind == Node::Tensor) {
-      Node *x = a->kind == Node::Tensor ? openOnce(a) : a;
-      Node *y = b->kind == Node::Tensor ? openOnce(b) : b;
-      if (!x || !y)
-        return false;
-      return same(x, y, renaming, depth + 1);
-    }
-    if (a->kind != b->kind)
-      return false;
-    switch (a->kind) {
-    case Node::Constant:
-      return a->constant == b->constant;
-    case Node::Index:
-      return atomsEqual(a->atoms, b->atoms, renaming);
-    case Node::Undefined:
-    case Node::Tensor:
-      return false;
-    case Node::Compute:
-      if (a->op->getName() != b->op->getName() ||
-          a->op->getAttrDictionary() != b->op->getAttrDictionary() ||
-          a->op->getResultTypes() != b->op->getResultTypes() ||
-          a->operands.size() != b->operands.size())
-        return false;
-      for (auto [x, y] : llvm::zip_equal(a->operands, b->operands))
-        if (!same(x, y, renaming, depth + 1))
-          return false;
-      return true;
-    case Node::Reduce: {
-      if (a->op->getName() != b->op->getName() ||
-          a->op->getAttrDictionary() != b->op->getAttrDictionary())
-        return false;
-      AtomList la = atoms.leaves(a->atoms), lb = atoms.leaves(b->atoms);
-      if (la.size() != lb.size())
-        return false;
-      Renaming inner = renaming;
-      for (auto [x, y] : llvm::zip_equal(la, lb)) {
-        if (atoms.size(x) != atoms.size(y))
-          return false;
-        inner[x] = y;
-      }
-      return same(a->operands[0], b->operands[0], renaming, depth + 1) &&
-             same(a->operands[1], b->operands[1], inner, depth + 1);
-    }
-    }
+bool Expressions::same(Node *a, Node *b, const Renaming &renaming, int depth) {
+  if (depth > kMaxDepth || exhausted())
     return false;
-  }
-
-  AtomList renamed(ArrayRef<unsigned> list, const Renaming &renaming) const {
-    AtomList out;
-    for (unsigned atom : atoms.significant(list))
-      out.push_back(renaming.lookup_or(atom, atom));
-    return out;
-  }
-
-  bool atomsEqual(ArrayRef<unsigned> a, ArrayRef<unsigned> b,
-                  const Renaming &renaming) const {
-    return renamed(a, renaming) == atoms.significant(b);
-  }
-
-  bool layoutsEqual(const Layout &a, const Layout &b,
-                    const Renaming &renaming) const {
-    if (a.size() != b.size())
+  a = look(a);
+  b = look(b);
+  if (a->kind == Node::Tensor && b->kind == Node::Tensor &&
+      a->value == b->value && layoutsEqual(a->layout, b->layout, renaming))
+    return true;
+  if (a->kind == Node::Tensor || b->kind == Node::Tensor) {
+    Node *x = a->kind == Node::Tensor ? openOnce(a) : a;
+    Node *y = b->kind == Node::Tensor ? openOnce(b) : b;
+    if (!x || !y)
       return false;
-    for (auto [x, y] : llvm::zip_equal(a, b))
-      if (!atomsEqual(x, y, renaming))
+    return same(x, y, renaming, depth + 1);
+  }
+  if (a->kind != b->kind)
+    return false;
+  switch (a->kind) {
+  case Node::Constant:
+    return a->constant == b->constant;
+  case Node::Index:
+    return atomsEqual(a->atoms, b->atoms, renaming);
+  case Node::Undefined:
+  case Node::Tensor:
+    return false;
+  case Node::Compute:
+    if (a->op->getName() != b->op->getName() ||
+        a->op->getAttrDictionary() != b->op->getAttrDictionary() ||
+        a->op->getResultTypes() != b->op->getResultTypes() ||
+        a->operands.size() != b->operands.size())
+      return false;
+    for (auto [x, y] : llvm::zip_equal(a->operands, b->operands))
+      if (!same(x, y, renaming, depth + 1))
         return false;
     return true;
+  case Node::Reduce: {
+    if (a->op->getName() != b->op->getName() ||
+        a->op->getAttrDictionary() != b->op->getAttrDictionary())
+      return false;
+    AtomList la = atoms.leaves(a->atoms), lb = atoms.leaves(b->atoms);
+    if (la.size() != lb.size())
+      return false;
+    Renaming inner = renaming;
+    for (auto [x, y] : llvm::zip_equal(la, lb)) {
+      if (atoms.size(x) != atoms.size(y))
+        return false;
+      inner[x] = y;
+    }
+    return same(a->operands[0], b->operands[0], renaming, depth + 1) &&
+           same(a->operands[1], b->operands[1], inner, depth + 1);
   }
-
-  /// A scalar float or integer constant, folding arith.truncf/extf of a
-  /// float constant with its rounding; null otherwise.
-  static Attribute scalarConstant(Value value) {
-    Attribute attr;
-    if (matchPattern(value, m_Constant(&attr)) &&
-        isa<FloatAttr, IntegerAttr>(attr))
-      return attr;
-    Operation *def = value.getDefiningOp();
-    if (!isa_and_present<arith::TruncFOp, arith::ExtFOp>(def))
-      return {};
-    if (auto trunc = dyn_cast<arith::TruncFOp>(def);
-        trunc && trunc.getRoundingmodeAttr() &&
-        trunc.getRoundingmode() != arith::RoundingMode::to_nearest_even)
-      return {};
-    FloatAttr source;
-    auto type = dyn_cast<FloatType>(value.getType());
-    if (!type || !matchPattern(def->getOperand(0), m_Constant(&source)))
-      return {};
-    APFloat v = source.getValue();
-    bool lost = false;
-    v.convert(type.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
-    return FloatAttr::get(type, v);
   }
-
-private:
-  Node *make(Node::Kind kind) {
-    nodes.push_back(std::make_unique<Node>());
-    nodes.back()->kind = kind;
-    return nodes.back().get();
-  }
-
-  struct Key {
-    const void *value;
-    std::vector<int64_t> atoms;
-    bool operator<(const Key &o) const {
-      return value != o.value ? value < o.value : atoms < o.atoms;
-    }
-  };
-
-  /// The producer of a Tensor node evaluated one level, memoized; null when
-  /// it is not looked through.
-  Node *openOnce(Node *node) {
-    if (node->kind != Node::Tensor || exhausted())
-      return nullptr;
-    Key key{node->value.getAsOpaquePointer(), {}};
-    for (const AtomList &dim : node->layout) {
-      for (unsigned atom : atoms.leaves(dim))
-        key.atoms.push_back(atom);
-      key.atoms.push_back(-1);
-    }
-    if (auto it = memo.find(key); it != memo.end())
-      return it->second;
-    Node *result = openValue(node->value, node->layout);
-    memo[key] = result;
-    return result;
-  }
-
-  Node *openValue(Value value, const Layout &layout) {
-    auto type = dyn_cast<RankedTensorType>(value.getType());
-    if (!type || static_cast<size_t>(type.getRank()) != layout.size())
-      return nullptr;
-    for (auto [i, dim] : llvm::enumerate(layout)) {
-      std::optional<int64_t> product = atoms.product(dim);
-      if (!product || type.isDynamicDim(i) || *product != type.getDimSize(i))
-        return nullptr;
-    }
-    Operation *def = value.getDefiningOp();
-    if (!def)
-      return nullptr;
-    if (auto constant = dyn_cast<arith::ConstantOp>(def)) {
-      auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-      if (!dense || !dense.isSplat())
-        return nullptr;
-      return constantNode(dense.getSplatValue<Attribute>());
-    }
-    if (isa<tensor::EmptyOp>(def))
-      return make(Node::Undefined);
-    if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def)) {
-      Layout source;
-      for (const ReassociationIndices &group :
-           expand.getReassociationIndices()) {
-        AtomList list;
-        for (int64_t i : group) {
-          if (i < 0 || static_cast<size_t>(i) >= layout.size())
-            return nullptr;
-          list.append(layout[i]);
-        }
-        source.push_back(list);
-      }
-      opened.insert(def);
-      return tensor(expand.getSrc(), source);
-    }
-    if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def)) {
-      RankedTensorType sourceType = collapse.getSrcType();
-      SmallVector<ReassociationIndices> groups =
-          collapse.getReassociationIndices();
-      if (groups.size() != layout.size())
-        return nullptr;
-      Layout source;
-      for (auto [g, group] : llvm::enumerate(groups)) {
-        SmallVector<int64_t> sizes;
-        for (int64_t i : group) {
-          if (i < 0 || i >= sourceType.getRank())
-            return nullptr;
-          sizes.push_back(sourceType.getDimSize(i));
-        }
-        std::optional<SmallVector<AtomList>> parts =
-            atoms.split(layout[g], sizes);
-        if (!parts)
-          return nullptr;
-        source.append(parts->begin(), parts->end());
-      }
-      if (source.size() != static_cast<size_t>(sourceType.getRank()))
-        return nullptr;
-      opened.insert(def);
-      return tensor(collapse.getSrc(), source);
-    }
-    if (auto cast = dyn_cast<tensor::CastOp>(def)) {
-      auto sourceType = dyn_cast<RankedTensorType>(cast.getSource().getType());
-      if (!sourceType || sourceType.getRank() != type.getRank())
-        return nullptr;
-      opened.insert(def);
-      return tensor(cast.getSource(), layout);
-    }
-    // linalg-fold-unit-extent-dims=use-rank-reducing-slices spells the
-    // reshapes that add or drop unit dims as slices covering the whole
-    // tensor: read them as the reshapes they are.
-    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
-      if (!raise::isWholeUnitView(slice))
-        return nullptr;
-      llvm::SmallBitVector dropped = slice.getDroppedDims();
-      Layout source;
-      size_t next = 0;
-      for (size_t d = 0; d < dropped.size(); ++d) {
-        if (dropped.test(d))
-          source.push_back({atoms.make(1)});
-        else if (next < layout.size())
-          source.push_back(layout[next++]);
-        else
-          return nullptr;
-      }
-      if (next != layout.size())
-        return nullptr;
-      opened.insert(def);
-      return tensor(slice.getSource(), source);
-    }
-    if (auto insert = dyn_cast<tensor::InsertSliceOp>(def)) {
-      if (!raise::isWholeUnitView(insert))
-        return nullptr;
-      llvm::SmallBitVector dropped = insert.getDroppedDims();
-      if (dropped.size() != layout.size())
-        return nullptr;
-      Layout source;
-      for (auto [d, dim] : llvm::enumerate(layout))
-        if (!dropped.test(d))
-          source.push_back(dim);
-      opened.insert(def);
-      return tensor(insert.getSource(), source);
-    }
-    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(def))
-      return openLinalg(linalgOp, cast<OpResult>(value), layout);
-    return nullptr;
-  }
-
-  struct Payload {
-    linalg::LinalgOp op;
-    SmallVector<AtomList> loops;
-    DenseMap<Value, Node *> memo;
-  };
-
-  Node *openLinalg(linalg::LinalgOp op, OpResult result, const Layout &layout) {
-    if (!op.hasPureTensorSemantics() || op->getNumRegions() != 1)
-      return nullptr;
-    unsigned r = result.getResultNumber();
-    if (r >= op.getNumDpsInits())
-      return nullptr;
-    OpOperand *init = op.getDpsInitOperand(r);
-    AffineMap outMap = op.getMatchingIndexingMap(init);
-    unsigned numLoops = op.getNumLoops();
-    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-    if (outMap.getNumResults() != layout.size() ||
-        outMap.getNumDims() != numLoops || ranges.size() != numLoops ||
-        iterators.size() != numLoops)
-      return nullptr;
-    SmallVector<std::optional<AtomList>> loops(numLoops);
-    for (auto [i, expr] : llvm::enumerate(outMap.getResults())) {
-      if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
-        unsigned d = dim.getPosition();
-        if (loops[d] || iterators[d] != utils::IteratorType::parallel)
-          return nullptr;
-        loops[d] = layout[i];
-        continue;
-      }
-      auto constant = dyn_cast<AffineConstantExpr>(expr);
-      if (!constant || constant.getValue() != 0 ||
-          atoms.product(layout[i]) != 1)
-        return nullptr;
-    }
-    AtomList reduced;
-    for (unsigned d = 0; d < numLoops; ++d) {
-      if (loops[d]) {
-        if (!ShapedType::isDynamic(ranges[d]) &&
-            atoms.product(*loops[d]) != ranges[d])
-          return nullptr;
-        continue;
-      }
-      if (iterators[d] != utils::IteratorType::reduction ||
-          ShapedType::isDynamic(ranges[d]) || ranges[d] <= 0)
-        return nullptr;
-      unsigned atom = atoms.make(ranges[d]);
-      loops[d] = AtomList{atom};
-      reduced.push_back(atom);
-    }
-    Payload ctx;
-    ctx.op = op;
-    for (std::optional<AtomList> &loop : loops)
-      ctx.loops.push_back(*loop);
-    Block *block = op.getBlock();
-    if (!block || block->empty())
-      return nullptr;
-    Operation *terminator = block->getTerminator();
-    if (r >= terminator->getNumOperands())
-      return nullptr;
-    Value yielded = terminator->getOperand(r);
-    if (reduced.empty()) {
-      Node *node = payload(ctx, yielded, 0);
-      if (node)
-        opened.insert(op);
-      return node;
-    }
-    // A reduction: `yield combiner(acc, x)` with x not reading a destination.
-    Operation *combiner = yielded.getDefiningOp();
-    if (!combiner || combiner->getBlock() != block ||
-        combiner->getNumOperands() != 2 || combiner->getNumResults() != 1 ||
-        combiner->getNumRegions() != 0)
-      return nullptr;
-    Value acc = op.getMatchingBlockArgument(init);
-    Value other;
-    if (combiner->getOperand(0) == acc)
-      other = combiner->getOperand(1);
-    else if (combiner->getOperand(1) == acc)
-      other = combiner->getOperand(0);
-    else
-      return nullptr;
-    Node *body = payload(ctx, other, 0);
-    if (!body)
-      return nullptr;
-    Node *node = make(Node::Reduce);
-    node->op = combiner;
-    node->producer = op;
-    node->atoms = reduced;
-    node->operands = {tensor(init->get(), layout), body};
-    opened.insert(op);
-    return node;
-  }
-
-  /// The expression of `value` in the payload of `ctx.op`; null when it
-  /// reads a destination or an op that is not a one-result scalar op.
-  Node *payload(Payload &ctx, Value value, int depth) {
-    if (depth > 4 * kMaxDepth || exhausted())
-      return nullptr;
-    if (auto it = ctx.memo.find(value); it != ctx.memo.end())
-      return it->second;
-    Node *result = nullptr;
-    Block *block = ctx.op.getBlock();
-    if (auto arg = dyn_cast<BlockArgument>(value)) {
-      if (arg.getOwner() != block) {
-        result = scalar(value);
-      } else {
-        OpOperand *operand = ctx.op.getMatchingOpOperand(arg);
-        if (!operand || !ctx.op.isDpsInput(operand))
-          return nullptr;
-        Value input = operand->get();
-        auto type = dyn_cast<RankedTensorType>(input.getType());
-        if (!type) {
-          result = scalar(input);
-        } else {
-          AffineMap map = ctx.op.getMatchingIndexingMap(operand);
-          if (map.getNumResults() != type.getRank())
-            return nullptr;
-          Layout layout;
-          for (auto [i, expr] : llvm::enumerate(map.getResults())) {
-            if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
-              if (dim.getPosition() >= ctx.loops.size())
-                return nullptr;
-              layout.push_back(ctx.loops[dim.getPosition()]);
-              continue;
-            }
-            auto constant = dyn_cast<AffineConstantExpr>(expr);
-            if (!constant || constant.getValue() != 0 ||
-                type.getDimSize(i) != 1)
-              return nullptr;
-            layout.push_back({});
-          }
-          result = tensor(input, layout);
-        }
-      }
-    } else {
-      Operation *def = value.getDefiningOp();
-      if (def->getBlock() != block) {
-        result = scalar(value);
-      } else if (auto index = dyn_cast<linalg::IndexOp>(def)) {
-        if (index.getDim() >= ctx.loops.size())
-          return nullptr;
-        result = make(Node::Index);
-        result->atoms = ctx.loops[index.getDim()];
-      } else if (Attribute attr = scalarConstant(value)) {
-        result = constantNode(attr, value);
-      } else {
-        if (def->getNumResults() != 1 || def->getNumRegions() != 0)
-          return nullptr;
-        SmallVector<Node *, 2> operands;
-        for (Value operand : def->getOperands()) {
-          Node *node = payload(ctx, operand, depth + 1);
-          if (!node)
-            return nullptr;
-          operands.push_back(node);
-        }
-        result = make(Node::Compute);
-        result->op = def;
-        result->operands = std::move(operands);
-      }
-    }
-    ctx.memo[value] = result;
-    return result;
-  }
-
-  std::vector<std::unique_ptr<Node>> nodes;
-  std::map<Key, Node *> memo;
-};
-
-//===----------------------------------------------------------------------===//
-// Node helpers
-//===----------------------------------------------------------------------===//
-
-/// `node` (looked through and opened) when it is `OpTy` with `arity`
-/// operands; null otherwise.
-template <typename OpTy>
-Node *computeOf(Expressions &ex, Node *node, unsigned arity) {
-  node = ex.open(node);
-  if (node->kind == Node::Compute && isa<OpTy>(node->op) &&
-      node->operands.size() == arity)
-    return node;
-  return nullptr;
+  return false;
 }
 
-/// The float every element of `value` is, read through views, fills,
-/// broadcasts and payloads yielding a constant, at the level of values: no
-/// layout is read, so no atom is refined. (Probing an operand for a constant
-/// factor must not split the dims of what it reads when it is not one: a Q
-/// normalized after a reshape would split the channel atom.)
-std::optional<APFloat> splatFloat(Value value, int depth = 0) {
-  if (depth > kMaxDepth)
-    return std::nullopt;
-  if (Attribute attr = Expressions::scalarConstant(value)) {
-    if (auto f = dyn_cast<FloatAttr>(attr))
-      return f.getValue();
-    return std::nullopt;
+Node *Expressions::openOnce(Node *node) {
+  if (node->kind != Node::Tensor || exhausted())
+    return nullptr;
+  Key key{node->value.getAsOpaquePointer(), {}};
+  for (const AtomList &dim : node->layout) {
+    for (unsigned atom : atoms.leaves(dim))
+      key.atoms.push_back(atom);
+    key.atoms.push_back(-1);
+  }
+  if (auto it = memo.find(key); it != memo.end())
+    return it->second;
+  Node *result = openValue(node->value, node->layout);
+  memo[key] = result;
+  return result;
+}
+
+Node *Expressions::openValue(Value value, const Layout &layout) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || static_cast<size_t>(type.getRank()) != layout.size())
+    return nullptr;
+  for (auto [i, dim] : llvm::enumerate(layout)) {
+    std::optional<int64_t> product = atoms.product(dim);
+    if (!product || type.isDynamicDim(i) || *product != type.getDimSize(i))
+      return nullptr;
   }
   Operation *def = value.getDefiningOp();
   if (!def)
-    return std::nullopt;
+    return nullptr;
   if (auto constant = dyn_cast<arith::ConstantOp>(def)) {
     auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-    if (!dense || !dense.isSplat() || !isa<FloatType>(dense.getElementType()))
-      return std::nullopt;
-    return dense.getSplatValue<APFloat>();
+    if (!dense || !dense.isSplat())
+      return nullptr;
+    return constantNode(dense.getSplatValue<Attribute>());
   }
-  // Any slice of a splat is the splat; an insert covering the whole
-  // destination is its source.
-  if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp,
-          tensor::ExtractSliceOp>(def))
-    return splatFloat(def->getOperand(0), depth + 1);
-  if (auto insert = dyn_cast<tensor::InsertSliceOp>(def))
-    return raise::isWholeUnitView(insert)
-               ? splatFloat(insert.getSource(), depth + 1)
-               : std::nullopt;
-  auto linalgOp = dyn_cast<linalg::LinalgOp>(def);
-  if (!linalgOp || !linalgOp.hasPureTensorSemantics() ||
-      def->getNumRegions() != 1)
-    return std::nullopt;
-  Block *block = linalgOp.getBlock();
-  auto result = cast<OpResult>(value);
-  if (!block || block->empty() ||
-      result.getResultNumber() >= block->getTerminator()->getNumOperands())
-    return std::nullopt;
-  Value yielded = block->getTerminator()->getOperand(result.getResultNumber());
-  if (auto arg = dyn_cast<BlockArgument>(yielded)) {
-    if (arg.getOwner() != block)
-      return std::nullopt;
-    OpOperand *operand = linalgOp.getMatchingOpOperand(arg);
-    if (!operand || !linalgOp.isDpsInput(operand))
-      return std::nullopt;
-    return splatFloat(operand->get(), depth + 1);
+  if (isa<tensor::EmptyOp>(def))
+    return make(Node::Undefined);
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def)) {
+    Layout source;
+    for (const ReassociationIndices &group : expand.getReassociationIndices()) {
+      AtomList list;
+      for (int64_t i : group) {
+        if (i < 0 || static_cast<size_t>(i) >= layout.size())
+          return nullptr;
+        list.append(layout[i]);
+      }
+      source.push_back(list);
+    }
+    opened.insert(def);
+    return tensor(expand.getSrc(), source);
   }
-  if (yielded.getParentBlock() != block)
-    return splatFloat(yielded, depth + 1);
-  if (auto f =
-          dyn_cast_if_present<FloatAttr>(Expressions::scalarConstant(yielded)))
-    return f.getValue();
-  return std::nullopt;
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def)) {
+    RankedTensorType sourceType = collapse.getSrcType();
+    SmallVector<ReassociationIndices> groups =
+        collapse.getReassociationIndices();
+    if (groups.size() != layout.size())
+      return nullptr;
+    Layout source;
+    for (auto [g, group] : llvm::enumerate(groups)) {
+      SmallVector<int64_t> sizes;
+      for (int64_t i : group) {
+        if (i < 0 || i >= sourceType.getRank())
+          return nullptr;
+        sizes.push_back(sourceType.getDimSize(i));
+      }
+      std::optional<SmallVector<AtomList>> parts =
+          atoms.split(layout[g], sizes);
+      if (!parts)
+        return nullptr;
+      source.append(parts->begin(), parts->end());
+    }
+    if (source.size() != static_cast<size_t>(sourceType.getRank()))
+      return nullptr;
+    opened.insert(def);
+    return tensor(collapse.getSrc(), source);
+  }
+  if (auto cast = dyn_cast<tensor::CastOp>(def)) {
+    auto sourceType = dyn_cast<RankedTensorType>(cast.getSource().getType());
+    if (!sourceType || sourceType.getRank() != type.getRank())
+      return nullptr;
+    opened.insert(def);
+    return tensor(cast.getSource(), layout);
+  }
+  // linalg-fold-unit-extent-dims=use-rank-reducing-slices spells the
+  // reshapes that add or drop unit dims as slices covering the whole
+  // tensor: read them as the reshapes they are.
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
+    if (!raise::isWholeUnitView(slice))
+      return nullptr;
+    llvm::SmallBitVector dropped = slice.getDroppedDims();
+    Layout source;
+    size_t next = 0;
+    for (size_t d = 0; d < dropped.size(); ++d) {
+      if (dropped.test(d))
+        source.push_back({atoms.make(1)});
+      else if (next < layout.size())
+        source.push_back(layout[next++]);
+      else
+        return nullptr;
+    }
+    if (next != layout.size())
+      return nullptr;
+    opened.insert(def);
+    return tensor(slice.getSource(), source);
+  }
+  if (auto insert = dyn_cast<tensor::InsertSliceOp>(def)) {
+    if (!raise::isWholeUnitView(insert))
+      return nullptr;
+    llvm::SmallBitVector dropped = insert.getDroppedDims();
+    if (dropped.size() != layout.size())
+      return nullptr;
+    Layout source;
+    for (auto [d, dim] : llvm::enumerate(layout))
+      if (!dropped.test(d))
+        source.push_back(dim);
+    opened.insert(def);
+    return tensor(insert.getSource(), source);
+  }
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(def))
+    return openLinalg(linalgOp, cast<OpResult>(value), layout);
+  return nullptr;
+}
+
+Node *Expressions::openLinalg(linalg::LinalgOp op, OpResult result,
+                              const Layout &layout) {
+  if (!op.hasPureTensorSemantics() || op->getNumRegions() != 1)
+    return nullptr;
+  unsigned r = result.getResultNumber();
+  if (r >= op.getNumDpsInits())
+    return nullptr;
+  OpOperand *init = op.getDpsInitOperand(r);
+  AffineMap outMap = op.getMatchingIndexingMap(init);
+  unsigned numLoops = op.getNumLoops();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  if (outMap.getNumResults() != layout.size() ||
+      outMap.getNumDims() != numLoops || ranges.size() != numLoops ||
+      iterators.size() != numLoops)
+    return nullptr;
+  SmallVector<std::optional<AtomList>> loops(numLoops);
+  for (auto [i, expr] : llvm::enumerate(outMap.getResults())) {
+    if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
+      unsigned d = dim.getPosition();
+      if (loops[d] || iterators[d] != utils::IteratorType::parallel)
+        return nullptr;
+      loops[d] = layout[i];
+      continue;
+    }
+    auto constant = dyn_cast<AffineConstantExpr>(expr);
+    if (!constant || constant.getValue() != 0 || atoms.product(layout[i]) != 1)
+      return nullptr;
+  }
+  AtomList reduced;
+  for (unsigned d = 0; d < numLoops; ++d) {
+    if (loops[d]) {
+      if (!ShapedType::isDynamic(ranges[d]) &&
+          atoms.product(*loops[d]) != ranges[d])
+        return nullptr;
+      continue;
+    }
+    if (iterators[d] != utils::IteratorType::reduction ||
+        ShapedType::isDynamic(ranges[d]) || ranges[d] <= 0)
+      return nullptr;
+    unsigned atom = atoms.make(ranges[d]);
+    loops[d] = AtomList{atom};
+    reduced.push_back(atom);
+  }
+  Payload ctx;
+  ctx.op = op;
+  for (std::optional<AtomList> &loop : loops)
+    ctx.loops.push_back(*loop);
+  Block *block = op.getBlock();
+  if (!block || block->empty())
+    return nullptr;
+  Operation *terminator = block->getTerminator();
+  if (r >= terminator->getNumOperands())
+    return nullptr;
+  Value yielded = terminator->getOperand(r);
+  if (reduced.empty()) {
+    Node *node = payload(ctx, yielded, 0);
+    if (node)
+      opened.insert(op);
+    return node;
+  }
+  // A reduction: `yield combiner(acc, x)` with x not reading a destination.
+  Operation *combiner = yielded.getDefiningOp();
+  if (!combiner || combiner->getBlock() != block ||
+      combiner->getNumOperands() != 2 || combiner->getNumResults() != 1 ||
+      combiner->getNumRegions() != 0)
+    return nullptr;
+  Value acc = op.getMatchingBlockArgument(init);
+  Value other;
+  if (combiner->getOperand(0) == acc)
+    other = combiner->getOperand(1);
+  else if (combiner->getOperand(1) == acc)
+    other = combiner->getOperand(0);
+  else
+    return nullptr;
+  Node *body = payload(ctx, other, 0);
+  if (!body)
+    return nullptr;
+  Node *node = make(Node::Reduce);
+  node->op = combiner;
+  node->producer = op;
+  node->atoms = reduced;
+  node->operands = {tensor(init->get(), layout), body};
+  opened.insert(op);
+  return node;
+}
+
+Node *Expressions::payload(Expressions::Payload &ctx, Value value, int depth) {
+  if (depth > 4 * kMaxDepth || exhausted())
+    return nullptr;
+  if (auto it = ctx.memo.find(value); it != ctx.memo.end())
+    return it->second;
+  Node *result = nullptr;
+  Block *block = ctx.op.getBlock();
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    if (arg.getOwner() != block) {
+      result = scalar(value);
+    } else {
+      OpOperand *operand = ctx.op.getMatchingOpOperand(arg);
+      if (!operand || !ctx.op.isDpsInput(operand))
+        return nullptr;
+      Value input = operand->get();
+      auto type = dyn_cast<RankedTensorType>(input.getType());
+      if (!type) {
+        result = scalar(input);
+      } else {
+        AffineMap map = ctx.op.getMatchingIndexingMap(operand);
+        if (map.getNumResults() != type.getRank())
+          return nullptr;
+        Layout layout;
+        for (auto [i, expr] : llvm::enumerate(map.getResults())) {
+          if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
+            if (dim.getPosition() >= ctx.loops.size())
+              return nullptr;
+            layout.push_back(ctx.loops[dim.getPosition()]);
+            continue;
+          }
+          auto constant = dyn_cast<AffineConstantExpr>(expr);
+          if (!constant || constant.getValue() != 0 || type.getDimSize(i) != 1)
+            return nullptr;
+          layout.push_back({});
+        }
+        result = tensor(input, layout);
+      }
+    }
+  } else {
+    Operation *def = value.getDefiningOp();
+    if (def->getBlock() != block) {
+      result = scalar(value);
+    } else if (auto index = dyn_cast<linalg::IndexOp>(def)) {
+      if (index.getDim() >= ctx.loops.size())
+        return nullptr;
+      result = make(Node::Index);
+      result->atoms = ctx.loops[index.getDim()];
+    } else if (Attribute attr = raise::getScalarConstantAttr(value)) {
+      result = constantNode(attr, value);
+    } else {
+      if (def->getNumResults() != 1 || def->getNumRegions() != 0)
+        return nullptr;
+      SmallVector<Node *, 2> operands;
+      for (Value operand : def->getOperands()) {
+        Node *node = payload(ctx, operand, depth + 1);
+        if (!node)
+          return nullptr;
+        operands.push_back(node);
+      }
+      result = make(Node::Compute);
+      result->op = def;
+      result->operands = std::move(operands);
+    }
+  }
+  ctx.memo[value] = result;
+  return result;
 }
 
 /// The one atom a reduction over `atoms` reduces, reductions of one
@@ -815,7 +441,10 @@ std::optional<unsigned> reducedAtom(Expressions &ex, ArrayRef<unsigned> atoms) {
 
 std::optional<APFloat> floatConstant(Expressions &ex, Node *node) {
   if (node->kind == Node::Tensor)
-    return splatFloat(node->value);
+    // Probing an operand for a constant factor must not split the dims of
+    // what it reads when it is not one (a Q normalized after a reshape would
+    // split the channel atom): read values, not layouts.
+    return raise::getSplatFloat(node->value, kMaxDepth);
   if (node->kind != Node::Constant)
     return std::nullopt;
   if (auto attr = dyn_cast<FloatAttr>(node->constant))
@@ -866,595 +495,22 @@ bool isZero(Expressions &ex, Node *node) {
   return value && value->isZero();
 }
 
-//===----------------------------------------------------------------------===//
-// Masks from index comparisons
-//===----------------------------------------------------------------------===//
+namespace {
 
-/// Σ coef·atom + constant (+ coef·positions): an integer computed from loop
-/// indices and, directly, one integer tensor of query positions.
-struct Linear {
-  SmallVector<std::pair<unsigned, int64_t>, 2> terms;
-  int64_t constant = 0;
-  Node *positions = nullptr;
-  int64_t positionsCoef = 0;
-
-  int64_t coef(unsigned atom) const {
-    for (auto [a, c] : terms)
-      if (a == atom)
-        return c;
-    return 0;
-  }
-  bool add(unsigned atom, int64_t c) {
-    for (auto &[a, existing] : terms)
-      if (a == atom) {
-        if (llvm::AddOverflow(existing, c, existing))
-          return false;
-        return true;
-      }
-    terms.push_back({atom, c});
-    return true;
-  }
-  void prune() {
-    llvm::erase_if(terms, [](auto &t) { return t.second == 0; });
-  }
-};
-
-/// The linear forms of masks built from iota comparisons, with the bounds
-/// that make the frontend's fixed-width arithmetic the exact integers.
-class MaskAnalysis {
-public:
-  explicit MaskAnalysis(Expressions &ex) : ex(ex) {}
-
-  /// The largest |l| over the loops' domain (each atom in [0, size)), or
-  /// nullopt when it does not fit int64.
-  std::optional<int64_t> magnitudeBound(const Linear &l) const {
-    if (l.constant == INT64_MIN)
-      return std::nullopt;
-    int64_t bound = std::abs(l.constant);
-    for (auto [atom, c] : l.terms) {
-      int64_t term;
-      if (c == INT64_MIN ||
-          llvm::MulOverflow(std::abs(c), ex.atoms.size(atom) - 1, term) ||
-          llvm::AddOverflow(bound, term, bound))
-        return std::nullopt;
-    }
-    return bound;
-  }
-
-  /// `node` as a Linear; positions are allowed only as a direct operand
-  /// (through casts) of a comparison, so no arithmetic on them can wrap.
-  std::optional<Linear> linear(Node *node, bool allowPositions, int depth) {
-    if (depth > kMaxDepth)
-      return std::nullopt;
-    node = ex.open(node);
-    Linear result;
-    switch (node->kind) {
-    case Node::Constant: {
-      auto attr = dyn_cast<IntegerAttr>(node->constant);
-      if (!attr || attr.getValue().getBitWidth() > 64 ||
-          attr.getType().isInteger(1))
-        return std::nullopt;
-      result.constant = attr.getValue().getSExtValue();
-      return result;
-    }
-    case Node::Index: {
-      int64_t stride = 1;
-      AtomList leaves = ex.atoms.significant(node->atoms);
-      for (unsigned atom : llvm::reverse(leaves)) {
-        int64_t size = ex.atoms.size(atom);
-        if (size <= 0 || !result.add(atom, stride) ||
-            llvm::MulOverflow(stride, size, stride))
-          return std::nullopt;
-      }
-      return result;
-    }
-    case Node::Tensor: {
-      Type element = getElementTypeOrSelf(node->value.getType());
-      if (!allowPositions || !isa<IntegerType>(element) ||
-          element.isInteger(1) || element.getIntOrFloatBitWidth() > 64 ||
-          !isa<RankedTensorType>(node->value.getType()))
-        return std::nullopt;
-      result.positions = node;
-      result.positionsCoef = 1;
-      return result;
-    }
-    case Node::Compute:
-      break;
-    default:
-      return std::nullopt;
-    }
-    Operation *op = node->op;
-    if (isa<arith::IndexCastOp, arith::ExtSIOp>(op))
-      return fits(linear(node->operands[0], allowPositions, depth + 1), op);
-    if (isa<arith::IndexCastUIOp, arith::ExtUIOp>(op)) {
-      // Zero extension is the value only for non-negative values.
-      std::optional<Linear> inner = linear(node->operands[0], false, depth + 1);
-      if (!inner || !isNonNegative(*inner))
-        return std::nullopt;
-      return fits(inner, op);
-    }
-    if (isa<arith::AddIOp, arith::SubIOp>(op)) {
-      std::optional<Linear> a = linear(node->operands[0], false, depth + 1);
-      std::optional<Linear> b = linear(node->operands[1], false, depth + 1);
-      if (!a || !b)
-        return std::nullopt;
-      int64_t sign = isa<arith::SubIOp>(op) ? -1 : 1;
-      // -INT64_MIN does not exist: a constant from the IR can be it.
-      int64_t negated;
-      for (auto [atom, c] : b->terms)
-        if (llvm::MulOverflow(sign, c, negated) || !a->add(atom, negated))
-          return std::nullopt;
-      if (llvm::MulOverflow(sign, b->constant, negated) ||
-          llvm::AddOverflow(a->constant, negated, a->constant))
-        return std::nullopt;
-      a->prune();
-      return fits(a, op);
-    }
-    if (isa<arith::MulIOp>(op)) {
-      for (unsigned side : {0u, 1u}) {
-        std::optional<APInt> factor = intConstant(ex, node->operands[side]);
-        if (!factor || factor->getBitWidth() > 64)
-          continue;
-        std::optional<Linear> a =
-            linear(node->operands[1 - side], false, depth + 1);
-        if (!a)
-          return std::nullopt;
-        int64_t f = factor->getSExtValue();
-        for (auto &[atom, c] : a->terms)
-          if (llvm::MulOverflow(c, f, c))
-            return std::nullopt;
-        if (llvm::MulOverflow(a->constant, f, a->constant))
-          return std::nullopt;
-        a->prune();
-        return fits(a, op);
-      }
-    }
-    return std::nullopt;
-  }
-
-  /// `node` (an i1) as a conjunction of `E <= 0`; nullopt when it is not
-  /// one.
-  std::optional<SmallVector<Linear>> condition(Node *node, int depth) {
-    if (depth > kMaxDepth)
-      return std::nullopt;
-    node = ex.open(node);
-    if (node->kind == Node::Constant) {
-      auto attr = dyn_cast<IntegerAttr>(node->constant);
-      if (attr && attr.getType().isInteger(1) && attr.getValue().isOne())
-        return SmallVector<Linear>{};
-      return std::nullopt;
-    }
-    if (node->kind != Node::Compute)
-      return std::nullopt;
-    Operation *op = node->op;
-    auto both = [&](Node *a, Node *b) -> std::optional<SmallVector<Linear>> {
-      std::optional<SmallVector<Linear>> x = condition(a, depth + 1);
-      std::optional<SmallVector<Linear>> y = condition(b, depth + 1);
-      if (!x || !y)
-        return std::nullopt;
-      x->append(y->begin(), y->end());
-      return x;
-    };
-    if (isa<arith::AndIOp>(op) && node->operands.size() == 2)
-      return both(node->operands[0], node->operands[1]);
-    if (isa<arith::SelectOp>(op) && node->operands.size() == 3) {
-      // c ? x : false is c and x (JAX's tril).
-      std::optional<APInt> otherwise = intConstant(ex, node->operands[2]);
-      if (otherwise && otherwise->getBitWidth() == 1 && otherwise->isZero())
-        return both(node->operands[0], node->operands[1]);
-      return std::nullopt;
-    }
-    if (isa<arith::XOrIOp>(op) && node->operands.size() == 2) {
-      for (unsigned side : {0u, 1u}) {
-        std::optional<APInt> flip = intConstant(ex, node->operands[side]);
-        if (!flip || flip->getBitWidth() != 1 || !flip->isOne())
-          continue;
-        std::optional<SmallVector<Linear>> inner =
-            condition(node->operands[1 - side], depth + 1);
-        // not (E <= 0) is 1 - E <= 0, for one comparison.
-        if (!inner || inner->size() != 1)
-          return std::nullopt;
-        return SmallVector<Linear>{negated((*inner)[0])};
-      }
-      return std::nullopt;
-    }
-    if (auto cmpf = dyn_cast<arith::CmpFOp>(op);
-        cmpf && node->operands.size() == 2)
-      return floatTest(cmpf.getPredicate(), node->operands[0],
-                       node->operands[1], depth);
-    auto cmp = dyn_cast<arith::CmpIOp>(op);
-    if (!cmp || node->operands.size() != 2)
-      return std::nullopt;
-    if (cmp.getPredicate() == arith::CmpIPredicate::eq)
-      return equality(node->operands[0], node->operands[1], depth);
-    std::optional<Linear> a = linear(node->operands[0], true, depth + 1);
-    std::optional<Linear> b = linear(node->operands[1], true, depth + 1);
-    if (!a || !b)
-      return std::nullopt;
-    using P = arith::CmpIPredicate;
-    P pred = cmp.getPredicate();
-    bool isUnsigned =
-        pred == P::ult || pred == P::ule || pred == P::ugt || pred == P::uge;
-    if (isUnsigned && (!isNonNegative(*a) || !isNonNegative(*b)))
-      return std::nullopt;
-    // d = a - b.
-    Linear d = *a;
-    for (auto [atom, c] : b->terms)
-      if (!d.add(atom, -c))
-        return std::nullopt;
-    if (llvm::SubOverflow(d.constant, b->constant, d.constant))
-      return std::nullopt;
-    if (b->positions) {
-      if (d.positions && d.positions != b->positions)
-        return std::nullopt;
-      d.positions = b->positions;
-      d.positionsCoef -= b->positionsCoef;
-    }
-    d.prune();
-    switch (pred) {
-    case P::sle:
-    case P::ule:
-      return SmallVector<Linear>{d};
-    case P::slt:
-    case P::ult:
-      return SmallVector<Linear>{plus(d, 1)};
-    case P::sge:
-    case P::uge:
-      return SmallVector<Linear>{scaled(d, -1)};
-    case P::sgt:
-    case P::ugt:
-      return SmallVector<Linear>{plus(scaled(d, -1), 1)};
-    default:
-      return std::nullopt;
-    }
-  }
-
-private:
-  /// A float mask tested against a constant (MaxText: the scores are kept
-  /// where mask >= mask_value / 2), the mask a select of two constants on a
-  /// condition: the test is that condition, its negation, or always true.
-  std::optional<SmallVector<Linear>>
-  floatTest(arith::CmpFPredicate pred, Node *lhs, Node *rhs, int depth) {
-    for (unsigned side : {0u, 1u}) {
-      Node *operands[2] = {lhs, rhs};
-      std::optional<APFloat> c = floatConstant(ex, operands[1 - side]);
-      Node *select = computeOf<arith::SelectOp>(ex, operands[side], 3);
-      if (!c || !select)
-        continue;
-      std::optional<APFloat> a = floatConstant(ex, select->operands[1]);
-      std::optional<APFloat> b = floatConstant(ex, select->operands[2]);
-      if (!a || !b || &a->getSemantics() != &c->getSemantics() ||
-          &b->getSemantics() != &c->getSemantics())
-        return std::nullopt;
-      auto test = [&](const APFloat &v) {
-        return side == 0 ? arith::applyCmpPredicate(pred, v, *c)
-                         : arith::applyCmpPredicate(pred, *c, v);
-      };
-      bool whenTrue = test(*a), whenFalse = test(*b);
-      if (whenTrue && whenFalse)
-        return SmallVector<Linear>{};
-      if (whenTrue && !whenFalse)
-        return condition(select->operands[0], depth + 1);
-      if (!whenTrue && whenFalse) {
-        std::optional<SmallVector<Linear>> inner =
-            condition(select->operands[0], depth + 1);
-        if (!inner || inner->size() != 1)
-          return std::nullopt;
-        return SmallVector<Linear>{negated((*inner)[0])};
-      }
-      return std::nullopt;
-    }
-    return std::nullopt;
-  }
-
-  /// `x` and `c` where `node` is floor(x / c) computed through floats
-  /// (fptosi(floor(sitofp(x) / c)), Llama 4's chunk index): exact when |x|
-  /// is below the float's integer range, c a positive integer.
-  std::optional<std::pair<Linear, int64_t>> floorDivision(Node *node,
-                                                          int depth) {
-    Node *toInt = computeOf<arith::FPToSIOp>(ex, node, 1);
-    Node *floor =
-        toInt ? computeOf<math::FloorOp>(ex, toInt->operands[0], 1) : nullptr;
-    Node *div =
-        floor ? computeOf<arith::DivFOp>(ex, floor->operands[0], 2) : nullptr;
-    Node *x =
-        div ? computeOf<arith::SIToFPOp>(ex, div->operands[0], 1) : nullptr;
-    if (!x)
-      return std::nullopt;
-    // A correctly rounded division (fast-math could take 1/c first) whose
-    // floor the integer result holds.
-    auto floatType = dyn_cast<FloatType>(div->op->getResult(0).getType());
-    auto intType = dyn_cast<IntegerType>(toInt->op->getResult(0).getType());
-    if (!floatType || !intType ||
-        cast<arith::DivFOp>(div->op).getFastmath() !=
-            arith::FastMathFlags::none)
-      return std::nullopt;
-    std::optional<int64_t> divisor;
-    if (std::optional<APFloat> c = floatConstant(ex, div->operands[1])) {
-      APSInt value(64, /*isUnsigned=*/false);
-      bool exact = false;
-      if (c->convertToInteger(value, APFloat::rmTowardZero, &exact) ==
-              APFloat::opOK &&
-          exact)
-        divisor = value.getSExtValue();
-    } else if (Node *fromInt =
-                   computeOf<arith::SIToFPOp>(ex, div->operands[1], 1)) {
-      if (std::optional<APInt> c = intConstant(ex, fromInt->operands[0]);
-          c && c->getBitWidth() <= 64)
-        divisor = c->getSExtValue();
-    }
-    if (!divisor || *divisor <= 0 || *divisor >= (int64_t(1) << 30))
-      return std::nullopt;
-    std::optional<Linear> l = linear(x->operands[0], false, depth + 1);
-    if (!l || l->positions)
-      return std::nullopt;
-    // |x| < 2^(precision − 1): x and x / c (rounded) floor to floor(x / c).
-    std::optional<int64_t> maybeBound = magnitudeBound(*l);
-    if (!maybeBound)
-      return std::nullopt;
-    int64_t bound = *maybeBound;
-    unsigned precision =
-        APFloat::semanticsPrecision(floatType.getFloatSemantics());
-    if (precision > 62 || bound >= (int64_t(1) << (precision - 1)) ||
-        (intType.getWidth() < 64 &&
-         bound >= (int64_t(1) << (intType.getWidth() - 1))))
-      return std::nullopt;
-    return std::pair(*l, *divisor);
-  }
-
-  /// `a == b` as `E <= 0` conditions: of two linear forms (both
-  /// differences), or of floor(x / c) and a constant N (c·N <= x <= c·N +
-  /// c − 1: a chunk of keys when x is the key position, decode's chunked
-  /// attention).
-  std::optional<SmallVector<Linear>> equality(Node *a, Node *b, int depth) {
-    for (auto [x, y] : {std::pair(a, b), std::pair(b, a)}) {
-      std::optional<std::pair<Linear, int64_t>> chunk = floorDivision(x, depth);
-      if (!chunk || chunk->first.terms.empty())
-        continue;
-      std::optional<Linear> other;
-      if (std::optional<std::pair<Linear, int64_t>> both =
-              floorDivision(y, depth)) {
-        // floor(x' / c') with x' a constant: a constant.
-        if (!both->first.terms.empty())
-          return std::nullopt;
-        Linear n;
-        n.constant =
-            llvm::divideFloorSigned(both->first.constant, both->second);
-        other = n;
-      } else {
-        other = linear(y, false, depth + 1);
-      }
-      if (!other || !other->terms.empty() || other->positions)
-        return std::nullopt;
-      int64_t lo, hi;
-      if (llvm::MulOverflow(chunk->second, other->constant, lo) ||
-          llvm::AddOverflow(lo, chunk->second - 1, hi) ||
-          std::abs(lo) >= (int64_t(1) << 61) ||
-          std::abs(hi) >= (int64_t(1) << 61))
-        return std::nullopt;
-      // lo − x <= 0 and x − hi <= 0.
-      Linear below = scaled(chunk->first, -1), above = chunk->first;
-      below.constant += lo;
-      above.constant -= hi;
-      return SmallVector<Linear>{below, above};
-    }
-    std::optional<Linear> x = linear(a, true, depth + 1);
-    std::optional<Linear> y = linear(b, true, depth + 1);
-    if (!x || !y || x->positions || y->positions)
-      return std::nullopt;
-    Linear d = *x;
-    for (auto [atom, c] : y->terms)
-      if (!d.add(atom, -c))
-        return std::nullopt;
-    if (llvm::SubOverflow(d.constant, y->constant, d.constant) ||
-        d.constant == INT64_MIN)
-      return std::nullopt;
-    d.prune();
-    return SmallVector<Linear>{d, plus(scaled(d, -1), 0)};
-  }
-
-  static Linear scaled(Linear l, int64_t f) {
-    for (auto &[atom, c] : l.terms)
-      c *= f; // |c| is bounded by fits()
-    l.constant *= f;
-    l.positionsCoef *= f;
-    return l;
-  }
-  static Linear plus(Linear l, int64_t c) {
-    l.constant += c;
-    return l;
-  }
-  static Linear negated(const Linear &l) { return plus(scaled(l, -1), 1); }
-
-  bool isNonNegative(const Linear &l) const {
-    if (l.positions || l.constant < 0)
-      return false;
-    return llvm::all_of(l.terms, [](auto &t) { return t.second >= 0; });
-  }
-
-  /// `l` if every value it takes fits the signed range of `op`'s result
-  /// width (so the frontend's fixed-width arithmetic computed exactly it);
-  /// positions are passed through casts only, and not bounded here.
-  std::optional<Linear> fits(std::optional<Linear> l, Operation *op) const {
-    if (!l)
-      return std::nullopt;
-    Type type = op->getResult(0).getType();
-    unsigned width = type.isIndex() ? 64 : type.getIntOrFloatBitWidth();
-    if (!type.isIndex() && !isa<IntegerType>(type))
-      return std::nullopt;
-    if (l->positions) {
-      // Only widening casts of the positions themselves.
-      if (!l->terms.empty() || l->constant != 0 ||
-          width < getElementTypeOrSelf(l->positions->value.getType())
-                      .getIntOrFloatBitWidth())
-        return std::nullopt;
-      return l;
-    }
-    std::optional<int64_t> maybeBound = magnitudeBound(*l);
-    if (!maybeBound)
-      return std::nullopt;
-    int64_t bound = *maybeBound;
-    if (width < 64 && bound >= (int64_t(1) << (width - 1)))
-      return std::nullopt;
-    if (bound >= (int64_t(1) << 61))
-      return std::nullopt;
-    return l;
-  }
-
-  Expressions &ex;
-};
-
-/// A mask proven to be a position mask of rope.attention.
-struct PositionMask {
-  unsigned queryAtom = 0;
-  /// kpos − qpos ≤ 0 with qpos = query + offset (no positions).
-  int64_t offset = 0;
-  /// A bound on the key alone, `key ≤ offset` (the query index is absent:
-  /// one query row, decode): causal with qpos = query_offset = offset for a
-  /// query dim of size 1.
-  bool keyOnly = false;
-  std::optional<int64_t> window;
-  Node *positions = nullptr;
-  int64_t keyOffset = 0;
-};
-
-/// The causal (and window) mask `conds` states over key atom `key`, if it
-/// is one: `key − q ≤ t` (+ `q − key ≤ W − 1 − t`), `key ≤ t` (+
-/// `−key ≤ W − 1 − t`: no query index, one query row), or `key + c ≤ pos`.
-std::optional<PositionMask> positionMask(ArrayRef<Linear> allConds,
-                                         unsigned key) {
-  // Bounds on the key alone intersect: key <= min of the upper bounds, key
-  // >= max of the lower (decode's causal and chunk bounds).
-  SmallVector<Linear> conds;
-  std::optional<int64_t> upper, lower;
-  for (const Linear &e : allConds) {
-    bool keyOnly = !e.positions && e.terms.size() == 1 &&
-                   e.terms[0].first == key && std::abs(e.terms[0].second) == 1;
-    if (!keyOnly || e.constant == INT64_MIN) {
-      conds.push_back(e);
-      continue;
-    }
-    // key + c <= 0: key <= -c; −key + c <= 0: key >= c.
-    if (e.terms[0].second == 1)
-      upper = std::min(upper.value_or(INT64_MAX), -e.constant);
-    else
-      lower = std::max(lower.value_or(INT64_MIN), e.constant);
-  }
-  if (upper) {
-    Linear e;
-    e.terms.push_back({key, 1});
-    e.constant = -*upper;
-    conds.push_back(e);
-  }
-  if (lower) {
-    Linear e;
-    e.terms.push_back({key, -1});
-    e.constant = *lower;
-    conds.push_back(e);
-  }
-  std::optional<PositionMask> mask;
-  const Linear *window = nullptr;
-  for (const Linear &e : conds) {
-    if (e.coef(key) == 1 && !mask) {
-      PositionMask m;
-      if (e.positions) {
-        if (e.positionsCoef != -1 || e.terms.size() != 1)
-          return std::nullopt;
-        m.positions = e.positions;
-        m.keyOffset = e.constant;
-      } else if (e.terms.size() == 1) {
-        if (e.constant == INT64_MIN)
-          return std::nullopt;
-        m.keyOnly = true;
-        m.offset = -e.constant;
-      } else {
-        if (e.terms.size() != 2)
-          return std::nullopt;
-        unsigned q =
-            e.terms[0].first == key ? e.terms[1].first : e.terms[0].first;
-        if (e.coef(q) != -1 || e.constant == INT64_MIN)
-          return std::nullopt;
-        m.queryAtom = q;
-        m.offset = -e.constant;
-      }
-      mask = m;
-      continue;
-    }
-    if (e.coef(key) == -1 && !window && !e.positions &&
-        (e.terms.size() == 1 || e.terms.size() == 2)) {
-      window = &e;
-      continue;
-    }
-    return std::nullopt;
-  }
-  if (!mask)
-    return std::nullopt;
-  if (window) {
-    // q − key + c2 ≤ 0: key ≥ q + c2 = qpos − W + 1 with qpos = q + t (or
-    // −key + c2 ≤ 0 with qpos = t).
-    if (mask->positions || (window->terms.size() == 1) != mask->keyOnly)
-      return std::nullopt;
-    if (!mask->keyOnly) {
-      unsigned q = window->terms[0].first == key ? window->terms[1].first
-                                                 : window->terms[0].first;
-      if (q != mask->queryAtom || window->coef(q) != 1)
-        return std::nullopt;
-    }
-    int64_t w;
-    if (llvm::SubOverflow(mask->offset, window->constant, w) || w >= INT64_MAX)
-      return std::nullopt;
-    mask->window = w + 1;
-    if (*mask->window < 1)
-      return std::nullopt;
-  }
-  return mask;
-}
+/// A finite masked value at most this (−2^100) is accepted in place of −inf
+/// where no row is fully masked: exp(c + s − max) is then 0 in every float
+/// type for scores of magnitude below 2^99.
+constexpr double kMaskedValueBound = -1.2676506002282294e30;
 
 //===----------------------------------------------------------------------===//
-// The match
+// The matcher
 //===----------------------------------------------------------------------===//
-
-struct AttentionMatch {
-  linalg::LinalgOp root;
-  Layout output;
-  /// The channel atoms Q·Kᵀ contracts (more than one where a reshape
-  /// split the channel dim, as view_as_real's [D/2, 2]), and the keys P·V
-  /// contracts.
-  AtomList k1;
-  unsigned k2 = 0;
-  Node *query = nullptr, *key = nullptr, *value = nullptr;
-  /// Rotations producing Q / K whose magnitude the scale took over.
-  ApplyOp foldQuery, foldKey;
-  /// A producer of Q / K whose payload multiplies its value by factors the
-  /// scale took over: Q / K is a copy of it yielding `value`, before them.
-  struct Unscaled {
-    linalg::GenericOp producer;
-    Value value;
-  };
-  Unscaled unscaledQuery, unscaledKey;
-  double scale = 1.0;
-  Node *mask = nullptr;
-  std::optional<PositionMask> positionMask;
-  /// The attention sinks (a logit per row joining the softmax).
-  Node *sinks = nullptr;
-  bool guard = false;
-  /// A softcap between the scale and the mask: `outer · tanh(s ∘ inner)`
-  /// with ∘ a division (or a multiplication when `innerMultiplies`).
-  struct Softcap {
-    double inner = 1.0, outer = 1.0;
-    bool innerMultiplies = false;
-  };
-  std::optional<Softcap> softcap;
-  /// The atoms of the root's loops that P and the output have and V not.
-  SmallVector<unsigned> rootQueryAtoms;
-  Operation *scores = nullptr;
-};
 
 /// Reads a contraction as P·V of a softmax of scaled, masked Q·Kᵀ into an
 /// AttentionMatch, or says (`why`) which check failed.
 class Matcher {
 public:
-  Matcher(Expressions &ex, linalg::LinalgOp root) : ex(ex), analysis(ex) {
+  Matcher(Expressions &ex, linalg::LinalgOp root) : ex(ex) {
     match.root = root;
   }
 
@@ -1828,14 +884,7 @@ private:
                  isa<arith::MaximumFOp, arith::MaxNumFOp>(max->op);
     std::optional<APFloat> start =
         isMax ? floatConstant(ex, max->operands[0]) : std::nullopt;
-    // maxnumf ignores a NaN start (upstream's decomposition); the lowest
-    // float differs from −inf only on rows of −inf, which give NaN either
-    // way.
-    if (!start ||
-        !(start->isNegInfinity() ||
-          (start->isNaN() && isa<arith::MaxNumFOp>(max->op)) ||
-          start->bitwiseIsEqual(APFloat::getLargest(start->getSemantics(),
-                                                    /*Negative=*/true))))
+    if (!start || !raise::isRowMaxStart(*start, isa<arith::MaxNumFOp>(max->op)))
       return mismatch("the exp is not of x minus a row max of x");
     if (!isRowReduce(max, x,
                      {arith::MaximumFOp::getOperationName(),
@@ -2156,7 +1205,7 @@ private:
   /// exactly one, with `finite` saying whether the masked value is finite.
   /// Returns whether it did.
   bool recordPositionMask(Node *condition, bool negate, bool finite) {
-    std::optional<SmallVector<Linear>> conds = analysis.condition(condition, 0);
+    std::optional<SmallVector<Linear>> conds = maskConditions(ex, condition);
     if (!conds)
       return false;
     if (negate) {
@@ -2330,630 +1379,17 @@ private:
   }
 
   Expressions &ex;
-  MaskAnalysis analysis;
   /// The key atom the softmax is over: the keys P·V sums, or those and the
   /// sink column.
   unsigned softmaxKey = 0;
 };
 
-//===----------------------------------------------------------------------===//
-// Building rope.attention
-//===----------------------------------------------------------------------===//
+} // namespace
+} // namespace mlir::rope::raise::attention
 
-/// How an operand becomes one dim per loop: expand every dim into its
-/// atoms, collapse away the size-1 dims that are no loop, add the size-1
-/// loops it must have and lacks.
-struct ViewPlan {
-  Value source;
-  Type element;
-  SmallVector<int64_t> expandedShape, keptShape, finalShape;
-  SmallVector<ReassociationIndices> expandGroups, collapseGroups, insertGroups;
-  bool expand = false, collapse = false, insert = false;
-  SmallVector<unsigned> loops;
-  AffineMap map;
-};
+using namespace mlir::rope::raise::attention;
 
-/// Plans the whole op (every check) before creating anything: a pattern
-/// that fails must leave the IR as it was.
-class Builder {
-public:
-  Builder(Expressions &ex, AttentionMatch &match) : ex(ex), match(match) {}
-  std::string why;
-
-  LogicalResult plan() {
-    linalg::LinalgOp root = match.root;
-    rootType = cast<RankedTensorType>(root->getResult(0).getType());
-    MLIRContext *ctx = root->getContext();
-
-    // Loops: the output's atoms but the value channels, then k1, k2, then
-    // the value channels.
-    AtomList outLeaves;
-    for (const AtomList &dim : match.output) {
-      ReassociationIndices group;
-      for (unsigned leaf : ex.atoms.leaves(dim)) {
-        group.push_back(outLeaves.size());
-        outLeaves.push_back(leaf);
-      }
-      outGroups.push_back(group);
-    }
-    DenseSet<unsigned> queryLeaves = leavesOf(match.query),
-                       keyLeaves = leavesOf(match.key),
-                       valueLeaves = leavesOf(match.value);
-    AtomList k2 = ex.atoms.leaves({match.k2});
-    if (k2.size() != 1)
-      return fail("the key dim is split by a reshape");
-    // One channel loop: the contracted atoms in the order Q reads them.
-    AtomList k1;
-    for (const AtomList &dim : match.query->layout)
-      for (unsigned leaf : ex.atoms.leaves(dim))
-        if (llvm::is_contained(match.k1, leaf) && !llvm::is_contained(k1, leaf))
-          k1.push_back(leaf);
-    if (k1.size() != match.k1.size())
-      return fail("the query does not read every contracted channel");
-    channelHead = k1[0];
-    channelParts.assign(k1.begin() + 1, k1.end());
-    channelPrevious.clear();
-    for (size_t i = 1; i < k1.size(); ++i)
-      channelPrevious[k1[i]] = k1[i - 1];
-    SmallVector<unsigned> channels, queryAndBatch;
-    for (unsigned leaf : outLeaves) {
-      if (llvm::is_contained(channels, leaf) ||
-          llvm::is_contained(queryAndBatch, leaf) ||
-          llvm::is_contained(k1, leaf) || leaf == k2[0])
-        return fail("the output repeats a dim or has the keys or channels");
-      if (valueLeaves.contains(leaf) && !queryLeaves.contains(leaf))
-        channels.push_back(leaf);
-      else
-        queryAndBatch.push_back(leaf);
-    }
-    // A size-1 dim of V and the output only is a unit batch dim unless it
-    // is the only value channel.
-    if (channels.size() > 1) {
-      SmallVector<unsigned> units;
-      for (unsigned leaf : channels)
-        if (ex.atoms.size(leaf) == 1)
-          units.push_back(leaf);
-      if (units.size() < channels.size())
-        for (unsigned leaf : units) {
-          llvm::erase(channels, leaf);
-          queryAndBatch.push_back(leaf);
-        }
-    }
-    // A key-only position mask (keys <= t, the same for every row) is
-    // causal on one query row at qpos = t. With no query dim of size 1 (a
-    // host compiler folded the decode step's unit dims away, or every row
-    // of a prefill sees the same keys) the op gets a query loop of size 1 of
-    // its own: Q and the output read it as a unit dim, and every other dim
-    // of Q and the output is a batch dim. The op's causal attribute then
-    // says what the frontend's mask said, whatever unit dims were folded.
-    SmallVector<unsigned> candidates;
-    for (unsigned leaf : queryAndBatch)
-      if (!keyLeaves.contains(leaf) && !valueLeaves.contains(leaf))
-        candidates.push_back(leaf);
-    bool unitQueryLoop = match.positionMask && match.positionMask->keyOnly &&
-                         llvm::none_of(candidates, [&](unsigned leaf) {
-                           return ex.atoms.size(leaf) == 1;
-                         });
-    SmallVector<unsigned> loops;
-    for (unsigned leaf : outLeaves)
-      if (llvm::is_contained(queryAndBatch, leaf))
-        loops.push_back(leaf);
-    size_t unitQueryPosition = loops.size();
-    loops.push_back(k1[0]);
-    loops.push_back(k2[0]);
-    loops.append(channels);
-    unsigned position = 0;
-    for (auto [i, leaf] : llvm::enumerate(loops)) {
-      int64_t size = ex.atoms.size(leaf);
-      if (ShapedType::isDynamic(size) || size <= 0)
-        return fail("dynamic shapes are not raised");
-      if (unitQueryLoop && i == unitQueryPosition)
-        syntheticQueryLoop = position++;
-      loopOf[leaf] = position++;
-    }
-    numLoops = position;
-    keyLoop = loopOf[k2[0]];
-
-    SmallVector<unsigned> queryUnits;
-    for (unsigned leaf : queryAndBatch)
-      if (ex.atoms.size(leaf) == 1)
-        queryUnits.push_back(loopOf[leaf]);
-    if (syntheticQueryLoop)
-      queryUnits.push_back(*syntheticQueryLoop);
-    if (failed(planView(match.query, queryUnits, "the query", q)) ||
-        failed(planView(match.key, {}, "the key", k)) ||
-        failed(planView(match.value, {}, "the value", v)))
-      return failure();
-    if (match.mask && failed(planView(match.mask, {}, "the mask", mask)))
-      return failure();
-    const std::optional<PositionMask> &pm = match.positionMask;
-    hasPositions = pm && pm->positions;
-    if (hasPositions &&
-        failed(planView(pm->positions, {}, "the positions", positions)))
-      return failure();
-    if (match.sinks && failed(planView(match.sinks, {}, "the sinks", sinks)))
-      return failure();
-
-    // Roles, and which loop in Q and the output only is the queries.
-    SmallVector<AffineExpr> outExprs;
-    bool unitQueryPending = syntheticQueryLoop.has_value();
-    auto addUnitQueryDim = [&] {
-      insertUnitQueryDim(outExprs.size());
-      outExprs.push_back(getAffineDimExpr(*syntheticQueryLoop, ctx));
-      outShape.push_back(1);
-      unitQueryPending = false;
-    };
-    for (unsigned leaf : outLeaves) {
-      // The unit query dim goes before the value channels.
-      if (unitQueryPending && llvm::is_contained(channels, leaf))
-        addUnitQueryDim();
-      outExprs.push_back(getAffineDimExpr(loopOf[leaf], ctx));
-      outShape.push_back(ex.atoms.size(leaf));
-    }
-    if (unitQueryPending)
-      addUnitQueryDim();
-    outMap = AffineMap::get(numLoops, 0, outExprs, ctx);
-    if (syntheticQueryLoop) {
-      queryDim = *syntheticQueryLoop;
-    } else {
-      FailureOr<unsigned> queries = chooseQueries(candidates);
-      if (failed(queries))
-        return failure();
-      if (candidates.size() > 1)
-        queryDim = loopOf[*queries];
-    }
-    std::string rolesWhy;
-    FailureOr<AttentionDims> dims =
-        AttentionDims::infer(q.map, k.map, v.map, outMap, queryDim, &rolesWhy);
-    if (failed(dims))
-      return fail("the dims do not have attention's roles: " + rolesWhy);
-
-    auto isAttentionFloat = [](Type t) {
-      return isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(t);
-    };
-    if (!isAttentionFloat(q.element) || !isAttentionFloat(v.element) ||
-        !isAttentionFloat(rootType.getElementType()) || q.element != k.element)
-      return fail("Q, K, V and the output must be f16/bf16/f32/f64, Q and K "
-                  "of one type");
-    auto indexesNonScore = [&](const ViewPlan &plan, bool allowKeys) {
-      return llvm::any_of(plan.loops, [&](unsigned loop) {
-        return loop == loopOf[k1[0]] || (!allowKeys && loop == keyLoop) ||
-               llvm::any_of(channels,
-                            [&](unsigned c) { return loop == loopOf[c]; });
-      });
-    };
-    if (match.mask) {
-      if (!mask.element.isInteger(1) && !isAttentionFloat(mask.element))
-        return fail("the mask is neither i1 nor f16/bf16/f32/f64");
-      if (indexesNonScore(mask, /*allowKeys=*/true))
-        return fail("the mask is indexed by a channel dim");
-    }
-    if (hasPositions && indexesNonScore(positions, /*allowKeys=*/false))
-      return fail("the query positions are indexed by a key or channel dim");
-    if (match.sinks) {
-      if (!isAttentionFloat(sinks.element))
-        return fail("the sinks are not f16/bf16/f32/f64");
-      if (!llvm::all_of(sinks.loops, [&](unsigned loop) {
-            return llvm::is_contained(dims->batch, loop);
-          }))
-        return fail("the sink column is not read from sinks indexed by "
-                    "batch dims only (it varies along the queries or a "
-                    "channel dim, or is computed per element)");
-    }
-
-    // A fully masked row: torch's guard gives zeros, the op NaN.
-    if (match.guard) {
-      if (hasPositions)
-        return fail("a row may be fully masked by its position, and the "
-                    "frontend's guard zeroes it");
-      if (pm && pm->offset < 0)
-        return fail("the causal mask leaves the first rows fully masked, and "
-                    "the frontend's guard zeroes them");
-      guardMask = match.mask != nullptr;
-    }
-    return success();
-  }
-
-  Value emit(RewriterBase &rewriter) {
-    linalg::LinalgOp root = match.root;
-    Location loc = root.getLoc();
-    for (auto [apply, plan] :
-         {std::pair(match.foldQuery, &q), std::pair(match.foldKey, &k)}) {
-      if (!apply)
-        continue;
-      rewriter.setInsertionPoint(apply);
-      auto unit = cast<ApplyOp>(rewriter.clone(*apply.getOperation()));
-      unit.setMagnitudeAttr(rewriter.getF64FloatAttr(1.0));
-      if (apply.getFreqs())
-        unit.setFreqsAttr(unitMagnitudeFreqs(apply));
-      plan->source = unit->getResult(0);
-    }
-    for (auto [unscaled, plan] : {std::pair(match.unscaledQuery, &q),
-                                  std::pair(match.unscaledKey, &k)}) {
-      if (!unscaled.producer)
-        continue;
-      plan->source =
-          raise::copyYielding(rewriter, unscaled.producer, unscaled.value);
-    }
-    rewriter.setInsertionPoint(root);
-    Value query = emitView(rewriter, loc, q), key = emitView(rewriter, loc, k),
-          value = emitView(rewriter, loc, v);
-    Value maskValue = match.mask ? emitView(rewriter, loc, mask) : Value();
-    Value positionsValue =
-        hasPositions ? emitView(rewriter, loc, positions) : Value();
-    Value sinksValue = match.sinks ? emitView(rewriter, loc, sinks) : Value();
-    Value init = tensor::EmptyOp::create(rewriter, loc, outShape,
-                                         rootType.getElementType());
-    SmallVector<Attribute> maps = {AffineMapAttr::get(q.map),
-                                   AffineMapAttr::get(k.map),
-                                   AffineMapAttr::get(v.map)};
-    if (match.mask)
-      maps.push_back(AffineMapAttr::get(mask.map));
-    if (hasPositions)
-      maps.push_back(AffineMapAttr::get(positions.map));
-    if (match.sinks)
-      maps.push_back(AffineMapAttr::get(sinks.map));
-    maps.push_back(AffineMapAttr::get(outMap));
-    const std::optional<PositionMask> &pm = match.positionMask;
-    Value keyOffset, queryOffset;
-    if (hasPositions && pm->keyOffset != 0)
-      keyOffset = arith::ConstantIndexOp::create(rewriter, loc, pm->keyOffset);
-    // One query row seeing keys up to t: qpos = t (Sk − 1 by default).
-    if (pm && pm->keyOnly && pm->offset != ex.atoms.size(match.k2) - 1)
-      queryOffset = arith::ConstantIndexOp::create(rewriter, loc, pm->offset);
-    IntegerAttr window;
-    if (pm && pm->window)
-      window = rewriter.getI64IntegerAttr(*pm->window);
-    auto attention = AttentionOp::create(
-        rewriter, loc, init.getType(), query, key, value, maskValue,
-        positionsValue, queryOffset, keyOffset, sinksValue,
-        rewriter.getArrayAttr(maps), rewriter.getF64FloatAttr(match.scale),
-        pm ? rewriter.getUnitAttr() : UnitAttr(), window,
-        queryDim ? rewriter.getI64IntegerAttr(*queryDim) : IntegerAttr(), init);
-    if (match.softcap)
-      buildSoftcapRegion(rewriter, loc, attention, *match.softcap);
-    Value result = attention.getResult();
-    if (guardMask)
-      result = zeroFullyMaskedRows(rewriter, loc, result, maskValue);
-    if (outShape.size() != static_cast<size_t>(rootType.getRank()))
-      result = tensor::CollapseShapeOp::create(rewriter, loc, rootType, result,
-                                               outGroups);
-    return result;
-  }
-
-private:
-  LogicalResult fail(const Twine &reason) {
-    why = reason.str();
-    return failure();
-  }
-
-  /// Makes room for the unit query dim at output position `at`: it joins
-  /// the group of the dim before it (the first group at 0).
-  void insertUnitQueryDim(int64_t at) {
-    for (ReassociationIndices &group : outGroups)
-      for (int64_t &d : group)
-        if (d >= at)
-          ++d;
-    for (ReassociationIndices &group : outGroups)
-      if (at == 0 ? &group == &outGroups.front()
-                  : llvm::is_contained(group, at - 1)) {
-        group.push_back(at);
-        llvm::sort(group);
-        return;
-      }
-  }
-
-  DenseSet<unsigned> leavesOf(Node *node) {
-    DenseSet<unsigned> set;
-    for (const AtomList &dim : node->layout)
-      for (unsigned leaf : ex.atoms.leaves(dim))
-        set.insert(leaf);
-    return set;
-  }
-
-  /// The loop that is the queries among `candidates` (the loops in Q and
-  /// the output only): the one a causal mask compares against; else the one
-  /// the positions have; else the one query loop of the root contraction;
-  /// else the sequence dim of Q's rope.apply; else the largest (later in the
-  /// output on a tie). Without a position mask every choice computes the
-  /// same: the others are batch dims of the softmax like it.
-  FailureOr<unsigned> chooseQueries(ArrayRef<unsigned> candidates) {
-    if (candidates.empty()) {
-      why = "no dim is the queries (in Q and the output only)";
-      return failure();
-    }
-    const std::optional<PositionMask> &pm = match.positionMask;
-    if (pm && pm->keyOnly) {
-      // One row: any query dim of size 1 (checked in plan()).
-      for (unsigned leaf : candidates)
-        if (ex.atoms.size(leaf) == 1)
-          return leaf;
-    }
-    if (pm && !pm->positions && !pm->keyOnly) {
-      if (!llvm::is_contained(candidates, pm->queryAtom)) {
-        why = "the causal comparison is not against the query dim";
-        return failure();
-      }
-      return pm->queryAtom;
-    }
-    auto unique = [&](ArrayRef<unsigned> atoms) -> std::optional<unsigned> {
-      AtomList leaves = ex.atoms.leaves(atoms);
-      std::optional<unsigned> found;
-      for (unsigned leaf : leaves)
-        if (llvm::is_contained(candidates, leaf) &&
-            (ex.atoms.size(leaf) != 1 || leaves.size() == 1)) {
-          if (found)
-            return std::nullopt;
-          found = leaf;
-        }
-      return found;
-    };
-    if (pm && pm->positions) {
-      AtomList all;
-      for (const AtomList &dim : pm->positions->layout)
-        all.append(dim);
-      if (std::optional<unsigned> m = unique(all))
-        return *m;
-    }
-    if (match.rootQueryAtoms.size() == 1)
-      if (std::optional<unsigned> m = unique(match.rootQueryAtoms))
-        return *m;
-    if (auto rope = match.query->value.getDefiningOp<ApplyOp>()) {
-      SmallVector<int64_t> tokens = rope.getTokenDimsOrDefault();
-      if (!tokens.empty() && tokens.back() >= 0 &&
-          static_cast<size_t>(tokens.back()) < match.query->layout.size())
-        if (std::optional<unsigned> m =
-                unique(match.query->layout[tokens.back()]))
-          return *m;
-    }
-    unsigned best = candidates.front();
-    for (unsigned leaf : candidates)
-      if (ex.atoms.size(leaf) >= ex.atoms.size(best))
-        best = leaf;
-    return best;
-  }
-
-  /// How `node` is read as one dim per loop, with the size-1 loops
-  /// `unitLoops` it lacks added.
-  LogicalResult planView(Node *node, ArrayRef<unsigned> unitLoops,
-                         StringRef name, ViewPlan &plan) {
-    auto type = dyn_cast<RankedTensorType>(node->value.getType());
-    if (!type || node->layout.size() != static_cast<size_t>(type.getRank()))
-      return fail(name + " is not a ranked tensor of its layout");
-    plan.source = node->value;
-    plan.element = type.getElementType();
-    SmallVector<std::optional<unsigned>> loopAtDim;
-    // Dims that continue the channel loop of the dim before them (the
-    // parts of a split channel dim, which the view collapses back).
-    SmallVector<bool> continues;
-    std::optional<unsigned> previousLeaf;
-    for (auto [i, dim] : llvm::enumerate(node->layout)) {
-      ReassociationIndices group;
-      AtomList leaves = ex.atoms.leaves(dim);
-      if (leaves.empty()) {
-        if (type.getDimSize(i) != 1)
-          return fail(name + " has a dim of no loop");
-        group.push_back(plan.expandedShape.size());
-        plan.expandedShape.push_back(1);
-        loopAtDim.push_back(std::nullopt);
-        continues.push_back(false);
-        previousLeaf.reset();
-      }
-      for (unsigned leaf : leaves) {
-        group.push_back(plan.expandedShape.size());
-        plan.expandedShape.push_back(ex.atoms.size(leaf));
-        bool part = llvm::is_contained(channelParts, leaf);
-        continues.push_back(part);
-        if (part && previousLeaf != channelPrevious.lookup(leaf))
-          return fail(name + " reads the parts of the split channel dim apart "
-                             "or in another order than the query");
-        previousLeaf = leaf;
-        auto it = loopOf.find(leaf);
-        if (part)
-          loopAtDim.push_back(loopAtDim.back());
-        else if (it != loopOf.end())
-          loopAtDim.push_back(it->second);
-        else if (ex.atoms.size(leaf) == 1)
-          loopAtDim.push_back(std::nullopt);
-        else
-          return fail(name + " is indexed by a dim that is none of "
-                             "attention's (batch, queries, keys, channels)");
-      }
-      plan.expandGroups.push_back(group);
-    }
-    // A split channel dim is read whole or not at all.
-    size_t partsRead = llvm::count(continues, true);
-    bool headRead = llvm::is_contained(leavesOf(node), channelHead);
-    if (!channelParts.empty() &&
-        partsRead != (headRead ? channelParts.size() : 0))
-      return fail(name + " reads part of the split channel dim");
-    plan.expand = plan.expandedShape.size() != plan.expandGroups.size();
-    for (auto [i, loop] : llvm::enumerate(loopAtDim)) {
-      if (!loop)
-        continue;
-      if (continues[i]) {
-        plan.keptShape.back() *= plan.expandedShape[i];
-        continue;
-      }
-      if (llvm::is_contained(plan.loops, *loop))
-        return fail(name + " is read along a diagonal");
-      plan.loops.push_back(*loop);
-      plan.keptShape.push_back(plan.expandedShape[i]);
-    }
-    plan.collapse = plan.loops.size() != plan.expandedShape.size();
-    if (plan.collapse && !plan.loops.empty()) {
-      // Each kept dim takes the unit dims before it; the last kept dim also
-      // those after it.
-      size_t group = 0;
-      plan.collapseGroups.emplace_back();
-      for (auto [i, loop] : llvm::enumerate(loopAtDim)) {
-        plan.collapseGroups[group].push_back(i);
-        bool partFollows = i + 1 < continues.size() && continues[i + 1];
-        if (loop && !partFollows && group + 1 < plan.loops.size()) {
-          ++group;
-          plan.collapseGroups.emplace_back();
-        }
-      }
-    }
-    plan.finalShape = plan.keptShape;
-    for (unsigned loop : unitLoops) {
-      if (llvm::is_contained(plan.loops, loop))
-        continue;
-      if (plan.insertGroups.empty())
-        for (size_t i = 0; i < plan.keptShape.size(); ++i)
-          plan.insertGroups.push_back({static_cast<int64_t>(i)});
-      if (!plan.insertGroups.empty())
-        plan.insertGroups.back().push_back(plan.finalShape.size());
-      plan.finalShape.push_back(1);
-      plan.loops.push_back(loop);
-      plan.insert = true;
-    }
-    SmallVector<AffineExpr> exprs;
-    for (unsigned loop : plan.loops)
-      exprs.push_back(getAffineDimExpr(loop, match.root->getContext()));
-    plan.map = AffineMap::get(numLoops, 0, exprs, match.root->getContext());
-    return success();
-  }
-
-  Value emitView(RewriterBase &rewriter, Location loc, const ViewPlan &plan) {
-    Value value = plan.source;
-    if (plan.expand)
-      value = tensor::ExpandShapeOp::create(
-          rewriter, loc,
-          RankedTensorType::get(plan.expandedShape, plan.element), value,
-          plan.expandGroups);
-    if (plan.collapse)
-      value = tensor::CollapseShapeOp::create(
-          rewriter, loc, RankedTensorType::get(plan.keptShape, plan.element),
-          value, plan.collapseGroups);
-    if (plan.insert)
-      value = tensor::ExpandShapeOp::create(
-          rewriter, loc, RankedTensorType::get(plan.finalShape, plan.element),
-          value, plan.insertGroups);
-    return value;
-  }
-
-  /// The score region `outer · tanh(s ∘ inner)`, in the accumulator type
-  /// (the frontend's ops on its constants, widened exactly from f32).
-  void buildSoftcapRegion(RewriterBase &rewriter, Location loc,
-                          AttentionOp attention,
-                          const AttentionMatch::Softcap &cap) {
-    OpBuilder::InsertionGuard guard(rewriter);
-    FloatType acc = attention.getAccumulatorType();
-    SmallVector<Type> types = {acc};
-    types.append(numLoops - 2, rewriter.getIndexType());
-    SmallVector<Location> locs(types.size(), loc);
-    Block *block =
-        rewriter.createBlock(&attention.getModifier(), {}, types, locs);
-    Value score = block->getArgument(0);
-    Value inner = arith::ConstantOp::create(
-        rewriter, loc, rewriter.getFloatAttr(acc, cap.inner));
-    Value outer = arith::ConstantOp::create(
-        rewriter, loc, rewriter.getFloatAttr(acc, cap.outer));
-    Value x =
-        cap.innerMultiplies
-            ? arith::MulFOp::create(rewriter, loc, score, inner).getResult()
-            : arith::DivFOp::create(rewriter, loc, score, inner).getResult();
-    Value t = math::TanhOp::create(rewriter, loc, x);
-    Value r = arith::MulFOp::create(rewriter, loc, t, outer);
-    YieldOp::create(rewriter, loc, r);
-  }
-
-  /// torch's guard kept: rows whose keys are all masked (false, or −inf)
-  /// are zero. For finite scores a masked score is −inf exactly where the
-  /// mask masks it, so this is the frontend's test, on the mask alone (no
-  /// scores tensor).
-  Value zeroFullyMaskedRows(RewriterBase &rewriter, Location loc,
-                            Value attention, Value maskValue) {
-    MLIRContext *ctx = rewriter.getContext();
-    auto maskType = cast<RankedTensorType>(maskValue.getType());
-    unsigned rank = maskType.getRank();
-    SmallVector<int64_t> rowShape;
-    SmallVector<AffineExpr> rowExprs, rowInOut;
-    SmallVector<utils::IteratorType> iterators(rank,
-                                               utils::IteratorType::parallel);
-    for (unsigned i = 0; i < rank; ++i) {
-      unsigned loop = mask.loops[i];
-      if (loop == keyLoop) {
-        iterators[i] = utils::IteratorType::reduction;
-        continue;
-      }
-      rowShape.push_back(maskType.getDimSize(i));
-      rowExprs.push_back(getAffineDimExpr(i, ctx));
-      // Checked in plan(): the mask's other loops are output loops.
-      unsigned pos = *outMap.getResultPosition(getAffineDimExpr(loop, ctx));
-      rowInOut.push_back(getAffineDimExpr(pos, ctx));
-    }
-    Type i1 = rewriter.getI1Type();
-    Value rowInit = tensor::EmptyOp::create(rewriter, loc, rowShape, i1);
-    Value trueValue = arith::ConstantIntOp::create(rewriter, loc, i1, 1);
-    rowInit =
-        linalg::FillOp::create(rewriter, loc, trueValue, rowInit).getResult(0);
-    Type maskElement = maskType.getElementType();
-    auto rows = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{rowInit.getType()}, ValueRange{maskValue},
-        ValueRange{rowInit},
-        ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(rank, ctx),
-                            AffineMap::get(rank, 0, rowExprs, ctx)},
-        iterators, [&](OpBuilder &b, Location l, ValueRange args) {
-          Value masked;
-          if (maskElement.isInteger(1)) {
-            Value one = arith::ConstantIntOp::create(b, l, b.getI1Type(), 1);
-            masked = arith::XOrIOp::create(b, l, args[0], one);
-          } else {
-            auto floatType = cast<FloatType>(maskElement);
-            Value negInf = arith::ConstantOp::create(
-                b, l,
-                b.getFloatAttr(floatType,
-                               APFloat::getInf(floatType.getFloatSemantics(),
-                                               /*Negative=*/true)));
-            masked = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ,
-                                           args[0], negInf);
-          }
-          Value all = arith::AndIOp::create(b, l, masked, args[1]);
-          linalg::YieldOp::create(b, l, all);
-        });
-    auto outType = cast<RankedTensorType>(attention.getType());
-    unsigned outRank = outType.getRank();
-    Value empty = tensor::EmptyOp::create(rewriter, loc, outType.getShape(),
-                                          outType.getElementType());
-    auto zeroed = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{outType},
-        ValueRange{attention, rows.getResult(0)}, ValueRange{empty},
-        ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(outRank, ctx),
-                            AffineMap::get(outRank, 0, rowInOut, ctx),
-                            AffineMap::getMultiDimIdentityMap(outRank, ctx)},
-        SmallVector<utils::IteratorType>(outRank,
-                                         utils::IteratorType::parallel),
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          Value zero = arith::ConstantOp::create(
-              b, l, b.getFloatAttr(outType.getElementType(), 0.0));
-          Value r = arith::SelectOp::create(b, l, args[1], zero, args[0]);
-          linalg::YieldOp::create(b, l, r);
-        });
-    return zeroed.getResult(0);
-  }
-
-  Expressions &ex;
-  AttentionMatch &match;
-  RankedTensorType rootType;
-  SmallVector<ReassociationIndices> outGroups;
-  SmallVector<int64_t> outShape;
-  DenseMap<unsigned, unsigned> loopOf;
-  /// The channel atoms after the first (which has the channel loop) where
-  /// a reshape split the channel dim, each with the part before it.
-  unsigned channelHead = 0;
-  AtomList channelParts;
-  DenseMap<unsigned, unsigned> channelPrevious;
-  unsigned numLoops = 0, keyLoop = 0;
-  ViewPlan q, k, v, mask, positions, sinks;
-  bool hasPositions = false, guardMask = false;
-  AffineMap outMap;
-  std::optional<int64_t> queryDim;
-  /// The query loop of size 1 the op gets for a key-only mask when Q and
-  /// the output have no query dim of size 1.
-  std::optional<unsigned> syntheticQueryLoop;
-};
+namespace {
 
 //===----------------------------------------------------------------------===//
 // Driver
@@ -3054,13 +1490,10 @@ LogicalResult raiseAttentionAt(linalg::LinalgOp op, RewriterBase &rewriter,
           "twice)";
     return failure();
   }
-  Builder builder(ex, matcher.match);
-  if (failed(builder.plan())) {
-    why = builder.why;
+  FailureOr<Value> raised = buildAttention(rewriter, ex, matcher.match, why);
+  if (failed(raised))
     return failure();
-  }
-  Value raised = builder.emit(rewriter);
-  rewriter.replaceOp(op, raised);
+  rewriter.replaceOp(op, *raised);
   return success();
 }
 

@@ -43,7 +43,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RaiseCacheAppend.h"
-#include "UnitViews.h"
+#include "PayloadAnalysis.h"
 
 #include "rope/Dialect/Rope/IR/RopeOps.h"
 

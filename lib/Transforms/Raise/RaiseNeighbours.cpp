@@ -71,8 +71,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RaiseNeighbours.h"
-#include "PayloadCopy.h"
-#include "UnitViews.h"
+#include "PayloadAnalysis.h"
 
 #include "rope/Dialect/Rope/IR/RopeOps.h"
 
@@ -324,34 +323,9 @@ public:
   }
 };
 
-std::optional<double> scalarConstant(Value value) {
-  while (Operation *def = value.getDefiningOp()) {
-    if (isa<arith::TruncFOp, arith::ExtFOp>(def)) {
-      std::optional<double> inner = scalarConstant(def->getOperand(0));
-      auto type = dyn_cast<FloatType>(def->getResult(0).getType());
-      if (!inner || !type)
-        return std::nullopt;
-      llvm::APFloat f(*inner);
-      bool lost = false;
-      f.convert(type.getFloatSemantics(), llvm::APFloat::rmNearestTiesToEven,
-                &lost);
-      return f.convertToDouble();
-    }
-    FloatAttr attr;
-    if (matchPattern(value, m_Constant(&attr)))
-      return attr.getValueAsDouble();
-    DenseElementsAttr dense;
-    if (matchPattern(value, m_Constant(&dense)) && dense.isSplat() &&
-        isa<FloatType>(dense.getElementType()))
-      return dense.getSplatValue<llvm::APFloat>().convertToDouble();
-    return std::nullopt;
-  }
-  return std::nullopt;
-}
-
 /// A constant element: a scalar constant, or a splat constant tensor.
 std::optional<double> constantOf(const Elem &e) {
-  return scalarConstant(e.value);
+  return raise::getScalarConstant(e.value);
 }
 
 Type elementTypeOf(Value v) { return getElementTypeOrSelf(v.getType()); }
@@ -591,7 +565,7 @@ private:
       else if (!arg && yielded.getParentRegion() != &generic.getRegion())
         init = yielded;
     }
-    std::optional<double> zero = scalarConstant(init);
+    std::optional<double> zero = raise::getScalarConstant(init);
     if (!zero || *zero != 0.0)
       return failure();
 
@@ -653,7 +627,8 @@ private:
       return std::nullopt;
     }
     if (isa<math::PowFOp>(def)) {
-      std::optional<double> power = scalarConstant(def->getOperand(1));
+      std::optional<double> power =
+          raise::getScalarConstant(def->getOperand(1));
       if (power && *power == 2.0)
         return reader.operand(e, 0);
     }

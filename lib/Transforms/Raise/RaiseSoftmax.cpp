@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "rope/Transforms/Raise/RaiseSoftmax.h"
+#include "PayloadAnalysis.h"
 #include "rope/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -66,11 +67,6 @@ struct Node {
 /// The map of a rank-`rank` space onto itself without dim `drop`.
 AffineMap dropDim(MLIRContext *ctx, unsigned rank, unsigned drop) {
   return AffineMap::getMultiDimIdentityMap(rank, ctx).dropResult(drop);
-}
-
-/// The value its payload yields, for a one-result linalg op.
-Value yielded(linalg::LinalgOp op) {
-  return op.getBlock()->getTerminator()->getOperand(0);
 }
 
 class Expressions {
@@ -136,7 +132,7 @@ public:
     linalg::LinalgOp producer = elementwise(node->value);
     if (!producer)
       return node;
-    Node *expanded = payload(producer, yielded(producer));
+    Node *expanded = payload(producer, raise::yieldedValue(producer));
     if (!expanded)
       return node;
     if (through)
@@ -195,7 +191,7 @@ public:
     if (!op.getMatchingIndexingMap(input).isIdentity() ||
         op.getMatchingIndexingMap(init) != dropDim(op->getContext(), rank, dim))
       return {};
-    Operation *combine = yielded(op).getDefiningOp();
+    Operation *combine = raise::yieldedValue(op).getDefiningOp();
     if (!combine || combine->getBlock() != op.getBlock() ||
         !llvm::is_contained(combiners, combine->getName().getStringRef()))
       return {};
@@ -228,13 +224,8 @@ private:
 };
 
 bool isMaxIdentity(const APFloat &value, StringRef combiner) {
-  // maxnumf ignores a NaN (upstream's decomposition starts from one); the
-  // lowest float differs from −inf only on rows of −inf, where both give
-  // NaN probabilities.
-  return value.isNegInfinity() ||
-         (value.isNaN() && combiner == arith::MaxNumFOp::getOperationName()) ||
-         value.bitwiseIsEqual(
-             APFloat::getLargest(value.getSemantics(), /*Negative=*/true));
+  return raise::isRowMaxStart(value,
+                              combiner == arith::MaxNumFOp::getOperationName());
 }
 
 bool isSumIdentity(const APFloat &value, StringRef) { return value.isZero(); }
@@ -244,6 +235,100 @@ template <typename OpTy> bool isCompute(Node *node, unsigned arity) {
   return node->kind == Node::Compute && isa<OpTy>(node->op) &&
          node->operands.size() == arity;
 }
+
+} // namespace
+
+FailureOr<SoftmaxMatch>
+mlir::rope::matchWrittenSoftmax(linalg::LinalgOp root,
+                                SoftmaxMismatch *mismatch) {
+  auto fail = [&](Operation *op, StringRef why,
+                  bool remark) -> FailureOr<SoftmaxMatch> {
+    if (mismatch)
+      *mismatch = {why.str(), op, remark};
+    return failure();
+  };
+  if (root->getNumResults() != 1)
+    return failure();
+  auto type = dyn_cast<RankedTensorType>(root->getResult(0).getType());
+  if (!type || !isa<FloatType>(type.getElementType()) || !type.getRank())
+    return failure();
+  Expressions exprs(type.getRank());
+  if (!exprs.elementwise(root->getResult(0)) ||
+      !isa_and_present<arith::DivFOp>(
+          raise::yieldedValue(root).getDefiningOp()))
+    return failure();
+  // The ops the softmax replaces.
+  SmallPtrSet<Operation *, 8> chain;
+  chain.insert(root);
+  Node *quotient = exprs.payload(root, raise::yieldedValue(root));
+  if (!quotient || !isCompute<arith::DivFOp>(quotient, 2))
+    return failure();
+  Node *divisor = exprs.expand(quotient->operands[1], &chain);
+  if (divisor->kind != Node::Row)
+    return failure();
+  unsigned dim = divisor->dim;
+  linalg::LinalgOp sum = exprs.reduction(
+      divisor->value, dim, {arith::AddFOp::getOperationName()}, isSumIdentity);
+  if (!sum)
+    return fail(root, "not a division by a row sum", /*remark=*/false);
+
+  // From here on it looks like a softmax: say why it is not one.
+  chain.insert(sum);
+  Node *numerator = quotient->operands[0];
+  Node *summed = exprs.payload(
+      sum, sum.getMatchingBlockArgument(sum.getDpsInputOperand(0)));
+  if (!exprs.same(numerator, summed, &chain))
+    return fail(root, "the divisor is not the sum of the numerator",
+                /*remark=*/true);
+  Node *exp = exprs.expand(numerator, &chain);
+  if (!isCompute<math::ExpOp>(exp, 1))
+    return fail(root, "the numerator is not an exp", /*remark=*/true);
+  Node *shifted = exprs.expand(exp->operands[0], &chain);
+  if (!isCompute<arith::SubFOp>(shifted, 2))
+    return fail(root, "the exp is not of a difference", /*remark=*/true);
+  Node *subtrahend = exprs.expand(shifted->operands[1], &chain);
+  if (subtrahend->kind != Node::Row)
+    return fail(root, "the exp is not of x minus a row max", /*remark=*/true);
+  if (subtrahend->dim != dim)
+    return fail(root, "the row max and the row sum are over different dims",
+                /*remark=*/true);
+  linalg::LinalgOp max = exprs.reduction(subtrahend->value, dim,
+                                         {arith::MaximumFOp::getOperationName(),
+                                          arith::MaxNumFOp::getOperationName()},
+                                         isMaxIdentity);
+  if (!max)
+    return fail(root, "the exp is not of x minus a row max", /*remark=*/true);
+  chain.insert(max);
+  Value input = max.getDpsInputOperand(0)->get();
+  // x's own producers stay: they are not recorded.
+  Node *x = exprs.payload(
+      max, max.getMatchingBlockArgument(max.getDpsInputOperand(0)));
+  if (!exprs.same(shifted->operands[0], x, nullptr))
+    return fail(root, "the max is not of the value it is subtracted from",
+                /*remark=*/true);
+  if (Operation *def = input.getDefiningOp(); def && chain.contains(def))
+    return fail(root, "x itself is part of the chain", /*remark=*/true);
+  if (input.getType() != type)
+    return fail(root, "the input's type is not the result's type",
+                /*remark=*/true);
+  for (Operation *op : chain)
+    if (op != root && llvm::any_of(op->getUsers(), [&](Operation *user) {
+          return !chain.contains(user);
+        }))
+      return fail(op,
+                  "it has users outside the softmax (raising would "
+                  "compute it twice)",
+                  /*remark=*/true);
+  SoftmaxMatch match;
+  match.input = input;
+  match.dim = dim;
+  match.max = max;
+  match.sum = sum;
+  match.chain = std::move(chain);
+  return match;
+}
+
+namespace {
 
 struct RaiseSoftmaxPattern : OpInterfaceRewritePattern<linalg::LinalgOp> {
   RaiseSoftmaxPattern(MLIRContext *ctx, bool remarks)
@@ -258,79 +343,20 @@ struct RaiseSoftmaxPattern : OpInterfaceRewritePattern<linalg::LinalgOp> {
 
   LogicalResult matchAndRewrite(linalg::LinalgOp root,
                                 PatternRewriter &rewriter) const override {
-    if (root->getNumResults() != 1)
-      return failure();
-    auto type = dyn_cast<RankedTensorType>(root->getResult(0).getType());
-    if (!type || !isa<FloatType>(type.getElementType()) || !type.getRank())
-      return failure();
-    Expressions exprs(type.getRank());
-    if (!exprs.elementwise(root->getResult(0)) ||
-        !isa_and_present<arith::DivFOp>(yielded(root).getDefiningOp()))
-      return failure();
-    // The ops the softmax replaces.
-    SmallPtrSet<Operation *, 8> chain;
-    chain.insert(root);
-    Node *quotient = exprs.payload(root, yielded(root));
-    if (!quotient || !isCompute<arith::DivFOp>(quotient, 2))
-      return failure();
-    Node *divisor = exprs.expand(quotient->operands[1], &chain);
-    if (divisor->kind != Node::Row)
-      return failure();
-    unsigned dim = divisor->dim;
-    linalg::LinalgOp sum =
-        exprs.reduction(divisor->value, dim,
-                        {arith::AddFOp::getOperationName()}, isSumIdentity);
-    if (!sum)
-      return rewriter.notifyMatchFailure(root, "not a division by a row sum");
-
-    // From here on it looks like a softmax: say why it is not one.
-    chain.insert(sum);
-    Node *numerator = quotient->operands[0];
-    Node *summed = exprs.payload(
-        sum, sum.getMatchingBlockArgument(sum.getDpsInputOperand(0)));
-    if (!exprs.same(numerator, summed, &chain))
-      return notRaised(rewriter, root,
-                       "the divisor is not the sum of the numerator");
-    Node *exp = exprs.expand(numerator, &chain);
-    if (!isCompute<math::ExpOp>(exp, 1))
-      return notRaised(rewriter, root, "the numerator is not an exp");
-    Node *shifted = exprs.expand(exp->operands[0], &chain);
-    if (!isCompute<arith::SubFOp>(shifted, 2))
-      return notRaised(rewriter, root, "the exp is not of a difference");
-    Node *subtrahend = exprs.expand(shifted->operands[1], &chain);
-    if (subtrahend->kind != Node::Row)
-      return notRaised(rewriter, root, "the exp is not of x minus a row max");
-    if (subtrahend->dim != dim)
-      return notRaised(rewriter, root,
-                       "the row max and the row sum are over different dims");
-    linalg::LinalgOp max =
-        exprs.reduction(subtrahend->value, dim,
-                        {arith::MaximumFOp::getOperationName(),
-                         arith::MaxNumFOp::getOperationName()},
-                        isMaxIdentity);
-    if (!max)
-      return notRaised(rewriter, root, "the exp is not of x minus a row max");
-    chain.insert(max);
-    Value input = max.getDpsInputOperand(0)->get();
-    // x's own producers stay: they are not recorded.
-    Node *x = exprs.payload(
-        max, max.getMatchingBlockArgument(max.getDpsInputOperand(0)));
-    if (!exprs.same(shifted->operands[0], x, nullptr))
-      return notRaised(rewriter, root,
-                       "the max is not of the value it is subtracted from");
-    if (Operation *def = input.getDefiningOp(); def && chain.contains(def))
-      return notRaised(rewriter, root, "x itself is part of the chain");
-    if (input.getType() != type)
-      return notRaised(rewriter, root,
-                       "the input's type is not the result's type");
-    for (Operation *op : chain)
-      if (op != root && llvm::any_of(op->getUsers(), [&](Operation *user) {
-            return !chain.contains(user);
-          }))
-        return notRaised(rewriter, op,
-                         "it has users outside the softmax (raising would "
-                         "compute it twice)");
-
+    SoftmaxMismatch mismatch;
+    FailureOr<SoftmaxMatch> match = matchWrittenSoftmax(root, &mismatch);
+    if (failed(match)) {
+      if (!mismatch.op)
+        return failure();
+      if (mismatch.remark)
+        return notRaised(rewriter, mismatch.op, mismatch.why);
+      return rewriter.notifyMatchFailure(mismatch.op, mismatch.why);
+    }
+    auto type = cast<RankedTensorType>(root->getResult(0).getType());
+    Value input = match->input;
+    unsigned dim = match->dim;
+    linalg::LinalgOp max = match->max, sum = match->sum;
+    SmallPtrSet<Operation *, 8> &chain = match->chain;
     auto softmax = linalg::SoftmaxOp::create(
         rewriter, root.getLoc(), TypeRange{type}, input,
         root.getDpsInitOperand(0)->get(), static_cast<uint64_t>(dim));
@@ -381,7 +407,7 @@ void mlir::rope::raiseSoftmax(Operation *root, bool remarks) {
   SmallVector<Operation *> divisions;
   root->walk([&](linalg::LinalgOp op) {
     if (op->getNumResults() == 1 &&
-        isa_and_present<arith::DivFOp>(yielded(op).getDefiningOp()))
+        isa_and_present<arith::DivFOp>(raise::yieldedValue(op).getDefiningOp()))
       divisions.push_back(op);
   });
   // Each division once (a remark is said once) and nothing else folded.

@@ -10,7 +10,11 @@
 #ifndef ROPE_TRANSFORMS_RAISE_RAISESOFTMAX_H
 #define ROPE_TRANSFORMS_RAISE_RAISESOFTMAX_H
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <string>
 
 namespace mlir::rope {
 
@@ -29,6 +33,33 @@ namespace mlir::rope {
 /// `remarks`: once a division by a row sum is found, say why it is not raised.
 void populateRopeRaiseSoftmaxPatterns(RewritePatternSet &patterns,
                                       bool remarks = false);
+
+/// A softmax written out in structured ops, rooted at its division.
+struct SoftmaxMatch {
+  /// x, the value the softmax is of, and the dim it is over.
+  Value input;
+  unsigned dim = 0;
+  /// The row max and the row sum.
+  linalg::LinalgOp max, sum;
+  /// The ops the softmax replaces (the division included): each used only
+  /// inside the chain but for the division.
+  SmallPtrSet<Operation *, 8> chain;
+};
+
+/// Why matchWrittenSoftmax failed: `op` null when the root is no division
+/// of a softmax's shape at all; `remark` once it looks like a softmax (a
+/// division by a row sum), so that a remark saying why is worth it.
+struct SoftmaxMismatch {
+  std::string why;
+  Operation *op = nullptr;
+  bool remark = false;
+};
+
+/// The softmax the rope-raise-softmax pattern raises (see above), matched at
+/// `division` without rewriting anything.
+FailureOr<SoftmaxMatch>
+matchWrittenSoftmax(linalg::LinalgOp division,
+                    SoftmaxMismatch *mismatch = nullptr);
 
 /// Applies the patterns once to every division under `root` (not folding
 /// the rest of the IR).

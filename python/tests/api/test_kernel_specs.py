@@ -288,3 +288,61 @@ def test_append_members_are_checked_under_their_own_names():
     with pytest.raises(ValueError, match=r"out_q has shape"):
         rope_mlir.append_kv(k, None, k_cache, None, pos, q=q,
                             out_q=np.empty((1, 2, 3, 8), np.float32))
+
+
+# The value checks every entry point's arguments go through
+# (rope_mlir._kernel_path): bad values raise, naming the argument, before
+# any kernel is compiled or called.
+@pytest.mark.parametrize("value,error", [
+    (True, TypeError), (1.0, TypeError), ("3", TypeError), (None, TypeError),
+    (np.float32(2), TypeError), (np.array([1]), TypeError)])
+def test_integer_refuses(value, error):
+    from rope_mlir import _kernel_path as kp
+    with pytest.raises(error, match="offset must be an integer"):
+        kp.integer(value, "offset")
+    assert kp.integer(np.int64(7), "offset") == 7
+
+
+@pytest.mark.parametrize("value,error,words", [
+    (False, TypeError, "must be a real number"),
+    ("1.5", TypeError, "must be a real number"),
+    (None, TypeError, "must be a real number"),
+    (float("nan"), ValueError, "must be finite"),
+    (float("inf"), ValueError, "must be finite"),
+    (np.float32("-inf"), ValueError, "must be finite")])
+def test_real_refuses(value, error, words):
+    from rope_mlir import _kernel_path as kp
+    with pytest.raises(error, match=f"scale {words}"):
+        kp.real(value, "scale")
+    assert kp.real(np.int32(2), "scale") == 2.0
+
+
+@pytest.mark.parametrize("value", ["false", 0, 1, None, np.array([True])])
+def test_flag_refuses(value):
+    from rope_mlir import _kernel_path as kp
+    with pytest.raises(TypeError, match="interleaved must be a bool"):
+        kp.flag(value, "interleaved")
+    assert kp.flag(np.bool_(True), "interleaved") is True
+
+
+@pytest.mark.parametrize("value,error,words", [
+    ("128", TypeError, "must be a sequence of integers"),
+    (128, TypeError, "must be a sequence of integers"),
+    ((1, 2.0), TypeError, "entry must be an integer"),
+    ((1, True), TypeError, "entry must be an integer"),
+    ((4, -1), ValueError, "has a negative size")])
+def test_shape_refuses(value, error, words):
+    from rope_mlir import _kernel_path as kp
+    with pytest.raises(error, match=f"x_shape {words}"):
+        kp.shape(value, "x_shape")
+    assert kp.shape([2, np.int64(3)], "x_shape") == (2, 3)
+
+
+@pytest.mark.parametrize("value", [0.0, False, "0", None, np.array(0),
+                                   np.float64(0)])
+def test_is_zero_only_for_integer_zero(value):
+    """Only the integer 0 means "no offset": a float, bool or array zero is
+    not taken for it (it goes on to scalar_offset's checks instead)."""
+    from rope_mlir import _kernel_path as kp
+    assert not kp.is_zero(value)
+    assert kp.is_zero(0) and kp.is_zero(np.int32(0)) and not kp.is_zero(1)

@@ -10,6 +10,11 @@ neighbour's load move both):
   host's native width (16 lanes with AVX-512, 8 with AVX2), 12 accumulators
   (more than the FMA latency times the ports, fewer than the registers),
   compiled by our own JIT like the kernels it is compared with.
+- `bf16_dot_peak()`: with AVX512-BF16, the same loop on `vdpbf16ps`
+  (`x86vector.avx512.dot`: per f32 lane two bf16 products and their two
+  additions, 4 FLOP), the rate bf16 contractions reach with products in
+  pairs; None on hosts without it. (AMX is not probed: no kernel of ours
+  uses it yet.)
 - `read_bandwidth(nbytes)`: GB/s of one thread summing `nbytes` of f32 with
   vector loads into 4 accumulators, warm (the array read once first), so
   that an array the size of a decode step's K and V is measured where that
@@ -52,12 +57,18 @@ def cpu_name() -> str:
     return platform.processor() or "unknown CPU"
 
 
-def _fma_module(lanes: int) -> str:
+def _fma_module(lanes: int, bf16_pairs: bool = False) -> str:
     vec = f"vector<{lanes}xf32>"
     accs = [f"%a{i}" for i in range(ACCUMULATORS)]
     init = ", ".join(f"{a} = %init{i % 2}" for i, a in enumerate(accs))
-    body = "\n".join(f"      %n{i} = math.fma {a}, %m, %c : {vec}"
-                     for i, a in enumerate(accs))
+    if bf16_pairs:
+        pairs = f"vector<{2 * lanes}xbf16>"
+        body = "\n".join(
+            f"      %n{i} = x86vector.avx512.dot {a}, %mb, %cb : {pairs} -> "
+            f"{vec}" for i, a in enumerate(accs))
+    else:
+        body = "\n".join(f"      %n{i} = math.fma {a}, %m, %c : {vec}"
+                         for i, a in enumerate(accs))
     yields = ", ".join(f"%n{i}" for i in range(ACCUMULATORS))
     types = ", ".join([vec] * ACCUMULATORS)
     sums = []
@@ -78,6 +89,10 @@ func.func @fma(%iterations: index, %seed: f32) -> f32 {{
   %two = arith.constant 2.0 : f32
   %init0 = vector.broadcast %one : f32 to {vec}
   %init1 = vector.broadcast %two : f32 to {vec}
+  %seedb = arith.truncf %seed : f32 to bf16
+  %halfb = arith.truncf %half : f32 to bf16
+  %mb = vector.broadcast %seedb : bf16 to vector<{2 * lanes}xbf16>
+  %cb = vector.broadcast %halfb : bf16 to vector<{2 * lanes}xbf16>
   %s:{ACCUMULATORS} = scf.for %i = %c0 to %iterations step %c1 iter_args({init}) -> ({types}) {{
 {body}
       scf.yield {yields} : {types}
@@ -128,7 +143,9 @@ func.func @read(%x: tensor<?xf32>) -> f32 {{
 @functools.lru_cache(maxsize=None)
 def _compiled(kind: str, lanes: int):
     import rope_mlir
-    text = _fma_module(lanes) if kind == "fma" else _read_module(lanes)
+    text = (_fma_module(lanes, bf16_pairs=kind == "bf16_dot")
+            if kind in ("fma", "bf16_dot") else _read_module(lanes))
+    kind = "fma" if kind == "bf16_dot" else kind
     return rope_mlir.jit(text).function(kind)
 
 
@@ -143,6 +160,28 @@ def fma_peak(repeats: int = 5, iterations: int = 20_000_000) -> float:
         fn(iterations, np.float32(0.999))
         best = min(best, time.perf_counter() - t)
     return 2.0 * lanes * ACCUMULATORS * iterations / best / 1e9
+
+
+def has_bf16_pairs() -> bool:
+    """Whether the host has AVX512-BF16 (vdpbf16ps)."""
+    from rope_mlir import _jit
+    return _jit.host_has_feature("avx512bf16")
+
+
+def bf16_dot_peak(repeats: int = 5, iterations: int = 20_000_000):
+    """One thread's bf16 pair-product peak (vdpbf16ps), GFLOP/s counting
+    each product and each addition; None without AVX512-BF16."""
+    if not has_bf16_pairs():
+        return None
+    lanes = native_lanes()
+    fn = _compiled("bf16_dot", lanes)
+    fn(1000, np.float32(0.999))
+    best = float("inf")
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn(iterations, np.float32(0.999))
+        best = min(best, time.perf_counter() - t)
+    return 4.0 * lanes * ACCUMULATORS * iterations / best / 1e9
 
 
 def read_bandwidth(nbytes: int, repeats: int = 5) -> float:
@@ -168,6 +207,9 @@ def read_bandwidth(nbytes: int, repeats: int = 5) -> float:
 if __name__ == "__main__":
     print(f"{cpu_name()}: {native_lanes()} f32 lanes")
     print(f"f32 FMA peak, one thread: {fma_peak():.1f} GFLOP/s")
+    bf16 = bf16_dot_peak()
+    print("bf16 vdpbf16ps peak, one thread: " +
+          (f"{bf16:.1f} GFLOP/s" if bf16 else "no AVX512-BF16"))
     for mib in (32, 128, 1024):
         print(f"read bandwidth, one thread, {mib} MiB warm: "
               f"{read_bandwidth(mib << 20):.1f} GB/s")

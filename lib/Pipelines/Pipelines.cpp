@@ -126,6 +126,7 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
       contractions.vectorsPerRow = options.contractionVectorsPerRow;
     if (options.contractionColumns > 0)
       contractions.columns = options.contractionColumns;
+    contractions.bf16Products = options.contractionBF16Products;
     pm.addNestedPass<func::FuncOp>(
         createRopeVectorizeContractionsPass(contractions));
     RopeVectorizeElementwisePassOptions elementwise;
@@ -187,7 +188,11 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createConvertVectorToLLVMPass());
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  // vdpbf16ps (x86vector.avx512.dot) of the bf16 contractions.
+  vectorToLLVM.x86Vector =
+      options.contractionBF16Products == BFloat16Products::Avx512Dot;
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createConvertComplexToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());

@@ -1,5 +1,5 @@
 // RUN: rope-opt %s --pass-pipeline="builtin.module(rope-to-llvm-cpu)" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s
-// RUN: rope-opt %s --pass-pipeline="builtin.module(rope-to-llvm-cpu{tile-heads=4 vector-bytes=0 prefetch-rows=0 contraction-vector-bits=512 contraction-rows=6 contraction-vectors-per-row=3 contraction-columns=2 contraction-slab-bytes=0 elementwise-max-lanes=32 outline-max-ops=0 angle=turns})" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=SET
+// RUN: rope-opt %s --pass-pipeline="builtin.module(rope-to-llvm-cpu{tile-heads=4 vector-bytes=0 prefetch-rows=0 contraction-vector-bits=512 contraction-rows=6 contraction-vectors-per-row=3 contraction-columns=2 contraction-slab-bytes=0 contraction-bf16-products=avx512-dot elementwise-max-lanes=32 outline-max-ops=0 angle=turns})" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=SET
 // RUN: not rope-opt %s --pass-pipeline="builtin.module(rope-to-llvm-cpu{tile-heads=0})" 2>&1 | FileCheck %s --check-prefix=BAD
 
 // rope-to-llvm-cpu's choices for the vector form, passed to
@@ -19,17 +19,21 @@
 // compile time).
 // Blocks of output columns whose slab of the vector operand is 16 KiB (an
 // L1 data cache holds it next to the tile's rows).
-// CHECK: rope-vectorize-contractions{columns=4 rows=4 slab-bytes=16384 vector-bits=256 vectors-per-row=2}
+// bf16 products widened to f32 FMAs unless asked (any target), and no
+// x86vector lowering then.
+// CHECK: rope-vectorize-contractions{bf16-products=fma columns=4 rows=4 slab-bytes=16384 vector-bits=256 vectors-per-row=2}
 // CHECK: rope-vectorize-elementwise{max-lanes=16}
 // CHECK: convert-vector-to-scf
 // CHECK-NEXT: rope-keep-vector-loops
 // CHECK-NEXT: rope-outline-chunks{max-ops=2000}
 // CHECK-NEXT: convert-scf-to-cf
+// CHECK: convert-vector-to-llvm{{.*}}enable-x86vector=false
 // SET: convert-rope-to-vector{angle=turns tile-heads=4 vector-bytes=0}
 // SET-NOT: rope-prefetch-strided-rows
-// SET: rope-vectorize-contractions{columns=2 rows=6 slab-bytes=0 vector-bits=512 vectors-per-row=3}
+// SET: rope-vectorize-contractions{bf16-products=avx512-dot columns=2 rows=6 slab-bytes=0 vector-bits=512 vectors-per-row=3}
 // SET: rope-vectorize-elementwise{max-lanes=32}
 // SET-NOT: rope-outline-chunks
+// SET: convert-vector-to-llvm{{.*}}enable-x86vector=true
 // BAD: convert-rope-to-vector: tile-heads must be >= 1, got 0
 func.func @f() {
   return

@@ -88,6 +88,18 @@ struct RopeToLLVMCpuPipelineOptions
                      "of output columns (sized for the L1 data cache; 0: "
                      "no blocking)"),
       llvm::cl::init(16384)};
+  PassOptions::Option<BFloat16Products> contractionBF16Products{
+      *this, "contraction-bf16-products",
+      llvm::cl::desc("rope-vectorize-contractions' bf16-products: how bf16 x "
+                     "bf16 -> f32 contractions multiply: `fma`, inputs "
+                     "widened to f32 (any target, the default), or "
+                     "`avx512-dot`, AVX512-BF16's vdpbf16ps (the target "
+                     "must have avx512bf16; subnormals flushed to zero)"),
+      llvm::cl::init(BFloat16Products::Fma),
+      llvm::cl::values(
+          clEnumValN(BFloat16Products::Fma, "fma", "inputs widened, f32 FMAs"),
+          clEnumValN(BFloat16Products::Avx512Dot, "avx512-dot",
+                     "AVX512-BF16 vdpbf16ps"))};
   PassOptions::Option<int64_t> elementwiseMaxLanes{
       *this, "elementwise-max-lanes",
       llvm::cl::desc("rope-vectorize-elementwise's max-lanes: the longest "

@@ -31,6 +31,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::rope {
@@ -91,6 +92,12 @@ struct RegisterTilePlan {
   /// Whether `packSource` is indexed by no outer dim: one packing serves
   /// every outer index (the query heads of a GQA group).
   bool packShared = false;
+  /// bf16 inputs multiplied in pairs by AVX512-BF16's vdpbf16ps
+  /// (`x86vector.avx512.dot`): Dot form steps the reduction by two
+  /// elements per f32 lane; the packed outer product's buffer holds pairs
+  /// of consecutive reduction elements, [reduction/2][2·columns] bf16, and
+  /// each row's pair is broadcast as one 32-bit unit.
+  bool bf16Pairs = false;
 };
 
 /// The dim of `dims` with the largest extent (dynamic counts as largest; the
@@ -110,6 +117,9 @@ unsigned widestDim(ArrayRef<unsigned> dims, ArrayRef<int64_t> ranges) {
 void planPacking(RegisterTilePlan &plan,
                  const rope::ContractionRegisterTile &tile, Type element,
                  ArrayRef<int64_t> ranges);
+void planBF16Pairs(RegisterTilePlan &plan, linalg::LinalgOp op,
+                   const rope::ContractionRegisterTile &tile,
+                   ArrayRef<int64_t> ranges);
 
 /// Whether the payload is exactly `out + widen(a) * widen(b)` (the
 /// product's operands in either order), where widen is nothing or one
@@ -231,7 +241,38 @@ planRegisterTile(linalg::LinalgOp op, const rope::ContractionRegisterTile &tile,
       plan.outerDims.push_back(d);
   if (plan.form == Form::Dot && outDim && *outDim == plan.colDim)
     planPacking(plan, tile, element, ranges);
+  planBF16Pairs(plan, op, tile, ranges);
   return plan;
+}
+
+/// vdpbf16ps takes 4, 8 or 16 f32 lanes (AVX512-BF16 with AVX512VL).
+bool isDotProductWidth(int64_t lanes) {
+  return lanes == 4 || lanes == 8 || lanes == 16;
+}
+
+/// Products in pairs where the tile sizes allow them: bf16 × bf16 into f32,
+/// asked for by `bf16-products`, and either the Dot form with a static
+/// reduction of whole pairs of 4-lane vectors at least, or the packed outer
+/// product with whole pair blocks. The plain outer product (an operand
+/// contiguous along the columns, as V in P·V) would need its own pair
+/// packing; it keeps the widened FMAs.
+void planBF16Pairs(RegisterTilePlan &plan, linalg::LinalgOp op,
+                   const rope::ContractionRegisterTile &tile,
+                   ArrayRef<int64_t> ranges) {
+  auto isBF16 = [](Value v) { return getElementTypeOrSelf(v).isBF16(); };
+  if (tile.bf16Products != rope::BFloat16Products::Avx512Dot ||
+      !getElementTypeOrSelf(op.getDpsInitOperand(0)->get()).isF32() ||
+      !isBF16(op.getDpsInputOperand(0)->get()) ||
+      !isBF16(op.getDpsInputOperand(1)->get()))
+    return;
+  int64_t lanes = tile.vectorBits / 32;
+  int64_t reduction = ranges[plan.reductionDim];
+  if (plan.form == RegisterTilePlan::Form::Dot)
+    plan.bf16Pairs =
+        lanes >= 4 && !ShapedType::isDynamic(reduction) && reduction % 8 == 0;
+  else if (plan.packSource)
+    plan.bf16Pairs =
+        isDotProductWidth(lanes) && plan.packReduction % (2 * lanes) == 0;
 }
 
 /// A Dot-shaped contraction (both inputs contiguous along the reduction)
@@ -307,12 +348,12 @@ Value addIndex(OpBuilder &b, Location loc, Value base, int64_t v) {
 }
 
 /// Covers [lo, hi) with tiles of each width of `widths` in turn (largest
-/// first, the last one 1): full tiles of one width, the rest left to the
-/// next. `body` gets the tile's first index and width.
+/// first, the last one 1 unless hi - lo is known to be a multiple of it):
+/// full tiles of one width, the rest left to the next. `body` gets the
+/// tile's first index and width.
 void forEachTile(
     OpBuilder &b, Location loc, Value lo, Value hi, ArrayRef<int64_t> widths,
     function_ref<void(OpBuilder &, Location, Value, int64_t)> body) {
-  assert(widths.back() == 1 && "the last tile width must be 1");
   for (int64_t width : widths) {
     Value end = hi;
     if (width != 1) {
@@ -430,13 +471,19 @@ private:
     SmallVector<int64_t> widths = {lanes * perRow};
     if (perRow != 1)
       widths.push_back(lanes);
-    if (lanes != 1)
+    // Pairs are packed for whole lane blocks of columns only, and column
+    // blocks are multiples of the lanes: no one-lane tail.
+    if (lanes != 1 && !plan.bf16Pairs)
       widths.push_back(1);
     forEachTile(b, loc, colLo, colHi, widths,
                 [&](OpBuilder &b, Location loc, Value col, int64_t width) {
                   int64_t n = std::min(width, lanes);
-                  emitOuterProductTile(b, loc, ivs, row, rowCount, col, n,
-                                       width / n);
+                  if (plan.bf16Pairs)
+                    emitPairOuterProductTile(b, loc, ivs, row, rowCount, col, n,
+                                             width / n);
+                  else
+                    emitOuterProductTile(b, loc, ivs, row, rowCount, col, n,
+                                         width / n);
                 });
   }
 
@@ -487,6 +534,66 @@ private:
                                 plan.output.indices(at(r, c, nullptr, b, loc)));
   }
 
+  /// emitOuterProductTile with products in pairs: for every pair p of the
+  /// reduction, acc[r][c] = dot(acc[r][c], broadcast of the rows operand's
+  /// pair (row + r, 2p..2p+1) as one 32-bit unit, packed[p][2·(col + c·n)
+  /// ..]), lane i of acc summing both products of column col + c·n + i.
+  void emitPairOuterProductTile(OpBuilder &b, Location loc,
+                                SmallVector<Value> ivs, Value row,
+                                int64_t rowCount, Value col, int64_t n,
+                                int64_t vectors) {
+    VectorType type = vectorOf(n);
+    Type bf16 = b.getBF16Type(), i32 = b.getI32Type();
+    VectorType pairs = VectorType::get({2 * n}, bf16);
+    Value two = indexConstant(b, loc, 2);
+    auto outputAt = [&](int64_t r, int64_t c, OpBuilder &b, Location loc) {
+      ivs[plan.rowDim] = addIndex(b, loc, row, r);
+      ivs[plan.colDim] = addIndex(b, loc, col, c * n);
+      return plan.output.indices(ivs);
+    };
+    SmallVector<Value> init;
+    for (int64_t r = 0; r < rowCount; ++r)
+      for (int64_t c = 0; c < vectors; ++c)
+        init.push_back(vector::LoadOp::create(b, loc, type, plan.output.memref,
+                                              outputAt(r, c, b, loc)));
+    auto loop = scf::ForOp::create(
+        b, loc, indexConstant(b, loc, 0),
+        indexConstant(b, loc, plan.packReduction / 2), indexConstant(b, loc, 1),
+        init, [&](OpBuilder &b, Location loc, Value pair, ValueRange acc) {
+          SmallVector<Value> columns;
+          for (int64_t c = 0; c < vectors; ++c) {
+            Value column = arith::MulIOp::create(
+                b, loc, addIndex(b, loc, col, c * n), two);
+            columns.push_back(vector::LoadOp::create(b, loc, pairs,
+                                                     plan.vectorOperand.memref,
+                                                     ValueRange{pair, column}));
+          }
+          Value k = arith::MulIOp::create(b, loc, pair, two);
+          SmallVector<Value> next;
+          for (int64_t r = 0; r < rowCount; ++r) {
+            ivs[plan.rowDim] = addIndex(b, loc, row, r);
+            ivs[plan.reductionDim] = k;
+            Value twoOfRow = vector::LoadOp::create(
+                b, loc, VectorType::get({2}, bf16), plan.rowsOperand.memref,
+                plan.rowsOperand.indices(ivs));
+            Value unit = vector::BitCastOp::create(
+                b, loc, VectorType::get({1}, i32), twoOfRow);
+            Value splat = vector::BitCastOp::create(
+                b, loc, pairs,
+                vector::BroadcastOp::create(b, loc, VectorType::get({n}, i32),
+                                            unit));
+            for (int64_t c = 0; c < vectors; ++c)
+              next.push_back(x86vector::DotBF16Op::create(
+                  b, loc, type, acc[r * vectors + c], splat, columns[c]));
+          }
+          scf::YieldOp::create(b, loc, next);
+        });
+    for (int64_t r = 0; r < rowCount; ++r)
+      for (int64_t c = 0; c < vectors; ++c)
+        vector::StoreOp::create(b, loc, loop.getResult(r * vectors + c),
+                                plan.output.memref, outputAt(r, c, b, loc));
+  }
+
   /// Rows [row, row + rowCount) of the output, all columns: tiles of
   /// rowCount × `columns` output elements, then rowCount × 1.
   void emitDotRow(OpBuilder &b, Location loc, SmallVector<Value> ivs, Value row,
@@ -503,12 +610,15 @@ private:
 
   /// The reduction step: the widest vector that divides a static reduction
   /// extent (head_dim); one lane when it is dynamic.
+  /// With products in pairs, the f32 lanes of the accumulator, each
+  /// taking two elements per step (planBF16Pairs keeps it at least 4).
   int64_t reductionLanes() const {
     std::optional<int64_t> extent = getConstantIntValue(ubs[plan.reductionDim]);
     if (!extent)
       return 1;
+    int64_t perLane = plan.bf16Pairs ? 2 : 1;
     int64_t n = lanes;
-    while (n > 1 && *extent % n != 0)
+    while (n > 1 && *extent % (n * perLane) != 0)
       n /= 2;
     return n;
   }
@@ -517,7 +627,9 @@ private:
   /// steps of n, then out[row + r, col + c] += reduce(acc[r][c]) once.
   void emitDotTile(OpBuilder &b, Location loc, SmallVector<Value> ivs,
                    Value row, int64_t rowCount, Value col, int64_t colCount) {
-    int64_t n = reductionLanes();
+    // vdpbf16ps has at most 16 f32 lanes.
+    int64_t n = plan.bf16Pairs ? std::min<int64_t>(reductionLanes(), 16)
+                               : reductionLanes();
     VectorType type = vectorOf(n);
     auto at = [&](std::optional<int64_t> r, std::optional<int64_t> c, Value k,
                   OpBuilder &b, Location loc) {
@@ -532,26 +644,40 @@ private:
     Value zero = arith::ConstantOp::create(
         b, loc, type, DenseElementsAttr::get(type, b.getZeroAttr(element)));
     SmallVector<Value> init(rowCount * colCount, zero);
+    int64_t step = plan.bf16Pairs ? 2 * n : n;
+    // Pairs: both inputs as they are stored, 2n bf16 per load.
+    auto load = [&](OpBuilder &b, Location loc, const OperandAccess &access,
+                    SmallVector<Value> indices) -> Value {
+      if (plan.bf16Pairs)
+        return vector::LoadOp::create(b, loc,
+                                      VectorType::get({2 * n}, b.getBF16Type()),
+                                      access.memref, indices);
+      return loadWidened(b, loc, access.memref, indices, n, element);
+    };
     auto loop = scf::ForOp::create(
         b, loc, indexConstant(b, loc, 0), ubs[plan.reductionDim],
-        indexConstant(b, loc, n), init,
+        indexConstant(b, loc, step), init,
         [&](OpBuilder &b, Location loc, Value k, ValueRange acc) {
           SmallVector<Value> lhs, rhs;
           for (int64_t r = 0; r < rowCount; ++r)
-            lhs.push_back(loadWidened(
-                b, loc, plan.rowsOperand.memref,
-                plan.rowsOperand.indices(at(r, std::nullopt, k, b, loc)), n,
-                element));
+            lhs.push_back(
+                load(b, loc, plan.rowsOperand,
+                     plan.rowsOperand.indices(at(r, std::nullopt, k, b, loc))));
           for (int64_t c = 0; c < colCount; ++c)
-            rhs.push_back(loadWidened(
-                b, loc, plan.vectorOperand.memref,
-                plan.vectorOperand.indices(at(std::nullopt, c, k, b, loc)), n,
-                element));
+            rhs.push_back(load(
+                b, loc, plan.vectorOperand,
+                plan.vectorOperand.indices(at(std::nullopt, c, k, b, loc))));
           SmallVector<Value> next;
           for (int64_t r = 0; r < rowCount; ++r)
             for (int64_t c = 0; c < colCount; ++c)
-              next.push_back(vector::FMAOp::create(b, loc, lhs[r], rhs[c],
-                                                   acc[r * colCount + c]));
+              next.push_back(
+                  plan.bf16Pairs
+                      ? x86vector::DotBF16Op::create(
+                            b, loc, type, acc[r * colCount + c], lhs[r], rhs[c])
+                            .getResult()
+                      : vector::FMAOp::create(b, loc, lhs[r], rhs[c],
+                                              acc[r * colCount + c])
+                            .getResult());
           scf::YieldOp::create(b, loc, next);
         });
     SmallVector<Value> sums(loop.getResults());
@@ -694,6 +820,41 @@ void emitPack(OpBuilder &b, Location loc, const RegisterTilePlan &plan,
       });
 }
 
+/// Fills `packed` ([reduction/2][2·columns] bf16) with the plan's pack
+/// source in pairs: packed[p][2c + t] = source[c][2p + t], the layout whose
+/// 2·lanes-wide rows vdpbf16ps multiplies by a broadcast pair. A pair is one
+/// 32-bit unit, so this is emitPack's square transpose on i32 vectors.
+void emitPackPairs(OpBuilder &b, Location loc, const RegisterTilePlan &plan,
+                   Value packed, int64_t lanes, SmallVector<Value> ivs) {
+  VectorType pairs = VectorType::get({2 * lanes}, b.getBF16Type());
+  VectorType units = VectorType::get({lanes}, b.getI32Type());
+  Value zero = indexConstant(b, loc, 0);
+  Value step = indexConstant(b, loc, lanes);
+  Value two = indexConstant(b, loc, 2);
+  scf::buildLoopNest(
+      b, loc, ValueRange{zero, zero},
+      ValueRange{indexConstant(b, loc, plan.packColumns),
+                 indexConstant(b, loc, plan.packReduction / 2)},
+      ValueRange{step, step}, [&](OpBuilder &b, Location loc, ValueRange at) {
+        Value column = at[0], pair = at[1];
+        SmallVector<Value> rows;
+        for (int64_t i = 0; i < lanes; ++i) {
+          ivs[plan.colDim] = addIndex(b, loc, column, i);
+          ivs[plan.reductionDim] = arith::MulIOp::create(b, loc, pair, two);
+          Value row =
+              vector::LoadOp::create(b, loc, pairs, plan.packSource->memref,
+                                     plan.packSource->indices(ivs));
+          rows.push_back(vector::BitCastOp::create(b, loc, units, row));
+        }
+        SmallVector<Value> columns = transposeSquare(b, loc, rows);
+        Value packedColumn = arith::MulIOp::create(b, loc, column, two);
+        for (int64_t j = 0; j < lanes; ++j)
+          vector::StoreOp::create(
+              b, loc, vector::BitCastOp::create(b, loc, pairs, columns[j]),
+              packed, ValueRange{addIndex(b, loc, pair, j), packedColumn});
+      });
+}
+
 /// One contraction on buffers -> loops over register tiles.
 struct ContractionToRegisterTiles
     : OpInterfaceRewritePattern<linalg::LinalgOp> {
@@ -718,8 +879,12 @@ struct ContractionToRegisterTiles
     // tiles along the columns. Packed once here when every outer index
     // shares it, else per outer index (emitAt).
     auto allocatePacked = [&](OpBuilder &b, Location loc) {
-      auto type =
-          MemRefType::get({plan->packReduction, plan->packColumns}, element);
+      auto type = plan->bf16Pairs
+                      ? MemRefType::get(
+                            {plan->packReduction / 2, 2 * plan->packColumns},
+                            b.getBF16Type())
+                      : MemRefType::get(
+                            {plan->packReduction, plan->packColumns}, element);
       // On the heap: a stack buffer inside loops (the query-tile forall
       // becomes an scf.for on one thread) would grow the stack per trip.
       Value packed = memref::AllocOp::create(b, loc, type, ValueRange{},
@@ -733,6 +898,13 @@ struct ContractionToRegisterTiles
           plan->colDim};
       return packed;
     };
+    auto pack = [&](OpBuilder &b, Location loc, Value packed,
+                    SmallVector<Value> ivs) {
+      if (plan->bf16Pairs)
+        emitPackPairs(b, loc, *plan, packed, lanes, ivs);
+      else
+        emitPack(b, loc, *plan, packed, lanes, ivs);
+    };
     Value sharedPack;
     if (plan->packSource && plan->packShared) {
       sharedPack = allocatePacked(rewriter, loc);
@@ -740,7 +912,7 @@ struct ContractionToRegisterTiles
       SmallVector<Value> ivs(op.getNumLoops());
       for (unsigned d : plan->outerDims)
         ivs[d] = indexConstant(rewriter, loc, 0);
-      emitPack(rewriter, loc, *plan, sharedPack, lanes, ivs);
+      pack(rewriter, loc, sharedPack, ivs);
     }
     RegisterTileEmitter emitter(*plan, tile, ubs, element);
     int64_t block = emitter.columnBlock();
@@ -782,7 +954,7 @@ struct ContractionToRegisterTiles
       Value ownPack;
       if (plan->packSource && !plan->packShared) {
         ownPack = allocatePacked(b, loc);
-        emitPack(b, loc, *plan, ownPack, lanes, ivs);
+        pack(b, loc, ownPack, ivs);
       }
       forEachBlock(b, loc, [&](OpBuilder &b, Location loc, Value lo, Value hi) {
         emitColumns(b, loc, ivs, lo, hi);
@@ -873,6 +1045,7 @@ struct RopeVectorizeContractionsPass
     tile.vectorsPerRow = vectorsPerRow;
     tile.columns = columns;
     tile.slabBytes = slabBytes;
+    tile.bf16Products = bf16Products;
     RewritePatternSet patterns(&getContext());
     rope::populateRopeVectorizeContractionsPatterns(patterns, tile);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

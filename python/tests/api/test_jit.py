@@ -768,10 +768,14 @@ def test_default_pipeline_follows_the_library():
         _jit.is_registered("rope-optimize\0x")
     default = compiled.default_pipeline()
     assert ("rope-optimize" in default) == _jit.is_registered("rope-optimize")
-    # The vector widths follow the host (AVX-512: twice AVX2's defaults).
+    # The vector widths follow the host (AVX-512: twice AVX2's defaults),
+    # and so do bf16 products (AVX512-BF16: vdpbf16ps pairs).
     widths = compiled._host_vector_options()
-    assert widths == (" contraction-vector-bits=512 elementwise-max-lanes=32"
-                      if _jit.host_has_feature("avx512f") else "")
+    assert widths == (
+        (" contraction-vector-bits=512 elementwise-max-lanes=32"
+         if _jit.host_has_feature("avx512f") else "") +
+        (" contraction-bf16-products=avx512-dot"
+         if _jit.host_has_feature("avx512bf16") else ""))
     assert default.endswith(
         "rope-to-llvm-cpu{emit-c-interface=true runtime-traps=true" + widths +
         "})")

@@ -299,3 +299,22 @@ def test_limit_probes_compute_what_they_claim():
     assert float(read(x)) == float(x.sum())
     assert _limits.fma_peak(repeats=1, iterations=10000) > 0
     assert _limits.read_bandwidth(1 << 16, repeats=1) > 0
+
+
+def test_bf16_pair_probe_computes_what_it_claims():
+    """The vdpbf16ps probe (AVX512-BF16 hosts): each accumulator lane adds
+    both bf16 products m·c of its pair per iteration (m = 0.75 and c = 0.5
+    are exact in bf16), so none of its instructions is folded away; None on
+    a host without the instruction."""
+    import numpy as np
+    import _limits
+    if not _limits.has_bf16_pairs():
+        assert _limits.bf16_dot_peak(repeats=1, iterations=10) is None
+        return
+    lanes = _limits.native_lanes()
+    probe = _limits._compiled("bf16_dot", lanes)
+    iterations = 7
+    expected = sum((start + 2 * 0.75 * 0.5 * iterations) * lanes *
+                   (_limits.ACCUMULATORS // 2) for start in (1.0, 2.0))
+    assert float(probe(iterations, np.float32(0.75))) == expected
+    assert _limits.bf16_dot_peak(repeats=1, iterations=10000) > 0

@@ -253,3 +253,50 @@ PAYLOADS = [(kind, size, dynamic, payload, bits)
 def test_payload(kind, size, dynamic, payload, bits):
     run_payload(kind, size, dynamic, payload,
                 f" contraction-vector-bits={bits}")
+
+
+# bf16 × bf16 products in pairs (`contraction-bf16-products=avx512-dot`,
+# AVX512-BF16's vdpbf16ps): the dot form (decode's Q·Kᵀ, a reduction of
+# whole 8-element pairs of vectors at least) and the packed outer product
+# (K packed as pairs of the reduction, whole 2·lanes blocks); the other
+# forms (P·V's plain outer product, reductions the pairs do not divide)
+# keep the widened FMAs. `pairs`: whether this case must use vdpbf16ps.
+PAIRS = [("generic", (1, 32, 64, 128), 512, True),   # packed, 16 lanes
+         ("shared_k", (2, 16, 48, 32), 512, True),   # packed, shared
+         ("gqa", (1, 32, 64, 64), 256, True),        # packed, 8 lanes
+         ("gqa", (2, 1, 100, 128), 512, True),       # dot form (decode)
+         ("generic", (2, 3, 20, 24), 512, True),     # dot form, 4 lanes
+         ("generic", (1, 5, 33, 40), 256, True),     # dot form, 4 lanes
+         ("generic", (1, 24, 80, 16), 512, False),   # packed, short pairs
+         ("generic", (2, 5, 7, 3), 512, False),      # odd reduction
+         ("pv", (1, 32, 64, 128), 512, False),       # plain outer product
+         ("m_vector", (1, 24, 80, 16), 512, False)]
+
+
+def pair_options(bits: int) -> str:
+    return (f" contraction-vector-bits={bits}"
+            " contraction-bf16-products=avx512-dot")
+
+
+@pytest.mark.parametrize("kind,size,bits,pairs", PAIRS)
+def test_bf16_pairs_chosen(kind, size, bits, pairs):
+    """The lowered module calls vdpbf16ps exactly where the pairs apply
+    (any host: only the IR is built), and never without the option."""
+    a_shape, b_shape, c_shape = shapes(kind, *size)
+    text = emit_payload(kind, a_shape, b_shape, c_shape, False, "bf16",
+                        BF16_PRODUCT)
+    lowered = _jit.lower(text, "builtin.module(rope-to-llvm-cpu{"
+                         f"emit-c-interface=true{pair_options(bits)}}})")
+    assert ("llvm.x86.avx512bf16.dpbf16ps" in lowered) == pairs
+    widened = _jit.lower(text, "builtin.module(rope-to-llvm-cpu{"
+                         f"emit-c-interface=true contraction-vector-bits="
+                         f"{bits}}})")
+    assert "dpbf16ps" not in widened
+
+
+@pytest.mark.skipif(not _jit.host_has_feature("avx512bf16"),
+                    reason="vdpbf16ps needs AVX512-BF16 on this host")
+@pytest.mark.parametrize("kind,size,bits,pairs", PAIRS)
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_bf16_pairs(kind, size, bits, pairs, dynamic):
+    run_payload(kind, size, dynamic, "bf16", pair_options(bits))

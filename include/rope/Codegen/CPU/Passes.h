@@ -25,6 +25,18 @@ enum class BFloat16Truncation {
   Target,
 };
 
+/// How rope-vectorize-contractions multiplies bf16 by bf16 into an f32
+/// accumulator.
+enum class BFloat16Products {
+  /// Both inputs widened to f32 and multiplied by f32 FMAs: any target,
+  /// one rounding per product-add, subnormal inputs kept.
+  Fma,
+  /// AVX512-BF16's `vdpbf16ps` (`x86vector.avx512.dot`): two products per
+  /// f32 lane and instruction, each exact, added with one rounding each;
+  /// subnormal inputs and results are flushed to zero.
+  Avx512Dot,
+};
+
 /// The attribute rope-check-allocation-sizes puts on its `cf.assert`s, which
 /// rope-lower-asserts-to-traps reads: the trap is an out-of-memory one.
 inline constexpr llvm::StringLiteral kTrapAttrName = "rope.trap";

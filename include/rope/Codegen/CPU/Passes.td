@@ -87,13 +87,24 @@ def RopeVectorizeContractionsPass : Pass<"rope-vectorize-contractions"> {
     Option<"slabBytes", "slab-bytes", "int64_t", /*default=*/"16384",
            "Bytes of the vector operand's slab for one block of output "
            "columns, read by every row tile before the next block (0: no "
-           "blocking)">
+           "blocking)">,
+    Option<"bf16Products", "bf16-products", "::mlir::rope::BFloat16Products",
+           /*default=*/"::mlir::rope::BFloat16Products::Fma",
+           "How bf16 x bf16 -> f32 contractions multiply",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::rope::BFloat16Products::Fma, "fma",
+                        "inputs widened to f32, f32 FMAs (any target)"),
+             clEnumValN(::mlir::rope::BFloat16Products::Avx512Dot,
+                        "avx512-dot",
+                        "AVX512-BF16 vdpbf16ps: pairs of products per lane "
+                        "(subnormals flushed to zero)"))}]>
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
-    "::mlir::vector::VectorDialect"
+    "::mlir::vector::VectorDialect",
+    "::mlir::x86vector::X86VectorDialect"
   ];
 }
 

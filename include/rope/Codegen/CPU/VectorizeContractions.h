@@ -10,6 +10,8 @@
 #ifndef ROPE_CODEGEN_CPU_VECTORIZECONTRACTIONS_H
 #define ROPE_CODEGEN_CPU_VECTORIZECONTRACTIONS_H
 
+#include "rope/Codegen/CPU/Passes.h"
+
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::rope {
@@ -33,6 +35,9 @@ struct ContractionRegisterTile {
   /// before the next block: sized to stay in the L1 data cache (0: no
   /// blocking).
   int64_t slabBytes = 16384;
+  /// bf16 × bf16 → f32 contractions: widened f32 FMAs, or AVX512-BF16's
+  /// pair dot products where the reduction and the packing allow them.
+  BFloat16Products bf16Products = BFloat16Products::Fma;
 };
 
 /// Lowers mul-add contractions on buffers (`linalg.matmul`,

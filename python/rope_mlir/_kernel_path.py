@@ -10,8 +10,11 @@ module holds the rest, once:
   one every error message says), exact element type, static sizes, whether
   the kernel writes it, and which arguments it must not overlap. The checks
   below read them (`check_destination`, `check_apart`), and so does the C++
-  fast call (kernel.RotationChecks.make_plan builds make_plan's arguments
-  from the specs).
+  fast call: kernel.RotationChecks.make_plan passes the compiled function's
+  specs (`ArgSpec.plan_entry`) and a few rotation facts to the extension's
+  make_plan (lib/Runtime/KernelCall.cpp), which reads them once and derives
+  every check of a call from them: dtype, rank, static sizes, the shape
+  rules (`like`), writeability and the overlaps `apart_from` forbids.
 - `CompiledKernel`: IR compiled once, the C interface's argument types read
   from the module's own signature (ropeJitFunctionType, as
   compiled.CompiledFunction does) and checked against the specs, the call
@@ -281,9 +284,13 @@ class ArgSpec:
     scalar: passed by value as an int64 (an offset), not as a memref.
     writeable: the kernel writes it in place (a destination, a cache).
     apart_from: the names of the arguments it must not overlap (EVERY_INPUT:
-    all that the kernel reads); only destinations have them.
+    all that the kernel reads); only destinations have them. Any two
+    arguments the kernel writes must be apart too.
     effect: how messages say the kernel writes it ("writes out",
-    "rotates x in place (out=x)"); None: "writes <name>"."""
+    "rotates x in place (out=x)"); None: "writes <name>".
+    like: the shape rule: per dim, (name, dim) of the argument whose size
+    it must equal (out: x's, dim by dim; positions: x's token dims), or
+    None; () when no dim has one."""
 
     name: str
     dtype: Optional[np.dtype] = None
@@ -292,6 +299,7 @@ class ArgSpec:
     writeable: bool = False
     apart_from: Tuple[str, ...] = ()
     effect: Optional[str] = None
+    like: Tuple[Optional[Tuple[str, int]], ...] = ()
 
     def element(self):
         """The (dtype, itemsize) pair the C++ plan reads, or None."""
@@ -304,6 +312,15 @@ class ArgSpec:
         if self.shape is None or any(d is None for d in self.shape):
             return None
         return tuple(int(d) for d in self.shape)
+
+    def plan_entry(self) -> tuple:
+        """The spec as the C++ plan reads it (KernelCall.cpp, make_plan):
+        (name, (dtype, itemsize) or None, shape or None, scalar, writeable,
+        apart_from, like)."""
+        return (self.name, self.element(),
+                None if self.shape is None else tuple(self.shape),
+                self.scalar, self.writeable, tuple(self.apart_from),
+                tuple(self.like))
 
     def writes(self) -> str:
         return self.effect if self.effect is not None else \

@@ -524,3 +524,93 @@ def test_make_plan_refuses_specs_it_cannot_resolve():
     assert kern.make_plan(kern._compiled.address, (dataclasses.replace(
         specs[0], shape=None),) + specs[1:]) is None
     assert fast is not None
+
+
+# -- rope_mlir.jit on the one path ------------------------------------------------
+# A jit function's arguments are ArgSpecs read from its signature, checked by
+# _kernel_path.check_input, and the function is a CompiledKernel with results
+# (called through its packed wrapper): not a call path of its own.
+
+JIT = """
+func.func @f(%x: tensor<?x4xf32>, %s: f32, %n: index) -> (tensor<?x4xf32>, f32) {
+  return %x, %s : tensor<?x4xf32>, f32
+}
+func.func @g(%x: tensor<2xi32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %v = tensor.extract %x[%c0] : tensor<2xi32>
+  return %v : i32
+}
+"""
+
+
+def test_jit_functions_are_compiled_kernels_of_specs():
+    module = rope_mlir.jit(JIT)
+    f = module.function("f")
+    assert isinstance(f._kernel, path.CompiledKernel)
+    assert [(s.name, s.dtype, s.shape, s.scalar, s.declared)
+            for s in f.specs] == [
+        ("@f argument 0 (tensor<?x4xf32>)", F32, (None, 4), False,
+         "tensor<?x4xf32>"),
+        ("@f argument 1 (f32)", F32, None, True, "f32"),
+        ("@f argument 2 (index)", np.dtype(np.int64), None, True, "index")]
+    x = np.arange(8, dtype=np.float32).reshape(2, 4)
+    y, s = f(x, 2.5, 3)
+    np.testing.assert_array_equal(y, x)
+    assert s == np.float32(2.5) and not np.shares_memory(y, x)
+    assert module.function("g")(np.array([7, 9], np.int32)) == 7
+
+
+def test_jit_checks_are_the_specs():
+    f = rope_mlir.jit(JIT).function("f")
+    x = np.zeros((2, 4), np.float32)
+    with pytest.raises(ValueError, match=r"@f argument 0 \(tensor<\?x4xf32>\)"
+                       r" has shape \(2, 5\), expected \('\?', 4\)"):
+        f(np.zeros((2, 5), np.float32), 1.0, 0)
+    with pytest.raises(ValueError, match=r"@f argument 2 \(index\) = "
+                                         r"9223372036854775808 does not fit "
+                                         r"index"):
+        f(x, 1.0, 2**63)
+    # A spec changed: the check changes with it.
+    static = dataclasses.replace(f.specs[0], shape=(3, 4))
+    with pytest.raises(ValueError, match=r"has shape \(2, 4\), expected "
+                                         r"\(3, 4\)"):
+        path.check_input(static, x)
+    with pytest.raises(TypeError, match="must be a bool"):
+        path.check_input(dataclasses.replace(
+            f.specs[1], dtype=np.dtype(np.bool_)), 1.0)
+
+
+def test_jit_specs_must_agree_with_the_signature():
+    module = rope_mlir.jit(JIT)
+    f = module.function("f")
+    handle = module._handle
+    path.CompiledKernel(None, None, "f", f.specs, module=handle,
+                        results=True)  # agrees
+    for changed in (
+            dataclasses.replace(f.specs[0], shape=(None, 5)),
+            dataclasses.replace(f.specs[0], declared="tensor<?x5xf32>"),
+            dataclasses.replace(f.specs[1], dtype=np.dtype(np.float64))):
+        specs = tuple(changed if s.name == changed.name else s
+                      for s in f.specs)
+        with pytest.raises(RuntimeError, match="disagree with its "
+                                               "signature"):
+            path.CompiledKernel(None, None, "f", specs, module=handle,
+                                results=True)
+
+
+@pytest.mark.parametrize("value, error, message", [
+    ([1.0, 2.0], TypeError, r"a must be a numpy array, got list"),
+    (np.zeros(2, np.float64), TypeError,
+     r"a has dtype float64, expected float32"),
+    (np.zeros((1, 2), np.float32), ValueError,
+     r"a has rank 2 \(shape \(1, 2\)\), expected rank 1"),
+    (np.zeros(3, np.float32), ValueError,
+     r"a has shape \(3,\), expected \(2,\) \('\?' is any size\)"),
+])
+def test_check_input_names_the_spec(value, error, message):
+    spec = ArgSpec("a", F32, (2,))
+    with pytest.raises(error, match=message):
+        path.check_input(spec, value)
+    strided = np.zeros(4, np.float32)[::2]
+    checked = path.check_input(spec, strided)
+    assert checked.flags.c_contiguous and checked.shape == (2,)

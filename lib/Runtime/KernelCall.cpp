@@ -77,6 +77,16 @@ struct Spec {
   unsigned apart = 0; // bit j: it must not overlap spec j
 };
 
+/// A size one dim of a spec must share with a dim of another (its shape
+/// rule), and two specs that must not overlap: the checks between a call's
+/// arguments, listed once from the specs (listRules).
+struct SizeRule {
+  int spec, dim, other, otherDim;
+};
+struct Apart {
+  int spec, other;
+};
+
 struct Plan {
   PyObject_HEAD void *function;
   PyObject *ndarrayType;
@@ -94,6 +104,14 @@ struct Plan {
   int sequenceSpec, sequenceDim; // where the sequence length is
   int cache;                     // CacheForm
   int rows;                      // the spec of the cos cache, or -1
+  // The checks between arguments, listed from the specs: the call
+  // arguments no spec reads, the shape rules, the overlaps (each pair once).
+  int numAbsent;
+  int absentSlots[kMaxSlots];
+  int numSizeRules;
+  SizeRule sizeRules[kMaxSpecs * kMaxRank];
+  int numAparts;
+  Apart aparts[kMaxSpecs * (kMaxSpecs - 1) / 2];
 };
 
 /// Why a plan declines a call (Plan.refusal): the call argument concerned,
@@ -275,10 +293,9 @@ struct Call {
 /// int64 and, with a gathered cache, that are rows of it. Fills `call`; else
 /// says why in `refusal`.
 bool prepare(const Plan &plan, PyObject *args, Call &call, Refusal &refusal) {
-  for (int s = 0; s < plan.numSlots; ++s) {
+  for (int a = 0; a < plan.numAbsent; ++a) {
+    int s = plan.absentSlots[a];
     int rule = plan.absent[s];
-    if (rule == kRead)
-      continue;
     PyObject *object = PyTuple_GetItem(args, s);
     long long value;
     if (rule == kMustBeNone && object != Py_None)
@@ -302,18 +319,18 @@ bool prepare(const Plan &plan, PyObject *args, Call &call, Refusal &refusal) {
     describe(call.views[i], call.descriptors[i]);
     call.arguments[i] = reinterpret_cast<std::intptr_t>(call.descriptors[i]);
   }
-  for (int i = 0; i < plan.numSpecs; ++i) {
-    const Spec &spec = plan.specs[i];
-    for (int d = 0; d < spec.rank && !spec.scalar; ++d) {
-      int j = spec.likeSpec[d];
-      if (j >= 0 && call.views[i].buffer.shape[d] !=
-                        call.views[j].buffer.shape[spec.likeDim[d]])
-        return refuse(refusal, spec.slot, "has another size",
-                      plan.specs[j].slot, d, spec.likeDim[d]);
-    }
-    for (int j = 0; j < plan.numSpecs; ++j)
-      if ((spec.apart >> j & 1) && overlaps(call.views[i], call.views[j]))
-        return refuse(refusal, spec.slot, "overlaps", plan.specs[j].slot);
+  for (int r = 0; r < plan.numSizeRules; ++r) {
+    const SizeRule &rule = plan.sizeRules[r];
+    if (call.views[rule.spec].buffer.shape[rule.dim] !=
+        call.views[rule.other].buffer.shape[rule.otherDim])
+      return refuse(refusal, plan.specs[rule.spec].slot, "has another size",
+                    plan.specs[rule.other].slot, rule.dim, rule.otherDim);
+  }
+  for (int a = 0; a < plan.numAparts; ++a) {
+    const Apart &apart = plan.aparts[a];
+    if (overlaps(call.views[apart.spec], call.views[apart.other]))
+      return refuse(refusal, plan.specs[apart.spec].slot, "overlaps",
+                    plan.specs[apart.other].slot);
   }
 
   // The positions each token is rotated at: int64 (offset + sequence index
@@ -475,6 +492,28 @@ PyObject *entry(PyObject *call, const char *key) {
 }
 
 enum class Read { kFailed, kBeyond, kDone };
+
+/// Lists the checks between a call's arguments from the resolved specs and
+/// call (Plan::absentSlots, sizeRules, aparts), so that a call walks only
+/// the rules there are: the shape rules in spec order, then the overlaps,
+/// each unordered pair once (named by the spec that lists it first).
+void listRules(Plan &plan) {
+  for (int s = 0; s < plan.numSlots; ++s)
+    if (plan.absent[s] != kRead)
+      plan.absentSlots[plan.numAbsent++] = s;
+  for (int i = 0; i < plan.numSpecs; ++i) {
+    const Spec &spec = plan.specs[i];
+    for (int d = 0; d < spec.rank && !spec.scalar; ++d)
+      if (spec.likeSpec[d] >= 0)
+        plan.sizeRules[plan.numSizeRules++] = {i, d, spec.likeSpec[d],
+                                               spec.likeDim[d]};
+  }
+  for (int i = 0; i < plan.numSpecs; ++i)
+    for (int j = 0; j < plan.numSpecs; ++j)
+      if ((plan.specs[i].apart >> j & 1) &&
+          !(j < i && (plan.specs[j].apart >> i & 1)))
+        plan.aparts[plan.numAparts++] = {i, j};
+}
 
 /// Reads one spec entry, (name, element, shape, scalar, writeable,
 /// apart_from, like), into `spec` (its name and slot; the rules by name are
@@ -737,6 +776,8 @@ PyObject *makePlan(PyObject *module, PyObject *args) {
   }
   if (read == Read::kDone)
     read = readCall(*plan, call);
+  if (read == Read::kDone)
+    listRules(*plan);
   if (read != Read::kDone) {
     Py_DECREF(object);
     if (read == Read::kFailed)

@@ -15,12 +15,17 @@
 // A plan accepts a call only when every argument is exactly what the kernel
 // was compiled for (exact numpy arrays of the right format, shape, layout and
 // writeability, no destination overlapping any input, positions that do not
-// wrap int64, gathered positions inside the cache, not empty) and then
-// runs it; anything else makes it answer None, and the Python path takes the
-// call: it converts what it may convert and raises the error that names the
-// argument. So the error messages live in one place, and this path is only
-// ever stricter than the one it speeds up (python/tests/api/test_kernel_call.py
-// checks both on the same arguments).
+// wrap int64, gathered positions inside the cache, not empty) and then runs
+// it. What "exactly" means is not written here argument by argument:
+// make_plan reads the function's ArgSpecs (python/rope_mlir/_kernel_path.py:
+// name, dtype, static shape, shape rule, writeable, apart_from) and a few
+// rotation facts once, and every check of a call is derived from them.
+// Anything else makes it answer None, and the Python path takes the call: it
+// converts what it may convert and raises the error that names the argument.
+// So the error messages live in one place, and this path is only ever
+// stricter than the one it speeds up (python/tests/api/test_kernel_call.py
+// checks both on the same arguments); plan.refusal says which argument, by
+// its spec's name, a plan declines.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,22 +39,20 @@
 #include <initializer_list>
 #include <new>
 #include <utility>
-
 namespace {
 
 // The largest rank a plan takes; higher ranks keep the Python path.
 constexpr int kMaxRank = 12;
-// x, positions or offset, cos, sin, out; then k and its out (a q/k pair).
-constexpr int kMaxArguments = 7;
+// The most parameters of a planned function (a q/k pair: q, positions, cos,
+// sin, out_q, k, out_k) and the most arguments of a plan's call.
+constexpr int kMaxSpecs = 8;
+constexpr int kMaxSlots = 8;
 
 enum PositionForm { kExplicit = 0, kOffset = 1, kRowOffset = 2, kNone = 3 };
 enum CacheForm { kNoCache = 0, kGathered = 1, kPregathered = 2 };
-
-/// A shape fixed at compile time, or none (rank < 0).
-struct StaticShape {
-  int rank = -1;
-  Py_ssize_t sizes[kMaxRank + 1] = {};
-};
+// What a call argument that no spec reads must be (Plan::absent); an index
+// >= 0: the same object as that call argument (out=x, in place).
+enum Absent { kRead = -1, kMustBeNone = -2, kMustBeZero = -3 };
 
 /// An element type: the numpy dtype object (a strong reference) and its size.
 struct Element {
@@ -57,28 +60,79 @@ struct Element {
   Py_ssize_t itemsize = 0;
 };
 
+/// One parameter of the compiled function, read from its ArgSpec
+/// (_kernel_path.ArgSpec.plan_entry) once, when the plan is made.
+struct Spec {
+  PyObject *name = nullptr; // the ArgSpec's name (a strong reference)
+  int slot = 0;             // the call argument that holds it
+  bool scalar = false;      // an int64 by value; else a memref of `element`
+  bool writeable = false;   // the kernel writes it
+  Element element;
+  int rank = 0;
+  Py_ssize_t sizes[kMaxRank] = {}; // the static sizes; < 0: dynamic
+  // The shape rule: per dim, the spec and dim whose size it must equal
+  // (likeSpec < 0: none).
+  int likeSpec[kMaxRank] = {};
+  int likeDim[kMaxRank] = {};
+  unsigned apart = 0; // bit j: it must not overlap spec j
+};
+
+/// A size one dim of a spec must share with a dim of another (its shape
+/// rule), and two specs that must not overlap: the checks between a call's
+/// arguments, listed once from the specs (listRules).
+struct SizeRule {
+  int spec, dim, other, otherDim;
+};
+struct Apart {
+  int spec, other;
+};
+
 struct Plan {
   PyObject_HEAD void *function;
   PyObject *ndarrayType;
-  bool inplace;
-  int rank;
-  Py_ssize_t headDim;
-  int numTokenDims;
-  int tokenDims[kMaxRank];
-  Element x;
-  StaticShape staticShape;
-  int positions;
-  Element position;
-  bool mrope;
-  StaticShape staticPositionsShape;
-  Element rowOffset;
-  StaticShape staticOffsetShape;
-  int cache;
-  Element cacheElement;
-  int members; // 1: one rope.apply; 2: a q/k pair
-  Py_ssize_t pairs;
-  StaticShape staticCacheShape;
+  PyObject *names; // the call's argument names (a tuple of str)
+  PyObject *usage; // the TypeError of a call of the wrong form
+  int numSlots;
+  int absent[kMaxSlots]; // per call argument: kRead, or what it must be
+  int numReturns;
+  int returns[2]; // the call arguments returned
+  int numSpecs;
+  Spec specs[kMaxSpecs]; // the function's parameters, in order
+  // The rotation facts: how the positions are given and read.
+  int positions;                 // PositionForm
+  int index;                     // the spec of positions or offsets, or -1
+  int sequenceSpec, sequenceDim; // where the sequence length is
+  int cache;                     // CacheForm
+  int rows;                      // the spec of the cos cache, or -1
+  // The checks between arguments, listed from the specs: the call
+  // arguments no spec reads, the shape rules, the overlaps (each pair once).
+  int numAbsent;
+  int absentSlots[kMaxSlots];
+  int numSizeRules;
+  SizeRule sizeRules[kMaxSpecs * kMaxRank];
+  int numAparts;
+  Apart aparts[kMaxSpecs * (kMaxSpecs - 1) / 2];
 };
+
+/// Why a plan declines a call (Plan.refusal): the call argument concerned,
+/// what is wrong, and the other argument (an overlap, an identity or a
+/// shape rule) and dims (a shape rule) it is about.
+struct Refusal {
+  int slot = -1;
+  const char *what = nullptr;
+  int otherSlot = -1;
+  int dim = -1, otherDim = -1;
+};
+
+bool refuse(Refusal &refusal, int slot, const char *what, int otherSlot = -1,
+            int dim = -1, int otherDim = -1) {
+  refusal.slot = slot;
+  refusal.what = what;
+  refusal.otherSlot = otherSlot;
+  refusal.dim = dim;
+  refusal.otherDim = otherDim;
+  return false;
+}
 
 /// A buffer held for the duration of the call.
 struct View {
@@ -117,48 +171,44 @@ bool hasDtype(PyObject *object, PyObject *dtype) {
   return equal == 1;
 }
 
-/// Whether `object` is an exact numpy array of `element` (no subclass, no
-/// other exporter: the Python path decides about those), C-contiguous as
-/// numpy defines it (size-1 dims may have any stride), aligned to its item
-/// size, not empty and of rank <= kMaxRank; held in `view` when it is. (The
-/// buffer is asked for without a format: numpy has none for bfloat16.)
-bool acquire(const Plan &plan, PyObject *object, const Element &element,
-             bool writable, View &view) {
-  if (reinterpret_cast<PyObject *>(Py_TYPE(object)) != plan.ndarrayType ||
-      !hasDtype(object, element.dtype))
-    return false;
-  int flags = PyBUF_STRIDES | (writable ? PyBUF_WRITABLE : 0);
+/// Why `object` is not an argument of `spec`, or nullptr when it is one,
+/// held in `view`: an exact numpy array (no subclass, no other exporter: the
+/// Python path decides about those) of the spec's element type and rank,
+/// writeable when the spec is, C-contiguous as numpy defines it (size-1 dims
+/// may have any stride), aligned to its item size, not empty, and of the
+/// spec's static sizes. (The buffer is asked for without a format: numpy has
+/// none for bfloat16.)
+const char *acquire(const Plan &plan, PyObject *object, const Spec &spec,
+                    View &view) {
+  if (reinterpret_cast<PyObject *>(Py_TYPE(object)) != plan.ndarrayType)
+    return "is not an exact numpy array";
+  if (!hasDtype(object, spec.element.dtype))
+    return "has another dtype";
+  int flags = PyBUF_STRIDES | (spec.writeable ? PyBUF_WRITABLE : 0);
   if (PyObject_GetBuffer(object, &view.buffer, flags) != 0) {
-    PyErr_Clear(); // e.g. read-only for a destination: the Python path says
-    return false;
+    PyErr_Clear(); // read-only for a destination: the Python path says so
+    return spec.writeable ? "is not writeable" : "has no buffer";
   }
   view.held = true;
   const Py_buffer &b = view.buffer;
-  if (b.ndim > kMaxRank || b.itemsize != element.itemsize ||
-      reinterpret_cast<std::uintptr_t>(b.buf) % b.itemsize != 0)
-    return false;
+  if (b.itemsize != spec.element.itemsize)
+    return "has another dtype";
+  if (b.ndim != spec.rank)
+    return "has another rank";
+  if (reinterpret_cast<std::uintptr_t>(b.buf) % b.itemsize != 0)
+    return "is misaligned";
   Py_ssize_t expected = b.itemsize;
   for (int i = b.ndim - 1; i >= 0; --i) {
     if (b.shape[i] == 0)
-      return false;
+      return "is empty";
     if (b.shape[i] != 1 && b.strides[i] != expected)
-      return false;
+      return "is not C-contiguous";
     expected *= b.shape[i];
   }
-  return true;
-}
-
-bool hasShape(const View &view, int rank, const Py_ssize_t *sizes) {
-  if (view.buffer.ndim != rank)
-    return false;
-  for (int i = 0; i < rank; ++i)
-    if (view.buffer.shape[i] != sizes[i])
-      return false;
-  return true;
-}
-
-bool matchesStatic(const View &view, const StaticShape &shape) {
-  return shape.rank < 0 || hasShape(view, shape.rank, shape.sizes);
+  for (int i = 0; i < spec.rank; ++i)
+    if (spec.sizes[i] >= 0 && b.shape[i] != spec.sizes[i])
+      return "is not of the static shape";
+  return nullptr;
 }
 
 /// The memref descriptor of a held view: {allocated, aligned, offset,
@@ -193,257 +243,211 @@ void integerRange(const View &view, std::int64_t &low, std::int64_t &high) {
     scan(static_cast<const std::int64_t *>(view.buffer.buf));
 }
 
-/// Whether `object` is the int 0 exactly (not a bool, not another type).
-bool isIntZero(PyObject *object) {
+/// `object` as an int64 when it is an exact int that fits (not a bool, not
+/// another type).
+bool exactInt64(PyObject *object, long long &value) {
   if (Py_TYPE(object) != &PyLong_Type)
     return false;
   int overflow = 0;
-  long long value = PyLong_AsLongLongAndOverflow(object, &overflow);
+  value = PyLong_AsLongLongAndOverflow(object, &overflow);
   if (value == -1 && PyErr_Occurred()) {
     PyErr_Clear();
     return false;
   }
-  return overflow == 0 && value == 0;
+  return overflow == 0;
 }
 
-void runKernel(void *function, const std::intptr_t *a, int count) {
+template <std::size_t... I>
+void callWith(void *function, const std::intptr_t *a,
+              std::index_sequence<I...>) {
   // Every argument is pointer-sized and of integer class (descriptor
   // addresses, an int64 offset): the same registers whatever their C type.
-  using I = std::intptr_t;
-  switch (count) {
-  case 1:
-    reinterpret_cast<void (*)(I)>(function)(a[0]);
-    break;
-  case 2:
-    reinterpret_cast<void (*)(I, I)>(function)(a[0], a[1]);
-    break;
-  case 3:
-    reinterpret_cast<void (*)(I, I, I)>(function)(a[0], a[1], a[2]);
-    break;
-  case 4:
-    reinterpret_cast<void (*)(I, I, I, I)>(function)(a[0], a[1], a[2], a[3]);
-    break;
-  case 5:
-    reinterpret_cast<void (*)(I, I, I, I, I)>(function)(a[0], a[1], a[2], a[3],
-                                                        a[4]);
-    break;
-  case 6:
-    reinterpret_cast<void (*)(I, I, I, I, I, I)>(function)(a[0], a[1], a[2],
-                                                           a[3], a[4], a[5]);
-    break;
-  case 7:
-    reinterpret_cast<void (*)(I, I, I, I, I, I, I)>(function)(
-        a[0], a[1], a[2], a[3], a[4], a[5], a[6]);
-    break;
-  }
+  using F = void (*)(decltype((void)I, std::intptr_t{})...);
+  reinterpret_cast<F>(function)(a[I]...);
 }
 
-/// plan(x, positions, offset, cos_cache, sin_cache, out): the result (out,
-/// or x in place) after running the kernel, or None when the call must take
-/// the Python path. A q/k pair's plan (two members, fused.apply_qk) takes
-/// (q, k, positions, offset, cos_cache, sin_cache, out_q, out_k) and returns
-/// (out_q, out_k), or (q, k) in place: k is checked as x is, its token sizes
-/// must be q's, and no destination may overlap another argument it is not.
+template <std::size_t... N>
+void callCount(void *function, const std::intptr_t *a, int count,
+               std::index_sequence<N...>) {
+  ((count == static_cast<int>(N) + 1
+        ? callWith(function, a, std::make_index_sequence<N + 1>())
+        : void()),
+   ...);
+}
+
+/// A call's arguments once checked: the views held and the kernel's
+/// arguments (descriptor addresses and int64 scalars), in parameter order.
+struct Call {
+  View views[kMaxSpecs];
+  std::int64_t descriptors[kMaxSpecs][3 + 2 * kMaxRank];
+  std::intptr_t arguments[kMaxSpecs];
+  long long scalars[kMaxSpecs];
+};
+
+/// Whether `args` (the call's arguments, as many as the plan's names) is a
+/// call the plan takes, every check derived from the specs: the call
+/// arguments no spec reads (None, 0 or the same object as another), each
+/// spec's type, dtype, rank, static sizes, layout and writeability, the
+/// shape rules between specs, the overlaps each spec forbids (and between
+/// any two it writes), then the rotation's facts: positions that do not wrap
+/// int64 and, with a gathered cache, that are rows of it. Fills `call`; else
+/// says why in `refusal`.
+bool prepare(const Plan &plan, PyObject *args, Call &call, Refusal &refusal) {
+  for (int a = 0; a < plan.numAbsent; ++a) {
+    int s = plan.absentSlots[a];
+    int rule = plan.absent[s];
+    PyObject *object = PyTuple_GetItem(args, s);
+    long long value;
+    if (rule == kMustBeNone && object != Py_None)
+      return refuse(refusal, s, "is not None");
+    if (rule == kMustBeZero && !(exactInt64(object, value) && value == 0))
+      return refuse(refusal, s, "is not the int 0");
+    if (rule >= 0 && object != PyTuple_GetItem(args, rule))
+      return refuse(refusal, s, "is not", rule);
+  }
+  for (int i = 0; i < plan.numSpecs; ++i) {
+    const Spec &spec = plan.specs[i];
+    PyObject *object = PyTuple_GetItem(args, spec.slot);
+    if (spec.scalar) {
+      if (!exactInt64(object, call.scalars[i]))
+        return refuse(refusal, spec.slot, "is not an int that fits int64");
+      call.arguments[i] = static_cast<std::intptr_t>(call.scalars[i]);
+      continue;
+    }
+    if (const char *why = acquire(plan, object, spec, call.views[i]))
+      return refuse(refusal, spec.slot, why);
+    describe(call.views[i], call.descriptors[i]);
+    call.arguments[i] = reinterpret_cast<std::intptr_t>(call.descriptors[i]);
+  }
+  for (int r = 0; r < plan.numSizeRules; ++r) {
+    const SizeRule &rule = plan.sizeRules[r];
+    if (call.views[rule.spec].buffer.shape[rule.dim] !=
+        call.views[rule.other].buffer.shape[rule.otherDim])
+      return refuse(refusal, plan.specs[rule.spec].slot, "has another size",
+                    plan.specs[rule.other].slot, rule.dim, rule.otherDim);
+  }
+  for (int a = 0; a < plan.numAparts; ++a) {
+    const Apart &apart = plan.aparts[a];
+    if (overlaps(call.views[apart.spec], call.views[apart.other]))
+      return refuse(refusal, plan.specs[apart.spec].slot, "overlaps",
+                    plan.specs[apart.other].slot);
+  }
+
+  // The positions each token is rotated at: int64 (offset + sequence index
+  // must not wrap) and, with a gathered cache, rows of it.
+  std::int64_t low = 0, high = 0;
+  Py_ssize_t sequence =
+      call.views[plan.sequenceSpec].buffer.shape[plan.sequenceDim];
+  int index = plan.index;
+  switch (plan.positions) {
+  case kExplicit:
+    if (plan.cache == kGathered)
+      integerRange(call.views[index], low, high);
+    break;
+  case kOffset:
+    low = call.scalars[index];
+    if (__builtin_add_overflow(low, sequence - 1, &high))
+      return refuse(refusal, plan.specs[index].slot, "wraps int64");
+    break;
+  case kRowOffset:
+    integerRange(call.views[index], low, high);
+    if (__builtin_add_overflow(high, sequence - 1, &high))
+      return refuse(refusal, plan.specs[index].slot, "wraps int64");
+    break;
+  default:
+    break;
+  }
+  if (plan.cache == kGathered &&
+      (low < 0 || high >= call.views[plan.rows].buffer.shape[0]))
+    return refuse(refusal, plan.specs[index].slot, "reads rows outside",
+                  plan.specs[plan.rows].slot);
+  return true;
+}
+
+/// Whether the call has the plan's form; else a TypeError that says it.
+bool hasForm(const Plan &plan, PyObject *args, PyObject *kwargs) {
+  if (plan.function && !kwargs && PyTuple_Size(args) == plan.numSlots)
+    return true;
+  PyErr_SetObject(PyExc_TypeError, plan.usage);
+  return false;
+}
+
+/// plan(*arguments), in the order of the plan's names (x, positions, offset,
+/// cos_cache, sin_cache, out; a q/k pair's q, k, positions, offset,
+/// cos_cache, sin_cache, out_q, out_k): the kernel run and its result (out,
+/// or x in place; a pair's two), or None, running nothing, when the call
+/// must take the Python path (see prepare).
 PyObject *callPlan(PyObject *self, PyObject *args, PyObject *kwargs) {
   const Plan &plan = *reinterpret_cast<Plan *>(self);
-  bool pair = plan.members == 2;
-  if (!plan.function || kwargs || PyTuple_Size(args) != (pair ? 8 : 6)) {
-    PyErr_SetString(PyExc_TypeError,
-                    pair ? "a q/k plan takes (q, k, positions, offset, "
-                           "cos_cache, sin_cache, out_q, out_k)"
-                         : "a kernel plan takes (x, positions, offset, "
-                           "cos_cache, sin_cache, out)");
+  if (!hasForm(plan, args, kwargs))
     return nullptr;
-  }
-  int shared = pair ? 2 : 1; // where positions, offset, caches start
-  PyObject *x = PyTuple_GetItem(args, 0);
-  PyObject *k = pair ? PyTuple_GetItem(args, 1) : nullptr;
-  PyObject *positions = PyTuple_GetItem(args, shared);
-  PyObject *offset = PyTuple_GetItem(args, shared + 1);
-  PyObject *cos = PyTuple_GetItem(args, shared + 2);
-  PyObject *sin = PyTuple_GetItem(args, shared + 3);
-  PyObject *out = PyTuple_GetItem(args, shared + 4);
-  PyObject *outK = pair ? PyTuple_GetItem(args, shared + 5) : nullptr;
-
-  View xView, indexView, cosView, sinView, outView, kView, outKView;
-  std::int64_t descriptors[kMaxArguments][3 + 2 * (kMaxRank + 1)];
-  std::intptr_t arguments[kMaxArguments];
-  int count = 0;
-  auto pass = [&](const View &view) {
-    describe(view, descriptors[count]);
-    arguments[count] = reinterpret_cast<std::intptr_t>(descriptors[count]);
-    ++count;
-  };
-
-  // x (the destination too when in place).
-  if (plan.inplace && (out != x || (pair && outK != k)))
+  Call call;
+  Refusal refusal;
+  if (!prepare(plan, args, call, refusal))
     Py_RETURN_NONE;
-  if (!acquire(plan, x, plan.x, plan.inplace, xView))
-    Py_RETURN_NONE;
-  const Py_buffer &xb = xView.buffer;
-  if (xb.ndim != plan.rank || xb.shape[plan.rank - 1] != plan.headDim ||
-      !matchesStatic(xView, plan.staticShape))
-    Py_RETURN_NONE;
-  Py_ssize_t tokenSizes[kMaxRank + 1];
-  for (int i = 0; i < plan.numTokenDims; ++i)
-    tokenSizes[i] = xb.shape[plan.tokenDims[i]];
-  pass(xView);
-
-  // Positions or offsets.
-  std::int64_t low = 0, high = 0; // the cache rows read when gathered
-  Py_ssize_t sequence = tokenSizes[plan.numTokenDims - 1];
-  switch (plan.positions) {
-  case kExplicit: {
-    if (!isIntZero(offset) ||
-        !acquire(plan, positions, plan.position, false, indexView))
-      Py_RETURN_NONE;
-    Py_ssize_t expected[kMaxRank + 1];
-    int rank = 0;
-    if (plan.mrope)
-      expected[rank++] = 3;
-    for (int i = 0; i < plan.numTokenDims; ++i)
-      expected[rank++] = tokenSizes[i];
-    if (!hasShape(indexView, rank, expected) ||
-        !matchesStatic(indexView, plan.staticPositionsShape))
-      Py_RETURN_NONE;
-    pass(indexView);
-    if (plan.cache == kGathered)
-      integerRange(indexView, low, high);
-    break;
-  }
-  case kOffset: {
-    if (positions != Py_None || Py_TYPE(offset) != &PyLong_Type)
-      Py_RETURN_NONE;
-    int overflow = 0;
-    long long value = PyLong_AsLongLongAndOverflow(offset, &overflow);
-    if (value == -1 && PyErr_Occurred()) {
-      PyErr_Clear();
-      Py_RETURN_NONE;
-    }
-    if (overflow)
-      Py_RETURN_NONE;
-    arguments[count++] = static_cast<std::intptr_t>(value);
-    // The last position, offset + sequence - 1, must fit int64 (else the
-    // kernel's sum wraps): the Python path says so.
-    if (__builtin_add_overflow(value, sequence - 1, &high))
-      Py_RETURN_NONE;
-    low = value;
-    break;
-  }
-  case kRowOffset: {
-    if (positions != Py_None ||
-        !acquire(plan, offset, plan.rowOffset, false, indexView) ||
-        !hasShape(indexView, 1, tokenSizes) ||
-        !matchesStatic(indexView, plan.staticOffsetShape))
-      Py_RETURN_NONE;
-    pass(indexView);
-    integerRange(indexView, low, high);
-    if (__builtin_add_overflow(high, sequence - 1, &high))
-      Py_RETURN_NONE; // a wrapping position: the Python path says so
-    break;
-  }
-  default:
-    if (positions != Py_None || !isIntZero(offset))
-      Py_RETURN_NONE;
-  }
-
-  // The cos/sin caches.
-  if (plan.cache == kNoCache) {
-    if (cos != Py_None || sin != Py_None)
-      Py_RETURN_NONE;
-  } else {
-    if (!acquire(plan, cos, plan.cacheElement, false, cosView) ||
-        !acquire(plan, sin, plan.cacheElement, false, sinView) ||
-        !matchesStatic(cosView, plan.staticCacheShape))
-      Py_RETURN_NONE;
-    const Py_buffer &cb = cosView.buffer;
-    if (!hasShape(sinView, cb.ndim, cb.shape))
-      Py_RETURN_NONE;
-    if (plan.cache == kGathered) {
-      if (cb.ndim != 2 || cb.shape[1] != plan.pairs)
-        Py_RETURN_NONE;
-      if (low < 0 || high >= cb.shape[0])
-        Py_RETURN_NONE; // a position without a cached angle
-    } else {
-      tokenSizes[plan.numTokenDims] = plan.pairs;
-      if (!hasShape(cosView, plan.numTokenDims + 1, tokenSizes))
-        Py_RETURN_NONE;
-    }
-    pass(cosView);
-    pass(sinView);
-  }
-
-  // Whether a destination overlaps an array the kernel reads while it
-  // writes (positions or offsets, cos/sin): the Python path then names it.
-  auto overlapsInputs = [&](const View &destination) {
-    for (const View *input : {&indexView, &cosView, &sinView})
-      if (input->held && overlaps(destination, *input))
-        return true;
-    return false;
-  };
-
-  // The destination.
-  const View *destination = &xView;
-  if (!plan.inplace) {
-    if (!acquire(plan, out, plan.x, true, outView) ||
-        !hasShape(outView, xb.ndim, xb.shape) || overlaps(outView, xView))
-      Py_RETURN_NONE;
-    pass(outView);
-    destination = &outView;
-  }
-  if (overlapsInputs(*destination))
-    Py_RETURN_NONE;
-
-  if (pair) {
-    // k: as x, with q's token sizes; then its destination.
-    if (!acquire(plan, k, plan.x, plan.inplace, kView))
-      Py_RETURN_NONE;
-    const Py_buffer &kb = kView.buffer;
-    if (kb.ndim != plan.rank || kb.shape[plan.rank - 1] != plan.headDim)
-      Py_RETURN_NONE;
-    for (int i = 0; i < plan.numTokenDims; ++i)
-      if (kb.shape[plan.tokenDims[i]] != xb.shape[plan.tokenDims[i]])
-        Py_RETURN_NONE;
-    pass(kView);
-    const View *destinationK = &kView;
-    if (!plan.inplace) {
-      if (!acquire(plan, outK, plan.x, true, outKView) ||
-          !hasShape(outKView, kb.ndim, kb.shape) || overlaps(outKView, kView) ||
-          overlaps(outKView, xView) || overlaps(outView, kView))
-        Py_RETURN_NONE;
-      pass(outKView);
-      destinationK = &outKView;
-    }
-    if (overlaps(*destinationK, *destination) || overlapsInputs(*destinationK))
-      Py_RETURN_NONE;
-  }
-
   PyThreadState *state = PyEval_SaveThread();
-  runKernel(plan.function, arguments, count);
+  callCount(plan.function, call.arguments, plan.numSpecs,
+            std::make_index_sequence<kMaxSpecs>());
   PyEval_RestoreThread(state);
-  if (pair)
-    return plan.inplace ? Py_BuildValue("(OO)", x, k)
-                        : Py_BuildValue("(OO)", out, outK);
-  PyObject *result = plan.inplace ? x : out;
+  if (plan.numReturns == 2)
+    return Py_BuildValue("(OO)", PyTuple_GetItem(args, plan.returns[0]),
+                         PyTuple_GetItem(args, plan.returns[1]));
+  PyObject *result = PyTuple_GetItem(args, plan.returns[0]);
   Py_INCREF(result);
   return result;
+}
+
+/// plan.refusal(*arguments): None when the plan would run the call, else
+/// (name, why): the argument it declines, by its spec's name (the one the
+/// Python path's message says), and why. Runs nothing.
+PyObject *planRefusal(PyObject *self, PyObject *args) {
+  const Plan &plan = *reinterpret_cast<Plan *>(self);
+  if (!hasForm(plan, args, nullptr))
+    return nullptr;
+  Call call;
+  Refusal refusal;
+  if (prepare(plan, args, call, refusal))
+    Py_RETURN_NONE;
+  PyObject *name = PyTuple_GetItem(plan.names, refusal.slot);
+  PyObject *other = refusal.otherSlot >= 0
+                        ? PyTuple_GetItem(plan.names, refusal.otherSlot)
+                        : nullptr;
+  if (refusal.dim >= 0)
+    return Py_BuildValue("(ON)", name,
+                         PyUnicode_FromFormat("%s: dim %d is not %U's dim %d",
+                                              refusal.what, refusal.dim, other,
+                                              refusal.otherDim));
+  if (other)
+    return Py_BuildValue("(ON)", name,
+                         PyUnicode_FromFormat("%s %U", refusal.what, other));
+  return Py_BuildValue("(Os)", name, refusal.what);
 }
 
 void deallocPlan(PyObject *self) {
   Plan *plan = reinterpret_cast<Plan *>(self);
   Py_XDECREF(plan->ndarrayType);
-  for (Element *element :
-       {&plan->x, &plan->position, &plan->rowOffset, &plan->cacheElement})
-    Py_XDECREF(element->dtype);
+  Py_XDECREF(plan->names);
+  Py_XDECREF(plan->usage);
+  for (int i = 0; i < kMaxSpecs; ++i) {
+    Py_XDECREF(plan->specs[i].name);
+    Py_XDECREF(plan->specs[i].element.dtype);
+  }
   PyTypeObject *type = Py_TYPE(self);
   auto free = reinterpret_cast<freefunc>(PyType_GetSlot(type, Py_tp_free));
   free(self);
   Py_DECREF(type);
 }
 
+PyMethodDef planMethods[] = {
+    {"refusal", planRefusal, METH_VARARGS,
+     "refusal(*arguments): None when the plan takes the call, else (name, "
+     "why) of the argument it declines. Runs nothing."},
+    {nullptr, nullptr, 0, nullptr}};
+
 PyType_Slot planSlots[] = {
     {Py_tp_call, reinterpret_cast<void *>(callPlan)},
     {Py_tp_dealloc, reinterpret_cast<void *>(deallocPlan)},
+    {Py_tp_methods, planMethods},
     {Py_tp_doc,
      const_cast<char *>("A compiled rope.apply kernel's checked fast call.")},
     {0, nullptr}};
@@ -452,70 +456,288 @@ PyType_Spec planSpec = {"rope_mlir._kernel_call.Plan", sizeof(Plan), 0,
                         Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION,
                         planSlots};
 
-/// A tuple of ints (or None) as a static shape.
-bool readShape(PyObject *object, StaticShape &shape, const char *what) {
-  if (object == Py_None)
-    return true;
-  if (!PyTuple_Check(object) || PyTuple_Size(object) > kMaxRank + 1) {
-    PyErr_Format(PyExc_ValueError, "%s: a tuple of at most %d sizes", what,
-                 kMaxRank + 1);
-    return false;
+// -- make_plan: the specs read once ----------------------------------------
+
+/// The position of `name` (a str) in the tuple `names`, or -1.
+int find(PyObject *names, PyObject *name) {
+  for (Py_ssize_t i = 0; i < PyTuple_Size(names); ++i) {
+    int equal =
+        PyObject_RichCompareBool(PyTuple_GetItem(names, i), name, Py_EQ);
+    if (equal < 0)
+      PyErr_Clear();
+    if (equal == 1)
+      return static_cast<int>(i);
   }
-  shape.rank = static_cast<int>(PyTuple_Size(object));
-  for (int i = 0; i < shape.rank; ++i) {
-    shape.sizes[i] = PyLong_AsSsize_t(PyTuple_GetItem(object, i));
-    if (shape.sizes[i] == -1 && PyErr_Occurred())
-      return false;
-  }
-  return true;
+  return -1;
 }
 
-/// A (dtype, itemsize) pair, or None.
-bool readElement(PyObject *object, Element &element, const char *what) {
-  if (object == Py_None)
-    return true;
+/// A spec's position by the name of its call argument; -1 with ValueError
+/// when none reads it.
+int specNamed(const Plan &plan, PyObject *name, const char *what) {
+  int slot = PyUnicode_Check(name) ? find(plan.names, name) : -1;
+  for (int i = 0; slot >= 0 && i < plan.numSpecs; ++i)
+    if (plan.specs[i].slot == slot)
+      return i;
+  PyErr_Format(PyExc_ValueError, "make_plan: %s names no parameter: %R", what,
+               name);
+  return -1;
+}
+
+/// The entry of the `call` dict under `key`, or nullptr with KeyError.
+PyObject *entry(PyObject *call, const char *key) {
+  PyObject *value = PyDict_GetItemString(call, key);
+  if (!value)
+    PyErr_Format(PyExc_KeyError, "make_plan: the call has no %s", key);
+  return value;
+}
+
+enum class Read { kFailed, kBeyond, kDone };
+
+/// Lists the checks between a call's arguments from the resolved specs and
+/// call (Plan::absentSlots, sizeRules, aparts), so that a call walks only
+/// the rules there are: the shape rules in spec order, then the overlaps,
+/// each unordered pair once (named by the spec that lists it first).
+void listRules(Plan &plan) {
+  for (int s = 0; s < plan.numSlots; ++s)
+    if (plan.absent[s] != kRead)
+      plan.absentSlots[plan.numAbsent++] = s;
+  for (int i = 0; i < plan.numSpecs; ++i) {
+    const Spec &spec = plan.specs[i];
+    for (int d = 0; d < spec.rank && !spec.scalar; ++d)
+      if (spec.likeSpec[d] >= 0)
+        plan.sizeRules[plan.numSizeRules++] = {i, d, spec.likeSpec[d],
+                                               spec.likeDim[d]};
+  }
+  for (int i = 0; i < plan.numSpecs; ++i)
+    for (int j = 0; j < plan.numSpecs; ++j)
+      if ((plan.specs[i].apart >> j & 1) &&
+          !(j < i && (plan.specs[j].apart >> i & 1)))
+        plan.aparts[plan.numAparts++] = {i, j};
+}
+
+/// Reads one spec entry, (name, element, shape, scalar, writeable,
+/// apart_from, like), into `spec` (its name and slot; the rules by name are
+/// resolved once every spec is read).
+Read readSpec(Plan &plan, PyObject *item, Spec &spec) {
+  PyObject *name, *element, *shape, *apart, *like;
+  int scalar, writeable;
+  if (!PyArg_ParseTuple(item, "UOOppOO", &name, &element, &shape, &scalar,
+                        &writeable, &apart, &like))
+    return Read::kFailed;
+  Py_INCREF(name);
+  spec.name = name;
+  spec.slot = find(plan.names, name);
+  if (spec.slot < 0) {
+    PyErr_Format(PyExc_ValueError,
+                 "make_plan: the call has no argument named %R", name);
+    return Read::kFailed;
+  }
+  spec.scalar = scalar;
+  spec.writeable = writeable;
+  if (scalar)
+    return Read::kDone;
+  if (element == Py_None || shape == Py_None)
+    return Read::kBeyond; // checked by the entry point: the Python path
   PyObject *dtype;
   Py_ssize_t itemsize;
-  if (!PyArg_ParseTuple(object, "On", &dtype, &itemsize))
-    return false;
-  if (itemsize <= 0) {
-    PyErr_Format(PyExc_ValueError, "%s: itemsize must be positive", what);
+  if (!PyArg_ParseTuple(element, "On", &dtype, &itemsize))
+    return Read::kFailed;
+  Py_INCREF(dtype);
+  spec.element.dtype = dtype;
+  spec.element.itemsize = itemsize;
+  if (spec.element.itemsize <= 0 || !PyTuple_Check(shape) ||
+      !PyTuple_Check(apart) || !PyTuple_Check(like)) {
+    PyErr_SetString(PyExc_ValueError, "make_plan: a malformed spec");
+    return Read::kFailed;
+  }
+  Py_ssize_t rank = PyTuple_Size(shape);
+  if (rank < 1 || rank > kMaxRank)
+    return Read::kBeyond;
+  spec.rank = static_cast<int>(rank);
+  for (int d = 0; d < spec.rank; ++d) {
+    PyObject *size = PyTuple_GetItem(shape, d);
+    spec.sizes[d] = size == Py_None ? -1 : PyLong_AsSsize_t(size);
+    if (spec.sizes[d] == -1 && PyErr_Occurred())
+      return Read::kFailed;
+    spec.likeSpec[d] = -1;
+  }
+  return Read::kDone;
+}
+
+/// Resolves spec `i`'s rules by name: like (per dim, None or (name, dim))
+/// and apart_from (names, or "*": every parameter the kernel only reads).
+/// Any two specs the kernel writes must be apart too.
+bool resolveRules(Plan &plan, int i, PyObject *apart, PyObject *like) {
+  Spec &spec = plan.specs[i];
+  if (spec.scalar)
+    return true;
+  Py_ssize_t count = PyTuple_Size(like);
+  if (count != 0 && count != spec.rank) {
+    PyErr_Format(PyExc_ValueError, "make_plan: %U's like has %zd dims, not %d",
+                 spec.name, count, spec.rank);
     return false;
   }
-  Py_INCREF(dtype);
-  element.dtype = dtype;
-  element.itemsize = itemsize;
+  for (int d = 0; d < count; ++d) {
+    PyObject *rule = PyTuple_GetItem(like, d);
+    if (rule == Py_None)
+      continue;
+    PyObject *other;
+    int dim;
+    if (!PyArg_ParseTuple(rule, "Oi", &other, &dim))
+      return false;
+    int j = specNamed(plan, other, "like");
+    if (j < 0)
+      return false;
+    if (plan.specs[j].scalar || dim < 0 || dim >= plan.specs[j].rank) {
+      PyErr_Format(PyExc_ValueError, "make_plan: %U has no dim %d", other, dim);
+      return false;
+    }
+    spec.likeSpec[d] = j;
+    spec.likeDim[d] = dim;
+  }
+  for (Py_ssize_t k = 0; k < PyTuple_Size(apart); ++k) {
+    PyObject *other = PyTuple_GetItem(apart, k);
+    if (PyUnicode_Check(other) &&
+        PyUnicode_CompareWithASCIIString(other, "*") == 0) {
+      for (int j = 0; j < plan.numSpecs; ++j)
+        if (!plan.specs[j].writeable)
+          spec.apart |= 1u << j;
+      continue;
+    }
+    int j = specNamed(plan, other, "apart_from");
+    if (j < 0)
+      return false;
+    spec.apart |= 1u << j;
+  }
+  for (int j = 0; j < plan.numSpecs; ++j)
+    if (spec.writeable && plan.specs[j].writeable)
+      spec.apart |= 1u << j;
+  spec.apart &= ~(1u << i);
+  for (int j = 0; j < plan.numSpecs; ++j)
+    if (plan.specs[j].scalar)
+      spec.apart &= ~(1u << j); // by value: nothing to overlap
   return true;
 }
 
-/// make_plan(function, ndarray, inplace, rank, head_dim, token_dims,
-/// x_element, static_shape, positions_form, position_element, mrope,
-/// static_positions_shape, row_offset_element, static_offset_shape,
-/// cache_form, cache_element, pairs, static_cache_shape[, members]): a Plan
-/// (members = 2: a q/k pair's kernel, see callPlan), or None
-/// when the configuration is beyond what the fast path takes. Elements are
-/// (numpy dtype, itemsize) pairs or None.
+/// Reads the call: its argument names and usage, what each argument no spec
+/// reads must be, what it returns, and the rotation facts.
+Read readCall(Plan &plan, PyObject *call) {
+  PyObject *absent = entry(call, "absent"), *returns = entry(call, "returns"),
+           *sequence = entry(call, "sequence"), *index = entry(call, "index"),
+           *rows = entry(call, "rows"), *positions = entry(call, "positions"),
+           *cache = entry(call, "cache");
+  if (!absent || !returns || !sequence || !index || !rows || !positions ||
+      !cache)
+    return Read::kFailed;
+  if (!PyDict_Check(absent) || !PyTuple_Check(returns) ||
+      PyTuple_Size(returns) < 1 || PyTuple_Size(returns) > 2) {
+    PyErr_SetString(PyExc_ValueError, "make_plan: a malformed call");
+    return Read::kFailed;
+  }
+  for (int s = 0; s < plan.numSlots; ++s) {
+    bool read = false;
+    for (int i = 0; i < plan.numSpecs; ++i)
+      read |= plan.specs[i].slot == s;
+    plan.absent[s] = kRead;
+    if (read)
+      continue;
+    PyObject *name = PyTuple_GetItem(plan.names, s);
+    PyObject *rule = PyDict_GetItemWithError(absent, name);
+    if (!rule) {
+      if (!PyErr_Occurred())
+        PyErr_Format(PyExc_ValueError,
+                     "make_plan: no spec reads %R and absent has no rule",
+                     name);
+      return Read::kFailed;
+    }
+    if (rule == Py_None) {
+      plan.absent[s] = kMustBeNone;
+    } else if (PyLong_Check(rule) && PyLong_AsLong(rule) == 0) {
+      plan.absent[s] = kMustBeZero;
+    } else if (PyUnicode_Check(rule) && find(plan.names, rule) >= 0) {
+      plan.absent[s] = find(plan.names, rule);
+    } else {
+      PyErr_Format(PyExc_ValueError, "make_plan: bad absent rule for %R", name);
+      return Read::kFailed;
+    }
+  }
+  plan.numReturns = static_cast<int>(PyTuple_Size(returns));
+  for (int r = 0; r < plan.numReturns; ++r) {
+    plan.returns[r] = find(plan.names, PyTuple_GetItem(returns, r));
+    if (plan.returns[r] < 0) {
+      PyErr_SetString(PyExc_ValueError, "make_plan: returns names no "
+                                        "argument of the call");
+      return Read::kFailed;
+    }
+  }
+  plan.positions = static_cast<int>(PyLong_AsLong(positions));
+  plan.cache = static_cast<int>(PyLong_AsLong(cache));
+  if (PyErr_Occurred())
+    return Read::kFailed;
+  if (plan.positions < kExplicit || plan.positions > kNone ||
+      plan.cache < kNoCache || plan.cache > kPregathered)
+    return Read::kBeyond;
+  PyObject *sequenceName;
+  if (!PyArg_ParseTuple(sequence, "Oi", &sequenceName, &plan.sequenceDim))
+    return Read::kFailed;
+  plan.sequenceSpec = specNamed(plan, sequenceName, "sequence");
+  if (plan.sequenceSpec < 0)
+    return Read::kFailed;
+  const Spec &sequenceSpec = plan.specs[plan.sequenceSpec];
+  plan.index = index == Py_None ? -1 : specNamed(plan, index, "index");
+  plan.rows = rows == Py_None ? -1 : specNamed(plan, rows, "rows");
+  if ((index != Py_None && plan.index < 0) ||
+      (rows != Py_None && plan.rows < 0))
+    return Read::kFailed;
+  bool indexed = plan.positions != kNone;
+  bool scalarIndex = plan.positions == kOffset;
+  if (plan.cache == kGathered && !indexed)
+    return Read::kBeyond; // rows gathered at no positions: not a rotation
+  if (sequenceSpec.scalar || plan.sequenceDim < 0 ||
+      plan.sequenceDim >= sequenceSpec.rank || indexed != (plan.index >= 0) ||
+      (plan.cache == kGathered) != (plan.rows >= 0) ||
+      (plan.rows >= 0 && plan.specs[plan.rows].scalar) ||
+      (indexed &&
+       (plan.specs[plan.index].scalar != scalarIndex ||
+        (!scalarIndex && plan.specs[plan.index].element.itemsize != 4 &&
+         plan.specs[plan.index].element.itemsize != 8)))) {
+    PyErr_SetString(PyExc_ValueError,
+                    "make_plan: the rotation facts disagree with the specs");
+    return Read::kFailed;
+  }
+  return Read::kDone;
+}
+
+/// make_plan(function, ndarray, specs, call): the checked fast call of the
+/// compiled function at address `function`, or None when it is beyond what
+/// the fast path takes (a spec without a dtype or shape, rank > kMaxRank,
+/// too many parameters). `specs` are the function's parameters in order, as
+/// ArgSpec.plan_entry gives them: (name, (dtype, itemsize) or None, static
+/// shape (None: a dynamic size), scalar, writeable, apart_from (names, "*":
+/// every parameter the kernel only reads), like (per dim, None or (name,
+/// dim): the size it must equal)). `call` is a dict: names (the call's
+/// arguments, in order; each spec's name is one), usage (the TypeError of a
+/// call of another form), absent (for each argument no spec reads: None, 0,
+/// or the name of the argument it must be), returns (one or two names), and
+/// the rotation facts: positions and cache (their forms), index (the spec
+/// of the positions or offsets, or None), sequence ((name, dim): where the
+/// sequence length is) and rows (the spec of the gathered cache, or None).
+/// Everything is read here, once; a call only compares.
 PyObject *makePlan(PyObject *module, PyObject *args) {
   unsigned long long function;
-  PyObject *ndarray, *tokenDims, *xElement, *staticShape, *positionElement,
-      *staticPositions, *rowOffsetElement, *staticOffset, *cacheElement,
-      *staticCache;
-  int inplace, rank, positions, mrope, cache, members = 1;
-  Py_ssize_t headDim, pairs;
-  if (!PyArg_ParseTuple(args, "KOpinOOOiOpOOOiOnO|i", &function, &ndarray,
-                        &inplace, &rank, &headDim, &tokenDims, &xElement,
-                        &staticShape, &positions, &positionElement, &mrope,
-                        &staticPositions, &rowOffsetElement, &staticOffset,
-                        &cache, &cacheElement, &pairs, &staticCache, &members))
+  PyObject *ndarray, *specs, *call;
+  if (!PyArg_ParseTuple(args, "KOOO", &function, &ndarray, &specs, &call))
     return nullptr;
-  if (!function || !PyType_Check(ndarray) || !PyTuple_Check(tokenDims)) {
-    PyErr_SetString(PyExc_ValueError, "make_plan: bad arguments");
+  PyObject *names = PyDict_Check(call) ? entry(call, "names") : nullptr;
+  PyObject *usage = names ? entry(call, "usage") : nullptr;
+  if (!function || !PyType_Check(ndarray) || !PyTuple_Check(specs) || !usage ||
+      !PyTuple_Check(names) || !PyUnicode_Check(usage)) {
+    if (!PyErr_Occurred())
+      PyErr_SetString(PyExc_ValueError, "make_plan: bad arguments");
     return nullptr;
   }
-  Py_ssize_t numTokenDims = PyTuple_Size(tokenDims);
-  if (rank < 1 || rank > kMaxRank || numTokenDims < 1 || numTokenDims >= rank ||
-      positions < kExplicit || positions > kNone || cache < kNoCache ||
-      cache > kPregathered || members < 1 || members > 2)
+  Py_ssize_t numSpecs = PyTuple_Size(specs), numSlots = PyTuple_Size(names);
+  if (numSpecs < 1 || numSpecs > kMaxSpecs || numSlots > kMaxSlots)
     Py_RETURN_NONE;
 
   PyTypeObject *type = reinterpret_cast<PyTypeObject *>(
@@ -532,55 +754,35 @@ PyObject *makePlan(PyObject *module, PyObject *args) {
     return nullptr;
   Plan *plan = reinterpret_cast<Plan *>(object);
   // The memory after the header is zeroed by tp_alloc; construct in place.
-  new (&plan->staticShape) StaticShape();
-  new (&plan->staticPositionsShape) StaticShape();
-  new (&plan->staticOffsetShape) StaticShape();
-  new (&plan->staticCacheShape) StaticShape();
+  for (Spec &spec : plan->specs)
+    new (&spec) Spec();
   plan->function = reinterpret_cast<void *>(function);
   Py_INCREF(ndarray);
   plan->ndarrayType = ndarray;
-  plan->inplace = inplace;
-  plan->rank = rank;
-  plan->headDim = headDim;
-  plan->numTokenDims = static_cast<int>(numTokenDims);
-  for (int i = 0; i < numTokenDims; ++i) {
-    long dim = PyLong_AsLong(PyTuple_GetItem(tokenDims, i));
-    if (dim == -1 && PyErr_Occurred()) {
-      Py_DECREF(object);
+  Py_INCREF(names);
+  plan->names = names;
+  Py_INCREF(usage);
+  plan->usage = usage;
+  plan->numSlots = static_cast<int>(numSlots);
+  plan->numSpecs = static_cast<int>(numSpecs);
+  Read read = Read::kDone;
+  for (int i = 0; i < numSpecs && read == Read::kDone; ++i)
+    read = readSpec(*plan, PyTuple_GetItem(specs, i), plan->specs[i]);
+  for (int i = 0; i < numSpecs && read == Read::kDone; ++i) {
+    PyObject *item = PyTuple_GetItem(specs, i);
+    if (!resolveRules(*plan, i, PyTuple_GetItem(item, 5),
+                      PyTuple_GetItem(item, 6)))
+      read = Read::kFailed;
+  }
+  if (read == Read::kDone)
+    read = readCall(*plan, call);
+  if (read == Read::kDone)
+    listRules(*plan);
+  if (read != Read::kDone) {
+    Py_DECREF(object);
+    if (read == Read::kFailed)
       return nullptr;
-    }
-    if (dim < 0 || dim >= rank - 1) {
-      Py_DECREF(object);
-      Py_RETURN_NONE;
-    }
-    plan->tokenDims[i] = static_cast<int>(dim);
-  }
-  plan->positions = positions;
-  plan->mrope = mrope;
-  plan->cache = cache;
-  plan->members = members;
-  plan->pairs = pairs;
-  if (!readElement(xElement, plan->x, "x_element") ||
-      !readShape(staticShape, plan->staticShape, "static_shape") ||
-      !readElement(positionElement, plan->position, "position_element") ||
-      !readShape(staticPositions, plan->staticPositionsShape,
-                 "static_positions_shape") ||
-      !readElement(rowOffsetElement, plan->rowOffset, "row_offset_element") ||
-      !readShape(staticOffset, plan->staticOffsetShape,
-                 "static_offset_shape") ||
-      !readElement(cacheElement, plan->cacheElement, "cache_element") ||
-      !readShape(staticCache, plan->staticCacheShape, "static_cache_shape")) {
-    Py_DECREF(object);
-    return nullptr;
-  }
-  bool indexed = positions == kExplicit || positions == kRowOffset;
-  Element &index = positions == kExplicit ? plan->position : plan->rowOffset;
-  if (!plan->x.itemsize ||
-      (cache != kNoCache && !plan->cacheElement.itemsize) ||
-      (indexed && index.itemsize != 4 && index.itemsize != 8)) {
-    PyErr_SetString(PyExc_ValueError, "make_plan: an element type is missing");
-    Py_DECREF(object);
-    return nullptr;
+    Py_RETURN_NONE;
   }
   return object;
 }
@@ -591,23 +793,6 @@ PyObject *makePlan(PyObject *module, PyObject *args) {
 // offset, cos, sin, k's norm weight and scale, slots, k_cache, v, v_scale,
 // v_cache, q, q's norm weight, out_q).
 constexpr int kMaxRunArguments = 16;
-
-template <std::size_t... I>
-void callWith(void *function, const std::intptr_t *a,
-              std::index_sequence<I...>) {
-  // Every argument is pointer-sized and of integer class, as in runKernel.
-  using F = void (*)(decltype((void)I, std::intptr_t{})...);
-  reinterpret_cast<F>(function)(a[I]...);
-}
-
-template <std::size_t... N>
-void callCount(void *function, const std::intptr_t *a, int count,
-               std::index_sequence<N...>) {
-  ((count == static_cast<int>(N) + 1
-        ? callWith(function, a, std::make_index_sequence<N + 1>())
-        : void()),
-   ...);
-}
 
 /// A held view of an exact numpy array that the compiled code may take as a
 /// row-major memref: C-contiguous as numpy defines it (size-1 dims may have

@@ -2,23 +2,30 @@
 """The one path from IR to a checked call, shared by every entry point.
 
 Each entry point (kernel.Kernel, fused.QKKernel, cache.AppendKernel,
-mla.MLAKernel, attention.ScoresKernel / AttentionKernel, onnx.run) is a
-configuration, the IR emitted for it and the specs of its arguments; this
-module holds the rest, once:
+mla.MLAKernel, attention.ScoresKernel / AttentionKernel, onnx.run, and
+rope_mlir.jit's compiled.CompiledFunction) is a configuration, the IR
+emitted for it (or, for jit, the module given) and the specs of its
+arguments; this module holds the rest, once:
 
 - `ArgSpec`: one argument of a compiled function, declared: its name (the
   one every error message says), exact element type, static sizes, whether
   the kernel writes it, and which arguments it must not overlap. The checks
   below read them (`check_destination`, `check_apart`), and so does the C++
-  fast call (kernel.RotationChecks.make_plan builds make_plan's arguments
-  from the specs).
+  fast call: kernel.RotationChecks.make_plan passes the compiled function's
+  specs (`ArgSpec.plan_entry`) and a few rotation facts to the extension's
+  make_plan (lib/Runtime/KernelCall.cpp), which reads them once and derives
+  every check of a call from them: dtype, rank, static sizes, the shape
+  rules (`like`), writeability and the overlaps `apart_from` forbids.
 - `CompiledKernel`: IR compiled once, the C interface's argument types read
-  from the module's own signature (ropeJitFunctionType, as
-  compiled.CompiledFunction does) and checked against the specs, the call
-  made by the C++ extension's `run` or through ctypes.
+  from the module's own signature (ropeJitFunctionType) and checked against
+  the specs, the call made by the C++ extension's `run` or through ctypes;
+  with `results=True` (rope_mlir.jit's functions, which return values) the
+  result struct or scalar allocated from the signature and the call made
+  through the packed wrapper under ropeJitInvoke (`call`).
 - `KernelCache`: the one compile cache, by configuration (or IR text).
 - The value checks (integers, reals, flags, integer and float arrays,
-  offsets) that the entry points' argument checks are written with.
+  offsets) that the entry points' argument checks are written with, and
+  `check_input`, which checks an argument against its spec alone (jit's).
 """
 
 from __future__ import annotations
@@ -278,12 +285,20 @@ class ArgSpec:
     dtype: its exact element type (None: checked by the entry point, or a
     scalar). shape: its static sizes (None entries dynamic), None when the
     entry point checks the shape (it depends on other arguments).
-    scalar: passed by value as an int64 (an offset), not as a memref.
+    scalar: passed by value, not as a memref: an int64 (an offset) or, with
+    a dtype, a scalar of that type (rope_mlir.jit's f32, i1, index...).
     writeable: the kernel writes it in place (a destination, a cache).
     apart_from: the names of the arguments it must not overlap (EVERY_INPUT:
-    all that the kernel reads); only destinations have them.
+    all that the kernel reads); only destinations have them. Any two
+    arguments the kernel writes must be apart too.
     effect: how messages say the kernel writes it ("writes out",
-    "rotates x in place (out=x)"); None: "writes <name>"."""
+    "rotates x in place (out=x)"); None: "writes <name>".
+    like: the shape rule: per dim, (name, dim) of the argument whose size
+    it must equal (out: x's, dim by dim; positions: x's token dims), or
+    None; () when no dim has one.
+    declared: the type the function's signature declares ("index",
+    "tensor<?x8xf32>"), when the spec is read from it (rope_mlir.jit): the
+    signature must still say it, and messages name a scalar's type by it."""
 
     name: str
     dtype: Optional[np.dtype] = None
@@ -292,6 +307,8 @@ class ArgSpec:
     writeable: bool = False
     apart_from: Tuple[str, ...] = ()
     effect: Optional[str] = None
+    like: Tuple[Optional[Tuple[str, int]], ...] = ()
+    declared: Optional[str] = None
 
     def element(self):
         """The (dtype, itemsize) pair the C++ plan reads, or None."""
@@ -304,6 +321,15 @@ class ArgSpec:
         if self.shape is None or any(d is None for d in self.shape):
             return None
         return tuple(int(d) for d in self.shape)
+
+    def plan_entry(self) -> tuple:
+        """The spec as the C++ plan reads it (KernelCall.cpp, make_plan):
+        (name, (dtype, itemsize) or None, shape or None, scalar, writeable,
+        apart_from, like)."""
+        return (self.name, self.element(),
+                None if self.shape is None else tuple(self.shape),
+                self.scalar, self.writeable, tuple(self.apart_from),
+                tuple(self.like))
 
     def writes(self) -> str:
         return self.effect if self.effect is not None else \
@@ -357,6 +383,65 @@ def check_apart(spec: ArgSpec, array, reads, writes=()) -> None:
             raise ValueError(f"{spec.name} overlaps {other}")
 
 
+def _shown(shape) -> tuple:
+    return tuple("?" if d is None else d for d in shape)
+
+
+def check_input(spec: ArgSpec, value):
+    """An argument of `spec` that the function only reads (rope_mlir.jit's):
+    a tensor must be a numpy array (a numpy scalar for rank 0) of the spec's
+    dtype, rank and static sizes, and is returned C-contiguous and aligned
+    (copied when it is not); a scalar (spec.scalar) must be a bool for i1,
+    an integer that fits the spec's integer type, or a real number, and is
+    returned as a Python value. TypeError or ValueError naming the spec."""
+    name = spec.name
+    dtype = spec.dtype
+    if spec.scalar:
+        if isinstance(value, np.ndarray) and value.ndim == 0:
+            value = value[()]
+        kind = dtype.kind
+        if kind == "b":
+            if not isinstance(value, BOOLS):
+                raise TypeError(f"{name} must be a bool, got {value!r} "
+                                f"({type(value).__name__})")
+            return int(bool(value))
+        if isinstance(value, BOOLS) or not isinstance(
+                value, (int, np.integer) if kind == "i"
+                else (int, float, np.integer, np.floating)):
+            what = "an integer" if kind == "i" else "a real number"
+            raise TypeError(f"{name} must be {what}, got {value!r} "
+                            f"({type(value).__name__})")
+        if kind == "i":
+            info = np.iinfo(dtype)
+            if not info.min <= int(value) <= info.max:
+                raise ValueError(f"{name} = {value} does not fit "
+                                 f"{spec.declared or dtype} "
+                                 f"[{info.min}, {info.max}]")
+            return int(value)
+        return float(value)
+    shape = spec.shape
+    if isinstance(value, np.generic) and len(shape) == 0:
+        value = np.asarray(value)
+    if not isinstance(value, np.ndarray):
+        raise TypeError(f"{name} must be a numpy array, got "
+                        f"{type(value).__name__}")
+    if value.dtype != dtype:
+        raise TypeError(f"{name} has dtype {value.dtype}, expected {dtype}")
+    if value.ndim != len(shape):
+        raise ValueError(f"{name} has rank {value.ndim} (shape "
+                         f"{value.shape}), expected rank {len(shape)}")
+    for size, want in zip(value.shape, shape):
+        if want is not None and size != want:
+            raise ValueError(f"{name} has shape {value.shape}, expected "
+                             f"{_shown(shape)} ('?' is any size)")
+    flags = value.flags
+    if not (flags.c_contiguous and flags.aligned):
+        value = np.ascontiguousarray(value)  # a copy the code reads
+        if value.ctypes.data % value.itemsize:
+            value = value.copy()
+    return value
+
+
 def cpu_pipeline(before: str = "", **options) -> str:
     """The rope-to-llvm-cpu pipeline (with C interfaces) of a kernel:
     `options` in the order given (num_threads=2 as num-threads=2, a bool
@@ -385,6 +470,49 @@ def signature_argtypes(signature: dict, name: str) -> list:
                            f"one parameter per argument: {signature}")
     return [SCALAR_CTYPES[entry["element"]] if entry["kind"] == "scalar"
             else ctypes.c_void_p for entry in arguments]
+
+
+def result_types(signature: dict, name: str) -> tuple:
+    """The C interface of a function with results (rope_mlir.jit's), from
+    its signature: (argument types, the ctypes struct its results are
+    written to (the first parameter: one memref result, or several results)
+    or None, the ctypes type of the scalar it returns or None). ValueError
+    when the pipeline lowered it to another interface."""
+    results = signature["results"]
+    returns_scalar = len(results) == 1 and results[0]["kind"] == "scalar"
+
+    def field(entry):
+        return (_jit._descriptor_type(len(entry["shape"]))
+                if entry["kind"] == "tensor" else
+                SCALAR_CTYPES[entry["element"]])
+    struct = None
+    if len(results) == 1 and not returns_scalar:
+        struct = field(results[0])
+    elif len(results) > 1:
+        struct = type(f"Results_{name}", (ctypes.Structure,), {
+            "_fields_": [(f"r{i}", field(r)) for i, r in enumerate(results)]})
+    expected = len(signature["arguments"]) + (struct is not None)
+    interface = signature.get("c_interface")
+    if interface is None:
+        raise ValueError(
+            f"the pipeline emitted no C interface for @{name} "
+            f"(_mlir_ciface_{name}): pipelines given to rope_mlir.jit "
+            "must request C wrappers, e.g. "
+            "rope-to-llvm-cpu{emit-c-interface=true}")
+    if (interface["parameters"] != expected or
+            interface["returns_value"] != returns_scalar):
+        raise ValueError(
+            f"the pipeline lowered @{name} to a C interface with "
+            f"{interface['parameters']} parameters"
+            f"{' returning a value' if interface['returns_value'] else ''}"
+            f", expected {expected}"
+            f"{' returning a value' if returns_scalar else ''} "
+            "for its signature: pipelines given to rope_mlir.jit must "
+            "bufferize function boundaries with identity layouts")
+    argtypes = [SCALAR_CTYPES[entry["element"]] if entry["kind"] == "scalar"
+                else ctypes.c_void_p for entry in signature["arguments"]]
+    return (argtypes, struct,
+            SCALAR_CTYPES[results[0]["element"]] if returns_scalar else None)
 
 
 #: CompiledKernel.run(fast=LOADED): the extension loaded at compile time.
@@ -417,12 +545,16 @@ def _check_specs(specs, signature: dict, name: str) -> None:
                            f"signature: {len(arguments)} parameters")
     for spec, entry in zip(specs, arguments):
         text = entry.get("type")
-        if spec.scalar != (entry["kind"] == "scalar"):
+        if spec.scalar != (entry["kind"] == "scalar") or \
+                spec.declared not in (None, text) or (
+                    spec.scalar and spec.dtype is not None and
+                    _ir.DTYPES.get(entry["element"]) != spec.dtype):
             raise RuntimeError(f"@{name}'s specs ({listed}) disagree with "
                                f"its signature: {spec.name} is {text}")
         if spec.scalar:
             continue
-        memref = _memref_type(text)
+        memref = (_memref_type(text) if entry["kind"] != "tensor" else
+                  (tuple(entry["shape"]), entry["element"]))
         if memref is None or (
                 spec.dtype is not None and
                 _ir.DTYPES.get(memref[1]) != spec.dtype) or (
@@ -438,21 +570,68 @@ class CompiledKernel:
     interface of `entry`, the argument types read from the module's own
     signature and the ctypes function. With `specs` (the ArgSpecs of the
     parameters, in order), the signature must agree with them: as many
-    parameters, scalars where the specs say so."""
+    parameters, scalars where the specs say so.
 
-    def __init__(self, ir: str, pipeline: Optional[str], entry: str,
-                 specs: Optional[tuple] = None):
+    `module`: a module already compiled (a JitModule) that holds `entry`
+    (rope_mlir.jit: one module, many functions); `ir` and `pipeline` are then
+    unused. `results=True`: a function that returns values (rope_mlir.jit's,
+    see `result_types`), called by `call` through its packed wrapper under
+    ropeJitInvoke, so that a trap or a failed runtime check raises instead
+    of ending the process."""
+
+    def __init__(self, ir: Optional[str], pipeline: Optional[str],
+                 entry: str, specs: Optional[tuple] = None, *,
+                 module=None, results: bool = False):
         self.ir = ir
         self.entry = entry
-        self.module = _jit.compile_module(ir, pipeline)
-        self.argtypes = signature_argtypes(self.module.function_type(entry),
-                                           entry)
+        self.module = (module if module is not None else
+                       _jit.compile_module(ir, pipeline))
+        signature = self.module.function_type(entry)
+        if results:
+            self.argtypes, self.result_struct, self.restype = \
+                result_types(signature, entry)
+        else:
+            self.argtypes = signature_argtypes(signature, entry)
         if specs is not None:
-            _check_specs(specs, self.module.function_type(entry), entry)
+            _check_specs(specs, signature, entry)
         self.specs = specs
+        self._fast = _jit.kernel_call_module()
+        if results:
+            self.packed = self.module.lookup_packed(entry)
+            self._slots = ctypes.c_void_p * (
+                len(self.argtypes) + (self.result_struct is not None) +
+                (self.restype is not None))
+            return
         self.address = self.module.lookup(entry)
         self.function = ctypes.CFUNCTYPE(None, *self.argtypes)(self.address)
-        self._fast = _jit.kernel_call_module()
+
+    def call(self, arguments):
+        """Calls a function with results (results=True) on `arguments` (in
+        parameter order: numpy arrays, C-contiguous and aligned, and Python
+        scalars, as check_input gives them) through its packed wrapper:
+        returns the scalar it returns, the struct its results were written
+        to (memref descriptors and scalars, in result order), or None. A
+        trap raises (RuntimeError; CheckError for a failed runtime check).
+        The caller has checked every argument, and owns the buffers the
+        results describe."""
+        keep = []
+        values = []
+        for argtype, a in zip(self.argtypes, arguments):
+            if isinstance(a, np.ndarray):
+                desc = _jit.memref_descriptor(a)
+                keep.append(desc)
+                values.append(ctypes.c_void_p(ctypes.addressof(desc)))
+            else:
+                values.append(argtype(a))
+        struct = self.result_struct() if self.result_struct else None
+        if struct is not None:
+            values.insert(0, ctypes.c_void_p(ctypes.addressof(struct)))
+        returned = self.restype() if self.restype is not None else None
+        if returned is not None:
+            values.append(returned)
+        slots = self._slots(*[ctypes.addressof(v) for v in values])
+        self.module.invoke(self.packed, slots)
+        return returned.value if returned is not None else struct
 
     def run(self, arguments, fast=LOADED) -> None:
         """Calls the function on `arguments` (in parameter order: numpy

@@ -146,10 +146,6 @@ def _parse_type(entry: dict, where: str, function: str):
         f"{', '.join(_SCALAR_CTYPES)}")
 
 
-def _descriptor_type(rank: int) -> type:
-    return _jit._descriptor_type(rank)
-
-
 class CompiledFunction:
     """A public function of a compiled module. Calling it checks each
     argument against the signature (TypeError: not an array, wrong dtype or
@@ -167,110 +163,30 @@ class CompiledFunction:
         self.results = tuple(
             _parse_type(entry, f"result {i}", name)
             for i, entry in enumerate(signature["results"]))
-        results = self.results
+        # Each argument's ArgSpec, read from the signature: what the checks
+        # (_kernel_path.check_input) and the compiled function's signature
+        # check (CompiledKernel) read.
+        self.specs = tuple(
+            _kernel_path.ArgSpec(
+                f"@{name} argument {i} ({t.text})", t.dtype,
+                None if isinstance(t, ScalarType) else t.shape,
+                scalar=isinstance(t, ScalarType), declared=t.text)
+            for i, t in enumerate(self.arguments))
         # The C interface (FuncToLLVM's _mlir_ciface_ wrapper): memref
         # arguments by pointer to their descriptor, scalars by value; one
         # scalar result is returned, a memref result or several results are
-        # written to a struct the first parameter points to.
-        self._returns_scalar = len(results) == 1 and \
-            isinstance(results[0], ScalarType)
-        self._result_struct = None
-        if len(results) == 1 and isinstance(results[0], TensorType):
-            self._result_struct = _descriptor_type(results[0].rank)
-        elif len(results) > 1:
-            fields = [(f"r{i}", _descriptor_type(r.rank)
-                       if isinstance(r, TensorType)
-                       else _SCALAR_CTYPES[r.element])
-                      for i, r in enumerate(results)]
-            self._result_struct = type(f"Results_{name}", (ctypes.Structure,),
-                                       {"_fields_": fields})
-        expected = len(self.arguments) + (self._result_struct is not None)
-        interface = signature.get("c_interface")
-        if interface is None:
-            raise ValueError(
-                f"the pipeline emitted no C interface for @{name} "
-                f"(_mlir_ciface_{name}): pipelines given to rope_mlir.jit "
-                "must request C wrappers, e.g. "
-                "rope-to-llvm-cpu{emit-c-interface=true}")
-        if (interface["parameters"] != expected or
-                interface["returns_value"] != self._returns_scalar):
-            raise ValueError(
-                f"the pipeline lowered @{name} to a C interface with "
-                f"{interface['parameters']} parameters"
-                f"{' returning a value' if interface['returns_value'] else ''}"
-                f", expected {expected}"
-                f"{' returning a value' if self._returns_scalar else ''} "
-                "for its signature: pipelines given to rope_mlir.jit must "
-                "bufferize function boundaries with identity layouts")
-        # Called through the packed wrapper under ropeJitInvoke, so that a
-        # failed allocation or runtime check comes back as an exception
-        # rather than ending the process.
-        self._packed = module._handle.lookup_packed(name)
-        self._argtypes = tuple(
-            ctypes.c_void_p if isinstance(a, TensorType)
-            else _SCALAR_CTYPES[a.element] for a in self.arguments)
-        self._restype = (_SCALAR_CTYPES[results[0].element]
-                         if self._returns_scalar else None)
-        self._slots = ctypes.c_void_p * (
-            len(self._argtypes) + (self._result_struct is not None) +
-            self._returns_scalar)
+        # written to a struct the first parameter points to. Called through
+        # the packed wrapper under ropeJitInvoke, so that a failed
+        # allocation or runtime check comes back as an exception rather
+        # than ending the process (CompiledKernel.call).
+        self._kernel = _kernel_path.CompiledKernel(
+            None, None, name, self.specs, module=module._handle,
+            results=True)
 
     def __repr__(self):
         args = ", ".join(t.text for t in self.arguments)
         res = ", ".join(t.text for t in self.results)
         return f"<CompiledFunction @{self.name}({args}) -> ({res})>"
-
-    # -- arguments --------------------------------------------------------
-
-    def _tensor(self, i: int, expected: TensorType, value) -> np.ndarray:
-        name = f"@{self.name} argument {i} ({expected.text})"
-        if isinstance(value, np.generic) and expected.rank == 0:
-            value = np.asarray(value)
-        if not isinstance(value, np.ndarray):
-            raise TypeError(f"{name} must be a numpy array, got "
-                            f"{type(value).__name__}")
-        if value.dtype != expected.dtype:
-            raise TypeError(f"{name} has dtype {value.dtype}, expected "
-                            f"{expected.dtype}")
-        if value.ndim != expected.rank:
-            raise ValueError(f"{name} has rank {value.ndim} (shape "
-                             f"{value.shape}), expected rank {expected.rank}")
-        for size, want in zip(value.shape, expected.shape):
-            if want is not None and size != want:
-                shown = tuple("?" if d is None else d for d in expected.shape)
-                raise ValueError(f"{name} has shape {value.shape}, expected "
-                                 f"{shown} ('?' is any size)")
-        flags = value.flags
-        if not (flags.c_contiguous and flags.aligned):
-            value = np.ascontiguousarray(value)  # a copy the code reads
-            if value.ctypes.data % value.itemsize:
-                value = value.copy()
-        return value
-
-    def _scalar(self, i: int, expected: ScalarType, value):
-        name = f"@{self.name} argument {i} ({expected.text})"
-        if isinstance(value, np.ndarray) and value.ndim == 0:
-            value = value[()]
-        kind = expected.dtype.kind
-        if kind == "b":
-            if not isinstance(value, _BOOLS):
-                raise TypeError(f"{name} must be a bool, got {value!r} "
-                                f"({type(value).__name__})")
-            return int(bool(value))
-        if isinstance(value, _BOOLS) or not isinstance(
-                value, (int, np.integer) if kind == "i"
-                else (int, float, np.integer, np.floating)):
-            what = "an integer" if kind == "i" else "a real number"
-            raise TypeError(f"{name} must be {what}, got {value!r} "
-                            f"({type(value).__name__})")
-        if kind == "i":
-            info = np.iinfo(expected.dtype)
-            if not info.min <= int(value) <= info.max:
-                raise ValueError(f"{name} = {value} does not fit "
-                                 f"{expected.element} [{info.min}, "
-                                 f"{info.max}]")
-            return int(value)
-        return float(value)
 
     # -- results ----------------------------------------------------------
 
@@ -315,34 +231,19 @@ class CompiledFunction:
                             f"arguments ({listed}), got {len(args)}")
         if _arrays.any_foreign(*args):
             return self._call_dlpack(args)
-        arrays, call_args = [], []
-        for i, (expected, value) in enumerate(zip(self.arguments, args)):
-            if isinstance(expected, TensorType):
-                array = self._tensor(i, expected, value)
-                desc = _jit.memref_descriptor(array)
-                arrays.append((array, desc))
-                call_args.append(ctypes.addressof(desc))
-            else:
-                call_args.append(self._scalar(i, expected, value))
-        struct = self._result_struct() if self._result_struct else None
-        values = [ctype(v) for ctype, v in zip(self._argtypes, call_args)]
-        if struct is not None:
-            values.insert(0, ctypes.c_void_p(ctypes.addressof(struct)))
-        returned = self._restype() if self._returns_scalar else None
-        if returned is not None:
-            values.append(returned)
-        slots = self._slots(*[ctypes.addressof(v) for v in values])
-        self._module._handle.invoke(self._packed, slots)
-        if self._returns_scalar:
-            return self._scalar_result(self.results[0], returned.value)
-        if struct is None:
+        arguments = [_kernel_path.check_input(spec, value)
+                     for spec, value in zip(self.specs, args)]
+        returned = self._kernel.call(arguments)
+        if self._kernel.restype is not None:
+            return self._scalar_result(self.results[0], returned)
+        if returned is None:
             return None
         if len(self.results) == 1:
-            values = [struct]
+            values = [returned]
         else:
-            values = [getattr(struct, f"r{i}")
+            values = [getattr(returned, f"r{i}")
                       for i in range(len(self.results))]
-        arguments = [a for a, _ in arrays]
+        arguments = [a for a in arguments if isinstance(a, np.ndarray)]
         owners = {}
         try:
             outputs = tuple(
@@ -357,8 +258,7 @@ class CompiledFunction:
         """A call with DLPack arguments: each imported zero-copy (see
         _arrays); tensor results come back as the array type of the first
         array argument (numpy or DLPack)."""
-        names = [f"@{self.name} argument {i} ({t.text})"
-                 for i, t in enumerate(self.arguments)]
+        names = [spec.name for spec in self.specs]
         like = next(a for a in args if isinstance(a, np.ndarray) or
                     _arrays.is_foreign(a))
         outputs = self(*_arrays.import_all(names, args))

@@ -12,6 +12,7 @@ that of `apply`, so the results are bitwise those of two `apply` calls.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Optional
 
 import numpy as np
@@ -49,13 +50,19 @@ class QKKernel(Kernel):
         self._neighbour_count = int(config.norm) + int(
             config.quant is not None)
         self._pair_plan = (None if self._neighbours else self.make_plan(
-            self._compiled.address, members=2))
+            self._compiled.address, self._parameters(),
+            (self._q.names, self._k.names)))
 
     def _parameters(self) -> tuple:
         """q's parameters, then k's own: k, its neighbours' operands and
-        its destination (the positions and caches are q's)."""
+        its destination (the positions and caches are q's). k's token
+        dims must be q's sizes (its shape rule)."""
         k = self._k.specs
-        return tuple(self._q.specs.values()) + (k["x"],) + tuple(
+        dims = self.config.resolved_token_dims()
+        k_x = dataclasses.replace(k["x"], like=tuple(
+            (self._q.names.x, d) if d in dims else None
+            for d in range(self.config.rank)))
+        return tuple(self._q.specs.values()) + (k_x,) + tuple(
             k[role] for role in ("norm_weight", "quant_scale", "out")
             if role in k)
 

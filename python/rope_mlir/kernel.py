@@ -580,9 +580,11 @@ def arg_specs(config: KernelConfig, names: Names = Names()) -> dict:
     """The ArgSpecs of a rotation's arguments, by role (x, positions,
     offset, cos_cache, sin_cache, norm_weight, quant_scale, out), those the
     configuration takes, in the order of the kernel's parameters. What the
-    Python checks and the C++ plan (RotationChecks.make_plan) read."""
+    Python checks and the C++ plan (RotationChecks.make_plan) read. The
+    shape rules (`like`) tie each token dim to x's."""
     c = config
     dims = c.resolved_token_dims()
+    x_dims = tuple((names.x, d) for d in dims)  # x's token dims
     x_shape = (tuple(c.static_shape) if c.static_shape is not None else
                (None,) * (c.rank - 1) + (c.head_dim,))
     x_dtype = _DTYPES[c.dtype]
@@ -598,14 +600,16 @@ def arg_specs(config: KernelConfig, names: Names = Names()) -> dict:
         shape = (tuple(c.static_positions_shape)
                  if c.static_positions_shape is not None else
                  ((3,) if c.mrope is not None else ()) + (None,) * len(dims))
-        specs["positions"] = ArgSpec("positions",
-                                     _INT_DTYPES[c.positions_dtype], shape)
+        specs["positions"] = ArgSpec(
+            "positions", _INT_DTYPES[c.positions_dtype], shape,
+            like=((None,) if c.mrope is not None else ()) + x_dims)
     elif c.positions == "offset":
         specs["offset"] = ArgSpec("offset", scalar=True)
     elif c.positions == "row_offset":
         shape = (tuple(c.static_offset_shape)
                  if c.static_offset_shape is not None else (None,))
-        specs["offset"] = ArgSpec("offset", _INT_DTYPES["i64"], shape)
+        specs["offset"] = ArgSpec("offset", _INT_DTYPES["i64"], shape,
+                                  like=x_dims[:1])
     if c.cache is not None:
         pairs = (c.rotary_dim or c.head_dim) // 2
         if c.static_cache_shape is not None:
@@ -613,18 +617,27 @@ def arg_specs(config: KernelConfig, names: Names = Names()) -> dict:
         else:
             lead = 1 if c.cache == "gathered" else len(dims)
             shape = (None,) * lead + (pairs,)
-        for name in ("cos_cache", "sin_cache"):
-            specs[name] = ArgSpec(name, _DTYPES[c.cache_dtype], shape)
+        # Pregathered: a row per token. sin_cache: cos_cache's shape.
+        like = x_dims + (None,) if c.cache == "pregathered" else ()
+        specs["cos_cache"] = ArgSpec("cos_cache", _DTYPES[c.cache_dtype],
+                                     shape, like=like)
+        specs["sin_cache"] = ArgSpec(
+            "sin_cache", _DTYPES[c.cache_dtype], shape,
+            like=tuple(("cos_cache", d) for d in range(len(shape))))
     if c.norm:
         specs["norm_weight"] = ArgSpec(names.norm_weight,
                                        _DTYPES[c.norm_dtype], (c.head_dim,))
     if c.quant is not None:
+        per_head = c.quant_scale != "tensor"
         specs["quant_scale"] = ArgSpec(
             names.quant_scale, np.dtype(np.float32),
-            () if c.quant_scale == "tensor" else (None,))
+            (None,) if per_head else (),
+            like=((names.x, c.head_dims()[0]),) if per_head else ())
     if not c.inplace:
         specs["out"] = ArgSpec(names.out, c.out_dtype(), x_shape,
-                               writeable=True, apart_from=(EVERY_INPUT,))
+                               writeable=True, apart_from=(EVERY_INPUT,),
+                               like=tuple((names.x, d)
+                                          for d in range(c.rank)))
     return specs
 
 
@@ -661,32 +674,45 @@ class RotationChecks:
         if describe is not None:  # how an array becomes an argument
             self._keep = describe
 
-    def make_plan(self, address: int, members: int = 1):
-        """The C++ fast call for this configuration (members=2: a q/k
-        pair's kernel, fused.QKKernel), its inputs read from the specs, or
-        None (no extension, or a configuration it does not take: rank >
-        12)."""
+    def make_plan(self, address: int, parameters: tuple,
+                  members: tuple = (Names(),)):
+        """The C++ fast call of the compiled function at `address`, or None
+        (no extension, or a function it does not take: rank > 12). The plan
+        derives every check from `parameters` (the function's ArgSpecs, in
+        order: dtype, rank, static sizes, shape rules, writeability,
+        overlaps) and the rotation facts given here: how each member's
+        (`members`' Names: one, or a q/k pair's two, fused.QKKernel) call
+        arguments are read, the forms of the positions and of the cache."""
         module = _jit.kernel_call_module()
         if module is None:
             return None
         c = self.config
-        specs = self.specs
-        none = ArgSpec("")
-
-        def spec(role):
-            return specs.get(role, none)
-
-        offset = spec("offset")
+        # The call: each member's x, the shared operands, each member's out.
+        names = (tuple(n.x for n in members) +
+                 ("positions", "offset", "cos_cache", "sin_cache") +
+                 tuple(n.out for n in members))
+        read = {spec.name for spec in parameters}
+        absent = {name: None for name in names if name not in read}
+        if "offset" in absent:
+            absent["offset"] = 0  # explicit positions: the default offset
+        for n in members:
+            if n.out in absent:
+                absent[n.out] = n.x  # in place: out=x
+        index = {"explicit": "positions", "offset": "offset",
+                 "row_offset": "offset"}.get(c.positions)
+        call = dict(
+            names=names,
+            usage=f"a {'q/k' if len(members) > 1 else 'kernel'} plan takes "
+                  f"({', '.join(names)})",
+            absent=absent,
+            returns=tuple(n.x if c.inplace else n.out for n in members),
+            positions=_POSITION_FORMS.index(c.positions), index=index,
+            sequence=(members[0].x, c.resolved_token_dims()[-1]),
+            cache=_CACHE_FORMS.index(c.cache),
+            rows="cos_cache" if c.cache == "gathered" else None)
         return module.make_plan(
-            address, np.ndarray, c.inplace, c.rank, c.head_dim,
-            tuple(c.resolved_token_dims()), spec("x").element(),
-            spec("x").static_shape(), _POSITION_FORMS.index(c.positions),
-            spec("positions").element(), c.mrope is not None,
-            spec("positions").static_shape(),
-            offset.element() or (_INT_DTYPES["i64"], 8),
-            offset.static_shape(), _CACHE_FORMS.index(c.cache),
-            spec("cos_cache").element(), self._pairs,
-            spec("cos_cache").static_shape(), members)
+            address, np.ndarray,
+            tuple(spec.plan_entry() for spec in parameters), call)
 
     # -- argument checking -------------------------------------------------
     def _fail(self, message: str, shapes: dict):
@@ -1007,7 +1033,8 @@ class Kernel(RotationChecks):
         # The C++ plan takes plain rotations only; a kernel with neighbours
         # is called through the Python path, which checks their operands.
         self._plan = (None if self._neighbours or self._members != 1 else
-                      self.make_plan(self._compiled.address))
+                      self.make_plan(self._compiled.address,
+                                     self._parameters()))
 
     def _parameters(self) -> tuple:
         """The ArgSpecs of the compiled function's parameters, in order."""

@@ -7,7 +7,9 @@ specs, and the one compile cache every entry point uses.
 Each rule is tested where it can fail: a spec with an overlap rule refuses
 an aliasing destination, a wrong dtype names the argument, a spec list that
 disagrees with the compiled signature is refused, a member of a fused call
-is named by its own names without rewording."""
+is named by its own names without rewording, and the C++ fast call derives
+its checks from the specs (a changed spec changes what it takes, and a
+refusal names the argument by its spec)."""
 
 import dataclasses
 
@@ -346,3 +348,269 @@ def test_is_zero_only_for_integer_zero(value):
     from rope_mlir import _kernel_path as kp
     assert not kp.is_zero(value)
     assert kp.is_zero(0) and kp.is_zero(np.int32(0)) and not kp.is_zero(1)
+
+
+# -- the C++ plan reads the specs (lib/Runtime/KernelCall.cpp) ------------------
+# The fast call's checks are derived from the ArgSpecs it is given, not
+# written per argument in C++: a plan built from a changed spec checks the
+# change, and every refusal names the argument by its spec's name (the name
+# the Python path's error says). `plan.refusal(*call)` runs nothing.
+
+def _fast():
+    module = rope_mlir._jit.kernel_call_module()
+    if module is None:
+        pytest.skip("built without the _kernel_call extension")
+    return module
+
+
+GATHERED = dict(dtype="f32", rank=4, head_dim=16, positions="explicit",
+                cache="gathered")
+
+
+def _gathered_call():
+    x = np.ones((1, 2, 3, 16), np.float32)
+    positions = np.zeros((1, 2), np.int64)
+    cos = np.ones((8, 8), np.float32)
+    sin = np.zeros((8, 8), np.float32)
+    return [x, positions, 0, cos, sin, np.empty_like(x)]
+
+
+def _replan(kern, **changes):
+    """kern's plan from its specs, with the spec of each named argument
+    replaced by dataclasses.replace(spec, **fields)."""
+    specs = tuple(dataclasses.replace(s, **changes[s.name])
+                  if s.name in changes else s for s in kern._parameters())
+    return kern.make_plan(kern._compiled.address, specs)
+
+
+def test_plan_is_built_from_the_specs():
+    _fast()
+    kern = rope_mlir.compile(**GATHERED)
+    call = _gathered_call()
+    assert _replan(kern).refusal(*call) is None
+    assert _replan(kern)(*call) is call[5]  # and runs it
+
+
+def test_plan_reads_writeable_from_the_spec():
+    _fast()
+    kern = rope_mlir.compile(**GATHERED)
+    call = _gathered_call()
+    call[0].flags.writeable = False  # x is only read: taken
+    assert kern._plan.refusal(*call) is None
+    plan = _replan(kern, x=dict(writeable=True))
+    assert plan.refusal(*call) == ("x", "is not writeable")
+    assert plan(*call) is None  # declined: the Python path takes it
+    call[0] = call[0].copy()
+    call[5].flags.writeable = False
+    assert kern._plan.refusal(*call) == ("out", "is not writeable")
+    assert _replan(kern, out=dict(writeable=False, apart_from=())).refusal(
+        *call) is None
+    with pytest.raises(ValueError, match="out is read-only"):
+        kern(*call[:2], cos_cache=call[3], sin_cache=call[4], out=call[5])
+
+
+def test_plan_reads_static_sizes_and_dtype_from_the_spec():
+    _fast()
+    kern = rope_mlir.compile(**GATHERED)
+    call = _gathered_call()
+    plan = _replan(kern, x=dict(shape=(1, 2, 4, 16)))
+    assert plan.refusal(*call) == ("x", "is not of the static shape")
+    assert _replan(kern, x=dict(shape=(1, 2, 3, 16))).refusal(*call) is None
+    assert _replan(kern, cos_cache=dict(shape=(9, 8))).refusal(*call) == (
+        "cos_cache", "is not of the static shape")
+    assert _replan(kern, positions=dict(shape=(None,), like=())).refusal(
+        *call) == ("positions", "has another rank")
+    for dtype in (np.float64, np.int32):  # another size; the same size
+        assert _replan(kern, sin_cache=dict(dtype=np.dtype(dtype))).refusal(
+            *call) == ("sin_cache", "has another dtype")
+    # A kernel compiled for a static shape: its spec's, refused by name on
+    # the fast path, raised by name on the Python path.
+    static = rope_mlir.compile(static_shape=(1, 2, 4, 16), **GATHERED)
+    assert static._plan.refusal(*call) == ("x", "is not of the static shape")
+    with pytest.raises(ValueError, match=r"x has shape \(1, 2, 3, 16\), the "
+                       r"kernel was compiled for the static shape"):
+        static(*call[:2], cos_cache=call[3], sin_cache=call[4], out=call[5])
+
+
+def test_plan_reads_the_shape_rules_from_the_spec():
+    _fast()
+    kern = rope_mlir.compile(**GATHERED)
+    call = _gathered_call()
+    call[1] = np.zeros((1, 3), np.int64)  # x's token dims are (1, 2)
+    assert kern._plan.refusal(*call) == (
+        "positions", "has another size: dim 1 is not x's dim 1")
+    assert _replan(kern, positions=dict(like=())).refusal(*call) is None
+    call = _gathered_call()
+    call[5] = np.empty((1, 2, 2, 16), np.float32)
+    assert kern._plan.refusal(*call) == (
+        "out", "has another size: dim 2 is not x's dim 2")
+    call = _gathered_call()
+    call[4] = call[4][:5]
+    assert kern._plan.refusal(*call) == (
+        "sin_cache", "has another size: dim 0 is not cos_cache's dim 0")
+
+
+def test_plan_reads_the_overlaps_from_the_spec():
+    _fast()
+    kern = rope_mlir.compile(**GATHERED)
+    call = _gathered_call()
+    buffer = np.zeros(56 + 2 * 3 * 16, np.float32)
+    call[3] = buffer[:64].reshape(8, 8)
+    call[5] = buffer[56:].reshape(1, 2, 3, 16)  # over cos's last row
+    assert kern._plan.refusal(*call) == ("out", "overlaps cos_cache")
+    assert _replan(kern, out=dict(apart_from=("x",))).refusal(*call) is None
+    assert _replan(kern, out=dict(apart_from=("x", "cos_cache"))).refusal(
+        *call) == ("out", "overlaps cos_cache")
+    with pytest.raises(ValueError, match="out overlaps cos_cache: the kernel "
+                                         "reads cos_cache while it writes "
+                                         "out"):
+        kern(*call[:2], cos_cache=call[3], sin_cache=call[4], out=call[5])
+
+
+def test_pair_plan_names_each_member_by_its_specs():
+    _fast()
+    pair = rope_mlir.compile_qk(dtype="f32", rank=4, head_dim=16,
+                                positions="offset")
+    q = np.ones((1, 2, 4, 16), np.float32)
+    k = np.ones((1, 3, 1, 16), np.float32)  # k's token dims must be q's
+    call = (q, k, None, 3, None, None, np.empty_like(q), np.empty_like(k))
+    assert pair._pair_plan.refusal(*call) == (
+        "k", "has another size: dim 1 is not q's dim 1")
+    k = np.ones((1, 2, 1, 16), np.float32)
+    out_k = np.empty_like(k)
+    out_k.flags.writeable = False
+    call = (q, k, None, 3, None, None, np.empty_like(q), out_k)
+    assert pair._pair_plan.refusal(*call) == ("out_k", "is not writeable")
+    with pytest.raises(ValueError, match="out_k is read-only"):
+        pair(q, k, offset=3, out_q=call[6], out_k=out_k)
+    both = np.empty((2,) + q.shape, np.float32)
+    call = (q, q.copy(), None, 2**63 - 2, None, None, both[0], both[0])
+    assert pair._pair_plan.refusal(*call) == ("out_q", "overlaps out_k")
+    call = (q, k, None, 2**63 - 1, None, None, np.empty_like(q),
+            np.empty_like(k))
+    assert pair._pair_plan.refusal(*call) == ("offset", "wraps int64")
+
+
+def test_in_place_plan_takes_out_as_x_only():
+    _fast()
+    kern = rope_mlir.compile(inplace=True, **GATHERED)
+    call = _gathered_call()
+    call[5] = call[0]
+    assert kern._plan.refusal(*call) is None
+    call[5] = call[0].copy()
+    assert kern._plan.refusal(*call) == ("out", "is not x")
+    call[5] = call[0]
+    call[1] = np.array([[0, 8]], np.int64)  # row 8 of an 8-row cache
+    assert kern._plan.refusal(*call) == (
+        "positions", "reads rows outside cos_cache")
+
+
+def test_make_plan_refuses_specs_it_cannot_resolve():
+    fast = _fast()
+    kern = rope_mlir.compile(**GATHERED)
+    specs = kern._parameters()
+    with pytest.raises(ValueError, match="apart_from names no parameter: "
+                                         "'norm_weight'"):
+        kern.make_plan(kern._compiled.address, specs[:-1] + (
+            dataclasses.replace(specs[-1], apart_from=("norm_weight",)),))
+    with pytest.raises(ValueError, match="like names no parameter"):
+        kern.make_plan(kern._compiled.address, (dataclasses.replace(
+            specs[0], like=(("y", 0),) + (None,) * 3),) + specs[1:])
+    with pytest.raises(ValueError, match="the call has no argument named "
+                                         "'out_q'"):
+        kern.make_plan(kern._compiled.address, specs[:-1] + (
+            dataclasses.replace(specs[-1], name="out_q"),))
+    # A spec whose shape the entry point checks: beyond the fast path.
+    assert kern.make_plan(kern._compiled.address, (dataclasses.replace(
+        specs[0], shape=None),) + specs[1:]) is None
+    assert fast is not None
+
+
+# -- rope_mlir.jit on the one path ------------------------------------------------
+# A jit function's arguments are ArgSpecs read from its signature, checked by
+# _kernel_path.check_input, and the function is a CompiledKernel with results
+# (called through its packed wrapper): not a call path of its own.
+
+JIT = """
+func.func @f(%x: tensor<?x4xf32>, %s: f32, %n: index) -> (tensor<?x4xf32>, f32) {
+  return %x, %s : tensor<?x4xf32>, f32
+}
+func.func @g(%x: tensor<2xi32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %v = tensor.extract %x[%c0] : tensor<2xi32>
+  return %v : i32
+}
+"""
+
+
+def test_jit_functions_are_compiled_kernels_of_specs():
+    module = rope_mlir.jit(JIT)
+    f = module.function("f")
+    assert isinstance(f._kernel, path.CompiledKernel)
+    assert [(s.name, s.dtype, s.shape, s.scalar, s.declared)
+            for s in f.specs] == [
+        ("@f argument 0 (tensor<?x4xf32>)", F32, (None, 4), False,
+         "tensor<?x4xf32>"),
+        ("@f argument 1 (f32)", F32, None, True, "f32"),
+        ("@f argument 2 (index)", np.dtype(np.int64), None, True, "index")]
+    x = np.arange(8, dtype=np.float32).reshape(2, 4)
+    y, s = f(x, 2.5, 3)
+    np.testing.assert_array_equal(y, x)
+    assert s == np.float32(2.5) and not np.shares_memory(y, x)
+    assert module.function("g")(np.array([7, 9], np.int32)) == 7
+
+
+def test_jit_checks_are_the_specs():
+    f = rope_mlir.jit(JIT).function("f")
+    x = np.zeros((2, 4), np.float32)
+    with pytest.raises(ValueError, match=r"@f argument 0 \(tensor<\?x4xf32>\)"
+                       r" has shape \(2, 5\), expected \('\?', 4\)"):
+        f(np.zeros((2, 5), np.float32), 1.0, 0)
+    with pytest.raises(ValueError, match=r"@f argument 2 \(index\) = "
+                                         r"9223372036854775808 does not fit "
+                                         r"index"):
+        f(x, 1.0, 2**63)
+    # A spec changed: the check changes with it.
+    static = dataclasses.replace(f.specs[0], shape=(3, 4))
+    with pytest.raises(ValueError, match=r"has shape \(2, 4\), expected "
+                                         r"\(3, 4\)"):
+        path.check_input(static, x)
+    with pytest.raises(TypeError, match="must be a bool"):
+        path.check_input(dataclasses.replace(
+            f.specs[1], dtype=np.dtype(np.bool_)), 1.0)
+
+
+def test_jit_specs_must_agree_with_the_signature():
+    module = rope_mlir.jit(JIT)
+    f = module.function("f")
+    handle = module._handle
+    path.CompiledKernel(None, None, "f", f.specs, module=handle,
+                        results=True)  # agrees
+    for changed in (
+            dataclasses.replace(f.specs[0], shape=(None, 5)),
+            dataclasses.replace(f.specs[0], declared="tensor<?x5xf32>"),
+            dataclasses.replace(f.specs[1], dtype=np.dtype(np.float64))):
+        specs = tuple(changed if s.name == changed.name else s
+                      for s in f.specs)
+        with pytest.raises(RuntimeError, match="disagree with its "
+                                               "signature"):
+            path.CompiledKernel(None, None, "f", specs, module=handle,
+                                results=True)
+
+
+@pytest.mark.parametrize("value, error, message", [
+    ([1.0, 2.0], TypeError, r"a must be a numpy array, got list"),
+    (np.zeros(2, np.float64), TypeError,
+     r"a has dtype float64, expected float32"),
+    (np.zeros((1, 2), np.float32), ValueError,
+     r"a has rank 2 \(shape \(1, 2\)\), expected rank 1"),
+    (np.zeros(3, np.float32), ValueError,
+     r"a has shape \(3,\), expected \(2,\) \('\?' is any size\)"),
+])
+def test_check_input_names_the_spec(value, error, message):
+    spec = ArgSpec("a", F32, (2,))
+    with pytest.raises(error, match=message):
+        path.check_input(spec, value)
+    strided = np.zeros(4, np.float32)[::2]
+    checked = path.check_input(spec, strided)
+    assert checked.flags.c_contiguous and checked.shape == (2,)

@@ -85,6 +85,15 @@ void populateSkipMaskedKeyTilesPatterns(RewritePatternSet &patterns);
 /// rotation must produce that view for its tiles to be fused.
 void populateBubbleExpandThroughRopePatterns(RewritePatternSet &patterns);
 
+/// Folds a copy that permutes a rope.attention result (linalg.transpose, or
+/// a linalg.generic that only moves elements), through the reshapes between
+/// them, into the attention's output map: the attention writes the layout
+/// the copy produced ([B, S, H, D] from [B, H, S, D]) and the reshapes
+/// follow it. Where a reshape splits an attention dim, or the result has
+/// another use, nothing changes.
+void populateFoldAttentionOutputPermutationPatterns(
+    RewritePatternSet &patterns);
+
 /// Checks the tile sizes (>= 0) and `fuseKey` (always, never, auto) that
 /// rope-tile-attention and rope-fuse-into-scores take; an error on
 /// `root` naming the option otherwise.

@@ -149,17 +149,24 @@ def _compiled(kind: str, lanes: int):
     return rope_mlir.jit(text).function(kind)
 
 
-def fma_peak(repeats: int = 5, iterations: int = 20_000_000) -> float:
-    """One thread's f32 FMA peak, GFLOP/s."""
+def _loop_peak(kind: str, flops_per_lane: int, repeats: int,
+               iterations: int) -> float:
+    """GFLOP/s of the `kind` loop (fma or bf16_dot): the best of `repeats`
+    runs of `iterations` steps of ACCUMULATORS independent vector ops."""
     lanes = native_lanes()
-    fn = _compiled("fma", lanes)
+    fn = _compiled(kind, lanes)
     fn(1000, np.float32(0.999))
     best = float("inf")
     for _ in range(repeats):
         t = time.perf_counter()
         fn(iterations, np.float32(0.999))
         best = min(best, time.perf_counter() - t)
-    return 2.0 * lanes * ACCUMULATORS * iterations / best / 1e9
+    return flops_per_lane * lanes * ACCUMULATORS * iterations / best / 1e9
+
+
+def fma_peak(repeats: int = 5, iterations: int = 20_000_000) -> float:
+    """One thread's f32 FMA peak, GFLOP/s."""
+    return _loop_peak("fma", 2, repeats, iterations)
 
 
 def has_bf16_pairs() -> bool:
@@ -173,15 +180,7 @@ def bf16_dot_peak(repeats: int = 5, iterations: int = 20_000_000):
     each product and each addition; None without AVX512-BF16."""
     if not has_bf16_pairs():
         return None
-    lanes = native_lanes()
-    fn = _compiled("bf16_dot", lanes)
-    fn(1000, np.float32(0.999))
-    best = float("inf")
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn(iterations, np.float32(0.999))
-        best = min(best, time.perf_counter() - t)
-    return 4.0 * lanes * ACCUMULATORS * iterations / best / 1e9
+    return _loop_peak("bf16_dot", 4, repeats, iterations)
 
 
 def read_bandwidth(nbytes: int, repeats: int = 5) -> float:

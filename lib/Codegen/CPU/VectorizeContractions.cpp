@@ -98,6 +98,11 @@ struct RegisterTilePlan {
   /// of consecutive reduction elements, [reduction/2][2·columns] bf16, and
   /// each row's pair is broadcast as one 32-bit unit.
   bool bf16Pairs = false;
+  /// The plain outer product's vector operand stored narrower than the
+  /// accumulator (bf16 V of P·V): `packSource` is copied widened into the
+  /// buffer instead of transposed, once per packing rather than once per
+  /// row tile.
+  bool packWidens = false;
 };
 
 /// The dim of `dims` with the largest extent (dynamic counts as largest; the
@@ -117,6 +122,9 @@ unsigned widestDim(ArrayRef<unsigned> dims, ArrayRef<int64_t> ranges) {
 void planPacking(RegisterTilePlan &plan,
                  const rope::ContractionRegisterTile &tile, Type element,
                  ArrayRef<int64_t> ranges);
+void planWidening(RegisterTilePlan &plan,
+                  const rope::ContractionRegisterTile &tile, Type element,
+                  ArrayRef<int64_t> ranges);
 void planBF16Pairs(RegisterTilePlan &plan, linalg::LinalgOp op,
                    const rope::ContractionRegisterTile &tile,
                    ArrayRef<int64_t> ranges);
@@ -241,6 +249,8 @@ planRegisterTile(linalg::LinalgOp op, const rope::ContractionRegisterTile &tile,
       plan.outerDims.push_back(d);
   if (plan.form == Form::Dot && outDim && *outDim == plan.colDim)
     planPacking(plan, tile, element, ranges);
+  else if (plan.form == Form::OuterProduct)
+    planWidening(plan, tile, element, ranges);
   planBF16Pairs(plan, op, tile, ranges);
   return plan;
 }
@@ -270,7 +280,7 @@ void planBF16Pairs(RegisterTilePlan &plan, linalg::LinalgOp op,
   if (plan.form == RegisterTilePlan::Form::Dot)
     plan.bf16Pairs =
         lanes >= 4 && !ShapedType::isDynamic(reduction) && reduction % 8 == 0;
-  else if (plan.packSource)
+  else if (plan.packSource && !plan.packWidens)
     plan.bf16Pairs =
         isDotProductWidth(lanes) && plan.packReduction % (2 * lanes) == 0;
 }
@@ -282,17 +292,11 @@ void planBF16Pairs(RegisterTilePlan &plan, linalg::LinalgOp op,
 /// for every `columns` outputs), one shuffle per packed element instead.
 /// Only where the packing is reused by enough rows and the extents are
 /// static multiples of the lanes (whole shuffle blocks).
-void planPacking(RegisterTilePlan &plan,
-                 const rope::ContractionRegisterTile &tile, Type element,
-                 ArrayRef<int64_t> ranges) {
-  int64_t bits = element.getIntOrFloatBitWidth();
-  int64_t lanes = tile.vectorBits / bits;
-  int64_t reduction = ranges[plan.reductionDim], columns = ranges[plan.colDim];
-  if (lanes < 2 || !llvm::isPowerOf2_64(lanes) ||
-      ShapedType::isDynamic(reduction) || ShapedType::isDynamic(columns) ||
-      reduction % lanes != 0 || columns % lanes != 0 ||
-      reduction * columns * bits / 8 > kMaxPackBytes)
-    return;
+/// Whether a packing of the vector operand is reused by enough rows to pay
+/// for itself (none: not), and whether one packing serves every outer
+/// index (true) or each needs its own (false).
+std::optional<bool> packingReuse(const RegisterTilePlan &plan,
+                                 ArrayRef<int64_t> ranges) {
   // Outer dims of extent 1 (the batch of one attention tile) index it at 0
   // only.
   bool shared = llvm::none_of(plan.outerDims, [&](unsigned d) {
@@ -307,12 +311,55 @@ void planPacking(RegisterTilePlan &plan,
                  ? ShapedType::kDynamic
                  : rows * ranges[d];
   if (!ShapedType::isDynamic(rows) && rows < kMinRowsToPack)
+    return std::nullopt;
+  return shared;
+}
+
+void planPacking(RegisterTilePlan &plan,
+                 const rope::ContractionRegisterTile &tile, Type element,
+                 ArrayRef<int64_t> ranges) {
+  int64_t bits = element.getIntOrFloatBitWidth();
+  int64_t lanes = tile.vectorBits / bits;
+  int64_t reduction = ranges[plan.reductionDim], columns = ranges[plan.colDim];
+  if (lanes < 2 || !llvm::isPowerOf2_64(lanes) ||
+      ShapedType::isDynamic(reduction) || ShapedType::isDynamic(columns) ||
+      reduction % lanes != 0 || columns % lanes != 0 ||
+      reduction * columns * bits / 8 > kMaxPackBytes)
+    return;
+  std::optional<bool> shared = packingReuse(plan, ranges);
+  if (!shared)
     return;
   plan.form = RegisterTilePlan::Form::OuterProduct;
   plan.packSource = plan.vectorOperand;
   plan.packReduction = reduction;
   plan.packColumns = columns;
-  plan.packShared = shared;
+  plan.packShared = *shared;
+}
+
+/// The plain outer product with a vector operand narrower than the
+/// accumulator widens each of its vectors once per row tile (two integer
+/// ops per vector on x86, beside `rows` FMAs): copied widened into a buffer
+/// once instead, where enough rows reuse it and its extents are static
+/// whole vectors.
+void planWidening(RegisterTilePlan &plan,
+                  const rope::ContractionRegisterTile &tile, Type element,
+                  ArrayRef<int64_t> ranges) {
+  Type stored = getElementTypeOrSelf(plan.vectorOperand.memref);
+  int64_t bits = element.getIntOrFloatBitWidth();
+  int64_t lanes = tile.vectorBits / bits;
+  int64_t reduction = ranges[plan.reductionDim], columns = ranges[plan.colDim];
+  if (stored == element || lanes < 2 || ShapedType::isDynamic(reduction) ||
+      ShapedType::isDynamic(columns) || columns % lanes != 0 ||
+      reduction * columns * bits / 8 > kMaxPackBytes)
+    return;
+  std::optional<bool> shared = packingReuse(plan, ranges);
+  if (!shared)
+    return;
+  plan.packSource = plan.vectorOperand;
+  plan.packReduction = reduction;
+  plan.packColumns = columns;
+  plan.packShared = *shared;
+  plan.packWidens = true;
 }
 
 /// `n` consecutive elements of `memref` at `indices` (along its innermost
@@ -855,6 +902,26 @@ void emitPackPairs(OpBuilder &b, Location loc, const RegisterTilePlan &plan,
       });
 }
 
+/// Fills `packed` ([reduction][columns] of the accumulator type) with the
+/// plan's pack source widened, a vector of `lanes` at a time.
+void emitPackWidened(OpBuilder &b, Location loc, const RegisterTilePlan &plan,
+                     Value packed, int64_t lanes, SmallVector<Value> ivs) {
+  Type element = getElementTypeOrSelf(packed);
+  Value zero = indexConstant(b, loc, 0);
+  scf::buildLoopNest(
+      b, loc, ValueRange{zero, zero},
+      ValueRange{indexConstant(b, loc, plan.packReduction),
+                 indexConstant(b, loc, plan.packColumns)},
+      ValueRange{indexConstant(b, loc, 1), indexConstant(b, loc, lanes)},
+      [&](OpBuilder &b, Location loc, ValueRange at) {
+        ivs[plan.reductionDim] = at[0];
+        ivs[plan.colDim] = at[1];
+        Value v = loadWidened(b, loc, plan.packSource->memref,
+                              plan.packSource->indices(ivs), lanes, element);
+        vector::StoreOp::create(b, loc, v, packed, at);
+      });
+}
+
 /// One contraction on buffers -> loops over register tiles.
 struct ContractionToRegisterTiles
     : OpInterfaceRewritePattern<linalg::LinalgOp> {
@@ -902,6 +969,8 @@ struct ContractionToRegisterTiles
                     SmallVector<Value> ivs) {
       if (plan->bf16Pairs)
         emitPackPairs(b, loc, *plan, packed, lanes, ivs);
+      else if (plan->packWidens)
+        emitPackWidened(b, loc, *plan, packed, lanes, ivs);
       else
         emitPack(b, loc, *plan, packed, lanes, ivs);
     };

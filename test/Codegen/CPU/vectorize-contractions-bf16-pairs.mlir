@@ -86,10 +86,20 @@ func.func @odd_reduction(%q: memref<4x36xbf16>, %k: memref<100x36xbf16>, %s: mem
 // -----
 
 // P·V: f32 probabilities times bf16 V. Only one input is bf16, and rounding
-// P to bf16 would change the result: widened FMAs.
+// P to bf16 would change the result: widened FMAs. With 32 rows reusing
+// each element of V, V is widened once into an f32 buffer, not once per row
+// tile.
 // CHECK-LABEL: func.func @probabilities_times_values(
 //   CHECK-NOT:   x86vector.avx512.dot
-//       CHECK:   vector.fma
+//       CHECK:   %[[W:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x128xf32>
+//       CHECK:   %[[V:.*]] = vector.load %{{.*}} : memref<64x128xbf16>, vector<16xbf16>
+//       CHECK:   %[[VE:.*]] = arith.extf %[[V]] : vector<16xbf16> to vector<16xf32>
+//       CHECK:   vector.store %[[VE]], %[[W]]
+//       CHECK:   scf.for
+//       CHECK:     vector.load %[[W]]
+//   CHECK-NOT:     arith.extf
+//       CHECK:     vector.fma
+//       CHECK:   memref.dealloc %[[W]]
 func.func @probabilities_times_values(%p: memref<32x64xf32>, %v: memref<64x128xbf16>, %o: memref<32x128xf32>) {
   linalg.generic {indexing_maps = [affine_map<(i, j, d) -> (i, d)>, affine_map<(i, j, d) -> (d, j)>, affine_map<(i, j, d) -> (i, j)>],
                   iterator_types = ["parallel", "parallel", "reduction"]}

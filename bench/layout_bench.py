@@ -276,6 +276,11 @@ def run_llc_row(lib, layout: str, form: str, dtype: str, seq: int, timing, flush
         if not np.array_equal(outa.view(np.uint8), xa.view(np.uint8)):
             raise SystemExit(f"WRONG OUTPUT: copy_baseline on {where}")
         fns["copy"] = lambda xp=xp, yp=yp, n=xa.nbytes: lib.copy_baseline(xp, yp, n, 1)
+        outa.fill(0)
+        np.copyto(outa, xa)
+        if not np.array_equal(outa.view(np.uint8), xa.view(np.uint8)):
+            raise SystemExit(f"WRONG OUTPUT: np.copyto on {where}")
+        fns["npcopy"] = lambda xa=xa, outa=outa: np.copyto(outa, xa)
         for label, peer in peers.items():
             outa.fill(0)
             fn = peer.bind(xa, pos, cos.astype(x.dtype), sin.astype(x.dtype), outa)
@@ -302,7 +307,9 @@ def llc_ratios(r: dict, placement: str, regime: str) -> dict:
     get = lambda name: r.get(f"{placement} {regime} {name}")  # noqa: E731
     copy = get("copy").best
     out = {"raw us": get("raw").median, "call us": get("call").median, "copy us": copy,
-           "raw of copy": copy / get("raw").median, "call of copy": copy / get("call").median}
+           "raw of copy": copy / get("raw").median, "call of copy": copy / get("call").median,
+           "npcopy us": get("npcopy").best, "raw of npcopy": get("npcopy").best / get("raw").median,
+           "call of npcopy": get("npcopy").best / get("call").median}
     for label in ("ortms", "ort23"):
         peer = get(label)
         out[f"{label} us"] = None if peer is None else peer.median
@@ -339,7 +346,8 @@ def llc_main(args, argv) -> int:
                         ort = lambda v: "n/a" if v is None else f"{v:.2f}"  # noqa: E731
                         print(f"  {layout} {form:9} {dtype:4} S={seq:<5} warm: raw {w['raw us'] * 1e6:7.0f} µs "
                               f"copy {w['copy us'] * 1e6:7.0f} µs  raw/call of copy {w['raw of copy']:.2f}/"
-                              f"{w['call of copy']:.2f}  64 B {w64['raw of copy']:.2f}  ORTms/call "
+                              f"{w['call of copy']:.2f}  call of np.copyto {w['call of npcopy']:.2f}  "
+                              f"64 B {w64['raw of copy']:.2f}  ORTms/call "
                               f"{ort(w['ortms/call'])}  cold: of copy {c['raw of copy']:.2f}/"
                               f"{c['call of copy']:.2f}  ORTms/call {ort(c['ortms/call'])}",
                               file=sys.stderr, flush=True)
@@ -369,6 +377,9 @@ def llc_main(args, argv) -> int:
              f"- single thread (ours threads=1, ORT intra_op_num_threads=1); per row the median over "
              f"{args.repeat} run(s), each of {args.samples} interleaved rounds of every column's function; "
              f"1-minute load average {load:.2f} at the end (this run keeps one CPU busy)",
+             "- `copy`: bench/cpp/rope_baseline.cpp's STREAM copy of the same bytes (the ceiling of the other "
+             "layout_bench tables); `np.copyto`: numpy's copy (memcpy) of the same bytes, issue 35's yardstick; "
+             "both timed in the same rounds",
              "- `of copy`: best copy time / median time (cpu_bench's convention; target 0.85), `raw`: the "
              "compiled kernel through ctypes, `call`: Kernel.__call__ with out= preallocated; `ORTms/call`: "
              "onnxruntime com.microsoft RotaryEmbedding's median time / call's (target 1.5; `ORT23`: the "
@@ -376,21 +387,23 @@ def llc_main(args, argv) -> int:
              f"- warm: batches of back-to-back calls on the same x and out; cold: each call alone after reading "
              f"a {flush.nbytes >> 20} MiB buffer",
              "",
-             "| layout | positions | dtype | S | in+out MiB | warm: raw µs | call µs | copy µs | ORTms µs "
-             "| raw of copy | call of copy | 64 B: raw of copy | ORTms/call | ORT23/call "
-             "| cold: raw µs | copy µs | raw of copy | call of copy | 64 B: raw of copy | ORTms/call | ORT23/call |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "| layout | positions | dtype | S | in+out MiB | warm: raw µs | call µs | copy µs | np.copyto µs "
+             "| ORTms µs | raw of copy | call of copy | call of np.copyto | 64 B: raw of copy | ORTms/call "
+             "| ORT23/call | cold: raw µs | copy µs | np.copyto µs | raw of copy | call of copy | call of np.copyto "
+             "| 64 B: raw of copy | ORTms/call | ORT23/call |",
+             "|---|---|---|---:|---:" + "|---:" * 20 + "|"]
     for (layout, form, dtype, seq), rs in rows.items():
         cells = [layout, form, dtype, str(seq), f"{rs[0]['bytes'] / (1 << 20):g}"]
         for regime in ("warm", "cold"):
             m = lambda key: med(rs, "numpy", regime, key)  # noqa: E731
             o = lambda key: med_opt(rs, "numpy", regime, key)  # noqa: E731
             if regime == "warm":
-                cells += [us(m("raw us")), us(m("call us")), us(m("copy us")), us(o("ortms us"))]
+                cells += [us(m("raw us")), us(m("call us")), us(m("copy us")), us(m("npcopy us")),
+                          us(o("ortms us"))]
             else:
-                cells += [us(m("raw us")), us(m("copy us"))]
-            cells += [fmt(m("raw of copy")), fmt(m("call of copy")), fmt(med(rs, "64B", regime, "raw of copy")),
-                      fmt(o("ortms/call")), fmt(o("ort23/call"))]
+                cells += [us(m("raw us")), us(m("copy us")), us(m("npcopy us"))]
+            cells += [fmt(m("raw of copy")), fmt(m("call of copy")), fmt(m("call of npcopy")),
+                      fmt(med(rs, "64B", regime, "raw of copy")), fmt(o("ortms/call")), fmt(o("ort23/call"))]
         lines.append("| " + " | ".join(cells) + " |")
     if VARIANTS:
         lines += ["", "Variants (`--variant`: the raw kernel with these rope-to-llvm-cpu options, timed in the same "

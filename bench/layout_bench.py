@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import itertools
 import os
 import pathlib
 import statistics
@@ -166,6 +167,19 @@ def run_row(lib, layout: str, form: str, dtype: str, pair_layout: str, timing, f
                 cold_ours64=cold["ours64"].median, cold_copy64=cold["copy64"].best)
 
 
+def placed_copy(a: np.ndarray, page_offset: int) -> np.ndarray:
+    """A copy of `a` starting `page_offset` bytes into a 4 KiB page."""
+    raw = np.empty(a.nbytes + 8192, np.uint8)
+    start = (page_offset - raw.ctypes.data) % 4096
+    b = raw[start:start + a.nbytes].view(a.dtype).reshape(a.shape)
+    b[...] = a
+    return b
+
+
+#: --out-shift: the page offset of out in a third placement (x at offset 0), or None.
+OUT_SHIFT = None
+
+
 def aligned_copy(a: np.ndarray) -> np.ndarray:
     """A copy of `a` starting on a 64-byte boundary."""
     raw = np.empty(a.nbytes + 64, np.uint8)
@@ -194,26 +208,32 @@ def last_level_cache() -> tuple:
     return best
 
 
-def llc_seq(itemsize: int, llc_bytes: int, fraction: float) -> int:
-    """The largest power of two S <= LLC_MAX_SEQ (at least 16) whose x and out, [1, S, HEADS, D] each,
+def llc_seq(itemsize: int, llc_bytes: int, fraction: float, batch: int = 1) -> int:
+    """The largest power of two S <= LLC_MAX_SEQ (at least 16) whose x and out, [batch, S, HEADS, D] each,
     fill at most `fraction` of the last-level cache."""
     seq = LLC_MAX_SEQ
-    while seq > 16 and 2 * seq * HEADS * D * itemsize > fraction * llc_bytes:
+    while seq > 16 and 2 * batch * seq * HEADS * D * itemsize > fraction * llc_bytes:
         seq //= 2
     return seq
 
 
-def compile_with_options(config: dict, options: str):
+def compile_with_options(config: dict, options: str, x_shape=None, positions_shape=None):
     """rope_mlir.compile(**config) with `options` (e.g. "vector-bytes=64 tile-heads=4") appended to its
     rope-to-llvm-cpu pipeline: --variant's kernels (what the pipeline's options, not exposed by
-    KernelConfig, do to the same rows)."""
+    KernelConfig, do to the same rows). The word `static` among them is no pipeline option but
+    KernelConfig's static_shape and static_positions_shape: the row's own shapes compiled in."""
     from rope_mlir import kernel as kernel_module
+    words = options.split()
+    if "static" in words:
+        words.remove("static")
+        config = dict(config, static_shape=tuple(x_shape), static_positions_shape=tuple(positions_shape))
+    options = " ".join(words)
     original = kernel_module.pipeline
 
     def pipeline(cfg):
         text = original(cfg)
         assert text.endswith("})"), text
-        return text[:-2] + " " + options + "})"
+        return text[:-2] + (" " + options if options else "") + "})"
     kernel_module.pipeline = pipeline
     try:
         return kernel_module.Kernel(rope_mlir.KernelConfig(**config))
@@ -225,14 +245,14 @@ def compile_with_options(config: dict, options: str):
 VARIANTS: dict = {}
 
 
-def run_llc_row(lib, layout: str, form: str, dtype: str, seq: int, timing, flush) -> dict:
+def run_llc_row(lib, layout: str, form: str, dtype: str, seq: int, timing, flush, batch: int = 1) -> dict:
     """One --llc row: per placement, warm and cold stats of raw, call, copy and the ORT peers."""
     heads_outer = layout == "BHSD"
-    shape = (1, HEADS, seq, D) if heads_outer else (1, seq, HEADS, D)
+    shape = (batch, HEADS, seq, D) if heads_outer else (batch, seq, HEADS, D)
     token_dims = (0, 2) if heads_outer else None
-    rng = np.random.default_rng(zlib.crc32(f"llc {layout} {form} {dtype} {seq}".encode()))
+    rng = np.random.default_rng(zlib.crc32(f"llc {layout} {form} {dtype} {batch} {seq}".encode()))
     x = rng.standard_normal(shape, dtype=np.float32).astype(LLC_DTYPES[dtype])
-    pos = np.arange(seq, dtype=np.int64)[None, :]
+    pos = np.ascontiguousarray(np.broadcast_to(np.arange(seq, dtype=np.int64), (batch, seq)))
     theta, _ = reference.inv_frequencies(D, BASE, None, head_dim=D, seq_len=CACHE_ROWS)
     cos64, sin64 = reference.cos_sin(np.arange(CACHE_ROWS), theta)
     cos, sin = cos64.astype(np.float32), sin64.astype(np.float32)
@@ -244,10 +264,11 @@ def run_llc_row(lib, layout: str, form: str, dtype: str, seq: int, timing, flush
         config.update(cache="gathered", cache_dtype="f32")
         caches = dict(cos_cache=cos, sin_cache=sin)
     kernel = rope_mlir.compile(**config)
-    variants = {name: compile_with_options(config, options) for name, options in VARIANTS.items()}
+    variants = {name: compile_with_options(config, options, x.shape, pos.shape)
+                for name, options in VARIANTS.items()}
     ref = reference.apply(x, pos, layout="half", base=BASE, token_dims=token_dims, **caches)
     scale = float(np.max(np.abs(ref)))
-    where = f"--llc {layout} {form} {dtype} S={seq}"
+    where = f"--llc {layout} {form} {dtype} B={batch} S={seq}"
 
     def check(who, kind, actual):
         error = cpu_bench.relative_error(actual, ref, scale)
@@ -260,7 +281,12 @@ def run_llc_row(lib, layout: str, form: str, dtype: str, seq: int, timing, flush
         if peer.session is not None:
             peers[label] = peer
     result = {}
-    for placement, (xa, outa) in (("numpy", (x, np.empty_like(x))), ("64B", (aligned_copy(x), aligned_copy(x)))):
+    placements = [("numpy", (x, np.empty_like(x))), ("64B", (aligned_copy(x), aligned_copy(x)))]
+    if OUT_SHIFT is not None:
+        # x at page offset 0, out OUT_SHIFT bytes into a page: how far apart x's and out's bytes of one
+        # element are modulo 4 KiB (numpy's and the 64 B placements: 0).
+        placements.append(("shift", (placed_copy(x, 0), placed_copy(x, OUT_SHIFT))))
+    for placement, (xa, outa) in placements:
         fns = {"raw": cpu_bench.raw_call(kernel, [xa, pos] + ([cos, sin] if caches else []) + [outa]),
                "call": lambda xa=xa, outa=outa: kernel(xa, pos, out=outa, **caches)}
         for name, variant in variants.items():
@@ -336,15 +362,19 @@ def llc_main(args, argv) -> int:
         lib = cpu_bench.build_baseline(pathlib.Path(workdir))
         for _ in range(args.repeat):
             for dtype in dtypes:
-                seq = args.seq or llc_seq(LLC_DTYPES[dtype].itemsize, llc_bytes, args.llc_fraction)
-                for layout in layouts:
-                    for form in forms:
-                        r = run_llc_row(lib, layout, form, dtype, seq, timing, flush)
-                        rows.setdefault((layout, form, dtype, seq), []).append(r)
+                if args.shapes:
+                    shapes = [tuple(int(v) for v in shape.split("x")) for shape in args.shapes.split(",")]
+                else:
+                    shapes = [(args.batch, args.seq or llc_seq(LLC_DTYPES[dtype].itemsize, llc_bytes,
+                                                               args.llc_fraction, args.batch))]
+                for (batch, seq), layout, form in itertools.product(shapes, layouts, forms):
+                    if True:
+                        r = run_llc_row(lib, layout, form, dtype, seq, timing, flush, batch)
+                        rows.setdefault((layout, form, dtype, batch, seq), []).append(r)
                         w, c = llc_ratios(r, "numpy", "warm"), llc_ratios(r, "numpy", "cold")
                         w64 = llc_ratios(r, "64B", "warm")
                         ort = lambda v: "n/a" if v is None else f"{v:.2f}"  # noqa: E731
-                        print(f"  {layout} {form:9} {dtype:4} S={seq:<5} warm: raw {w['raw us'] * 1e6:7.0f} µs "
+                        print(f"  {layout} {form:9} {dtype:4} B={batch} S={seq:<5} warm: raw {w['raw us'] * 1e6:7.0f} µs "
                               f"copy {w['copy us'] * 1e6:7.0f} µs  raw/call of copy {w['raw of copy']:.2f}/"
                               f"{w['call of copy']:.2f}  call of np.copyto {w['call of npcopy']:.2f}  "
                               f"64 B {w64['raw of copy']:.2f}  ORTms/call "
@@ -372,6 +402,7 @@ def llc_main(args, argv) -> int:
              f"- machine: {cpu_bench.machine_line()}",
              (f"- last-level cache (sysfs, cpu0): L{level} {llc_bytes >> 20} MiB; S chosen so that x and out "
              f"fill at most {args.llc_fraction:g} of it" + (f" (--seq {args.seq})" if args.seq else "")
+             + (f"; B = {args.batch}" if args.batch != 1 else "")
              if not args.smoke else "- smoke: S from a pretend last-level cache of four times a 96-token f32 x and out"),
              f"- {source_line()}; onnxruntime {_ort_version()}",
              f"- single thread (ours threads=1, ORT intra_op_num_threads=1); per row the median over "
@@ -387,13 +418,13 @@ def llc_main(args, argv) -> int:
              f"- warm: batches of back-to-back calls on the same x and out; cold: each call alone after reading "
              f"a {flush.nbytes >> 20} MiB buffer",
              "",
-             "| layout | positions | dtype | S | in+out MiB | warm: raw µs | call µs | copy µs | np.copyto µs "
+             "| layout | positions | dtype | B×S | in+out MiB | warm: raw µs | call µs | copy µs | np.copyto µs "
              "| ORTms µs | raw of copy | call of copy | call of np.copyto | 64 B: raw of copy | ORTms/call "
              "| ORT23/call | cold: raw µs | copy µs | np.copyto µs | raw of copy | call of copy | call of np.copyto "
              "| 64 B: raw of copy | ORTms/call | ORT23/call |",
              "|---|---|---|---:|---:" + "|---:" * 20 + "|"]
-    for (layout, form, dtype, seq), rs in rows.items():
-        cells = [layout, form, dtype, str(seq), f"{rs[0]['bytes'] / (1 << 20):g}"]
+    for (layout, form, dtype, batch, seq), rs in rows.items():
+        cells = [layout, form, dtype, f"{batch}×{seq}", f"{rs[0]['bytes'] / (1 << 20):g}"]
         for regime in ("warm", "cold"):
             m = lambda key: med(rs, "numpy", regime, key)  # noqa: E731
             o = lambda key: med_opt(rs, "numpy", regime, key)  # noqa: E731
@@ -407,16 +438,20 @@ def llc_main(args, argv) -> int:
         lines.append("| " + " | ".join(cells) + " |")
     if VARIANTS:
         lines += ["", "Variants (`--variant`: the raw kernel with these rope-to-llvm-cpu options, timed in the same "
-                  "rounds; `raw of copy` of each, numpy placement, then 64 B):", "",
-                  "| layout | positions | dtype | kernel | options | warm | cold | warm 64 B | cold 64 B |",
-                  "|---|---|---|---|---|---:|---:|---:|---:|"]
-        for (layout, form, dtype, seq), rs in rows.items():
+                  "rounds; `raw of copy` of each, numpy placement, then 64 B"
+                  + (f", then x page-aligned and out {OUT_SHIFT} bytes into a page" if OUT_SHIFT is not None else "")
+                  + "):", "",
+                  "| layout | positions | dtype | B×S | kernel | options | warm | cold | warm 64 B | cold 64 B |"
+                  + (f" warm shift {OUT_SHIFT} | cold shift {OUT_SHIFT} |" if OUT_SHIFT is not None else ""),
+                  "|---|---|---|---|---|---|---:|---:|---:|---:|" + ("---:|---:|" if OUT_SHIFT is not None else "")]
+        for (layout, form, dtype, batch, seq), rs in rows.items():
             for name, options in [("default", "")] + list(VARIANTS.items()):
                 key = "raw" if name == "default" else f"v:{name}"
                 vals = [statistics.median(r[f"{pl} {regime} copy"].best / r[f"{pl} {regime} {key}"].median
                                           for r in rs)
-                        for pl in ("numpy", "64B") for regime in ("warm", "cold")]
-                lines.append(f"| {layout} | {form} | {dtype} | {name} | {options} | "
+                        for pl in ("numpy", "64B") + (("shift",) if OUT_SHIFT is not None else ())
+                        for regime in ("warm", "cold")]
+                lines.append(f"| {layout} | {form} | {dtype} | {batch}×{seq} | {name} | {options} | "
                              + " | ".join(f"{v:.2f}" for v in vals) + " |")
     print("\n".join(lines))
     if args.write_docs:
@@ -455,6 +490,13 @@ def main(argv=None) -> int:
     parser.add_argument("--llc-fraction", type=float, default=0.5,
                         help="--llc: the share of the last-level cache x and out may fill (default 0.5)")
     parser.add_argument("--seq", type=int, default=0, help="--llc: this S instead of the one from the cache size")
+    parser.add_argument("--batch", type=int, default=1, help="--llc: B of [B, S, H, D] (default 1)")
+    parser.add_argument("--shapes", default="", metavar="BxS,...",
+                        help="--llc: these (B, S) instead of --batch and the S from the cache size, e.g. "
+                             "1x512,64x8 (the same bytes in per-head blocks of 512 and 8 tokens)")
+    parser.add_argument("--out-shift", type=int, default=None, metavar="BYTES",
+                        help="--llc: also a placement with x page-aligned and out BYTES into a page (the "
+                             "`shift` columns of the variants table)")
     parser.add_argument("--variant", action="append", default=[], metavar="NAME=OPTIONS",
                         help="--llc: also time the raw kernel built with these rope-to-llvm-cpu options "
                              "(e.g. vb64='vector-bytes=64 tile-heads=4') in the same rounds; repeatable")
@@ -468,6 +510,8 @@ def main(argv=None) -> int:
         global SEQ, HEADS
         SEQ, HEADS, args.samples = 96, 3, 3
     if args.llc:
+        global OUT_SHIFT
+        OUT_SHIFT = args.out_shift
         for spec in args.variant:
             name, _, options = spec.partition("=")
             VARIANTS[name] = options

@@ -268,7 +268,7 @@ def test_layout_bench_llc_smoke(tmp_path):
     region = _written_region(tmp_path, "layout_bench.py", ["--llc", "--smoke", "--variant", "vb64=vector-bytes=64"],
                              layout_bench.LLC_BEGIN_MARK, layout_bench.LLC_END_MARK)
     assert "(smoke mode" in region
-    header = next(line for line in region.splitlines() if line.startswith("| layout | positions | dtype | S |"))
+    header = next(line for line in region.splitlines() if line.startswith("| layout | positions | dtype | B×S |"))
     columns = [c.strip() for c in header.strip("|").split("|")]
     rows = [[c.strip() for c in line.strip("|").split("|")] for line in region.splitlines()
             if line.startswith(("| BSHD", "| BHSD")) and len(line.split("|")) == len(columns) + 2]

@@ -282,7 +282,8 @@ def test_layout_bench_llc_smoke(tmp_path):
     except ImportError:
         has_ort = False
     for row in rows:
-        assert all(float(cell) > 0 for i, cell in enumerate(row[3:], 3) if i not in ort), row
+        assert row[3].startswith("1×"), row
+        assert all(float(cell) > 0 for i, cell in enumerate(row[4:], 4) if i not in ort), row
         for i in ort:
             assert (row[i] == "n/a") == (row[2] == "bf16" or not has_ort), (columns[i], row)
     variants = [line for line in region.splitlines() if "| vb64 | vector-bytes=64 |" in line]

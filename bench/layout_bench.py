@@ -49,6 +49,10 @@ intra_op_num_threads=1, run_with_iobinding into the same out; caches in x's dtyp
 for bf16, which ORT's CPU kernels lack). Warm: batches of back-to-back calls (the arrays stay in the
 cache, as a decode step's q and k are); cold: each call alone after cpu_bench.CacheFlusher. Every
 output is checked against the float64 reference, and ORT's against ours, before anything is timed.
+Probes of what bounds a row, in the same rounds: --variant NAME='OPTIONS' (raw kernels built with other
+rope-to-llvm-cpu options, e.g. tile-heads=1, vector-bytes=64, or `static` for KernelConfig.static_shape),
+--shapes BxS,... (the same bytes in per-head blocks of other lengths), --out-shift BYTES (out's offset in
+a page against x's).
 """
 
 from __future__ import annotations

@@ -373,24 +373,23 @@ def llc_main(args, argv) -> int:
                     shapes = [(args.batch, args.seq or llc_seq(LLC_DTYPES[dtype].itemsize, llc_bytes,
                                                                args.llc_fraction, args.batch))]
                 for (batch, seq), layout, form in itertools.product(shapes, layouts, forms):
-                    if True:
-                        r = run_llc_row(lib, layout, form, dtype, seq, timing, flush, batch)
-                        rows.setdefault((layout, form, dtype, batch, seq), []).append(r)
-                        w, c = llc_ratios(r, "numpy", "warm"), llc_ratios(r, "numpy", "cold")
-                        w64 = llc_ratios(r, "64B", "warm")
-                        ort = lambda v: "n/a" if v is None else f"{v:.2f}"  # noqa: E731
-                        print(f"  {layout} {form:9} {dtype:4} B={batch} S={seq:<5} warm: raw {w['raw us'] * 1e6:7.0f} µs "
-                              f"copy {w['copy us'] * 1e6:7.0f} µs  raw/call of copy {w['raw of copy']:.2f}/"
-                              f"{w['call of copy']:.2f}  call of np.copyto {w['call of npcopy']:.2f}  "
-                              f"64 B {w64['raw of copy']:.2f}  ORTms/call "
-                              f"{ort(w['ortms/call'])}  cold: of copy {c['raw of copy']:.2f}/"
-                              f"{c['call of copy']:.2f}  ORTms/call {ort(c['ortms/call'])}",
+                    r = run_llc_row(lib, layout, form, dtype, seq, timing, flush, batch)
+                    rows.setdefault((layout, form, dtype, batch, seq), []).append(r)
+                    w, c = llc_ratios(r, "numpy", "warm"), llc_ratios(r, "numpy", "cold")
+                    w64 = llc_ratios(r, "64B", "warm")
+                    ort = lambda v: "n/a" if v is None else f"{v:.2f}"  # noqa: E731
+                    print(f"  {layout} {form:9} {dtype:4} B={batch} S={seq:<5} warm: raw {w['raw us'] * 1e6:7.0f} µs "
+                          f"copy {w['copy us'] * 1e6:7.0f} µs  raw/call of copy {w['raw of copy']:.2f}/"
+                          f"{w['call of copy']:.2f}  call of np.copyto {w['call of npcopy']:.2f}  "
+                          f"64 B {w64['raw of copy']:.2f}  ORTms/call "
+                          f"{ort(w['ortms/call'])}  cold: of copy {c['raw of copy']:.2f}/"
+                          f"{c['call of copy']:.2f}  ORTms/call {ort(c['ortms/call'])}",
+                          file=sys.stderr, flush=True)
+                    for name in VARIANTS:
+                        wv = r["numpy warm copy"].best / r[f"numpy warm v:{name}"].median
+                        cv = r["numpy cold copy"].best / r[f"numpy cold v:{name}"].median
+                        print(f"      variant {name} ({VARIANTS[name]}): warm of copy {wv:.2f}  cold {cv:.2f}",
                               file=sys.stderr, flush=True)
-                        for name in VARIANTS:
-                            wv = r["numpy warm copy"].best / r[f"numpy warm v:{name}"].median
-                            cv = r["numpy cold copy"].best / r[f"numpy cold v:{name}"].median
-                            print(f"      variant {name} ({VARIANTS[name]}): warm of copy {wv:.2f}  cold {cv:.2f}",
-                                  file=sys.stderr, flush=True)
     load = os.getloadavg()[0]
     med = lambda rs, placement, regime, key: statistics.median(  # noqa: E731
         llc_ratios(r, placement, regime)[key] for r in rs)
@@ -408,7 +407,8 @@ def llc_main(args, argv) -> int:
              (f"- last-level cache (sysfs, cpu0): L{level} {llc_bytes >> 20} MiB; S chosen so that x and out "
              f"fill at most {args.llc_fraction:g} of it" + (f" (--seq {args.seq})" if args.seq else "")
              + (f"; B = {args.batch}" if args.batch != 1 else "")
-             if not args.smoke else "- smoke: S from a pretend last-level cache of four times a 96-token f32 x and out"),
+             if not args.smoke else
+             "- smoke: S from a pretend last-level cache of four times a 96-token f32 x and out"),
              f"- {source_line()}; onnxruntime {_ort_version()}",
              f"- single thread (ours threads=1, ORT intra_op_num_threads=1); per row the median over "
              f"{args.repeat} run(s), each of {args.samples} interleaved rounds of every column's function; "

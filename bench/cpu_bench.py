@@ -333,7 +333,7 @@ class OrtPeer:
         except ImportError as error:
             self.error = f"onnxruntime/onnx not installed ({error})"
             return
-        elem = {"f32": TensorProto.FLOAT, "bf16": TensorProto.BFLOAT16}[dtype]
+        elem = {"f32": TensorProto.FLOAT, "bf16": TensorProto.BFLOAT16, "f16": TensorProto.FLOAT16}[dtype]
         self.heads_outer = heads_outer
         dims = ["B", heads, "S", HEAD_DIM] if heads_outer else ["B", "S", heads * HEAD_DIM]
         x = helper.make_tensor_value_info("X", elem, dims)

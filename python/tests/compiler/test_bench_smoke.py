@@ -257,6 +257,41 @@ def test_layout_bench_smoke(tmp_path):
     assert "`cold` columns" in region
 
 
+def test_layout_bench_llc_smoke(tmp_path):
+    """bench/layout_bench.py --llc (issue 35, item 6) checks ours (raw and Kernel.__call__), onnxruntime's
+    RotaryEmbedding (against the float64 reference and against ours) and both copies before timing, and
+    writes one row per (layout, positions form, dtype) with warm and cold columns; ORT's cells are n/a
+    for bf16 only (ORT's CPU kernels have none) or where onnxruntime is not installed. The sequence length
+    comes from the last-level cache size: half of it holds x and out."""
+    import layout_bench
+
+    region = _written_region(tmp_path, "layout_bench.py", ["--llc", "--smoke", "--variant", "vb64=vector-bytes=64"],
+                             layout_bench.LLC_BEGIN_MARK, layout_bench.LLC_END_MARK)
+    assert "(smoke mode" in region
+    header = next(line for line in region.splitlines() if line.startswith("| layout | positions | dtype | B×S |"))
+    columns = [c.strip() for c in header.strip("|").split("|")]
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in region.splitlines()
+            if line.startswith(("| BSHD", "| BHSD")) and len(line.split("|")) == len(columns) + 2]
+    expected = {(layout, form, dtype) for layout in ("BSHD", "BHSD") for form in ("positions", "cache")
+                for dtype in layout_bench.LLC_DTYPES}
+    assert {tuple(row[:3]) for row in rows} == expected and len(rows) == len(expected)
+    ort = [i for i, c in enumerate(columns) if c.startswith("ORT")]
+    try:
+        import onnxruntime  # noqa: F401
+        has_ort = True
+    except ImportError:
+        has_ort = False
+    for row in rows:
+        assert row[3].startswith("1×"), row
+        assert all(float(cell) > 0 for i, cell in enumerate(row[4:], 4) if i not in ort), row
+        for i in ort:
+            assert (row[i] == "n/a") == (row[2] == "bf16" or not has_ort), (columns[i], row)
+    variants = [line for line in region.splitlines() if "| vb64 | vector-bytes=64 |" in line]
+    assert len(variants) == len(expected)
+    assert layout_bench.llc_seq(4, 32 << 20, 0.5) == 512 and layout_bench.llc_seq(2, 32 << 20, 0.5) == 1024
+    assert layout_bench.llc_seq(4, 480 << 20, 0.5) == 4096
+
+
 def test_cold_measurement_flushes_before_every_call():
     """cpu_bench.measure_cold: one warm-up call per fn, then per round every fn once, each right after a
     flush, in an order that rotates; the flusher reads a buffer of the size asked for."""

@@ -9,13 +9,20 @@ arguments; this module holds the rest, once:
 
 - `ArgSpec`: one argument of a compiled function, declared: its name (the
   one every error message says), exact element type, static sizes, whether
-  the kernel writes it, and which arguments it must not overlap. The checks
-  below read them (`check_destination`, `check_apart`), and so does the C++
-  fast call: kernel.RotationChecks.make_plan passes the compiled function's
-  specs (`ArgSpec.plan_entry`) and a few rotation facts to the extension's
+  the kernel writes it, which arguments it must not overlap (`apart_from`)
+  and its shape rule (`like`: per dim, the other argument's dim whose size
+  it must equal). Both call paths read them. The C++ fast call:
+  kernel.RotationChecks.make_plan passes the compiled function's specs
+  (`ArgSpec.plan_entry`) and a few rotation facts to the extension's
   make_plan (lib/Runtime/KernelCall.cpp), which reads them once and derives
   every check of a call from them: dtype, rank, static sizes, the shape
-  rules (`like`), writeability and the overlaps `apart_from` forbids.
+  rules, writeability and the overlaps `apart_from` forbids. The Python
+  path: `ShapeRule` (a spec's rank, static sizes and `like`, compiled once)
+  is how RotationChecks, fused.QKKernel and cache.AppendKernel check the
+  shapes of their arguments against each other, `check_destination` and
+  `check_apart` how they check destinations; so a shape relation between
+  two arguments is written once, in the spec, and its message (naming both)
+  is ShapeRule's.
 - `CompiledKernel`: IR compiled once, the C interface's argument types read
   from the module's own signature (ropeJitFunctionType) and checked against
   the specs, the call made by the C++ extension's `run` or through ctypes;

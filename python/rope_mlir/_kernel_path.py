@@ -375,10 +375,15 @@ class ShapeRule:
         self._groups = tuple((other, _getter(mine), _getter(theirs))
                              for other, (mine, theirs) in groups.items())
         # The per-call test, specialized for the usual rules (it is on the
-        # Python path of every call): another argument's whole shape (out),
-        # or some of its dims (positions, a cache) and nothing static.
+        # Python path of every call): static sizes only (a gathered cache),
+        # another argument's whole shape (out), or some of its dims
+        # (positions, a cache) and nothing static.
         rank = self.rank
-        if len(groups) == 1 and self._static is None:
+        if not groups and self._static is not None:
+            dims, sizes = self._static
+            self.holds = lambda shape, shapes: (
+                len(shape) == rank and dims(shape) == sizes)
+        elif len(groups) == 1 and self._static is None:
             (other, (mine, theirs)), = groups.items()
             if mine == theirs == list(range(rank)):
                 self.holds = lambda shape, shapes: (
@@ -460,7 +465,7 @@ def _rule_groups(like) -> dict:
 
 
 def check_destination(spec: ArgSpec, value, shape: Optional[tuple] = None,
-                      dtype: Optional[np.dtype] = None, *,
+                      dtype: Optional[np.dtype] = None,
                       rule: Optional[ShapeRule] = None,
                       shapes=None) -> np.ndarray:
     """A destination of `spec` must be a writeable, C-contiguous, aligned
@@ -475,7 +480,8 @@ def check_destination(spec: ArgSpec, value, shape: Optional[tuple] = None,
     if value.dtype != dtype:
         raise TypeError(f"{name} has dtype {value.dtype}, expected {dtype}")
     if rule is not None:
-        rule.check(value.shape, shapes)
+        if not rule.holds(value.shape, shapes):
+            raise ValueError(rule.message(value.shape, shapes))
     elif value.shape != shape:
         raise ValueError(f"{name} has shape {value.shape}, expected {shape}")
     check_writeable(name, value)

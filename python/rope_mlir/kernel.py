@@ -682,6 +682,8 @@ class RotationChecks:
         # checks read them: the same the C++ plan reads.
         self._rules = {role: _path.ShapeRule(spec)
                        for role, spec in specs.items() if not spec.scalar}
+        self._out_rule = self._rules.get("out")
+        self._positions_rule = self._rules.get("positions")
         if describe is not None:  # how an array becomes an argument
             self._keep = describe
 
@@ -841,7 +843,7 @@ class RotationChecks:
                                  "(add it to the positions)")
             positions = _integer_array(positions, "positions",
                                        self._positions_dtype)
-            rule = self._rules["positions"]
+            rule = self._positions_rule
             if not rule.holds(positions.shape, shapes):
                 self._fail(rule.message(positions.shape, shapes),
                            dict(static_shape=shape,
@@ -898,14 +900,17 @@ class RotationChecks:
                 raise ValueError(f"cos_cache/sin_cache have shape "
                                  f"{cos_cache.shape}, the kernel was compiled "
                                  f"for the static shape {self._static_cache}")
-            shapes["cos_cache"] = cos_cache.shape
-            for name, table in (("cos_cache", cos_cache),
-                                ("sin_cache", sin_cache)):
-                rule = self._rules[name]
-                if not rule.holds(table.shape, shapes):
-                    self._fail(rule.message(table.shape, shapes),
-                               dict(static_shape=shape,
-                                    static_cache_shape=table.shape))
+            shapes["cos_cache"] = cos_shape = cos_cache.shape
+            rule = self._rules["cos_cache"]
+            if not rule.holds(cos_shape, shapes):
+                self._fail(rule.message(cos_shape, shapes),
+                           dict(static_shape=shape,
+                                static_cache_shape=cos_shape))
+            rule = self._rules["sin_cache"]
+            if not rule.holds(sin_cache.shape, shapes):
+                self._fail(rule.message(sin_cache.shape, shapes),
+                           dict(static_shape=shape,
+                                static_cache_shape=sin_cache.shape))
             if c.cache == "gathered":
                 self._check_cache_range(indices, offset, token_sizes,
                                         cos_cache.shape[0])
@@ -948,8 +953,8 @@ class RotationChecks:
                     raise ValueError(f"{spec.name} is {n.x} but the kernel "
                                      f"is not in place: compile with "
                                      f"inplace=True")
-                _path.check_destination(spec, out, rule=self._rules["out"],
-                                        shapes=shapes)
+                _path.check_destination(spec, out, None, None,
+                                        self._out_rule, shapes)
                 _path.check_apart(spec, out, ((n.x, x),) + given[:1] + read)
             args.append(self._address_of(keep, out))
         else:

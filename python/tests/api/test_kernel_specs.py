@@ -656,6 +656,32 @@ def test_pair_and_append_check_their_members_rules_in_python():
         append(k, np.zeros((1, 2), np.int64), cache, **call)
 
 
+
+def test_mla_checks_positions_slots_and_out_by_their_specs_rules():
+    """apply_mla's positions and slots are one per c_kv row, out is q's
+    shape: rules of the specs (the kernel's positions and slots specs are
+    the same ones), checked by ShapeRule."""
+    specs = {s.name: s for s in mla.arg_specs(mla.MLAConfig(
+        dtype="f32", kv_lora_rank=16, rope_dim=8, nope_dim=None))}
+    assert specs["positions"].like == specs["slots"].like == (("c_kv", 0),)
+    rng = np.random.default_rng(0)
+    call = dict(c_kv=rng.standard_normal((4, 16)).astype(np.float32),
+                k_pe=rng.standard_normal((4, 8)).astype(np.float32),
+                kv_cache=np.zeros((32, 24), np.float32),
+                positions=np.arange(4), slots=np.arange(4), rope_dim=8)
+    rope_mlir.apply_mla(None, **call)
+    for name in ("positions", "slots"):
+        with pytest.raises(ValueError, match=re.escape(
+                f"{name} has shape (5,), expected (4,) (dim 0 is c_kv's dim "
+                f"0; one per token)")):
+            rope_mlir.apply_mla(None, **dict(call, **{name: np.arange(5)}))
+    q = np.zeros((4, 2, 24), np.float32)
+    with pytest.raises(ValueError, match=re.escape(
+            "out has shape (4, 3, 24), expected (4, 2, 24) (q's shape)")):
+        rope_mlir.apply_mla(q, out=np.zeros((4, 3, 24), np.float32),
+                            **call)
+
+
 # -- rope_mlir.jit on the one path ------------------------------------------------
 # A jit function's arguments are ArgSpecs read from its signature, checked by
 # _kernel_path.check_input, and the function is a CompiledKernel with results

@@ -18,8 +18,8 @@ arguments; this module holds the rest, once:
   every check of a call from them: dtype, rank, static sizes, the shape
   rules, writeability and the overlaps `apart_from` forbids. The Python
   path: `ShapeRule` (a spec's rank, static sizes and `like`, compiled once)
-  is how RotationChecks, fused.QKKernel and cache.AppendKernel check the
-  shapes of their arguments against each other, `check_destination` and
+  is how RotationChecks, fused.QKKernel, cache.AppendKernel and
+  mla.apply_mla check the shapes of their arguments against each other, `check_destination` and
   `check_apart` how they check destinations; so a shape relation between
   two arguments is written once, in the spec, and its message (naming both)
   is ShapeRule's.

@@ -9,13 +9,20 @@ arguments; this module holds the rest, once:
 
 - `ArgSpec`: one argument of a compiled function, declared: its name (the
   one every error message says), exact element type, static sizes, whether
-  the kernel writes it, and which arguments it must not overlap. The checks
-  below read them (`check_destination`, `check_apart`), and so does the C++
-  fast call: kernel.RotationChecks.make_plan passes the compiled function's
-  specs (`ArgSpec.plan_entry`) and a few rotation facts to the extension's
+  the kernel writes it, which arguments it must not overlap (`apart_from`)
+  and its shape rule (`like`: per dim, the other argument's dim whose size
+  it must equal). Both call paths read them. The C++ fast call:
+  kernel.RotationChecks.make_plan passes the compiled function's specs
+  (`ArgSpec.plan_entry`) and a few rotation facts to the extension's
   make_plan (lib/Runtime/KernelCall.cpp), which reads them once and derives
   every check of a call from them: dtype, rank, static sizes, the shape
-  rules (`like`), writeability and the overlaps `apart_from` forbids.
+  rules, writeability and the overlaps `apart_from` forbids. The Python
+  path: `ShapeRule` (a spec's rank, static sizes and `like`, compiled once)
+  is how RotationChecks, fused.QKKernel, cache.AppendKernel and
+  mla.apply_mla check the shapes of their arguments against each other, `check_destination` and
+  `check_apart` how they check destinations; so a shape relation between
+  two arguments is written once, in the spec, and its message (naming both)
+  is ShapeRule's.
 - `CompiledKernel`: IR compiled once, the C interface's argument types read
   from the module's own signature (ropeJitFunctionType) and checked against
   the specs, the call made by the C++ extension's `run` or through ctypes;
@@ -33,6 +40,7 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import math
+import operator
 import threading
 from typing import Callable, Optional, Tuple
 
@@ -295,7 +303,9 @@ class ArgSpec:
     "rotates x in place (out=x)"); None: "writes <name>".
     like: the shape rule: per dim, (name, dim) of the argument whose size
     it must equal (out: x's, dim by dim; positions: x's token dims), or
-    None; () when no dim has one.
+    None; () when no dim has one. A non-empty like also fixes the rank.
+    Both paths read it: the C++ plan, and `ShapeRule` in Python.
+    why: what the shape rule means, for messages ("one per head"); None.
     declared: the type the function's signature declares ("index",
     "tensor<?x8xf32>"), when the spec is read from it (rope_mlir.jit): the
     signature must still say it, and messages name a scalar's type by it."""
@@ -309,6 +319,7 @@ class ArgSpec:
     effect: Optional[str] = None
     like: Tuple[Optional[Tuple[str, int]], ...] = ()
     declared: Optional[str] = None
+    why: Optional[str] = None
 
     def element(self):
         """The (dtype, itemsize) pair the C++ plan reads, or None."""
@@ -336,10 +347,131 @@ class ArgSpec:
             f"writes {self.name}"
 
 
-def check_destination(spec: ArgSpec, value, shape: tuple,
-                      dtype: Optional[np.dtype] = None) -> np.ndarray:
+class ShapeRule:
+    """A spec's shape, as the Python checks read it: its rank and static
+    sizes (`shape`) and its shape rule (`like`: per dim, the (argument, dim)
+    whose size it must equal), compiled once per spec; the C++ plan reads
+    the same fields. `holds(shape, shapes)` (shapes: the shapes of the
+    arguments `like` names, by name, already checked) is the per-call test;
+    `message` says, on the error path, what was expected and why, naming
+    the argument and those its rule names. `check` raises it."""
+
+    def __init__(self, spec: ArgSpec):
+        self.spec = spec
+        like = tuple(spec.like)
+        self.rank = (len(spec.shape) if spec.shape is not None else
+                     len(like) if like else None)
+        # Static sizes where no rule says otherwise (a rule's size is the
+        # other argument's, itself checked against its own spec).
+        static = tuple((d, size) for d, size in enumerate(spec.shape or ())
+                       if size is not None and
+                       (d >= len(like) or like[d] is None))
+        if static:
+            dims = _getter(tuple(d for d, _ in static))
+            self._static = (dims, dims(spec.shape))
+        else:
+            self._static = None
+        groups = _rule_groups(like)
+        self._groups = tuple((other, _getter(mine), _getter(theirs))
+                             for other, (mine, theirs) in groups.items())
+        # The per-call test, specialized for the usual rules (it is on the
+        # Python path of every call): static sizes only (a gathered cache),
+        # another argument's whole shape (out), or some of its dims
+        # (positions, a cache) and nothing static.
+        rank = self.rank
+        if not groups and self._static is not None:
+            dims, sizes = self._static
+            self.holds = lambda shape, shapes: (
+                len(shape) == rank and dims(shape) == sizes)
+        elif len(groups) == 1 and self._static is None:
+            (other, (mine, theirs)), = groups.items()
+            if mine == theirs == list(range(rank)):
+                self.holds = lambda shape, shapes: (
+                    len(shape) == rank and shape == shapes[other][:rank])
+            else:
+                mine, theirs = self._groups[0][1:]
+                self.holds = lambda shape, shapes: (
+                    len(shape) == rank and
+                    mine(shape) == theirs(shapes[other]))
+
+    def holds(self, shape: tuple, shapes) -> bool:
+        """Whether `shape` has the spec's rank, static sizes and the sizes
+        its rule takes from `shapes` (name -> shape)."""
+        if self.rank is not None and len(shape) != self.rank:
+            return False
+        static = self._static
+        if static is not None and static[0](shape) != static[1]:
+            return False
+        for other, mine, theirs in self._groups:
+            if mine(shape) != theirs(shapes[other]):
+                return False
+        return True
+
+    def expected(self, shapes) -> tuple:
+        """The sizes the spec asks for ('?': any size)."""
+        spec = self.spec
+        rank = self.rank or 0
+        sizes = ["?" if spec.shape is None or spec.shape[d] is None
+                 else spec.shape[d] for d in range(rank)]
+        for d, rule in enumerate(spec.like):
+            if rule is not None:
+                other = shapes.get(rule[0])
+                if other is not None and rule[1] < len(other):
+                    sizes[d] = other[rule[1]]
+        return tuple(sizes)
+
+    def message(self, shape: tuple, shapes) -> str:
+        spec = self.spec
+        reasons = []
+        for other, (mine, theirs) in _rule_groups(spec.like).items():
+            if mine == theirs and len(mine) == self.rank and \
+                    len(shapes.get(other, ())) == self.rank:
+                reasons.append(f"{other}'s shape")
+            elif len(mine) == 1:
+                reasons.append(f"dim {mine[0]} is {other}'s dim {theirs[0]}")
+            else:
+                reasons.append(f"dims {tuple(mine)} are {other}'s dims "
+                               f"{tuple(theirs)}")
+        if spec.why:
+            reasons.append(spec.why)
+        expected = self.expected(shapes)
+        if "?" in expected:
+            reasons.append("'?' is any size")
+        return (f"{spec.name} has shape {tuple(shape)}, expected "
+                f"{expected}" + (f" ({'; '.join(reasons)})" if reasons
+                                 else ""))
+
+    def check(self, shape: tuple, shapes) -> None:
+        """ValueError(`message`) unless the shape `holds`."""
+        if not self.holds(shape, shapes):
+            raise ValueError(self.message(shape, shapes))
+
+
+def _getter(indices):
+    """A function of a sequence giving the entries at `indices` (one: the
+    entry itself, as operator.itemgetter; compared only with its own
+    kind)."""
+    return operator.itemgetter(*indices)
+
+
+def _rule_groups(like) -> dict:
+    groups = {}
+    for d, rule in enumerate(like):
+        if rule is not None:
+            mine, theirs = groups.setdefault(rule[0], ([], []))
+            mine.append(d)
+            theirs.append(rule[1])
+    return groups
+
+
+def check_destination(spec: ArgSpec, value, shape: Optional[tuple] = None,
+                      dtype: Optional[np.dtype] = None,
+                      rule: Optional[ShapeRule] = None,
+                      shapes=None) -> np.ndarray:
     """A destination of `spec` must be a writeable, C-contiguous, aligned
-    numpy array of exactly `shape` and of the spec's dtype (or `dtype`)."""
+    numpy array of the spec's dtype (or `dtype`) and of exactly `shape`, or,
+    given its `rule` instead, of the shape the spec's rule takes from
+    `shapes`."""
     name = spec.name
     dtype = spec.dtype if dtype is None else dtype
     if not isinstance(value, np.ndarray):
@@ -347,7 +479,10 @@ def check_destination(spec: ArgSpec, value, shape: tuple,
                         f"{type(value).__name__}")
     if value.dtype != dtype:
         raise TypeError(f"{name} has dtype {value.dtype}, expected {dtype}")
-    if value.shape != shape:
+    if rule is not None:
+        if not rule.holds(value.shape, shapes):
+            raise ValueError(rule.message(value.shape, shapes))
+    elif value.shape != shape:
         raise ValueError(f"{name} has shape {value.shape}, expected {shape}")
     check_writeable(name, value)
     return value

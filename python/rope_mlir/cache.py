@@ -106,25 +106,28 @@ def _checker(config: KernelConfig, member: str,
     return RotationChecks(plain, Names.member(member), describe=_defer)
 
 
-def _check_cache(cache, name: str, dtype: np.dtype, x: np.ndarray,
-                 token_dims, what: str) -> np.ndarray:
+def _check_cache(cache, rule: _path.ShapeRule, dtype: np.dtype, shapes,
+                 what: str) -> np.ndarray:
     """A cache must be a writeable, C-contiguous, aligned numpy array of
-    `dtype` with x's rank, head dims and D (its token dims any size)."""
+    `dtype` of the shape its spec's `rule` takes from `shapes` (its rows':
+    their rank, head dims and D; its token dims any size)."""
+    name = rule.spec.name
     if not isinstance(cache, np.ndarray):
         raise TypeError(f"{name} must be a numpy array (it is written in "
                         f"place), got {type(cache).__name__}")
     if cache.dtype != dtype:
         raise TypeError(f"{name} has dtype {cache.dtype}, expected {dtype} "
                         f"({what})")
-    if cache.ndim != x.ndim or any(
-            cache.shape[d] != x.shape[d] for d in range(x.ndim)
-            if d not in token_dims):
-        raise ValueError(
-            f"{name} has shape {cache.shape}, which does not fit the rows "
-            f"of shape {x.shape}: the same rank, head dims and head dim D "
-            f"(only the token dims {tuple(token_dims)} may differ)")
+    rule.check(cache.shape, shapes)
     _path.check_writeable(name, cache)
     return cache
+
+
+def _like(name: str, rank: int, dims, token: bool) -> tuple:
+    """A shape rule: per dim, `name`'s same dim, for the token dims `dims`
+    (token=True) or for every other dim (token=False)."""
+    return tuple((name, d) if (d in dims) == token else None
+                 for d in range(rank))
 
 
 class AppendKernel:
@@ -151,6 +154,9 @@ class AppendKernel:
         self._slots_dtype = _path.INT_DTYPES[c.slots_dtype]
         self._cache_dtype = config.out_dtype()
         self._specs = self._arg_specs()
+        # The shape rules (like) of the specs, as the checks read them.
+        self._rules = {name: _path.ShapeRule(self._specs[name]) for name in (
+            "slots", "k_cache", "v", "v_cache", "q") if name in self._specs}
         self._compiled = _path.CompiledKernel(
             _kernel.emit(config), _kernel.pipeline(config), "rope_kernel",
             tuple(self._specs.values()))
@@ -167,24 +173,36 @@ class AppendKernel:
         the slots and the K cache; v, v_scale and the V cache; q, its
         norm weight and out_q."""
         c = self.config
+        rank, dims = c.rank, c.resolved_token_dims()
         cache = dict(dtype=self._cache_dtype, writeable=True,
-                     apart_from=(EVERY_INPUT,))
+                     apart_from=(EVERY_INPUT,),
+                     why="only the token dims may differ")
+        # The rows' token dims are k's; a cache has its rows' other dims.
+        tokens_of_k = dict(like=_like("k", rank, dims, True),
+                           why="only head dims may differ from k's")
         specs = {s.name: s for role, s in self._k.specs.items()
                  if role != "out"}
-        specs["slots"] = ArgSpec("slots", self._slots_dtype)
-        specs["k_cache"] = ArgSpec("k_cache", **cache)
+        specs["slots"] = ArgSpec("slots", self._slots_dtype,
+                                 (None,) * len(dims),
+                                 like=tuple(("k", d) for d in dims),
+                                 why="one slot per token of k")
+        specs["k_cache"] = ArgSpec("k_cache", like=_like("k", rank, dims,
+                                                         False), **cache)
         if c.cache_write:
             v = self._v.specs
-            specs["v"] = v["x"]
+            specs["v"] = dataclasses.replace(v["x"], **tokens_of_k)
             if "quant_scale" in v:
                 specs["v_scale"] = v["quant_scale"]
-            specs["v_cache"] = ArgSpec("v_cache", **cache)
+            specs["v_cache"] = ArgSpec("v_cache", like=_like("v", rank, dims,
+                                                             False), **cache)
         if c.query:
             q = self._q.specs
-            for role in ("x", "norm_weight", "out"):
+            specs["q"] = dataclasses.replace(q["x"], **tokens_of_k)
+            for role in ("norm_weight", "out"):
                 if role in q:
                     specs[q[role].name] = q[role]
         return specs
+
     def __call__(self, k, slots, k_cache, *, positions=None, offset=0,
                  cos_cache=None, sin_cache=None, k_norm_weight=None,
                  k_scale=None, v=None, v_scale=None, v_cache=None, q=None,
@@ -196,12 +214,10 @@ class AppendKernel:
             keep, k, positions, offset, cos_cache, sin_cache,
             _kernel.NO_DESTINATION, k_norm_weight, k_scale)
         k = np.asarray(k)
-        dims = c.resolved_token_dims()
-        tokens = tuple(k.shape[d] for d in dims)
+        rules = self._rules
+        shapes = {"k": k.shape}  # what the shape rules (like) read
         slots = _path.integer_array(slots, "slots", self._slots_dtype)
-        if slots.shape != tokens:
-            raise ValueError(f"slots have shape {slots.shape}, expected "
-                             f"{tokens} (k's token dims)")
+        rules["slots"].check(slots.shape, shapes)
         what = (f"the quantized type {c.quant}" if c.quant is not None
                 else "k's dtype")
         inputs = [("k", k), ("slots", slots), ("positions", positions),
@@ -212,7 +228,8 @@ class AppendKernel:
                   ("v", v), ("v_scale", v_scale), ("q", q),
                   ("q_norm_weight", q_norm_weight)]
         inputs = [(n, a) for n, a in inputs if isinstance(a, np.ndarray)]
-        _check_cache(k_cache, "k_cache", self._cache_dtype, k, dims, what)
+        _check_cache(k_cache, rules["k_cache"], self._cache_dtype, shapes,
+                     what)
         args.append(ctypes.addressof(self._keep(keep, slots)))
         args.append(ctypes.addressof(self._keep(keep, k_cache)))
         outputs = [("k_cache", k_cache)]
@@ -221,12 +238,10 @@ class AppendKernel:
                 raise ValueError("the kernel was compiled with a V cache: "
                                  "pass v and v_cache")
             v = _path.float_array(v, "v", self._k._dtype)
-            if v.ndim != k.ndim or v.shape[-1] != k.shape[-1] or \
-                    tuple(v.shape[d] for d in dims) != tokens:
-                raise ValueError(f"v has shape {v.shape}, k {k.shape}: they "
-                                 f"must have the same rank, token dims and "
-                                 f"head dim")
-            _check_cache(v_cache, "v_cache", self._cache_dtype, v, dims, what)
+            rules["v"].check(v.shape, shapes)
+            shapes["v"] = v.shape
+            _check_cache(v_cache, rules["v_cache"], self._cache_dtype, shapes,
+                         what)
             args.append(ctypes.addressof(self._keep(keep, v)))
             if c.quant is not None:
                 if v_scale is None:
@@ -247,11 +262,7 @@ class AppendKernel:
             if q is None:
                 raise ValueError("the kernel was compiled with a query: "
                                  "pass q")
-            q_shape = np.shape(q)
-            if len(q_shape) != k.ndim or \
-                    tuple(q_shape[d] for d in dims) != tokens:
-                raise ValueError(f"q has shape {q_shape}, k {k.shape}: "
-                                 f"their token dims must have the same sizes")
+            rules["q"].check(np.shape(q), shapes)
             q_args, result = self._q._checked_args(
                 keep, q, positions, offset, cos_cache, sin_cache, out_q,
                 q_norm_weight, None)

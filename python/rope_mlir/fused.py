@@ -45,6 +45,15 @@ class QKKernel(Kernel):
                              "differ in their head dims)")
         self._q = RotationChecks(config, Names.member("q"))
         self._k = RotationChecks(config, Names.member("k"))
+        # k's shape rule: its token dims are q's sizes (only head dims may
+        # differ). The C++ plan and _checked_pair both read it.
+        dims = config.resolved_token_dims()
+        self._k.specs["x"] = dataclasses.replace(
+            self._k.specs["x"], like=tuple(
+                (self._q.names.x, d) if d in dims else None
+                for d in range(config.rank)),
+            why="only head dims may differ from q's")
+        self._k_rule = _path.ShapeRule(self._k.specs["x"])
         super().__init__(config)  # compiles the pair (emit inputs=2)
         self._pair = self._function
         self._neighbour_count = int(config.norm) + int(
@@ -54,16 +63,12 @@ class QKKernel(Kernel):
             (self._q.names, self._k.names)))
 
     def _parameters(self) -> tuple:
-        """q's parameters, then k's own: k, its neighbours' operands and
-        its destination (the positions and caches are q's). k's token
-        dims must be q's sizes (its shape rule)."""
+        """q's parameters, then k's own: k (whose shape rule ties its token
+        dims to q's), its neighbours' operands and its destination (the
+        positions and caches are q's)."""
         k = self._k.specs
-        dims = self.config.resolved_token_dims()
-        k_x = dataclasses.replace(k["x"], like=tuple(
-            (self._q.names.x, d) if d in dims else None
-            for d in range(self.config.rank)))
-        return tuple(self._q.specs.values()) + (k_x,) + tuple(
-            k[role] for role in ("norm_weight", "quant_scale", "out")
+        return tuple(self._q.specs.values()) + tuple(
+            k[role] for role in ("x", "norm_weight", "quant_scale", "out")
             if role in k)
 
     def __call__(self, q, k, positions=None, *, offset=0, cos_cache=None,
@@ -112,7 +117,9 @@ class QKKernel(Kernel):
                              "out_k=k (both, the same numpy arrays)")
         q_arr = q if isinstance(q, np.ndarray) else np.asarray(q)
         k_arr = k if isinstance(k, np.ndarray) else np.asarray(k)
-        _check_pair(q_arr, k_arr, self._token_sizes, c)
+        if q_arr.dtype != k_arr.dtype:
+            raise TypeError(f"q has dtype {q_arr.dtype} but k {k_arr.dtype}: "
+                            f"they must match")
         for name, out, other in (("out_q", out_q, k_arr),
                                  ("out_k", out_k, q_arr)):
             if out is not None and not c.inplace and \
@@ -128,6 +135,7 @@ class QKKernel(Kernel):
         q_args, q_result = self._q._checked_args(
             keep, q_arr, positions, offset, cos_cache, sin_cache,
             q_arr if c.inplace else out_q, q_norm_weight, q_scale)
+        self._k_rule.check(k_arr.shape, {"q": q_arr.shape})  # k's like
         k_args, k_result = self._k._checked_args(
             keep, k_arr, positions, offset, cos_cache, sin_cache,
             k_arr if c.inplace else out_k, k_norm_weight, k_scale)
@@ -149,28 +157,6 @@ class QKKernel(Kernel):
         if q_result.size or k_result.size:  # else nothing to compute
             self._pair(*q_args, *extra)
         return q_result, k_result
-
-
-def _check_pair(q: np.ndarray, k: np.ndarray, token_sizes, c) -> None:
-    if q.dtype != k.dtype:
-        raise TypeError(f"q has dtype {q.dtype} but k {k.dtype}: they must "
-                        f"match")
-    if q.ndim != k.ndim:
-        raise ValueError(f"q has shape {q.shape} and k {k.shape}: they must "
-                         f"have the same rank")
-    if q.ndim != c.rank:
-        raise ValueError(f"q has shape {q.shape}, the kernel was compiled "
-                         f"for rank {c.rank}")
-    if q.shape[-1] != k.shape[-1]:
-        raise ValueError(f"q has head dim {q.shape[-1]} but k "
-                         f"{k.shape[-1]}: they must match")
-    if token_sizes(q.shape) != token_sizes(k.shape):
-        dims = c.resolved_token_dims()
-        raise ValueError(f"q has shape {q.shape} and k {k.shape}: their "
-                         f"token dims {dims} must have the same sizes "
-                         f"({token_sizes(q.shape)} vs "
-                         f"{token_sizes(k.shape)}); only head dims may "
-                         f"differ")
 
 
 # apply_qk's kernels by the tuple of their configuration's fields.

@@ -580,8 +580,9 @@ def arg_specs(config: KernelConfig, names: Names = Names()) -> dict:
     """The ArgSpecs of a rotation's arguments, by role (x, positions,
     offset, cos_cache, sin_cache, norm_weight, quant_scale, out), those the
     configuration takes, in the order of the kernel's parameters. What the
-    Python checks and the C++ plan (RotationChecks.make_plan) read. The
-    shape rules (`like`) tie each token dim to x's."""
+    Python checks (RotationChecks, through _kernel_path.ShapeRule) and the
+    C++ plan (RotationChecks.make_plan) read. The shape rules (`like`) tie
+    each token dim to x's."""
     c = config
     dims = c.resolved_token_dims()
     x_dims = tuple((names.x, d) for d in dims)  # x's token dims
@@ -602,14 +603,18 @@ def arg_specs(config: KernelConfig, names: Names = Names()) -> dict:
                  ((3,) if c.mrope is not None else ()) + (None,) * len(dims))
         specs["positions"] = ArgSpec(
             "positions", _INT_DTYPES[c.positions_dtype], shape,
-            like=((None,) if c.mrope is not None else ()) + x_dims)
+            like=((None,) if c.mrope is not None else ()) + x_dims,
+            why=("[3, *token dims] for M-RoPE" if c.mrope is not None
+                 else "one per token"))
     elif c.positions == "offset":
         specs["offset"] = ArgSpec("offset", scalar=True)
     elif c.positions == "row_offset":
         shape = (tuple(c.static_offset_shape)
                  if c.static_offset_shape is not None else (None,))
         specs["offset"] = ArgSpec("offset", _INT_DTYPES["i64"], shape,
-                                  like=x_dims[:1])
+                                  like=x_dims[:1],
+                                  why="a per-row offset: one per index of "
+                                      "the first token dim")
     if c.cache is not None:
         pairs = (c.rotary_dim or c.head_dim) // 2
         if c.static_cache_shape is not None:
@@ -619,8 +624,10 @@ def arg_specs(config: KernelConfig, names: Names = Names()) -> dict:
             shape = (None,) * lead + (pairs,)
         # Pregathered: a row per token. sin_cache: cos_cache's shape.
         like = x_dims + (None,) if c.cache == "pregathered" else ()
-        specs["cos_cache"] = ArgSpec("cos_cache", _DTYPES[c.cache_dtype],
-                                     shape, like=like)
+        specs["cos_cache"] = ArgSpec(
+            "cos_cache", _DTYPES[c.cache_dtype], shape, like=like,
+            why=f"{'a row per token' if like else 'rows by position'}, "
+                f"rotary_dim / 2 = {pairs} columns")
         specs["sin_cache"] = ArgSpec(
             "sin_cache", _DTYPES[c.cache_dtype], shape,
             like=tuple(("cos_cache", d) for d in range(len(shape))))
@@ -632,7 +639,8 @@ def arg_specs(config: KernelConfig, names: Names = Names()) -> dict:
         specs["quant_scale"] = ArgSpec(
             names.quant_scale, np.dtype(np.float32),
             (None,) if per_head else (),
-            like=((names.x, c.head_dims()[0]),) if per_head else ())
+            like=((names.x, c.head_dims()[0]),) if per_head else (),
+            why="one per head" if per_head else "a scalar (per tensor)")
     if not c.inplace:
         specs["out"] = ArgSpec(names.out, c.out_dtype(), x_shape,
                                writeable=True, apart_from=(EVERY_INPUT,),
@@ -663,7 +671,6 @@ class RotationChecks:
         self._static_offset = specs.get("offset", none).static_shape()
         self._cache_dtype = specs.get("cos_cache", none).dtype
         self._static_cache = specs.get("cos_cache", none).static_shape()
-        self._pairs = (config.rotary_dim or config.head_dim) // 2
         dims = config.resolved_token_dims()
         self._token_sizes = (operator.itemgetter(*dims) if len(dims) > 1 else
                              (lambda shape, d=dims[0]: (shape[d],)))
@@ -671,6 +678,12 @@ class RotationChecks:
         self._out_dtype = (specs["out"] if "out" in specs else
                            specs["x"]).dtype
         self._neighbours = config.norm or config.quant is not None
+        # The shape rules of the specs (like, static sizes), as the Python
+        # checks read them: the same the C++ plan reads.
+        self._rules = {role: _path.ShapeRule(spec)
+                       for role, spec in specs.items() if not spec.scalar}
+        self._out_rule = self._rules.get("out")
+        self._positions_rule = self._rules.get("positions")
         if describe is not None:  # how an array becomes an argument
             self._keep = describe
 
@@ -758,15 +771,7 @@ class RotationChecks:
                     not isinstance(quant_scale, _BOOLS):
                 quant_scale = np.float32(quant_scale)  # rounded to f32
             s = _float_array(quant_scale, spec.name, spec.dtype)
-            if c.quant_scale == "tensor":
-                expected = ()
-                what = "a scalar (per tensor)"
-            else:
-                expected = (x.shape[c.head_dims()[0]],)
-                what = "one per head"
-            if s.shape != expected:
-                raise ValueError(f"{spec.name} has shape {s.shape}, expected "
-                                 f"{expected} ({what})")
+            self._rules["quant_scale"].check(s.shape, {n.x: x.shape})
             if not np.isfinite(s).all():
                 raise ValueError(f"{spec.name} must be finite (a NaN or "
                                  "infinite scale has no quantized value)")
@@ -806,6 +811,7 @@ class RotationChecks:
                              f"compiled for the static shape "
                              f"{self._static_shape}")
         token_sizes = self._token_sizes(shape)
+        shapes = {n.x: shape}  # what the shape rules (like) read
         flags = x.flags
         if c.inplace:
             if out is not x:
@@ -837,14 +843,9 @@ class RotationChecks:
                                  "(add it to the positions)")
             positions = _integer_array(positions, "positions",
                                        self._positions_dtype)
-            expected = ((3,) + token_sizes if c.mrope is not None
-                        else token_sizes)
-            if positions.shape != expected:
-                self._fail(f"positions have shape {positions.shape}, "
-                           f"expected {expected}" +
-                           (" ([3, *token dims] for M-RoPE)"
-                            if c.mrope is not None else
-                            " (the token dims' shape)"),
+            rule = self._positions_rule
+            if not rule.holds(positions.shape, shapes):
+                self._fail(rule.message(positions.shape, shapes),
                            dict(static_shape=shape,
                                 static_positions_shape=positions.shape))
             if self._static_positions is not None and \
@@ -868,10 +869,9 @@ class RotationChecks:
                 args.append(offset)
             elif form == "row_offset":
                 offset = _integer_array(offset, "offset", _INT_DTYPES["i64"])
-                if offset.shape != token_sizes[:1]:
-                    self._fail(f"per-row offset has shape {offset.shape}, "
-                               f"expected {token_sizes[:1]} (one per index "
-                               f"of the first token dim)",
+                rule = self._rules["offset"]
+                if not rule.holds(offset.shape, shapes):
+                    self._fail(rule.message(offset.shape, shapes),
                                dict(static_shape=shape,
                                     static_offset_shape=offset.shape))
                 if self._static_offset is not None and \
@@ -895,25 +895,22 @@ class RotationChecks:
                                  "cache: pass cos_cache and sin_cache")
             cos_cache = _float_array(cos_cache, "cos_cache", self._cache_dtype)
             sin_cache = _float_array(sin_cache, "sin_cache", self._cache_dtype)
-            pairs = self._pairs
-            if c.cache == "gathered":
-                expected = f"(M, {pairs}) (rows by position, rotary_dim / 2)"
-                ok = cos_cache.ndim == 2 and cos_cache.shape[1] == pairs
-            else:
-                expected = token_sizes + (pairs,)
-                ok = cos_cache.shape == expected
-                expected = f"{expected} (token dims + rotary_dim / 2)"
-            if not ok or sin_cache.shape != cos_cache.shape:
-                self._fail(f"cos_cache has shape {cos_cache.shape} and "
-                           f"sin_cache {sin_cache.shape}, expected both "
-                           f"{expected}",
-                           dict(static_shape=shape,
-                                static_cache_shape=cos_cache.shape))
             if self._static_cache is not None and \
                     cos_cache.shape != self._static_cache:
                 raise ValueError(f"cos_cache/sin_cache have shape "
                                  f"{cos_cache.shape}, the kernel was compiled "
                                  f"for the static shape {self._static_cache}")
+            shapes["cos_cache"] = cos_shape = cos_cache.shape
+            rule = self._rules["cos_cache"]
+            if not rule.holds(cos_shape, shapes):
+                self._fail(rule.message(cos_shape, shapes),
+                           dict(static_shape=shape,
+                                static_cache_shape=cos_shape))
+            rule = self._rules["sin_cache"]
+            if not rule.holds(sin_cache.shape, shapes):
+                self._fail(rule.message(sin_cache.shape, shapes),
+                           dict(static_shape=shape,
+                                static_cache_shape=sin_cache.shape))
             if c.cache == "gathered":
                 self._check_cache_range(indices, offset, token_sizes,
                                         cos_cache.shape[0])
@@ -956,7 +953,8 @@ class RotationChecks:
                     raise ValueError(f"{spec.name} is {n.x} but the kernel "
                                      f"is not in place: compile with "
                                      f"inplace=True")
-                _path.check_destination(spec, out, shape)
+                _path.check_destination(spec, out, None, None,
+                                        self._out_rule, shapes)
                 _path.check_apart(spec, out, ((n.x, x),) + given[:1] + read)
             args.append(self._address_of(keep, out))
         else:

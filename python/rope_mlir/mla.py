@@ -311,19 +311,32 @@ def arg_specs(config: MLAConfig) -> tuple:
     else:
         specs += [ArgSpec("kv_cache[0]", shape=(None, 1, r), **cache),
                   ArgSpec("kv_cache[1]", shape=(None, 1, p), **cache)]
-    specs += [ArgSpec("positions", np.dtype(np.int32 if c.positions_dtype ==
-                                            "i32" else np.int64), (None,)),
-              ArgSpec("slots", np.dtype(np.int64), (None,))]
+    specs += [dataclasses.replace(_POSITIONS, dtype=np.dtype(
+                  np.int32 if c.positions_dtype == "i32" else np.int64)),
+              _SLOTS]
     if c.quant is not None:
         specs.append(ArgSpec("kv_scale", np.dtype(np.float32), ()))
     return tuple(specs)
 
 
+#: The positions and slots: one per token (c_kv's rows), the shape rule
+#: apply_mla checks them by (_ROW_RULES) and the kernel's specs state.
+_POSITIONS = ArgSpec("positions", shape=(None,), like=(("c_kv", 0),),
+                     why="one per token")
+_SLOTS = ArgSpec("slots", np.dtype(np.int64), (None,), like=(("c_kv", 0),),
+                 why="one per token")
+_ROW_RULES = {spec.name: _path.ShapeRule(spec)
+              for spec in (_POSITIONS, _SLOTS)}
+
 #: q rotated in place (out=q), out (another destination), and the caches:
 #: each written while the kernel reads every input.
 _IN_PLACE = ArgSpec("q", writeable=True, apart_from=(EVERY_INPUT,),
                     effect="rotates q in place (out=q)")
-_OUT = ArgSpec("out", writeable=True, apart_from=(EVERY_INPUT,))
+_OUT = ArgSpec("out", writeable=True, apart_from=(EVERY_INPUT,),
+               like=tuple(("q", d) for d in range(3)))
+
+
+_OUT_RULE = _path.ShapeRule(_OUT)
 
 
 def _cache_spec(name: str) -> ArgSpec:
@@ -449,11 +462,9 @@ def _slots_from_table(positions, block_table, batch_indices, num_blocks,
     return pages * page_size + pos % page_size
 
 
-def _check_slots(slots, tokens: int, rows: int) -> np.ndarray:
+def _check_slots(slots, tokens: int, rows: int, rows_of) -> np.ndarray:
     s = _integer_array(slots, "slots", np.dtype(np.int64))
-    if s.shape != (tokens,):
-        raise ValueError(f"slots has shape {s.shape}, expected ({tokens},) "
-                         "(one per token)")
+    _ROW_RULES["slots"].check(s.shape, rows_of)
     low, high = _range(s) if tokens else (0, 0)
     if low < -1 or high >= rows:
         raise IndexError(f"slots span [{low}, {high}] but "
@@ -662,9 +673,8 @@ def apply_mla(q, c_kv, k_pe, kv_cache, positions, *, slots=None,
         pos = _integer_array(positions, "positions", np.dtype(np.int32))
     else:
         pos = _integer_array(positions, "positions", np.dtype(np.int64))
-    if pos.shape != (tokens,):
-        raise ValueError(f"positions has shape {pos.shape}, expected "
-                         f"({tokens},) (one per token)")
+    rows_of = {"c_kv": c_kv.shape}  # what the shape rules (like) read
+    _ROW_RULES["positions"].check(pos.shape, rows_of)
     if (slots is None) == (block_table is None):
         raise ValueError("pass exactly one of slots (vLLM's slot_mapping) "
                          "and block_table")
@@ -672,7 +682,7 @@ def apply_mla(q, c_kv, k_pe, kv_cache, positions, *, slots=None,
         if batch_indices is not None:
             raise ValueError("batch_indices goes with block_table, not "
                              "slots")
-        s = _check_slots(slots, tokens, rows)
+        s = _check_slots(slots, tokens, rows, rows_of)
     else:
         if page is None:
             raise ValueError(
@@ -714,7 +724,8 @@ def apply_mla(q, c_kv, k_pe, kv_cache, positions, *, slots=None,
             _path.check_writeable("q", q)
             result = q
         else:
-            _path.check_destination(_OUT, out, q.shape, q.dtype)
+            _path.check_destination(_OUT, out, None, q.dtype, _OUT_RULE,
+                                    {"q": q.shape})
             _path.check_apart(_OUT, out, [("q", q)] + inputs + cache_arrays)
             result = out
         if out is q:

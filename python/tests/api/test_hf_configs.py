@@ -760,7 +760,7 @@ def test_rope_layer_specs_bad_arguments():
         full.apply(x.astype(np.int32), np.arange(4))
     with pytest.raises(TypeError, match="positions must be integers"):
         full.apply(x, np.arange(4.0))
-    with pytest.raises(ValueError, match="positions have shape"):
+    with pytest.raises(ValueError, match="positions has shape"):
         full.apply(x, np.arange(5))
     read_only = np.zeros_like(x)
     read_only.flags.writeable = False

@@ -12,6 +12,7 @@ its checks from the specs (a changed spec changes what it takes, and a
 refusal names the argument by its spec)."""
 
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -524,6 +525,161 @@ def test_make_plan_refuses_specs_it_cannot_resolve():
     assert kern.make_plan(kern._compiled.address, (dataclasses.replace(
         specs[0], shape=None),) + specs[1:]) is None
     assert fast is not None
+
+
+
+# -- the Python checks read the same shape rules (ShapeRule) -------------------
+# The Python path's shape relations between arguments are not written per
+# entry point: RotationChecks, the q/k pair and the cache append read each
+# spec's `like` (and its rank and static sizes) through ShapeRule, as the C++
+# plan does. A changed spec changes what the Python path accepts, and each
+# message names the argument and the one its rule reads.
+
+def test_shape_rule_reads_rank_static_sizes_and_like():
+    spec = ArgSpec("positions", shape=(3, None, None),
+                   like=(None, ("x", 0), ("x", 2)), why="one per token")
+    rule = path.ShapeRule(spec)
+    shapes = {"x": (2, 8, 5, 16)}
+    assert rule.holds((3, 2, 5), shapes)
+    for bad in ((4, 2, 5), (3, 2, 8), (3, 8, 5), (2, 5), (3, 2, 5, 1)):
+        assert not rule.holds(bad, shapes), bad
+    with pytest.raises(ValueError, match=re.escape(
+            "positions has shape (3, 2, 8), expected (3, 2, 5) (dims (1, 2) "
+            "are x's dims (0, 2); one per token)")):
+        rule.check((3, 2, 8), shapes)
+    out = path.ShapeRule(ArgSpec("out", F32, (None, 16),
+                                 like=(("x", 0), ("x", 1))))
+    assert out.holds((4, 16), {"x": (4, 16)})
+    assert not out.holds((4, 16), {"x": (3, 16)})
+    assert not out.holds((4,), {"x": (4,)})
+    assert out.message((3, 16), {"x": (4, 16)}) == (
+        "out has shape (3, 16), expected (4, 16) (x's shape)")
+    # Without a rule: the spec's rank and static sizes only.
+    free = path.ShapeRule(ArgSpec("w", F32, (None, 8)))
+    assert free.holds((5, 8), {}) and not free.holds((5, 7), {})
+    assert free.message((5, 7), {}) == (
+        "w has shape (5, 7), expected ('?', 8) ('?' is any size)")
+
+
+def _rotation_checks(monkeypatch, config, **likes):
+    """RotationChecks of `config` whose specs are arg_specs' with the
+    `like` of each named role replaced."""
+    made = kernel.arg_specs
+
+    def changed(config, names=kernel.Names()):
+        specs = made(config, names)
+        for role, like in likes.items():
+            specs[role] = dataclasses.replace(specs[role], like=like)
+        return specs
+    monkeypatch.setattr(kernel, "arg_specs", changed)
+    return kernel.RotationChecks(config)
+
+
+def test_python_checks_read_the_shape_rules_from_the_spec(monkeypatch):
+    config = rope_mlir.KernelConfig(**GATHERED)
+    x, positions, _, cos, sin, out = _gathered_call()  # x (1, 2, 3, 16)
+    wide = np.zeros((1, 3), np.int64)  # x's token dims are (1, 2)
+    checks = kernel.RotationChecks(config)
+    checks._checked_args([], x, positions, 0, cos, sin, out)
+    with pytest.raises(ValueError, match=re.escape(
+            "positions has shape (1, 3), expected (1, 2) (dims (0, 1) are "
+            "x's dims (0, 1); one per token)")):
+        checks._checked_args([], x, wide, 0, cos, sin, out)
+    # The spec says positions' dim 1 is x's dim 2 (3): the Python path
+    # takes (1, 3) and refuses (1, 2), naming the rule's dims.
+    checks = _rotation_checks(monkeypatch, config,
+                              positions=(("x", 0), ("x", 2)))
+    checks._checked_args([], x, wide, 0, cos, sin, out)
+    with pytest.raises(ValueError, match=re.escape(
+            "positions has shape (1, 2), expected (1, 3) (dims (0, 1) are "
+            "x's dims (0, 2)")):
+        checks._checked_args([], x, positions, 0, cos, sin, out)
+    # No rule at all: any sizes of the spec's rank.
+    checks = _rotation_checks(monkeypatch, config, positions=())
+    checks._checked_args([], x, wide, 0, cos, sin, out)
+    # out: x's shape, dim by dim; a rule without dim 2 takes another size.
+    narrow = np.empty((1, 2, 2, 16), np.float32)
+    with pytest.raises(ValueError, match=re.escape(
+            "out has shape (1, 2, 2, 16), expected (1, 2, 3, 16) "
+            "(x's shape)")):
+        kernel.RotationChecks(config)._checked_args([], x, positions, 0, cos,
+                                                    sin, narrow)
+    checks = _rotation_checks(monkeypatch, config, out=(
+        ("x", 0), ("x", 1), None, ("x", 3)))
+    checks._checked_args([], x, positions, 0, cos, sin, narrow)
+    # sin_cache: cos_cache's shape.
+    with pytest.raises(ValueError, match=re.escape(
+            "sin_cache has shape (5, 8), expected (8, 8) (cos_cache's "
+            "shape)")):
+        checks._checked_args([], x, positions, 0, cos, sin[:5], out)
+    checks = _rotation_checks(monkeypatch, config,
+                              sin_cache=(None, ("cos_cache", 1)))
+    checks._checked_args([], x, positions, 0, cos, sin[:5], out)
+
+
+def test_pair_and_append_check_their_members_rules_in_python():
+    pair = rope_mlir.compile_qk(dtype="f32", rank=4, head_dim=16,
+                                positions="offset")
+    q = np.ones((1, 2, 4, 16), np.float32)
+    k = np.ones((1, 3, 1, 16), np.float32)
+    assert pair._k.specs["x"].like == (("q", 0), ("q", 1), None, None)
+    with pytest.raises(ValueError, match=re.escape(
+            "k has shape (1, 3, 1, 16), expected (1, 2, '?', 16) (dims "
+            "(0, 1) are q's dims (0, 1)")):
+        pair._checked_pair(q, k, None, 3, None, None, None, None)
+    append = rope_mlir.compile_append(dtype="f32", rank=4, head_dim=8,
+                                      positions="explicit", slots=True,
+                                      cache_write=True)
+    specs = append._specs
+    assert specs["slots"].like == (("k", 0), ("k", 1))
+    assert specs["k_cache"].like == (None, None, ("k", 2), ("k", 3))
+    assert specs["v"].like == (("k", 0), ("k", 1), None, None)
+    assert specs["v_cache"].like == (None, None, ("v", 2), ("v", 3))
+    k = np.ones((1, 2, 1, 8), np.float32)
+    cache = np.zeros((1, 4, 1, 8), np.float32)
+    call = dict(positions=np.array([[0, 1]]), v=k.copy(),
+                v_cache=cache.copy())
+    with pytest.raises(ValueError, match=re.escape(
+            "slots has shape (1, 3), expected (1, 2) (dims (0, 1) are k's "
+            "dims (0, 1); one slot per token of k)")):
+        append(k, np.zeros((1, 3), np.int64), cache, **call)
+    with pytest.raises(ValueError, match=re.escape(
+            "k_cache has shape (1, 4, 2, 8), expected ('?', '?', 1, 8) "
+            "(dims (2, 3) are k's dims (2, 3); only the token dims may "
+            "differ")):
+        append(k, np.zeros((1, 2), np.int64), np.zeros((1, 4, 2, 8),
+                                                       np.float32), **call)
+    call["v"] = np.ones((1, 2, 3, 8), np.float32)  # v has its own heads
+    with pytest.raises(ValueError, match=re.escape(
+            "v_cache has shape (1, 4, 1, 8), expected ('?', '?', 3, 8) "
+            "(dims (2, 3) are v's dims (2, 3)")):
+        append(k, np.zeros((1, 2), np.int64), cache, **call)
+
+
+
+def test_mla_checks_positions_slots_and_out_by_their_specs_rules():
+    """apply_mla's positions and slots are one per c_kv row, out is q's
+    shape: rules of the specs (the kernel's positions and slots specs are
+    the same ones), checked by ShapeRule."""
+    specs = {s.name: s for s in mla.arg_specs(mla.MLAConfig(
+        dtype="f32", kv_lora_rank=16, rope_dim=8, nope_dim=None))}
+    assert specs["positions"].like == specs["slots"].like == (("c_kv", 0),)
+    rng = np.random.default_rng(0)
+    call = dict(c_kv=rng.standard_normal((4, 16)).astype(np.float32),
+                k_pe=rng.standard_normal((4, 8)).astype(np.float32),
+                kv_cache=np.zeros((32, 24), np.float32),
+                positions=np.arange(4), slots=np.arange(4), rope_dim=8)
+    rope_mlir.apply_mla(None, **call)
+    for name in ("positions", "slots"):
+        with pytest.raises(ValueError, match=re.escape(
+                f"{name} has shape (5,), expected (4,) (dim 0 is c_kv's dim "
+                f"0; one per token)")):
+            rope_mlir.apply_mla(None, **dict(call, **{name: np.arange(5)}))
+    q = np.zeros((4, 2, 24), np.float32)
+    with pytest.raises(ValueError, match=re.escape(
+            "out has shape (4, 3, 24), expected (4, 2, 24) (q's shape)")):
+        rope_mlir.apply_mla(q, out=np.zeros((4, 3, 24), np.float32),
+                            **call)
 
 
 # -- rope_mlir.jit on the one path ------------------------------------------------

@@ -302,9 +302,9 @@ class TestKernelArguments:
             explicit_kernel(np.zeros((3, 2, 8), F32))
 
     @pytest.mark.parametrize("positions,message", [
-        (np.zeros(4, np.int64), _names("positions have shape (4,)",
-                                       "expected (3,)")),
-        (np.zeros((3, 1), np.int64), _names("positions have shape (3, 1)",
+        (np.zeros(4, np.int64), _names("positions has shape (4,)",
+                                       "expected (3,)", "x's dim 0")),
+        (np.zeros((3, 1), np.int64), _names("positions has shape (3, 1)",
                                             "expected (3,)")),
     ], ids=_id)
     def test_positions_shape(self, explicit_kernel, positions, message):
@@ -381,9 +381,11 @@ class TestKernelArguments:
     @pytest.mark.parametrize("offset,error,message", [
         (np.array([1.0, 2.0]), TypeError, "offset must be an integer array"),
         (np.array([1, 2, 3]), ValueError,
-         _names("per-row offset has shape (3,)", "expected (2,)")),
+         _names("offset has shape (3,)", "expected (2,)", "x's dim 0",
+                "per-row offset")),
         (np.array([[1, 2]]), ValueError,
-         _names("per-row offset has shape (1, 2)", "expected (2,)")),
+         _names("offset has shape (1, 2)", "expected (2,)",
+                "per-row offset")),
         (np.array([1, 2 ** 63], np.uint64), ValueError,
          _names("offset span", "int64")),
         (None, TypeError, "offset must be an integer array"),
@@ -414,12 +416,16 @@ class TestKernelCache:
             gathered_kernel(x, np.arange(3), cos_cache=np.ones((9, 4), F32),
                             sin_cache=np.ones((9, 4)))
 
-    @pytest.mark.parametrize("cos_shape,sin_shape", [
-        ((9, 4), (8, 4)), ((9, 3), (9, 3)), ((9,), (9,)), ((1, 9, 4),) * 2])
-    def test_shape(self, gathered_kernel, x, cos_shape, sin_shape):
-        with pytest.raises(ValueError, match=_names(
-                f"cos_cache has shape {cos_shape}",
-                f"sin_cache {sin_shape}", "expected both (M, 4)")):
+    @pytest.mark.parametrize("cos_shape,sin_shape,message", [
+        ((9, 4), (8, 4), ("sin_cache has shape (8, 4)", "expected (9, 4)",
+                          "cos_cache's shape")),
+        ((9, 3), (9, 3), ("cos_cache has shape (9, 3)", "expected ('?', 4)",
+                          "rows by position")),
+        ((9,), (9,), ("cos_cache has shape (9,)", "expected ('?', 4)")),
+        ((1, 9, 4), (1, 9, 4), ("cos_cache has shape (1, 9, 4)",
+                                "expected ('?', 4)"))])
+    def test_shape(self, gathered_kernel, x, cos_shape, sin_shape, message):
+        with pytest.raises(ValueError, match=_names(*message)):
             gathered_kernel(x, np.arange(3), cos_cache=np.ones(cos_shape, F32),
                             sin_cache=np.ones(sin_shape, F32))
 
@@ -474,7 +480,8 @@ class TestKernelCache:
                               positions="none", cache="pregathered")
         cos = np.ones((2, 4), F32)
         with pytest.raises(ValueError, match=_names(
-                "cos_cache has shape (2, 4)", "expected both (3, 4)")):
+                "cos_cache has shape (2, 4)", "expected (3, 4)",
+                "x's dim 0", "a row per token")):
             k(np.zeros((3, 2, 8), F32), cos_cache=cos, sin_cache=cos)
         with pytest.raises(ValueError, match="offset must be 0"):
             k(np.zeros((3, 2, 8), F32), offset=2,
@@ -615,7 +622,7 @@ class TestApplyPositionsAndOffset:
         (np.array([1.0, 2.0]), TypeError, "offset must be an integer array"),
         ([1.5, 2], TypeError, "offset must be an integer array"),
         (np.array([1, 2, 3]), ValueError, _names(
-            "per-row offset has shape (3,)", "expected (2,)")),
+            "offset has shape (3,)", "expected (2,)", "per-row offset")),
         (2 ** 63, ValueError, "does not fit int64"),
     ], ids=_id)
     def test_offset(self, offset, error, message):
@@ -631,7 +638,8 @@ class TestApplyPositionsAndOffset:
         (np.full((2, 3), 2 ** 63, np.uint64), ValueError,
          _names("positions span", "int64")),
         (np.zeros((2, 4), np.int64), ValueError,
-         _names("positions have shape (2, 4)", "expected (2, 3)")),
+         _names("positions has shape (2, 4)", "expected (2, 3)",
+                "x's dims (0, 1)")),
     ], ids=_id)
     def test_positions(self, positions, error, message):
         with pytest.raises(error, match=message):
@@ -693,7 +701,8 @@ class TestApplyOptions:
             rope_mlir.apply(self.x, pos, cos_cache=np.ones((9, 4), int),
                             sin_cache=np.ones((9, 4), int))
         with pytest.raises(ValueError, match=_names(
-                "cos_cache has shape (9, 4)", "sin_cache (9, 2)")):
+                "sin_cache has shape (9, 2)", "expected (9, 4)",
+                "cos_cache's shape")):
             rope_mlir.apply(self.x, pos, cos_cache=cos, sin_cache=cos[:, :2])
         empty = cos[:0]
         with pytest.raises(IndexError, match="0 rows"):

@@ -228,14 +228,19 @@ def test_errors():
     q, k, pos = _arrays()
     with pytest.raises(TypeError, match="q has dtype float32 but k float64"):
         rope_mlir.apply_qk(q, k.astype(np.float64), pos)
-    with pytest.raises(ValueError, match="same rank"):
+    # k's shape rule (its spec's like): its token dims are q's.
+    with pytest.raises(ValueError, match=r"k has shape \(4, 2, 16\), "
+                       r"expected \(2, 4, '\?', 16\) \(dims \(0, 1\) are "
+                       r"q's dims \(0, 1\)"):
         rope_mlir.apply_qk(q, k[0], pos)
-    with pytest.raises(ValueError, match="q has head dim 16 but k 8"):
+    with pytest.raises(ValueError, match=r"k has shape \(2, 4, 2, 8\), "
+                       r"expected \(2, 4, '\?', 16\)"):
         rope_mlir.apply_qk(q, k[..., :8], pos)
-    with pytest.raises(ValueError, match=r"token dims \(0, 1\) must have the "
-                       r"same sizes \(\(2, 4\) vs \(2, 3\)\)"):
+    with pytest.raises(ValueError, match=r"k has shape \(2, 3, 2, 16\), "
+                       r"expected \(2, 4, '\?', 16\) \(dims \(0, 1\) are "
+                       r"q's dims \(0, 1\); only head dims may differ"):
         rope_mlir.apply_qk(q, k[:, :3], pos)
-    with pytest.raises(ValueError, match=r"positions have shape \(2, 3\)"):
+    with pytest.raises(ValueError, match=r"positions has shape \(2, 3\)"):
         rope_mlir.apply_qk(q, k, pos[:, :3])
     with pytest.raises(ValueError, match="both in place"):
         rope_mlir.apply_qk(q, k, pos, out_q=q)

@@ -440,7 +440,8 @@ ERRORS = [
             k_norm_weight=np.ones(8, np.float32)), ValueError,
      "q_norm_weight and k_norm_weight together"),
     (_small(q=np.ones((2, 2, 4, 8), np.float32)), ValueError,
-     "token dims must have the same sizes"),
+     r"q has shape \(2, 2, 4, 8\), expected \(2, 1, '\?', 8\) \(dims "
+     r"\(0, 1\) are k's dims \(0, 1\); only head dims may differ"),
     (_small(q=np.ones((2, 1, 4, 8), np.float16)), TypeError,
      "q has dtype float16"),
     (_small(k_norm_weight=np.ones(4, np.float32)), ValueError,

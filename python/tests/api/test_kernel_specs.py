@@ -74,6 +74,10 @@ def test_in_place_effect_says_how_the_argument_is_written():
     ([[0.0] * 3] * 2, TypeError, "k_cache must be a numpy array, got list"),
     (np.zeros((2, 6), np.float32)[:, ::2], ValueError,
      "k_cache must be C-contiguous"),
+    # Undersized: one row short of what the kernel writes.
+    (np.zeros((1, 3), np.float32), ValueError,
+     r"k_cache has shape \(1, 3\), expected \(2, 3\)"),
+    (np.float32(0.0), TypeError, "k_cache must be a numpy array"),
 ])
 def test_destination_checks_name_the_argument(value, error, message):
     spec = ArgSpec("k_cache", F32, (2, 3), writeable=True)
@@ -770,3 +774,33 @@ def test_check_input_names_the_spec(value, error, message):
     strided = np.zeros(4, np.float32)[::2]
     checked = path.check_input(spec, strided)
     assert checked.flags.c_contiguous and checked.shape == (2,)
+
+
+def _signature(c_interface, results=({"kind": "tensor", "shape": [2],
+                                       "element": "f32"},)):
+    return {"arguments": [{"kind": "tensor", "shape": [2],
+                           "element": "f32"}],
+            "results": list(results), "c_interface": c_interface}
+
+
+def test_result_types_read_the_signature():
+    # One memref result: written through a descriptor the first parameter
+    # points to; nothing returned by value.
+    arguments, struct, returned = path.result_types(
+        _signature({"parameters": 2, "returns_value": False}), "f")
+    assert struct is not None and returned is None
+
+
+@pytest.mark.parametrize("interface, message", [
+    (None, r"emitted no C interface for @f"),
+    # A parameter missing (the result struct not passed) or a value
+    # returned where the signature says memref: never called.
+    ({"parameters": 1, "returns_value": False}, r"lowered @f to a C "
+                                                r"interface with"),
+    ({"parameters": 2, "returns_value": True}, r"lowered @f to a C "
+                                               r"interface with"),
+])
+def test_result_types_refuse_an_interface_the_signature_does_not_have(
+        interface, message):
+    with pytest.raises(ValueError, match=message):
+        path.result_types(_signature(interface), "f")

@@ -950,6 +950,13 @@ private:
         current = ext->operands[0];
         continue;
       }
+      // A narrowing of the scores (torch-mlir's bf16 matmul: a contraction
+      // into f32, then truncf) is a rounding the op leaves out: it computes
+      // the scores in its accumulator type, which is more exact.
+      if (Node *trunc = computeOf<arith::TruncFOp>(ex, op, 1)) {
+        current = trunc->operands[0];
+        continue;
+      }
       if (Node *mul = computeOf<arith::MulFOp>(ex, op, 2)) {
         bool found = false;
         for (unsigned side : {0u, 1u})

@@ -219,6 +219,7 @@ void mlir::rope::tileAttention(Operation *root,
   {
     RewritePatternSet patterns(ctx);
     populateBubbleExpandThroughRopePatterns(patterns);
+    populateFoldAttentionOutputConversionPatterns(patterns);
     populateFoldAttentionOutputPermutationPatterns(patterns);
     (void)applyPatternsGreedily(root, std::move(patterns));
   }

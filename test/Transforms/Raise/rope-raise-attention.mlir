@@ -1138,6 +1138,84 @@ func.func @bf16_upcast(%q: tensor<1x2x4x8xbf16>, %k: tensor<1x2x4x8xbf16>, %v: t
 
 // -----
 
+// bf16 attention as torch-mlir exports a bf16 model's matmuls: each
+// contraction of bf16 operands accumulates into f32 and a generic truncates
+// it to bf16. The scores' truncf is a rounding the op leaves out (it
+// computes the scores in f32); P·V's f32 result is the op's, the truncf to
+// bf16 stays after it (rope-tile-attention folds it into the output type).
+// CHECK-LABEL: func.func @bf16_f32_contractions(
+// CHECK-NOT: linalg.
+// CHECK: %[[R:.*]] = rope.attention ins({{.*}} : tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>) outs(%{{.*}} : tensor<1x2x4x8xf32>) attributes {indexing_maps = [{{.*}}], scale = 1.250000e-01 : f64}
+// CHECK: linalg.generic {{.*}} ins(%[[R]] : tensor<1x2x4x8xf32>)
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK-NEXT: linalg.yield
+// CHECK-NEXT: }
+// CHECK-NOT: linalg.
+// CHECK: return
+
+#s_q = affine_map<(b, h, m, n, d) -> (b, h, m, d)>
+#s_k = affine_map<(b, h, m, n, d) -> (b, h, n, d)>
+#s_o = affine_map<(b, h, m, n, d) -> (b, h, m, n)>
+#id = affine_map<(b, h, m, n) -> (b, h, m, n)>
+#p = affine_map<(b, h, m, n, e) -> (b, h, m, n)>
+#v = affine_map<(b, h, m, n, e) -> (b, h, n, e)>
+#o = affine_map<(b, h, m, n, e) -> (b, h, m, e)>
+func.func @bf16_f32_contractions(%q: tensor<1x2x4x8xbf16>, %k: tensor<1x2x4x8xbf16>, %v: tensor<1x2x4x8xbf16>) -> tensor<1x2x4x8xbf16> {
+  %zero = arith.constant 0.0 : f32
+  %fe = tensor.empty() : tensor<1x2x4x4xf32>
+  %sacc = linalg.fill ins(%zero : f32) outs(%fe : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %s = linalg.generic {indexing_maps = [#s_q, #s_k, #s_o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>) outs(%sacc : tensor<1x2x4x4xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %c: f32):
+    %a32 = arith.extf %a : bf16 to f32
+    %b32 = arith.extf %b : bf16 to f32
+    %0 = arith.mulf %a32, %b32 : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x4xf32>
+  %se = tensor.empty() : tensor<1x2x4x4xbf16>
+  %sb = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : tensor<1x2x4x4xf32>) outs(%se : tensor<1x2x4x4xbf16>) {
+  ^bb0(%x: f32, %y: bf16):
+    %0 = arith.truncf %x : f32 to bf16
+    linalg.yield %0 : bf16
+  } -> tensor<1x2x4x4xbf16>
+  %scale = arith.constant 0.125 : bf16
+  %scaled = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%sb : tensor<1x2x4x4xbf16>) outs(%se : tensor<1x2x4x4xbf16>) {
+  ^bb0(%x: bf16, %y: bf16):
+    %0 = arith.mulf %x, %scale : bf16
+    linalg.yield %0 : bf16
+  } -> tensor<1x2x4x4xbf16>
+  %wide = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%scaled : tensor<1x2x4x4xbf16>) outs(%fe : tensor<1x2x4x4xf32>) {
+  ^bb0(%x: bf16, %y: f32):
+    %0 = arith.extf %x : bf16 to f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x4xf32>
+  %pf = linalg.softmax dimension(3) ins(%wide : tensor<1x2x4x4xf32>) outs(%fe : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %p = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%pf : tensor<1x2x4x4xf32>) outs(%se : tensor<1x2x4x4xbf16>) {
+  ^bb0(%x: f32, %y: bf16):
+    %0 = arith.truncf %x : f32 to bf16
+    linalg.yield %0 : bf16
+  } -> tensor<1x2x4x4xbf16>
+  %oe = tensor.empty() : tensor<1x2x4x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%p, %v : tensor<1x2x4x4xbf16>, tensor<1x2x4x8xbf16>) outs(%oacc : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %c: f32):
+    %a32 = arith.extf %a : bf16 to f32
+    %b32 = arith.extf %b : bf16 to f32
+    %0 = arith.mulf %a32, %b32 : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x8xf32>
+  %be = tensor.empty() : tensor<1x2x4x8xbf16>
+  %ob = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%o : tensor<1x2x4x8xf32>) outs(%be : tensor<1x2x4x8xbf16>) {
+  ^bb0(%x: f32, %y: bf16):
+    %0 = arith.truncf %x : f32 to bf16
+    linalg.yield %0 : bf16
+  } -> tensor<1x2x4x8xbf16>
+  return %ob : tensor<1x2x4x8xbf16>
+}
+
+// -----
+
 // One head, named ops: K transposed by linalg.transpose, linalg.matmul for
 // both contractions, Dv = 16 != D = 8, Sq = 4 != Sk = 6. Loops (m, k1, k2, n).
 // CHECK-LABEL: func.func @matmul_transpose(

@@ -94,6 +94,16 @@ void populateBubbleExpandThroughRopePatterns(RewritePatternSet &patterns);
 void populateFoldAttentionOutputPermutationPatterns(
     RewritePatternSet &patterns);
 
+/// Folds a linalg.generic that converts a rope.attention result to another
+/// float type (arith.truncf or arith.extf, elementwise), through the
+/// reshapes between them, into the attention's output type, where that type
+/// is the attention's accumulator type (so the op's own conversion of
+/// `acc / sum` rounds once, as the generic did). torch-mlir's bf16 P·V is a
+/// contraction into f32 and such a truncf. Where the result has another
+/// use, nothing changes.
+void populateFoldAttentionOutputConversionPatterns(
+    RewritePatternSet &patterns);
+
 /// Checks the tile sizes (>= 0) and `fuseKey` (always, never, auto) that
 /// rope-tile-attention and rope-fuse-into-scores take; an error on
 /// `root` naming the option otherwise.

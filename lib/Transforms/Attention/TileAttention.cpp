@@ -218,7 +218,7 @@ void mlir::rope::tileAttention(Operation *root,
   MLIRContext *ctx = root->getContext();
   {
     RewritePatternSet patterns(ctx);
-    populateBubbleExpandThroughRopePatterns(patterns);
+    populateBubbleReshapesThroughRopePatterns(patterns);
     populateFoldAttentionOutputConversionPatterns(patterns);
     populateFoldAttentionOutputPermutationPatterns(patterns);
     (void)applyPatternsGreedily(root, std::move(patterns));

@@ -82,8 +82,10 @@ void populateSkipMaskedKeyTilesPatterns(RewritePatternSet &patterns);
 /// Moves `tensor.expand_shape` of a rope.apply result above the rotation
 /// (rope.apply on the expanded input) when the expansion does not split the
 /// channel dim or a token dim: GQA views Q as [B, Hkv, G, S, D], and the
-/// rotation must produce that view for its tiles to be fused.
-void populateBubbleExpandThroughRopePatterns(RewritePatternSet &patterns);
+/// rotation must produce that view for its tiles to be fused. Likewise a
+/// `tensor.collapse_shape` that merges only head dims, or a token dim with
+/// unit head dims (K as [B·Hkv, S, D]).
+void populateBubbleReshapesThroughRopePatterns(RewritePatternSet &patterns);
 
 /// Folds a copy that permutes a rope.attention result (linalg.transpose, or
 /// a linalg.generic that only moves elements), through the reshapes between

@@ -1277,7 +1277,8 @@ def run_hf_bf16(mode: str, prefill: List[int], decode: List[int],
             case = HfBf16Case(gen, kind, length)
             stats, errors, reference_name, raised = run_hf_bf16_case(
                 case, timing, started, notes)
-            results.append((case, stats, errors, reference_name,
+            # The label, not the case: its arrays go with it.
+            results.append((case.label, stats, errors, reference_name,
                             hf_bf16_rates(case, stats, limits)))
             raising.append(f"{case.label}: {raised}")
             del case
@@ -1286,17 +1287,17 @@ def run_hf_bf16(mode: str, prefill: List[int], decode: List[int],
     def t(stats, c):
         return stats[c].median if c in stats else None
     time_rows, ratio_rows, error_rows, rate_rows = [], [], [], []
-    for case, stats, errors, reference_name, rates in results:
+    for label, stats, errors, reference_name, rates in results:
         ours = t(stats, "ours bf16")
-        time_rows.append([case.label] + [fmt_time(t(stats, c))
-                                         for c in HF_BF16_COLUMNS])
-        ratio_rows.append([case.label] + [
+        time_rows.append([label] + [fmt_time(t(stats, c))
+                                    for c in HF_BF16_COLUMNS])
+        ratio_rows.append([label] + [
             "n/a" if ours is None or t(stats, c) is None else
             f"{t(stats, c) / ours:.2f}" for c in HF_BF16_COLUMNS[1:]])
-        error_rows.append([case.label, reference_name] + [
+        error_rows.append([label, reference_name] + [
             f"{errors[c]:.2g}" if c in errors else "n/a"
             for c in HF_BF16_COLUMNS])
-        rate_rows.append([case.label] + rates)
+        rate_rows.append([label] + rates)
     title = (lambda s: f"**{s}**") if markdown else (lambda s: s)
     bullet = "- " if markdown else "  "
     pair = limits["bf16_peak"]

@@ -16,11 +16,13 @@ says so).
         # when absent); --write-docs FILE writes FILE instead
     /work/peers/bin/python bench/attention_bench.py   # with torch,
         # transformers, torch-mlir, IREE importable: the (hf) rows
-    --sections a,b,w,c,hf,bf16   only these sections (default: all but
-        bf16; bf16: rope.attention on Llama-3-8B's shapes with f32 and with
-        bf16 Q, K, V, at the (hf) lengths, with the bf16 error vs float64);
-    --hf-prefill 512,1024 --hf-decode 4096   the (hf) lengths instead of the
-        mode's; --markdown prints the (hf) report as markdown
+    --sections a,b,w,c,hf,bf16,hf-bf16   only these sections (default:
+        all but bf16 and hf-bf16; bf16: rope.attention on Llama-3-8B's
+        shapes with f32 and with bf16 Q, K, V, at the (hf) lengths, with the
+        bf16 error vs float64; hf-bf16: the (hf) layer in bf16, below);
+    --hf-prefill 512,1024 --hf-decode 4096   the (hf), (bf16) and (hf-bf16)
+        lengths instead of the mode's; --markdown prints the (hf) and
+        (hf-bf16) reports as markdown
 
 (a) decode: S_q = 1 at a per-row offset, GQA (32 query heads, 8 KV heads,
     D = 128), a K cache of 1K-16K keys stored un-rotated: fused (each key
@@ -112,6 +114,37 @@ form (in (c): ours) is faster.
     GFLOP/s of the causal work (prefill: the lower triangle, 4·Hq·D per
     query-key pair) over n × the peak, and GB/s of K and V (decode) over
     that read bandwidth (1T rows).
+
+(hf-bf16) the (hf) layer in bf16, as Hugging Face models run it (issue 35
+    item 5; `--sections hf-bf16`, not in the default; one thread): each
+    (hf) case (prefill S = 512, 1024, 2048; decode L = 1K, 4K, 16K; --quick
+    and --smoke take the (hf) lengths) with the module converted as
+    transformers loads a model with dtype=torch.bfloat16 (the layer has no
+    parameters; its rotary inv_freq stays f32, as from_pretrained leaves it:
+    module.to(torch.bfloat16) would round it and every angle with it), Q, K,
+    V (decode: the K and V cache) rounded to bf16, position_ids int64, and
+    the mask built by masking_utils.eager_mask(dtype=torch.bfloat16) (0 /
+    finfo(bf16).min, as transformers builds it for a bf16 model), exported
+    by torch-mlir with those bf16 arguments. The rope ops rope-optimize
+    raises are printed. Columns, each on the same values:
+      ours bf16   rope_mlir.jit(bf16 text) (default pipeline), bf16 in/out;
+      eager bf16  the torch module on the bf16 tensors (HF's
+                  eager_attention_forward: bf16 matmuls, softmax in f32, P
+                  rounded to bf16, bf16 output);
+      SDPA bf16   the (hf) SDPA module on the bf16 tensors;
+      ours f32    rope_mlir.jit of the f32 export (the (hf) fused column) on
+                  the same bf16-rounded values in f32: ours f32/ours bf16 is
+                  bf16's speedup, measured in the same run.
+    ORT: no column where onnxruntime's CPU provider has no bf16
+    com.microsoft::GroupQueryAttention or MultiHeadAttention (asked at run
+    time; the reason is printed as "n/a: ORT: ..."). Every output is
+    checked against the float64 reference of the same bf16-rounded inputs
+    (Hq·S_q·S_k <= 2^25, else torch eager f32 on the same values); max
+    relative error above 3e-2 (bf16 columns) or 1e-2 (ours f32) exits with
+    status 2. Times: cpu_bench's measure_interleaved, the (hf) timing
+    modes. Rates: prefill, ours' causal GFLOP/s over the probed f32 FMA peak
+    and bf16 vdpbf16ps peak (bench/_limits.py); decode, GB/s of the bf16 K
+    and V read (over the probed read bandwidth of as many bytes).
 """
 
 from __future__ import annotations
@@ -589,7 +622,9 @@ def hf_torch(name: str, module, args, threads: int,
             torch._dynamo.reset()
             fn = torch.compile(module, backend="inductor")
         with torch.no_grad():
-            c.output = fn(*args).numpy().copy()
+            # .float(): a bf16 result (the hf-bf16 section's) exactly; an
+            # f32 one as it is.
+            c.output = fn(*args).float().numpy().copy()
 
         def run(fn=fn):
             with torch.no_grad():
@@ -986,6 +1021,349 @@ def write_hf_region(path: pathlib.Path, lines: List[str]):
     replace_region(path, lines, HF_BEGIN, HF_END)
 
 
+# -- (hf-bf16) the (hf) layer in bf16, as Hugging Face models run it ---------
+HF_BF16_COLUMNS = ["ours bf16", "eager bf16", "SDPA bf16", "ours f32"]
+#: The bf16 columns (their outputs are bf16; the error bound is WRONG_BF16).
+HF_BF16_OUTPUTS = HF_BF16_COLUMNS[:3]
+# A misplaced rotation, mask or scale errs by O(1); HF's own bf16 eager layer
+# (scores, P and the output each rounded to bf16) by about 1e-2 at most here.
+WRONG_BF16 = 3e-2
+HF_BF16_LENGTHS = {"full": ([512, 1024, 2048], [1024, 4096, 16384]),
+                   "quick": HF_LENGTHS["quick"], "smoke": HF_LENGTHS["smoke"]}
+
+
+def torch_bf16(a: np.ndarray):
+    """A torch bfloat16 tensor of an ml_dtypes.bfloat16 array (same bits)."""
+    return torch.from_numpy(np.ascontiguousarray(a).view(np.uint16)).view(
+        torch.bfloat16)
+
+
+def as_bf16_model(module):
+    """module converted as transformers loads a model in bf16
+    (from_pretrained(dtype=torch.bfloat16)): floating parameters bf16, the
+    rotary embedding's inv_freq buffers left f32 (they are made with
+    dtype=torch.float whatever the default dtype; module.to(torch.bfloat16)
+    would round them to bf16 and every angle with them). The attention
+    lines have no parameters, so this leaves the module as it was; it is
+    here to say so, and to fail if that changes."""
+    kept = {name: b.detach().clone() for name, b in module.named_buffers()
+            if name.endswith("inv_freq")}
+    module.to(torch.bfloat16)
+    for name, value in kept.items():
+        owner, _, leaf = name.rpartition(".")
+        setattr(module.get_submodule(owner) if owner else module, leaf, value)
+    assert not list(module.parameters()), "the layer grew parameters"
+    assert all(b.dtype == torch.float32 for b in module.buffers()), \
+        [(n, b.dtype) for n, b in module.named_buffers()]
+    return module
+
+
+class HfBf16Case:
+    """One (hf-bf16) shape: the (hf) case (HfCase) with its module converted
+    as HF loads a bf16 model (as_bf16_model) and its float inputs rounded to
+    bf16: Q, K, V (decode: the K and V cache) bf16, position_ids int64, and
+    the additive mask built as transformers builds it for a bf16 model
+    (masking_utils.eager_mask(dtype=torch.bfloat16): 0 / finfo(bf16).min;
+    the f32 mask cast to bf16 would turn finfo(f32).min into -inf). The f32
+    module gets the same bf16-rounded values in f32 (and HF's f32 mask), so
+    that one reference serves all the columns."""
+
+    def __init__(self, gen, kind: str, length: int):
+        import ml_dtypes
+        from transformers import masking_utils
+        case = HfCase(gen, kind, length)
+        self.case, self.kind, self.length = case, kind, length
+        self.label, self.out_shape = case.label, case.out_shape
+        self.module = as_bf16_model(case.module)
+        self.sdpa = as_bf16_model(case.sdpa)
+        e = case.expect
+        mask_arg = e["mask"]["arg"]
+        sq, sk = e["Sq"], e["Sk"]
+        mask = masking_utils.eager_mask(
+            batch_size=1, q_length=sq, kv_length=sk, q_offset=sk - sq,
+            dtype=torch.bfloat16)
+        f32_mask = case.args[mask_arg]
+        assert mask.shape == f32_mask.shape and np.array_equal(
+            mask.float().numpy() == 0, f32_mask == 0), "HF's bf16 mask differs"
+        bf16 = ml_dtypes.bfloat16
+        self.args, self.f32_args = [], []
+        for i, a in enumerate(case.args):
+            if i == mask_arg:
+                self.args.append(
+                    mask.contiguous().view(torch.int16).numpy().view(bf16))
+                self.f32_args.append(f32_mask)
+            elif a.dtype == np.float32:
+                self.args.append(a.astype(bf16))
+                self.f32_args.append(self.args[-1].astype(np.float32))
+            else:
+                self.args.append(a)
+                self.f32_args.append(a)
+        self.torch_args = [torch_bf16(a) if a.dtype == bf16 else
+                           torch.from_numpy(a) for a in self.args]
+        self.torch_f32_args = [torch.from_numpy(a) for a in self.f32_args]
+        self.sdpa_args = self.torch_args[:len(case.sdpa_args)]
+        self.expect = e
+
+    def export(self, bf16: bool) -> str:
+        from torch_mlir import fx
+        from torch_mlir.compiler_utils import OutputType
+        return str(fx.export_and_import(
+            self.module, *(self.torch_args if bf16 else self.torch_f32_args),
+            output_type=OutputType.LINALG_ON_TENSORS, func_name="main"))
+
+    def reference(self) -> Tuple[np.ndarray, str]:
+        """The float64 reference of the bf16-rounded inputs (the generator's
+        attention_reference) where Hq·S_q·S_k <= F64_REFERENCE_MAX, else
+        torch eager f32 on the same values (its own error, about 1e-6, is
+        far below bf16's)."""
+        e = self.expect
+        if HF_HEADS * e["Sq"] * e["Sk"] <= F64_REFERENCE_MAX:
+            return (self.case.gen.attention_reference(self.args, e),
+                    "float64")
+        with torch.no_grad():
+            out = self.module(*self.torch_f32_args).numpy().copy()
+        return out, "torch eager f32, same values"
+
+
+def ort_bf16_na() -> str:
+    """Why there is no ORT column in (hf-bf16): whether this onnxruntime's
+    CPU provider has a bf16 com.microsoft::GroupQueryAttention or
+    MultiHeadAttention, asked by building a session of each."""
+    try:
+        import onnxruntime as ort
+        from onnx import TensorProto, helper
+    except ImportError as error:
+        return f"onnxruntime/onnx not installed ({error})"
+    b = TensorProto.BFLOAT16
+    hd, kvd = HF_HEADS * HF_DIM, HF_KV_HEADS * HF_DIM
+    ops = {"GroupQueryAttention": (
+        [("query", b, ["B", "S", hd]), ("key", b, ["B", "S", kvd]),
+         ("value", b, ["B", "S", kvd]),
+         ("past_key", b, ["B", HF_KV_HEADS, "P", HF_DIM]),
+         ("past_value", b, ["B", HF_KV_HEADS, "P", HF_DIM]),
+         ("seqlens_k", TensorProto.INT32, ["B"]),
+         ("total_sequence_length", TensorProto.INT32, []),
+         ("cos_cache", b, ["M", HF_DIM // 2]),
+         ("sin_cache", b, ["M", HF_DIM // 2])],
+        ["output", "present_key", "present_value"],
+        dict(num_heads=HF_HEADS, kv_num_heads=HF_KV_HEADS, do_rotary=1)),
+        "MultiHeadAttention": (
+        [("query", b, ["B", "S", hd]), ("key", b, ["B", "S", hd]),
+         ("value", b, ["B", "S", hd])], ["output"],
+        dict(num_heads=HF_HEADS))}
+    failed = []
+    for op, (inputs, outputs, attributes) in ops.items():
+        node = helper.make_node(op, [i[0] for i in inputs], outputs,
+                                domain="com.microsoft", **attributes)
+        model = helper.make_model(
+            helper.make_graph(
+                [node], op, [helper.make_tensor_value_info(*i)
+                             for i in inputs],
+                [helper.make_tensor_value_info(o, b, None)
+                 for o in outputs]),
+            opset_imports=[helper.make_opsetid("", 17),
+                           helper.make_opsetid("com.microsoft", 1)])
+        try:
+            ort.InferenceSession(model.SerializeToString(),
+                                 providers=["CPUExecutionProvider"])
+        except Exception as error:  # noqa: BLE001
+            why = first_line(error)
+            failed.append(f"{op} (" + ("NOT_IMPLEMENTED: no kernel for "
+                                       "these types" if "NOT_IMPLEMENTED" in
+                                       why else why[:120]) + ")")
+            continue
+        return (f"onnxruntime {ort.__version__}'s CPU provider accepts a "
+                f"bf16 {op}, which this section does not run yet")
+    return (f"onnxruntime {ort.__version__}'s CPU provider has no bf16 "
+            "kernel for com.microsoft::" + " or ".join(failed))
+
+
+def run_hf_bf16_case(case: HfBf16Case, timing, started,
+                     notes: Dict[str, str]):
+    """{column: Stat}, {column: error}, the reference's name and the raising
+    line of one case (one thread); exits (status 2) on a wrong output."""
+    from cpu_bench import measure_interleaved
+
+    def stamp():
+        return f"[{time.perf_counter() - started:6.1f} s] {case.label} bf16"
+    progress(f"{stamp()}: exporting (bf16 and f32)")
+    text, text_f32 = case.export(True), case.export(False)
+    raising = raised_ops(text)
+    reference_output, reference_name = case.reference()
+    progress(f"{stamp()}: compiling and running each column once")
+    torch.set_num_threads(1)
+    columns = [hf_jit("ours bf16", text, case.args, None),
+               hf_torch("eager bf16", case.module, case.torch_args, 1),
+               hf_torch("SDPA bf16", case.sdpa, case.sdpa_args, 1),
+               hf_jit("ours f32", text_f32, case.f32_args, None)]
+    errors = {}
+    for c in columns:
+        if c.na:
+            notes.setdefault(c.name, c.na)
+            continue
+        if c.name == "ours bf16" and str(c.output.dtype) != "bfloat16":
+            notes.setdefault(c.name, f"output {c.output.dtype}, not bf16")
+        bound = WRONG_BF16 if c.name in HF_BF16_OUTPUTS else WRONG
+        err = rel_err(c.output.reshape(case.out_shape), reference_output)
+        errors[c.name] = err
+        if not err <= bound:
+            print(f"(hf-bf16) {case.label}: {c.name}'s output is wrong: max "
+                  f"relative error {err:.3g} vs {reference_name} > "
+                  f"{bound:g}", flush=True)
+            sys.exit(2)
+        c.output = None
+    fns = {c.name: c.fn for c in columns if c.fn is not None}
+    progress(f"{stamp()}: timing {', '.join(fns)}")
+    stats = measure_interleaved(fns, timing)
+    return stats, errors, reference_name, raising
+
+
+def hf_bf16_rates(case: HfBf16Case, stats, limits: dict) -> List[str]:
+    """The work, then ours' rates: prefill, causal GFLOP/s (bf16: over the
+    f32 FMA peak and the vdpbf16ps peak; f32: over the f32 FMA peak);
+    decode, GB/s of the K and V read (bf16: 2 bytes an element, over the
+    probed read bandwidth of as many bytes; f32: 4 bytes)."""
+    def cell(column, fn):
+        return fn(stats[column].median) if column in stats else "n/a"
+    if case.kind == "prefill":
+        flops = 4.0 * HF_HEADS * HF_DIM * case.length * (case.length + 1) / 2
+        pair = limits["bf16_peak"]
+
+        def bf16(t):
+            rate = flops / t / 1e9
+            return (f"{rate:.0f} GFLOP/s ({rate / limits['peak']:.2f} f32 "
+                    "FMA peak, " + (f"{rate / pair:.2f} bf16 dot peak)"
+                                    if pair else "no bf16 dot peak)"))
+        return [f"{flops / 1e9:.3g} GFLOP", cell("ours bf16", bf16),
+                cell("ours f32", lambda t: f"{flops / t / 1e9:.0f} GFLOP/s "
+                     f"({flops / t / 1e9 / limits['peak']:.2f} f32 FMA "
+                     "peak)")]
+    elements = 2.0 * case.length * HF_KV_HEADS * HF_DIM
+    read = limits["read"].get(case.length)
+    return [f"{elements * 2 / 1e6:.3g} MB bf16",
+            cell("ours bf16", lambda t: f"{elements * 2 / t / 1e9:.1f} GB/s"
+                 + (f" ({elements * 2 / t / 1e9 / read:.2f} of the read "
+                    "bandwidth)" if read else "")),
+            cell("ours f32", lambda t: f"{elements * 4 / t / 1e9:.1f} GB/s "
+                 "(f32 K, V)")]
+
+
+def run_hf_bf16(mode: str, prefill: List[int], decode: List[int],
+                markdown: bool) -> int:
+    """(hf-bf16): the (hf) layer in bf16 as HF models run it, one thread."""
+    missing = hf_missing()
+    if missing is None and importlib.util.find_spec("ml_dtypes") is None:
+        missing = "ml_dtypes not importable"
+    if missing:
+        print(f"(hf-bf16) skipped: the HF Llama attention rows need torch, "
+              f"transformers, torch-mlir and ml_dtypes ({missing})")
+        return 0
+    from _limits import bf16_dot_peak, cpu_name, fma_peak, read_bandwidth
+    from _source import source_line
+    from cpu_bench import machine_line
+    from frontend_bench import fmt_time, render
+    started = time.perf_counter()
+    load_start = os.getloadavg()[0]
+    timing = hf_timing(mode)
+    gen = load_generator()
+    progress("probing the machine's limits (bench/_limits.py)")
+    limits = {"peak": fma_peak(), "bf16_peak": bf16_dot_peak(),
+              "read": {L: read_bandwidth(int(2 * L * HF_KV_HEADS * HF_DIM * 2))
+                       for L in decode}}
+    notes: Dict[str, str] = {"ORT": ort_bf16_na()}
+    results, raising = [], []
+    for kind, lengths in (("prefill", prefill), ("decode", decode)):
+        for length in lengths:
+            case = HfBf16Case(gen, kind, length)
+            stats, errors, reference_name, raised = run_hf_bf16_case(
+                case, timing, started, notes)
+            # The label, not the case: its arrays go with it.
+            results.append((case.label, stats, errors, reference_name,
+                            hf_bf16_rates(case, stats, limits)))
+            raising.append(f"{case.label}: {raised}")
+            del case
+    elapsed = time.perf_counter() - started
+
+    def t(stats, c):
+        return stats[c].median if c in stats else None
+    time_rows, ratio_rows, error_rows, rate_rows = [], [], [], []
+    for label, stats, errors, reference_name, rates in results:
+        ours = t(stats, "ours bf16")
+        time_rows.append([label] + [fmt_time(t(stats, c))
+                                    for c in HF_BF16_COLUMNS])
+        ratio_rows.append([label] + [
+            "n/a" if ours is None or t(stats, c) is None else
+            f"{t(stats, c) / ours:.2f}" for c in HF_BF16_COLUMNS[1:]])
+        error_rows.append([label, reference_name] + [
+            f"{errors[c]:.2g}" if c in errors else "n/a"
+            for c in HF_BF16_COLUMNS])
+        rate_rows.append([label] + rates)
+    title = (lambda s: f"**{s}**") if markdown else (lambda s: s)
+    bullet = "- " if markdown else "  "
+    pair = limits["bf16_peak"]
+    report = [f"# (hf-bf16) HF Llama-3-8B attention layer in bf16, as HF "
+              f"models run it ({mode}), {datetime.date.today().isoformat()}"]
+    report += [bullet + m for m in [
+        f"machine: {machine_line()}", source_line(),
+        f"software: {hf_versions()}",
+        "module: the (hf) section's layer (B=1, Hq=32, Hkv=8, D=128, "
+        "rope_theta 500000) as transformers runs a model loaded with "
+        "dtype=torch.bfloat16: Q, K, V (decode: the K and V cache) bf16, "
+        "position_ids int64, the mask from masking_utils.eager_mask(dtype="
+        "bfloat16) (0 / finfo(bf16).min), rotary inv_freq f32 (as "
+        "from_pretrained leaves it); exported by torch-mlir "
+        "fx.export_and_import (LINALG_ON_TENSORS) with bf16 arguments",
+        "columns (one thread): ours bf16 = rope_mlir.jit(bf16 text) (default "
+        "pipeline), bf16 arguments and result; eager bf16 = the torch module "
+        "on the bf16 tensors (HF's eager_attention_forward: bf16 matmuls, "
+        "softmax in f32, P rounded to bf16); SDPA bf16 = the (hf) SDPA "
+        "module on the bf16 tensors; ours f32 = rope_mlir.jit of the f32 "
+        "export on the same values in f32 (ours bf16/f32 in one run)",
+        f"raising (rope ops after rope-optimize, bf16 text): "
+        f"{'; '.join(raising)}",
+        f"load: 1-minute load average {load_start:.2f} at the start, "
+        f"{os.getloadavg()[0]:.2f} at the end" +
+        ("; WARNING: other processes were running, the numbers are noisy"
+         if load_start > 0.5 else ""),
+        f"timing: 1T, median of up to {timing.samples} samples per column, "
+        "the columns interleaved round by round (cpu_bench's "
+        "measure_interleaved); warm-up and compilation excluded; total "
+        f"(hf-bf16) run time {elapsed:.0f} s"]]
+    report += ["", title("Time per call (median, one thread)"), ""]
+    report += render(["case"] + HF_BF16_COLUMNS, time_rows, markdown)
+    report += ["", title("X/ours bf16 (> 1: ours bf16 is faster; ours f32/"
+                         "ours bf16: bf16's speedup)"), ""]
+    report += render(["case"] + [f"{c}/ours bf16" for c in
+                                 HF_BF16_COLUMNS[1:]], ratio_rows, markdown)
+    report += ["", title(
+        "Max relative error max\\|y − r\\| / max\\|r\\| against the "
+        "reference r of the same bf16-rounded inputs" if markdown else
+        "max relative error max|y - r| / max|r| against the reference r of "
+        "the same bf16-rounded inputs"), ""]
+    report += render(["case", "reference"] + HF_BF16_COLUMNS, error_rows,
+                     markdown)
+    report += ["", bullet + f"bounds: a bf16 column above {WRONG_BF16:g}, "
+               f"ours f32 above {WRONG:g}, exits with status 2"]
+    report += ["", title("Ours' rates against the machine's limits, probed "
+                         "in this run (bench/_limits.py)"), ""]
+    report += [bullet + f"{cpu_name()}: f32 FMA peak of one thread "
+               f"{limits['peak']:.1f} GFLOP/s; bf16 vdpbf16ps peak " +
+               (f"{pair:.1f} GFLOP/s" if pair else "n/a (no AVX512-BF16)") +
+               "; warm read bandwidth of one thread over the bf16 K and V "
+               "of each decode row: " + (", ".join(
+                   f"L={L} {gb:.1f} GB/s" for L, gb in
+                   sorted(limits["read"].items())) or "no decode rows"),
+               bullet + "prefill: GFLOP/s of the causal work (the lower "
+               "triangle, 4·Hq·D per query-key pair); decode: GB/s of the "
+               "K and V read"]
+    report += [""] + render(["case", "work", "ours bf16", "ours f32"],
+                            rate_rows, markdown)
+    report += [""] + [bullet + f"n/a: {name}: {why}"
+                      for name, why in notes.items()]
+    print("\n".join(report), flush=True)
+    return 0
+
+
 BF16_MODULE = """
 #q = affine_map<(b, h, g, m, k1, k2, n) -> (b, h, g, m, k1)>
 #k = affine_map<(b, h, g, m, k1, k2, n) -> (b, h, k2, k1)>
@@ -1081,14 +1459,20 @@ def main() -> int:
     parser.add_argument("--smoke", action="store_true",
                         help="tiny shapes (python/tests/compiler/test_bench_smoke.py)")
     parser.add_argument("--sections", default="a,b,w,c,hf",
-                        help="comma-separated subset of a,b,w,c,hf,bf16 "
-                        "(bf16: not in the default)")
+                        help="comma-separated subset of a,b,w,c,hf,bf16,"
+                        "hf-bf16 (bf16, hf-bf16: not in the default; "
+                        "hf-bf16: the (hf) layer in bf16 as HF models run "
+                        "it, vs torch eager and SDPA in bf16 and ours in "
+                        "f32, one thread)")
     parser.add_argument("--hf-prefill", metavar="S,...",
-                        help="(hf) prefill lengths instead of the mode's")
+                        help="(hf), (bf16), (hf-bf16) prefill lengths "
+                        "instead of the mode's")
     parser.add_argument("--hf-decode", metavar="L,...",
-                        help="(hf) decode cache lengths instead of the mode's")
+                        help="(hf), (bf16), (hf-bf16) decode cache lengths "
+                        "instead of the mode's")
     parser.add_argument("--markdown", action="store_true",
-                        help="print the (hf) report as markdown")
+                        help="print the (hf) and (hf-bf16) reports as "
+                        "markdown")
     parser.add_argument("--write-docs", nargs="?", const=str(DOC),
                         default=None, metavar="FILE",
                         help=f"also write the (hf) report between {HF_BEGIN} "
@@ -1097,21 +1481,24 @@ def main() -> int:
                         "when absent)")
     args = parser.parse_args()
     sections = set(args.sections.split(",")) - {""}
-    unknown = sections - {"a", "b", "w", "c", "hf", "bf16"}
+    unknown = sections - {"a", "b", "w", "c", "hf", "bf16", "hf-bf16"}
     if unknown:
         parser.error(f"unknown sections {sorted(unknown)}")
     if args.write_docs is not None and "hf" not in sections:
         parser.error("--write-docs writes the (hf) report: keep hf in "
                      "--sections")
     mode = "smoke" if args.smoke else "quick" if args.quick else "full"
-    hf_lengths = []
-    for given, default in zip((args.hf_prefill, args.hf_decode),
-                              HF_LENGTHS[mode]):
+    hf_lengths, hf_bf16_lengths = [], []
+    for given, default, bf16_default in zip(
+            (args.hf_prefill, args.hf_decode), HF_LENGTHS[mode],
+            HF_BF16_LENGTHS[mode]):
         try:
             hf_lengths.append(default if given is None else
                               [int(x) for x in given.split(",") if x])
         except ValueError:
             parser.error(f"--hf-prefill/--hf-decode: integers, got {given!r}")
+        hf_bf16_lengths.append(bf16_default if given is None else
+                               hf_lengths[-1])
     rng = np.random.default_rng(0)
     samples = 3 if args.quick or args.smoke else 9
 
@@ -1231,10 +1618,13 @@ def main() -> int:
                 f"{r[('ort', t)] / r[('ours', t)]:.2f}" for t in threads))
             print(line, flush=True)
             rows.append(line)
+    status = 0
     if "hf" in sections:
-        return run_hf(mode, *hf_lengths, cores, args.markdown,
-                      args.write_docs)
-    return 0
+        status = run_hf(mode, *hf_lengths, cores, args.markdown,
+                        args.write_docs)
+    if "hf-bf16" in sections:
+        status = run_hf_bf16(mode, *hf_bf16_lengths, args.markdown) or status
+    return status
 
 
 if __name__ == "__main__":

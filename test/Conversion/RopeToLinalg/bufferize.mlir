@@ -15,8 +15,10 @@
 //  CHECK-SAME:       ins(%[[P]], %{{.*}} : memref<2x16xi64>, memref<32xf64>) outs(%[[COS]], %[[SIN]] : memref<2x16x32xf32>, memref<2x16x32xf32>)
 //       CHECK:   %[[XP:.*]] = memref.expand_shape %[[X]] {{\[}}[0], [1], [2], [3, 4]]
 //       CHECK:   %[[DP:.*]] = memref.expand_shape %[[INIT]] {{\[}}[0], [1], [2], [3, 4]]
-//       CHECK:   %[[X1:.*]] = memref.subview %[[XP]][0, 0, 0, 0, 0] [2, 16, 4, 1, 32]
-//       CHECK:   %[[X2:.*]] = memref.subview %[[XP]][0, 0, 0, 1, 0] [2, 16, 4, 1, 32]
+//       CHECK:   %[[X1S:.*]] = memref.subview %[[XP]][0, 0, 0, 0, 0] [2, 16, 4, 1, 32]
+//       CHECK:   %[[X1:.*]] = memref.collapse_shape %[[X1S]] {{\[}}[0], [1], [2], [3, 4]]
+//       CHECK:   %[[X2S:.*]] = memref.subview %[[XP]][0, 0, 0, 1, 0] [2, 16, 4, 1, 32]
+//       CHECK:   %[[X2:.*]] = memref.collapse_shape %[[X2S]] {{\[}}[0], [1], [2], [3, 4]]
 //       CHECK:   linalg.generic
 //  CHECK-SAME:       ins(%[[X1]], %[[X2]], %[[COS]], %[[SIN]] : {{.*}}) outs(%[[DP]] : memref<2x16x4x2x32xf32>)
 //   CHECK-NOT:   memref.alloc

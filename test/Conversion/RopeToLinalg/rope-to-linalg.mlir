@@ -38,8 +38,10 @@
 //   CHECK-NOT:   math.sin
 //       CHECK:   %[[XP:.*]] = tensor.expand_shape %[[X]] {{\[}}[0], [1], [2], [3, 4]] output_shape [2, 16, 4, 2, 32] : tensor<2x16x4x64xf32> into tensor<2x16x4x2x32xf32>
 //       CHECK:   %[[IP:.*]] = tensor.expand_shape %[[INIT]] {{\[}}[0], [1], [2], [3, 4]] output_shape [2, 16, 4, 2, 32] : tensor<2x16x4x64xf32> into tensor<2x16x4x2x32xf32>
-//       CHECK:   %[[X1:.*]] = tensor.extract_slice %[[XP]][0, 0, 0, 0, 0] [2, 16, 4, 1, 32] [1, 1, 1, 1, 1] : tensor<2x16x4x2x32xf32> to tensor<2x16x4x32xf32>
-//       CHECK:   %[[X2:.*]] = tensor.extract_slice %[[XP]][0, 0, 0, 1, 0] [2, 16, 4, 1, 32] [1, 1, 1, 1, 1] : tensor<2x16x4x2x32xf32> to tensor<2x16x4x32xf32>
+//       CHECK:   %[[X1S:.*]] = tensor.extract_slice %[[XP]][0, 0, 0, 0, 0] [2, 16, 4, 1, 32] [1, 1, 1, 1, 1] : tensor<2x16x4x2x32xf32> to tensor<2x16x4x1x32xf32>
+//       CHECK:   %[[X1:.*]] = tensor.collapse_shape %[[X1S]] {{\[}}[0], [1], [2], [3, 4]] : tensor<2x16x4x1x32xf32> into tensor<2x16x4x32xf32>
+//       CHECK:   %[[X2S:.*]] = tensor.extract_slice %[[XP]][0, 0, 0, 1, 0] [2, 16, 4, 1, 32] [1, 1, 1, 1, 1] : tensor<2x16x4x2x32xf32> to tensor<2x16x4x1x32xf32>
+//       CHECK:   %[[X2:.*]] = tensor.collapse_shape %[[X2S]] {{\[}}[0], [1], [2], [3, 4]] : tensor<2x16x4x1x32xf32> into tensor<2x16x4x32xf32>
 //       CHECK:   %[[ROT:.*]] = linalg.generic {indexing_maps = [#[[$MEMBER]], #[[$MEMBER]], #[[$CS]], #[[$CS]], #[[$ID]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
 //  CHECK-SAME:       ins(%[[X1]], %[[X2]], %[[T]]#0, %[[T]]#1 : tensor<2x16x4x32xf32>, tensor<2x16x4x32xf32>, tensor<2x16x32xf32>, tensor<2x16x32xf32>) outs(%[[IP]] : tensor<2x16x4x2x32xf32>)
 //  CHECK-NEXT:   ^bb0(%[[X1V:[^:]*]]: f32, %[[X2V:[^:]*]]: f32, %[[CV:[^:]*]]: f32, %[[SV:[^:]*]]: f32, %{{.*}}: f32):
@@ -109,8 +111,10 @@ func.func @bhsd_token_dims(%x: tensor<2x4x16x64xf32>, %p: tensor<2x16xi32>, %ini
 //       CHECK:   %[[IR:.*]] = tensor.extract_slice %[[INIT]][0, 0, 0] [8, 4, 16] [1, 1, 1] : tensor<8x4x64xf16> to tensor<8x4x16xf16>
 //       CHECK:   %[[XP:.*]] = tensor.expand_shape %[[XR]] {{\[}}[0], [1], [2, 3]] output_shape [8, 4, 8, 2] : tensor<8x4x16xf16> into tensor<8x4x8x2xf16>
 //       CHECK:   %[[IP:.*]] = tensor.expand_shape %[[IR]] {{\[}}[0], [1], [2, 3]] output_shape [8, 4, 8, 2] : tensor<8x4x16xf16> into tensor<8x4x8x2xf16>
-//       CHECK:   %[[X1:.*]] = tensor.extract_slice %[[XP]][0, 0, 0, 0] [8, 4, 8, 1] [1, 1, 1, 1] : tensor<8x4x8x2xf16> to tensor<8x4x8xf16>
-//       CHECK:   %[[X2:.*]] = tensor.extract_slice %[[XP]][0, 0, 0, 1] [8, 4, 8, 1] [1, 1, 1, 1] : tensor<8x4x8x2xf16> to tensor<8x4x8xf16>
+//       CHECK:   %[[X1S:.*]] = tensor.extract_slice %[[XP]][0, 0, 0, 0] [8, 4, 8, 1] [1, 1, 1, 1] : tensor<8x4x8x2xf16> to tensor<8x4x8x1xf16>
+//       CHECK:   %[[X1:.*]] = tensor.collapse_shape %[[X1S]] {{\[}}[0], [1], [2, 3]] : tensor<8x4x8x1xf16> into tensor<8x4x8xf16>
+//       CHECK:   %[[X2S:.*]] = tensor.extract_slice %[[XP]][0, 0, 0, 1] [8, 4, 8, 1] [1, 1, 1, 1] : tensor<8x4x8x2xf16> to tensor<8x4x8x1xf16>
+//       CHECK:   %[[X2:.*]] = tensor.collapse_shape %[[X2S]] {{\[}}[0], [1], [2, 3]] : tensor<8x4x8x1xf16> into tensor<8x4x8xf16>
 //       CHECK:   %[[ROT:.*]] = linalg.generic {indexing_maps = [#[[$MEMBER]], #[[$MEMBER]], #[[$CS]], #[[$CS]], #[[$ID]]]
 //  CHECK-SAME:       ins(%[[X1]], %[[X2]], %[[T]]#0, %[[T]]#1 : tensor<8x4x8xf16>, tensor<8x4x8xf16>, tensor<8x8xf32>, tensor<8x8xf32>) outs(%[[IP]] : tensor<8x4x8x2xf16>)
 //  CHECK-NEXT:   ^bb0(%[[SELF:[^:]*]]: f16, %[[PV:[^:]*]]: f16, %{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f16):
@@ -315,8 +319,10 @@ func.func @scalar_offset_tensor(%x: tensor<2x8x4x64xf32>, %o: tensor<i32>, %init
 //       CHECK:   %[[XR:.*]] = tensor.extract_slice %[[X]][0, 0, 0, 0] [%[[D0]], %[[D1]], 4, 32] [1, 1, 1, 1] : tensor<?x?x4x64xf32> to tensor<?x?x4x32xf32>
 //       CHECK:   tensor.extract_slice %[[INIT]][0, 0, 0, 0]
 //       CHECK:   %[[XP:.*]] = tensor.expand_shape %[[XR]] {{\[}}[0], [1], [2], [3, 4]] output_shape [%[[D0]], %[[D1]], 4, 2, 16] : tensor<?x?x4x32xf32> into tensor<?x?x4x2x16xf32>
-//       CHECK:   %[[X1:.*]] = tensor.extract_slice %[[XP]][0, 0, 0, 0, 0]
-//       CHECK:   %[[X2:.*]] = tensor.extract_slice %[[XP]][0, 0, 0, 1, 0]
+//       CHECK:   %[[X1S:.*]] = tensor.extract_slice %[[XP]][0, 0, 0, 0, 0]
+//       CHECK:   %[[X1:.*]] = tensor.collapse_shape %[[X1S]]
+//       CHECK:   %[[X2S:.*]] = tensor.extract_slice %[[XP]][0, 0, 0, 1, 0]
+//       CHECK:   %[[X2:.*]] = tensor.collapse_shape %[[X2S]]
 //       CHECK:   %[[ROT:.*]] = linalg.generic
 //  CHECK-SAME:       ins(%[[X1]], %[[X2]], %[[T]]#0, %[[T]]#1 : tensor<?x?x4x16xf32>, tensor<?x?x4x16xf32>, tensor<?x16xf32>, tensor<?x16xf32>)
 //       CHECK:   tensor.collapse_shape %[[ROT]]

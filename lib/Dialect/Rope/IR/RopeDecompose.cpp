@@ -515,13 +515,18 @@ Value RopeDecomposer::build() {
     SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, pairsIn);
     offsets[memberLoop] = b.getIndexAttr(k);
     sizes[memberLoop] = b.getIndexAttr(1);
-    SmallVector<int64_t> shape(
-        cast<RankedTensorType>(pairsIn.getType()).getShape());
-    shape.erase(shape.begin() + memberLoop);
-    auto type = RankedTensorType::get(shape, elementType);
-    return tensor::ExtractSliceOp::create(b, loc, type, pairsIn, offsets, sizes,
-                                          strides)
-        .getResult();
+    // The slice keeps the member dim (size 1) and a collapse drops it: a
+    // rank-reducing slice would be ambiguous where other dims are 1 too,
+    // and canonicalization, once a dynamic size folds, re-infers it
+    // dropping the leading unit dim instead (a tile holding one batch row
+    // and several heads), which the generic's maps do not read.
+    Value slice = tensor::ExtractSliceOp::create(b, loc, pairsIn, offsets,
+                                                 sizes, strides);
+    SmallVector<ReassociationIndices> merge;
+    for (int64_t d = 0; d < pairsRank - 2; ++d)
+      merge.push_back({d});
+    merge.push_back({pairsRank - 2, pairsRank - 1});
+    return tensor::CollapseShapeOp::create(b, loc, slice, merge).getResult();
   };
   Value firstMembers = member(0), secondMembers = member(1);
   AffineMap identity = AffineMap::getMultiDimIdentityMap(numLoops, ctx);

@@ -36,6 +36,7 @@ void mlir::rope::buildRopeFuseIntoAttentionPipeline(
     tile.keyTileSize = options.keyTileSize;
     tile.fuseKey = options.fuseKey;
     tile.tileGroups = options.tileHeads;
+    tile.tileHeads = options.tileHeads;
     tile.parallelLoops = options.parallelLoops;
     pm.addPass(createRopeTileAttentionPass(tile));
   }

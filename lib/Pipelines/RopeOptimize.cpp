@@ -51,7 +51,9 @@ void mlir::rope::buildRopeOptimizePipeline(
   pm.addPass(createRopeRaiseSoftmaxPass(softmax));
   // rope.attention as FlashAttention loops with the rotations of Q and K
   // fused into them.
-  pm.addPass(createRopeTileAttentionPass());
+  RopeTileAttentionPassOptions tile;
+  tile.tileHeads = options.tileHeads;
+  pm.addPass(createRopeTileAttentionPass(tile));
   // A raised rotation feeding attention scores the raising did not take.
   RopeFuseIntoScoresPassOptions fuse;
   fuse.remarks = options.remarks;

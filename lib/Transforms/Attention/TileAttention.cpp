@@ -137,11 +137,28 @@ mlir::rope::tileAndFuseAttention(RewriterBase &rewriter, AttentionOp op,
   AffineMap keyMap = op.getKeyMap();
   AttentionTilingResult result;
 
-  // 1. Batch dims and queries: the outer (parallel) loops.
+  // 1. Batch dims and queries: the outer (parallel) loops. K's head dims
+  // stay whole under a fused K rotation when the queries are one tile, so
+  // each key is rotated once (AttentionTilingOptions::tileHeads).
+  int64_t queries = ranges[dims.m];
+  bool oneQueryTile =
+      !ShapedType::isDynamic(queries) &&
+      (options.queryTileSize == 0 || queries <= options.queryTileSize);
+  SmallVector<int64_t> keyTokenDims;
+  if (keyRope)
+    keyTokenDims = keyRope.getTokenDimsOrDefault();
+  auto isRotationHead = [&](unsigned d) {
+    std::optional<unsigned> keyDim =
+        keyMap.getResultPosition(getAffineDimExpr(d, op.getContext()));
+    return keyRope && oneQueryTile && !options.tileHeads && keyDim &&
+           !llvm::is_contained(keyTokenDims, *keyDim);
+  };
   SmallVector<OpFoldResult> outerSizes(dims.numLoops, rewriter.getIndexAttr(0));
   bool outerLoops = false;
   for (unsigned d : dims.batch) {
     bool inKeys = keyMap.isFunctionOfDim(d);
+    if (inKeys && isRotationHead(d))
+      continue;
     if (inKeys || options.tileGroups) {
       outerSizes[d] = rewriter.getIndexAttr(1);
       outerLoops = true;
@@ -290,6 +307,7 @@ struct RopeTileAttentionPass
       options.fuseQuery = options.fuseQuery && fuseRotations;
       options.fuseKey = options.fuseKey && fuseRotations;
       options.tileGroups = tileGroups;
+      options.tileHeads = tileHeads;
       options.parallelLoops = parallelLoops;
       return std::optional(options);
     });

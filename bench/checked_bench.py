@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT / "python" / "tests"))
 
 import rope_mlir  # noqa: E402
-from frontend_fixture_io import numbered_arrays  # noqa: E402
+from frontend_fixture_io import load_zoo_module, numbered_arrays  # noqa: E402
 
 ROPE = """
 func.func @rot(%x: tensor<?x?x?x128xf32>, %p: tensor<?x?xi64>,
@@ -124,10 +124,10 @@ def zoo_cases(names):
         if name not in modes:
             raise SystemExit(f"--zoo: no zoo module {name!r}; there are "
                              f"{', '.join(sorted(modes))}")
-        entry = modes[name]
-        data = np.load(folder / entry["data"])
-        yield (f"zoo {name}", (folder / entry["file"]).read_text(), "main",
-               tuple(numbered_arrays(data, "arg")))
+        model, mode = name.rsplit("_", 1)
+        _, args, _, _ = load_zoo_module(manifest, model, mode)   # bf16 args
+        yield (f"zoo {name}", (folder / modes[name]["file"]).read_text(),
+               "main", tuple(args))
 
 
 def main() -> int:

@@ -54,6 +54,22 @@ GEN_DIR = pathlib.Path("/tmp/rope-compile-bench")
 
 
 # -- child: one compile and run ---------------------------------------------------------------------------------
+def bf16_args(npz: pathlib.Path, args: list) -> list:
+    """The zoo's bf16 members store their bf16 arguments (the KV cache) as float32 values, the manifest's
+    args[i].dtype saying bfloat16 (scripts/gen-model-zoo.py): those are passed as ml_dtypes.bfloat16."""
+    manifest = npz.parent / "manifest.json"
+    if not manifest.exists():
+        return args
+    import ml_dtypes
+    for model in json.loads(manifest.read_text())["models"]:
+        for info in model["modes"].values():
+            if info.get("data") == npz.name:
+                dtypes = [a.get("dtype") for a in info.get("args", [])]
+                return [a.astype(ml_dtypes.bfloat16) if i < len(dtypes) and dtypes[i] == "bfloat16" else a
+                        for i, a in enumerate(args)]
+    return args
+
+
 def child(mlir: str, npz: str, logits_result: int) -> None:
     import numpy as np
     sys.path.insert(0, str(ROOT / "python"))
@@ -62,6 +78,7 @@ def child(mlir: str, npz: str, logits_result: int) -> None:
     text = pathlib.Path(mlir).read_text()
     data = np.load(npz)
     args = [data[f"arg{i}"] for i in range(len([k for k in data.files if k.startswith("arg")]))]
+    args = bf16_args(pathlib.Path(npz), args)
     pipeline = compiled.default_pipeline()
     extra = os.environ.get("ROPE_BENCH_CPU_OPTIONS", "")
     if extra:

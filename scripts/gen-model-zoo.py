@@ -32,17 +32,28 @@ What it writes, per model NAME and mode (prefill, decode), into test/Frontends/I
              k1', v1', ...): one step with the KV cache as arguments and results (what serving stacks run);
              k_i/v_i are layer i's cache tensors as transformers' DynamicCache holds them ([B, Hkv, P, D]; a
              sliding-window layer holds its last window - 1 tokens); the results are the cache after the step;
-  NAME_MODE.npz   arg0..   the inputs of @main (the decode cache: what the f32 model itself cached on a prefix);
+  NAME_MODE.npz   arg0..   the inputs of @main (the decode cache: what the model itself cached on a prefix);
                   ref0..   float64 outputs: the same modeling code, built and run in float64 (below);
-                  frontend0.. torch's own f32 outputs of the exported module (eager torch);
+                  frontend0.. torch's own outputs of the exported module (eager torch; f32, or bf16 below);
 and manifest.json: per model its model type, the config given (the small dict), the export options, the expected
 counts after raising (rotations: 2 per layer that applies RoPE, q and k; attentions: one per layer), file sizes,
-torch f32's error vs float64 (max|y - r| / max|r| over the logits), a decode self-check (the float64 decode step
-on the float64 model's own prefix cache vs the float64 prefill of prefix + token, last position), which result
+torch f32's error vs float64 (max|y - r| / max|r| over the logits; torch_f32_err), a decode self-check (the
+float64 decode step on the float64 model's own prefix cache vs the float64 prefill of prefix + token, last
+position), which result
 holds the logits (logits_result: Phi-3's LongRoPE update assigns its inv_freq buffer in forward, and torch-mlir
 returns the assigned buffer as result 0; ref0/frontend0 then hold that buffer, so result i <-> ref i always),
 ir_caveats (where the exported IR itself departs from the model), and "blocked": what could not be exported,
 with the exact error.
+
+The bf16 members (spec dtype="bfloat16": llama_bf16, llama_eager_bf16, the configs of llama and llama_eager): the
+model runs in torch.bfloat16 as from_pretrained(dtype=torch.bfloat16) holds it: parameters bf16 (the f32 namesake's
+weights, same seed, rounded), buffers as the modeling code makes them (inv_freq float32); activations, the decode
+cache (args 2..) and every result are bf16 (@main takes and returns tensor<...xbf16>). numpy has no bfloat16: the
+.npz stores bf16 arrays as their float32 values (exact) and the manifest says which are bf16 (args[i].dtype,
+outputs[i].dtype "bfloat16"; the mode's frontend_dtype "bfloat16"); python/tests/frontend_fixture_io.py's
+load_zoo_module turns the bf16 args into ml_dtypes.bfloat16 arrays for rope_mlir.jit. The float64 reference is the
+same modeling code in float64 with the bf16-rounded parameters (the model's own weights), frontend0.. torch's bf16
+outputs, and the manifest records torch bf16's error as torch_bf16_err (where the f32 members have torch_f32_err).
 
 How the models are run and exported (the documented patches; the modeling code itself runs unchanged):
   * transformers.masking_utils.find_packed_sequence_indices returns None. Under tracing it returns a
@@ -76,8 +87,9 @@ How the models are run and exported (the documented patches; the modeling code i
     (complex_rewrites): torch-mlir cannot lower `complex * 1.0` nor the dtype check of a complex tensor.
 
 Size budget: any .mlir over 1.5 MB is refused (recorded in "blocked"), and a model whose files would take the
-folder over 48 MB is refused too (40 MB for the torch members, 8 MB more for the ONNX and JAX members that
-scripts/gen-model-zoo-onnx-jax.py writes into the same folder and manifest; this script keeps their entries).
+folder over 48 MB is refused too (about 41 MB for the torch members, of which 1.8 MB the bf16 ones (their weights
+half the bytes: ~430 KB a .mlir), and 6.7 MB for the ONNX and JAX members that scripts/gen-model-zoo-onnx-jax.py
+writes into the same folder and manifest; this script keeps their entries; 47.7 MB in all).
 Every written .mlir parses with /usr/lib/llvm-22/bin/mlir-opt and with build/bin/rope-opt (else it is
 recorded as blocked and not written).
 """
@@ -126,12 +138,13 @@ COMMON = dict(hidden_size=64, num_attention_heads=4, num_key_value_heads=2, head
 
 def spec(model_type: str, attn: str = "sdpa", batch: int = 1, offsets: Sequence[int] = (0,), seq: int = 16,
          past: int = 16, drop: Sequence[str] = (), lm: Optional[str] = None, notes: str = "",
-         experts: Optional[str] = None, **config) -> dict:
+         experts: Optional[str] = None, dtype: str = "float32", **config) -> dict:
+    """dtype: the parameters' dtype the model runs in ("float32", or "bfloat16": see bf16_parameters)."""
     cfg = {k: v for k, v in COMMON.items() if k not in drop}
     cfg.update(config)
     return {"model_type": model_type, "attn": attn, "batch": batch, "offsets": list(offsets), "seq": seq,
             "past": past, "config": cfg, "lm": lm, "notes": notes,
-            "experts": experts}
+            "experts": experts, "dtype": dtype}
 
 
 def longrope_factors(n: int, lo: float, hi: float) -> List[float]:
@@ -144,6 +157,15 @@ MODELS: Dict[str, dict] = {
                                             "original_max_position_embeddings": 32},
                   notes="SDPA; llama3 rope scaling"),
     "llama_eager": spec("llama", attn="eager", notes="eager attention; default RoPE"),
+    # bf16 members (issue 35): the configs of llama / llama_eager run in torch.bfloat16 (their f32 weights
+    # rounded to bf16; bf16 activations, KV cache and logits, as a bf16 checkpoint is served).
+    "llama_bf16": spec("llama", dtype="bfloat16",
+                       rope_parameters={"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0,
+                                        "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                        "original_max_position_embeddings": 32},
+                       notes="llama in bfloat16: SDPA; llama3 rope scaling"),
+    "llama_eager_bf16": spec("llama", attn="eager", dtype="bfloat16",
+                             notes="llama_eager in bfloat16: eager attention; default RoPE"),
     "mistral": spec("mistral", sliding_window=8, notes="sliding window 8 < 16 tokens (prefill) and < the cache"),
     "qwen2": spec("qwen2", batch=2, offsets=(0, 5),
                   notes="q/k/v bias; batch 2, row 1's positions start at 5 (prefill) / P + 5 (decode)"),
@@ -261,13 +283,31 @@ def build_lm(s: dict, cfg):
     return AutoModelForCausalLM.from_config(cfg)
 
 
+def bf16_parameters(m) -> None:
+    """The parameters to torch.bfloat16 in place, buffers left as the modeling code made them: how
+    from_pretrained(dtype=torch.bfloat16) (and from_config(cfg, dtype=torch.bfloat16)) holds a bf16 model,
+    whose rotary inv_freq, computed in float32 by the modeling code, stays float32 (model.to(torch.bfloat16)
+    would round it to bf16 too). Tied parameters stay one tensor."""
+    import torch
+    for p in m.parameters():
+        p.data = p.data.to(torch.bfloat16)
+
+
+def torch_dtype(s: dict):
+    import torch
+    return {"float32": torch.float32, "bfloat16": torch.bfloat16}[s["dtype"]]
+
+
 def build_pair(s: dict):
-    """(f32 model, float64 model with the same parameters), both eval, buffers persistent."""
+    """(the model in its dtype, float64 model with the same parameters), both eval, buffers persistent. A bf16
+    model is built in f32 with the same seed as its f32 namesake, then its parameters rounded to bf16; the
+    float64 model gets the rounded values (the reference computes with the model's own weights)."""
     import torch
     torch.manual_seed(SEED)
     cfg = make_config(s)
     m = build_lm(s, cfg).float().eval()
-    ff.make_buffers_persistent(m)
+    if s["dtype"] == "bfloat16":
+        bf16_parameters(m)
     with ff.float64_mode():
         cfg64 = make_config(s)
         m64 = build_lm(s, cfg64).double().eval()
@@ -461,6 +501,17 @@ def to64(args):
     return [a.double() if a.is_floating_point() else a for a in args]
 
 
+def to_numpy(t):
+    """A tensor as a numpy array; bf16 (which numpy lacks) as its float32 values (exact)."""
+    import torch
+    t = t.detach()
+    return (t.float() if t.dtype == torch.bfloat16 else t).numpy().copy()
+
+
+def dtype_name(t) -> str:
+    return str(t.dtype).replace("torch.", "")
+
+
 def run_mode(name: str, s: dict, mode: str) -> dict:
     """Builds, runs (f32, float64), exports one model in one mode. Returns text, arrays and facts."""
     import torch
@@ -492,7 +543,10 @@ def run_mode(name: str, s: dict, mode: str) -> dict:
         facts["decode_vs_prefill_f64"] = ff.rel_err(step[:, -1].numpy(), full[:, -1].numpy())
         facts["cache_shapes"] = [list(t.shape) for t in kv]
     with torch.no_grad():
-        outs = [o.detach().numpy().copy() for o in ff.as_tuple(mod(*args))]
+        touts = list(ff.as_tuple(mod(*args)))
+    facts["arg_dtypes"] = [dtype_name(a) for a in args]
+    facts["output_dtypes"] = [dtype_name(o) for o in touts]
+    outs = [to_numpy(o) for o in touts]
     with ff.float64_mode(), torch.no_grad():
         refs = [o.detach().numpy().astype(np.float64) for o in ff.as_tuple(mod64(*to64(args)))]
     ff.make_buffers_persistent(mod)       # the LongRoPE update re-registers inv_freq non-persistent when it runs
@@ -502,12 +556,13 @@ def run_mode(name: str, s: dict, mode: str) -> dict:
     # Buffers the forward assigns (Phi-3's LongRoPE update re-assigns inv_freq) are results of the exported
     # function ahead of the model's outputs: their values after the call lead outs/refs, so result i <-> ref i.
     facts["leading_results"] = [f"buffer {fqn} (assigned by the forward)" for fqn in mutated]
-    outs = [mod.get_buffer(fqn).detach().numpy().copy() for fqn in mutated] + outs
+    facts["output_dtypes"] = [dtype_name(mod.get_buffer(fqn)) for fqn in mutated] + facts["output_dtypes"]
+    outs = [to_numpy(mod.get_buffer(fqn)) for fqn in mutated] + outs
     refs = [mod64.get_buffer(fqn).detach().numpy().astype(np.float64) for fqn in mutated] + refs
     facts["logits_result"] = len(mutated)
-    facts["torch_f32_err"] = ff.rel_err(outs[len(mutated)], refs[len(mutated)])
-    facts["torch_f32_err_outputs"] = [ff.rel_err(o, r) for o, r in zip(outs, refs)]
-    return {"cfg": cfg, "text": text, "args": [a.numpy().copy() for a in args], "refs": refs, "outs": outs,
+    facts["torch_err"] = ff.rel_err(outs[len(mutated)], refs[len(mutated)])
+    facts["torch_err_outputs"] = [ff.rel_err(o, r) for o, r in zip(outs, refs)]
+    return {"cfg": cfg, "text": text, "args": [to_numpy(a) for a in args], "refs": refs, "outs": outs,
             "facts": facts}
 
 
@@ -609,6 +664,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         s = MODELS[name]
         entry = entries.get(name, {"name": name})
         entry.update({"model_type": s["model_type"], "notes": s["notes"], "config": plain(s["config"])})
+        if s["dtype"] != "float32":
+            entry["dtype"] = s["dtype"]
         entry.setdefault("modes", {})
         for mode in modes:
             stem = f"{name}_{mode}"
@@ -643,14 +700,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             cfg = r["cfg"]
             entry["expected"] = expected_counts(name, cfg)
             f = r["facts"]
+            short = {"float32": "f32", "bfloat16": "bf16"}[s["dtype"]]
             entry["modes"][mode] = {
                 "file": f"{stem}.mlir", "data": f"{stem}.npz",
                 "mlir_bytes": (out_dir / f"{stem}.mlir").stat().st_size,
                 "npz_bytes": (out_dir / f"{stem}.npz").stat().st_size,
                 "signature": af.signature(r["text"]),
-                "args": [{"name": f"arg{i}", "shape": list(a.shape), "dtype": str(a.dtype)}
-                         for i, a in enumerate(r["args"])],
-                "outputs": [{"name": f"ref{i}/frontend{i}", "shape": list(x.shape)} for i, x in enumerate(r["refs"])],
+                "args": [{"name": f"arg{i}", "shape": list(a.shape), "dtype": d}
+                         for i, (a, d) in enumerate(zip(r["args"], f["arg_dtypes"]))],
+                "outputs": [{"name": f"ref{i}/frontend{i}", "shape": list(x.shape), "dtype": d}
+                            for i, (x, d) in enumerate(zip(r["refs"], f["output_dtypes"]))],
                 "export_options": {"importer": "torch_mlir.fx.export_and_import",
                                    "output_type": "LINALG_ON_TENSORS", "func_name": "main",
                                    "dynamic_shapes": None, "attn_implementation": s["attn"],
@@ -662,15 +721,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                                    "patches": patches + f["graph_rewrites"]},
                 "logits_result": f["logits_result"],
                 "leading_results": f["leading_results"],
-                "torch_f32_err": float(f"{f['torch_f32_err']:.3g}"),
-                "torch_f32_err_outputs": [float(f"{x:.3g}") for x in f["torch_f32_err_outputs"]],
+                # torch's own error vs float64, named by the dtype torch ran in (torch_f32_err, torch_bf16_err).
+                f"torch_{short}_err": float(f"{f['torch_err']:.3g}"),
+                f"torch_{short}_err_outputs": [float(f"{x:.3g}") for x in f["torch_err_outputs"]],
                 "export_s": f["export_s"],
                 "ir_caveats": ir_caveats(r["text"]),
             }
+            if s["dtype"] != "float32":
+                entry["modes"][mode]["frontend_dtype"] = s["dtype"]
             if mode == "decode":
                 entry["modes"][mode]["cache_shapes"] = f["cache_shapes"]
                 entry["modes"][mode]["decode_vs_prefill_f64"] = float(f"{f['decode_vs_prefill_f64']:.3g}")
-            print(f"   {entry['modes'][mode]['mlir_bytes'] / 1e3:.0f} KB, torch f32 err {f['torch_f32_err']:.2e}"
+            print(f"   {entry['modes'][mode]['mlir_bytes'] / 1e3:.0f} KB, torch {short} err {f['torch_err']:.2e}"
                   + (f", decode vs prefill (f64) {f['decode_vs_prefill_f64']:.1e}" if mode == "decode" else ""),
                   flush=True)
         entries[name] = entry

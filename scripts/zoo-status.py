@@ -20,7 +20,9 @@ model and mode it reports
       takes to run the same pass pipeline (the rest of the jit's time is LLVM translation and code generation);
   (c) the max relative error max|y - ref| / max|ref| of its logits against the stored float64 logits, next to
       torch f32's own error (the stored frontend output; the manifest's logits_result says which result holds
-      the logits: Phi-3 returns its re-assigned inv_freq buffer first). For the ONNX and JAX members
+      the logits: Phi-3 returns its re-assigned inv_freq buffer first). The bf16 members (NAME_bf16; manifest:
+      frontend_dtype bfloat16) take and return bf16 (their KV cache passed as ml_dtypes.bfloat16) and stand
+      next to torch bf16's own error (torch_bf16_err; the table marks it "(bf16)"). For the ONNX and JAX members
       (NAME_onnx, NAME_jax: scripts/gen-model-zoo-onnx-jax.py) the f32 peer is onnxruntime or jax.jit
       (manifest: frontend_f32, frontend_f32_err); their logits are result 0 and their inputs may be int32.
 Each model/mode runs in a child process limited by --timeout seconds (default 300), so a hung or crashing
@@ -74,12 +76,23 @@ def remarks_of(stderr: str) -> collections.Counter:
     return c
 
 
-def worker(mlir: str, npz: str) -> None:
+def stored_args(data, arg_dtypes: List[str]) -> list:
+    """The .npz's arg0.. as @main takes them: a bfloat16 argument (the bf16 members' KV cache; the manifest's
+    args[i].dtype) is stored as its float32 values, numpy having no bfloat16, and passed as ml_dtypes.bfloat16."""
+    import ml_dtypes
+    import numpy as np
+    n = len([k for k in data.files if k.startswith("arg")])
+    args = [data[f"arg{i}"] for i in range(n)]
+    return [a.astype(ml_dtypes.bfloat16) if i < len(arg_dtypes) and arg_dtypes[i] == "bfloat16" else a
+            for i, a in enumerate(args)]
+
+
+def worker(mlir: str, npz: str, arg_dtypes: str = "") -> None:
     """Child process: compile with rope_mlir.jit, run on the stored inputs, print one JSON line."""
     import numpy as np
     import rope_mlir
     data = np.load(npz)
-    args = [data[f"arg{i}"] for i in range(len([k for k in data.files if k.startswith("arg")]))]
+    args = stored_args(data, arg_dtypes.split(",") if arg_dtypes else [])
     text = pathlib.Path(mlir).read_text()
     t0 = time.time()
     mod = rope_mlir.jit(text)
@@ -98,11 +111,11 @@ def worker(mlir: str, npz: str) -> None:
     print("RESULT " + json.dumps(res), flush=True)
 
 
-def jit_in_child(mlir: pathlib.Path, npz: pathlib.Path, timeout: float) -> dict:
+def jit_in_child(mlir: pathlib.Path, npz: pathlib.Path, timeout: float, arg_dtypes: List[str]) -> dict:
     t0 = time.time()
     try:
-        r = subprocess.run([sys.executable, __file__, "--worker", str(mlir), str(npz)], capture_output=True,
-                           text=True, timeout=timeout)
+        r = subprocess.run([sys.executable, __file__, "--worker", str(mlir), str(npz), ",".join(arg_dtypes)],
+                           capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"error": f"timeout after {timeout:.0f} s"}
     for line in r.stdout.splitlines():
@@ -120,7 +133,7 @@ def fmt_err(x) -> str:
 
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--worker", nargs=2, metavar=("MLIR", "NPZ"), help=argparse.SUPPRESS)
+    ap.add_argument("--worker", nargs=3, metavar=("MLIR", "NPZ", "ARG_DTYPES"), help=argparse.SUPPRESS)
     ap.add_argument("--zoo", type=pathlib.Path, default=DEFAULT_ZOO)
     ap.add_argument("--models", default="", help="comma-separated model names (default: all in the manifest)")
     ap.add_argument("--modes", default="prefill,decode")
@@ -168,11 +181,16 @@ def main(argv: Optional[List[str]] = None) -> int:
             except subprocess.TimeoutExpired:
                 rec["raise_error"] = f"rope-opt timeout after {opts.timeout:.0f} s"
                 rec.setdefault("remarks", collections.Counter())
-            rec["jit"] = {"error": "skipped (--no-jit)"} if opts.no_jit else jit_in_child(mlir, npz, opts.timeout)
+            arg_dtypes = [a.get("dtype", "") for a in info.get("args", [])]
+            rec["jit"] = ({"error": "skipped (--no-jit)"} if opts.no_jit
+                          else jit_in_child(mlir, npz, opts.timeout, arg_dtypes))
             li = info.get("logits_result", 0)     # results ahead of the logits: buffers the forward assigns
-            # The f32 peer: torch eager for the torch members, onnxruntime (*_onnx) or jax.jit (*_jax) for the
-            # members from scripts/gen-model-zoo-onnx-jax.py (their manifest entries name it: frontend_f32).
-            rec["torch_f32_err"] = info.get("frontend_f32_err", info.get("torch_f32_err"))
+            # The peer: torch eager for the torch members (f32; bf16 for the bf16 members, frontend_dtype
+            # bfloat16: torch_bf16_err), onnxruntime (*_onnx) or jax.jit (*_jax) for the members from
+            # scripts/gen-model-zoo-onnx-jax.py (their manifest entries name it: frontend_f32).
+            rec["peer_dtype"] = info.get("frontend_dtype", "float32")
+            rec["peer_err"] = info.get("frontend_f32_err", info.get("torch_f32_err",
+                                                                         info.get("torch_bf16_err")))
             raw.append({k: (dict(v) if isinstance(v, collections.Counter) else v) for k, v in rec.items()})
             ra, op = rec.get("raise"), rec.get("optimize")
             j = rec["jit"]
@@ -183,8 +201,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             compile_s = f"{j['compile_s']:.1f}" if "compile_s" in j else j.get("error", "?")[:60]
             err = fmt_err(j["err"][li]) if "err" in j and len(j["err"]) > li else "-"
             passes = f"{rec['passes_s']:.1f}" if rec.get("passes_s") is not None else "error"
-            rows.append(f"| {name} | {mode} | {raised} | {optimized} | {compile_s} | {passes} | {err} | "
-                        f"{fmt_err(rec['torch_f32_err'])} |")
+            peer = fmt_err(rec["peer_err"]) + (" (bf16)" if rec["peer_dtype"] == "bfloat16" else "")
+            rows.append(f"| {name} | {mode} | {raised} | {optimized} | {compile_s} | {passes} | {err} | {peer} |")
             rem = rec["remarks"].most_common()
             if rem or "error" in j or "raise_error" in rec:
                 lines = [f"- **{name} {mode}**"]
@@ -201,7 +219,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             print(rows[-1], file=sys.stderr, flush=True)
     head = ["| model | mode | raised: rope.apply/expected · rope.attention/expected | after --rope-optimize: "
             "apply · attention · online_attention | jit compile (s) | of which MLIR passes (s, rope-opt) | "
-            "jit logits err vs f64 | f32 peer err vs f64 (torch; ORT for *_onnx, JAX for *_jax) |",
+            "jit logits err vs f64 | peer err vs f64 (torch f32, or bf16 where marked; ORT for *_onnx, JAX for "
+            "*_jax) |",
             "|---|---|---|---|---|---|---|---|"]
     out = "\n".join(head + rows)
     if details:

@@ -39,13 +39,31 @@ def zoo_manifest() -> dict:
     return json.loads((ZOO / "manifest.json").read_text())
 
 
+def zoo_frontend_dtype(manifest: dict, name: str, mode: str) -> str:
+    """The dtype the frontend ran the model in: "float32", or "bfloat16"
+    for the bf16 members (manifest: frontend_dtype)."""
+    entry = next(m for m in manifest["models"] if m["name"] == name)
+    return entry["modes"][mode].get("frontend_dtype", "float32")
+
+
 def load_zoo_module(manifest: dict, name: str, mode: str):
     """(IR text, inputs, float64 references, the frontend's own outputs) of
-    zoo model `name` in `mode` (prefill, decode)."""
+    zoo model `name` in `mode` (prefill, decode). numpy has no bfloat16:
+    the bf16 members' .npz holds bf16 arrays as their float32 values
+    (exact), with the dtype in the manifest (args[i].dtype,
+    outputs[i].dtype); the inputs come back as @main takes them (a bf16 KV
+    cache as ml_dtypes.bfloat16), the frontend's outputs as those float32
+    values."""
+    import ml_dtypes
     entry = next(m for m in manifest["models"] if m["name"] == name)
     info = entry["modes"][mode]
     data = np.load(ZOO / info["data"])
-    return ((ZOO / info["file"]).read_text(), numbered_arrays(data, "arg"),
+    args = numbered_arrays(data, "arg")
+    dtypes = [a.get("dtype") for a in info.get("args", [])]
+    args = [a.astype(ml_dtypes.bfloat16)
+            if i < len(dtypes) and dtypes[i] == "bfloat16" else a
+            for i, a in enumerate(args)]
+    return ((ZOO / info["file"]).read_text(), args,
             numbered_arrays(data, "ref"), numbered_arrays(data, "frontend"))
 
 

@@ -16,6 +16,26 @@
 // RUN: rope-opt %S/Inputs/zoo/llama_eager_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T2
 // RUN: rope-opt %S/Inputs/zoo/llama_eager_decode.mlir --rope-raise | FileCheck %s --check-prefix=A4
 // RUN: rope-opt %S/Inputs/zoo/llama_eager_decode.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// The bf16 members (llama, llama_eager run in torch.bfloat16: bf16 weights, activations, KV cache and logits): the
+// rotations raised on bf16 q and k (BF16ROT); eager attention's Q.K^T and P.V are torch-mlir's bf16 matmuls (a
+// batch_matmul into f32, then truncf), raised on the bf16 q, k and v (BF16ATT).
+// llama_bf16 (SDPA): 4 of 4 rotations, 0 of 2 attentions: torch's SDPA computes bf16 in f32 (q, k, v extf'd), and
+// its bf16 mask is added to the f32 scores as addf(scores, extf(mask)) inside one generic (remark: "the mask added
+// to the scores is not a tensor (computed inside the op that adds it)").
+// RUN: rope-opt %S/Inputs/zoo/llama_bf16_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/llama_bf16_prefill.mlir --rope-raise | FileCheck %s --check-prefix=BF16ROT
+// RUN: rope-opt %S/Inputs/zoo/llama_bf16_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T0
+// RUN: rope-opt %S/Inputs/zoo/llama_bf16_decode.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/llama_bf16_decode.mlir --rope-raise | FileCheck %s --check-prefix=BF16ROT
+// RUN: rope-opt %S/Inputs/zoo/llama_bf16_decode.mlir --rope-raise | FileCheck %s --check-prefix=T0
+// RUN: rope-opt %S/Inputs/zoo/llama_eager_bf16_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/llama_eager_bf16_prefill.mlir --rope-raise | FileCheck %s --check-prefix=BF16ROT
+// RUN: rope-opt %S/Inputs/zoo/llama_eager_bf16_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/llama_eager_bf16_prefill.mlir --rope-raise | FileCheck %s --check-prefix=BF16ATT
+// RUN: rope-opt %S/Inputs/zoo/llama_eager_bf16_decode.mlir --rope-raise | FileCheck %s --check-prefix=A4
+// RUN: rope-opt %S/Inputs/zoo/llama_eager_bf16_decode.mlir --rope-raise | FileCheck %s --check-prefix=BF16ROT
+// RUN: rope-opt %S/Inputs/zoo/llama_eager_bf16_decode.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/llama_eager_bf16_decode.mlir --rope-raise | FileCheck %s --check-prefix=BF16ATT
 // RUN: rope-opt %S/Inputs/zoo/mistral_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A4
 // RUN: rope-opt %S/Inputs/zoo/mistral_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T2
 // RUN: rope-opt %S/Inputs/zoo/mistral_decode.mlir --rope-raise | FileCheck %s --check-prefix=A4
@@ -161,6 +181,8 @@
 // T0-NOT:     rope.attention ins(
 // INTERLEAVED: rope.apply ins({{.*}}layout = #rope.layout<interleaved>
 // PARTIAL8:    rope.apply ins({{.*}}rotary_dim = 8 : i64
+// BF16ROT-COUNT-4: rope.apply ins(%{{.*}} : tensor<{{[0-9x]+}}xbf16>) positions({{.*}} -> tensor<{{[0-9x]+}}xbf16>
+// BF16ATT-COUNT-2: rope.attention ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<{{[0-9x]+}}xbf16>, tensor<{{[0-9x]+}}xbf16>, tensor<{{[0-9x]+}}xbf16>)
 // MROPE:       rope.apply ins({{.*}}mrope = #rope.mrope<section = [2, 3, 3]>
 // TIMESCALE-COUNT-4: rope.apply ins({{.*}}freqs = #rope.default<>
 // SINKS-COUNT-2: rope.attention ins({{.*}} sinks(%{{.*}} : tensor<2x2xf32>)

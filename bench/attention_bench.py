@@ -571,7 +571,10 @@ def jit_pipeline(raised: bool, threads: int) -> Optional[str]:
     threaded = base.replace("emit-c-interface=true",
                             f"emit-c-interface=true num-threads={threads}", 1)
     assert threaded != base, base
-    return threaded
+    # Threads want a parallel tile per KV head: decode's key tiles then
+    # rotate their own head's keys (the one-thread default shares them).
+    return threaded.replace("rope-optimize{share-key-rotation=true}",
+                            "rope-optimize", 1)
 
 
 class Column:

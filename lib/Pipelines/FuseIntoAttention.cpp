@@ -36,7 +36,6 @@ void mlir::rope::buildRopeFuseIntoAttentionPipeline(
     tile.keyTileSize = options.keyTileSize;
     tile.fuseKey = options.fuseKey;
     tile.tileGroups = options.tileHeads;
-    tile.tileHeads = options.tileHeads;
     tile.parallelLoops = options.parallelLoops;
     pm.addPass(createRopeTileAttentionPass(tile));
   }

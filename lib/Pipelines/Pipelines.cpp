@@ -244,8 +244,6 @@ void mlir::rope::buildRopeToNVVMPipeline(
   attention.keyTileSize = options.attentionKeyTile;
   attention.fuseKey = options.attentionFuseKey;
   attention.tileGroups = true;
-  // One GPU thread per row of every head: K's heads tiled too.
-  attention.tileHeads = true;
   pm.addPass(createRopeTileAttentionPass(attention));
   // Before convert-rope-to-gpu, which would give every rope.apply tile
   // inside the loops a gpu.launch of its own.

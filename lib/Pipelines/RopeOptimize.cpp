@@ -52,7 +52,7 @@ void mlir::rope::buildRopeOptimizePipeline(
   // rope.attention as FlashAttention loops with the rotations of Q and K
   // fused into them.
   RopeTileAttentionPassOptions tile;
-  tile.tileHeads = options.tileHeads;
+  tile.shareKeyRotation = options.shareKeyRotation;
   pm.addPass(createRopeTileAttentionPass(tile));
   // A raised rotation feeding attention scores the raising did not take.
   RopeFuseIntoScoresPassOptions fuse;

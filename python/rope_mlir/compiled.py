@@ -109,7 +109,11 @@ def _default_pipeline(checked: bool = False) -> str:
     lower = ("rope-to-llvm-cpu{emit-c-interface=true runtime-traps=true" +
              _host_vector_options() + (" checked=true}" if checked else "}"))
     if _jit.is_registered("rope-optimize"):
-        return f"builtin.module(rope-optimize, {lower})"
+        # One thread (rope-to-llvm-cpu's default): a decode step's key tile
+        # holds every KV head, so a fused K rotation computes cos/sin once
+        # per key for all of them (rope-tile-attention's share-key-rotation).
+        return ("builtin.module(rope-optimize{share-key-rotation=true}, "
+                f"{lower})")
     return f"builtin.module({lower})"
 
 
@@ -386,8 +390,9 @@ def jit(module_text: str, pipeline: Optional[str] = None, *,
     """Parses, verifies, lowers and JIT-compiles `module_text` in process.
 
     `pipeline`: a pass pipeline string; None is `default_pipeline()`
-    (`builtin.module(rope-optimize, rope-to-llvm-cpu{emit-c-interface=true})`,
-    or without rope-optimize where the library does not register it).
+    (`builtin.module(rope-optimize{share-key-rotation=true},
+    rope-to-llvm-cpu{emit-c-interface=true ...})`, or without rope-optimize
+    where the library does not register it).
     A custom pipeline must bufferize function boundaries with identity
     layouts, deallocate with the ownership-based pipeline and emit C
     interfaces, as rope-to-llvm-cpu{emit-c-interface=true} does.

@@ -19,15 +19,17 @@
 // The bf16 members (llama, llama_eager run in torch.bfloat16: bf16 weights, activations, KV cache and logits): the
 // rotations raised on bf16 q and k (BF16ROT); eager attention's Q.K^T and P.V are torch-mlir's bf16 matmuls (a
 // batch_matmul into f32, then truncf), raised on the bf16 q, k and v (BF16ATT).
-// llama_bf16 (SDPA): 4 of 4 rotations, 0 of 2 attentions: torch's SDPA computes bf16 in f32 (q, k, v extf'd), and
-// its bf16 mask is added to the f32 scores as addf(scores, extf(mask)) inside one generic (remark: "the mask added
-// to the scores is not a tensor (computed inside the op that adds it)").
+// llama_bf16 (SDPA): torch's SDPA computes bf16 in f32: q, k and v widened by extf generics, the bf16 mask added
+// to the f32 scores as addf(scores, extf(mask)) inside one generic; both widenings are exact and the raise reads the
+// bf16 tensors (BF16ATT).
 // RUN: rope-opt %S/Inputs/zoo/llama_bf16_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A4
 // RUN: rope-opt %S/Inputs/zoo/llama_bf16_prefill.mlir --rope-raise | FileCheck %s --check-prefix=BF16ROT
-// RUN: rope-opt %S/Inputs/zoo/llama_bf16_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T0
+// RUN: rope-opt %S/Inputs/zoo/llama_bf16_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/llama_bf16_prefill.mlir --rope-raise | FileCheck %s --check-prefix=BF16ATT
 // RUN: rope-opt %S/Inputs/zoo/llama_bf16_decode.mlir --rope-raise | FileCheck %s --check-prefix=A4
 // RUN: rope-opt %S/Inputs/zoo/llama_bf16_decode.mlir --rope-raise | FileCheck %s --check-prefix=BF16ROT
-// RUN: rope-opt %S/Inputs/zoo/llama_bf16_decode.mlir --rope-raise | FileCheck %s --check-prefix=T0
+// RUN: rope-opt %S/Inputs/zoo/llama_bf16_decode.mlir --rope-raise | FileCheck %s --check-prefix=T2
+// RUN: rope-opt %S/Inputs/zoo/llama_bf16_decode.mlir --rope-raise | FileCheck %s --check-prefix=BF16ATT
 // RUN: rope-opt %S/Inputs/zoo/llama_eager_bf16_prefill.mlir --rope-raise | FileCheck %s --check-prefix=A4
 // RUN: rope-opt %S/Inputs/zoo/llama_eager_bf16_prefill.mlir --rope-raise | FileCheck %s --check-prefix=BF16ROT
 // RUN: rope-opt %S/Inputs/zoo/llama_eager_bf16_prefill.mlir --rope-raise | FileCheck %s --check-prefix=T2

@@ -306,13 +306,14 @@ struct RopeOptimizePipelineOptions
           "own: the consumer forms its dispatches and fuses the rotation "
           "with its own attention handling); no rope op is left"),
       llvm::cl::init(false)};
-  PassOptions::Option<bool> tileHeads{
-      *this, "tile-heads",
-      llvm::cl::desc("rope-tile-attention's tile-heads: also tile K's head "
-                     "dims by 1 when K's rotation is fused into the key loop "
-                     "(by default a tile holds every head, so cos/sin is "
-                     "computed once per key for all of them; tiled, each "
-                     "head is a parallel tile, for threads)"),
+  PassOptions::Option<bool> shareKeyRotation{
+      *this, "share-key-rotation",
+      llvm::cl::desc("rope-tile-attention's share-key-rotation: in decode "
+                     "(one query tile, K's rotation fused), a key tile holds "
+                     "every KV head, so its rotation computes cos/sin once "
+                     "per key for all of them; fewer parallel tiles (the "
+                     "choice for one CPU thread; rope_mlir.jit's default "
+                     "pipeline sets it)"),
       llvm::cl::init(false)};
 };
 

@@ -156,10 +156,11 @@ def RopeTileAttentionPass : Pass<"rope-tile-attention"> {
            "Fuse the rope.apply producers of Q and K into the loops">,
     Option<"tileGroups", "tile-groups", "bool", /*default=*/"false",
            "Also tile the query heads of a GQA group by 1">,
-    Option<"tileHeads", "tile-heads", "bool", /*default=*/"false",
-           "Also tile K's head dims by 1 when K's rotation is fused into the "
-           "key loop (by default they stay whole in a tile, so cos/sin is "
-           "computed once per key for all heads)">,
+    Option<"shareKeyRotation", "share-key-rotation", "bool",
+           /*default=*/"false",
+           "When K's rotation is fused and the queries are one tile "
+           "(decode), keep K's head dims whole in a tile: cos/sin once per "
+           "key for every head, fewer parallel tiles (one CPU thread)">,
     Option<"parallelLoops", "parallel-loops", "bool", /*default=*/"true",
            "The batch and query loops as one scf.forall">
   ];

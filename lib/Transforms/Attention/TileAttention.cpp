@@ -138,8 +138,8 @@ mlir::rope::tileAndFuseAttention(RewriterBase &rewriter, AttentionOp op,
   AttentionTilingResult result;
 
   // 1. Batch dims and queries: the outer (parallel) loops. K's head dims
-  // stay whole under a fused K rotation when the queries are one tile, so
-  // each key is rotated once (AttentionTilingOptions::tileHeads).
+  // may stay whole under a fused K rotation when the queries are one tile,
+  // so each key is rotated once (AttentionTilingOptions::shareKeyRotation).
   int64_t queries = ranges[dims.m];
   bool oneQueryTile =
       !ShapedType::isDynamic(queries) &&
@@ -150,7 +150,7 @@ mlir::rope::tileAndFuseAttention(RewriterBase &rewriter, AttentionOp op,
   auto isRotationHead = [&](unsigned d) {
     std::optional<unsigned> keyDim =
         keyMap.getResultPosition(getAffineDimExpr(d, op.getContext()));
-    return keyRope && oneQueryTile && !options.tileHeads && keyDim &&
+    return keyRope && oneQueryTile && options.shareKeyRotation && keyDim &&
            !llvm::is_contained(keyTokenDims, *keyDim);
   };
   SmallVector<OpFoldResult> outerSizes(dims.numLoops, rewriter.getIndexAttr(0));
@@ -307,7 +307,7 @@ struct RopeTileAttentionPass
       options.fuseQuery = options.fuseQuery && fuseRotations;
       options.fuseKey = options.fuseKey && fuseRotations;
       options.tileGroups = tileGroups;
-      options.tileHeads = tileHeads;
+      options.shareKeyRotation = shareKeyRotation;
       options.parallelLoops = parallelLoops;
       return std::optional(options);
     });

@@ -1017,6 +1017,12 @@ private:
            ++i) {
         if (source->kind == Node::Tensor)
           lastTensor = source;
+        // A widened Q or K (torch's SDPA on bf16 computes in f32) is the
+        // narrower tensor: the op widens it itself, exactly.
+        if (Node *ext = computeOf<arith::ExtFOp>(ex, source, 1)) {
+          source = ex.look(ext->operands[0]);
+          continue;
+        }
         Node *mul = computeOf<arith::MulFOp>(ex, source, 2);
         if (!mul)
           break;
@@ -1257,7 +1263,9 @@ private:
   /// i1 argument selecting 0/−inf → that i1 mask; any other tensor → that
   /// tensor as the float mask (added, as the op does: exact).
   LogicalResult additiveMask(Node *maskNode) {
-    Node *mask = ex.look(maskNode);
+    // A float extension of the mask (torch's SDPA on bf16 adds its bf16
+    // mask in f32) is exact, as the op's own widening of a narrower mask.
+    Node *mask = ex.look(stripExtF(ex, maskNode));
     if (Node *select = computeOf<arith::SelectOp>(ex, mask, 3)) {
       std::optional<APFloat> keep = floatConstant(ex, select->operands[1]);
       std::optional<APFloat> drop = floatConstant(ex, select->operands[2]);

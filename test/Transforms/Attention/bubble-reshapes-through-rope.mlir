@@ -1,9 +1,8 @@
-// RUN: rope-opt %s --rope-tile-attention="tile-heads=true" --canonicalize -split-input-file | FileCheck %s --enable-var-scope
+// RUN: rope-opt %s --rope-tile-attention --canonicalize -split-input-file | FileCheck %s --enable-var-scope
 
 // rope-tile-attention first moves reshapes of a rotation's result above the
 // rotation, so that the rotation produces the view the attention reads and
 // its tiles can be fused into the attention's loops.
-// (tile-heads: each head a tile of its own, as the CHECK lines read it.)
 
 #q = affine_map<(h, g, m, k1, k2, n) -> (h, g, m, k1)>
 #k = affine_map<(h, g, m, k1, k2, n) -> (h, k2, k1)>

@@ -1,7 +1,7 @@
 // RUN: rope-opt %s --rope-tile-attention --canonicalize -split-input-file | FileCheck %s --enable-var-scope
 // RUN: rope-opt %s --rope-tile-attention="fuse-key=always query-tile-size=64 key-tile-size=32" --canonicalize -split-input-file | FileCheck %s --check-prefix=ALWAYS --enable-var-scope
 // RUN: rope-opt %s --rope-tile-attention="fuse-rotations=false" --canonicalize -split-input-file | FileCheck %s --check-prefix=NOFUSE --enable-var-scope
-// RUN: rope-opt %s --rope-tile-attention="tile-heads=true" --canonicalize -split-input-file | FileCheck %s --check-prefix=TILEHEADS --enable-var-scope
+// RUN: rope-opt %s --rope-tile-attention="share-key-rotation=true" --canonicalize -split-input-file | FileCheck %s --check-prefix=SHARE --enable-var-scope
 // RUN: not rope-opt %s --rope-tile-attention="key-tile-size=-1" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADSIZE
 // RUN: not rope-opt %s --rope-fuse-into-attention="fuse-key=maybe" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADKEY
 // BADSIZE: error: query-tile-size and key-tile-size must be >= 0, got 32 and -1
@@ -79,32 +79,39 @@ func.func @prefill(%x: tensor<1x2x8x128x64xf32>, %y: tensor<1x2x128x64xf32>, %v:
 // Decode on an un-rotated cache longer than the valid length: one query
 // tile, so K is rotated per key tile inside the key loop, and only for tiles
 // some row's position reaches (the rotation is inside the scf.if); the max
-// of the positions is computed once, outside the key loop. A key tile holds
-// both KV heads, so its rotation computes cos/sin once per key for the two;
-// with tile-heads each head is a parallel tile of its own (TILEHEADS).
+// of the positions is computed once, outside the key loop. Each KV head is
+// a parallel tile; with share-key-rotation a key tile holds both, so its
+// rotation computes cos/sin once per key for the two (SHARE).
 // CHECK-LABEL: func.func @decode(
 //  CHECK-SAME:     %[[X:[a-z0-9]+]]: tensor<2x2x4x1x64xf32>, %[[P:[a-z0-9]+]]: tensor<2x1xi64>, %[[Y:[a-z0-9]+]]: tensor<2x2x1024x64xf32>
 //   CHECK-NOT:   rope.apply ins(%[[Y]]
-//       CHECK:   scf.forall (%[[B:[a-z0-9]+]]) in (2)
+//       CHECK:   scf.forall (%[[B:[a-z0-9]+]], %[[H:[a-z0-9]+]]) in (2, 2)
 //       CHECK:     %[[PT:.*]] = tensor.extract_slice %[[P]][%[[B]], 0] [1, 1]
-//       CHECK:     rope.apply ins(%{{.*}} : tensor<1x2x4x1x64xf32>) positions(%{{.*}} : tensor<1x1xi64>)
+//       CHECK:     rope.apply ins(%{{.*}} : tensor<1x1x4x1x64xf32>) positions(%{{.*}} : tensor<1x1xi64>)
 //       CHECK:     arith.maxsi
 //       CHECK:     %[[MAXPOS:.*]] = tensor.extract
 //       CHECK:     scf.for %[[N:[a-z0-9]+]] =
 //       CHECK:       %[[FIRST:.*]] = arith.index_cast %[[N]] : index to i64
 //       CHECK:       %[[VISIBLE:.*]] = arith.cmpi sle, %[[FIRST]], %[[MAXPOS]] : i64
 //       CHECK:       scf.if %[[VISIBLE]]
-//       CHECK:         %[[YT:.*]] = tensor.extract_slice %[[Y]][%[[B]], 0, %[[N]], 0] [1, 2, 64, 64]
-//       CHECK:         %[[KT:.*]] = rope.apply ins(%[[YT]] : tensor<1x2x64x64xf32>) offset(
+//       CHECK:         %[[YT:.*]] = tensor.extract_slice %[[Y]][%[[B]], %[[H]], %[[N]], 0] [1, 1, 64, 64]
+//       CHECK:         %[[KT:.*]] = rope.apply ins(%[[YT]] : tensor<1x1x64x64xf32>) offset(
 //       CHECK:         rope.online_attention ins(%{{.*}}, %[[KT]], %{{.*}} : {{.*}}) query_positions(%{{.*}} : tensor<1x1xi64>) key_offset(%[[N]])
-// TILEHEADS-LABEL: func.func @decode(
-//       TILEHEADS:   scf.forall (%[[B:[a-z0-9]+]], %[[H:[a-z0-9]+]]) in (2, 2)
-//       TILEHEADS:     rope.apply ins(%{{.*}} : tensor<1x1x4x1x64xf32>) positions(%{{.*}} : tensor<1x1xi64>)
-//       TILEHEADS:     scf.for %[[N:[a-z0-9]+]] =
-//       TILEHEADS:       scf.if
-//       TILEHEADS:         %[[YT:.*]] = tensor.extract_slice %{{.*}}[%[[B]], %[[H]], %[[N]], 0] [1, 1, 64, 64]
-//       TILEHEADS:         %[[KT:.*]] = rope.apply ins(%[[YT]] : tensor<1x1x64x64xf32>) offset(
-//       TILEHEADS:         rope.online_attention ins(%{{.*}}, %[[KT]], %{{.*}} :
+// SHARE-LABEL: func.func @decode(
+//  SHARE-SAME:     %[[X:[a-z0-9]+]]: tensor<2x2x4x1x64xf32>, %[[P:[a-z0-9]+]]: tensor<2x1xi64>, %[[Y:[a-z0-9]+]]: tensor<2x2x1024x64xf32>
+//   SHARE-NOT:   rope.apply ins(%[[Y]]
+//       SHARE:   scf.forall (%[[B:[a-z0-9]+]]) in (2)
+//       SHARE:     %[[PT:.*]] = tensor.extract_slice %[[P]][%[[B]], 0] [1, 1]
+//       SHARE:     rope.apply ins(%{{.*}} : tensor<1x2x4x1x64xf32>) positions(%{{.*}} : tensor<1x1xi64>)
+//       SHARE:     arith.maxsi
+//       SHARE:     %[[MAXPOS:.*]] = tensor.extract
+//       SHARE:     scf.for %[[N:[a-z0-9]+]] =
+//       SHARE:       %[[FIRST:.*]] = arith.index_cast %[[N]] : index to i64
+//       SHARE:       %[[VISIBLE:.*]] = arith.cmpi sle, %[[FIRST]], %[[MAXPOS]] : i64
+//       SHARE:       scf.if %[[VISIBLE]]
+//       SHARE:         %[[YT:.*]] = tensor.extract_slice %[[Y]][%[[B]], 0, %[[N]], 0] [1, 2, 64, 64]
+//       SHARE:         %[[KT:.*]] = rope.apply ins(%[[YT]] : tensor<1x2x64x64xf32>) offset(
+//       SHARE:         rope.online_attention ins(%{{.*}}, %[[KT]], %{{.*}} : {{.*}}) query_positions(%{{.*}} : tensor<1x1xi64>) key_offset(%[[N]])
 func.func @decode(%x: tensor<2x2x4x1x64xf32>, %pos: tensor<2x1xi64>, %y: tensor<2x2x1024x64xf32>, %v: tensor<2x2x1024x64xf32>) -> tensor<2x2x4x1x64xf32> {
   %e = tensor.empty() : tensor<2x2x4x1x64xf32>
   %qr = rope.apply ins(%x : tensor<2x2x4x1x64xf32>) positions(%pos : tensor<2x1xi64>) outs(%e : tensor<2x2x4x1x64xf32>) {token_dims = array<i64: 0, 3>} -> tensor<2x2x4x1x64xf32>

@@ -1216,6 +1216,75 @@ func.func @bf16_f32_contractions(%q: tensor<1x2x4x8xbf16>, %k: tensor<1x2x4x8xbf
 
 // -----
 
+// torch's SDPA on bf16 computes in f32: q, k and v widened by generics of
+// their own, the bf16 mask widened inside the generic that adds it. Both
+// widenings are exact: the op reads the bf16 tensors and widens them itself.
+// CHECK-LABEL: func.func @bf16_sdpa_widened(
+// CHECK-SAME: %[[QA:[a-z0-9]+]]: tensor<1x2x4x8xbf16>, %[[KA:[a-z0-9]+]]: tensor<1x2x4x8xbf16>, %[[VA:[a-z0-9]+]]: tensor<1x2x4x8xbf16>, %[[MA:[a-z0-9]+]]: tensor<4x4xbf16>
+// CHECK: rope.attention ins(%[[QA]], %[[KA]], %[[VA]] : tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>) mask(%[[MA]] : tensor<4x4xbf16>) outs(%{{.*}} : tensor<1x2x4x8xf32>)
+
+#s_q = affine_map<(b, h, m, n, d) -> (b, h, m, d)>
+#s_k = affine_map<(b, h, m, n, d) -> (b, h, n, d)>
+#s_o = affine_map<(b, h, m, n, d) -> (b, h, m, n)>
+#id = affine_map<(b, h, m, n) -> (b, h, m, n)>
+#mn = affine_map<(b, h, m, n) -> (m, n)>
+#p = affine_map<(b, h, m, n, e) -> (b, h, m, n)>
+#v = affine_map<(b, h, m, n, e) -> (b, h, n, e)>
+#o = affine_map<(b, h, m, n, e) -> (b, h, m, e)>
+func.func @bf16_sdpa_widened(%q: tensor<1x2x4x8xbf16>, %k: tensor<1x2x4x8xbf16>, %v: tensor<1x2x4x8xbf16>, %mask: tensor<4x4xbf16>) -> tensor<1x2x4x8xbf16> {
+  %zero = arith.constant 0.0 : f32
+  %we = tensor.empty() : tensor<1x2x4x8xf32>
+  %qw = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%q : tensor<1x2x4x8xbf16>) outs(%we : tensor<1x2x4x8xf32>) {
+  ^bb0(%x: bf16, %y: f32):
+    %0 = arith.extf %x : bf16 to f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x8xf32>
+  %kw = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%k : tensor<1x2x4x8xbf16>) outs(%we : tensor<1x2x4x8xf32>) {
+  ^bb0(%x: bf16, %y: f32):
+    %0 = arith.extf %x : bf16 to f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x8xf32>
+  %vw = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%v : tensor<1x2x4x8xbf16>) outs(%we : tensor<1x2x4x8xf32>) {
+  ^bb0(%x: bf16, %y: f32):
+    %0 = arith.extf %x : bf16 to f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x8xf32>
+  %fe = tensor.empty() : tensor<1x2x4x4xf32>
+  %sacc = linalg.fill ins(%zero : f32) outs(%fe : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %s = linalg.generic {indexing_maps = [#s_q, #s_k, #s_o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%qw, %kw : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) outs(%sacc : tensor<1x2x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x4xf32>
+  %scale = arith.constant 0.125 : f32
+  %masked = linalg.generic {indexing_maps = [#id, #mn, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %mask : tensor<1x2x4x4xf32>, tensor<4x4xbf16>) outs(%fe : tensor<1x2x4x4xf32>) {
+  ^bb0(%x: f32, %m: bf16, %y: f32):
+    %0 = arith.mulf %x, %scale : f32
+    %1 = arith.extf %m : bf16 to f32
+    %2 = arith.addf %0, %1 : f32
+    linalg.yield %2 : f32
+  } -> tensor<1x2x4x4xf32>
+  %pf = linalg.softmax dimension(3) ins(%masked : tensor<1x2x4x4xf32>) outs(%fe : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %oe = tensor.empty() : tensor<1x2x4x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%pf, %vw : tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) outs(%oacc : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x8xf32>
+  %be = tensor.empty() : tensor<1x2x4x8xbf16>
+  %ob = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%o : tensor<1x2x4x8xf32>) outs(%be : tensor<1x2x4x8xbf16>) {
+  ^bb0(%x: f32, %y: bf16):
+    %0 = arith.truncf %x : f32 to bf16
+    linalg.yield %0 : bf16
+  } -> tensor<1x2x4x8xbf16>
+  return %ob : tensor<1x2x4x8xbf16>
+}
+
+// -----
+
 // One head, named ops: K transposed by linalg.transpose, linalg.matmul for
 // both contractions, Dv = 16 != D = 8, Sq = 4 != Sk = 6. Loops (m, k1, k2, n).
 // CHECK-LABEL: func.func @matmul_transpose(

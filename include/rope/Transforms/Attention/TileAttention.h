@@ -38,14 +38,14 @@ struct AttentionTilingOptions {
   /// rotation tile computes cos/sin once per token for all its heads and
   /// one K/V tile serves all of them.
   bool tileGroups = false;
-  /// Also tile K's head dims (batch dims of K that its fused rotation does
-  /// not index positions by) by 1. By default, when K's rotation is fused
-  /// into the key loop and the queries are one tile, a tile holds all of
-  /// them, so the rotation of a key tile computes cos/sin once per key for
-  /// all heads (a decode step over an un-rotated cache rotates each key
-  /// once, not once per head); tiled, each head is a parallel tile of its
-  /// own. Otherwise every batch dim of K is tiled by 1.
-  bool tileHeads = false;
+  /// When K's rotation is fused into the key loop and the queries are one
+  /// tile (decode), keep K's head dims (batch dims of K that its rotation
+  /// does not index positions by) whole in a tile, so the rotation of a key
+  /// tile computes cos/sin once per key for every head, not once per head.
+  /// Fewer parallel tiles: the choice for one thread on the CPU. Otherwise
+  /// every batch dim of K is tiled by 1 (a parallel tile per head: threads,
+  /// GPU rows).
+  bool shareKeyRotation = false;
   /// The loops over batch dims and query tiles as one scf.forall (OpenMP
   /// threads in rope-to-llvm-cpu{num-threads=N}), else scf.for.
   bool parallelLoops = true;

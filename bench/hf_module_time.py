@@ -9,6 +9,7 @@ time; it still shares caches and, with SMT, execution units).
     /work/peers/bin/python bench/hf_module_time.py prefill 1024
     /work/peers/bin/python bench/hf_module_time.py decode 4096 --calls 41
     ... --pipeline 'builtin.module(rope-optimize, rope-to-llvm-cpu{...})'
+    ... --bf16      the layer as the (hf-bf16) section runs it (bf16 model)
 
 Needs the peers (torch, transformers, torch-mlir) to export the module.
 Prints the compile time, the median and minimum thread CPU time and wall time
@@ -40,12 +41,18 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=7)
     parser.add_argument("--pipeline", default=None,
                         help="rope_mlir.jit's pipeline (default: its own)")
+    parser.add_argument("--bf16", action="store_true",
+                        help="the bf16 layer of the (hf-bf16) section")
     args = parser.parse_args()
     if args.length < 1 or args.calls < 1:
         parser.error("length and --calls must be positive")
-    case = attention_bench.HfCase(attention_bench.load_generator(), args.kind,
-                                  args.length)
-    text = case.export()
+    gen = attention_bench.load_generator()
+    if args.bf16:
+        case = attention_bench.HfBf16Case(gen, args.kind, args.length)
+        text = case.export(True)
+    else:
+        case = attention_bench.HfCase(gen, args.kind, args.length)
+        text = case.export()
     start = time.perf_counter()
     program = rope_mlir.jit(text, pipeline=args.pipeline)
     main_fn = program.function("main")
@@ -57,9 +64,13 @@ def main() -> int:
         main_fn(*case.args)
         cpu.append(time.thread_time() - c0)
         wall.append(time.perf_counter() - t0)
-    reference = case.float64_reference()
+    if args.bf16:
+        reference, name = case.reference()
+        reference = reference if name == "float64" else None
+    else:
+        reference = case.float64_reference()
     error = ("n/a" if reference is None else
-             f"{np.abs(out - reference).max():.1e}")
+             f"{np.abs(out.astype(np.float64) - reference).max():.1e}")
     print(f"{case.label}: compile {compile_s:.1f} s; CPU time per call "
           f"median {1e3 * np.median(cpu):.2f} ms, min {1e3 * min(cpu):.2f} "
           f"ms; wall median {1e3 * np.median(wall):.2f} ms; max error vs "

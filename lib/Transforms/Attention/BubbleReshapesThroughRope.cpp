@@ -33,21 +33,59 @@ using namespace mlir;
 using namespace mlir::rope;
 
 namespace {
+
+/// Why `reshape` (of `rope`'s result) cannot move above the rotation for
+/// any reshape: not the rotation's only use, a quantized output (another
+/// element type; a per-head scale follows the head dims a reshape moves),
+/// or a cache append (the result is the cache, not the rotated tokens).
+const char *whyNotMovable(ApplyOp rope) {
+  if (!rope || !rope->hasOneUse())
+    return "not the rotation's only use";
+  if (rope.getQuantScale())
+    return "quantized output";
+  if (rope.getSlots())
+    return "cache append";
+  return nullptr;
+}
+
+/// Replaces `reshape` of `rope`'s result by `rope` on the same reshape of
+/// its input (and destination), with `tokenDims` renumbered for the view:
+/// `view` applies the reshape to a value of the rotation's type.
+void rotateView(PatternRewriter &rewriter, Operation *reshape, ApplyOp rope,
+                ArrayRef<int64_t> tokenDims, function_ref<Value(Value)> view) {
+  auto type = cast<RankedTensorType>(reshape->getResult(0).getType());
+  Value input = view(rope.getInput());
+  Value init;
+  if (rope.getInit() == rope.getInput())
+    init = input;
+  else if (rope.getInit().getDefiningOp<tensor::EmptyOp>())
+    // Sized from the viewed input: the reshape's own result is replaced.
+    init = tensor::EmptyOp::create(
+        rewriter, reshape->getLoc(),
+        tensor::getMixedSizes(rewriter, reshape->getLoc(), input),
+        type.getElementType());
+  else
+    init = view(rope.getInit());
+  auto rotated = ApplyOp::create(
+      rewriter, rope.getLoc(), type, input, rope.getPositions(),
+      rope.getOffset(), rope.getLength(), rope.getCos(), rope.getSin(),
+      rope.getNormWeight(), rope.getQuantScale(), /*slots=*/Value(), init,
+      rope.getLayoutAttr(), rope.getRotaryDimAttr(),
+      rewriter.getDenseI64ArrayAttr(tokenDims), rope.getFreqsAttr(),
+      rope.getMropeAttr(), rope.getMagnitudeAttr(), rope.getInverseAttr(),
+      rope.getNormEpsilonAttr());
+  rewriter.replaceOp(reshape, rotated.getResult());
+  rewriter.eraseOp(rope);
+}
+
 struct BubbleExpandThroughRope : OpRewritePattern<tensor::ExpandShapeOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(tensor::ExpandShapeOp expand,
                                 PatternRewriter &rewriter) const override {
     auto rope = expand.getSrc().getDefiningOp<ApplyOp>();
-    if (!rope || !rope->hasOneUse())
-      return rewriter.notifyMatchFailure(expand, "not the rotation's only use");
-    // A quantized destination has another element type and a per-head scale
-    // follows the head dims this would split.
-    if (rope.getQuantScale())
-      return rewriter.notifyMatchFailure(expand, "quantized output");
-    // With slots the result is the cache, not the rotated tokens.
-    if (rope.getSlots())
-      return rewriter.notifyMatchFailure(expand, "cache append");
+    if (const char *why = whyNotMovable(rope))
+      return rewriter.notifyMatchFailure(expand, why);
     SmallVector<ReassociationIndices> groups = expand.getReassociationIndices();
     SmallVector<int64_t> tokenDims = rope.getTokenDimsOrDefault();
     unsigned channel = groups.size() - 1;
@@ -61,45 +99,22 @@ struct BubbleExpandThroughRope : OpRewritePattern<tensor::ExpandShapeOp> {
     }
     Location loc = expand.getLoc();
     auto type = expand.getResultType();
-    auto view = [&](Value v) -> Value {
+    rotateView(rewriter, expand, rope, newTokenDims, [&](Value v) -> Value {
       return tensor::ExpandShapeOp::create(rewriter, loc, type, v, groups,
                                            expand.getMixedOutputShape());
-    };
-    Value input = view(rope.getInput());
-    Value init;
-    if (rope.getInit() == rope.getInput())
-      init = input;
-    else if (rope.getInit().getDefiningOp<tensor::EmptyOp>())
-      init = tensor::EmptyOp::create(
-          rewriter, loc, expand.getMixedOutputShape(), type.getElementType());
-    else
-      init = view(rope.getInit());
-    auto rotated = ApplyOp::create(
-        rewriter, rope.getLoc(), type, input, rope.getPositions(),
-        rope.getOffset(), rope.getLength(), rope.getCos(), rope.getSin(),
-        rope.getNormWeight(), rope.getQuantScale(), /*slots=*/Value(), init,
-        rope.getLayoutAttr(), rope.getRotaryDimAttr(),
-        rewriter.getDenseI64ArrayAttr(newTokenDims), rope.getFreqsAttr(),
-        rope.getMropeAttr(), rope.getMagnitudeAttr(), rope.getInverseAttr(),
-        rope.getNormEpsilonAttr());
-    rewriter.replaceOp(expand, rotated.getResult());
-    rewriter.eraseOp(rope);
+    });
     return success();
   }
 };
+
 struct BubbleCollapseThroughRope : OpRewritePattern<tensor::CollapseShapeOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(tensor::CollapseShapeOp collapse,
                                 PatternRewriter &rewriter) const override {
     auto rope = collapse.getSrc().getDefiningOp<ApplyOp>();
-    if (!rope || !rope->hasOneUse())
-      return rewriter.notifyMatchFailure(collapse,
-                                         "not the rotation's only use");
-    if (rope.getQuantScale())
-      return rewriter.notifyMatchFailure(collapse, "quantized output");
-    if (rope.getSlots())
-      return rewriter.notifyMatchFailure(collapse, "cache append");
+    if (const char *why = whyNotMovable(rope))
+      return rewriter.notifyMatchFailure(collapse, why);
     SmallVector<ReassociationIndices> groups =
         collapse.getReassociationIndices();
     SmallVector<int64_t> tokenDims = rope.getTokenDimsOrDefault();
@@ -108,7 +123,8 @@ struct BubbleCollapseThroughRope : OpRewritePattern<tensor::CollapseShapeOp> {
       return rewriter.notifyMatchFailure(collapse, "merges the channel dim");
     // A group holding a token dim may add only unit head dims to it: the
     // token dim keeps its size and positions, offsets and caches index the
-    // same rows.
+    // same rows. The token dims keep their order (a collapse keeps the
+    // dims' order).
     SmallVector<int64_t> newTokenDims;
     for (auto [index, group] : llvm::enumerate(groups)) {
       auto tokens = llvm::make_filter_range(
@@ -124,33 +140,11 @@ struct BubbleCollapseThroughRope : OpRewritePattern<tensor::CollapseShapeOp> {
                                                        "with heads");
       newTokenDims.push_back(index);
     }
-    // The token dims keep their order (a collapse keeps the dims' order).
     Location loc = collapse.getLoc();
     auto type = collapse.getResultType();
-    auto view = [&](Value v) -> Value {
+    rotateView(rewriter, collapse, rope, newTokenDims, [&](Value v) -> Value {
       return tensor::CollapseShapeOp::create(rewriter, loc, type, v, groups);
-    };
-    Value input = view(rope.getInput());
-    Value init;
-    if (rope.getInit() == rope.getInput())
-      init = input;
-    else if (auto empty = rope.getInit().getDefiningOp<tensor::EmptyOp>())
-      init = tensor::EmptyOp::create(
-          rewriter, loc,
-          tensor::getMixedSizes(rewriter, loc, collapse.getResult()),
-          type.getElementType());
-    else
-      init = view(rope.getInit());
-    auto rotated = ApplyOp::create(
-        rewriter, rope.getLoc(), type, input, rope.getPositions(),
-        rope.getOffset(), rope.getLength(), rope.getCos(), rope.getSin(),
-        rope.getNormWeight(), rope.getQuantScale(), /*slots=*/Value(), init,
-        rope.getLayoutAttr(), rope.getRotaryDimAttr(),
-        rewriter.getDenseI64ArrayAttr(newTokenDims), rope.getFreqsAttr(),
-        rope.getMropeAttr(), rope.getMagnitudeAttr(), rope.getInverseAttr(),
-        rope.getNormEpsilonAttr());
-    rewriter.replaceOp(collapse, rotated.getResult());
-    rewriter.eraseOp(rope);
+    });
     return success();
   }
 };

@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AttentionResultChain.h"
 #include "rope/Dialect/Rope/IR/RopeOps.h"
 #include "rope/Transforms/Attention/TileAttention.h"
 
@@ -65,22 +66,12 @@ struct FoldAttentionOutputConversion : OpRewritePattern<linalg::GenericOp> {
     FloatType type = conversionOf(conversion);
     if (!type)
       return failure();
-    // The reshapes from the attention to the conversion, each result used
-    // once (else the f32 result is read elsewhere too).
     SmallVector<Operation *> reshapes;
-    Value value = conversion.getDpsInputOperand(0)->get();
-    while (isa_and_present<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
-        value.getDefiningOp())) {
-      if (!value.hasOneUse())
-        return rewriter.notifyMatchFailure(conversion, "a reshape's result "
-                                                       "is used elsewhere");
-      reshapes.push_back(value.getDefiningOp());
-      value = value.getDefiningOp()->getOperand(0);
-    }
-    auto attention = value.getDefiningOp<AttentionOp>();
-    if (!attention || !value.hasOneUse())
-      return rewriter.notifyMatchFailure(conversion, "not the only use of an "
-                                                     "attention's result");
+    const char *why = nullptr;
+    AttentionOp attention = attentionThroughReshapes(
+        conversion.getDpsInputOperand(0)->get(), reshapes, why);
+    if (!attention)
+      return rewriter.notifyMatchFailure(conversion, why);
     auto resultType = cast<RankedTensorType>(attention.getType());
     // A conversion of an output already converted from the accumulator
     // would round twice where the op rounds once.

@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AttentionResultChain.h"
 #include "rope/Dialect/Rope/IR/RopeOps.h"
 #include "rope/Transforms/Attention/TileAttention.h"
 
@@ -108,22 +109,12 @@ struct FoldAttentionOutputPermutation : RewritePattern {
     std::optional<SmallVector<int64_t>> perm = permutationOfCopy(copy);
     if (!perm)
       return failure();
-    // The chain of reshapes from the attention to the copy, every value in
-    // it used once (else the attention's layout is read elsewhere too).
     SmallVector<Operation *> reshapes;
-    Value value = copy->getOperand(0);
-    while (isa_and_present<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
-        value.getDefiningOp())) {
-      if (!value.hasOneUse())
-        return rewriter.notifyMatchFailure(copy, "a reshape's result is "
-                                                 "used elsewhere");
-      reshapes.push_back(value.getDefiningOp());
-      value = value.getDefiningOp()->getOperand(0);
-    }
-    auto attention = value.getDefiningOp<AttentionOp>();
-    if (!attention || !value.hasOneUse())
-      return rewriter.notifyMatchFailure(copy, "not the only use of an "
-                                               "attention's result");
+    const char *why = nullptr;
+    AttentionOp attention =
+        attentionThroughReshapes(copy->getOperand(0), reshapes, why);
+    if (!attention)
+      return rewriter.notifyMatchFailure(copy, why);
     auto resultType = cast<RankedTensorType>(attention.getType());
     if (!resultType.hasStaticShape() ||
         !attention.getInit().getDefiningOp<tensor::EmptyOp>())

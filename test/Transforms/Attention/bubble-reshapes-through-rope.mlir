@@ -101,3 +101,27 @@ func.func @token_dim_merged_with_heads(%q: tensor<4x4x1x32xf32>, %k: tensor<2x2x
   %r = rope.attention ins(%q, %kc, %v : tensor<4x4x1x32xf32>, tensor<4x256x32xf32>, tensor<4x256x32xf32>) outs(%o : tensor<4x4x1x32xf32>) attributes {indexing_maps = [#q, #k, #v, #o], scale = 0.125 : f64, query_dim = 2} -> tensor<4x4x1x32xf32>
   return %r : tensor<4x4x1x32xf32>
 }
+
+// -----
+
+#q = affine_map<(h, g, m, k1, k2, n) -> (h, g, m, k1)>
+#k = affine_map<(h, g, m, k1, k2, n) -> (h, k2, k1)>
+#v = affine_map<(h, g, m, k1, k2, n) -> (h, k2, n)>
+#o = affine_map<(h, g, m, k1, k2, n) -> (h, g, m, n)>
+
+// A cache of dynamic length: the moved rotation's destination is sized from
+// the collapsed input (the collapse's own result is replaced).
+// CHECK-LABEL: func.func @dynamic_cache(
+//   CHECK-NOT:   rope.apply ins(%{{.*}} : tensor<1x2x?x32xf32>)
+//       CHECK:   scf.for
+//       CHECK:     rope.apply ins(%{{.*}} : tensor<1x?x32xf32>) offset(
+func.func @dynamic_cache(%q: tensor<2x4x1x32xf32>, %k: tensor<1x2x?x32xf32>, %v: tensor<2x?x32xf32>) -> tensor<2x4x1x32xf32> {
+  %c2 = arith.constant 2 : index
+  %n = tensor.dim %k, %c2 : tensor<1x2x?x32xf32>
+  %ke = tensor.empty(%n) : tensor<1x2x?x32xf32>
+  %kr = rope.apply ins(%k : tensor<1x2x?x32xf32>) outs(%ke : tensor<1x2x?x32xf32>) {token_dims = array<i64: 2>} -> tensor<1x2x?x32xf32>
+  %kc = tensor.collapse_shape %kr [[0, 1], [2], [3]] : tensor<1x2x?x32xf32> into tensor<2x?x32xf32>
+  %o = tensor.empty() : tensor<2x4x1x32xf32>
+  %r = rope.attention ins(%q, %kc, %v : tensor<2x4x1x32xf32>, tensor<2x?x32xf32>, tensor<2x?x32xf32>) outs(%o : tensor<2x4x1x32xf32>) attributes {indexing_maps = [#q, #k, #v, #o], scale = 0.125 : f64, query_dim = 2} -> tensor<2x4x1x32xf32>
+  return %r : tensor<2x4x1x32xf32>
+}

@@ -111,8 +111,7 @@ void populateFoldAttentionOutputPermutationPatterns(
 /// `acc / sum` rounds once, as the generic did). torch-mlir's bf16 P·V is a
 /// contraction into f32 and such a truncf. Where the result has another
 /// use, nothing changes.
-void populateFoldAttentionOutputConversionPatterns(
-    RewritePatternSet &patterns);
+void populateFoldAttentionOutputConversionPatterns(RewritePatternSet &patterns);
 
 /// Checks the tile sizes (>= 0) and `fuseKey` (always, never, auto) that
 /// rope-tile-attention and rope-fuse-into-scores take; an error on

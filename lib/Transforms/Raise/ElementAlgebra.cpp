@@ -1566,8 +1566,25 @@ SmallVector<linalg::GenericOp> defuse(RewriterBase &rewriter,
     bool iota = isConvertedIota(v, body);
     if (!iota && !isa<FloatType, ComplexType>(v.getType()))
       return;
-    if (!iota && !isSubstantial(v, body))
+    // A narrowing the op broadcasts, possibly widened again (a bf16 model's
+    // V truncated from its f32 projection, fused with repeat_kv's broadcast,
+    // the transpose and SDPA's extf into one copy): the narrow tensor, as
+    // the frontend had it.
+    Value narrowed;
+    if (yielded) {
+      Value n = v;
+      if (auto ext = n.getDefiningOp<arith::ExtFOp>())
+        n = ext.getIn();
+      if (auto trunc = n.getDefiningOp<arith::TruncFOp>();
+          trunc && trunc->getBlock() == body)
+        narrowed = n;
+    }
+    if (!iota && !narrowed && !isSubstantial(v, body))
       return;
+    if (narrowed) {
+      chosen.insert(narrowed);
+      return;
+    }
     // A widening of a payload value, possibly times constants (a bf16
     // model's rotated q extf'd to the f32 accumulator of Q.K^T, scaled there
     // by SDPA's sqrt(scale); its bf16 probabilities extf'd for P.V): the

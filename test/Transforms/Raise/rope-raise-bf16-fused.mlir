@@ -328,3 +328,101 @@ func.func @q_rotation_widened_scaled_in_scores(%q: tensor<1x2x4x8xbf16>, %k: ten
   } -> tensor<1x2x4x8xf32>
   return %o : tensor<1x2x4x8xf32>
 }
+
+// -----
+
+// GQA in bf16 after generalize + fuse: V truncated from its f32 projection,
+// transposed, repeated over the query heads of its group and widened for
+// SDPA's f32, all in one copy (K's repeat is a widened copy of a bf16
+// tensor). V is the bf16 truncation, read once per KV head: the op repeats
+// it, as it does K.
+// CHECK-LABEL: func.func @v_narrowing_broadcast(
+// CHECK-SAME: %[[Q:[^:]*]]: tensor<1x2x4x8xbf16>, %[[K:[^:]*]]: tensor<1x1x4x8xbf16>, %[[VP:[^:]*]]: tensor<1x4x1x8xf32>
+// CHECK: %[[VN:.*]] = linalg.generic {{.*}} ins(%[[VP]] : tensor<1x4x1x8xf32>) outs(%{{.*}} : tensor<1x4x1x8xbf16>)
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK-DAG: %[[KC:.*]] = tensor.collapse_shape %[[K]] {{.*}} into tensor<1x4x8xbf16>
+// CHECK-DAG: %[[VC:.*]] = tensor.collapse_shape %[[VN]] {{.*}} into tensor<1x4x8xbf16>
+// CHECK: rope.attention ins(%[[Q]], %[[KC]], %[[VC]] : tensor<1x2x4x8xbf16>, tensor<1x4x8xbf16>, tensor<1x4x8xbf16>)
+
+#id4 = affine_map<(b, h, s, d) -> (b, h, s, d)>
+#row4 = affine_map<(b, h, s, d) -> (b, h, s, 0)>
+#kb = affine_map<(b, h, g, n, d) -> (b, h, n, d)>
+#vb = affine_map<(b, h, g, n, d) -> (b, n, h, d)>
+#id5 = affine_map<(b, h, g, n, d) -> (b, h, g, n, d)>
+#q5 = affine_map<(b, h, m, n, d) -> (b, h, m, d)>
+#k5 = affine_map<(b, h, m, n, d) -> (b, h, n, d)>
+#s5 = affine_map<(b, h, m, n, d) -> (b, h, m, n)>
+#v5 = affine_map<(b, h, m, e, n) -> (b, h, n, e)>
+#p5 = affine_map<(b, h, m, e, n) -> (b, h, m, n)>
+#l5 = affine_map<(b, h, m, e, n) -> (b, h, m, 0)>
+#o5 = affine_map<(b, h, m, e, n) -> (b, h, m, e)>
+func.func @v_narrowing_broadcast(%q: tensor<1x2x4x8xbf16>, %k: tensor<1x1x4x8xbf16>, %vp: tensor<1x4x1x8xf32>) -> tensor<1x2x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %scale = arith.constant 0.353553385 : f32
+  %eb = tensor.empty() : tensor<1x1x2x4x8xf32>
+  %kr = linalg.generic {indexing_maps = [#kb, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%k : tensor<1x1x4x8xbf16>) outs(%eb : tensor<1x1x2x4x8xf32>) {
+  ^bb0(%a: bf16, %o: f32):
+    %0 = arith.extf %a : bf16 to f32
+    linalg.yield %0 : f32
+  } -> tensor<1x1x2x4x8xf32>
+  %vr = linalg.generic {indexing_maps = [#vb, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%vp : tensor<1x4x1x8xf32>) outs(%eb : tensor<1x1x2x4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %0 = arith.truncf %a : f32 to bf16
+    %1 = arith.extf %0 : bf16 to f32
+    linalg.yield %1 : f32
+  } -> tensor<1x1x2x4x8xf32>
+  %kc = tensor.collapse_shape %kr [[0], [1, 2], [3], [4]] : tensor<1x1x2x4x8xf32> into tensor<1x2x4x8xf32>
+  %vc = tensor.collapse_shape %vr [[0], [1, 2], [3], [4]] : tensor<1x1x2x4x8xf32> into tensor<1x2x4x8xf32>
+  %es = tensor.empty() : tensor<1x2x4x4xf32>
+  %sacc = linalg.fill ins(%zero : f32) outs(%es : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %s = linalg.generic {indexing_maps = [#q5, #k5, #s5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %kc : tensor<1x2x4x8xbf16>, tensor<1x2x4x8xf32>) outs(%sacc : tensor<1x2x4x4xf32>) {
+  ^bb0(%x: bf16, %kk: f32, %acc: f32):
+    %0 = arith.extf %x : bf16 to f32
+    %1 = arith.mulf %0, %kk : f32
+    %2 = arith.addf %acc, %1 : f32
+    linalg.yield %2 : f32
+  } -> tensor<1x2x4x4xf32>
+  %sc = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s : tensor<1x2x4x4xf32>) outs(%es : tensor<1x2x4x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %0 = arith.mulf %a, %scale : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x4xf32>
+  %er = tensor.empty() : tensor<1x2x4x1xf32>
+  %macc = linalg.fill ins(%ninf : f32) outs(%er : tensor<1x2x4x1xf32>) -> tensor<1x2x4x1xf32>
+  %mx = linalg.generic {indexing_maps = [#id4, #row4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%sc : tensor<1x2x4x4xf32>) outs(%macc : tensor<1x2x4x1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %0 = arith.maximumf %a, %o : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x1xf32>
+  %ex = linalg.generic {indexing_maps = [#id4, #row4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%sc, %mx : tensor<1x2x4x4xf32>, tensor<1x2x4x1xf32>) outs(%es : tensor<1x2x4x4xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %0 = arith.subf %a, %m : f32
+    %1 = math.exp %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x4xf32>
+  %lacc = linalg.fill ins(%zero : f32) outs(%er : tensor<1x2x4x1xf32>) -> tensor<1x2x4x1xf32>
+  %l = linalg.generic {indexing_maps = [#id4, #row4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%ex : tensor<1x2x4x4xf32>) outs(%lacc : tensor<1x2x4x1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %0 = arith.addf %a, %o : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x1xf32>
+  %eo = tensor.empty() : tensor<1x2x4x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%eo : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %o = linalg.generic {indexing_maps = [#p5, #l5, #v5, #o5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%ex, %l, %vc : tensor<1x2x4x4xf32>, tensor<1x2x4x1xf32>, tensor<1x2x4x8xf32>) outs(%oacc : tensor<1x2x4x8xf32>) {
+  ^bb0(%e: f32, %sum: f32, %vv: f32, %acc: f32):
+    %0 = arith.divf %e, %sum : f32
+    %1 = arith.mulf %0, %vv : f32
+    %2 = arith.addf %acc, %1 : f32
+    linalg.yield %2 : f32
+  } -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}

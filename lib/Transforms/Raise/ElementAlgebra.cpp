@@ -1566,19 +1566,17 @@ SmallVector<linalg::GenericOp> defuse(RewriterBase &rewriter,
     bool iota = isConvertedIota(v, body);
     if (!iota && !isa<FloatType, ComplexType>(v.getType()))
       return;
-    // A narrowing the op broadcasts, possibly widened again (a bf16 model's
-    // V truncated from its f32 projection, fused with repeat_kv's broadcast,
-    // the transpose and SDPA's extf into one copy): the narrow tensor, as
-    // the frontend had it.
-    Value narrowed;
-    if (yielded) {
-      Value n = v;
-      if (auto ext = n.getDefiningOp<arith::ExtFOp>())
-        n = ext.getIn();
-      if (auto trunc = n.getDefiningOp<arith::TruncFOp>();
-          trunc && trunc->getBlock() == body)
-        narrowed = n;
-    }
+    // A narrowing the op broadcasts or reads over more loops, possibly
+    // widened again (a bf16 model's V truncated from its f32 projection,
+    // fused with repeat_kv's broadcast, the transpose and SDPA's extf into
+    // one copy, or into P.V itself): the narrow tensor, as the frontend had
+    // it.
+    Value narrowed = v;
+    if (auto ext = narrowed.getDefiningOp<arith::ExtFOp>())
+      narrowed = ext.getIn();
+    if (auto trunc = narrowed.getDefiningOp<arith::TruncFOp>();
+        !trunc || trunc->getBlock() != body)
+      narrowed = Value();
     if (!iota && !narrowed && !isSubstantial(v, body))
       return;
     if (narrowed) {

@@ -249,8 +249,9 @@ SmallVector<int64_t> unflatten(int64_t flat, ArrayRef<int64_t> shape);
 /// inside the op that multiplies by them) is computed by a generic of its
 /// own over those loops, which the op reads as an input. A value the op
 /// widens (extf, possibly times constants) is materialized before the
-/// widening, and a narrowing (truncf) the op broadcasts is materialized
-/// even though it computes nothing else: the bf16 tensors a bf16 model had.
+/// widening, and a narrowing (truncf) the op reads over more loops (a
+/// broadcast, a contraction) is materialized even though it computes
+/// nothing else: the bf16 tensors a bf16 model had.
 /// Semantics preserving; the frontends' unfused IR has no such values.
 void materializeFusedOperands(Operation *root);
 

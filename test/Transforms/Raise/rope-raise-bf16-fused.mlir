@@ -1,4 +1,8 @@
 // RUN: rope-opt --rope-raise --split-input-file %s | FileCheck %s
+// The same after linalg-fold-unit-extent-dims and fusion (which moves V's
+// truncf and extf into P·V itself):
+// RUN: rope-opt --split-input-file --linalg-fold-unit-extent-dims --linalg-fuse-elementwise-ops %s \
+// RUN:   | rope-opt --split-input-file --rope-raise | FileCheck %s --check-prefix=FOLD
 
 // A bf16 model after linalg-fuse-elementwise-ops (torch-mlir's export of HF
 // Llama in torch.bfloat16; the zoo's llama_bf16 and llama_eager_bf16 under
@@ -343,6 +347,10 @@ func.func @q_rotation_widened_scaled_in_scores(%q: tensor<1x2x4x8xbf16>, %k: ten
 // CHECK-DAG: %[[KC:.*]] = tensor.collapse_shape %[[K]] {{.*}} into tensor<1x4x8xbf16>
 // CHECK-DAG: %[[VC:.*]] = tensor.collapse_shape %[[VN]] {{.*}} into tensor<1x4x8xbf16>
 // CHECK: rope.attention ins(%[[Q]], %[[KC]], %[[VC]] : tensor<1x2x4x8xbf16>, tensor<1x4x8xbf16>, tensor<1x4x8xbf16>)
+// FOLD-LABEL: func.func @v_narrowing_broadcast(
+// FOLD: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x4x1x8xf32>) outs(%{{.*}} : tensor<1x4x1x8xbf16>)
+// FOLD: arith.truncf %{{.*}} : f32 to bf16
+// FOLD: rope.attention ins({{.*}} : tensor<1x2x4x8xbf16>, tensor<4x8xbf16>, tensor<4x8xbf16>)
 
 #id4 = affine_map<(b, h, s, d) -> (b, h, s, d)>
 #row4 = affine_map<(b, h, s, d) -> (b, h, s, 0)>

@@ -1566,8 +1566,49 @@ SmallVector<linalg::GenericOp> defuse(RewriterBase &rewriter,
     bool iota = isConvertedIota(v, body);
     if (!iota && !isa<FloatType, ComplexType>(v.getType()))
       return;
-    if (!iota && !isSubstantial(v, body))
+    // A narrowing the op broadcasts or reads over more loops, possibly
+    // widened again (a bf16 model's V truncated from its f32 projection,
+    // fused with repeat_kv's broadcast, the transpose and SDPA's extf into
+    // one copy, or into P.V itself): the narrow tensor, as the frontend had
+    // it.
+    Value narrowed = v;
+    if (auto ext = narrowed.getDefiningOp<arith::ExtFOp>())
+      narrowed = ext.getIn();
+    if (auto trunc = narrowed.getDefiningOp<arith::TruncFOp>();
+        !trunc || trunc->getBlock() != body)
+      narrowed = Value();
+    if (!iota && !narrowed && !isSubstantial(v, body))
       return;
+    if (narrowed) {
+      chosen.insert(narrowed);
+      return;
+    }
+    // A widening of a payload value, possibly times constants (a bf16
+    // model's rotated q extf'd to the f32 accumulator of Q.K^T, scaled there
+    // by SDPA's sqrt(scale); its bf16 probabilities extf'd for P.V): the
+    // narrow value is the tensor, as the frontend had it; the widening and
+    // the factors stay in the op, its reader.
+    for (Value x = v;;) {
+      Operation *def = x.getDefiningOp();
+      if (!def || def->getBlock() != body)
+        break;
+      if (auto ext = dyn_cast<arith::ExtFOp>(def)) {
+        Operation *in = ext.getIn().getDefiningOp();
+        if (!in || in->getBlock() != body || isa<linalg::IndexOp>(in) ||
+            !isSubstantial(ext.getIn(), body))
+          break;
+        x = v = ext.getIn();
+        continue;
+      }
+      if (!isa<arith::MulFOp, arith::DivFOp>(def))
+        break;
+      if (getScalarConstant(def->getOperand(1)))
+        x = def->getOperand(0);
+      else if (isa<arith::MulFOp>(def) && getScalarConstant(def->getOperand(0)))
+        x = def->getOperand(1);
+      else
+        break;
+    }
     chosen.insert(v);
   };
   for (Operation &inner : body->without_terminator()) {

@@ -247,8 +247,12 @@ SmallVector<int64_t> unflatten(int64_t flat, ArrayRef<int64_t> shape);
 /// on fewer loops than a value computed from it (a rotation fused into the
 /// contraction that reads it, or into a broadcast of it; cos/sin computed
 /// inside the op that multiplies by them) is computed by a generic of its
-/// own over those loops, which the op reads as an input. Semantics
-/// preserving; the frontends' unfused IR has no such values.
+/// own over those loops, which the op reads as an input. A value the op
+/// widens (extf, possibly times constants) is materialized before the
+/// widening, and a narrowing (truncf) the op reads over more loops (a
+/// broadcast, a contraction) is materialized even though it computes
+/// nothing else: the bf16 tensors a bf16 model had.
+/// Semantics preserving; the frontends' unfused IR has no such values.
 void materializeFusedOperands(Operation *root);
 
 /// Makes two expand_shapes of one tensor that differ only in unit dims

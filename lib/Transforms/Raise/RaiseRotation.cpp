@@ -127,7 +127,8 @@ public:
   }
 
   /// When cos/sin were not proven because several data tensors reach the
-  /// rotation: their roots.
+  /// rotation, or x was read through a narrowing into a wider producer:
+  /// their roots.
   SmallVector<Value> dataRoots;
 
   /// Whether a cos/sin leaf was found (the computation looks like RoPE).
@@ -265,8 +266,16 @@ public:
     if (!readsWholeChannels(x, type))
       return fail("the rotated tensor is not read whole, element for element");
     if (cast<RankedTensorType>(x.root.getType()).getElementType() !=
-        type.getElementType())
+        type.getElementType()) {
+      // The algebra read x through a narrowing (exact for it) into a wider
+      // producer: a bf16 model's q/k are the truncf of an f32 projection,
+      // which elementwise fusion leaves unseparated by the reshape that
+      // stops the algebra in the frontend's IR. The rotated tensor is the
+      // narrow one every path reaches x through (raiseRotation reads it as
+      // a leaf), as the unfused IR has it.
+      dataRoots.push_back(x.root);
       return fail("the input and result element types differ");
+    }
     x0 = xLeaf;
 
     // Each channel: pass-through x[k], or two terms x[k]*cos + x[p]*sin.
@@ -1643,8 +1652,9 @@ LogicalResult mlir::rope::raise::raiseRotation(Operation *op,
   RotationMatcher first(op->getResult(0), shared);
   FailureOr<RaisePlan> plan = first.match();
   // Several data tensors reach the rotation (a bias added to the projection
-  // in the same loops): the rotated tensor is the one they all reach it
-  // through, read as a leaf.
+  // in the same loops), or x of another element type than the result (read
+  // through a truncf into the wider projection): the rotated tensor is the
+  // one they all reach it through, read as a leaf.
   std::optional<RotationMatcher> second;
   if (failed(plan) && first.looksLikeRope && !first.dataRoots.empty())
     if (Value x = commonDataSource(op->getResult(0), first.dataRoots)) {

@@ -52,15 +52,17 @@
 // under such a causal mask and kept otherwise, as a test on the mask alone.
 // What is not raised says why in a remark (rope-raise's `remarks` option).
 //
-// Files. This one holds the expression reader (out-of-line parts) and the
-// matcher, the pattern and the pass; AttentionMaskAnalysis.cpp reads masks
-// from index comparisons; AttentionBuilder.cpp builds the op from a match;
-// RaiseAttentionInternal.h is what the three share.
+// Files. This one holds the matcher, the pattern and the pass; the
+// expression reader is Expressions.{h,cpp} (rope-raise-softmax reads with it
+// too), SoftmaxReader.cpp reads P as a softmax, AttentionMaskAnalysis.cpp
+// reads masks from index comparisons, AttentionBuilder.cpp builds the op from
+// a match; RaiseAttentionInternal.h is what the attention parts share.
 //
 //===----------------------------------------------------------------------===//
 
 #include "rope/Transforms/Raise/RaiseAttention.h"
 #include "RaiseAttentionInternal.h"
+#include "SoftmaxReader.h"
 
 #include "rope/Dialect/Rope/IR/AttentionDims.h"
 #include "rope/Dialect/Rope/IR/RopeOps.h"
@@ -89,411 +91,6 @@ using namespace mlir;
 using namespace mlir::rope;
 
 namespace mlir::rope::raise::attention {
-
-//===----------------------------------------------------------------------===//
-// Expressions: reading values (the parts out of line)
-//===----------------------------------------------------------------------===//
-
-bool Expressions::same(Node *a, Node *b, const Renaming &renaming, int depth) {
-  if (depth > kMaxDepth || exhausted())
-    return false;
-  a = look(a);
-  b = look(b);
-  if (a->kind == Node::Tensor && b->kind == Node::Tensor &&
-      a->value == b->value && layoutsEqual(a->layout, b->layout, renaming))
-    return true;
-  if (a->kind == Node::Tensor || b->kind == Node::Tensor) {
-    Node *x = a->kind == Node::Tensor ? openOnce(a) : a;
-    Node *y = b->kind == Node::Tensor ? openOnce(b) : b;
-    if (!x || !y)
-      return false;
-    return same(x, y, renaming, depth + 1);
-  }
-  if (a->kind != b->kind)
-    return false;
-  switch (a->kind) {
-  case Node::Constant:
-    return a->constant == b->constant;
-  case Node::Index:
-    return atomsEqual(a->atoms, b->atoms, renaming);
-  case Node::Undefined:
-  case Node::Tensor:
-    return false;
-  case Node::Compute:
-    if (a->op->getName() != b->op->getName() ||
-        a->op->getAttrDictionary() != b->op->getAttrDictionary() ||
-        a->op->getResultTypes() != b->op->getResultTypes() ||
-        a->operands.size() != b->operands.size())
-      return false;
-    for (auto [x, y] : llvm::zip_equal(a->operands, b->operands))
-      if (!same(x, y, renaming, depth + 1))
-        return false;
-    return true;
-  case Node::Reduce: {
-    if (a->op->getName() != b->op->getName() ||
-        a->op->getAttrDictionary() != b->op->getAttrDictionary())
-      return false;
-    AtomList la = atoms.leaves(a->atoms), lb = atoms.leaves(b->atoms);
-    if (la.size() != lb.size())
-      return false;
-    Renaming inner = renaming;
-    for (auto [x, y] : llvm::zip_equal(la, lb)) {
-      if (atoms.size(x) != atoms.size(y))
-        return false;
-      inner[x] = y;
-    }
-    return same(a->operands[0], b->operands[0], renaming, depth + 1) &&
-           same(a->operands[1], b->operands[1], inner, depth + 1);
-  }
-  }
-  return false;
-}
-
-Node *Expressions::openOnce(Node *node) {
-  if (node->kind != Node::Tensor || exhausted())
-    return nullptr;
-  Key key{node->value.getAsOpaquePointer(), {}};
-  for (const AtomList &dim : node->layout) {
-    for (unsigned atom : atoms.leaves(dim))
-      key.atoms.push_back(atom);
-    key.atoms.push_back(-1);
-  }
-  if (auto it = memo.find(key); it != memo.end())
-    return it->second;
-  Node *result = openValue(node->value, node->layout);
-  memo[key] = result;
-  return result;
-}
-
-Node *Expressions::openValue(Value value, const Layout &layout) {
-  auto type = dyn_cast<RankedTensorType>(value.getType());
-  if (!type || static_cast<size_t>(type.getRank()) != layout.size())
-    return nullptr;
-  for (auto [i, dim] : llvm::enumerate(layout)) {
-    std::optional<int64_t> product = atoms.product(dim);
-    if (!product || type.isDynamicDim(i) || *product != type.getDimSize(i))
-      return nullptr;
-  }
-  Operation *def = value.getDefiningOp();
-  if (!def)
-    return nullptr;
-  if (auto constant = dyn_cast<arith::ConstantOp>(def)) {
-    auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-    if (!dense || !dense.isSplat())
-      return nullptr;
-    return constantNode(dense.getSplatValue<Attribute>());
-  }
-  if (isa<tensor::EmptyOp>(def))
-    return make(Node::Undefined);
-  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def)) {
-    Layout source;
-    for (const ReassociationIndices &group : expand.getReassociationIndices()) {
-      AtomList list;
-      for (int64_t i : group) {
-        if (i < 0 || static_cast<size_t>(i) >= layout.size())
-          return nullptr;
-        list.append(layout[i]);
-      }
-      source.push_back(list);
-    }
-    opened.insert(def);
-    return tensor(expand.getSrc(), source);
-  }
-  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def)) {
-    RankedTensorType sourceType = collapse.getSrcType();
-    SmallVector<ReassociationIndices> groups =
-        collapse.getReassociationIndices();
-    if (groups.size() != layout.size())
-      return nullptr;
-    Layout source;
-    for (auto [g, group] : llvm::enumerate(groups)) {
-      SmallVector<int64_t> sizes;
-      for (int64_t i : group) {
-        if (i < 0 || i >= sourceType.getRank())
-          return nullptr;
-        sizes.push_back(sourceType.getDimSize(i));
-      }
-      std::optional<SmallVector<AtomList>> parts =
-          atoms.split(layout[g], sizes);
-      if (!parts)
-        return nullptr;
-      source.append(parts->begin(), parts->end());
-    }
-    if (source.size() != static_cast<size_t>(sourceType.getRank()))
-      return nullptr;
-    opened.insert(def);
-    return tensor(collapse.getSrc(), source);
-  }
-  if (auto cast = dyn_cast<tensor::CastOp>(def)) {
-    auto sourceType = dyn_cast<RankedTensorType>(cast.getSource().getType());
-    if (!sourceType || sourceType.getRank() != type.getRank())
-      return nullptr;
-    opened.insert(def);
-    return tensor(cast.getSource(), layout);
-  }
-  // linalg-fold-unit-extent-dims=use-rank-reducing-slices spells the
-  // reshapes that add or drop unit dims as slices covering the whole
-  // tensor: read them as the reshapes they are.
-  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
-    if (!raise::isWholeUnitView(slice))
-      return nullptr;
-    llvm::SmallBitVector dropped = slice.getDroppedDims();
-    Layout source;
-    size_t next = 0;
-    for (size_t d = 0; d < dropped.size(); ++d) {
-      if (dropped.test(d))
-        source.push_back({atoms.make(1)});
-      else if (next < layout.size())
-        source.push_back(layout[next++]);
-      else
-        return nullptr;
-    }
-    if (next != layout.size())
-      return nullptr;
-    opened.insert(def);
-    return tensor(slice.getSource(), source);
-  }
-  if (auto insert = dyn_cast<tensor::InsertSliceOp>(def)) {
-    if (!raise::isWholeUnitView(insert))
-      return nullptr;
-    llvm::SmallBitVector dropped = insert.getDroppedDims();
-    if (dropped.size() != layout.size())
-      return nullptr;
-    Layout source;
-    for (auto [d, dim] : llvm::enumerate(layout))
-      if (!dropped.test(d))
-        source.push_back(dim);
-    opened.insert(def);
-    return tensor(insert.getSource(), source);
-  }
-  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(def))
-    return openLinalg(linalgOp, cast<OpResult>(value), layout);
-  return nullptr;
-}
-
-Node *Expressions::openLinalg(linalg::LinalgOp op, OpResult result,
-                              const Layout &layout) {
-  if (!op.hasPureTensorSemantics() || op->getNumRegions() != 1)
-    return nullptr;
-  unsigned r = result.getResultNumber();
-  if (r >= op.getNumDpsInits())
-    return nullptr;
-  OpOperand *init = op.getDpsInitOperand(r);
-  AffineMap outMap = op.getMatchingIndexingMap(init);
-  unsigned numLoops = op.getNumLoops();
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  if (outMap.getNumResults() != layout.size() ||
-      outMap.getNumDims() != numLoops || ranges.size() != numLoops ||
-      iterators.size() != numLoops)
-    return nullptr;
-  SmallVector<std::optional<AtomList>> loops(numLoops);
-  for (auto [i, expr] : llvm::enumerate(outMap.getResults())) {
-    if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
-      unsigned d = dim.getPosition();
-      if (loops[d] || iterators[d] != utils::IteratorType::parallel)
-        return nullptr;
-      loops[d] = layout[i];
-      continue;
-    }
-    auto constant = dyn_cast<AffineConstantExpr>(expr);
-    if (!constant || constant.getValue() != 0 || atoms.product(layout[i]) != 1)
-      return nullptr;
-  }
-  AtomList reduced;
-  for (unsigned d = 0; d < numLoops; ++d) {
-    if (loops[d]) {
-      if (!ShapedType::isDynamic(ranges[d]) &&
-          atoms.product(*loops[d]) != ranges[d])
-        return nullptr;
-      continue;
-    }
-    if (iterators[d] != utils::IteratorType::reduction ||
-        ShapedType::isDynamic(ranges[d]) || ranges[d] <= 0)
-      return nullptr;
-    unsigned atom = atoms.make(ranges[d]);
-    loops[d] = AtomList{atom};
-    reduced.push_back(atom);
-  }
-  Payload ctx;
-  ctx.op = op;
-  for (std::optional<AtomList> &loop : loops)
-    ctx.loops.push_back(*loop);
-  Block *block = op.getBlock();
-  if (!block || block->empty())
-    return nullptr;
-  Operation *terminator = block->getTerminator();
-  if (r >= terminator->getNumOperands())
-    return nullptr;
-  Value yielded = terminator->getOperand(r);
-  if (reduced.empty()) {
-    Node *node = payload(ctx, yielded, 0);
-    if (node)
-      opened.insert(op);
-    return node;
-  }
-  // A reduction: `yield combiner(acc, x)` with x not reading a destination.
-  Operation *combiner = yielded.getDefiningOp();
-  if (!combiner || combiner->getBlock() != block ||
-      combiner->getNumOperands() != 2 || combiner->getNumResults() != 1 ||
-      combiner->getNumRegions() != 0)
-    return nullptr;
-  Value acc = op.getMatchingBlockArgument(init);
-  Value other;
-  if (combiner->getOperand(0) == acc)
-    other = combiner->getOperand(1);
-  else if (combiner->getOperand(1) == acc)
-    other = combiner->getOperand(0);
-  else
-    return nullptr;
-  Node *body = payload(ctx, other, 0);
-  if (!body)
-    return nullptr;
-  Node *node = make(Node::Reduce);
-  node->op = combiner;
-  node->producer = op;
-  node->atoms = reduced;
-  node->operands = {tensor(init->get(), layout), body};
-  opened.insert(op);
-  return node;
-}
-
-Node *Expressions::payload(Expressions::Payload &ctx, Value value, int depth) {
-  if (depth > 4 * kMaxDepth || exhausted())
-    return nullptr;
-  if (auto it = ctx.memo.find(value); it != ctx.memo.end())
-    return it->second;
-  Node *result = nullptr;
-  Block *block = ctx.op.getBlock();
-  if (auto arg = dyn_cast<BlockArgument>(value)) {
-    if (arg.getOwner() != block) {
-      result = scalar(value);
-    } else {
-      OpOperand *operand = ctx.op.getMatchingOpOperand(arg);
-      if (!operand || !ctx.op.isDpsInput(operand))
-        return nullptr;
-      Value input = operand->get();
-      auto type = dyn_cast<RankedTensorType>(input.getType());
-      if (!type) {
-        result = scalar(input);
-      } else {
-        AffineMap map = ctx.op.getMatchingIndexingMap(operand);
-        if (map.getNumResults() != type.getRank())
-          return nullptr;
-        Layout layout;
-        for (auto [i, expr] : llvm::enumerate(map.getResults())) {
-          if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
-            if (dim.getPosition() >= ctx.loops.size())
-              return nullptr;
-            layout.push_back(ctx.loops[dim.getPosition()]);
-            continue;
-          }
-          auto constant = dyn_cast<AffineConstantExpr>(expr);
-          if (!constant || constant.getValue() != 0 || type.getDimSize(i) != 1)
-            return nullptr;
-          layout.push_back({});
-        }
-        result = tensor(input, layout);
-      }
-    }
-  } else {
-    Operation *def = value.getDefiningOp();
-    if (def->getBlock() != block) {
-      result = scalar(value);
-    } else if (auto index = dyn_cast<linalg::IndexOp>(def)) {
-      if (index.getDim() >= ctx.loops.size())
-        return nullptr;
-      result = make(Node::Index);
-      result->atoms = ctx.loops[index.getDim()];
-    } else if (Attribute attr = raise::getScalarConstantAttr(value)) {
-      result = constantNode(attr, value);
-    } else {
-      if (def->getNumResults() != 1 || def->getNumRegions() != 0)
-        return nullptr;
-      SmallVector<Node *, 2> operands;
-      for (Value operand : def->getOperands()) {
-        Node *node = payload(ctx, operand, depth + 1);
-        if (!node)
-          return nullptr;
-        operands.push_back(node);
-      }
-      result = make(Node::Compute);
-      result->op = def;
-      result->operands = std::move(operands);
-    }
-  }
-  ctx.memo[value] = result;
-  return result;
-}
-
-/// The one atom a reduction over `atoms` reduces, reductions of one
-/// iteration aside (fold and fuse leave a unit dim reduced next to the keys
-/// or the channels); the unit atom when it is the only one.
-std::optional<unsigned> reducedAtom(Expressions &ex, ArrayRef<unsigned> atoms) {
-  AtomList leaves = ex.atoms.leaves(atoms);
-  AtomList significant = ex.atoms.significant(atoms);
-  if (significant.size() == 1)
-    return significant[0];
-  if (significant.empty() && leaves.size() == 1)
-    return leaves[0];
-  return std::nullopt;
-}
-
-std::optional<APFloat> floatConstant(Expressions &ex, Node *node) {
-  if (node->kind == Node::Tensor)
-    // Probing an operand for a constant factor must not split the dims of
-    // what it reads when it is not one (a Q normalized after a reshape would
-    // split the channel atom): read values, not layouts.
-    return raise::getSplatFloat(node->value, kMaxDepth);
-  if (node->kind != Node::Constant)
-    return std::nullopt;
-  if (auto attr = dyn_cast<FloatAttr>(node->constant))
-    return attr.getValue();
-  return std::nullopt;
-}
-
-std::optional<APInt> intConstant(Expressions &ex, Node *node) {
-  node = ex.look(node);
-  if (node->kind != Node::Constant)
-    return std::nullopt;
-  if (auto attr = dyn_cast<IntegerAttr>(node->constant))
-    return attr.getValue();
-  return std::nullopt;
-}
-
-double toDouble(APFloat value) {
-  bool lost = false;
-  value.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
-  return value.convertToDouble();
-}
-
-/// A constant factor of the scores: a float constant, read before the float
-/// cast the frontend put on it (see Node::uncast).
-std::optional<double> scaleFactor(Expressions &ex, Node *node) {
-  if (node->kind == Node::Constant)
-    if (auto uncast = dyn_cast_if_present<FloatAttr>(node->uncast))
-      return uncast.getValueAsDouble();
-  std::optional<APFloat> c = floatConstant(ex, node);
-  if (!c)
-    return std::nullopt;
-  return toDouble(*c);
-}
-
-/// Strips float extensions written in a payload (mixed-precision operands).
-Node *stripExtF(Expressions &ex, Node *node) {
-  for (int i = 0; i < 4; ++i) {
-    Node *ext = computeOf<arith::ExtFOp>(ex, node, 1);
-    if (!ext)
-      break;
-    node = ext->operands[0];
-  }
-  return node;
-}
-
-bool isZero(Expressions &ex, Node *node) {
-  std::optional<APFloat> value = floatConstant(ex, node);
-  return value && value->isZero();
-}
 
 namespace {
 
@@ -551,28 +148,29 @@ public:
     if (!product)
       return fail("not a sum-of-products contraction");
 
-    SoftmaxResult softmax;
+    SoftmaxReader::Result softmax;
     Node *probs = nullptr, *values = nullptr;
     for (unsigned side : {0u, 1u}) {
       Node *p = stripExtF(ex, product->operands[side]);
       std::optional<SinkSlice> sliced =
           deferredSum ? std::nullopt : sinkSlice(p);
-      softmaxKey = sliced ? sliced->key : match.k2;
-      Found found = deferredSum
-                        ? matchDeferredSoftmax(p, deferredSum, softmax)
-                        : matchSoftmax(sliced ? sliced->source : p, softmax);
-      if (found == Found::Mismatch)
-        return failure();
-      if (found == Found::Yes) {
+      // The softmax is over the keys P·V sums, or those and the sink column.
+      SoftmaxReader reader(ex, sliced ? sliced->key : match.k2,
+                           "the keys P·V sums");
+      SoftmaxReader::Found found =
+          deferredSum ? reader.deferredSoftmax(p, deferredSum, softmax)
+                      : reader.softmax(sliced ? sliced->source : p, softmax);
+      if (found == SoftmaxReader::Found::Mismatch)
+        return fail(reader.why);
+      if (found == SoftmaxReader::Found::Yes) {
         probs = p;
         values = stripExtF(ex, product->operands[1 - side]);
-        softmax.input = peelRowShift(softmax.input);
+        softmax.input = reader.peelRowShift(softmax.input);
         if (sliced && failed(matchSinkColumn(*sliced, softmax)))
           return failure();
         break;
       }
     }
-    softmaxKey = match.k2;
     if (!probs)
       return fail("neither operand of the contraction is a softmax (over "
                   "the dim it sums: P·V)");
@@ -602,19 +200,9 @@ public:
   }
 
 private:
-  enum class Found { No, Yes, Mismatch };
-  struct SoftmaxResult {
-    Node *input = nullptr;
-    bool guard = false;
-  };
-
   LogicalResult fail(const Twine &reason) {
     why = reason.str();
     return failure();
-  }
-  Found mismatch(const Twine &reason) {
-    why = reason.str();
-    return Found::Mismatch;
   }
 
   /// P read as the keys of a softmax over one more column, the sink, which
@@ -689,7 +277,7 @@ private:
   /// the scores and the sink column (on the side the slice drops), whose
   /// scores become the softmax input and whose column becomes the sinks.
   LogicalResult matchSinkColumn(const SinkSlice &sliced,
-                                SoftmaxResult &softmax) {
+                                SoftmaxReader::Result &softmax) {
     if (softmax.guard)
       return fail("a softmax with a sink column has a guard for fully masked "
                   "rows (the sink leaves none)");
@@ -731,210 +319,6 @@ private:
     match.sinks = ex.tensor(sinkNode->value, significant);
     softmax.input = ex.tensor(scores, scoresLayout);
     return success();
-  }
-
-  /// `x − rowmax(x)` over the keys is `x` to a softmax (gpt-oss subtracts
-  /// the max before softmax, which subtracts it again): exact, as the max
-  /// of the shifted row is 0 (or the row is NaN either way).
-  Node *peelRowShift(Node *x) {
-    for (int i = 0; i < 2; ++i) {
-      Node *shifted = computeOf<arith::SubFOp>(ex, x, 2);
-      if (!shifted)
-        break;
-      Node *max = ex.open(shifted->operands[1]);
-      std::optional<APFloat> start =
-          max->kind == Node::Reduce &&
-                  isa<arith::MaximumFOp, arith::MaxNumFOp>(max->op)
-              ? floatConstant(ex, max->operands[0])
-              : std::nullopt;
-      if (!start || !start->isNegInfinity() ||
-          !isRowReduce(max, shifted->operands[0],
-                       {arith::MaximumFOp::getOperationName(),
-                        arith::MaxNumFOp::getOperationName()}))
-        break;
-      x = shifted->operands[0];
-    }
-    return x;
-  }
-
-  /// Whether `node` is the sum of `x` over the keys, from zero.
-  bool isRowReduce(Node *row, Node *x, ArrayRef<StringRef> combiners) {
-    row = ex.open(row);
-    if (row->kind != Node::Reduce ||
-        !llvm::is_contained(combiners, row->op->getName().getStringRef()))
-      return false;
-    std::optional<unsigned> reduced = reducedAtom(ex, row->atoms);
-    if (!reduced || ex.atoms.size(*reduced) != ex.atoms.size(softmaxKey))
-      return false;
-    Renaming renaming;
-    renaming[*reduced] = softmaxKey;
-    return ex.same(row->operands[1], x, renaming);
-  }
-
-  /// `p` as softmax over the key atom (linalg.softmax, or written out:
-  /// exp(x − rowmax x) / rowsum, with torch-mlir's fully-masked-row guard
-  /// and an f32 upcast's truncf after it).
-  Found matchSoftmax(Node *p, SoftmaxResult &result) {
-    Node *core = p;
-    Node *guardCondition = nullptr;
-    bool truncated = false;
-    for (int i = 0; i < 3; ++i) {
-      if (Node *trunc = computeOf<arith::TruncFOp>(ex, core, 1);
-          trunc && !truncated) {
-        truncated = true;
-        core = trunc->operands[0];
-        continue;
-      }
-      if (Node *select = computeOf<arith::SelectOp>(ex, core, 3);
-          select && !guardCondition && isZero(ex, select->operands[1])) {
-        guardCondition = select->operands[0];
-        core = select->operands[2];
-        continue;
-      }
-      break;
-    }
-    Node *viewed = ex.look(core);
-    if (viewed->kind == Node::Tensor) {
-      if (auto softmax = viewed->value.getDefiningOp<linalg::SoftmaxOp>()) {
-        if (!softmax.hasPureTensorSemantics())
-          return Found::No;
-        int64_t dim = softmax.getDimension();
-        if (dim < 0 || static_cast<size_t>(dim) >= viewed->layout.size())
-          return Found::No;
-        std::optional<int64_t> keyDim;
-        for (auto [i, atoms] : llvm::enumerate(viewed->layout)) {
-          AtomList leaves = ex.atoms.leaves(atoms);
-          if (!llvm::is_contained(leaves, softmaxKey))
-            continue;
-          if (ex.atoms.significant(atoms) != AtomList{softmaxKey} &&
-              leaves != AtomList{softmaxKey})
-            return mismatch("dim " + Twine(i) +
-                            " of the softmax flattens the keys P·V sums "
-                            "with other dims");
-          keyDim = i;
-        }
-        if (keyDim != dim)
-          return mismatch("the softmax is over dim " + Twine(dim) +
-                          ", not over the keys P·V sums" +
-                          (keyDim ? " (dim " + Twine(*keyDim) + ")" : ""));
-        ex.opened.insert(softmax);
-        result.input = ex.tensor(softmax.getInput(), viewed->layout);
-        if (guardCondition && !isFullyMaskedRow(guardCondition, result.input) &&
-            !isNaNOf(guardCondition, core))
-          return mismatch("the select after the softmax is not the guard for "
-                          "fully masked rows (all of x over the keys == "
-                          "-inf)");
-        result.guard = guardCondition != nullptr;
-        return Found::Yes;
-      }
-    }
-    Node *quotient = computeOf<arith::DivFOp>(ex, core, 2);
-    if (!quotient)
-      return Found::No;
-    Node *numerator = quotient->operands[0];
-    Node *sum = ex.open(quotient->operands[1]);
-    if (sum->kind != Node::Reduce)
-      return Found::No;
-    if (!isa<arith::AddFOp>(sum->op) || !isZero(ex, sum->operands[0]))
-      return mismatch("the divisor is not a row sum from zero");
-    if (!isRowReduce(sum, numerator, {arith::AddFOp::getOperationName()}))
-      return mismatch("the divisor is not the sum of the numerator over the "
-                      "keys P·V sums");
-    Node *x = nullptr;
-    Found shifted = matchExpOfShift(numerator, x);
-    if (shifted != Found::Yes)
-      return shifted;
-    if (guardCondition && !isFullyMaskedRow(guardCondition, x) &&
-        !isNaNOf(guardCondition, core))
-      return mismatch("the select after the softmax is not the guard for "
-                      "fully masked rows (all of x over the keys == -inf)");
-    result.input = x;
-    result.guard = guardCondition != nullptr;
-    return Found::Yes;
-  }
-
-  /// P·V of unnormalized P = exp(x − rowmax x) divided afterwards by the row
-  /// sum of P (`sum`, read through the division's layout).
-  Found matchDeferredSoftmax(Node *p, Node *sum, SoftmaxResult &result) {
-    Node *rowSum = ex.open(sum);
-    if (rowSum->kind != Node::Reduce || !isa<arith::AddFOp>(rowSum->op) ||
-        !isZero(ex, rowSum->operands[0]) ||
-        !isRowReduce(rowSum, p, {arith::AddFOp::getOperationName()}))
-      return Found::No;
-    Node *x = nullptr;
-    Found shifted = matchExpOfShift(p, x);
-    if (shifted != Found::Yes)
-      return shifted;
-    result.input = x;
-    result.guard = false;
-    return Found::Yes;
-  }
-
-  /// `numerator` as exp(x − rowmax x) over the softmax's keys; `x` set.
-  Found matchExpOfShift(Node *numerator, Node *&xOut) {
-    Node *exp = computeOf<math::ExpOp>(ex, numerator, 1);
-    if (!exp)
-      return mismatch("the numerator is not an exp");
-    Node *shifted = computeOf<arith::SubFOp>(ex, exp->operands[0], 2);
-    if (!shifted)
-      return mismatch("the exp is not of a difference");
-    Node *x = shifted->operands[0];
-    Node *max = ex.open(shifted->operands[1]);
-    bool isMax = max->kind == Node::Reduce &&
-                 isa<arith::MaximumFOp, arith::MaxNumFOp>(max->op);
-    std::optional<APFloat> start =
-        isMax ? floatConstant(ex, max->operands[0]) : std::nullopt;
-    if (!start || !raise::isRowMaxStart(*start, isa<arith::MaxNumFOp>(max->op)))
-      return mismatch("the exp is not of x minus a row max of x");
-    if (!isRowReduce(max, x,
-                     {arith::MaximumFOp::getOperationName(),
-                      arith::MaxNumFOp::getOperationName()}))
-      return mismatch("the row max is not of x over the keys P·V sums");
-    xOut = x;
-    return Found::Yes;
-  }
-
-  /// The ONNX export's guard (torch's SDPA decomposition: where(isnan(p),
-  /// 0, p)), `p != p` (or unordered) on the softmax itself: for finite
-  /// scores p is NaN exactly on the rows whose keys are all masked, the rows
-  /// torch-mlir's guard zeroes, and the raise treats it as that guard.
-  bool isNaNOf(Node *condition, Node *p) {
-    Node *cmp = computeOf<arith::CmpFOp>(ex, condition, 2);
-    if (!cmp)
-      return false;
-    arith::CmpFPredicate pred = cast<arith::CmpFOp>(cmp->op).getPredicate();
-    if (pred != arith::CmpFPredicate::UNE && pred != arith::CmpFPredicate::UNO)
-      return false;
-    Renaming none;
-    return ex.same(cmp->operands[0], p, none) &&
-           ex.same(cmp->operands[1], p, none);
-  }
-
-  /// torch-mlir's guard: the keys of a row all have x == −inf (compared
-  /// after an extf).
-  bool isFullyMaskedRow(Node *condition, Node *x) {
-    Node *all = ex.open(condition);
-    if (all->kind != Node::Reduce || !isa<arith::AndIOp>(all->op))
-      return false;
-    std::optional<APInt> start = intConstant(ex, all->operands[0]);
-    if (!start || start->getBitWidth() != 1 || !start->isOne())
-      return false;
-    std::optional<unsigned> reduced = reducedAtom(ex, all->atoms);
-    if (!reduced || ex.atoms.size(*reduced) != ex.atoms.size(softmaxKey))
-      return false;
-    Node *cmp = computeOf<arith::CmpFOp>(ex, all->operands[1], 2);
-    if (!cmp || cast<arith::CmpFOp>(cmp->op).getPredicate() !=
-                    arith::CmpFPredicate::OEQ)
-      return false;
-    Renaming renaming;
-    renaming[*reduced] = softmaxKey;
-    for (unsigned side : {0u, 1u}) {
-      std::optional<APFloat> inf = floatConstant(ex, cmp->operands[1 - side]);
-      if (inf && inf->isNegInfinity() &&
-          ex.same(stripExtF(ex, cmp->operands[side]), x, renaming))
-        return true;
-    }
-    return false;
   }
 
   /// The scaled Q·Kᵀ contraction under `node`: scale factors (constants
@@ -1394,14 +778,12 @@ private:
   }
 
   Expressions &ex;
-  /// The key atom the softmax is over: the keys P·V sums, or those and the
-  /// sink column.
-  unsigned softmaxKey = 0;
 };
 
 } // namespace
 } // namespace mlir::rope::raise::attention
 
+using namespace mlir::rope::raise;
 using namespace mlir::rope::raise::attention;
 
 namespace {

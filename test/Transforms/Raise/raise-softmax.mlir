@@ -146,7 +146,7 @@ func.func @max_over_other_dim(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %sinit = linalg.fill ins(%zero : f32) outs(%r1 : tensor<4xf32>) -> tensor<4xf32>
   %s = linalg.reduce { arith.addf } ins(%p : tensor<4x8xf32>) outs(%sinit : tensor<4xf32>) dimensions = [1]
   %sb = linalg.broadcast ins(%s : tensor<4xf32>) outs(%e : tensor<4x8xf32>) dimensions = [1]
-  // expected-remark @+1 {{not raised to linalg.softmax: the row max and the row sum are over different dims}}
+  // expected-remark @+1 {{not raised to linalg.softmax: the row max is not of x over the dim the sum reduces}}
   %y = linalg.div ins(%p, %sb : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
@@ -169,7 +169,7 @@ func.func @sub_of_other_tensor(%x: tensor<4x8xf32>, %z: tensor<4x8xf32>) -> tens
   %sinit = linalg.fill ins(%zero : f32) outs(%r : tensor<4xf32>) -> tensor<4xf32>
   %s = linalg.reduce { arith.addf } ins(%p : tensor<4x8xf32>) outs(%sinit : tensor<4xf32>) dimensions = [1]
   %sb = linalg.broadcast ins(%s : tensor<4xf32>) outs(%e : tensor<4x8xf32>) dimensions = [1]
-  // expected-remark @+1 {{not raised to linalg.softmax: the max is not of the value it is subtracted from}}
+  // expected-remark @+1 {{not raised to linalg.softmax: the row max is not of x over the dim the sum reduces}}
   %y = linalg.div ins(%p, %sb : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
@@ -248,4 +248,123 @@ func.func @not_softmax_shaped(%x: tensor<4x8xf32>, %z: tensor<4x8xf32>) -> (tens
   // expected-remark @+1 {{not raised to linalg.softmax: the exp is not of x minus a row max}}
   %y = linalg.div ins(%p, %sb : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
   return %q, %y : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// torch-mlir's keepdim spelling: the row max and row sum are 4x1 tensors
+// written and read through maps with a constant 0, not broadcast ops. The
+// reader compares what the elements compute, so it is the same softmax;
+// the chain goes, its fills with it.
+#kd_id = affine_map<(d0, d1) -> (d0, d1)>
+#kd_row = affine_map<(d0, d1) -> (d0, 0)>
+// CHECK-LABEL: func.func @keepdim(
+//  CHECK-SAME:     %[[X:[a-z0-9]+]]: tensor<4x8xf32>
+//       CHECK:   %[[P:.*]] = linalg.softmax dimension(1) ins(%[[X]] : tensor<4x8xf32>)
+//   CHECK-NOT:   linalg.generic
+//   CHECK-NOT:   linalg.fill
+//       CHECK:   return %[[P]]
+func.func @keepdim(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %r = tensor.empty() : tensor<4x1xf32>
+  %minit = linalg.fill ins(%ninf : f32) outs(%r : tensor<4x1xf32>) -> tensor<4x1xf32>
+  %m = linalg.generic {indexing_maps = [#kd_id, #kd_row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x8xf32>) outs(%minit : tensor<4x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.maximumf %in, %out : f32
+    linalg.yield %0 : f32
+  } -> tensor<4x1xf32>
+  %p = linalg.generic {indexing_maps = [#kd_id, #kd_row, #kd_id], iterator_types = ["parallel", "parallel"]} ins(%x, %m : tensor<4x8xf32>, tensor<4x1xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %0 = arith.subf %in, %in_1 : f32
+    %1 = math.exp %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<4x8xf32>
+  %sinit = linalg.fill ins(%zero : f32) outs(%r : tensor<4x1xf32>) -> tensor<4x1xf32>
+  %s = linalg.generic {indexing_maps = [#kd_id, #kd_row], iterator_types = ["parallel", "reduction"]} ins(%p : tensor<4x8xf32>) outs(%sinit : tensor<4x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %in, %out : f32
+    linalg.yield %0 : f32
+  } -> tensor<4x1xf32>
+  %y = linalg.generic {indexing_maps = [#kd_id, #kd_row, #kd_id], iterator_types = ["parallel", "parallel"]} ins(%p, %s : tensor<4x8xf32>, tensor<4x1xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %0 = arith.divf %in, %in_1 : f32
+    linalg.yield %0 : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// Left alone: the softmax is of x transposed (every read of x goes through
+// a transposing map), which linalg.softmax of a 4x8 x cannot say.
+#tr_id = affine_map<(d0, d1) -> (d0, d1)>
+#tr_t = affine_map<(d0, d1) -> (d1, d0)>
+#tr_row = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @transposed_input(
+//   CHECK-NOT:   linalg.softmax
+func.func @transposed_input(%x: tensor<8x4xf32>) -> tensor<4x8xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %r = tensor.empty() : tensor<4xf32>
+  %minit = linalg.fill ins(%ninf : f32) outs(%r : tensor<4xf32>) -> tensor<4xf32>
+  %m = linalg.generic {indexing_maps = [#tr_t, #tr_row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<8x4xf32>) outs(%minit : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.maximumf %in, %out : f32
+    linalg.yield %0 : f32
+  } -> tensor<4xf32>
+  %p = linalg.generic {indexing_maps = [#tr_t, #tr_row, #tr_id], iterator_types = ["parallel", "parallel"]} ins(%x, %m : tensor<8x4xf32>, tensor<4xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %0 = arith.subf %in, %in_1 : f32
+    %1 = math.exp %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<4x8xf32>
+  %sinit = linalg.fill ins(%zero : f32) outs(%r : tensor<4xf32>) -> tensor<4xf32>
+  %s = linalg.reduce { arith.addf } ins(%p : tensor<4x8xf32>) outs(%sinit : tensor<4xf32>) dimensions = [1]
+  // expected-remark @+1 {{not raised to linalg.softmax: x is not a tensor read element for element}}
+  %y = linalg.generic {indexing_maps = [#tr_id, #tr_row, #tr_id], iterator_types = ["parallel", "parallel"]} ins(%p, %s : tensor<4x8xf32>, tensor<4xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %0 = arith.divf %in, %in_1 : f32
+    linalg.yield %0 : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// The keepdim row as a reshape: linalg.reduce, then tensor.expand_shape to
+// 4x1, read through constant-0 maps. The views go with the chain.
+#kx_id = affine_map<(d0, d1) -> (d0, d1)>
+#kx_row = affine_map<(d0, d1) -> (d0, 0)>
+// CHECK-LABEL: func.func @keepdim_expand(
+//  CHECK-SAME:     %[[X:[a-z0-9]+]]: tensor<4x8xf32>
+//       CHECK:   %[[P:.*]] = linalg.softmax dimension(1) ins(%[[X]] : tensor<4x8xf32>)
+//   CHECK-NOT:   tensor.expand_shape
+//   CHECK-NOT:   linalg.reduce
+//       CHECK:   return %[[P]]
+func.func @keepdim_expand(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %r = tensor.empty() : tensor<4xf32>
+  %minit = linalg.fill ins(%ninf : f32) outs(%r : tensor<4xf32>) -> tensor<4xf32>
+  %m = linalg.reduce { arith.maximumf } ins(%x : tensor<4x8xf32>) outs(%minit : tensor<4xf32>) dimensions = [1]
+  %mk = tensor.expand_shape %m [[0, 1]] output_shape [4, 1] : tensor<4xf32> into tensor<4x1xf32>
+  %p = linalg.generic {indexing_maps = [#kx_id, #kx_row, #kx_id], iterator_types = ["parallel", "parallel"]} ins(%x, %mk : tensor<4x8xf32>, tensor<4x1xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %0 = arith.subf %in, %in_1 : f32
+    %1 = math.exp %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<4x8xf32>
+  %sinit = linalg.fill ins(%zero : f32) outs(%r : tensor<4xf32>) -> tensor<4xf32>
+  %s = linalg.reduce { arith.addf } ins(%p : tensor<4x8xf32>) outs(%sinit : tensor<4xf32>) dimensions = [1]
+  %sk = tensor.expand_shape %s [[0, 1]] output_shape [4, 1] : tensor<4xf32> into tensor<4x1xf32>
+  %y = linalg.generic {indexing_maps = [#kx_id, #kx_row, #kx_id], iterator_types = ["parallel", "parallel"]} ins(%p, %sk : tensor<4x8xf32>, tensor<4x1xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %0 = arith.divf %in, %in_1 : f32
+    linalg.yield %0 : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
 }

@@ -23,9 +23,11 @@ namespace mlir::rope {
 /// by `linalg.softmax dimension(d) ins(x)`. It is rooted at the division, and
 /// recognizes the form upstream's linalg.softmax decomposition produces
 /// (linalg.generic reductions, exp(x − max) fused in one generic) as well as
-/// the frontend form (linalg.reduce, linalg.broadcast, linalg.sub/exp/div or
-/// the equivalent generics), in any split of the elementwise steps over ops:
-/// every value is followed through its producers' payloads. It only raises
+/// the frontend forms (linalg.reduce, linalg.broadcast, linalg.sub/exp/div or
+/// the equivalent generics, keepdim rows through constant-0 maps or
+/// expand_shape), in any split of the elementwise steps over ops: every
+/// value is followed through its producers' payloads (by the softmax reader
+/// the attention raise uses too). Static shapes only. It only raises
 /// when the max is of the same x that is shifted, the sum is of the same e
 /// that is divided, both reduce over d, with −inf (or NaN for maxnumf, or
 /// the lowest float) and zero as initial values, and every op between x and

@@ -136,14 +136,8 @@ SoftmaxReader::Found SoftmaxReader::writtenSoftmax(Node *core, Result &result) {
     return mismatch("the divisor is not a row sum from zero");
   if (!isRowReduce(sum, numerator, {arith::AddFOp::getOperationName()}))
     return mismatch("the divisor is not the sum of the numerator over " + over);
-  Node *x = nullptr, *max = nullptr;
-  Found shifted = expOfShift(numerator, x, max);
-  if (shifted != Found::Yes)
-    return shifted;
-  result.input = x;
-  result.max = max;
   result.sum = sum;
-  return Found::Yes;
+  return expOfShift(numerator, result);
 }
 
 SoftmaxReader::Found SoftmaxReader::deferredSoftmax(Node *p, Node *sum,
@@ -153,19 +147,13 @@ SoftmaxReader::Found SoftmaxReader::deferredSoftmax(Node *p, Node *sum,
       !isZero(ex, rowSum->operands[0]) ||
       !isRowReduce(rowSum, p, {arith::AddFOp::getOperationName()}))
     return Found::No;
-  Node *x = nullptr, *max = nullptr;
-  Found shifted = expOfShift(p, x, max);
-  if (shifted != Found::Yes)
-    return shifted;
-  result.input = x;
   result.guard = false;
-  result.max = max;
   result.sum = rowSum;
-  return Found::Yes;
+  return expOfShift(p, result);
 }
 
-SoftmaxReader::Found SoftmaxReader::expOfShift(Node *numerator, Node *&xOut,
-                                               Node *&maxOut) {
+SoftmaxReader::Found SoftmaxReader::expOfShift(Node *numerator,
+                                               Result &result) {
   Node *exp = computeOf<math::ExpOp>(ex, numerator, 1);
   if (!exp)
     return mismatch("the numerator is not an exp");
@@ -184,8 +172,8 @@ SoftmaxReader::Found SoftmaxReader::expOfShift(Node *numerator, Node *&xOut,
                    {arith::MaximumFOp::getOperationName(),
                     arith::MaxNumFOp::getOperationName()}))
     return mismatch("the row max is not of x over " + over);
-  xOut = x;
-  maxOut = max;
+  result.input = x;
+  result.max = max;
   return Found::Yes;
 }
 

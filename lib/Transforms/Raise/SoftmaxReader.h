@@ -59,8 +59,9 @@ public:
   /// sum of P (`sum`, read through the division's layout).
   Found deferredSoftmax(Node *p, Node *sum, Result &result);
 
-  /// `numerator` as exp(x − rowmax x) over the key; `x` and `max` set.
-  Found expOfShift(Node *numerator, Node *&x, Node *&max);
+  /// `numerator` as exp(x − rowmax x) over the key; the result's input
+  /// (x) and max set.
+  Found expOfShift(Node *numerator, Result &result);
 
   /// `x − rowmax(x)` over the key is `x` to a softmax (gpt-oss subtracts
   /// the max before softmax, which subtracts it again): exact, as the max

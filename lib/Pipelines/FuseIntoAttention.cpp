@@ -34,6 +34,7 @@ void mlir::rope::buildRopeFuseIntoAttentionPipeline(
     RopeTileAttentionPassOptions tile;
     tile.queryTileSize = options.queryTileSize;
     tile.keyTileSize = options.keyTileSize;
+    tile.decodeKeyTileSize = options.decodeKeyTileSize;
     tile.fuseKey = options.fuseKey;
     tile.tileGroups = options.tileHeads;
     tile.parallelLoops = options.parallelLoops;

@@ -242,6 +242,9 @@ void mlir::rope::buildRopeToNVVMPipeline(
   RopeTileAttentionPassOptions attention;
   attention.queryTileSize = 1;
   attention.keyTileSize = options.attentionKeyTile;
+  // A decode step's key tile too: its scores and rotated keys are
+  // per-thread buffers.
+  attention.decodeKeyTileSize = 0;
   attention.fuseKey = options.attentionFuseKey;
   attention.tileGroups = true;
   pm.addPass(createRopeTileAttentionPass(attention));

@@ -144,8 +144,8 @@ func.func @prefill_gqa(%q: tensor<2x2x2x128x64xf32>, %k: tensor<2x2x256x64xf32>,
 // -----
 
 // Decode in the [B, S, H, D] layout: one query token per row at a per-row
-// offset; 300 keys, so the last key tile is partial (300 = 4·64 + 44) and
-// the K and V tiles have a dynamic key extent.
+// offset; 300 keys, so the last key tile is partial (decode-key-tile-size:
+// 300 = 256 + 44) and the K and V tiles have a dynamic key extent.
 // CHECK-LABEL: func.func @decode_bshd(
 //  CHECK-SAME:     %[[Q:[a-z0-9]+]]: tensor<2x1x2x4x64xf32>, %[[K:[a-z0-9]+]]: tensor<2x300x2x64xf32>, %[[O:[a-z0-9]+]]: tensor<2xi64>, %[[V:[a-z0-9]+]]: tensor<2x300x2x64xf32>
 //   CHECK-NOT:   linalg.softmax
@@ -154,7 +154,7 @@ func.func @prefill_gqa(%q: tensor<2x2x2x128x64xf32>, %k: tensor<2x2x256x64xf32>,
 //       CHECK:       %[[OS:.*]] = tensor.extract_slice %[[O]][%[[B]]] [1]
 //       CHECK:       %[[QR:.*]] = rope.apply ins(%{{.*}} : tensor<1x1x1x4x64xf32>) offset(%[[OS]] : tensor<1xi64>)
 //       CHECK:       %[[VQ:.*]] = tensor.extract_slice %[[V]][%[[B]], 0, %[[H]], 0] [1, 300, 1, 64]
-//       CHECK:       scf.for %[[N:[a-z0-9]+]] = %{{.*}} to %c300 step %c64 iter_args(
+//       CHECK:       scf.for %[[N:[a-z0-9]+]] = %{{.*}} to %c300 step %c256 iter_args(
 //       CHECK:         %[[SIZE:.*]] = affine.min
 //       CHECK:         %[[KS:.*]] = tensor.extract_slice %[[K]][%[[B]], %[[N]], %[[H]], 0] [1, %[[SIZE]], 1, 64]
 //       CHECK:         %[[KR:.*]] = rope.apply ins(%[[KS]] : tensor<1x?x1x64xf32>)

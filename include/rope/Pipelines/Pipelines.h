@@ -345,6 +345,12 @@ struct RopeFuseIntoAttentionPipelineOptions
       *this, "key-tile-size",
       llvm::cl::desc("Tile size of the key (sequence) dim"),
       llvm::cl::init(64)};
+  PassOptions::Option<int64_t> decodeKeyTileSize{
+      *this, "decode-key-tile-size",
+      llvm::cl::desc("rope-tile-attention's decode-key-tile-size: the key "
+                     "tile when the queries are one tile (a decode step); "
+                     "0: key-tile-size"),
+      llvm::cl::init(256)};
   PassOptions::Option<std::string> fuseKey{
       *this, "fuse-key",
       llvm::cl::desc("Fuse the key rotation into the key loop: always, never, "

@@ -149,6 +149,11 @@ def RopeTileAttentionPass : Pass<"rope-tile-attention"> {
            "Tile size of the query dim (0: whole)">,
     Option<"keyTileSize", "key-tile-size", "int64_t", /*default=*/"64",
            "Tile size of the key dim (0: whole)">,
+    Option<"decodeKeyTileSize", "decode-key-tile-size", "int64_t",
+           /*default=*/"256",
+           "Tile size of the key dim when the queries are one tile (a "
+           "decode step: the key loop is the only loop, and longer runs of "
+           "each head's K and V rows stream faster); 0: key-tile-size">,
     Option<"fuseKey", "fuse-key", "std::string", /*default=*/"\"auto\"",
            "Rotate K per key tile: always, never, or auto (only when the "
            "queries are one tile)">,

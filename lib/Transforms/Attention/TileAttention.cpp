@@ -104,13 +104,18 @@ OnlineAttentionOp onlineStepOf(ValueRange decomposed) {
 
 } // namespace
 
-AttentionTilingOptions mlir::rope::chooseAttentionTiling(AttentionOp op,
-                                                         int64_t queryTileSize,
-                                                         int64_t keyTileSize,
-                                                         StringRef fuseKey) {
+AttentionTilingOptions
+mlir::rope::chooseAttentionTiling(AttentionOp op, int64_t queryTileSize,
+                                  int64_t keyTileSize, StringRef fuseKey,
+                                  int64_t decodeKeyTileSize) {
   AttentionTilingOptions options;
   options.queryTileSize = queryTileSize;
   options.keyTileSize = keyTileSize;
+  int64_t queries = staticLoopRanges(op)[op.getDims().m];
+  bool oneQueryTile = !ShapedType::isDynamic(queries) &&
+                      (queryTileSize == 0 || queries <= queryTileSize);
+  if (oneQueryTile && decodeKeyTileSize > 0)
+    options.keyTileSize = decodeKeyTileSize;
   if (fuseKey == "always") {
     options.fuseKey = true;
   } else if (fuseKey == "never") {
@@ -120,9 +125,7 @@ AttentionTilingOptions mlir::rope::chooseAttentionTiling(AttentionOp op,
     // rotated keys' round trip through memory. With n query tiles it would
     // rotate every key n times (slower prefill on the CPU pipeline,
     // docs/PERFORMANCE.md).
-    int64_t queries = staticLoopRanges(op)[op.getDims().m];
-    options.fuseKey = !ShapedType::isDynamic(queries) &&
-                      (queryTileSize == 0 || queries <= queryTileSize);
+    options.fuseKey = oneQueryTile;
   }
   return options;
 }
@@ -273,10 +276,10 @@ void mlir::rope::tileAttention(Operation *root,
     moveLoopInvariantCode(cast<LoopLikeOpInterface>(loop));
 }
 
-LogicalResult mlir::rope::verifyAttentionTilingOptions(Operation *root,
-                                                       int64_t queryTileSize,
-                                                       int64_t keyTileSize,
-                                                       StringRef fuseKey) {
+LogicalResult
+mlir::rope::verifyAttentionTilingOptions(Operation *root, int64_t queryTileSize,
+                                         int64_t keyTileSize, StringRef fuseKey,
+                                         int64_t decodeKeyTileSize) {
   if (fuseKey != "auto" && fuseKey != "always" && fuseKey != "never")
     return emitError(root->getLoc())
            << "fuse-key must be always, never or auto, got '" << fuseKey << "'";
@@ -284,6 +287,9 @@ LogicalResult mlir::rope::verifyAttentionTilingOptions(Operation *root,
     return emitError(root->getLoc())
            << "query-tile-size and key-tile-size must be >= 0, got "
            << queryTileSize << " and " << keyTileSize;
+  if (decodeKeyTileSize < 0)
+    return emitError(root->getLoc())
+           << "decode-key-tile-size must be >= 0, got " << decodeKeyTileSize;
   return success();
 }
 
@@ -299,11 +305,12 @@ struct RopeTileAttentionPass
 
   void runOnOperation() override {
     if (failed(verifyAttentionTilingOptions(getOperation(), queryTileSize,
-                                            keyTileSize, fuseKey)))
+                                            keyTileSize, fuseKey,
+                                            decodeKeyTileSize)))
       return signalPassFailure();
     tileAttention(getOperation(), [&](AttentionOp op) {
-      AttentionTilingOptions options =
-          chooseAttentionTiling(op, queryTileSize, keyTileSize, fuseKey);
+      AttentionTilingOptions options = chooseAttentionTiling(
+          op, queryTileSize, keyTileSize, fuseKey, decodeKeyTileSize);
       options.fuseQuery = options.fuseQuery && fuseRotations;
       options.fuseKey = options.fuseKey && fuseRotations;
       options.tileGroups = tileGroups;

@@ -101,8 +101,9 @@ def test_decode_is_fused_and_skips_unreached_tiles():
     # scf.if (some row reaches the tile) of the key loop.
     assert not [l for l in lines if "rope.apply ins(" in l and
                 "tensor<2x2x1024x64xf32>)" in l], fused
+    # A key tile (decode-key-tile-size: 256 of the 1024 keys).
     k_rot = [i for i, l in enumerate(lines)
-             if "rope.apply" in l and "x64x64xf32>" in l]
+             if "rope.apply" in l and "x256x64xf32>" in l]
     assert k_rot, fused
     ifs = [i for i, l in enumerate(lines) if "scf.if" in l]
     assert ifs and min(ifs) < k_rot[0], fused

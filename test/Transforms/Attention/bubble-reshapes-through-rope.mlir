@@ -1,4 +1,6 @@
-// RUN: rope-opt %s --rope-tile-attention --canonicalize -split-input-file | FileCheck %s --enable-var-scope
+// Decode key tiles of 64 (not decode-key-tile-size's default 256, which
+// would be the whole 256-key cache): the rotations are fused per key tile.
+// RUN: rope-opt %s --rope-tile-attention="decode-key-tile-size=64" --canonicalize -split-input-file | FileCheck %s --enable-var-scope
 
 // rope-tile-attention first moves reshapes of a rotation's result above the
 // rotation, so that the rotation produces the view the attention reads and

@@ -2,10 +2,13 @@
 // RUN: rope-opt %s --rope-tile-attention="fuse-key=always query-tile-size=64 key-tile-size=32" --canonicalize -split-input-file | FileCheck %s --check-prefix=ALWAYS --enable-var-scope
 // RUN: rope-opt %s --rope-tile-attention="fuse-rotations=false" --canonicalize -split-input-file | FileCheck %s --check-prefix=NOFUSE --enable-var-scope
 // RUN: rope-opt %s --rope-tile-attention="share-key-rotation=true" --canonicalize -split-input-file | FileCheck %s --check-prefix=SHARE --enable-var-scope
+// RUN: rope-opt %s --rope-tile-attention="decode-key-tile-size=0" --canonicalize -split-input-file | FileCheck %s --check-prefix=DEC64 --enable-var-scope
 // RUN: not rope-opt %s --rope-tile-attention="key-tile-size=-1" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADSIZE
+// RUN: not rope-opt %s --rope-tile-attention="decode-key-tile-size=-2" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADDECODE
 // RUN: not rope-opt %s --rope-fuse-into-attention="fuse-key=maybe" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADKEY
 // BADSIZE: error: query-tile-size and key-tile-size must be >= 0, got 32 and -1
 // BADKEY: error: fuse-key must be always, never or auto, got 'maybe'
+// BADDECODE: error: decode-key-tile-size must be >= 0, got -2
 
 // rope.attention as FlashAttention-2 loops (upstream scf tiling through the
 // attention ops' TilingInterface). Executed equivalence:
@@ -81,7 +84,9 @@ func.func @prefill(%x: tensor<1x2x8x128x64xf32>, %y: tensor<1x2x128x64xf32>, %v:
 // some row's position reaches (the rotation is inside the scf.if); the max
 // of the positions is computed once, outside the key loop. Each KV head is
 // a parallel tile; with share-key-rotation a key tile holds both, so its
-// rotation computes cos/sin once per key for the two (SHARE).
+// rotation computes cos/sin once per key for the two (SHARE). One query
+// tile: the key tile is decode-key-tile-size's 256 keys, key-tile-size's 64
+// with decode-key-tile-size=0 (DEC64).
 // CHECK-LABEL: func.func @decode(
 //  CHECK-SAME:     %[[X:[a-z0-9]+]]: tensor<2x2x4x1x64xf32>, %[[P:[a-z0-9]+]]: tensor<2x1xi64>, %[[Y:[a-z0-9]+]]: tensor<2x2x1024x64xf32>
 //   CHECK-NOT:   rope.apply ins(%[[Y]]
@@ -94,8 +99,8 @@ func.func @prefill(%x: tensor<1x2x8x128x64xf32>, %y: tensor<1x2x128x64xf32>, %v:
 //       CHECK:       %[[FIRST:.*]] = arith.index_cast %[[N]] : index to i64
 //       CHECK:       %[[VISIBLE:.*]] = arith.cmpi sle, %[[FIRST]], %[[MAXPOS]] : i64
 //       CHECK:       scf.if %[[VISIBLE]]
-//       CHECK:         %[[YT:.*]] = tensor.extract_slice %[[Y]][%[[B]], %[[H]], %[[N]], 0] [1, 1, 64, 64]
-//       CHECK:         %[[KT:.*]] = rope.apply ins(%[[YT]] : tensor<1x1x64x64xf32>) offset(
+//       CHECK:         %[[YT:.*]] = tensor.extract_slice %[[Y]][%[[B]], %[[H]], %[[N]], 0] [1, 1, 256, 64]
+//       CHECK:         %[[KT:.*]] = rope.apply ins(%[[YT]] : tensor<1x1x256x64xf32>) offset(
 //       CHECK:         rope.online_attention ins(%{{.*}}, %[[KT]], %{{.*}} : {{.*}}) query_positions(%{{.*}} : tensor<1x1xi64>) key_offset(%[[N]])
 // SHARE-LABEL: func.func @decode(
 //  SHARE-SAME:     %[[X:[a-z0-9]+]]: tensor<2x2x4x1x64xf32>, %[[P:[a-z0-9]+]]: tensor<2x1xi64>, %[[Y:[a-z0-9]+]]: tensor<2x2x1024x64xf32>
@@ -109,9 +114,13 @@ func.func @prefill(%x: tensor<1x2x8x128x64xf32>, %y: tensor<1x2x128x64xf32>, %v:
 //       SHARE:       %[[FIRST:.*]] = arith.index_cast %[[N]] : index to i64
 //       SHARE:       %[[VISIBLE:.*]] = arith.cmpi sle, %[[FIRST]], %[[MAXPOS]] : i64
 //       SHARE:       scf.if %[[VISIBLE]]
-//       SHARE:         %[[YT:.*]] = tensor.extract_slice %[[Y]][%[[B]], 0, %[[N]], 0] [1, 2, 64, 64]
-//       SHARE:         %[[KT:.*]] = rope.apply ins(%[[YT]] : tensor<1x2x64x64xf32>) offset(
+//       SHARE:         %[[YT:.*]] = tensor.extract_slice %[[Y]][%[[B]], 0, %[[N]], 0] [1, 2, 256, 64]
+//       SHARE:         %[[KT:.*]] = rope.apply ins(%[[YT]] : tensor<1x2x256x64xf32>) offset(
 //       SHARE:         rope.online_attention ins(%{{.*}}, %[[KT]], %{{.*}} : {{.*}}) query_positions(%{{.*}} : tensor<1x1xi64>) key_offset(%[[N]])
+// DEC64-LABEL: func.func @decode(
+//       DEC64:   scf.for %[[N:[a-z0-9]+]] = %{{.*}} to %c1024 step %c64
+//       DEC64:     rope.apply ins(%{{.*}} : tensor<1x1x64x64xf32>) offset(
+// DEC64-LABEL: func.func @
 func.func @decode(%x: tensor<2x2x4x1x64xf32>, %pos: tensor<2x1xi64>, %y: tensor<2x2x1024x64xf32>, %v: tensor<2x2x1024x64xf32>) -> tensor<2x2x4x1x64xf32> {
   %e = tensor.empty() : tensor<2x2x4x1x64xf32>
   %qr = rope.apply ins(%x : tensor<2x2x4x1x64xf32>) positions(%pos : tensor<2x1xi64>) outs(%e : tensor<2x2x4x1x64xf32>) {token_dims = array<i64: 0, 3>} -> tensor<2x2x4x1x64xf32>

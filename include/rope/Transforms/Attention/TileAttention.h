@@ -75,11 +75,17 @@ tileAndFuseAttention(RewriterBase &rewriter, AttentionOp op,
 /// The default cost rule: fuse K per key tile when the queries fit one tile
 /// (decode: every key is rotated exactly once, and the rotated cache is
 /// never written); with several query tiles (prefill) rotate K whole once.
-/// `fuseKey` is "auto", "always" or "never".
+/// `fuseKey` is "auto", "always" or "never". With one query tile the key
+/// tile is `decodeKeyTileSize` keys when that is not 0: the key loop is then
+/// the whole kernel, streaming K and V, and longer runs of each head's rows
+/// per tile stream faster (docs/PERFORMANCE.md, "decode key tiles"); with
+/// several query tiles a key tile's K and V are reused by every query tile
+/// and are better kept small.
 AttentionTilingOptions chooseAttentionTiling(AttentionOp op,
                                              int64_t queryTileSize,
                                              int64_t keyTileSize,
-                                             StringRef fuseKey);
+                                             StringRef fuseKey,
+                                             int64_t decodeKeyTileSize = 0);
 
 /// Skips key tiles of rope.online_attention inside an scf.for that are
 /// masked for every query of the tile (causal or sliding-window positions;
@@ -119,7 +125,8 @@ void populateFoldAttentionOutputConversionPatterns(RewritePatternSet &patterns);
 LogicalResult verifyAttentionTilingOptions(Operation *root,
                                            int64_t queryTileSize,
                                            int64_t keyTileSize,
-                                           StringRef fuseKey);
+                                           StringRef fuseKey,
+                                           int64_t decodeKeyTileSize = 0);
 
 /// Chooses the tiling of one rope.attention; std::nullopt leaves it alone.
 using AttentionTilingControlFn =

@@ -250,6 +250,13 @@ Node *Expressions::openLinalg(linalg::LinalgOp op, OpResult result,
   }
   Payload ctx;
   ctx.op = op;
+  // Node::in, kept outside the node budget: recording where a payload was
+  // read must not change what fits in it.
+  reads.push_back(std::make_unique<Node>());
+  ctx.in = reads.back().get();
+  ctx.in->kind = Node::Tensor;
+  ctx.in->value = result;
+  ctx.in->layout = layout;
   for (std::optional<AtomList> &loop : loops)
     ctx.loops.push_back(*loop);
   Block *block = op.getBlock();
@@ -338,6 +345,7 @@ Node *Expressions::payload(Expressions::Payload &ctx, Value value, int depth) {
         return nullptr;
       result = make(Node::Index);
       result->atoms = ctx.loops[index.getDim()];
+      result->in = ctx.in;
     } else if (Attribute attr = raise::getScalarConstantAttr(value)) {
       result = constantNode(attr, value);
     } else {
@@ -353,6 +361,7 @@ Node *Expressions::payload(Expressions::Payload &ctx, Value value, int depth) {
       result = make(Node::Compute);
       result->op = def;
       result->operands = std::move(operands);
+      result->in = ctx.in;
     }
   }
   ctx.memo[value] = result;

@@ -103,8 +103,17 @@ Node *Expressions::openValue(Value value, const Layout &layout) {
   if (!type || static_cast<size_t>(type.getRank()) != layout.size())
     return nullptr;
   for (auto [i, dim] : llvm::enumerate(layout)) {
+    if (type.isDynamicDim(i)) {
+      // One atom of unknown size (and units): nothing else is known to
+      // have the dim's extent.
+      AtomList significant = atoms.significant(dim);
+      if (!dynamicDims || significant.size() != 1 ||
+          !ShapedType::isDynamic(atoms.size(significant.front())))
+        return nullptr;
+      continue;
+    }
     std::optional<int64_t> product = atoms.product(dim);
-    if (!product || type.isDynamicDim(i) || *product != type.getDimSize(i))
+    if (!product || *product != type.getDimSize(i))
       return nullptr;
   }
   Operation *def = value.getDefiningOp();

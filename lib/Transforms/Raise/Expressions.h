@@ -198,6 +198,12 @@ public:
   Atoms atoms;
   /// Every op looked through or evaluated.
   llvm::SetVector<Operation *> opened;
+  /// Whether a dynamic dim is read, by one atom of unknown size
+  /// (`atoms.make(ShapedType::kDynamic)`, which views never split). Off for
+  /// the attention and softmax raises, whose matches need the sizes; on for
+  /// RaiseNeighbours, whose folds are elementwise over the token dims and
+  /// hold for any extent of them (a prefill of any length).
+  bool dynamicDims = false;
 
   bool exhausted() const { return nodes.size() > kMaxNodes; }
 

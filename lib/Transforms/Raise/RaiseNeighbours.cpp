@@ -19,8 +19,9 @@
 // whole unit slices, casts). "The same x" and "a sum over the head dim" are
 // then checked by meaning, not by spelling: the sum's one reduced atom
 // (reductions of one iteration aside) is renamed to the channel atom and its
-// summand compared with x, as SoftmaxReader checks a row sum. The atoms have
-// sizes, so shapes must be static.
+// summand compared with x, as SoftmaxReader checks a row sum. A dynamic
+// dim is read as one atom of unknown size (the reader's `dynamicDims`),
+// which views do not split; the channels must be static.
 //
 // QK-norm before (`norm(%w)`, `norm_epsilon`): the op's input, read element
 // by element, must be
@@ -121,12 +122,14 @@ using raise::Renaming;
 //===----------------------------------------------------------------------===//
 
 /// A tensor read by the expression reader (Expressions.h), one atom per dim
-/// (the root's atoms; atoms have sizes, so only static shapes are read).
+/// (the root's atoms). A dynamic dim is one atom of unknown size: the folds
+/// are elementwise over the token dims, whatever their extent.
 struct Reading {
   explicit Reading(Value value) {
     auto type = dyn_cast<RankedTensorType>(value.getType());
-    if (!type || !type.hasStaticShape())
+    if (!type)
       return;
+    ex.dynamicDims = true;
     for (int64_t size : type.getShape())
       layout.push_back({ex.atoms.make(size)});
     root = ex.tensor(value, layout);
@@ -335,6 +338,8 @@ public:
       return failure();
     channel = reading.layout.back().front();
     d = ex().atoms.size(channel);
+    if (ShapedType::isDynamic(d) || d < 1)
+      return failure();
     Node *top = throughCasts(ex(), reading.root);
     Node *mul = computeOf<arith::MulFOp>(ex(), top, 2);
     if (!mul)
@@ -594,6 +599,13 @@ std::optional<WholeRead> readsWhole(Expressions &ex, const Layout &root,
   for (auto [k, dim] : llvm::enumerate(layout)) {
     AtomList leaves = ex.atoms.significant(dim);
     ReassociationIndices group;
+    // The dim's extent is what the atoms read: their product, or one atom
+    // of unknown size for a dynamic dim.
+    if (type.isDynamicDim(k)
+            ? leaves.size() != 1 ||
+                  !ShapedType::isDynamic(ex.atoms.size(leaves.front()))
+            : ex.atoms.product(dim) != type.getDimSize(k))
+      return std::nullopt;
     if (leaves.empty()) {
       if (type.getDimSize(k) != 1)
         return std::nullopt;

@@ -95,13 +95,10 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Transforms/RegionUtils.h"
-#include "llvm/ADT/SmallBitVector.h"
 
 #include <map>
-#include <set>
 
 #include <cmath>
 

@@ -103,8 +103,17 @@ Node *Expressions::openValue(Value value, const Layout &layout) {
   if (!type || static_cast<size_t>(type.getRank()) != layout.size())
     return nullptr;
   for (auto [i, dim] : llvm::enumerate(layout)) {
+    if (type.isDynamicDim(i)) {
+      // One atom of unknown size (and units): nothing else is known to
+      // have the dim's extent.
+      AtomList significant = atoms.significant(dim);
+      if (!dynamicDims || significant.size() != 1 ||
+          !ShapedType::isDynamic(atoms.size(significant.front())))
+        return nullptr;
+      continue;
+    }
     std::optional<int64_t> product = atoms.product(dim);
-    if (!product || type.isDynamicDim(i) || *product != type.getDimSize(i))
+    if (!product || *product != type.getDimSize(i))
       return nullptr;
   }
   Operation *def = value.getDefiningOp();
@@ -250,6 +259,13 @@ Node *Expressions::openLinalg(linalg::LinalgOp op, OpResult result,
   }
   Payload ctx;
   ctx.op = op;
+  // Node::in, kept outside the node budget: recording where a payload was
+  // read must not change what fits in it.
+  reads.push_back(std::make_unique<Node>());
+  ctx.in = reads.back().get();
+  ctx.in->kind = Node::Tensor;
+  ctx.in->value = result;
+  ctx.in->layout = layout;
   for (std::optional<AtomList> &loop : loops)
     ctx.loops.push_back(*loop);
   Block *block = op.getBlock();
@@ -338,6 +354,7 @@ Node *Expressions::payload(Expressions::Payload &ctx, Value value, int depth) {
         return nullptr;
       result = make(Node::Index);
       result->atoms = ctx.loops[index.getDim()];
+      result->in = ctx.in;
     } else if (Attribute attr = raise::getScalarConstantAttr(value)) {
       result = constantNode(attr, value);
     } else {
@@ -353,6 +370,7 @@ Node *Expressions::payload(Expressions::Payload &ctx, Value value, int depth) {
       result = make(Node::Compute);
       result->op = def;
       result->operands = std::move(operands);
+      result->in = ctx.in;
     }
   }
   ctx.memo[value] = result;

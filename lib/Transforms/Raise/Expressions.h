@@ -7,8 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The reader of linalg payloads the attention and softmax raises share
-// (RaiseAttention.cpp, SoftmaxReader.cpp, RaiseSoftmax.cpp): a value read
+// The reader of linalg payloads the attention, softmax and neighbours
+// raises share (RaiseAttention.cpp, SoftmaxReader.cpp, RaiseSoftmax.cpp,
+// RaiseNeighbours.cpp): a value read
 // through a layout of atoms is a node; opening it evaluates its producer one
 // level (elementwise payloads, reductions, linalg.index, views, fills,
 // constants); two nodes are the same when they compute the same elements,
@@ -183,6 +184,12 @@ struct Node {
   Operation *op = nullptr;
   /// Reduce: the linalg op it comes from.
   Operation *producer = nullptr;
+  /// Compute, Index: the tensor (a Tensor node: the value and the layout it
+  /// was read at) whose producer's payload computes it. A raise that takes a
+  /// value of a payload as its operand (RaiseNeighbours' x, rounded and
+  /// widened inside one fused generic) materializes it by a copy of that
+  /// producer, read at that layout.
+  Node *in = nullptr;
   SmallVector<Node *, 2> operands;
 };
 
@@ -191,6 +198,12 @@ public:
   Atoms atoms;
   /// Every op looked through or evaluated.
   llvm::SetVector<Operation *> opened;
+  /// Whether a dynamic dim is read, by one atom of unknown size
+  /// (`atoms.make(ShapedType::kDynamic)`, which views never split). Off for
+  /// the attention and softmax raises, whose matches need the sizes; on for
+  /// RaiseNeighbours, whose folds are elementwise over the token dims and
+  /// hold for any extent of them (a prefill of any length).
+  bool dynamicDims = false;
 
   bool exhausted() const { return nodes.size() > kMaxNodes; }
 
@@ -290,6 +303,8 @@ private:
 
   struct Payload {
     linalg::LinalgOp op;
+    /// The result being opened, at its layout (Node::in).
+    Node *in = nullptr;
     SmallVector<AtomList> loops;
     DenseMap<Value, Node *> memo;
   };
@@ -301,6 +316,8 @@ private:
   Node *payload(Payload &ctx, Value value, int depth);
 
   std::vector<std::unique_ptr<Node>> nodes;
+  /// The Node::in of each payload opened.
+  std::vector<std::unique_ptr<Node>> reads;
   std::map<Key, Node *> memo;
 };
 

@@ -13,8 +13,10 @@
 // casts frontends put on them), the value a payload yields, splat values
 // through views and payloads, the slices that are reshapes of unit dims, a
 // generic copied up to a value of its payload, and the work bound per
-// candidate. Each raising keeps its own reader of elements (their views
-// differ: atoms, affine maps, channel polynomials); they share these.
+// candidate. The attention, softmax and neighbours raises read elements with
+// one reader, the expressions over atoms of Expressions.h; the rotation
+// raise's ElementAlgebra and CosSinSources keep their own (channel
+// polynomials, tables); all of them share these.
 //
 //===----------------------------------------------------------------------===//
 

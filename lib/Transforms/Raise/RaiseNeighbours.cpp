@@ -10,13 +10,27 @@
 // Folds the neighbours of a raised rotation into `rope.apply` (SEMANTICS.md §7
 // applied to them: fold only what the IR proves):
 //
+// Both folds read the IR with the expression reader the attention and
+// softmax raises read it with (Expressions.h; RaiseAttention.cpp's file
+// comment explains atoms and expressions): the root tensor (the op's input,
+// or the quantized result) is read over one atom per dim, and every value is
+// an expression over those atoms, through payloads (named or generic, any
+// split of the steps over ops), transposes, broadcasts and views (reshapes,
+// whole unit slices, casts). "The same x" and "a sum over the head dim" are
+// then checked by meaning, not by spelling: the sum's one reduced atom
+// (reductions of one iteration aside) is renamed to the channel atom and its
+// summand compared with x, as SoftmaxReader checks a row sum. A dynamic
+// dim is read as one atom of unknown size (the reader's `dynamicDims`),
+// which views do not split; the channels must be static.
+//
 // QK-norm before (`norm(%w)`, `norm_epsilon`): the op's input, read element
-// by element through elementwise linalg ops (named or generic, any split of
-// the steps over ops, permuted by transposes), must be
+// by element, must be
 //
 //     w[c] * (x[.., c] * rsqrt(sum_c'(x[.., c']^2) / D + eps))
 //
 // with the sum a reduction over exactly the head dim of the same x, from 0,
+// read by the row only (a sum also read by the channel could sum x at the
+// channel, which the renaming would not tell from x at the summed dim),
 // in the compute type (f32 for f16/bf16/f32 x: `x.float()`, an `extf`; f64
 // for f64), `x^2` as `x * x`, `fpowi(x, 2)` or `powf(x, 2.0)`, the mean as a
 // division by D (torch's `mean`) or a multiplication by 1/D only where that
@@ -71,6 +85,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RaiseNeighbours.h"
+#include "Expressions.h"
 #include "PayloadAnalysis.h"
 
 #include "rope/Dialect/Rope/IR/RopeOps.h"
@@ -80,13 +95,10 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Transforms/RegionUtils.h"
-#include "llvm/ADT/SmallBitVector.h"
 
 #include <map>
-#include <set>
 
 #include <cmath>
 
@@ -95,240 +107,94 @@ using namespace mlir::rope;
 
 namespace {
 
+using raise::AtomList;
+using raise::computeOf;
+using raise::Expressions;
+using raise::Layout;
+using raise::Node;
+using raise::Renaming;
+
 //===----------------------------------------------------------------------===//
-// Element-wise reading
+// Reading elements
 //===----------------------------------------------------------------------===//
 
-/// One element of the computation, seen from an element of a root tensor of
-/// rank R: a tensor read at `map` (R dims -> its indices), a scalar of the
-/// payload of `owner` whose loops are `map` of the root's dims, or a scalar
-/// from outside every payload (`owner` null, `map` null).
-struct Elem {
-  Elem(Value value, AffineMap map = {}, Operation *owner = nullptr,
-       Value tensor = {}, AffineMap tensorMap = {})
-      : value(value), map(map), owner(owner), tensor(tensor),
-        tensorMap(tensorMap) {}
-
-  Value value;
-  AffineMap map;
-  Operation *owner;
-  /// The tensor this element is an element of, when it is one (the last
-  /// tensor whose producer was entered, at `tensorMap`).
-  Value tensor;
-  AffineMap tensorMap;
-
-  bool isTensor() const {
-    return !owner && isa<RankedTensorType>(value.getType());
+/// A tensor read by the expression reader (Expressions.h), one atom per dim
+/// (the root's atoms). A dynamic dim is one atom of unknown size: the folds
+/// are elementwise over the token dims, whatever their extent.
+struct Reading {
+  explicit Reading(Value value) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (!type)
+      return;
+    ex.dynamicDims = true;
+    for (int64_t size : type.getShape())
+      layout.push_back({ex.atoms.make(size)});
+    root = ex.tensor(value, layout);
   }
-  Operation *def() const { return value.getDefiningOp(); }
-  bool operator==(const Elem &o) const {
-    return value == o.value && map == o.map && owner == o.owner;
-  }
+
+  Expressions ex;
+  Layout layout;
+  /// Null when the tensor is not read.
+  Node *root = nullptr;
 };
 
-/// Follows elements through elementwise linalg ops.
-class Reader {
-public:
-  Elem root(Value tensor) {
-    auto type = cast<RankedTensorType>(tensor.getType());
-    return resolve(
-        {tensor,
-         AffineMap::getMultiDimIdentityMap(type.getRank(), tensor.getContext()),
-         nullptr});
-  }
-
-  /// Looks through producers until the element is a scalar op of a payload,
-  /// a tensor that is not produced by an all-parallel linalg op with a
-  /// permutation output map, a block argument of an init, or a captured
-  /// scalar.
-  Elem resolve(Elem e) {
-    for (int steps = 0; steps < 64; ++steps) {
-      if (!e.owner) {
-        if (!isa<RankedTensorType>(e.value.getType()))
-          return {e.value, AffineMap(), nullptr};
-        if (std::optional<Elem> source = throughUnitReshape(e)) {
-          e = *source;
-          continue;
-        }
-        auto op = e.value.getDefiningOp<linalg::LinalgOp>();
-        if (!op || !op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
-            !op.isAllParallelLoops())
-          return e;
-        AffineMap out =
-            op.getIndexingMapMatchingResult(cast<OpResult>(e.value));
-        if (!out.isPermutation())
-          return e;
-        Value yielded = op.getBlock()->getTerminator()->getOperand(0);
-        e = {yielded, inversePermutation(out).compose(e.map), op, e.value,
-             e.map};
-        continue;
-      }
-      auto linalgOp = cast<linalg::LinalgOp>(e.owner);
-      if (auto arg = dyn_cast<BlockArgument>(e.value)) {
-        if (arg.getOwner() != linalgOp.getBlock())
-          return {e.value, AffineMap(), nullptr};
-        OpOperand *operand = linalgOp.getMatchingOpOperand(arg);
-        if (!linalgOp.isDpsInput(operand))
-          return e;
-        AffineMap map = linalgOp.getMatchingIndexingMap(operand).compose(e.map);
-        e = {operand->get(), map, nullptr, operand->get(), map};
-        continue;
-      }
-      if (!e.owner->isProperAncestor(e.value.getDefiningOp()))
-        return {e.value, AffineMap(), nullptr};
-      return e;
-    }
-    return e;
-  }
-
-  /// The source element of a tensor element read through a reshape that
-  /// only adds or drops dims of size 1 (linalg-fold-unit-extent-dims puts
-  /// them between the ops of a norm): each group of the reshape has at most
-  /// one dim of another size, the one the source (or result) index is.
-  static std::optional<Elem> throughUnitReshape(const Elem &e) {
-    Operation *def = e.value.getDefiningOp();
-    if (std::optional<Elem> source = throughWholeSlice(e))
-      return source;
-    Value source;
-    SmallVector<ReassociationIndices> groups;
-    bool expanding;
-    if (auto expand = dyn_cast_or_null<tensor::ExpandShapeOp>(def)) {
-      source = expand.getSrc();
-      groups = expand.getReassociationIndices();
-      expanding = true;
-    } else if (auto collapse = dyn_cast_or_null<tensor::CollapseShapeOp>(def)) {
-      source = collapse.getSrc();
-      groups = collapse.getReassociationIndices();
-      expanding = false;
-    } else {
-      return std::nullopt;
-    }
-    // The wide side (more dims) of the reshape, whose groups hold units.
-    auto wide = cast<RankedTensorType>(expanding ? e.value.getType()
-                                                 : source.getType());
-    MLIRContext *ctx = e.value.getContext();
-    SmallVector<AffineExpr> exprs;
-    for (auto [g, group] : llvm::enumerate(groups)) {
-      SmallVector<int64_t> nonUnit;
-      for (int64_t d : group)
-        if (wide.getDimSize(d) != 1)
-          nonUnit.push_back(d);
-      if (expanding && nonUnit.size() > 1) {
-        // Source dim g split into several (a head dim into KV groups, where
-        // a rotation fused into Q·Kᵀ is raised on the grouped view): the
-        // row-major linear index of the group's static dims.
-        AffineExpr linear = getAffineConstantExpr(0, ctx);
-        int64_t stride = 1;
-        for (int64_t d : llvm::reverse(nonUnit)) {
-          int64_t size = wide.getDimSize(d);
-          if (ShapedType::isDynamic(size))
-            return std::nullopt;
-          linear = linear + e.map.getResult(d) * stride;
-          stride *= size;
-        }
-        exprs.push_back(linear);
-        continue;
-      }
-      if (nonUnit.size() > 1)
-        return std::nullopt;
-      if (expanding) {
-        // Source dim g: the group's one non-unit dim, or index 0.
-        exprs.push_back(nonUnit.empty() ? getAffineConstantExpr(0, ctx)
-                                        : e.map.getResult(nonUnit.front()));
-        continue;
-      }
-      // Result dim g is the source dims of its group: index 0 on the
-      // units, result index g on the other.
-      for (int64_t d : group)
-        exprs.push_back(!nonUnit.empty() && d == nonUnit.front()
-                            ? e.map.getResult(g)
-                            : getAffineConstantExpr(0, ctx));
-    }
-    AffineMap map = AffineMap::get(e.map.getNumDims(), 0, exprs, ctx);
-    return Elem{source, map, nullptr, source, map};
-  }
-
-  /// The source element of a tensor element read through a slice that
-  /// covers its whole tensor and only drops or adds dims of size 1: an
-  /// extract_slice of all of its source, or an insert_slice over all of its
-  /// destination (linalg-fold-unit-extent-dims{use-rank-reducing-slices}
-  /// spells its unit reshapes so). The other slices are not followed.
-  static std::optional<Elem> throughWholeSlice(const Elem &e) {
-    Operation *def = e.value.getDefiningOp();
-    auto extract = dyn_cast_or_null<tensor::ExtractSliceOp>(def);
-    auto insert = dyn_cast_or_null<tensor::InsertSliceOp>(def);
-    if (!(extract && raise::isWholeUnitView(extract)) &&
-        !(insert && raise::isWholeUnitView(insert)))
-      return std::nullopt;
-    auto whole = cast<RankedTensorType>(extract ? extract.getSourceType()
-                                                : insert.getDestType());
-    llvm::SmallBitVector dropped =
-        extract ? extract.getDroppedDims() : insert.getDroppedDims();
-    MLIRContext *ctx = e.value.getContext();
-    SmallVector<AffineExpr> exprs;
-    if (extract) {
-      // Source dim k: index 0 where dropped, else the next result index.
-      unsigned next = 0;
-      for (int64_t k = 0; k < whole.getRank(); ++k)
-        exprs.push_back(dropped.test(k) ? getAffineConstantExpr(0, ctx)
-                                        : e.map.getResult(next++));
-      Value source = extract.getSource();
-      AffineMap map = AffineMap::get(e.map.getNumDims(), 0, exprs, ctx);
-      return Elem{source, map, nullptr, source, map};
-    }
-    // Source dim j: the j-th destination dim that is not dropped.
-    for (int64_t k = 0; k < whole.getRank(); ++k)
-      if (!dropped.test(k))
-        exprs.push_back(e.map.getResult(k));
-    Value source = insert.getSource();
-    AffineMap map = AffineMap::get(e.map.getNumDims(), 0, exprs, ctx);
-    return Elem{source, map, nullptr, source, map};
-  }
-
-  /// The tensor `e` is an element of and its map, if any.
-  static std::pair<Value, AffineMap> tensorOf(const Elem &e) {
-    if (e.isTensor())
-      return {e.value, e.map};
-    return {e.tensor, e.tensorMap};
-  }
-
-  /// Operand `i` of the scalar op defining `e`.
-  Elem operand(const Elem &e, unsigned i) {
-    return resolve({e.def()->getOperand(i), e.map, e.owner});
-  }
-
-  /// Looks through float casts between float types of at least 16 bits
-  /// (intermediate roundings; see the file comment).
-  Elem throughCasts(Elem e) {
-    while (Operation *def = e.def()) {
-      if (!isa<arith::ExtFOp, arith::TruncFOp>(def) ||
-          !isWideFloat(def->getOperand(0).getType()) ||
-          !isWideFloat(def->getResult(0).getType()))
-        break;
-      e = operand(e, 0);
-    }
-    return e;
-  }
-
-  /// Looks through exact float extensions.
-  Elem throughExtensions(Elem e) {
-    while (isa_and_present<arith::ExtFOp>(e.def()))
-      e = operand(e, 0);
-    return e;
-  }
-
-  static bool isWideFloat(Type type) {
-    auto f = dyn_cast<FloatType>(type);
-    return f && f.getWidth() >= 16;
-  }
-};
-
-/// A constant element: a scalar constant, or a splat constant tensor.
-std::optional<double> constantOf(const Elem &e) {
-  return raise::getScalarConstant(e.value);
+bool isWideFloat(Type type) {
+  auto f = dyn_cast<FloatType>(type);
+  return f && f.getWidth() >= 16;
 }
 
-Type elementTypeOf(Value v) { return getElementTypeOrSelf(v.getType()); }
+/// `node` through float casts between float types of at least 16 bits
+/// (intermediate roundings; see the file comment).
+Node *throughCasts(Expressions &ex, Node *node) {
+  for (int i = 0; i < raise::kMaxDepth; ++i) {
+    Node *cast = computeOf<arith::ExtFOp>(ex, node, 1);
+    if (!cast)
+      cast = computeOf<arith::TruncFOp>(ex, node, 1);
+    if (!cast || !isWideFloat(cast->op->getOperand(0).getType()) ||
+        !isWideFloat(cast->op->getResult(0).getType()))
+      break;
+    node = cast->operands[0];
+  }
+  return node;
+}
+
+/// `node` through exact float extensions, looked through views.
+Node *throughExtensions(Expressions &ex, Node *node) {
+  for (int i = 0; i < raise::kMaxDepth; ++i) {
+    node = ex.look(node);
+    Node *ext = computeOf<arith::ExtFOp>(ex, node, 1);
+    if (!ext)
+      break;
+    node = ext->operands[0];
+  }
+  return node;
+}
+
+/// A float constant: a scalar constant (its casts folded), or a tensor all
+/// of whose elements are one (a splat, a fill, through views and payloads).
+/// Tensors are probed by value, not by layout: probing an operand for a
+/// constant must not refine the atoms of what it reads when it is not one.
+std::optional<double> constantOf(Node *node) {
+  switch (node->kind) {
+  case Node::Constant:
+    if (auto attr = dyn_cast<FloatAttr>(node->constant))
+      return attr.getValueAsDouble();
+    return std::nullopt;
+  case Node::Tensor:
+    if (isa<RankedTensorType>(node->value.getType())) {
+      if (std::optional<APFloat> splat =
+              raise::getSplatFloat(node->value, raise::kMaxDepth))
+        return raise::toDouble(*splat);
+      return std::nullopt;
+    }
+    return raise::getScalarConstant(node->value);
+  case Node::Compute:
+    // Casts of a constant the reader keeps as ops (more than one).
+    return raise::getScalarConstant(node->op->getResult(0));
+  default:
+    return std::nullopt;
+  }
+}
 
 /// A power of two whose reciprocal is a normal f32.
 bool isExactReciprocal(double c) {
@@ -339,22 +205,64 @@ bool isExactReciprocal(double c) {
          std::fabs(1.0 / c) < std::ldexp(1.0, 127);
 }
 
-/// Whether `map` (root dims -> a tensor's indices) reads the tensor by root
-/// dim `dim` only: that dim once, every other index a constant 0.
-bool readsOnlyDim(AffineMap map, int64_t dim) {
-  int found = 0;
-  for (AffineExpr expr : map.getResults()) {
-    if (auto d = dyn_cast<AffineDimExpr>(expr)) {
-      if (static_cast<int64_t>(d.getPosition()) != dim)
-        return false;
-      ++found;
+/// Whether `layout` reads its tensor by the atom `atom` only: the atom's
+/// elements, row-major, every other index a unit.
+bool readsOnly(Expressions &ex, const Layout &layout, unsigned atom) {
+  AtomList read;
+  for (const AtomList &dim : layout)
+    read.append(ex.atoms.significant(dim));
+  AtomList expected = ex.atoms.significant({atom});
+  return !expected.empty() && read == expected;
+}
+
+/// The map from the root's dims to the indices of a tensor read at
+/// `layout`: each index the row-major combination of the root atoms it
+/// reads (an atom a view refined is a floordiv/mod of its root dim); null
+/// when it reads an atom that is not the root's.
+AffineMap mapFromRoot(Expressions &ex, const Layout &root, const Layout &layout,
+                      MLIRContext *ctx) {
+  DenseMap<unsigned, AffineExpr> exprOf;
+  for (auto [i, dim] : llvm::enumerate(root)) {
+    // A unit root dim's atom is read by that dim (index 0 all the same, but
+    // a transpose rather than a copy once x is materialized).
+    if (AtomList units = ex.atoms.leaves(dim);
+        units.size() == 1 && ex.atoms.size(units.front()) == 1)
+      exprOf[units.front()] = getAffineDimExpr(i, ctx);
+    AtomList leaves = ex.atoms.significant(dim);
+    int64_t stride = 1;
+    for (unsigned leaf : llvm::reverse(leaves)) {
+      AffineExpr d = getAffineDimExpr(i, ctx);
+      int64_t size = ex.atoms.size(leaf);
+      if (leaves.size() == 1)
+        exprOf[leaf] = d;
+      else if (stride == 1)
+        exprOf[leaf] = d % size;
+      else
+        exprOf[leaf] = d.floorDiv(stride) % size;
+      stride *= size;
+    }
+  }
+  SmallVector<AffineExpr> exprs;
+  for (const AtomList &dim : layout) {
+    if (AtomList units = ex.atoms.leaves(dim);
+        units.size() == 1 && ex.atoms.size(units.front()) == 1) {
+      auto it = exprOf.find(units.front());
+      exprs.push_back(it != exprOf.end() ? it->second
+                                         : getAffineConstantExpr(0, ctx));
       continue;
     }
-    auto c = dyn_cast<AffineConstantExpr>(expr);
-    if (!c || c.getValue() != 0)
-      return false;
+    AffineExpr expr = getAffineConstantExpr(0, ctx);
+    int64_t stride = 1;
+    for (unsigned leaf : llvm::reverse(ex.atoms.significant(dim))) {
+      auto it = exprOf.find(leaf);
+      if (it == exprOf.end())
+        return {};
+      expr = it->second * stride + expr;
+      stride *= ex.atoms.size(leaf);
+    }
+    exprs.push_back(expr);
   }
-  return found == 1;
+  return AffineMap::get(root.size(), 0, exprs, ctx);
 }
 
 /// Erases the producers of `values` that are dead now, and theirs; no
@@ -400,8 +308,9 @@ ApplyOp rebuild(RewriterBase &rewriter, ApplyOp op, Value input, Value weight,
 //===----------------------------------------------------------------------===//
 
 struct NormMatch {
-  /// x, read at a permutation of the root's dims.
-  Elem x{Value{}};
+  /// x: a tensor read at a layout of the root's atoms, or a value of the
+  /// payload of the generic that widens it (`x->in`).
+  Node *x = nullptr;
   /// The weight: a [D] tensor, or `constant + w` to compute.
   Value weight;
   std::optional<double> weightShift;
@@ -413,266 +322,203 @@ class NormMatcher {
 public:
   /// Matches the norm producing `value`, a tensor whose last dim is the
   /// channels (its element type gives the compute type).
-  explicit NormMatcher(Value value) : value(value) {
+  explicit NormMatcher(Value value) : reading(value) {
     auto type = cast<RankedTensorType>(value.getType());
-    rank = type.getRank();
-    d = type.getShape().back();
-    ctx = value.getContext();
+    MLIRContext *ctx = value.getContext();
     compute = isa<Float64Type>(type.getElementType())
                   ? Type(Float64Type::get(ctx))
                   : Type(Float32Type::get(ctx));
   }
 
   FailureOr<NormMatch> match() {
-    if (rank < 1 || ShapedType::isDynamic(d))
+    if (!reading.root || reading.layout.empty())
       return failure();
-    Elem top = reader.throughCasts(reader.root(value));
-    auto mul = dyn_cast_or_null<arith::MulFOp>(top.def());
+    channel = reading.layout.back().front();
+    d = ex().atoms.size(channel);
+    if (ShapedType::isDynamic(d) || d < 1)
+      return failure();
+    Node *top = throughCasts(ex(), reading.root);
+    Node *mul = computeOf<arith::MulFOp>(ex(), top, 2);
     if (!mul)
       return failure();
     for (unsigned side : {0u, 1u}) {
       NormMatch m;
-      Elem normalized = reader.throughCasts(reader.operand(top, side));
+      Node *normalized = throughCasts(ex(), mul->operands[side]);
       if (failed(matchNormalized(normalized, m)) ||
-          failed(matchWeight(reader.operand(top, 1 - side), m)))
+          failed(matchWeight(mul->operands[1 - side], m)))
         continue;
       return m;
     }
     return failure();
   }
 
-  Reader reader;
+  /// The root read at one atom per dim; the Gatherer reads on with it.
+  Reading reading;
 
 private:
+  Expressions &ex() { return reading.ex; }
+
+  Type typeOf(Node *node) { return node->op->getResult(0).getType(); }
+
   /// x * rsqrt(mean + eps), either order.
-  LogicalResult matchNormalized(const Elem &e, NormMatch &m) {
-    auto mul = dyn_cast_or_null<arith::MulFOp>(e.def());
-    if (!mul || mul.getType() != compute)
+  LogicalResult matchNormalized(Node *node, NormMatch &m) {
+    Node *mul = computeOf<arith::MulFOp>(ex(), node, 2);
+    if (!mul || typeOf(mul) != compute)
       return failure();
-    for (unsigned side : {0u, 1u}) {
-      Elem x = reader.operand(e, side);
-      Elem factor = reader.operand(e, 1 - side);
-      if (succeeded(matchFactor(factor, x, m)))
+    for (unsigned side : {0u, 1u})
+      if (succeeded(
+              matchFactor(mul->operands[1 - side], mul->operands[side], m)))
         return success();
-    }
     return failure();
   }
 
   /// rsqrt(sum / D + eps) of the row of `x`.
-  LogicalResult matchFactor(const Elem &e, const Elem &x, NormMatch &m) {
-    auto rsqrt = dyn_cast_or_null<math::RsqrtOp>(e.def());
-    if (!rsqrt || rsqrt.getType() != compute)
+  LogicalResult matchFactor(Node *node, Node *x, NormMatch &m) {
+    Node *rsqrt = computeOf<math::RsqrtOp>(ex(), node, 1);
+    if (!rsqrt || typeOf(rsqrt) != compute)
       return failure();
-    Elem shifted = reader.operand(e, 0);
-    auto add = dyn_cast_or_null<arith::AddFOp>(shifted.def());
+    Node *add = computeOf<arith::AddFOp>(ex(), rsqrt->operands[0], 2);
     if (!add)
       return failure();
     for (unsigned side : {0u, 1u}) {
-      std::optional<double> eps = constantOf(reader.operand(shifted, 1 - side));
+      std::optional<double> eps = constantOf(add->operands[1 - side]);
       if (!eps || !(*eps >= 0.0) || !std::isfinite(*eps))
         continue;
-      Elem mean = reader.operand(shifted, side);
-      if (failed(matchMean(mean, x)))
+      if (failed(matchMean(add->operands[side], x)))
         continue;
       m.epsilon = *eps;
-      m.x = reader.throughExtensions(x);
+      m.x = throughExtensions(ex(), x);
       return success();
     }
     return failure();
   }
 
   /// sum / D, or sum * (1/D) when that is the same number.
-  LogicalResult matchMean(const Elem &e, const Elem &x) {
-    Operation *def = e.def();
-    if (!def || elementTypeOf(def->getResult(0)) != compute)
+  LogicalResult matchMean(Node *node, Node *x) {
+    Node *mean = ex().open(node);
+    if (mean->kind != Node::Compute || mean->operands.size() != 2 ||
+        typeOf(mean) != compute)
       return failure();
-    if (isa<arith::DivFOp>(def)) {
-      std::optional<double> c = constantOf(reader.operand(e, 1));
+    if (isa<arith::DivFOp>(mean->op)) {
+      std::optional<double> c = constantOf(mean->operands[1]);
       if (!c || *c != static_cast<double>(d))
         return failure();
-      return matchSumOfSquares(reader.operand(e, 0), x);
+      return matchSumOfSquares(mean->operands[0], x);
     }
-    if (isa<arith::MulFOp>(def)) {
+    if (isa<arith::MulFOp>(mean->op)) {
       for (unsigned side : {0u, 1u}) {
-        std::optional<double> c = constantOf(reader.operand(e, 1 - side));
+        std::optional<double> c = constantOf(mean->operands[1 - side]);
         if (c && isExactReciprocal(static_cast<double>(d)) &&
             *c == 1.0 / static_cast<double>(d) &&
-            succeeded(matchSumOfSquares(reader.operand(e, side), x)))
+            succeeded(matchSumOfSquares(mean->operands[side], x)))
           return success();
       }
     }
     return failure();
   }
 
-  /// A reduction from 0 over exactly the head dim of x * x (of the row the
-  /// root element is in).
-  LogicalResult matchSumOfSquares(const Elem &e, const Elem &x) {
-    if (!e.isTensor())
+  /// A reduction from 0 over exactly the channel atom of x * x, by meaning:
+  /// the sum's one reduced atom (units aside) renamed to the channel, its
+  /// summand is the square of x (of the row the root element is in).
+  LogicalResult matchSumOfSquares(Node *node, Node *x) {
+    Node *sum = ex().open(node);
+    if (sum->kind != Node::Reduce || !isa<arith::AddFOp>(sum->op) ||
+        typeOf(sum) != compute)
       return failure();
-    auto red = e.value.getDefiningOp<linalg::LinalgOp>();
-    if (!red || !red.hasPureTensorSemantics() || red.getNumDpsInits() != 1 ||
-        red.getNumDpsInputs() != 1 || red.getNumReductionLoops() != 1)
+    std::optional<unsigned> reduced = raise::reducedAtom(ex(), sum->atoms);
+    if (!reduced || ex().atoms.size(*reduced) != d)
       return failure();
-    // The root dim of every loop: the parallel ones from how the sum is
-    // read, the reduction the channel dim.
-    unsigned numLoops = red.getNumLoops();
-    SmallVector<AffineExpr> loops(numLoops);
-    AffineMap out = red.getIndexingMapMatchingResult(cast<OpResult>(e.value));
-    for (auto [k, expr] : llvm::enumerate(out.getResults())) {
-      AffineExpr read = e.map.getResult(k);
-      if (read.isFunctionOfDim(rank - 1))
+    // The sum is read by the row only: were it read by the channel too, its
+    // summand could read x at the channel, and renaming the reduced atom to
+    // the channel would take x[c] summed D times for the row's squares. A
+    // channel atom a view refined is not compared (the renaming maps one
+    // atom to one).
+    AtomList channelLeaves = ex().atoms.leaves({channel});
+    if (channelLeaves != AtomList{channel})
+      return failure();
+    for (const AtomList &dim : sum->operands[0]->layout)
+      if (llvm::is_contained(ex().atoms.leaves(dim), channel))
         return failure();
-      if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
-        if (loops[dim.getPosition()])
-          return failure();
-        loops[dim.getPosition()] = read;
-        continue;
-      }
-      auto c = dyn_cast<AffineConstantExpr>(expr);
-      auto readC = dyn_cast<AffineConstantExpr>(read);
-      if (!c || !readC || c.getValue() != readC.getValue())
-        return failure();
-    }
-    SmallVector<unsigned> reductionDims;
-    red.getReductionDims(reductionDims);
-    unsigned r = reductionDims.front();
-    if (loops[r] || red.getStaticLoopRanges()[r] != d)
+    // From zero: a fill, a generic fill, a slice of one, a splat.
+    if (!raise::isZero(ex(), sum->operands[0]))
       return failure();
-    loops[r] = getAffineDimExpr(rank - 1, ctx);
-    for (AffineExpr expr : loops)
-      if (!expr)
-        return failure();
-    AffineMap loopsOfRoot = AffineMap::get(rank, 0, loops, ctx);
-
-    // From zero: a fill, or the generic a fill generalizes to; or a slice
-    // of one (every element of a fill is its scalar; the rank-reducing
-    // slice of linalg-fold-unit-extent-dims{use-rank-reducing-slices}).
-    Value init = red.getDpsInitOperand(0)->get();
-    while (auto slice = init.getDefiningOp<tensor::ExtractSliceOp>())
-      init = slice.getSource();
-    if (auto fill = init.getDefiningOp<linalg::FillOp>())
-      init = fill.getInputs()[0];
-    else if (auto generic = init.getDefiningOp<linalg::GenericOp>();
-             generic && generic.getNumResults() == 1) {
-      // A generalized fill yields its scalar input (or a value defined
-      // outside its body).
-      Value yielded = generic.getBody()->getTerminator()->getOperand(0);
-      auto arg = dyn_cast<BlockArgument>(yielded);
-      if (arg && arg.getOwner() == generic.getBody() &&
-          generic.isDpsInput(generic.getMatchingOpOperand(arg)) &&
-          !isa<ShapedType>(arg.getType()))
-        init = generic.getMatchingOpOperand(arg)->get();
-      else if (!arg && yielded.getParentRegion() != &generic.getRegion())
-        init = yielded;
-    }
-    std::optional<double> zero = raise::getScalarConstant(init);
-    if (!zero || *zero != 0.0)
-      return failure();
-
-    // The payload: acc + square (either order).
-    Block *body = red.getBlock();
-    Value yielded = body->getTerminator()->getOperand(0);
-    auto add = yielded.getDefiningOp<arith::AddFOp>();
-    if (!add || add.getType() != compute)
-      return failure();
-    BlockArgument acc = red.getRegionOutputArgs()[0];
-    Value term;
-    if (add.getLhs() == acc)
-      term = add.getRhs();
-    else if (add.getRhs() == acc)
-      term = add.getLhs();
-    else
-      return failure();
-    Elem square = reader.resolve({term, loopsOfRoot, red});
-    std::optional<Elem> base = squareBase(square);
+    Node *base = squareBase(sum->operands[1]);
     if (!base)
       return failure();
-    return success(sameElement(reader.throughExtensions(*base),
-                               reader.throughExtensions(x)));
-  }
-
-  /// Whether `a` and `b` are one element: the same, or the same element of
-  /// two identical reshapes of one tensor (linalg-fold-unit-extent-dims
-  /// makes one per consumer, and the sum of squares and the product then
-  /// read x through different ones).
-  static bool sameElement(const Elem &a, const Elem &b) {
-    if (a == b)
-      return true;
-    if (!a.isTensor() || !b.isTensor() || a.map != b.map)
-      return false;
-    Operation *defA = a.def(), *defB = b.def();
-    return isa_and_present<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
-               defA) &&
-           defB &&
-           OperationEquivalence::isEquivalentTo(
-               defA, defB, OperationEquivalence::IgnoreLocations);
+    Renaming renaming;
+    renaming[*reduced] = channel;
+    return success(ex().same(throughExtensions(ex(), base),
+                             throughExtensions(ex(), x), renaming));
   }
 
   /// a for `a * a`, `fpowi(a, 2)`, `powf(a, 2.0)` in the compute type.
-  std::optional<Elem> squareBase(const Elem &e) {
-    Operation *def = e.def();
-    if (!def || def->getNumResults() != 1 ||
-        def->getResult(0).getType() != compute)
-      return std::nullopt;
-    if (isa<arith::MulFOp>(def)) {
-      Elem a = reader.operand(e, 0), b = reader.operand(e, 1);
-      if (a == b)
-        return a;
-      return std::nullopt;
+  Node *squareBase(Node *node) {
+    Node *square = ex().open(node);
+    if (square->kind != Node::Compute || square->operands.size() != 2 ||
+        typeOf(square) != compute)
+      return nullptr;
+    if (isa<arith::MulFOp>(square->op)) {
+      if (ex().same(square->operands[0], square->operands[1], Renaming()))
+        return square->operands[0];
+      return nullptr;
     }
-    if (isa<math::FPowIOp>(def)) {
-      APInt power;
-      if (matchPattern(def->getOperand(1), m_ConstantInt(&power)) && power == 2)
-        return reader.operand(e, 0);
-      return std::nullopt;
+    if (isa<math::FPowIOp>(square->op)) {
+      std::optional<APInt> power =
+          raise::intConstant(ex(), square->operands[1]);
+      if (power && power->getBitWidth() >= 2 && *power == 2)
+        return square->operands[0];
+      return nullptr;
     }
-    if (isa<math::PowFOp>(def)) {
-      std::optional<double> power =
-          raise::getScalarConstant(def->getOperand(1));
+    if (isa<math::PowFOp>(square->op)) {
+      std::optional<double> power = constantOf(square->operands[1]);
       if (power && *power == 2.0)
-        return reader.operand(e, 0);
+        return square->operands[0];
     }
-    return std::nullopt;
+    return nullptr;
+  }
+
+  /// A [D] tensor read by the channel only: the node's own tensor (e.g. the
+  /// frontend's computed 1 + w, read through views), or one it extends.
+  Value tensorOfChannel(Node *node) {
+    for (Node *t : {ex().look(node), throughExtensions(ex(), node)}) {
+      if (t->kind != Node::Tensor)
+        continue;
+      auto type = dyn_cast<RankedTensorType>(t->value.getType());
+      if (!type || type.getNumElements() != d ||
+          !readsOnly(ex(), t->layout, channel))
+        continue;
+      return t->value;
+    }
+    return {};
   }
 
   /// w[c] read by the channel only, possibly extended; or constant + that.
-  LogicalResult matchWeight(const Elem &e, NormMatch &m) {
-    // A [D] tensor read by the channel: the element's own tensor (e.g. the
-    // frontend's computed 1 + w), or one it extends.
-    auto tensorOfChannel = [&](const Elem &w) -> Value {
-      for (const Elem &t : {w, reader.throughExtensions(w)}) {
-        auto [tensor, map] = Reader::tensorOf(t);
-        if (!tensor || !readsOnlyDim(map, rank - 1) ||
-            cast<RankedTensorType>(tensor.getType()).getNumElements() != d)
-          continue;
-        return tensor;
-      }
-      return {};
-    };
-    if (Value w = tensorOfChannel(e)) {
+  LogicalResult matchWeight(Node *node, NormMatch &m) {
+    if (Value w = tensorOfChannel(node)) {
       m.weight = w;
       return success();
     }
-    auto add = dyn_cast_or_null<arith::AddFOp>(e.def());
+    Node *add = computeOf<arith::AddFOp>(ex(), node, 2);
     if (!add)
       return failure();
     for (unsigned side : {0u, 1u}) {
-      std::optional<double> c = constantOf(reader.operand(e, 1 - side));
-      Value w = tensorOfChannel(reader.operand(e, side));
-      if (!c || !w)
+      std::optional<double> c = constantOf(add->operands[1 - side]);
+      if (!c)
+        continue;
+      Value w = tensorOfChannel(add->operands[side]);
+      if (!w)
         continue;
       m.weight = w;
       m.weightShift = *c;
-      m.weightShiftType = add.getType();
+      m.weightShiftType = typeOf(add);
       return success();
     }
     return failure();
   }
 
-  Value value;
-  MLIRContext *ctx;
-  int64_t rank, d;
   Type compute;
+  unsigned channel = 0;
+  int64_t d = 0;
 };
 
 /// The [D] tensor `w` reshaped to rank 1 in its own type, or `c + w` in
@@ -710,141 +556,99 @@ Value materializeWeight(RewriterBase &rewriter, Location loc,
   return generic.getResult(0);
 }
 
-/// `expr` as a sum of root dims times constants, `{coefficient, dim}`, when
-/// it is one (however the simplifier nested it); else nullopt.
-std::optional<SmallVector<std::pair<int64_t, unsigned>>>
-linearTerms(AffineExpr expr) {
-  if (auto dim = dyn_cast<AffineDimExpr>(expr))
-    return SmallVector<std::pair<int64_t, unsigned>>{{1, dim.getPosition()}};
-  auto bin = dyn_cast<AffineBinaryOpExpr>(expr);
-  if (!bin)
-    return std::nullopt;
-  if (bin.getKind() == AffineExprKind::Add) {
-    auto lhs = linearTerms(bin.getLHS()), rhs = linearTerms(bin.getRHS());
-    if (!lhs || !rhs)
-      return std::nullopt;
-    lhs->append(rhs->begin(), rhs->end());
-    return lhs;
-  }
-  auto c = dyn_cast<AffineConstantExpr>(bin.getRHS());
-  if (bin.getKind() != AffineExprKind::Mul || !c)
-    return std::nullopt;
-  auto terms = linearTerms(bin.getLHS());
-  if (!terms)
-    return std::nullopt;
-  for (auto &term : *terms)
-    term.first *= c.getValue();
-  return terms;
-}
-
-/// The root dims of `expr`, major first, when it is the row-major linear
-/// index `d_1 * (n_2 ... n_k) + ... + d_k` of several of them (`n_i` their
-/// static sizes) spanning `[0, size)` once each: a dim that an expand_shape
-/// split, read through by the Reader. Else nullopt.
-std::optional<SmallVector<unsigned>>
-mixedRadixDims(AffineExpr expr, RankedTensorType root, int64_t size) {
-  auto terms = linearTerms(expr);
-  if (!terms || terms->size() < 2)
-    return std::nullopt;
-  llvm::sort(*terms);
-  int64_t stride = 1;
-  SmallVector<unsigned> dims;
-  for (auto [coefficient, d] : *terms) {
-    int64_t n = d < root.getRank() ? root.getDimSize(d) : ShapedType::kDynamic;
-    if (coefficient != stride || ShapedType::isDynamic(n) || n < 1)
-      return std::nullopt;
-    stride *= n;
-    dims.push_back(d);
-  }
-  if (stride != size)
-    return std::nullopt;
-  std::reverse(dims.begin(), dims.end());
-  return dims;
-}
-
-/// Whether `map` (the root's dims -> x's indices) reads x whole, once per
-/// element: each root dim once, and index 0 of x's size-1 dims the root
-/// lacks (a rotation raised through a view that dropped a unit dim of x).
-/// A root dim of size 1 may go unread (the token dim a decode step's
-/// rotation is raised with after linalg-fold-unit-extent-dims dropped it).
-bool readsWhole(AffineMap map, Value x, RankedTensorType root) {
-  auto type = cast<RankedTensorType>(x.getType());
-  SmallVector<bool> seen(map.getNumDims(), false);
-  for (auto [i, size] : llvm::enumerate(root.getShape()))
-    if (size == 1 && !map.isFunctionOfDim(i))
-      seen[i] = true;
-  for (auto [k, expr] : llvm::enumerate(map.getResults())) {
-    if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
-      if (seen[dim.getPosition()])
-        return false;
-      seen[dim.getPosition()] = true;
-      continue;
-    }
-    if (std::optional<SmallVector<unsigned>> dims =
-            mixedRadixDims(expr, root, type.getDimSize(k))) {
-      for (unsigned d : *dims) {
-        if (seen[d])
-          return false;
-        seen[d] = true;
-      }
-      continue;
-    }
-    auto constant = dyn_cast<AffineConstantExpr>(expr);
-    if (!constant || constant.getValue() != 0 || type.getDimSize(k) != 1)
-      return false;
-  }
-  return llvm::all_of(seen, [](bool s) { return s; });
-}
-
-/// x with each dim that `map` reads as the linear index of several root
-/// dims (readsWhole's mixed radix) expanded into those dims, and the map
-/// that reads the expanded x by plain dims.
-std::pair<Value, AffineMap> splitLinearDims(RewriterBase &rewriter,
-                                            Location loc, ApplyOp op, Value x,
-                                            AffineMap map) {
-  auto type = cast<RankedTensorType>(x.getType());
-  RankedTensorType root = op.getInputType();
+/// How x, read at `layout`, is the root: x with each dim that reads several
+/// root atoms expanded into one dim per atom (`groups`, `shape`; a dim a
+/// view flattened, e.g. a head dim split into KV groups), and the map from
+/// the root's dims to the expanded x's indices.
+struct WholeRead {
   SmallVector<ReassociationIndices> groups;
   SmallVector<int64_t> shape;
-  SmallVector<AffineExpr> exprs;
+  AffineMap map;
   bool split = false;
-  for (auto [k, expr] : llvm::enumerate(map.getResults())) {
-    ReassociationIndices group;
-    std::optional<SmallVector<unsigned>> dims =
-        mixedRadixDims(expr, root, type.getDimSize(k));
-    if (!dims) {
-      group.push_back(shape.size());
-      shape.push_back(type.getDimSize(k));
-      exprs.push_back(expr);
-    } else {
-      split = true;
-      for (unsigned d : *dims) {
-        group.push_back(shape.size());
-        shape.push_back(root.getDimSize(d));
-        exprs.push_back(rewriter.getAffineDimExpr(d));
-      }
-    }
-    groups.push_back(group);
+};
+
+/// x read whole, once per element: each significant root atom read once,
+/// by an atom of its own (a root dim is one atom, not one a view refined),
+/// and index 0 of x's unit dims. A root dim of size 1 may go unread (the
+/// token dim a decode step's rotation is raised with after
+/// linalg-fold-unit-extent-dims dropped it).
+std::optional<WholeRead> readsWhole(Expressions &ex, const Layout &root,
+                                    const Layout &layout, RankedTensorType type,
+                                    MLIRContext *ctx) {
+  if (layout.size() != static_cast<size_t>(type.getRank()))
+    return std::nullopt;
+  // The root dim of each root atom; a unit root dim's atom too, so that x
+  // reading it is read by that dim (a transpose, not a copy).
+  DenseMap<unsigned, unsigned> dimOf, unitDimOf;
+  for (auto [i, dim] : llvm::enumerate(root)) {
+    AtomList leaves = ex.atoms.significant(dim);
+    if (leaves.size() > 1)
+      return std::nullopt;
+    if (leaves.size() == 1)
+      dimOf[leaves.front()] = i;
+    else if (AtomList units = ex.atoms.leaves(dim); units.size() == 1)
+      unitDimOf[units.front()] = i;
   }
-  if (!split)
-    return {x, map};
-  auto expandedType = RankedTensorType::get(shape, type.getElementType());
-  Value expanded =
-      tensor::ExpandShapeOp::create(rewriter, loc, expandedType, x, groups);
-  return {expanded,
-          AffineMap::get(map.getNumDims(), 0, exprs, rewriter.getContext())};
+  llvm::SmallDenseSet<unsigned> unitsRead;
+  WholeRead read;
+  SmallVector<AffineExpr> exprs;
+  llvm::SmallDenseSet<unsigned> seen;
+  for (auto [k, dim] : llvm::enumerate(layout)) {
+    AtomList leaves = ex.atoms.significant(dim);
+    ReassociationIndices group;
+    // The dim's extent is what the atoms read: their product, or one atom
+    // of unknown size for a dynamic dim.
+    if (type.isDynamicDim(k)
+            ? leaves.size() != 1 ||
+                  !ShapedType::isDynamic(ex.atoms.size(leaves.front()))
+            : ex.atoms.product(dim) != type.getDimSize(k))
+      return std::nullopt;
+    if (leaves.empty()) {
+      if (type.getDimSize(k) != 1)
+        return std::nullopt;
+      group.push_back(read.shape.size());
+      read.shape.push_back(1);
+      AtomList units = ex.atoms.leaves(dim);
+      auto unit =
+          units.size() == 1 ? unitDimOf.find(units.front()) : unitDimOf.end();
+      if (unit != unitDimOf.end() && unitsRead.insert(unit->second).second)
+        exprs.push_back(getAffineDimExpr(unit->second, ctx));
+      else
+        exprs.push_back(getAffineConstantExpr(0, ctx));
+    }
+    for (unsigned leaf : leaves) {
+      auto it = dimOf.find(leaf);
+      if (it == dimOf.end() || !seen.insert(leaf).second)
+        return std::nullopt;
+      group.push_back(read.shape.size());
+      read.shape.push_back(ex.atoms.size(leaf));
+      exprs.push_back(getAffineDimExpr(it->second, ctx));
+    }
+    read.split |= leaves.size() > 1;
+    read.groups.push_back(group);
+  }
+  if (seen.size() != dimOf.size())
+    return std::nullopt;
+  read.map = AffineMap::get(root.size(), 0, exprs, ctx);
+  return read;
 }
 
-/// x read at the root's coordinates: x itself, a transpose of it, or (x
-/// with unit dims the root lacks) a copy that drops them; a dim read as the
-/// linear index of several root dims is expanded into them first.
+/// x at the root's coordinates: x itself, a transpose of it, or (x with
+/// unit dims the root lacks) a copy that drops them; a dim that reads
+/// several root atoms is expanded into them first.
 Value materializeInput(RewriterBase &rewriter, ApplyOp op, Value x,
-                       AffineMap map) {
-  std::tie(x, map) = splitLinearDims(rewriter, op.getLoc(), op, x, map);
+                       const WholeRead &read) {
+  Location loc = op.getLoc();
+  AffineMap map = read.map;
+  if (read.split) {
+    auto type = cast<RankedTensorType>(x.getType());
+    x = tensor::ExpandShapeOp::create(
+        rewriter, loc, RankedTensorType::get(read.shape, type.getElementType()),
+        x, read.groups);
+  }
   if (map.isIdentity())
     return x;
   if (!map.isPermutation()) {
-    Location loc = op.getLoc();
     SmallVector<OpFoldResult> sizes =
         tensor::getMixedSizes(rewriter, loc, op.getInput());
     Value init = tensor::EmptyOp::create(rewriter, loc, sizes,
@@ -866,13 +670,29 @@ Value materializeInput(RewriterBase &rewriter, ApplyOp op, Value x,
   SmallVector<int64_t> perm(map.getNumDims(), -1);
   for (auto [k, expr] : llvm::enumerate(map.getResults()))
     perm[cast<AffineDimExpr>(expr).getPosition()] = k;
-  Location loc = op.getLoc();
   SmallVector<OpFoldResult> sizes =
       tensor::getMixedSizes(rewriter, loc, op.getInput());
   Value init = tensor::EmptyOp::create(rewriter, loc, sizes,
                                        op.getInputType().getElementType());
   return linalg::TransposeOp::create(rewriter, loc, x, init, perm)
       .getResult()[0];
+}
+
+/// The generic whose payload computes x (a value of its payload, x->in its
+/// result read at a layout), when it only widens it: linalg-fuse-
+/// elementwise-ops fuses the projection's rounding to bf16 with the norm's
+/// extension back to f32.
+linalg::GenericOp wideningOf(Node *x, Type element) {
+  if (x->kind != Node::Compute || !x->in ||
+      x->op->getResult(0).getType() != element)
+    return {};
+  auto widening = x->in->value.getDefiningOp<linalg::GenericOp>();
+  if (!widening || widening->getNumResults() != 1 ||
+      !widening.isAllParallelLoops() || !widening.hasPureTensorSemantics() ||
+      !widening.getRegionOutputArgs()[0].use_empty() ||
+      x->op->getBlock() != widening.getBody())
+    return {};
+  return widening;
 }
 
 LogicalResult
@@ -884,40 +704,30 @@ foldNorm(ApplyOp op, RewriterBase &rewriter, ApplyOp *folded = nullptr,
   FailureOr<NormMatch> m = matcher.match();
   if (failed(m))
     return failure();
-  // x: a tensor of the op's input element type read whole at a
-  // permutation of the root's dims (and index 0 of unit dims it adds); or
-  // a value of that type in the payload of an elementwise op whose result
-  // widens it (linalg-fuse-elementwise-ops fuses the projection's rounding
-  // to bf16 with the norm's extension back to f32), computed by a copy of
-  // that op yielding it.
-  auto [x, xMap] = Reader::tensorOf(m->x);
+  // x: a tensor of the op's input element type read whole (see readsWhole);
+  // or a value of that type in the payload of an elementwise op whose
+  // result widens it, computed by a copy of that op yielding it.
+  Expressions &ex = matcher.reading.ex;
   Type element = op.getInputType().getElementType();
-  auto widening = dyn_cast_or_null<linalg::GenericOp>(m->x.owner);
-  if (x && getElementTypeOrSelf(x.getType()) == element)
-    widening = {};
-  if (widening) {
-    if (m->x.value.getType() != element || widening->getNumResults() != 1 ||
-        !widening.isAllParallelLoops() || !widening.hasPureTensorSemantics() ||
-        !widening.getRegionOutputArgs()[0].use_empty() ||
-        m->x.value.getParentBlock() != widening.getBody())
-      return failure();
-    // x is read at the widening op's loops: its result's indices.
-    AffineMap out = widening.getIndexingMapMatchingResult(
-        cast<OpResult>(widening->getResult(0)));
-    if (!out.isPermutation())
-      return failure();
-    x = widening->getResult(0);
-    xMap = out.compose(m->x.map);
-  }
-  if (!x || !readsWhole(xMap, x, op.getInputType()) ||
-      (!widening && getElementTypeOrSelf(x.getType()) != element))
+  Node *x = m->x;
+  linalg::GenericOp widening = wideningOf(x, element);
+  Node *read = widening ? x->in : x;
+  if (read->kind != Node::Tensor)
+    return failure();
+  auto type = dyn_cast<RankedTensorType>(read->value.getType());
+  if (!type || (!widening && type.getElementType() != element))
+    return failure();
+  std::optional<WholeRead> whole = readsWhole(
+      ex, matcher.reading.layout, read->layout, type, op.getContext());
+  if (!whole)
     return failure();
 
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
-  if (widening)
-    x = raise::copyYielding(rewriter, widening, m->x.value);
-  Value input = materializeInput(rewriter, op, x, xMap);
+  Value xValue =
+      widening ? raise::copyYielding(rewriter, widening, x->op->getResult(0))
+               : read->value;
+  Value input = materializeInput(rewriter, op, xValue, *whole);
   Value weight = materializeWeight(rewriter, loc, *m, op.getHeadDim());
   ApplyOp raised =
       rebuild(rewriter, op, input, weight, rewriter.getF64FloatAttr(m->epsilon),
@@ -938,19 +748,25 @@ foldNorm(ApplyOp op, RewriterBase &rewriter, ApplyOp *folded = nullptr,
 // One generic per norm, for the rotation raise
 //===----------------------------------------------------------------------===//
 
-/// Clones the element computation of a tensor (through the elementwise ops
-/// the Reader follows) into one linalg.generic: the same scalar ops in the
-/// same order and types, reading the tensors it stops at (those it cannot
-/// enter, and `stops`) at their maps.
+/// Clones the element computation of a tensor (through the payloads the
+/// expression reader opens) into one linalg.generic: the same scalar ops in
+/// the same order and types, reading the tensors it stops at (reductions,
+/// tensors it cannot open, and `stops`) at the maps their layouts are from
+/// the root's dims.
 class Gatherer {
 public:
-  Gatherer(Reader &reader, SmallVector<Value, 2> stops)
-      : reader(reader), stops(std::move(stops)) {}
+  Gatherer(Reading &reading, SmallVector<Value, 2> stops)
+      : ex(reading.ex), root(reading.layout), top(reading.root),
+        stops(std::move(stops)) {}
 
   FailureOr<Value> build(RewriterBase &rewriter, Value value) {
     auto type = cast<RankedTensorType>(value.getType());
-    Elem top = reader.root(value);
-    if (top.isTensor() || failed(collect(top)))
+    ctx = value.getContext();
+    if (!top)
+      return failure();
+    Node *opened = ex.open(top);
+    if (opened->kind != Node::Compute || failed(collect(opened)) ||
+        ex.exhausted())
       return failure();
     Location loc = value.getLoc();
     SmallVector<OpFoldResult> sizes =
@@ -959,9 +775,8 @@ public:
         tensor::EmptyOp::create(rewriter, loc, sizes, type.getElementType());
     SmallVector<Value> inputs;
     SmallVector<AffineMap> maps;
-    for (const Elem &leaf : leaves) {
-      auto [tensor, map] = leafTensor(leaf);
-      inputs.push_back(tensor);
+    for (auto [leaf, map] : leaves) {
+      inputs.push_back(leaf->value);
       maps.push_back(map);
     }
     maps.push_back(rewriter.getMultiDimIdentityMap(type.getRank()));
@@ -970,13 +785,11 @@ public:
     bool ok = true;
     auto generic = linalg::GenericOp::create(
         rewriter, loc, type, inputs, ValueRange{init}, maps, iterators,
-        [&](OpBuilder &b, Location, ValueRange args) {
-          std::map<Key, Value> cloned;
-          for (auto [i, leaf] : llvm::enumerate(leaves))
-            cloned[key(leaf)] = args[i];
-          Value result = emit(b, top, cloned);
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          DenseMap<Node *, Value> emitted;
+          Value result = emit(b, l, opened, args, emitted);
           ok = static_cast<bool>(result);
-          linalg::YieldOp::create(b, loc, result ? result : args.back());
+          linalg::YieldOp::create(b, l, result ? result : args.back());
         });
     if (!ok) {
       rewriter.eraseOp(generic);
@@ -986,59 +799,144 @@ public:
   }
 
 private:
-  using Key = std::tuple<const void *, const void *, Operation *>;
-  static Key key(const Elem &e) {
-    return {e.value.getAsOpaquePointer(), e.map.getAsOpaquePointer(), e.owner};
+  /// A tensor read: its value and the leaves of its layout.
+  using Key = std::pair<const void *, std::vector<unsigned>>;
+  Key key(Node *tensor) const {
+    std::vector<unsigned> atoms;
+    for (const AtomList &dim : tensor->layout) {
+      for (unsigned atom : ex.atoms.leaves(dim))
+        atoms.push_back(atom);
+      atoms.push_back(~0u);
+    }
+    return {tensor->value.getAsOpaquePointer(), atoms};
   }
 
-  bool isLeaf(const Elem &e) const {
-    return e.isTensor() || (e.tensor && llvm::is_contained(stops, e.tensor));
-  }
-  std::pair<Value, AffineMap> leafTensor(const Elem &e) const {
-    return Reader::tensorOf(e);
+  /// The root dim whose one atom an Index node indexes.
+  std::optional<unsigned> indexDim(Node *index) const {
+    AtomList atoms = ex.atoms.significant(index->atoms);
+    for (auto [i, dim] : llvm::enumerate(root))
+      if (ex.atoms.significant(dim) == atoms && atoms.size() == 1)
+        return i;
+    return std::nullopt;
   }
 
-  LogicalResult collect(const Elem &e) {
-    if (!seen.insert(key(e)).second)
+  LogicalResult collect(Node *node) {
+    if (!visited.insert(node).second)
       return success();
-    if (isLeaf(e)) {
-      leaves.push_back(e);
+    switch (node->kind) {
+    case Node::Compute:
+      for (Node *operand : node->operands)
+        if (failed(collect(operand)))
+          return failure();
+      return success();
+    case Node::Constant:
+      return success(isa<TypedAttr>(node->constant));
+    case Node::Index:
+      if (std::optional<unsigned> dim = indexDim(node)) {
+        indexDims[node] = *dim;
+        return success();
+      }
+      return failure();
+    case Node::Reduce:
+    case Node::Undefined:
+      return failure();
+    case Node::Tensor:
+      break;
+    }
+    // A scalar from outside every payload: used as is.
+    if (!isa<RankedTensorType>(node->value.getType()))
+      return success();
+    Node *looked = ex.look(node);
+    if (looked->kind != Node::Tensor) {
+      resolved[node] = looked;
+      return collect(looked);
+    }
+    if (!llvm::is_contained(stops, looked->value)) {
+      Node *opened = ex.open(looked);
+      if (opened->kind == Node::Compute) {
+        resolved[node] = opened;
+        return collect(opened);
+      }
+    }
+    // A tensor the generic reads: as the payload read it, or under its
+    // views, whichever is read by plain dims of the root (and index 0): the
+    // expression reader reads no other indexing map, and the fold reads the
+    // generic with it.
+    for (Node *read : {node, looked}) {
+      AffineMap map = mapFromRoot(ex, root, read->layout, ctx);
+      if (!map || !llvm::all_of(map.getResults(), [](AffineExpr expr) {
+            auto c = dyn_cast<AffineConstantExpr>(expr);
+            return isa<AffineDimExpr>(expr) || (c && c.getValue() == 0);
+          }))
+        continue;
+      resolved[node] = read;
+      auto [it, added] = index.try_emplace(key(read), leaves.size());
+      if (added)
+        leaves.push_back({read, map});
+      argOf[read] = it->second;
       return success();
     }
-    if (!e.owner)
-      return success(); // a scalar from outside: used as is
-    Operation *def = e.def();
-    if (!def || def->getNumRegions() != 0 || def->getNumResults() != 1)
-      return failure(); // an init's block argument, or a region
-    for (unsigned i = 0, n = def->getNumOperands(); i < n; ++i)
-      if (failed(collect(reader.operand(e, i))))
-        return failure();
-    return success();
+    return failure();
   }
 
-  Value emit(OpBuilder &b, const Elem &e, std::map<Key, Value> &cloned) {
-    auto it = cloned.find(key(e));
-    if (it != cloned.end())
+  Value emit(OpBuilder &b, Location loc, Node *node, ValueRange args,
+             DenseMap<Node *, Value> &emitted) {
+    if (auto it = emitted.find(node); it != emitted.end())
       return it->second;
-    if (!e.owner)
-      return e.value;
-    Operation *def = e.def();
-    IRMapping mapping;
-    for (unsigned i = 0, n = def->getNumOperands(); i < n; ++i) {
-      Value operand = emit(b, reader.operand(e, i), cloned);
-      if (!operand)
+    Value result;
+    switch (node->kind) {
+    case Node::Tensor:
+      if (!isa<RankedTensorType>(node->value.getType())) {
+        result = node->value;
+      } else if (Node *target = resolved.lookup(node); !target) {
         return {};
-      mapping.map(def->getOperand(i), operand);
+      } else if (target->kind == Node::Tensor) {
+        result = args[argOf.at(target)];
+      } else {
+        result = emit(b, loc, target, args, emitted);
+      }
+      break;
+    case Node::Constant:
+      result =
+          arith::ConstantOp::create(b, loc, cast<TypedAttr>(node->constant));
+      break;
+    case Node::Index:
+      result = linalg::IndexOp::create(b, loc, indexDims.at(node));
+      break;
+    case Node::Compute: {
+      IRMapping mapping;
+      for (auto [operand, value] :
+           llvm::zip_equal(node->operands, node->op->getOperands())) {
+        Value emittedOperand = emit(b, loc, operand, args, emitted);
+        if (!emittedOperand)
+          return {};
+        mapping.map(value, emittedOperand);
+      }
+      result = b.clone(*node->op, mapping)->getResult(0);
+      break;
     }
-    Value result = b.clone(*def, mapping)->getResult(0);
-    cloned[key(e)] = result;
+    case Node::Reduce:
+    case Node::Undefined:
+      return {};
+    }
+    emitted[node] = result;
     return result;
   }
 
-  Reader &reader;
+  Expressions &ex;
+  const Layout &root;
+  Node *top;
   SmallVector<Value, 2> stops;
-  std::set<Key> seen;
-  SmallVector<Elem> leaves;
+  MLIRContext *ctx = nullptr;
+  llvm::SmallPtrSet<Node *, 32> visited;
+  /// What a Tensor node read in a payload is: the Compute its producer
+  /// computes, a constant, or itself (looked through views) when read.
+  DenseMap<Node *, Node *> resolved;
+  /// The argument of each tensor read, one per tensor and layout.
+  std::map<Key, unsigned> index;
+  DenseMap<Node *, unsigned> argOf;
+  DenseMap<Node *, unsigned> indexDims;
+  SmallVector<std::pair<Node *, AffineMap>> leaves;
 };
 
 /// Each matched norm over the last dim (its result V, or a transpose of it)
@@ -1069,10 +967,11 @@ SmallVector<std::pair<Value, Value>> isolateNormsImpl(Operation *root) {
     // x and the weight stay tensors the generic reads (the fold uses them):
     // x's, or the op whose payload computes x (a rounding fused with the
     // norm's extension).
-    Value xTensor = Reader::tensorOf(m->x).first;
-    if (!xTensor && m->x.owner && m->x.owner->getNumResults() == 1)
-      xTensor = m->x.owner->getResult(0);
-    Gatherer gatherer(matcher.reader, {xTensor, m->weight});
+    Node *x = m->x;
+    Value xTensor = x->kind == Node::Tensor ? x->value
+                    : x->in                 ? x->in->value
+                                            : Value();
+    Gatherer gatherer(matcher.reading, {xTensor, m->weight});
     rewriter.setInsertionPoint(op);
     FailureOr<Value> fused = gatherer.build(rewriter, v);
     if (failed(fused))
@@ -1088,13 +987,6 @@ SmallVector<std::pair<Value, Value>> isolateNormsImpl(Operation *root) {
 //===----------------------------------------------------------------------===//
 
 enum class Side { Lower, Upper };
-
-/// One side of a clamp: `bound` the constant, `inner` the clamped value.
-struct ClampStep {
-  Side side;
-  double bound;
-  Elem inner;
-};
 
 /// The predicate with its operands swapped (a < b iff b > a).
 arith::CmpFPredicate swapped(arith::CmpFPredicate p) {
@@ -1121,11 +1013,23 @@ arith::CmpFPredicate swapped(arith::CmpFPredicate p) {
   }
 }
 
+/// One side of a clamp: `bound` the constant, `inner` the clamped value.
+struct ClampStep {
+  Side side;
+  double bound;
+  Node *inner;
+};
+
 /// A clamp step that keeps NaN: maximumf(v, lo), minimumf(v, hi), or
 /// select(cmpf(v, c), c, v) with an ordered predicate true beyond the bound,
-/// or select(cmpf(v, c), v, c) with an unordered one true within it.
-std::optional<ClampStep> matchClampStep(Reader &reader, const Elem &e) {
-  Operation *def = e.def();
+/// or select(cmpf(v, c), v, c) with an unordered one true within it. The
+/// comparison is read by meaning: it may be computed in another op than the
+/// select (an i1 tensor the select reads) and of v spelled otherwise.
+std::optional<ClampStep> matchClampStep(Expressions &ex, Node *node) {
+  Node *step = ex.open(node);
+  if (step->kind != Node::Compute)
+    return std::nullopt;
+  Operation *def = step->op;
   // With `nnan` the IR has no NaN to keep (a NaN operand is poison), so
   // clamps that would send NaN to a bound are clamps too.
   auto noNaN = [](Operation *op) {
@@ -1134,37 +1038,37 @@ std::optional<ClampStep> matchClampStep(Reader &reader, const Elem &e) {
            arith::bitEnumContainsAll(fmf.getFastMathFlagsAttr().getValue(),
                                      arith::FastMathFlags::nnan);
   };
-  if (isa_and_present<arith::MaximumFOp, arith::MinimumFOp>(def) ||
-      (isa_and_present<arith::MaxNumFOp, arith::MinNumFOp>(def) &&
-       noNaN(def))) {
+  if (isa<arith::MaximumFOp, arith::MinimumFOp>(def) ||
+      (isa<arith::MaxNumFOp, arith::MinNumFOp>(def) && noNaN(def))) {
+    if (step->operands.size() != 2)
+      return std::nullopt;
     Side side = isa<arith::MaximumFOp, arith::MaxNumFOp>(def) ? Side::Lower
                                                               : Side::Upper;
     for (unsigned i : {0u, 1u})
-      if (std::optional<double> c = constantOf(reader.operand(e, 1 - i)))
-        return ClampStep{side, *c, reader.operand(e, i)};
+      if (std::optional<double> c = constantOf(step->operands[1 - i]))
+        return ClampStep{side, *c, step->operands[i]};
     return std::nullopt;
   }
-  auto select = dyn_cast_or_null<arith::SelectOp>(def);
-  if (!select)
+  if (!isa<arith::SelectOp>(def) || step->operands.size() != 3)
     return std::nullopt;
-  auto cmp = select.getCondition().getDefiningOp<arith::CmpFOp>();
-  if (!cmp || cmp->getBlock() != select->getBlock())
+  Node *cmp = computeOf<arith::CmpFOp>(ex, step->operands[0], 2);
+  if (!cmp)
     return std::nullopt;
-  Elem t = reader.operand(e, 1), f = reader.operand(e, 2);
+  Node *t = step->operands[1], *f = step->operands[2];
   std::optional<double> ct = constantOf(t), cf = constantOf(f);
   if (ct.has_value() == cf.has_value())
     return std::nullopt;
   bool boundIfTrue = ct.has_value();
   double bound = boundIfTrue ? *ct : *cf;
-  Elem v = boundIfTrue ? f : t;
+  Node *v = boundIfTrue ? f : t;
   // The comparison as v ? c.
-  Elem lhs = reader.resolve({cmp.getLhs(), e.map, e.owner});
-  Elem rhs = reader.resolve({cmp.getRhs(), e.map, e.owner});
-  arith::CmpFPredicate p = cmp.getPredicate();
+  Node *lhs = cmp->operands[0], *rhs = cmp->operands[1];
+  arith::CmpFPredicate p = cast<arith::CmpFOp>(cmp->op).getPredicate();
   std::optional<double> cr = constantOf(rhs), cl = constantOf(lhs);
-  if (lhs == v && cr && *cr == bound) {
+  Renaming none;
+  if (cr && *cr == bound && ex.same(lhs, v, none)) {
     // v ? c as is.
-  } else if (rhs == v && cl && *cl == bound) {
+  } else if (cl && *cl == bound && ex.same(rhs, v, none)) {
     p = swapped(p);
   } else {
     return std::nullopt;
@@ -1177,7 +1081,7 @@ std::optional<ClampStep> matchClampStep(Reader &reader, const Elem &e) {
     return std::nullopt;
   // NaN must select v: the condition false for NaN when true chooses the
   // bound, true for NaN when true chooses v.
-  if (boundIfTrue != ordered && !noNaN(cmp))
+  if (boundIfTrue != ordered && !noNaN(cmp->op))
     return std::nullopt;
   // True beyond the bound (bound chosen): v < lo, or v > hi; true within
   // it (v chosen): v >= lo, or v <= hi.
@@ -1186,17 +1090,16 @@ std::optional<ClampStep> matchClampStep(Reader &reader, const Elem &e) {
 }
 
 /// clamp(v, lo, hi) in either order; returns v.
-std::optional<Elem> matchClamp(Reader &reader, const Elem &e, double lo,
-                               double hi) {
-  std::optional<ClampStep> outer = matchClampStep(reader, e);
+Node *matchClamp(Expressions &ex, Node *node, double lo, double hi) {
+  std::optional<ClampStep> outer = matchClampStep(ex, node);
   if (!outer)
-    return std::nullopt;
-  std::optional<ClampStep> inner = matchClampStep(reader, outer->inner);
+    return nullptr;
+  std::optional<ClampStep> inner = matchClampStep(ex, outer->inner);
   if (!inner || inner->side == outer->side)
-    return std::nullopt;
+    return nullptr;
   for (const ClampStep &s : {*outer, *inner})
     if (s.bound != (s.side == Side::Lower ? lo : hi))
-      return std::nullopt;
+      return nullptr;
   return inner->inner;
 }
 
@@ -1231,49 +1134,56 @@ public:
           cast<RankedTensorType>(current.getType()).getShape() !=
               op.getInputType().getShape())
         return failure();
-      Type element = elementTypeOf(current);
+      Type element = getElementTypeOrSelf(current.getType());
       if (isa<Float8E4M3FNType, Float8E5M2Type>(element) ||
           element.isSignlessInteger(8))
         result = current;
     }
     if (!result)
       return failure();
+    reading.emplace(result);
+    if (!reading->root)
+      return failure();
+    Expressions &ex = reading->ex;
     QuantMatch m;
     m.result = result;
-    Type storage = elementTypeOf(result);
-    Elem top = reader.root(result);
-    Elem product(Value{});
+    Type storage = getElementTypeOrSelf(result.getType());
+    Node *top = reading->root;
+    Node *product = nullptr;
     if (auto f8 = dyn_cast<FloatType>(storage)) {
-      auto trunc = dyn_cast_or_null<arith::TruncFOp>(top.def());
-      if (!trunc ||
-          (trunc.getRoundingmodeAttr() &&
-           trunc.getRoundingmode() != arith::RoundingMode::to_nearest_even))
+      Node *trunc = computeOf<arith::TruncFOp>(ex, top, 1);
+      if (!trunc)
+        return failure();
+      auto truncOp = cast<arith::TruncFOp>(trunc->op);
+      if (truncOp.getRoundingmodeAttr() &&
+          truncOp.getRoundingmode() != arith::RoundingMode::to_nearest_even)
         return failure();
       double limit =
           APFloat::getLargest(f8.getFloatSemantics()).convertToDouble();
-      std::optional<Elem> v = matchClamp(
-          reader, reader.throughCasts(reader.operand(top, 0)), -limit, limit);
+      Node *v =
+          matchClamp(ex, throughCasts(ex, trunc->operands[0]), -limit, limit);
       if (!v)
         return failure();
-      product = reader.throughCasts(*v);
+      product = throughCasts(ex, v);
     } else {
-      if (!isa_and_present<arith::FPToSIOp>(top.def()))
+      Node *convert = computeOf<arith::FPToSIOp>(ex, top, 1);
+      if (!convert)
         return failure();
-      Elem v = reader.throughCasts(reader.operand(top, 0));
-      if (isa_and_present<math::RoundEvenOp>(v.def())) {
-        std::optional<Elem> u = matchClamp(
-            reader, reader.throughCasts(reader.operand(v, 0)), -128.0, 127.0);
+      Node *v = throughCasts(ex, convert->operands[0]);
+      if (Node *rounded = computeOf<math::RoundEvenOp>(ex, v, 1)) {
+        Node *u = matchClamp(ex, throughCasts(ex, rounded->operands[0]), -128.0,
+                             127.0);
         if (!u)
           return failure();
-        product = reader.throughCasts(*u);
+        product = throughCasts(ex, u);
       } else {
-        std::optional<Elem> u = matchClamp(reader, v, -128.0, 127.0);
+        Node *u = matchClamp(ex, v, -128.0, 127.0);
         if (!u)
           return failure();
-        Elem rounded = reader.throughCasts(*u);
-        if (!isa_and_present<math::RoundEvenOp>(rounded.def()))
+        Node *inner = computeOf<math::RoundEvenOp>(ex, throughCasts(ex, u), 1);
+        if (!inner)
           return failure();
-        product = reader.throughCasts(reader.operand(rounded, 0));
+        product = throughCasts(ex, inner->operands[0]);
       }
     }
     if (failed(matchProduct(product, m)))
@@ -1282,28 +1192,33 @@ public:
   }
 
 private:
+  /// Whether `node` is y (through casts) read at the root's element.
+  bool isY(Node *node) {
+    Expressions &ex = reading->ex;
+    Node *t = ex.look(throughCasts(ex, node));
+    return t->kind == Node::Tensor && t->value == op.getResult() &&
+           ex.layoutsEqual(t->layout, reading->layout, Renaming());
+  }
+
   /// y * s (either order) or y / c, c a power of two, in f32.
-  LogicalResult matchProduct(const Elem &e, QuantMatch &m) {
-    Operation *def = e.def();
-    if (!isa_and_present<arith::MulFOp, arith::DivFOp>(def) ||
-        !def->getResult(0).getType().isF32())
+  LogicalResult matchProduct(Node *node, QuantMatch &m) {
+    Expressions &ex = reading->ex;
+    Node *product = ex.open(node);
+    if (product->kind != Node::Compute || product->operands.size() != 2 ||
+        !isa<arith::MulFOp, arith::DivFOp>(product->op) ||
+        !product->op->getResult(0).getType().isF32())
       return failure();
-    Elem root = reader.root(op.getResult());
-    auto isY = [&](const Elem &v) {
-      Elem t = reader.throughCasts(v);
-      return t.isTensor() && t.value == op.getResult() && t.map == root.map;
-    };
-    if (isa<arith::DivFOp>(def)) {
-      std::optional<double> c = constantOf(reader.operand(e, 1));
-      if (!isY(reader.operand(e, 0)) || !c || !isExactReciprocal(*c))
+    if (isa<arith::DivFOp>(product->op)) {
+      std::optional<double> c = constantOf(product->operands[1]);
+      if (!isY(product->operands[0]) || !c || !isExactReciprocal(*c))
         return failure();
       m.scaleConstant = 1.0 / *c;
       return success();
     }
     for (unsigned side : {0u, 1u}) {
-      if (!isY(reader.operand(e, side)))
+      if (!isY(product->operands[side]))
         continue;
-      Elem s = reader.operand(e, 1 - side);
+      Node *s = product->operands[1 - side];
       if (std::optional<double> c = constantOf(s)) {
         m.scaleConstant = *c;
         return success();
@@ -1316,32 +1231,34 @@ private:
 
   /// An f32 tensor read by nothing (per tensor) or by the op's one head dim
   /// only (per head), size-1 dims aside.
-  LogicalResult matchScaleTensor(const Elem &s, QuantMatch &m) {
-    if (!s.isTensor())
+  LogicalResult matchScaleTensor(Node *node, QuantMatch &m) {
+    Expressions &ex = reading->ex;
+    Node *s = ex.look(node);
+    if (s->kind != Node::Tensor)
       return failure();
-    auto type = cast<RankedTensorType>(s.value.getType());
-    if (!type.getElementType().isF32() || !type.hasStaticShape())
+    auto type = dyn_cast<RankedTensorType>(s->value.getType());
+    if (!type || !type.getElementType().isF32() || !type.hasStaticShape())
       return failure();
-    bool perTensor = llvm::all_of(s.map.getResults(), [](AffineExpr e) {
-      auto c = dyn_cast<AffineConstantExpr>(e);
-      return c && c.getValue() == 0;
+    bool perTensor = llvm::all_of(s->layout, [&](const AtomList &dim) {
+      return ex.atoms.significant(dim).empty();
     });
     std::optional<int64_t> head = op.getSingleHeadDim();
     if (perTensor) {
       // One element (size-1 dims collapse away).
       if (type.getNumElements() != 1)
         return failure();
-    } else if (!head || !readsOnlyDim(s.map, *head) ||
+    } else if (!head || static_cast<size_t>(*head) >= reading->layout.size() ||
+               !readsOnly(ex, s->layout, reading->layout[*head].front()) ||
                type.getNumElements() != op.getInputType().getDimSize(*head)) {
       return failure();
     }
-    m.scaleTensor = s.value;
+    m.scaleTensor = s->value;
     m.perTensor = perTensor;
     return success();
   }
 
   ApplyOp op;
-  Reader reader;
+  std::optional<Reading> reading;
 };
 
 LogicalResult foldQuant(ApplyOp op, RewriterBase &rewriter) {

@@ -1541,12 +1541,18 @@ func.func @split_heads(%x: tensor<4x16xf32>, %w: tensor<8xf32>, %p: tensor<4xi64
 #overlap = affine_map<(d0, d1, d2) -> (d0, d1 * 4 + d2)>
 
 // The negative: the heads overlap (head h reads channels 4h .. 4h + 7 of
-// x: a linear index, but not one that reads x once per element), so the
-// norm is not folded.
+// x: a linear index, but not one that reads x once per element), so x is
+// not read whole as the op's input. The expression reader does not open the
+// copy (its index is not a dim), so the norm is of the copy %xs, which is
+// read whole: the fold is of %xs, never of %x read through the overlap.
 // CHECK-LABEL: func.func @overlapping_heads(
-// CHECK: math.rsqrt
-// CHECK: rope.apply
-// CHECK-NOT: norm(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<4x16xf32>, %[[W:[^:]*]]: tensor<8xf32>
+// CHECK: %[[XS:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<4x16xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: linalg.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: rope.apply ins(%[[XS]] : tensor<4x2x8xf32>) positions(%{{.*}}) norm(%[[W]] : tensor<8xf32>)
+// CHECK-NOT: math.rsqrt
 func.func @overlapping_heads(%x: tensor<4x16xf32>, %w: tensor<8xf32>, %p: tensor<4xi64>) -> tensor<4x2x8xf32> {
   %zero = arith.constant 0.0 : f32
   %c8 = arith.constant 8.0 : f32
@@ -1565,6 +1571,134 @@ func.func @overlapping_heads(%x: tensor<4x16xf32>, %w: tensor<8xf32>, %p: tensor
     linalg.yield %s : f32
   } -> tensor<4x2x1xf32>
   %n = linalg.generic {indexing_maps = [#id, #row, #ch, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%xs, %sum, %w : tensor<4x2x8xf32>, tensor<4x2x1xf32>, tensor<8xf32>) outs(%e : tensor<4x2x8xf32>) {
+  ^bb0(%xi: f32, %s: f32, %wi: f32, %o: f32):
+    %m = arith.divf %s, %c8 : f32
+    %a = arith.addf %m, %eps : f32
+    %r = math.rsqrt %a : f32
+    %xn = arith.mulf %xi, %r : f32
+    %y = arith.mulf %xn, %wi : f32
+    linalg.yield %y : f32
+  } -> tensor<4x2x8xf32>
+  %y = rope.apply ins(%n : tensor<4x2x8xf32>) positions(%p : tensor<4xi64>) outs(%e : tensor<4x2x8xf32>) -> tensor<4x2x8xf32>
+  return %y : tensor<4x2x8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#x4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#rows4 = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
+#red = affine_map<(d0, d1, d2) -> (d0, d1)>
+#ch = affine_map<(d0, d1, d2) -> (d2)>
+
+// The sum of squares reduces a unit dim next to the channels (x read as
+// [4, 2, 1, 8]; linalg-fold-unit-extent-dims and fusion leave such
+// reductions): a sum over exactly the head dim all the same (the
+// expression reader's reduced atom, units aside). The element reader this
+// fold had before took one reduction loop only.
+// CHECK-LABEL: func.func @sum_with_unit_reduction(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<4x2x8xf32>, %[[W:[^:]*]]: tensor<8xf32>, %[[P:[^:]*]]: tensor<4xi64>
+// CHECK: rope.apply ins(%[[X]] : tensor<4x2x8xf32>) positions(%[[P]] : tensor<4xi64>) norm(%[[W]] : tensor<8xf32>) outs(%{{.*}} : tensor<4x2x8xf32>) {norm_epsilon = 9.9999999747524271E-7 : f64}
+// CHECK-NOT: math.rsqrt
+func.func @sum_with_unit_reduction(%x: tensor<4x2x8xf32>, %w: tensor<8xf32>, %p: tensor<4xi64>) -> tensor<4x2x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c8 = arith.constant 8.0 : f32
+  %eps = arith.constant 1.0e-06 : f32
+  %e = tensor.empty() : tensor<4x2x8xf32>
+  %e1 = tensor.empty() : tensor<4x2xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4x2xf32>) -> tensor<4x2xf32>
+  %x4 = tensor.expand_shape %x [[0], [1], [2, 3]] output_shape [4, 2, 1, 8] : tensor<4x2x8xf32> into tensor<4x2x1x8xf32>
+  %sum = linalg.generic {indexing_maps = [#x4, #rows4], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%x4 : tensor<4x2x1x8xf32>) outs(%z : tensor<4x2xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %sq = arith.mulf %in, %in : f32
+    %s = arith.addf %acc, %sq : f32
+    linalg.yield %s : f32
+  } -> tensor<4x2xf32>
+  %n = linalg.generic {indexing_maps = [#id, #red, #ch, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %sum, %w : tensor<4x2x8xf32>, tensor<4x2xf32>, tensor<8xf32>) outs(%e : tensor<4x2x8xf32>) {
+  ^bb0(%xi: f32, %s: f32, %wi: f32, %o: f32):
+    %m = arith.divf %s, %c8 : f32
+    %a = arith.addf %m, %eps : f32
+    %r = math.rsqrt %a : f32
+    %xn = arith.mulf %xi, %r : f32
+    %y = arith.mulf %xn, %wi : f32
+    linalg.yield %y : f32
+  } -> tensor<4x2x8xf32>
+  %y = rope.apply ins(%n : tensor<4x2x8xf32>) positions(%p : tensor<4xi64>) outs(%e : tensor<4x2x8xf32>) -> tensor<4x2x8xf32>
+  return %y : tensor<4x2x8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#x3 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#rows3 = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
+#red = affine_map<(d0, d1, d2) -> (d0, d1)>
+#ch = affine_map<(d0, d1, d2) -> (d2)>
+
+// Negative: as @sum_with_unit_reduction, but the other reduced dim has
+// size 2 (x read as [4, 2, 2, 4]: the sum is over half rows twice, of 8
+// squares, but over two dims, not one): the reduced atom is not one, so it
+// is not a sum over exactly the head dim; nothing is folded.
+// CHECK-LABEL: func.func @sum_over_two_dims(
+// CHECK: math.rsqrt
+// CHECK: rope.apply ins(%{{.*}} : tensor<4x2x8xf32>) positions(%{{.*}} : tensor<4xi64>) outs(
+func.func @sum_over_two_dims(%x: tensor<4x2x8xf32>, %w: tensor<8xf32>, %p: tensor<4xi64>) -> tensor<4x2x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c8 = arith.constant 8.0 : f32
+  %eps = arith.constant 1.0e-06 : f32
+  %e = tensor.empty() : tensor<4x2x8xf32>
+  %e1 = tensor.empty() : tensor<4x2xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4x2xf32>) -> tensor<4x2xf32>
+  %x4 = tensor.expand_shape %x [[0], [1], [2, 3]] output_shape [4, 2, 2, 4] : tensor<4x2x8xf32> into tensor<4x2x2x4xf32>
+  %sum = linalg.generic {indexing_maps = [#x3, #rows3], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%x4 : tensor<4x2x2x4xf32>) outs(%z : tensor<4x2xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %sq = arith.mulf %in, %in : f32
+    %s = arith.addf %acc, %sq : f32
+    linalg.yield %s : f32
+  } -> tensor<4x2xf32>
+  %n = linalg.generic {indexing_maps = [#id, #red, #ch, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %sum, %w : tensor<4x2x8xf32>, tensor<4x2xf32>, tensor<8xf32>) outs(%e : tensor<4x2x8xf32>) {
+  ^bb0(%xi: f32, %s: f32, %wi: f32, %o: f32):
+    %m = arith.divf %s, %c8 : f32
+    %a = arith.addf %m, %eps : f32
+    %r = math.rsqrt %a : f32
+    %xn = arith.mulf %xi, %r : f32
+    %y = arith.mulf %xn, %wi : f32
+    linalg.yield %y : f32
+  } -> tensor<4x2x8xf32>
+  %y = rope.apply ins(%n : tensor<4x2x8xf32>) positions(%p : tensor<4xi64>) outs(%e : tensor<4x2x8xf32>) -> tensor<4x2x8xf32>
+  return %y : tensor<4x2x8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#t4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#out = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+#ch = affine_map<(d0, d1, d2) -> (d2)>
+
+// Negative: the "sum" is read by the channel as well as the row, and its
+// summand is x at the channel, broadcast along the reduced dim: s[.., c] =
+// 8 * x[.., c]^2, not the row's sum of squares. Renaming the reduced dim to
+// the channel leaves its summand x[.., c]^2 all the same, so the sum must be
+// read by the row only; nothing is folded.
+// CHECK-LABEL: func.func @sum_read_by_channel(
+// CHECK: math.rsqrt
+// CHECK: rope.apply ins(%{{.*}} : tensor<4x2x8xf32>) positions(%{{.*}} : tensor<4xi64>) outs(
+func.func @sum_read_by_channel(%x: tensor<4x2x8xf32>, %w: tensor<8xf32>, %p: tensor<4xi64>) -> tensor<4x2x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c8 = arith.constant 8.0 : f32
+  %eps = arith.constant 1.0e-06 : f32
+  %e = tensor.empty() : tensor<4x2x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x2x8xf32>) -> tensor<4x2x8xf32>
+  %eb = tensor.empty() : tensor<4x2x8x8xf32>
+  %t = linalg.broadcast ins(%x : tensor<4x2x8xf32>) outs(%eb : tensor<4x2x8x8xf32>) dimensions = [3]
+  %sum = linalg.generic {indexing_maps = [#t4, #out], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%t : tensor<4x2x8x8xf32>) outs(%z : tensor<4x2x8xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %sq = arith.mulf %in, %in : f32
+    %s = arith.addf %acc, %sq : f32
+    linalg.yield %s : f32
+  } -> tensor<4x2x8xf32>
+  %n = linalg.generic {indexing_maps = [#id, #id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %sum, %w : tensor<4x2x8xf32>, tensor<4x2x8xf32>, tensor<8xf32>) outs(%e : tensor<4x2x8xf32>) {
   ^bb0(%xi: f32, %s: f32, %wi: f32, %o: f32):
     %m = arith.divf %s, %c8 : f32
     %a = arith.addf %m, %eps : f32

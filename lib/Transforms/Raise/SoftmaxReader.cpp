@@ -46,11 +46,21 @@ Node *SoftmaxReader::peelRowShift(Node *x) {
   return x;
 }
 
+bool SoftmaxReader::readByRow(Node *reduce) const {
+  AtomList keyLeaves = ex.atoms.leaves({key});
+  for (const AtomList &dim : reduce->operands[0]->layout)
+    for (unsigned atom : ex.atoms.leaves(dim))
+      if (llvm::is_contained(keyLeaves, atom))
+        return false;
+  return true;
+}
+
 bool SoftmaxReader::isRowReduce(Node *row, Node *x,
                                 ArrayRef<StringRef> combiners) {
   row = ex.open(row);
   if (row->kind != Node::Reduce ||
-      !llvm::is_contained(combiners, row->op->getName().getStringRef()))
+      !llvm::is_contained(combiners, row->op->getName().getStringRef()) ||
+      !readByRow(row))
     return false;
   std::optional<unsigned> reduced = reducedAtom(ex, row->atoms);
   if (!reduced || ex.atoms.size(*reduced) != ex.atoms.size(key))
@@ -191,7 +201,8 @@ bool SoftmaxReader::isNaNOf(Node *condition, Node *p) {
 
 bool SoftmaxReader::isFullyMaskedRow(Node *condition, Node *x) {
   Node *all = ex.open(condition);
-  if (all->kind != Node::Reduce || !isa<arith::AndIOp>(all->op))
+  if (all->kind != Node::Reduce || !isa<arith::AndIOp>(all->op) ||
+      !readByRow(all))
     return false;
   std::optional<APInt> start = intConstant(ex, all->operands[0]);
   if (!start || start->getBitWidth() != 1 || !start->isOne())

@@ -76,6 +76,11 @@ private:
     why = reason.str();
     return Found::Mismatch;
   }
+  /// Whether the reduction `reduce` (opened) is read by the row only: its
+  /// result is read without the key atom. Were the key in it, the summand
+  /// could read x at the key itself, and renaming the reduced atom to the
+  /// key would take sum_r x[k] (x[k] times the extent) for the row's sum.
+  bool readByRow(Node *reduce) const;
   bool isNaNOf(Node *condition, Node *p);
   bool isFullyMaskedRow(Node *condition, Node *x);
 

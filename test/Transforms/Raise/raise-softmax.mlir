@@ -368,3 +368,48 @@ func.func @keepdim_expand(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   } -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
+
+// -----
+
+#sk_id = affine_map<(b, m, n) -> (b, m, n)>
+#sk_row = affine_map<(b, m, n) -> (b, m)>
+#sk_id4 = affine_map<(b, m, n, r) -> (b, m, n, r)>
+#sk_out4 = affine_map<(b, m, n, r) -> (b, m, n)>
+// Left alone: the divisor is read by the key too, s[b, m, n] = sum_r e[b, m,
+// n] = 8 e[b, m, n], so p = e / s = 1/8 is no softmax. Renaming r to the key
+// and comparing the summand with the numerator alone would accept it.
+// CHECK-LABEL: func.func @sum_read_by_key(
+//   CHECK-NOT:   linalg.softmax
+func.func @sum_read_by_key(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %e = tensor.empty() : tensor<2x4x8xf32>
+  %r = tensor.empty() : tensor<2x4xf32>
+  %nan = arith.constant 0xFFC00000 : f32
+  %minit = linalg.fill ins(%nan : f32) outs(%r : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %m = linalg.generic {indexing_maps = [#sk_id, #sk_row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x : tensor<2x4x8xf32>) outs(%minit : tensor<2x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.maxnumf %in, %out : f32
+    linalg.yield %0 : f32
+  } -> tensor<2x4xf32>
+  %p = linalg.generic {indexing_maps = [#sk_id, #sk_row, #sk_id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %m : tensor<2x4x8xf32>, tensor<2x4xf32>) outs(%e : tensor<2x4x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %0 = arith.subf %in, %in_1 : f32
+    %1 = math.exp %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<2x4x8xf32>
+  %eb = tensor.empty() : tensor<2x4x8x8xf32>
+  %pb = linalg.broadcast ins(%p : tensor<2x4x8xf32>) outs(%eb : tensor<2x4x8x8xf32>) dimensions = [3]
+  %zero = arith.constant 0.0 : f32
+  %sinit = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %s = linalg.generic {indexing_maps = [#sk_id4, #sk_out4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%pb : tensor<2x4x8x8xf32>) outs(%sinit : tensor<2x4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %in, %out : f32
+    linalg.yield %0 : f32
+  } -> tensor<2x4x8xf32>
+  // expected-remark @+1 {{not raised to linalg.softmax: the divisor is not the sum of the numerator over a dim of the result}}
+  %y = linalg.generic {indexing_maps = [#sk_id, #sk_id, #sk_id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%p, %s : tensor<2x4x8xf32>, tensor<2x4x8xf32>) outs(%e : tensor<2x4x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %0 = arith.divf %in, %in_1 : f32
+    linalg.yield %0 : f32
+  } -> tensor<2x4x8xf32>
+  return %y : tensor<2x4x8xf32>
+}

@@ -148,6 +148,88 @@ func.func @written_softmax(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v:
 
 // -----
 
+// Left alone: the divisor sums exp over a fifth loop and is read by the key
+// too, s[b, h, m, n] = sum_r exp[b, h, m, n] = 4 exp[b, h, m, n], so P is
+// 1/4 everywhere, not a softmax. Renaming r to the key and comparing the
+// summand with the numerator alone would accept it; the row sum must be
+// read without the key.
+// CHECK-LABEL: func.func @sum_read_by_key(
+// CHECK-NOT: rope.attention
+// CHECK: return
+
+#s_q = affine_map<(b, h, m, n, d) -> (b, h, m, d)>
+#s_k = affine_map<(b, h, m, n, d) -> (b, h, n, d)>
+#s_o = affine_map<(b, h, m, n, d) -> (b, h, m, n)>
+#id = affine_map<(b, h, m, n) -> (b, h, m, n)>
+#row = affine_map<(b, h, m, n) -> (b, h, m)>
+#mn = affine_map<(b, h, m, n) -> (m, n)>
+#p = affine_map<(b, h, m, n, e) -> (b, h, m, n)>
+#v = affine_map<(b, h, m, n, e) -> (b, h, n, e)>
+#o = affine_map<(b, h, m, n, e) -> (b, h, m, e)>
+#rk_in = affine_map<(b, h, m, n, r) -> (b, h, m, n, r)>
+#rk_out = affine_map<(b, h, m, n, r) -> (b, h, m, n)>
+func.func @sum_read_by_key(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %mask: tensor<4x4xf32>) -> tensor<1x2x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %se = tensor.empty() : tensor<1x2x4x4xf32>
+  %sacc = linalg.fill ins(%zero : f32) outs(%se : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %s = linalg.generic {indexing_maps = [#s_q, #s_k, #s_o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) outs(%sacc : tensor<1x2x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x4xf32>
+  %scale = arith.constant 0.35355339 : f32
+  %scaled = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : tensor<1x2x4x4xf32>) outs(%se : tensor<1x2x4x4xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %0 = arith.mulf %x, %scale : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x4xf32>
+  %masked = linalg.generic {indexing_maps = [#id, #mn, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%scaled, %mask : tensor<1x2x4x4xf32>, tensor<4x4xf32>) outs(%se : tensor<1x2x4x4xf32>) {
+  ^bb0(%x: f32, %a: f32, %y: f32):
+    %0 = arith.addf %x, %a : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x4xf32>
+  %ninf = arith.constant 0xFF800000 : f32
+  %re = tensor.empty() : tensor<1x2x4xf32>
+  %minit = linalg.fill ins(%ninf : f32) outs(%re : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  %max = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%masked : tensor<1x2x4x4xf32>) outs(%minit : tensor<1x2x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %0 = arith.maximumf %x, %acc : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4xf32>
+  %exp = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%masked, %max : tensor<1x2x4x4xf32>, tensor<1x2x4xf32>) outs(%se : tensor<1x2x4x4xf32>) {
+  ^bb0(%x: f32, %r: f32, %y: f32):
+    %0 = arith.subf %x, %r : f32
+    %1 = math.exp %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x4xf32>
+  %be = tensor.empty() : tensor<1x2x4x4x4xf32>
+  %bexp = linalg.broadcast ins(%exp : tensor<1x2x4x4xf32>) outs(%be : tensor<1x2x4x4x4xf32>) dimensions = [4]
+  %sinit = linalg.fill ins(%zero : f32) outs(%se : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %sum = linalg.generic {indexing_maps = [#rk_in, #rk_out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%bexp : tensor<1x2x4x4x4xf32>) outs(%sinit : tensor<1x2x4x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %0 = arith.addf %x, %acc : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x4xf32>
+  %p = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%exp, %sum : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) outs(%se : tensor<1x2x4x4xf32>) {
+  ^bb0(%x: f32, %r: f32, %y: f32):
+    %0 = arith.divf %x, %r : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x4x4xf32>
+  %oe = tensor.empty() : tensor<1x2x4x8xf32>
+  %oacc = linalg.fill ins(%zero : f32) outs(%oe : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  // expected-remark @+1 {{rope-raise: attention not raised: the divisor is not the sum of the numerator over the keys P·V sums}}
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%p, %v : tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) outs(%oacc : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
 // No mask, no scale: scale 1.
 // CHECK-LABEL: func.func @bare(
 // CHECK: rope.attention ins({{.*}}) outs({{.*}}) attributes {indexing_maps = [{{.*}}], scale = 1.000000e+00 : f64}

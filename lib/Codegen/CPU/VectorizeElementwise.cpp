@@ -62,8 +62,10 @@ int64_t rowTile(int64_t extent, int64_t maxLanes) {
 /// that upstream can vectorize, and are not contractions (those are
 /// rope-vectorize-contractions' work).
 bool isRowWiseCandidate(linalg::LinalgOp op) {
+  // A loop no operand indexes has no range (getStaticLoopRanges would
+  // compose a null map): left to the scalar lowering.
   if (!op.hasPureBufferSemantics() || op.getNumLoops() == 0 ||
-      linalg::isaContractionOpInterface(op) ||
+      linalg::isaContractionOpInterface(op) || !op.getShapesToLoopsMap() ||
       llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
     return false;
   // A reduction must be the innermost loop (row max/sum) or of extent 1, so

@@ -25,6 +25,7 @@
 
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
@@ -489,6 +490,10 @@ FailureOr<SmallVector<DimRole>> ElementAlgebra::loopRoles(linalg::LinalgOp op,
                                                           OpResult result,
                                                           const View &view) {
   unsigned numLoops = op.getNumLoops();
+  // A loop no operand indexes (upstream's dead-operand folding can leave
+  // one) has no range: getStaticLoopRanges would compose a null map.
+  if (!op.getShapesToLoopsMap())
+    return failure();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   AffineMap outMap = op.getIndexingMapMatchingResult(result);
   SmallVector<std::optional<DimRole>> loopRole(numLoops);
@@ -1766,10 +1771,35 @@ SmallVector<linalg::GenericOp> defuse(RewriterBase &rewriter,
   // The op again, reading the materialized values and the inputs it still
   // reads itself.
   unsigned numInputs = op.getNumDpsInputs();
-  SmallVector<unsigned> keptInputs;
+  // The loops some operand the op still reads indexes; an input the payload
+  // no longer reads is kept when it is the only one indexing a loop (a
+  // reduction over an unused input's dim): without it the op's loops would
+  // have no range and it would not verify.
+  llvm::SmallBitVector indexed(op.getNumLoops());
+  auto markIndexed = [&](AffineMap map) {
+    for (AffineExpr e : map.getResults())
+      if (auto dim = dyn_cast<AffineDimExpr>(e))
+        indexed.set(dim.getPosition());
+  };
   for (unsigned i = 0; i < numInputs; ++i)
     if (argsLive.contains(i))
-      keptInputs.push_back(i);
+      markIndexed(maps[i]);
+  for (AffineMap map : newInputMaps)
+    markIndexed(map);
+  for (AffineMap map : llvm::drop_begin(maps, numInputs))
+    markIndexed(map);
+  SmallVector<unsigned> keptInputs;
+  for (unsigned i = 0; i < numInputs; ++i) {
+    bool needed = argsLive.contains(i);
+    for (AffineExpr e : maps[i].getResults())
+      if (auto dim = dyn_cast<AffineDimExpr>(e);
+          dim && !indexed.test(dim.getPosition()))
+        needed = true;
+    if (!needed)
+      continue;
+    keptInputs.push_back(i);
+    markIndexed(maps[i]);
+  }
   SmallVector<Value> inputs;
   SmallVector<AffineMap> allMaps;
   for (unsigned i : keptInputs) {

@@ -223,6 +223,12 @@ Node *Expressions::openLinalg(linalg::LinalgOp op, OpResult result,
   OpOperand *init = op.getDpsInitOperand(r);
   AffineMap outMap = op.getMatchingIndexingMap(init);
   unsigned numLoops = op.getNumLoops();
+  // getStaticLoopRanges asserts (and composes a null map in release builds)
+  // when the shapes do not determine the loops: a loop no operand indexes
+  // (upstream's dead-operand folding leaves one where the only operand
+  // indexing a reduction loop was unused by the payload).
+  if (!op.getShapesToLoopsMap())
+    return nullptr;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   if (outMap.getNumResults() != layout.size() ||

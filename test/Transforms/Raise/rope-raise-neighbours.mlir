@@ -1710,3 +1710,48 @@ func.func @sum_read_by_channel(%x: tensor<4x2x8xf32>, %w: tensor<8xf32>, %p: ten
   %y = rope.apply ins(%n : tensor<4x2x8xf32>) positions(%p : tensor<4xi64>) outs(%e : tensor<4x2x8xf32>) -> tensor<4x2x8xf32>
   return %y : tensor<4x2x8xf32>
 }
+
+// -----
+
+#ru_id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#ru_xc = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+#ru_r = affine_map<(d0, d1, d2, d3) -> (d3)>
+#ru_out = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+#ru_ch = affine_map<(d0, d1, d2) -> (d2)>
+
+// Left alone, and no crash: the "sum" reduces over a loop only %w indexes,
+// which its payload does not read, and is read by the channel: s[.., c] =
+// 8 x[.., c]^2. The rotation raise splits x * x out of that payload and
+// rebuilds the op; it keeps %w, the one operand giving the reduction loop
+// its range (dropped, the op did not verify and the raise crashed reading
+// it).
+// CHECK-LABEL: func.func @reduction_over_unused_input(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<4x2x8xf32>, %[[W:[^:]*]]: tensor<8xf32>
+// CHECK: %[[SQ:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<4x2x8xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[W]], %[[SQ]] : tensor<8xf32>, tensor<4x2x8xf32>)
+// CHECK: math.rsqrt
+// CHECK: rope.apply ins(%{{.*}} : tensor<4x2x8xf32>) positions(%{{.*}} : tensor<4xi64>) outs(
+func.func @reduction_over_unused_input(%x: tensor<4x2x8xf32>, %w: tensor<8xf32>, %p: tensor<4xi64>) -> tensor<4x2x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c8 = arith.constant 8.0 : f32
+  %eps = arith.constant 1.0e-06 : f32
+  %e = tensor.empty() : tensor<4x2x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x2x8xf32>) -> tensor<4x2x8xf32>
+  %sum = linalg.generic {indexing_maps = [#ru_xc, #ru_r, #ru_out], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%x, %w : tensor<4x2x8xf32>, tensor<8xf32>) outs(%z : tensor<4x2x8xf32>) {
+  ^bb0(%in: f32, %unused: f32, %acc: f32):
+    %sq = arith.mulf %in, %in : f32
+    %s = arith.addf %acc, %sq : f32
+    linalg.yield %s : f32
+  } -> tensor<4x2x8xf32>
+  %n = linalg.generic {indexing_maps = [#ru_id, #ru_id, #ru_ch, #ru_id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %sum, %w : tensor<4x2x8xf32>, tensor<4x2x8xf32>, tensor<8xf32>) outs(%e : tensor<4x2x8xf32>) {
+  ^bb0(%xi: f32, %s: f32, %wi: f32, %o: f32):
+    %m = arith.divf %s, %c8 : f32
+    %a = arith.addf %m, %eps : f32
+    %r = math.rsqrt %a : f32
+    %xn = arith.mulf %xi, %r : f32
+    %y = arith.mulf %xn, %wi : f32
+    linalg.yield %y : f32
+  } -> tensor<4x2x8xf32>
+  %y = rope.apply ins(%n : tensor<4x2x8xf32>) positions(%p : tensor<4xi64>) outs(%e : tensor<4x2x8xf32>) -> tensor<4x2x8xf32>
+  return %y : tensor<4x2x8xf32>
+}

@@ -554,3 +554,36 @@ func.func @zero_positions_yarn_no_fold(%x: tensor<8x4x64xf32>, %init: tensor<8x4
   %y = rope.apply ins(%x : tensor<8x4x64xf32>) positions(%p : tensor<8xi64>) outs(%init : tensor<8x4x64xf32>) {freqs = #rope.yarn<factor = 4.0, original_max_position_embeddings = 4096>, magnitude = 1.1386294361119891} -> tensor<8x4x64xf32>
   return %y : tensor<8x4x64xf32>
 }
+
+// -----
+
+// A cast of a static input into a dynamic rope.apply: upstream's cast
+// folding alone would leave the input static and the init dynamic, which
+// the op's verifier refuses (init shaped like the input). The input and the
+// init meet at the static size; the result is cast back for its users.
+// CHECK-LABEL: func.func @fold_input_cast(
+//  CHECK-SAME:     %[[X:[a-z0-9]+]]: tensor<4x8xf32>, %[[E:[a-z0-9]+]]: tensor<?x8xf32>
+//       CHECK:   %[[INIT:.*]] = tensor.cast %[[E]] : tensor<?x8xf32> to tensor<4x8xf32>
+//       CHECK:   %[[Y:.*]] = rope.apply ins(%[[X]] : tensor<4x8xf32>) outs(%[[INIT]] : tensor<4x8xf32>) -> tensor<4x8xf32>
+//       CHECK:   %[[R:.*]] = tensor.cast %[[Y]] : tensor<4x8xf32> to tensor<?x8xf32>
+//       CHECK:   return %[[R]]
+func.func @fold_input_cast(%x: tensor<4x8xf32>, %e: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %c = tensor.cast %x : tensor<4x8xf32> to tensor<?x8xf32>
+  %y = rope.apply ins(%c : tensor<?x8xf32>) outs(%e : tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+// The same from the init's side, with another dim dynamic on the input:
+// each dim takes the static size either operand has.
+// CHECK-LABEL: func.func @fold_init_cast(
+//  CHECK-SAME:     %[[X:[a-z0-9]+]]: tensor<?x?x8xf32>, %[[E:[a-z0-9]+]]: tensor<?x4x8xf32>
+//       CHECK:   %[[IN:.*]] = tensor.cast %[[X]] : tensor<?x?x8xf32> to tensor<?x4x8xf32>
+//       CHECK:   %[[Y:.*]] = rope.apply ins(%[[IN]] : tensor<?x4x8xf32>) outs(%[[E]] : tensor<?x4x8xf32>) -> tensor<?x4x8xf32>
+//       CHECK:   tensor.cast %[[Y]] : tensor<?x4x8xf32> to tensor<?x?x8xf32>
+func.func @fold_init_cast(%x: tensor<?x?x8xf32>, %e: tensor<?x4x8xf32>) -> tensor<?x?x8xf32> {
+  %c = tensor.cast %e : tensor<?x4x8xf32> to tensor<?x?x8xf32>
+  %y = rope.apply ins(%x : tensor<?x?x8xf32>) outs(%c : tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  return %y : tensor<?x?x8xf32>
+}

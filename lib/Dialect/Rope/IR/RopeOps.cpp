@@ -687,9 +687,77 @@ struct MergeConsecutiveRotations : OpRewritePattern<ApplyOp> {
     return success();
   }
 };
+/// Folds `tensor.cast`s that make an operand less static into the op, as
+/// upstream's FoldTensorCastProducerOp does for destination-style ops, but
+/// keeping what the verifier asks of the init: upstream's pattern folds a
+/// static input's cast and leaves a dynamic init (or the other way round),
+/// and rope.apply's init must be shaped like its input. Here the two meet at
+/// the more static size of each dim (a cast to it, which only asserts what
+/// the op already requires), the result takes the init's type and is cast
+/// back for its users. Where the two have contradicting static sizes (an op
+/// that fails at run time) nothing is folded. The benefit puts it before
+/// upstream's pattern, which then finds no cast to fold.
+struct FoldTensorCastIntoApply : OpRewritePattern<ApplyOp> {
+  FoldTensorCastIntoApply(MLIRContext *ctx)
+      : OpRewritePattern<ApplyOp>(ctx, /*benefit=*/10) {}
+
+  LogicalResult matchAndRewrite(ApplyOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op->getNumResults() != 1)
+      return rewriter.notifyMatchFailure(op, "not one result");
+    bool changed = false;
+    SmallVector<Value> operands;
+    for (Value operand : op->getOperands()) {
+      auto cast = operand.getDefiningOp<tensor::CastOp>();
+      if (cast && tensor::canFoldIntoConsumerOp(cast)) {
+        operands.push_back(cast.getSource());
+        changed = true;
+      } else {
+        operands.push_back(operand);
+      }
+    }
+    if (!changed)
+      return rewriter.notifyMatchFailure(op, "no foldable tensor.cast");
+    unsigned inputIndex = op.getInputMutable().getOperandNumber();
+    unsigned initIndex = op.getInitMutable().getOperandNumber();
+    SmallVector<int64_t> joined;
+    if (!op.getSlots()) {
+      auto input = cast<RankedTensorType>(operands[inputIndex].getType());
+      auto init = cast<RankedTensorType>(operands[initIndex].getType());
+      if (input.getRank() != init.getRank())
+        return rewriter.notifyMatchFailure(op, "input and init ranks differ");
+      for (auto [a, b] : llvm::zip(input.getShape(), init.getShape())) {
+        if (!ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b)
+          return rewriter.notifyMatchFailure(
+              op, "the casts' static sizes of input and init contradict");
+        joined.push_back(ShapedType::isDynamic(a) ? b : a);
+      }
+    }
+    Location loc = op.getLoc();
+    if (!op.getSlots())
+      for (unsigned index : {inputIndex, initIndex}) {
+        auto type = cast<RankedTensorType>(operands[index].getType());
+        RankedTensorType target = type.clone(joined);
+        if (target != type)
+          operands[index] =
+              tensor::CastOp::create(rewriter, loc, target, operands[index]);
+      }
+    OperationState state(loc, op->getName());
+    state.addOperands(operands);
+    state.addTypes(operands[initIndex].getType());
+    state.addAttributes(llvm::to_vector(op->getDiscardableAttrs()));
+    state.propertiesAttr = op->getPropertiesAsAttribute();
+    Value result = rewriter.create(state)->getResult(0);
+    if (result.getType() != op.getType())
+      result = tensor::CastOp::create(rewriter, loc, op.getType(), result);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
 } // namespace
 
 void ApplyOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                           MLIRContext *context) {
-  results.add<CancelInverseRotations, MergeConsecutiveRotations>(context);
+  results.add<CancelInverseRotations, MergeConsecutiveRotations,
+              FoldTensorCastIntoApply>(context);
 }

@@ -15,18 +15,137 @@
 
 #include "rope/Runtime/InputGuards.h"
 
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/Operation.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 
+namespace {
+
+/// The type `value` has once a `tensor.cast` producing it is folded into its
+/// user, as canonicalization folds a cast that only drops static sizes
+/// (tensor::canFoldIntoConsumerOp, read by name): the cast's source type;
+/// `value`'s own type otherwise.
+Type typeAfterCastFold(Value value, bool &folded) {
+  Operation *def = value.getDefiningOp();
+  if (!def || def->getName().getStringRef() != "tensor.cast" ||
+      def->getNumOperands() != 1)
+    return value.getType();
+  auto source = dyn_cast<RankedTensorType>(def->getOperand(0).getType());
+  auto result = dyn_cast<RankedTensorType>(value.getType());
+  if (!source || !result || source.getRank() != result.getRank() ||
+      source.getElementType() != result.getElementType())
+    return value.getType();
+  bool moreStatic = false;
+  for (auto [s, r] : llvm::zip(source.getShape(), result.getShape())) {
+    if (!ShapedType::isDynamic(r) && s != r)
+      return value.getType();
+    moreStatic |= ShapedType::isDynamic(r) && !ShapedType::isDynamic(s);
+  }
+  if (!moreStatic)
+    return value.getType();
+  folded = true;
+  return source;
+}
+
+/// Whether the static sizes of `types`, read through `maps`, agree on every
+/// loop (results that are not a loop dim are not compared).
+bool staticExtentsAgree(ArrayRef<AffineMap> maps, ArrayRef<Type> types) {
+  DenseMap<unsigned, int64_t> extents;
+  for (auto [map, type] : llvm::zip(maps, types)) {
+    auto shaped = dyn_cast<RankedTensorType>(type);
+    if (!shaped || map.getNumResults() != shaped.getRank())
+      continue;
+    for (auto [expr, size] : llvm::zip(map.getResults(), shaped.getShape())) {
+      auto dim = dyn_cast<AffineDimExpr>(expr);
+      if (!dim || ShapedType::isDynamic(size))
+        continue;
+      auto [it, inserted] = extents.try_emplace(dim.getPosition(), size);
+      if (!inserted && it->second != size)
+        return false;
+    }
+  }
+  return true;
+}
+
+/// A destination-style op into which canonicalization would fold
+/// `tensor.cast`s that give it contradicting static sizes: an op that fails
+/// at run time as written, which the fold turns into IR that does not
+/// verify (upstream's FoldTensorCastProducerOp, and rope's own folds for the
+/// attention ops, MLIR 22). Ops with indexing maps (linalg.generic, the
+/// rope attention ops: their tensor operands in map order) and rope.apply
+/// (its input and init shaped alike).
+bool castFoldContradicts(Operation *op) {
+  StringRef name = op->getName().getStringRef();
+  SmallVector<Value> operands;
+  SmallVector<AffineMap> maps;
+  if (name == "rope.apply") {
+    // With slots (operand segment 8: input, positions, offset, length, cos,
+    // sin, norm_weight, quant_scale, slots, init) the init is a cache of its
+    // own shape.
+    std::optional<Attribute> segments =
+        op->getInherentAttr("operandSegmentSizes");
+    auto sizes = dyn_cast_if_present<DenseI32ArrayAttr>(segments ? *segments
+                                                                 : Attribute());
+    if (!sizes || sizes.size() != 10 || sizes[8] != 0 ||
+        op->getNumOperands() < 2)
+      return false;
+    operands = {op->getOperand(0), op->getOperands().back()};
+    auto type = dyn_cast<RankedTensorType>(operands[0].getType());
+    if (!type)
+      return false;
+    // Input and init read alike.
+    AffineMap identity =
+        AffineMap::getMultiDimIdentityMap(type.getRank(), op->getContext());
+    maps = {identity, identity};
+  } else if (name == "linalg.generic" || name == "rope.attention" ||
+             name == "rope.online_attention") {
+    std::optional<Attribute> attr = op->getInherentAttr("indexing_maps");
+    auto array = dyn_cast_if_present<ArrayAttr>(attr ? *attr : Attribute());
+    if (!array)
+      return false;
+    for (Attribute map : array) {
+      auto mapAttr = dyn_cast<AffineMapAttr>(map);
+      if (!mapAttr)
+        return false;
+      maps.push_back(mapAttr.getValue());
+    }
+    for (Value operand : op->getOperands())
+      if (name == "linalg.generic" || isa<RankedTensorType>(operand.getType()))
+        operands.push_back(operand);
+    if (operands.size() < maps.size())
+      return false;
+    operands.resize(maps.size());
+  } else {
+    return false;
+  }
+  bool folded = false;
+  SmallVector<Type> types;
+  for (Value operand : operands)
+    types.push_back(typeAfterCastFold(operand, folded));
+  return folded && !staticExtentsAgree(maps, types);
+}
+
+} // namespace
+
 LogicalResult mlir::rope::checkIRSafety(Operation *root, std::string &reason) {
   WalkResult result = root->walk([&](Operation *op) {
     StringRef name = op->getName().getStringRef();
+    if (castFoldContradicts(op)) {
+      llvm::raw_string_ostream os(reason);
+      os << "a " << name << " at " << op->getLoc()
+         << " whose operands' tensor.casts, folded, give it contradicting "
+            "static sizes (the op fails at run time as written; MLIR 22's "
+            "canonicalization builds invalid IR from it, docs/RELIABILITY.md)";
+      return WalkResult::interrupt();
+    }
     if (name.starts_with("transform.structured.")) {
       // Tiling transforms take negative tile sizes and build slices of
       // negative size: invalid IR from a transform that reports success

@@ -407,3 +407,78 @@ def test_empty_gathered_cache_reads_nothing(lowering):
     result = run_python(EMPTY_CACHE_PROBE, lowering)
     assert result.returncode == 0, (result.returncode, result.stderr[-2000:])
     assert result.stdout.strip().endswith("ok")
+
+
+CAST_FOLD_MODULES = {
+    # Q cast from 4 queries to ?, the output static with 5: the op fails at
+    # run time as written; folding the cast (rope's attention fold, or
+    # upstream's for any destination-style op) builds an op that does not
+    # verify.
+    "rope.attention": """
+#q = affine_map<(m, k1, k2, n) -> (m, k1)>
+#k = affine_map<(m, k1, k2, n) -> (k2, k1)>
+#v = affine_map<(m, k1, k2, n) -> (k2, n)>
+#o = affine_map<(m, k1, k2, n) -> (m, n)>
+func.func @g(%q0: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: tensor<6x8xf32>) -> tensor<5x8xf32> {
+  %q = tensor.cast %q0 : tensor<4x8xf32> to tensor<?x8xf32>
+  %o = tensor.empty() : tensor<5x8xf32>
+  %r = rope.attention ins(%q, %k, %v : tensor<?x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>) outs(%o : tensor<5x8xf32>) attributes {indexing_maps = [#q, #k, #v, #o], scale = 0.125 : f64} -> tensor<5x8xf32>
+  return %r : tensor<5x8xf32>
+}
+""",
+    "rope.apply": """
+func.func @f(%x: tensor<4x8xf32>, %e0: tensor<5x8xf32>) -> tensor<?x8xf32> {
+  %c = tensor.cast %x : tensor<4x8xf32> to tensor<?x8xf32>
+  %e = tensor.cast %e0 : tensor<5x8xf32> to tensor<?x8xf32>
+  %y = rope.apply ins(%c : tensor<?x8xf32>) outs(%e : tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+""",
+    "linalg.generic": """
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @g(%q0: tensor<4x8xf32>) -> tensor<5x8xf32> {
+  %q = tensor.cast %q0 : tensor<4x8xf32> to tensor<?x8xf32>
+  %o = tensor.empty() : tensor<5x8xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%q : tensor<?x8xf32>) outs(%o : tensor<5x8xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    linalg.yield %a : f32
+  } -> tensor<5x8xf32>
+  return %r : tensor<5x8xf32>
+}
+""",
+}
+
+
+@pytest.mark.parametrize("op", sorted(CAST_FOLD_MODULES))
+def test_capi_refuses_casts_whose_fold_contradicts(op):
+    # A fuzz finding (canonicalize left invalid IR): refused up front with
+    # the op named, not lowered into IR that does not verify.
+    lib = capi()
+    error = ctypes.c_void_p()
+    assert not lib.ropeJitLower(CAST_FOLD_MODULES[op].encode(),
+                                b"builtin.module(canonicalize)",
+                                ctypes.byref(error))
+    message = take_error(lib, error)
+    assert f"a {op} at" in message
+    assert "contradicting static sizes" in message
+
+
+def test_capi_folds_a_static_input_cast_into_rope_apply():
+    # The plain case: a static input cast to a dynamic kernel. Canonicalized,
+    # input and init meet at the static shape (before, the fold left the
+    # init dynamic and the op did not verify).
+    lib = capi()
+    text = """
+func.func @f(%x: tensor<4x8xf32>, %e: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %c = tensor.cast %x : tensor<4x8xf32> to tensor<?x8xf32>
+  %y = rope.apply ins(%c : tensor<?x8xf32>) outs(%e : tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+"""
+    error = ctypes.c_void_p()
+    out = lib.ropeJitLower(text.encode(), b"builtin.module(canonicalize)",
+                           ctypes.byref(error))
+    assert out, take_error(lib, error)
+    lowered = ctypes.string_at(out).decode()
+    lib.ropeJitFreeString(out)
+    assert "rope.apply ins(%arg0 : tensor<4x8xf32>) outs(%cast : tensor<4x8xf32>)" in lowered

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FoldTensorCasts.h"
 #include "rope/Dialect/Rope/IR/RopeOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -435,18 +436,8 @@ struct FoldTensorCastIntoAttention : OpRewritePattern<OpTy> {
 
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
-    bool changed = false;
     SmallVector<Value> operands;
-    for (Value operand : op->getOperands()) {
-      auto cast = operand.getDefiningOp<tensor::CastOp>();
-      if (cast && tensor::canFoldIntoConsumerOp(cast)) {
-        operands.push_back(cast.getSource());
-        changed = true;
-      } else {
-        operands.push_back(operand);
-      }
-    }
-    if (!changed)
+    if (!operandsWithCastsFolded(op, operands))
       return rewriter.notifyMatchFailure(op, "no foldable tensor.cast");
     // Results take the (possibly more static) types of their destinations.
     SmallVector<Type> resultTypes;

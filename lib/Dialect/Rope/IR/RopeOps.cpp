@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "rope/Dialect/Rope/IR/RopeOps.h"
+#include "FoldTensorCasts.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -705,18 +706,8 @@ struct FoldTensorCastIntoApply : OpRewritePattern<ApplyOp> {
                                 PatternRewriter &rewriter) const override {
     if (op->getNumResults() != 1)
       return rewriter.notifyMatchFailure(op, "not one result");
-    bool changed = false;
     SmallVector<Value> operands;
-    for (Value operand : op->getOperands()) {
-      auto cast = operand.getDefiningOp<tensor::CastOp>();
-      if (cast && tensor::canFoldIntoConsumerOp(cast)) {
-        operands.push_back(cast.getSource());
-        changed = true;
-      } else {
-        operands.push_back(operand);
-      }
-    }
-    if (!changed)
+    if (!operandsWithCastsFolded(op, operands))
       return rewriter.notifyMatchFailure(op, "no foldable tensor.cast");
     unsigned inputIndex = op.getInputMutable().getOperandNumber();
     unsigned initIndex = op.getInitMutable().getOperandNumber();

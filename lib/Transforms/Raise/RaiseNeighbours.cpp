@@ -253,7 +253,9 @@ AffineMap mapFromRoot(Expressions &ex, const Layout &root, const Layout &layout,
     }
     AffineExpr expr = getAffineConstantExpr(0, ctx);
     int64_t stride = 1;
-    for (unsigned leaf : llvm::reverse(ex.atoms.significant(dim))) {
+    // A named list: llvm::reverse of a temporary would outlive it.
+    AtomList significant = ex.atoms.significant(dim);
+    for (unsigned leaf : llvm::reverse(significant)) {
       auto it = exprOf.find(leaf);
       if (it == exprOf.end())
         return {};

@@ -102,6 +102,14 @@ OnlineAttentionOp onlineStepOf(ValueRange decomposed) {
   return {};
 }
 
+/// Whether the queries of `op` fit in one query tile of `queryTileSize` (0:
+/// untiled): a decode step, whose key loop is then the whole kernel.
+bool queriesAreOneTile(AttentionOp op, int64_t queryTileSize) {
+  int64_t queries = staticLoopRanges(op)[op.getDims().m];
+  return !ShapedType::isDynamic(queries) &&
+         (queryTileSize == 0 || queries <= queryTileSize);
+}
+
 } // namespace
 
 AttentionTilingOptions
@@ -111,9 +119,7 @@ mlir::rope::chooseAttentionTiling(AttentionOp op, int64_t queryTileSize,
   AttentionTilingOptions options;
   options.queryTileSize = queryTileSize;
   options.keyTileSize = keyTileSize;
-  int64_t queries = staticLoopRanges(op)[op.getDims().m];
-  bool oneQueryTile = !ShapedType::isDynamic(queries) &&
-                      (queryTileSize == 0 || queries <= queryTileSize);
+  bool oneQueryTile = queriesAreOneTile(op, queryTileSize);
   if (oneQueryTile && decodeKeyTileSize > 0)
     options.keyTileSize = decodeKeyTileSize;
   if (fuseKey == "always") {
@@ -143,10 +149,7 @@ mlir::rope::tileAndFuseAttention(RewriterBase &rewriter, AttentionOp op,
   // 1. Batch dims and queries: the outer (parallel) loops. K's head dims
   // may stay whole under a fused K rotation when the queries are one tile,
   // so each key is rotated once (AttentionTilingOptions::shareKeyRotation).
-  int64_t queries = ranges[dims.m];
-  bool oneQueryTile =
-      !ShapedType::isDynamic(queries) &&
-      (options.queryTileSize == 0 || queries <= options.queryTileSize);
+  bool oneQueryTile = queriesAreOneTile(op, options.queryTileSize);
   SmallVector<int64_t> keyTokenDims;
   if (keyRope)
     keyTokenDims = keyRope.getTokenDimsOrDefault();

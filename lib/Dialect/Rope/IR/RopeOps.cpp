@@ -696,8 +696,12 @@ struct MergeConsecutiveRotations : OpRewritePattern<ApplyOp> {
 /// the more static size of each dim (a cast to it, which only asserts what
 /// the op already requires), the result takes the init's type and is cast
 /// back for its users. Where the two have contradicting static sizes (an op
-/// that fails at run time) nothing is folded. The benefit puts it before
-/// upstream's pattern, which then finds no cast to fold.
+/// that fails at run time) nothing is folded here, and upstream's pattern
+/// would build an op that does not verify: checkIRSafety (IRGuards) refuses
+/// such IR before any pass runs (rope-opt itself does not guard). The benefit
+/// puts it before upstream's pattern, which then finds no cast to fold. With
+/// slots (a cache append) the input and the init differ in their token
+/// sizes by design: the casts are folded as they are.
 struct FoldTensorCastIntoApply : OpRewritePattern<ApplyOp> {
   FoldTensorCastIntoApply(MLIRContext *ctx)
       : OpRewritePattern<ApplyOp>(ctx, /*benefit=*/10) {}
@@ -711,8 +715,9 @@ struct FoldTensorCastIntoApply : OpRewritePattern<ApplyOp> {
       return rewriter.notifyMatchFailure(op, "no foldable tensor.cast");
     unsigned inputIndex = op.getInputMutable().getOperandNumber();
     unsigned initIndex = op.getInitMutable().getOperandNumber();
+    bool shapedAlike = !op.getSlots();
     SmallVector<int64_t> joined;
-    if (!op.getSlots()) {
+    if (shapedAlike) {
       auto input = cast<RankedTensorType>(operands[inputIndex].getType());
       auto init = cast<RankedTensorType>(operands[initIndex].getType());
       if (input.getRank() != init.getRank())
@@ -725,7 +730,7 @@ struct FoldTensorCastIntoApply : OpRewritePattern<ApplyOp> {
       }
     }
     Location loc = op.getLoc();
-    if (!op.getSlots())
+    if (shapedAlike)
       for (unsigned index : {inputIndex, initIndex}) {
         auto type = cast<RankedTensorType>(operands[index].getType());
         RankedTensorType target = type.clone(joined);

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CosSinSources.h"
+#include "Expressions.h"
 #include "PayloadAnalysis.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -138,9 +139,6 @@ struct Switch {
   std::optional<bool> assumed;
 };
 
-std::optional<double> evalElement(Value value, ArrayRef<int64_t> coords,
-                                  int depth, Switch *sw);
-
 /// Whether `value` holds one element: an i1 scalar, or a tensor whose dims
 /// are all static and 1 (rank 0 included).
 bool isSingleElement(Value value) {
@@ -150,65 +148,108 @@ bool isSingleElement(Value value) {
   return llvm::all_of(type.getShape(), [](int64_t s) { return s == 1; });
 }
 
-/// Evaluates a payload value at loop coordinates `loops`.
-std::optional<double> payloadValue(linalg::LinalgOp op, Value v,
-                                   ArrayRef<int64_t> loops, int depth,
-                                   Switch *sw = nullptr) {
+/// Evaluates constants element by element: dense and dense_resource
+/// constants, through casts, slices and reshapes, and elementwise linalg
+/// ops, whose payloads it reads with the raises' one payload reader
+/// (Expressions::readPayload; each op's payload read once per evaluator).
+/// With a Switch, the first unknown condition of a select met is recorded,
+/// or read as the value assumed for it.
+class ConstantEvaluator {
+public:
+  explicit ConstantEvaluator(Switch *sw = nullptr) : sw(sw) {}
+
+  std::optional<double> element(Value value, ArrayRef<int64_t> coords,
+                                int depth);
+
+  /// The payload value `v` of `op` at loop coordinates `loops`.
+  std::optional<double> payload(linalg::LinalgOp op, Value v,
+                                ArrayRef<int64_t> loops, int depth) {
+    return payload(op, ex.readPayload(op, v, /*readInits=*/false), loops,
+                   depth);
+  }
+
+  /// The payload of `op` as `payload` evaluates it (null when unread).
+  Node *read(linalg::LinalgOp op, Value v) {
+    return ex.readPayload(op, v, /*readInits=*/false);
+  }
+
+  std::optional<double> payload(linalg::LinalgOp op, Node *node,
+                                ArrayRef<int64_t> loops, int depth);
+
+private:
+  Expressions ex;
+  Switch *sw;
+};
+
+std::optional<double> ConstantEvaluator::payload(linalg::LinalgOp op,
+                                                 Node *node,
+                                                 ArrayRef<int64_t> loops,
+                                                 int depth) {
+  if (!node || depth > 32)
+    return std::nullopt;
+  switch (node->kind) {
+  case Node::Operand: {
+    Value input = node->operand->get();
+    if (!isa<RankedTensorType>(input.getType()))
+      return element(input, {}, depth + 1);
+    AffineMap map = op.getMatchingIndexingMap(node->operand);
+    if (map.getNumDims() != loops.size())
+      return std::nullopt;
+    SmallVector<int64_t> coords = map.compose(loops);
+    return element(input, coords, depth + 1);
+  }
+  case Node::Tensor:
+    // A value from outside the payload.
+    return element(node->value, {}, depth + 1);
+  case Node::Constant:
+    if (auto f = dyn_cast<FloatAttr>(node->constant))
+      return f.getValueAsDouble();
+    if (auto i = dyn_cast<IntegerAttr>(node->constant);
+        i && i.getValue().getSignificantBits() <= 64)
+      return static_cast<double>(i.getValue().getSExtValue());
+    return std::nullopt;
+  case Node::Index:
+    if (node->dim >= loops.size())
+      return std::nullopt;
+    return static_cast<double>(loops[node->dim]);
+  case Node::Compute:
+    break;
+  default:
+    return std::nullopt;
+  }
+  Operation *def = node->op;
+  Value v = def->getResult(0);
   if (sw && sw->assumed && v == sw->cond)
     return *sw->assumed ? 1.0 : 0.0;
-  if (auto arg = dyn_cast<BlockArgument>(v)) {
-    if (arg.getOwner() != op.getBlock())
-      return std::nullopt;
-    OpOperand *operand = op.getMatchingOpOperand(arg);
-    if (op.isDpsInit(operand))
-      return std::nullopt;
-    Value input = operand->get();
-    if (!isa<RankedTensorType>(input.getType()))
-      return evalElement(input, {}, depth + 1, sw);
-    AffineMap map = op.getMatchingIndexingMap(operand);
-    SmallVector<int64_t> coords = map.compose(loops);
-    return evalElement(input, coords, depth + 1, sw);
-  }
-  Operation *def = v.getDefiningOp();
-  if (!def)
-    return std::nullopt;
-  if (def->getBlock() != op.getBlock())
-    return evalElement(v, {}, depth + 1, sw);
-  if (auto index = dyn_cast<linalg::IndexOp>(def))
-    return static_cast<double>(loops[index.getDim()]);
   auto operand = [&](unsigned i) {
-    return payloadValue(op, def->getOperand(i), loops, depth, sw);
+    return payload(op, node->operands[i], loops, depth);
   };
-  if (auto select = dyn_cast<arith::SelectOp>(def)) {
+  if (isa<arith::SelectOp>(def)) {
     std::optional<double> c = operand(0);
     if (c)
       return *c != 0.0 ? operand(1) : operand(2);
     // An unknown condition: a switch when it is one boolean for every
     // element (an input read as a scalar, or a value from outside).
     if (sw && !sw->cond && !sw->assumed) {
-      Value cond = select.getCondition();
-      if (auto arg = dyn_cast<BlockArgument>(cond);
-          arg && arg.getOwner() == op.getBlock() &&
-          !op.isDpsInit(op.getMatchingOpOperand(arg)))
-        cond = op.getMatchingOpOperand(arg)->get();
-      if (cond.getParentBlock() != op.getBlock() && isSingleElement(cond))
+      Node *condNode = node->operands[0];
+      Value cond;
+      if (condNode->kind == Node::Operand)
+        cond = condNode->operand->get();
+      else if (condNode->kind == Node::Tensor)
+        cond = condNode->value;
+      else if (condNode->kind == Node::Compute)
+        cond = condNode->op->getResult(0);
+      if (cond && condNode->kind != Node::Compute && isSingleElement(cond))
         sw->cond = cond;
       // A comparison in the payload (linalg-fuse-elementwise-ops fuses the
       // one that makes the boolean): analyzeLengthSwitch checks that it
       // compares one element.
-      else if (cond.getDefiningOp<arith::CmpIOp>())
+      else if (cond && cond.getDefiningOp<arith::CmpIOp>())
         sw->cond = cond;
     }
     return std::nullopt;
   }
   Type type = v.getType();
-  if (auto c = dyn_cast<arith::ConstantOp>(def)) {
-    if (auto f = dyn_cast<FloatAttr>(c.getValue()))
-      return f.getValueAsDouble();
-    if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
-      return static_cast<double>(i.getInt());
-    return std::nullopt;
-  }
   if (isa<arith::IndexCastOp, arith::ExtSIOp, arith::TruncIOp>(def))
     return operand(0);
   if (isa<arith::SIToFPOp, arith::UIToFPOp, arith::ExtFOp, arith::TruncFOp>(
@@ -216,7 +257,7 @@ std::optional<double> payloadValue(linalg::LinalgOp op, Value v,
     std::optional<double> a = operand(0);
     return a ? std::optional<double>(roundTo(type, *a)) : std::nullopt;
   }
-  if (def->getNumOperands() == 2) {
+  if (node->operands.size() == 2) {
     std::optional<double> a = operand(0), b = operand(1);
     if (!a || !b)
       return std::nullopt;
@@ -235,7 +276,7 @@ std::optional<double> payloadValue(linalg::LinalgOp op, Value v,
       return std::nullopt;
     return roundTo(type, r);
   }
-  if (def->getNumOperands() == 1) {
+  if (node->operands.size() == 1) {
     std::optional<double> a = operand(0);
     if (!a)
       return std::nullopt;
@@ -261,12 +302,12 @@ std::optional<double> payloadValue(linalg::LinalgOp op, Value v,
 std::optional<double>
 mlir::rope::raise::constantElement(Value value, ArrayRef<int64_t> coords,
                                    int depth) {
-  return evalElement(value, coords, depth, nullptr);
+  return ConstantEvaluator().element(value, coords, depth);
 }
 
 namespace {
-std::optional<double> evalElement(Value value, ArrayRef<int64_t> coords,
-                                  int depth, Switch *sw) {
+std::optional<double>
+ConstantEvaluator::element(Value value, ArrayRef<int64_t> coords, int depth) {
   if (depth > 32 || !inBounds(value, coords))
     return std::nullopt;
   if (sw && sw->assumed && value == sw->cond)
@@ -301,7 +342,7 @@ std::optional<double> evalElement(Value value, ArrayRef<int64_t> coords,
     return std::nullopt;
   }
   if (auto cast = dyn_cast<tensor::CastOp>(def))
-    return evalElement(cast.getSource(), coords, depth + 1, sw);
+    return element(cast.getSource(), coords, depth + 1);
   if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
     if (!slice.getDroppedDims().none())
       return std::nullopt;
@@ -312,7 +353,7 @@ std::optional<double> evalElement(Value value, ArrayRef<int64_t> coords,
         return std::nullopt;
       src.push_back(off + c * stride);
     }
-    return evalElement(slice.getSource(), src, depth + 1, sw);
+    return element(slice.getSource(), src, depth + 1);
   }
   if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def)) {
     auto resultType = cast<RankedTensorType>(value.getType());
@@ -321,7 +362,7 @@ std::optional<double> evalElement(Value value, ArrayRef<int64_t> coords,
       return std::nullopt;
     int64_t flat = linearIndex(resultType, coords);
     SmallVector<int64_t> src = unflatten(flat, srcType.getShape());
-    return evalElement(def->getOperand(0), src, depth + 1, sw);
+    return element(def->getOperand(0), src, depth + 1);
   }
   if (auto op = dyn_cast<linalg::LinalgOp>(def)) {
     if (!op.hasPureTensorSemantics() || op->getNumResults() != 1 ||
@@ -335,7 +376,7 @@ std::optional<double> evalElement(Value value, ArrayRef<int64_t> coords,
     for (auto [k, expr] : llvm::enumerate(outMap.getResults()))
       loops[cast<AffineDimExpr>(expr).getPosition()] = coords[k];
     Value yielded = op.getBlock()->getTerminator()->getOperand(0);
-    return payloadValue(op, yielded, loops, depth, sw);
+    return payload(op, yielded, loops, depth);
   }
   return std::nullopt;
 }
@@ -344,12 +385,13 @@ std::optional<double> evalElement(Value value, ArrayRef<int64_t> coords,
 std::optional<SwitchedElement>
 mlir::rope::raise::switchedElement(Value value, ArrayRef<int64_t> coords) {
   Switch sw;
-  if (evalElement(value, coords, 0, &sw) || !sw.cond)
+  ConstantEvaluator evaluator(&sw);
+  if (evaluator.element(value, coords, 0) || !sw.cond)
     return std::nullopt;
   sw.assumed = true;
-  std::optional<double> ifTrue = evalElement(value, coords, 0, &sw);
+  std::optional<double> ifTrue = evaluator.element(value, coords, 0);
   sw.assumed = false;
-  std::optional<double> ifFalse = evalElement(value, coords, 0, &sw);
+  std::optional<double> ifFalse = evaluator.element(value, coords, 0);
   if (!ifTrue || !ifFalse)
     return std::nullopt;
   return SwitchedElement{sw.cond, *ifTrue, *ifFalse};
@@ -593,6 +635,37 @@ struct PositionFactor {
   int64_t implicitFrame = -1;
 };
 
+/// The input of the payload's op that `node` (a payload value read by
+/// Expressions::readPayload) reads, or null.
+OpOperand *inputOf(Node *node) {
+  if (!node || node->kind != Node::Operand)
+    return nullptr;
+  auto op = cast<linalg::LinalgOp>(node->operand->getOwner());
+  return op.isDpsInput(node->operand) ? node->operand : nullptr;
+}
+
+/// `node` with the payload ops `OpTys` (one-operand casts) stripped.
+template <typename... OpTys> Node *stripCasts(Expressions &ex, Node *node) {
+  for (int i = 0; node && i < kMaxDepth; ++i) {
+    Node *open = ex.open(node);
+    if (open->kind != Node::Compute || !isa<OpTys...>(open->op) ||
+        open->operands.size() != 1)
+      break;
+    node = open->operands[0];
+  }
+  return node;
+}
+
+/// The value the payload of `op` yields for `result`, read by the raises'
+/// one payload reader (destinations too); null when it cannot be read.
+Node *yieldedNode(Expressions &ex, linalg::LinalgOp op, unsigned result = 0) {
+  Block *body = op.getBlock();
+  if (!body || body->empty() ||
+      result >= body->getTerminator()->getNumOperands())
+    return nullptr;
+  return ex.readPayload(op, yieldedValue(op, result), /*readInits=*/true);
+}
+
 std::optional<PositionFactor>
 positionFactor(ElementAlgebra &algebra, unsigned leafId, std::string &why) {
   Leaf leaf = algebra.leaf(leafId);
@@ -610,26 +683,23 @@ positionFactor(ElementAlgebra &algebra, unsigned leafId, std::string &why) {
     why = "the angle's positions are not converted from integers";
     return std::nullopt;
   }
-  Value v = op.getBlock()->getTerminator()->getOperand(0);
-  while (auto ext = v.getDefiningOp<arith::ExtFOp>())
-    v = ext.getIn();
-  Operation *conv = v.getDefiningOp();
-  if (!isa_and_present<arith::SIToFPOp, arith::UIToFPOp>(conv)) {
+  Expressions ex;
+  Node *v = stripCasts<arith::ExtFOp>(ex, yieldedNode(ex, op));
+  Node *conv = v ? computeOf<arith::SIToFPOp>(ex, v, 1) : nullptr;
+  if (!conv && v)
+    conv = computeOf<arith::UIToFPOp>(ex, v, 1);
+  if (!conv || conv->operands[0]->kind != Node::Operand) {
     why = "the angle's positions are not converted from integers";
     return std::nullopt;
   }
-  auto arg = dyn_cast<BlockArgument>(conv->getOperand(0));
-  if (!arg || arg.getOwner() != op.getBlock()) {
-    why = "the angle's positions are not converted from integers";
-    return std::nullopt;
-  }
+  unsigned arg = conv->operands[0]->operand->getOperandNumber();
   FailureOr<SmallVector<OperandRequest>> requests = algebra.linalgInputRequests(
       op, cast<OpResult>(leaf.root), leaf.view, leaf.channelShape);
-  if (failed(requests) || arg.getArgNumber() >= requests->size()) {
+  if (failed(requests) || arg >= requests->size()) {
     why = "the positions' conversion reads them through unsupported maps";
     return std::nullopt;
   }
-  const OperandRequest &request = (*requests)[arg.getArgNumber()];
+  const OperandRequest &request = (*requests)[arg];
   FailureOr<ArrayRef<Element>> ints =
       algebra.evaluate(request.value, request.view, request.channelShape);
   if (failed(ints) || ints->size() != 1) {
@@ -657,16 +727,24 @@ positionFactor(ElementAlgebra &algebra, unsigned leafId, std::string &why) {
 /// scalar constant, or an input of `op` that is a splat constant (torch's
 /// `polar(ones_like(angle), angle)` multiplies cos and sin by a tensor of
 /// ones).
-std::optional<double> uniformConstant(linalg::LinalgOp op, Value v) {
-  if (auto arg = dyn_cast<BlockArgument>(v)) {
-    if (!op || arg.getOwner() != op.getBlock())
-      return std::nullopt;
-    OpOperand *operand = op.getMatchingOpOperand(arg);
-    if (op.isDpsInit(operand))
-      return std::nullopt;
-    return getScalarConstant(operand->get());
+std::optional<double> uniformConstant(Node *node) {
+  switch (node->kind) {
+  case Node::Operand:
+    if (OpOperand *input = inputOf(node))
+      return getScalarConstant(input->get());
+    return std::nullopt;
+  case Node::Constant:
+    if (auto attr = dyn_cast<FloatAttr>(node->constant))
+      return attr.getValueAsDouble();
+    return std::nullopt;
+  case Node::Tensor:
+    return getScalarConstant(node->value);
+  case Node::Compute:
+    // Casts of a constant, rounded as the frontend rounds them.
+    return getScalarConstant(node->op->getResult(0));
+  default:
+    return std::nullopt;
   }
-  return getScalarConstant(v);
 }
 
 /// An angle factor that one elementwise op computes as p / t (MaxText:
@@ -683,45 +761,38 @@ struct PositionQuotient {
 /// only and reads no loop of a frame (a timescale the same for every
 /// token); else nullopt. With `sw`, inputs are read too (a table the
 /// payload selects between, LongRoPE's), at the channel's loops, and the
-/// unknown condition of a select is recorded or assumed as payloadValue
-/// does: the caller proves that condition one element.
+/// unknown condition of a select is recorded or assumed as
+/// ConstantEvaluator does: the caller proves that condition one element.
 std::optional<double> channelPayloadValue(linalg::LinalgOp op, Value v,
                                           const Leaf &leaf, int64_t channel,
                                           Switch *sw = nullptr) {
-  Block *body = op.getBlock();
+  ConstantEvaluator evaluator(sw);
+  Node *root = evaluator.read(op, v);
+  if (!root)
+    return std::nullopt;
   // The loops `v` reads through linalg.index, and (without `sw`) that it
-  // reads no block argument.
+  // reads no operand.
   llvm::SmallBitVector read(op.getNumLoops());
-  SmallVector<Value> worklist{v};
-  DenseSet<Value> seen;
+  SmallVector<Node *> worklist{root};
+  DenseSet<Node *> seen;
   while (!worklist.empty()) {
-    Value value = worklist.pop_back_val();
-    if (!seen.insert(value).second)
+    Node *node = worklist.pop_back_val();
+    if (!seen.insert(node).second)
       continue;
-    if (auto arg = dyn_cast<BlockArgument>(value)) {
-      if (!sw || arg.getOwner() != body)
+    if (node->kind == Node::Operand) {
+      if (!sw)
         return std::nullopt;
       // An input read at frame loops would vary over the tokens.
-      OpOperand *operand = op.getMatchingOpOperand(arg);
-      if (op.isDpsInit(operand))
-        return std::nullopt;
-      for (AffineExpr expr : op.getMatchingIndexingMap(operand).getResults())
+      for (AffineExpr expr :
+           op.getMatchingIndexingMap(node->operand).getResults())
         for (unsigned loop = 0; loop < op.getNumLoops(); ++loop)
           if (expr.isFunctionOfDim(loop))
             read.set(loop);
       continue;
     }
-    Operation *def = value.getDefiningOp();
-    if (!def || def->getBlock() != body)
-      continue; // a value from outside: payloadValue decides
-    if (auto index = dyn_cast<linalg::IndexOp>(def)) {
-      read.set(index.getDim());
-      continue;
-    }
-    if (def->getNumRegions() != 0)
-      return std::nullopt;
-    for (Value operand : def->getOperands())
-      worklist.push_back(operand);
+    if (node->kind == Node::Index)
+      read.set(node->dim);
+    worklist.append(node->operands.begin(), node->operands.end());
   }
   AffineMap out = op.getIndexingMapMatchingResult(cast<OpResult>(leaf.root));
   if (!out.isPermutation() ||
@@ -742,20 +813,21 @@ std::optional<double> channelPayloadValue(linalg::LinalgOp op, Value v,
     else if (role.kind == DimRole::Fixed)
       loops[loop] = role.index;
   }
-  return payloadValue(op, v, loops, 0, sw);
+  return evaluator.payload(op, root, loops, 0);
 }
 
 /// The element of `leaf`'s op's input `arg` that channel `channel` of the
 /// leaf reads, as the algebra evaluates it; nullopt when not followed.
 std::optional<Poly> inputElementAt(ElementAlgebra &algebra, const Leaf &leaf,
-                                   BlockArgument arg, int64_t channel) {
+                                   OpOperand *input, int64_t channel) {
   auto op = leaf.root.getDefiningOp<linalg::LinalgOp>();
   FailureOr<SmallVector<OperandRequest>> requests = algebra.linalgInputRequests(
       op, cast<OpResult>(leaf.root), leaf.view, leaf.channelShape);
-  if (failed(requests) || arg.getArgNumber() >= requests->size())
+  unsigned arg = input->getOperandNumber();
+  if (failed(requests) || arg >= requests->size())
     return std::nullopt;
   // A copy: evaluating may add leaves and requests.
-  OperandRequest request = (*requests)[arg.getArgNumber()];
+  OperandRequest request = (*requests)[arg];
   if (channel < 0 || channel >= static_cast<int64_t>(request.channelOf.size()))
     return std::nullopt;
   int64_t c = request.channelOf[channel];
@@ -784,21 +856,17 @@ positionProduct(ElementAlgebra &algebra, unsigned leafId, int64_t channel) {
   if (!op || !op.hasPureTensorSemantics() || op->getNumResults() != 1 ||
       leaf.component != 0 || !op.isAllParallelLoops())
     return std::nullopt;
-  auto mul = op.getBlock()
-                 ->getTerminator()
-                 ->getOperand(0)
-                 .getDefiningOp<arith::MulFOp>();
-  if (!mul || mul->getBlock() != op.getBlock())
+  Expressions ex;
+  Node *yielded = yieldedNode(ex, op);
+  Node *mul = yielded ? computeOf<arith::MulFOp>(ex, yielded, 2) : nullptr;
+  if (!mul)
     return std::nullopt;
   for (unsigned side : {0u, 1u}) {
-    Value position = mul->getOperand(side);
-    auto toFloat = position.getDefiningOp<arith::SIToFPOp>();
-    auto arg =
-        toFloat ? dyn_cast<BlockArgument>(toFloat.getIn()) : BlockArgument();
-    if (!arg || arg.getOwner() != op.getBlock() ||
-        op.isDpsInit(op.getMatchingOpOperand(arg)))
+    Node *toFloat = computeOf<arith::SIToFPOp>(ex, mul->operands[side], 1);
+    OpOperand *arg = toFloat ? inputOf(toFloat->operands[0]) : nullptr;
+    if (!arg)
       continue;
-    Value tableValue = mul->getOperand(1 - side);
+    Value tableValue = mul->op->getOperand(1 - side);
     Switch sw;
     std::optional<double> fixed =
         channelPayloadValue(op, tableValue, leaf, channel, &sw);
@@ -834,45 +902,39 @@ positionQuotient(ElementAlgebra &algebra, unsigned leafId, int64_t channel) {
   if (!op || !op.hasPureTensorSemantics() || op->getNumResults() != 1 ||
       leaf.component != 0)
     return std::nullopt;
-  auto div = op.getBlock()
-                 ->getTerminator()
-                 ->getOperand(0)
-                 .getDefiningOp<arith::DivFOp>();
-  if (!div || div->getBlock() != op.getBlock())
+  Expressions ex;
+  Node *yielded = yieldedNode(ex, op);
+  Node *div = yielded ? computeOf<arith::DivFOp>(ex, yielded, 2) : nullptr;
+  if (!div)
     return std::nullopt;
   // Conversions of an operand (int to float, float widening) read the
   // same number (as the algebra reads them).
-  auto stripCasts = [](Value v) {
-    while (Operation *def = v.getDefiningOp()) {
-      if (!isa<arith::SIToFPOp, arith::UIToFPOp, arith::ExtFOp>(def))
-        break;
-      v = def->getOperand(0);
-    }
-    return v;
-  };
-  auto num = dyn_cast<BlockArgument>(stripCasts(div.getLhs()));
-  auto den = dyn_cast<BlockArgument>(stripCasts(div.getRhs()));
-  if (!num || num.getOwner() != op.getBlock() ||
-      op.isDpsInit(op.getMatchingOpOperand(num)))
+  Node *numNode = stripCasts<arith::SIToFPOp, arith::UIToFPOp, arith::ExtFOp>(
+      ex, div->operands[0]);
+  Node *denNode = stripCasts<arith::SIToFPOp, arith::UIToFPOp, arith::ExtFOp>(
+      ex, div->operands[1]);
+  OpOperand *num = inputOf(numNode);
+  OpOperand *den = inputOf(denNode);
+  Value divisor = div->op->getOperand(1);
+  if (!num)
     return std::nullopt;
   // A timescale computed in the payload from the loop indices alone (JAX's
   // base^(2i/d) fused into the angle's generic when, at one token, the
   // angle has no loop the timescale lacks): evaluated at the channel.
   std::optional<double> computed;
+  if (denNode->kind == Node::Operand && !den)
+    return std::nullopt; // a destination
   if (!den) {
-    computed = channelPayloadValue(op, div.getRhs(), leaf, channel);
+    computed = channelPayloadValue(op, divisor, leaf, channel);
     if (!computed)
       return std::nullopt;
-  } else if (den.getOwner() != op.getBlock() ||
-             op.isDpsInit(op.getMatchingOpOperand(den))) {
-    return std::nullopt;
   }
   std::optional<Poly> p = inputElementAt(algebra, leaf, num, channel);
   if (computed) {
     std::optional<unsigned> numerator = p ? singleLeaf(*p) : std::nullopt;
     if (!numerator || !(*computed > 0.0) || !std::isfinite(*computed))
       return std::nullopt;
-    return PositionQuotient{*numerator, *computed, div.getRhs().getType()};
+    return PositionQuotient{*numerator, *computed, divisor.getType()};
   }
   std::optional<Poly> t = inputElementAt(algebra, leaf, den, channel);
   if (!p || !t)
@@ -903,25 +965,30 @@ positionQuotient(ElementAlgebra &algebra, unsigned leafId, int64_t channel) {
   return q;
 }
 
-/// Peels `mulf` by constants and float casts off a payload value of `op`;
-/// returns the value reached and multiplies `scale`.
-Value peelScale(Value v, double &scale, linalg::LinalgOp op = {}) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (isa<arith::ExtFOp, arith::TruncFOp>(def)) {
-      v = def->getOperand(0);
+/// Peels `mulf` by constants and float casts off a payload value; returns
+/// the value reached and multiplies `scale`.
+Node *peelScale(Expressions &ex, Node *v, double &scale) {
+  for (int i = 0; i < kMaxDepth; ++i) {
+    Node *def = ex.open(v);
+    if (def->kind != Node::Compute)
+      break;
+    if (isa<arith::ExtFOp, arith::TruncFOp>(def->op) &&
+        def->operands.size() == 1) {
+      v = def->operands[0];
       continue;
     }
-    if (isa<arith::MulFOp, arith::DivFOp>(def)) {
-      std::optional<double> rhs = uniformConstant(op, def->getOperand(1));
-      std::optional<double> lhs = uniformConstant(op, def->getOperand(0));
+    if (isa<arith::MulFOp, arith::DivFOp>(def->op) &&
+        def->operands.size() == 2) {
+      std::optional<double> rhs = uniformConstant(def->operands[1]);
+      std::optional<double> lhs = uniformConstant(def->operands[0]);
       if (rhs && *rhs != 0.0) {
-        scale *= isa<arith::MulFOp>(def) ? *rhs : 1.0 / *rhs;
-        v = def->getOperand(0);
+        scale *= isa<arith::MulFOp>(def->op) ? *rhs : 1.0 / *rhs;
+        v = def->operands[0];
         continue;
       }
-      if (lhs && isa<arith::MulFOp>(def)) {
+      if (lhs && isa<arith::MulFOp>(def->op)) {
         scale *= *lhs;
-        v = def->getOperand(1);
+        v = def->operands[1];
         continue;
       }
     }
@@ -932,20 +999,20 @@ Value peelScale(Value v, double &scale, linalg::LinalgOp op = {}) {
 
 /// cos/sin gathered from a table: `tensor.extract %table[row, column]` in
 /// the payload, row an integer input, column the channel's index.
-FailureOr<CosSinLeaf> analyzeGather(ElementAlgebra &algebra,
+FailureOr<CosSinLeaf> analyzeGather(ElementAlgebra &algebra, Expressions &ex,
                                     linalg::LinalgOp op, const Leaf &leaf,
-                                    tensor::ExtractOp extract, CosSinLeaf info,
+                                    Node *extract, CosSinLeaf info,
                                     std::string &why) {
-  Value table = extract.getTensor();
+  Value table = cast<tensor::ExtractOp>(extract->op).getTensor();
   if (table.getParentBlock() == op.getBlock() ||
-      extract.getIndices().size() != 2) {
+      extract->operands.size() != 3) {
     why = "cos/sin are gathered from a table that is not a captured 2-D "
           "tensor";
     return failure();
   }
   info.table = table;
-  Value rowIndex = extract.getIndices()[0];
-  Value colIndex = extract.getIndices()[1];
+  Node *rowIndex = extract->operands[1];
+  Node *colIndex = extract->operands[2];
   FailureOr<SmallVector<OperandRequest>> requests = algebra.linalgInputRequests(
       op, cast<OpResult>(leaf.root), leaf.view, leaf.channelShape);
   if (failed(requests)) {
@@ -959,35 +1026,31 @@ FailureOr<CosSinLeaf> analyzeGather(ElementAlgebra &algebra,
   // producer's payload, with the producer's input read as the consumer reads
   // its result.
   int64_t tableRows = cast<RankedTensorType>(table.getType()).getDimSize(0);
-  Operation *rowOwner = op;
+  linalg::LinalgOp rowOwner = op;
   SmallVector<OperandRequest> rowRequests = *requests;
   std::optional<OperandRequest> rowRequest;
   for (int hops = 0; hops < 4 && !rowRequest; ++hops) {
-    if (auto cast = rowIndex.getDefiningOp<arith::IndexCastOp>())
-      rowIndex = cast.getIn();
-    if (!info.wrapRows) {
-      if (Value p = matchNegativeIndexWrap(rowIndex, tableRows)) {
+    rowIndex = stripCasts<arith::IndexCastOp>(ex, rowIndex);
+    if (!info.wrapRows && rowIndex->kind == Node::Compute) {
+      if (Value p =
+              matchNegativeIndexWrap(rowIndex->op->getResult(0), tableRows)) {
         info.wrapRows = tableRows;
-        rowIndex = p;
-        if (auto cast = rowIndex.getDefiningOp<arith::IndexCastOp>())
-          rowIndex = cast.getIn();
+        rowIndex = stripCasts<arith::IndexCastOp>(
+            ex, ex.readPayload(rowOwner, p, /*readInits=*/true));
       }
     }
-    auto rowArg = dyn_cast<BlockArgument>(rowIndex);
-    auto owner = dyn_cast<linalg::LinalgOp>(rowOwner);
-    if (!rowArg || rowArg.getOwner() != owner.getBlock() ||
-        owner.isDpsInit(owner.getMatchingOpOperand(rowArg)))
+    OpOperand *rowArg = inputOf(rowIndex);
+    if (!rowArg)
       break;
-    const OperandRequest &request = rowRequests[rowArg.getArgNumber()];
+    const OperandRequest &request = rowRequests[rowArg->getOperandNumber()];
     auto producer = request.value.getDefiningOp<linalg::GenericOp>();
-    Value yielded;
+    Node *yielded = nullptr;
     if (producer && producer.getNumLoops() == producer.getNumParallelLoops() &&
         isa<IntegerType, IndexType>(getElementTypeOrSelf(request.value)))
-      yielded = producer.getBlock()->getTerminator()->getOperand(
-          cast<OpResult>(request.value).getResultNumber());
+      yielded = yieldedNode(ex, producer,
+                            cast<OpResult>(request.value).getResultNumber());
     // A producer that only copies an input is read by the algebra as it is.
-    if (!yielded || !yielded.getDefiningOp() ||
-        yielded.getDefiningOp()->getBlock() != producer.getBlock()) {
+    if (!yielded || yielded->kind != Node::Compute) {
       rowRequest = request;
       break;
     }
@@ -1007,16 +1070,14 @@ FailureOr<CosSinLeaf> analyzeGather(ElementAlgebra &algebra,
   }
   // The column: linalg.index of the channel loop (+ a constant).
   int64_t colOffset = 0;
-  if (auto add = colIndex.getDefiningOp<arith::AddIOp>()) {
-    APInt c;
-    if (matchPattern(add.getRhs(), m_ConstantInt(&c)) &&
-        c.getSignificantBits() <= 32) {
-      colOffset = c.getSExtValue();
-      colIndex = add.getLhs();
+  if (Node *add = computeOf<arith::AddIOp>(ex, colIndex, 2)) {
+    std::optional<APInt> c = intConstant(ex, add->operands[1]);
+    if (c && c->getSignificantBits() <= 32) {
+      colOffset = c->getSExtValue();
+      colIndex = add->operands[0];
     }
   }
-  auto index = colIndex.getDefiningOp<linalg::IndexOp>();
-  if (!index) {
+  if (colIndex->kind != Node::Index) {
     why = "the gathered column is not the channel index";
     return failure();
   }
@@ -1024,7 +1085,7 @@ FailureOr<CosSinLeaf> analyzeGather(ElementAlgebra &algebra,
   AffineMap outMap = op.getIndexingMapMatchingResult(cast<OpResult>(leaf.root));
   std::optional<DimRole> colRole;
   for (auto [k, expr] : llvm::enumerate(outMap.getResults()))
-    if (cast<AffineDimExpr>(expr).getPosition() == index.getDim())
+    if (cast<AffineDimExpr>(expr).getPosition() == colIndex->dim)
       colRole = leaf.view[k];
   if (!colRole ||
       (colRole->kind != DimRole::Channel && colRole->kind != DimRole::Fixed &&
@@ -1119,30 +1180,34 @@ mlir::rope::raise::analyzeCosSinLeaf(ElementAlgebra &algebra, unsigned leafId,
     return analyzeFrameTable(leaf, why);
   auto result = cast<OpResult>(leaf.root);
   CosSinLeaf info;
-  Value v =
-      op.getBlock()->getTerminator()->getOperand(result.getResultNumber());
-  if (leaf.component != 0 || isa<ComplexType>(v.getType())) {
-    // A complex table computed in the op (torch.polar: complex.create of
-    // r * cos and r * sin): each part is one leaf.
-    auto create = v.getDefiningOp<complex::CreateOp>();
-    if (!create)
-      return analyzeFrameTable(leaf, why);
-    v = leaf.component == 0 ? create.getReal() : create.getImaginary();
-  }
-  v = peelScale(v, info.scale, op);
-  if (auto extract = v.getDefiningOp<tensor::ExtractOp>()) {
-    // A gathered table: cos or sin is decided by the rotation's signs.
-    return analyzeGather(algebra, op, leaf, extract, info, why);
-  }
-  Operation *trig = v.getDefiningOp();
-  if (!isa_and_present<math::CosOp, math::SinOp>(trig)) {
+  Expressions ex;
+  Node *v = yieldedNode(ex, op, result.getResultNumber());
+  if (!v) {
     why = "not computed by cos/sin or gathered from a table";
     return failure();
   }
-  info.isSin = isa<math::SinOp>(trig);
-  auto arg = dyn_cast<BlockArgument>(trig->getOperand(0));
-  if (!arg || arg.getOwner() != op.getBlock() ||
-      op.isDpsInit(op.getMatchingOpOperand(arg))) {
+  if (leaf.component != 0 ||
+      isa<ComplexType>(yieldedValue(op, result.getResultNumber()).getType())) {
+    // A complex table computed in the op (torch.polar: complex.create of
+    // r * cos and r * sin): each part is one leaf.
+    Node *create = computeOf<complex::CreateOp>(ex, v, 2);
+    if (!create)
+      return analyzeFrameTable(leaf, why);
+    v = create->operands[leaf.component == 0 ? 0 : 1];
+  }
+  v = ex.open(peelScale(ex, v, info.scale));
+  if (v->kind == Node::Compute && isa<tensor::ExtractOp>(v->op)) {
+    // A gathered table: cos or sin is decided by the rotation's signs.
+    return analyzeGather(algebra, ex, op, leaf, v, info, why);
+  }
+  if (v->kind != Node::Compute || !isa<math::CosOp, math::SinOp>(v->op) ||
+      v->operands.size() != 1) {
+    why = "not computed by cos/sin or gathered from a table";
+    return failure();
+  }
+  info.isSin = isa<math::SinOp>(v->op);
+  OpOperand *arg = inputOf(v->operands[0]);
+  if (!arg) {
     why = "the angle is computed inside the cos/sin op";
     return failure();
   }
@@ -1152,7 +1217,7 @@ mlir::rope::raise::analyzeCosSinLeaf(ElementAlgebra &algebra, unsigned leafId,
     why = "the cos/sin op's indexing maps are not followed";
     return failure();
   }
-  const OperandRequest &request = (*requests)[arg.getArgNumber()];
+  const OperandRequest &request = (*requests)[arg->getOperandNumber()];
   FailureOr<ArrayRef<Element>> angles =
       algebra.evaluate(request.value, request.view, request.channelShape);
   if (failed(angles)) {

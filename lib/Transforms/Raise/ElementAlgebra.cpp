@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ElementAlgebra.h"
+#include "Expressions.h"
 #include "PayloadAnalysis.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -16,15 +17,9 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
-#include "mlir/IR/PatternMatch.h"
-#include "mlir/Interfaces/CastInterfaces.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "rope/Dialect/Rope/Utils/GuardedValueBounds.h"
 
-#include "llvm/ADT/MapVector.h"
-#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -490,11 +485,9 @@ FailureOr<SmallVector<DimRole>> ElementAlgebra::loopRoles(linalg::LinalgOp op,
                                                           OpResult result,
                                                           const View &view) {
   unsigned numLoops = op.getNumLoops();
-  // A loop no operand indexes (upstream's dead-operand folding can leave
-  // one) has no range: getStaticLoopRanges would compose a null map.
-  if (!op.getShapesToLoopsMap())
+  std::optional<SmallVector<int64_t>> ranges = staticLoopRanges(op);
+  if (!ranges)
     return failure();
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   AffineMap outMap = op.getIndexingMapMatchingResult(result);
   SmallVector<std::optional<DimRole>> loopRole(numLoops);
   for (auto [k, expr] : llvm::enumerate(outMap.getResults())) {
@@ -508,7 +501,7 @@ FailureOr<SmallVector<DimRole>> ElementAlgebra::loopRoles(linalg::LinalgOp op,
     if (!loopRole[l]) {
       // A loop the result does not index: a reduction, followed only when
       // it has one iteration (a K = 1 contraction is an outer product).
-      if (ranges[l] != 1)
+      if ((*ranges)[l] != 1)
         return failure();
       loopRole[l] = DimRole::fixed(0);
     }
@@ -584,217 +577,196 @@ ElementAlgebra::linalgInputRequests(linalg::LinalgOp op, OpResult result,
 }
 
 namespace {
-/// Interprets a linalg payload for one channel.
-class Payload {
+/// Evaluates a payload, as Expressions::readPayload reads it, for one
+/// channel: the payload's operands and gathered `tensor.extract`s are the
+/// channel's elements (`read`), loop indices of channel and fixed dims are
+/// known (`loopIndex`), and integers computed from them choose between
+/// values (view_as_real's re/im lanes). Only what the result depends on is
+/// evaluated.
+class ChannelEvaluator {
 public:
-  Payload(DenseMap<Value, Element> &env, function_ref<Element(Value)> captured,
-          function_ref<std::optional<int64_t>(unsigned)> loopIndex)
-      : env(env), captured(captured), loopIndex(loopIndex) {}
+  ChannelEvaluator(function_ref<std::optional<Element>(Node *)> read,
+                   function_ref<std::optional<Element>(Value)> captured,
+                   function_ref<std::optional<int64_t>(unsigned)> loopIndex)
+      : read(read), captured(captured), loopIndex(loopIndex) {}
 
-  /// The yielded value `resultIndex`, from the ops in `needed` (those it
-  /// depends on: a fused payload computes other results and dead values
-  /// too, which need not be readable).
-  std::optional<Element> operator()(Block &body, unsigned resultIndex,
-                                    const DenseSet<Operation *> &needed) {
-    for (Operation &op : body.without_terminator())
-      if (needed.contains(&op) && !step(op))
-        return std::nullopt;
-    Value yielded = body.getTerminator()->getOperand(resultIndex);
-    return get(yielded);
-  }
-
-private:
-  std::optional<Element> get(Value v) {
-    auto it = env.find(v);
-    if (it != env.end())
-      return it->second;
-    if (std::optional<double> c = getScalarConstant(v))
-      return Element{Poly::constant(*c), std::nullopt};
-    return captured(v);
+  std::optional<Element> element(Node *node) {
+    auto [it, inserted] = elements.try_emplace(node);
+    if (inserted)
+      it->second = computeElement(node);
+    return elements.lookup(node);
   }
 
   /// An integer or index value known for this channel (loop indices of
   /// channel or fixed dims, constants, comparisons of them).
-  std::optional<int64_t> integer(Value v) {
-    auto it = ints.find(v);
-    if (it != ints.end())
-      return it->second;
-    APInt c;
-    if (matchPattern(v, m_ConstantInt(&c)) && c.getSignificantBits() <= 64)
-      return c.getSExtValue();
-    return std::nullopt;
+  std::optional<int64_t> integer(Node *node) {
+    auto [it, inserted] = ints.try_emplace(node);
+    if (inserted)
+      it->second = computeInteger(node);
+    return ints.lookup(node);
   }
 
-  bool step(Operation &op) {
-    if (env.count(op.getResult(0)))
-      return true; // a tensor.extract read like an input
-    if (auto index = dyn_cast<linalg::IndexOp>(op)) {
-      // Unknown along a frame: fine as long as nothing computes with it
-      // (the indices of a tensor.extract read like an input).
-      if (std::optional<int64_t> i = loopIndex(index.getDim()))
-        ints[index.getResult()] = *i;
-      return true;
+private:
+  std::optional<Element> computeElement(Node *node) {
+    switch (node->kind) {
+    case Node::Constant:
+      if (auto attr = dyn_cast<FloatAttr>(node->constant))
+        return Element{Poly::constant(attr.getValueAsDouble()), std::nullopt};
+      return std::nullopt;
+    case Node::Tensor:
+      return captured(node->value);
+    case Node::Operand:
+      return read(node);
+    case Node::Compute:
+      break;
+    default:
+      return std::nullopt;
     }
-    if (isa<arith::IndexCastOp>(op)) {
-      std::optional<int64_t> i = integer(op.getOperand(0));
-      if (!i)
-        return false;
-      ints[op.getResult(0)] = *i;
-      return true;
-    }
-    if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
-      std::optional<int64_t> a = integer(cmp.getLhs()),
-                             b = integer(cmp.getRhs());
-      if (!a || !b)
-        return false;
-      bool r;
-      switch (cmp.getPredicate()) {
-      case arith::CmpIPredicate::eq:
-        r = *a == *b;
-        break;
-      case arith::CmpIPredicate::ne:
-        r = *a != *b;
-        break;
-      case arith::CmpIPredicate::slt:
-      case arith::CmpIPredicate::ult:
-        r = *a < *b;
-        break;
-      case arith::CmpIPredicate::sle:
-      case arith::CmpIPredicate::ule:
-        r = *a <= *b;
-        break;
-      case arith::CmpIPredicate::sgt:
-      case arith::CmpIPredicate::ugt:
-        r = *a > *b;
-        break;
-      case arith::CmpIPredicate::sge:
-      case arith::CmpIPredicate::uge:
-        r = *a >= *b;
-        break;
-      }
-      ints[cmp.getResult()] = r;
-      return true;
-    }
-    if (auto select = dyn_cast<arith::SelectOp>(op)) {
-      // A choice made by the channel index (view_as_real's re/im lanes).
-      std::optional<int64_t> cond = integer(select.getCondition());
+    Operation *op = node->op;
+    if (isa<tensor::ExtractOp>(op))
+      return read(node);
+    if (isa<arith::SelectOp>(op)) {
+      // A choice made by the channel index.
+      std::optional<int64_t> cond = integer(node->operands[0]);
       if (!cond)
-        return false;
-      Value chosen = *cond ? select.getTrueValue() : select.getFalseValue();
-      if (std::optional<int64_t> i = integer(chosen)) {
-        ints[select.getResult()] = *i;
-        return true;
-      }
-      std::optional<Element> e = get(chosen);
-      if (!e)
-        return false;
-      env[select.getResult()] = *e;
-      return true;
+        return std::nullopt;
+      return element(node->operands[*cond ? 1 : 2]);
     }
-    if (isa<arith::ConstantOp>(op) &&
-        isa<IntegerType, IndexType>(op.getResult(0).getType()))
-      return true;
     auto real = [&](unsigned i) -> std::optional<Poly> {
-      std::optional<Element> e = get(op.getOperand(i));
+      std::optional<Element> e = element(node->operands[i]);
       if (!e || e->im)
         return std::nullopt;
       return e->re;
     };
     auto complexOf = [&](unsigned i) -> std::optional<Element> {
-      std::optional<Element> e = get(op.getOperand(i));
+      std::optional<Element> e = element(node->operands[i]);
       if (!e || !e->im)
         return std::nullopt;
       return e;
     };
-    auto setReal = [&](std::optional<Poly> p) {
+    auto realElement = [](std::optional<Poly> p) -> std::optional<Element> {
       if (!p)
-        return false;
-      env[op.getResult(0)] = Element{*p, std::nullopt};
-      return true;
+        return std::nullopt;
+      return Element{*p, std::nullopt};
     };
-    if (auto c = dyn_cast<arith::ConstantOp>(op)) {
-      std::optional<double> v = getScalarConstant(c);
-      if (!v)
-        return false;
-      return setReal(Poly::constant(*v));
-    }
     if (isa<arith::AddFOp, arith::SubFOp, arith::MulFOp>(op)) {
       std::optional<Poly> a = real(0), b = real(1);
       if (!a || !b)
-        return false;
+        return std::nullopt;
       if (isa<arith::AddFOp>(op))
-        return setReal(*a + *b);
+        return realElement(*a + *b);
       if (isa<arith::SubFOp>(op))
-        return setReal(*a - *b);
-      return setReal(*a * *b);
+        return realElement(*a - *b);
+      return realElement(*a * *b);
     }
     if (isa<arith::NegFOp>(op)) {
       std::optional<Poly> a = real(0);
-      return a && setReal(a->scaled(-1.0));
+      return a ? realElement(a->scaled(-1.0)) : std::nullopt;
     }
     if (isa<arith::DivFOp>(op)) {
       std::optional<Poly> a = real(0), b = real(1);
       if (!a || !b)
-        return false;
+        return std::nullopt;
       std::optional<double> d = b->asConstant();
       if (!d || *d == 0.0)
-        return false;
-      return setReal(a->scaled(1.0 / *d));
+        return std::nullopt;
+      return realElement(a->scaled(1.0 / *d));
     }
     // Casts between float types: the algebra is exact; the rounding a
     // narrower type adds is what raising removes (docs/DESIGN.md).
     // Integer to float: the same number (the rounding of large positions
-    // to f32 is what raising removes), so the integer tensor is the leaf.
+    // to f32 is what raising removes), so the integer tensor is the leaf;
+    // an index computed in the payload (an iota) is not followed.
     if (isa<arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp, arith::UIToFPOp>(
-            op)) {
-      std::optional<Element> e = get(op.getOperand(0));
-      if (!e)
-        return false;
-      env[op.getResult(0)] = *e;
-      return true;
-    }
+            op))
+      return element(node->operands[0]);
     if (isa<complex::CreateOp>(op)) {
       std::optional<Poly> re = real(0), im = real(1);
       if (!re || !im)
-        return false;
-      env[op.getResult(0)] = Element{*re, *im};
-      return true;
+        return std::nullopt;
+      return Element{*re, *im};
     }
     if (isa<complex::ReOp, complex::ImOp>(op)) {
       std::optional<Element> z = complexOf(0);
       if (!z)
-        return false;
-      return setReal(isa<complex::ReOp>(op) ? z->re : *z->im);
+        return std::nullopt;
+      return realElement(isa<complex::ReOp>(op) ? z->re : *z->im);
     }
     if (isa<complex::AddOp, complex::SubOp, complex::MulOp>(op)) {
       std::optional<Element> a = complexOf(0), b = complexOf(1);
       if (!a || !b)
-        return false;
-      Element r;
+        return std::nullopt;
       if (isa<complex::AddOp>(op))
-        r = Element{a->re + b->re, *a->im + *b->im};
-      else if (isa<complex::SubOp>(op))
-        r = Element{a->re - b->re, *a->im - *b->im};
-      else
-        r = Element{a->re * b->re - *a->im * *b->im,
-                    a->re * *b->im + *a->im * b->re};
-      env[op.getResult(0)] = r;
-      return true;
+        return Element{a->re + b->re, *a->im + *b->im};
+      if (isa<complex::SubOp>(op))
+        return Element{a->re - b->re, *a->im - *b->im};
+      return Element{a->re * b->re - *a->im * *b->im,
+                     a->re * *b->im + *a->im * b->re};
     }
     if (isa<complex::NegOp>(op)) {
       std::optional<Element> a = complexOf(0);
       if (!a)
-        return false;
-      env[op.getResult(0)] = Element{a->re.scaled(-1.0), a->im->scaled(-1.0)};
-      return true;
+        return std::nullopt;
+      return Element{a->re.scaled(-1.0), a->im->scaled(-1.0)};
     }
-    return false;
+    return std::nullopt;
   }
 
-  DenseMap<Value, Element> &env;
-  DenseMap<Value, int64_t> ints;
-  function_ref<Element(Value)> captured;
+  std::optional<int64_t> computeInteger(Node *node) {
+    if (node->kind == Node::Constant) {
+      auto attr = dyn_cast<IntegerAttr>(node->constant);
+      if (!attr || attr.getValue().getSignificantBits() > 64)
+        return std::nullopt;
+      return attr.getValue().getSExtValue();
+    }
+    if (node->kind == Node::Index)
+      // Unknown along a frame: fine as long as nothing computes with it
+      // (the indices of a tensor.extract read like an input).
+      return loopIndex(node->dim);
+    if (node->kind != Node::Compute)
+      return std::nullopt;
+    Operation *op = node->op;
+    if (isa<arith::IndexCastOp>(op))
+      return integer(node->operands[0]);
+    if (isa<arith::SelectOp>(op)) {
+      std::optional<int64_t> cond = integer(node->operands[0]);
+      if (!cond)
+        return std::nullopt;
+      return integer(node->operands[*cond ? 1 : 2]);
+    }
+    auto cmp = dyn_cast<arith::CmpIOp>(op);
+    if (!cmp)
+      return std::nullopt;
+    std::optional<int64_t> a = integer(node->operands[0]),
+                           b = integer(node->operands[1]);
+    if (!a || !b)
+      return std::nullopt;
+    switch (cmp.getPredicate()) {
+    case arith::CmpIPredicate::eq:
+      return *a == *b;
+    case arith::CmpIPredicate::ne:
+      return *a != *b;
+    case arith::CmpIPredicate::slt:
+    case arith::CmpIPredicate::ult:
+      return *a < *b;
+    case arith::CmpIPredicate::sle:
+    case arith::CmpIPredicate::ule:
+      return *a <= *b;
+    case arith::CmpIPredicate::sgt:
+    case arith::CmpIPredicate::ugt:
+      return *a > *b;
+    case arith::CmpIPredicate::sge:
+    case arith::CmpIPredicate::uge:
+      return *a >= *b;
+    }
+    return std::nullopt;
+  }
+
+  function_ref<std::optional<Element>(Node *)> read;
+  function_ref<std::optional<Element>(Value)> captured;
   function_ref<std::optional<int64_t>(unsigned)> loopIndex;
+  DenseMap<Node *, std::optional<Element>> elements;
+  DenseMap<Node *, std::optional<int64_t>> ints;
 };
 } // namespace
 
@@ -808,84 +780,87 @@ ElementAlgebra::evaluateLinalg(linalg::LinalgOp op, OpResult result,
       linalgInputRequests(op, result, view, channelShape);
   if (failed(requests))
     return std::nullopt;
-  Block *body = op.getBlock();
-  int64_t n = numChannels(channelShape);
-  // What the result reads: the payload ops and block arguments it depends
-  // on. Not the rest of the payload (a fused generic's other results, dead
-  // values): the result is what it computes, however much else the op does.
-  DenseSet<Operation *> needed;
-  DenseSet<Value> neededArgs;
-  {
-    SmallVector<Value> worklist{
-        body->getTerminator()->getOperand(result.getResultNumber())};
-    while (!worklist.empty()) {
-      Value v = worklist.pop_back_val();
-      if (auto arg = dyn_cast<BlockArgument>(v)) {
-        if (arg.getOwner() == body)
-          neededArgs.insert(arg);
-        continue;
-      }
-      Operation *def = v.getDefiningOp();
-      if (!def || def->getBlock() != body || !needed.insert(def).second)
-        continue;
-      def->walk([&](Operation *nested) {
-        for (Value operand : nested->getOperands())
-          worklist.push_back(operand);
-      });
-    }
-  }
-  auto reads = [&](OpOperand *operand) {
-    return neededArgs.contains(body->getArgument(operand->getOperandNumber()));
-  };
-
-  // Inputs the payload reads, channel by channel.
-  SmallVector<std::optional<Elements>> inputs;
-  for (auto [i, operand] : llvm::enumerate(op.getDpsInputOperands())) {
-    if (!reads(operand)) {
-      inputs.push_back(Elements());
-      continue;
-    }
-    const OperandRequest &request = (*requests)[i];
-    if (request.view.empty() &&
-        !isa<RankedTensorType>(request.value.getType())) {
-      // A scalar operand: a constant, or a leaf without channels.
-      Element e;
-      if (std::optional<double> c = getScalarConstant(request.value))
-        e = Element{Poly::constant(*c), std::nullopt};
-      else
-        e = asLeaves(request.value, {}, {}).front();
-      inputs.push_back(Elements(n, e));
-      continue;
-    }
-    inputs.push_back(gather(request));
-    if (!inputs.back())
-      return std::nullopt;
-  }
-  // `tensor.extract` of a captured tensor at loop indices and constants
-  // (torch-mlir's view_as_complex) is read like an input.
   FailureOr<SmallVector<DimRole>> loopRole = loopRoles(op, result, view);
   if (failed(loopRole))
     return std::nullopt;
-  SmallVector<std::pair<Value, Elements>> extracts;
-  for (Operation &inner : body->without_terminator()) {
-    auto extract = dyn_cast<tensor::ExtractOp>(inner);
-    if (!extract || !needed.contains(extract))
-      continue;
+  Block *body = op.getBlock();
+  unsigned r = result.getResultNumber();
+  OpOperand *initOperand = op.getDpsInitOperand(r);
+  int64_t n = numChannels(channelShape);
+
+  // What the result computes, read by the one payload reader: only the
+  // payload values it depends on (a fused generic's other results and dead
+  // values need not be readable).
+  Expressions ex;
+  Node *root = ex.readPayload(op, body->getTerminator()->getOperand(r), true);
+  if (!root)
+    return std::nullopt;
+  SmallVector<Node *> operandNodes, extractNodes;
+  {
+    SmallVector<Node *> worklist{root};
+    DenseSet<Node *> seen;
+    while (!worklist.empty()) {
+      Node *node = worklist.pop_back_val();
+      if (!seen.insert(node).second)
+        continue;
+      if (node->kind == Node::Operand)
+        operandNodes.push_back(node);
+      if (node->kind == Node::Compute && isa<tensor::ExtractOp>(node->op))
+        extractNodes.push_back(node);
+      worklist.append(node->operands.begin(), node->operands.end());
+    }
+  }
+  // Read in the payload's order (inputs, then the destination; gathers in
+  // block order): the first reading of a value through a view names its
+  // leaves.
+  llvm::sort(operandNodes, [](Node *a, Node *b) {
+    return a->operand->getOperandNumber() < b->operand->getOperandNumber();
+  });
+  llvm::sort(extractNodes,
+             [](Node *a, Node *b) { return a->op->isBeforeInBlock(b->op); });
+
+  // The inputs the payload reads, channel by channel, through their
+  // requests.
+  DenseMap<Node *, Elements> gathered;
+  for (Node *node : operandNodes) {
+    OpOperand *operand = node->operand;
+    Elements elements;
+    if (operand == initOperand) {
+      continue; // after the gathers
+    } else if (!op.isDpsInput(operand)) {
+      return std::nullopt; // another result's destination
+    } else if (!isa<RankedTensorType>(operand->get().getType())) {
+      // A scalar operand: a constant, or a leaf without channels.
+      Element e;
+      if (std::optional<double> c = getScalarConstant(operand->get()))
+        e = Element{Poly::constant(*c), std::nullopt};
+      else
+        e = asLeaves(operand->get(), {}, {}).front();
+      elements = Elements(n, e);
+    } else {
+      std::optional<Elements> e =
+          gather((*requests)[operand->getOperandNumber()]);
+      if (!e)
+        return std::nullopt;
+      elements = std::move(*e);
+    }
+    gathered[node] = std::move(elements);
+  }
+  // `tensor.extract` of a captured tensor at loop indices and constants
+  // (torch-mlir's view_as_complex) is read like an input.
+  for (Node *node : extractNodes) {
+    auto extract = cast<tensor::ExtractOp>(node->op);
     if (extract.getTensor().getParentBlock() == body)
       return std::nullopt;
     SmallVector<AffineExpr> exprs;
-    for (Value index : extract.getIndices()) {
-      APInt c;
-      // A loop index of this op (one of an enclosing op names another
-      // op's loop, maybe past this op's loops).
-      auto loop = index.getDefiningOp<linalg::IndexOp>();
-      if (loop && loop->getParentOp() == op.getOperation() &&
-          loop.getDim() < op.getNumLoops())
-        exprs.push_back(getAffineDimExpr(loop.getDim(), op->getContext()));
-      else if (matchPattern(index, m_ConstantInt(&c)) &&
-               c.getSignificantBits() <= 32 && !c.isNegative())
+    for (Node *index : ArrayRef<Node *>(node->operands).drop_front()) {
+      std::optional<APInt> c =
+          index->kind == Node::Constant ? intConstant(ex, index) : std::nullopt;
+      if (index->kind == Node::Index)
+        exprs.push_back(getAffineDimExpr(index->dim, op->getContext()));
+      else if (c && c->getSignificantBits() <= 32 && !c->isNegative())
         exprs.push_back(
-            getAffineConstantExpr(c.getSExtValue(), op->getContext()));
+            getAffineConstantExpr(c->getSExtValue(), op->getContext()));
       else
         return std::nullopt; // a gather: a leaf (CosSinSources reads it)
     }
@@ -898,52 +873,41 @@ ElementAlgebra::evaluateLinalg(linalg::LinalgOp op, OpResult result,
     std::optional<Elements> elements = gather(*request);
     if (!elements)
       return std::nullopt;
-    extracts.emplace_back(extract.getResult(), std::move(*elements));
+    gathered[node] = std::move(*elements);
   }
-
-  // The destination, when the payload reads it (an accumulator).
-  std::optional<Elements> init;
-  OpOperand *initOperand = op.getDpsInitOperand(result.getResultNumber());
-  if (reads(initOperand)) {
-    // Read through the result's own view (the destination map equals the
-    // result's).
+  // The destination, when the payload reads it (an accumulator), through
+  // the result's own view (the destination map equals the result's).
+  for (Node *node : operandNodes) {
+    if (node->operand != initOperand)
+      continue;
     FailureOr<ArrayRef<Element>> e =
         evaluate(initOperand->get(), view, channelShape);
     if (failed(e))
       return std::nullopt;
-    init = Elements(*e);
+    gathered[node] = Elements(*e);
   }
 
   Elements out;
+  if (gathered.empty()) {
+    // A payload that reads nothing: only constants.
+    std::optional<double> v =
+        getScalarConstant(body->getTerminator()->getOperand(r));
+    if (!v)
+      return std::nullopt;
+    return Elements(n, Element{Poly::constant(*v), std::nullopt});
+  }
   for (int64_t c = 0; c < n; ++c) {
-    DenseMap<Value, Element> env;
-    for (auto [i, operand] : llvm::enumerate(op.getDpsInputOperands())) {
-      if (!reads(operand))
-        continue;
-      env[body->getArgument(operand->getOperandNumber())] = (*inputs[i])[c];
-    }
-    if (init)
-      env[body->getArgument(initOperand->getOperandNumber())] = (*init)[c];
-    for (auto &[value, elements] : extracts)
-      env[value] = elements[c];
-    if (env.empty()) {
-      // A payload that reads nothing: only constants.
-      Operation *yield = body->getTerminator();
-      std::optional<double> v =
-          getScalarConstant(yield->getOperand(result.getResultNumber()));
-      if (!v)
+    auto read = [&](Node *node) -> std::optional<Element> {
+      auto it = gathered.find(node);
+      if (it == gathered.end())
         return std::nullopt;
-      out.push_back(Element{Poly::constant(*v), std::nullopt});
-      continue;
-    }
-    bool unknownCapture = false;
-    auto captured = [&](Value v) -> Element {
+      return it->second[c];
+    };
+    auto captured = [&](Value v) -> std::optional<Element> {
       if (std::optional<double> k = getScalarConstant(v))
         return Element{Poly::constant(*k), std::nullopt};
-      if (isa<RankedTensorType>(v.getType()) || v.getParentBlock() == body) {
-        unknownCapture = true;
-        return Element{};
-      }
+      if (isa<RankedTensorType>(v.getType()))
+        return std::nullopt;
       return asLeaves(v, {}, {}).front();
     };
     SmallVector<int64_t> coords = unflatten(c, channelShape);
@@ -957,9 +921,9 @@ ElementAlgebra::evaluateLinalg(linalg::LinalgOp op, OpResult result,
         return 0;
       return std::nullopt;
     };
-    std::optional<Element> e = Payload(env, captured, loopIndex)(
-        *body, result.getResultNumber(), needed);
-    if (!e || unknownCapture)
+    std::optional<Element> e =
+        ChannelEvaluator(read, captured, loopIndex).element(root);
+    if (!e)
       return std::nullopt;
     out.push_back(std::move(*e));
   }
@@ -1390,507 +1354,6 @@ ElementAlgebra::evaluateOp(Value value, const View &view,
     return reshape(collapse.getSrc(), collapse.getReassociationIndices(),
                    /*expanding=*/false);
   return std::nullopt;
-}
-
-//===----------------------------------------------------------------------===//
-// Fused payloads
-//===----------------------------------------------------------------------===//
-
-namespace {
-/// The loops each value of a generic's payload depends on (bit l: loop l),
-/// or nullopt for values that read the destination (an accumulator).
-class LoopDeps {
-public:
-  explicit LoopDeps(linalg::GenericOp op) : op(op) {}
-
-  std::optional<uint64_t> of(Value v) {
-    auto it = deps.find(v);
-    if (it != deps.end())
-      return it->second;
-    std::optional<uint64_t> d = compute(v);
-    deps[v] = d;
-    return d;
-  }
-
-private:
-  std::optional<uint64_t> compute(Value v) {
-    Block *body = op.getBlock();
-    if (auto arg = dyn_cast<BlockArgument>(v)) {
-      if (arg.getOwner() != body)
-        return 0;
-      if (arg.getArgNumber() >= op.getNumDpsInputs())
-        return std::nullopt;
-      uint64_t mask = 0;
-      AffineMap map =
-          op.getMatchingIndexingMap(op.getDpsInputOperand(arg.getArgNumber()));
-      for (AffineExpr e : map.getResults())
-        e.walk([&](AffineExpr inner) {
-          if (auto dim = dyn_cast<AffineDimExpr>(inner))
-            mask |= uint64_t(1) << dim.getPosition();
-        });
-      return mask;
-    }
-    Operation *def = v.getDefiningOp();
-    if (!def || def->getBlock() != body)
-      return 0; // captured from above: the same in every iteration
-    if (auto index = dyn_cast<linalg::IndexOp>(def))
-      return uint64_t(1) << index.getDim();
-    uint64_t mask = 0;
-    bool ok = true;
-    def->walk([&](Operation *nested) {
-      for (Value operand : nested->getOperands()) {
-        if (operand.getDefiningOp() && def->isAncestor(operand.getDefiningOp()))
-          continue;
-        std::optional<uint64_t> d = of(operand);
-        if (!d)
-          ok = false;
-        else
-          mask |= *d;
-      }
-    });
-    if (!ok)
-      return std::nullopt;
-    return mask;
-  }
-
-  linalg::GenericOp op;
-  DenseMap<Value, std::optional<uint64_t>> deps;
-};
-
-/// Whether `v` computes something from the inputs or the loop indices: an
-/// op other than a cast, constant or index, reading (through anything) a
-/// block argument or a `linalg.index` (a frequency table computed from an
-/// iota).
-bool isSubstantial(Value v, Block *body) {
-  SmallVector<Value> worklist{v};
-  DenseSet<Value> seen;
-  bool arithmetic = false, readsInput = false;
-  while (!worklist.empty()) {
-    Value x = worklist.pop_back_val();
-    if (!seen.insert(x).second)
-      continue;
-    if (auto arg = dyn_cast<BlockArgument>(x)) {
-      readsInput |= arg.getOwner() == body;
-      continue;
-    }
-    Operation *def = x.getDefiningOp();
-    if (!def || def->getBlock() != body)
-      continue;
-    readsInput |= isa<linalg::IndexOp>(def);
-    if (!isa<linalg::IndexOp, arith::ConstantOp, CastOpInterface>(def))
-      arithmetic = true;
-    for (Value operand : def->getOperands())
-      worklist.push_back(operand);
-  }
-  return arithmetic && readsInput;
-}
-
-/// Whether `v` is an integer arange computed in the payload (loop indices,
-/// constants, casts and integer adds/multiplies; no input) that is converted
-/// to a float: fused into the angle generic it is the positions an
-/// in-graph `arange` gave, which CosSinSources reads as a tensor.
-bool isConvertedIota(Value v, Block *body) {
-  if (!isa<IntegerType>(v.getType()) ||
-      !llvm::all_of(v.getUsers(), [](Operation *user) {
-        return isa<arith::SIToFPOp, arith::UIToFPOp>(user);
-      }))
-    return false;
-  SmallVector<Value> worklist{v};
-  DenseSet<Value> seen;
-  bool index = false;
-  while (!worklist.empty()) {
-    Value x = worklist.pop_back_val();
-    if (!seen.insert(x).second)
-      continue;
-    if (auto arg = dyn_cast<BlockArgument>(x)) {
-      if (arg.getOwner() == body)
-        return false;
-      continue;
-    }
-    Operation *def = x.getDefiningOp();
-    if (!def || def->getBlock() != body)
-      continue;
-    if (isa<linalg::IndexOp>(def)) {
-      index = true;
-      continue;
-    }
-    if (!isa<arith::ConstantOp, arith::IndexCastOp, arith::ExtSIOp,
-             arith::ExtUIOp, arith::TruncIOp, arith::AddIOp, arith::MulIOp,
-             arith::SubIOp>(def))
-      return false;
-    for (Value operand : def->getOperands())
-      worklist.push_back(operand);
-  }
-  return index;
-}
-
-/// Materializes, for one generic, each payload value that depends on fewer
-/// loops than one of its users (or than the op, when it is yielded) as a
-/// generic over just those loops; the op reads it as a new input. Returns
-/// the new generics (themselves candidates), or nothing when nothing is
-/// materialized.
-SmallVector<linalg::GenericOp> defuse(RewriterBase &rewriter,
-                                      linalg::GenericOp op) {
-  if (!op.hasPureTensorSemantics() || op.getNumLoops() > 63)
-    return {};
-  Block *body = op.getBlock();
-  for (Operation &inner : body->without_terminator())
-    if (inner.getNumRegions() != 0 || !isPure(&inner))
-      return {};
-  LoopDeps deps(op);
-  uint64_t all = (uint64_t(1) << op.getNumLoops()) - 1;
-  // Maximal values of fewer loops, in payload order.
-  SetVector<Value> chosen;
-  bool makesComplex =
-      llvm::any_of(body->without_terminator(),
-                   [](Operation &o) { return isa<complex::CreateOp>(o); });
-  auto consider = [&](Value v, uint64_t userDeps, bool yielded = false,
-                      bool angle = false) {
-    // An arange converted to float: the integers are the tensor (what the
-    // frontend's iota generic gives), the conversion stays in the op.
-    if (Operation *cast = v.getDefiningOp();
-        isa_and_present<arith::SIToFPOp, arith::UIToFPOp>(cast) &&
-        cast->getBlock() == body && isConvertedIota(cast->getOperand(0), body))
-      v = cast->getOperand(0);
-    auto *def = v.getDefiningOp();
-    if (!def || def->getBlock() != body || isa<linalg::IndexOp>(def))
-      return;
-    std::optional<uint64_t> d = deps.of(v);
-    // cos/sin computed in the op that multiplies by them are tables of
-    // their own (CosSinSources reads a table's generic), even over all the
-    // op's loops.
-    // (Not in a payload that makes complex numbers: torch.polar's
-    // complex.create(r * cos, r * sin) is read whole by CosSinSources.)
-    bool trig = !yielded && !makesComplex && isa<math::CosOp, math::SinOp>(def);
-    if (!d || (*d & ~userDeps) != 0 || (*d == userDeps && !trig && !angle) ||
-        *d == 0)
-      return;
-    // Data, not addresses: an index or position computed for a
-    // tensor.extract stays where the gather is (CosSinSources reads it).
-    // An arange converted to float is data.
-    bool iota = isConvertedIota(v, body);
-    if (!iota && !isa<FloatType, ComplexType>(v.getType()))
-      return;
-    // A narrowing the op broadcasts or reads over more loops, possibly
-    // widened again (a bf16 model's V truncated from its f32 projection,
-    // fused with repeat_kv's broadcast, the transpose and SDPA's extf into
-    // one copy, or into P.V itself): the narrow tensor, as the frontend had
-    // it.
-    Value narrowed = v;
-    if (auto ext = narrowed.getDefiningOp<arith::ExtFOp>())
-      narrowed = ext.getIn();
-    if (auto trunc = narrowed.getDefiningOp<arith::TruncFOp>();
-        !trunc || trunc->getBlock() != body)
-      narrowed = Value();
-    if (!iota && !narrowed && !isSubstantial(v, body))
-      return;
-    if (narrowed) {
-      chosen.insert(narrowed);
-      return;
-    }
-    // A widening of a payload value, possibly times constants (a bf16
-    // model's rotated q extf'd to the f32 accumulator of Q.K^T, scaled there
-    // by SDPA's sqrt(scale); its bf16 probabilities extf'd for P.V): the
-    // narrow value is the tensor, as the frontend had it; the widening and
-    // the factors stay in the op, its reader.
-    for (Value x = v;;) {
-      Operation *def = x.getDefiningOp();
-      if (!def || def->getBlock() != body)
-        break;
-      if (auto ext = dyn_cast<arith::ExtFOp>(def)) {
-        Operation *in = ext.getIn().getDefiningOp();
-        if (!in || in->getBlock() != body || isa<linalg::IndexOp>(in) ||
-            !isSubstantial(ext.getIn(), body))
-          break;
-        x = v = ext.getIn();
-        continue;
-      }
-      if (!isa<arith::MulFOp, arith::DivFOp>(def))
-        break;
-      if (getScalarConstant(def->getOperand(1)))
-        x = def->getOperand(0);
-      else if (isa<arith::MulFOp>(def) && getScalarConstant(def->getOperand(0)))
-        x = def->getOperand(1);
-      else
-        break;
-    }
-    chosen.insert(v);
-  };
-  for (Operation &inner : body->without_terminator()) {
-    std::optional<uint64_t> userDeps = deps.of(inner.getResult(0));
-    // The angle of torch.polar's cos/sin, computed in the generic that
-    // makes the complex numbers (the angle's multiply fused into it): a
-    // table of its own, as the frontend had it.
-    bool angle = makesComplex && isa<math::CosOp, math::SinOp>(inner);
-    for (Value operand : inner.getOperands())
-      consider(operand, userDeps ? *userDeps : all, /*yielded=*/false, angle);
-  }
-  for (Value v : body->getTerminator()->getOperands())
-    consider(v, all, /*yielded=*/true);
-  // What the op still computes itself: from its yields, up to the chosen
-  // values. Chosen values only others read are left to the generics of
-  // those (their own turn materializes them there), and inputs only the
-  // chosen values read are no longer the op's.
-  SetVector<Value> reached;
-  DenseSet<unsigned> argsLive;
-  DenseSet<Operation *> liveOps;
-  {
-    SmallVector<Value> worklist(body->getTerminator()->getOperands());
-    DenseSet<Value> seen;
-    while (!worklist.empty()) {
-      Value x = worklist.pop_back_val();
-      if (!seen.insert(x).second)
-        continue;
-      if (chosen.contains(x)) {
-        reached.insert(x);
-        continue;
-      }
-      if (auto arg = dyn_cast<BlockArgument>(x)) {
-        if (arg.getOwner() == body)
-          argsLive.insert(arg.getArgNumber());
-        continue;
-      }
-      Operation *def = x.getDefiningOp();
-      if (!def || def->getBlock() != body)
-        continue;
-      liveOps.insert(def);
-      def->walk([&](Operation *nested) {
-        for (Value operand : nested->getOperands())
-          worklist.push_back(operand);
-      });
-    }
-  }
-  chosen = SetVector<Value>(llvm::from_range,
-                            llvm::make_filter_range(chosen, [&](Value v) {
-                              return reached.contains(v);
-                            }));
-  if (chosen.empty())
-    return {};
-
-  Location loc = op.getLoc();
-  rewriter.setInsertionPoint(op);
-  SmallVector<Range> ranges =
-      cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(rewriter, loc);
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  MLIRContext *ctx = op.getContext();
-  SmallVector<linalg::GenericOp> created;
-  SmallVector<Value> newInputs;
-  SmallVector<AffineMap> newInputMaps;
-  for (Value v : chosen) {
-    uint64_t mask = *deps.of(v);
-    // The ops v depends on, in payload order, and the inputs they read.
-    DenseSet<Operation *> slice;
-    SmallVector<Value> worklist{v};
-    SmallVector<unsigned> argsRead;
-    while (!worklist.empty()) {
-      Value x = worklist.pop_back_val();
-      if (auto arg = dyn_cast<BlockArgument>(x)) {
-        if (arg.getOwner() == body &&
-            !llvm::is_contained(argsRead, arg.getArgNumber()))
-          argsRead.push_back(arg.getArgNumber());
-        continue;
-      }
-      Operation *def = x.getDefiningOp();
-      if (!def || def->getBlock() != body || !slice.insert(def).second)
-        continue;
-      for (Value operand : def->getOperands())
-        worklist.push_back(operand);
-    }
-    llvm::sort(argsRead);
-    SmallVector<int64_t> loops;
-    for (unsigned l = 0; l < op.getNumLoops(); ++l)
-      if (mask & (uint64_t(1) << l))
-        loops.push_back(l);
-    // The new generic's dims in the order of an input it reads over just
-    // those loops (the projection it rotates), not in the fused op's order:
-    // a rotation fused into the transpose of K (K^T for Q.K^T) is then
-    // computed in K's own [.., S, D] layout, as the frontend wrote it, and
-    // the op reads it transposed.
-    for (unsigned a : argsRead) {
-      AffineMap map = maps[a];
-      SmallVector<int64_t> order;
-      bool onlyDims = true;
-      for (AffineExpr e : map.getResults()) {
-        if (auto dim = dyn_cast<AffineDimExpr>(e))
-          order.push_back(dim.getPosition());
-        else if (!isa<AffineConstantExpr>(e))
-          onlyDims = false;
-      }
-      SmallVector<int64_t> sorted(order);
-      llvm::sort(sorted);
-      if (!onlyDims || sorted != loops)
-        continue;
-      loops = order;
-      break;
-    }
-    SmallVector<AffineExpr> remap(op.getNumLoops(),
-                                  getAffineConstantExpr(0, ctx));
-    SmallVector<OpFoldResult> sizes;
-    SmallVector<AffineExpr> readExprs;
-    for (auto [i, l] : llvm::enumerate(loops)) {
-      remap[l] = getAffineDimExpr(i, ctx);
-      sizes.push_back(ranges[l].size);
-      readExprs.push_back(getAffineDimExpr(l, ctx));
-    }
-    SmallVector<Value> inputs;
-    SmallVector<AffineMap> inputMaps;
-    for (unsigned a : argsRead) {
-      inputs.push_back(op.getDpsInputOperand(a)->get());
-      inputMaps.push_back(
-          maps[a].replaceDimsAndSymbols(remap, {}, loops.size(), 0));
-    }
-    Value empty = tensor::EmptyOp::create(rewriter, loc, sizes, v.getType());
-    inputMaps.push_back(rewriter.getMultiDimIdentityMap(loops.size()));
-    SmallVector<utils::IteratorType> parallel(loops.size(),
-                                              utils::IteratorType::parallel);
-    auto generic = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{empty.getType()}, inputs, ValueRange{empty},
-        inputMaps, parallel, [&](OpBuilder &b, Location l, ValueRange args) {
-          IRMapping mapping;
-          for (auto [i, a] : llvm::enumerate(argsRead))
-            mapping.map(body->getArgument(a), args[i]);
-          for (Operation &inner : body->without_terminator()) {
-            if (!slice.contains(&inner))
-              continue;
-            if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
-              int64_t pos = llvm::find(loops, index.getDim()) - loops.begin();
-              mapping.map(index.getResult(),
-                          linalg::IndexOp::create(b, l, pos).getResult());
-              continue;
-            }
-            b.clone(inner, mapping);
-          }
-          linalg::YieldOp::create(b, l, mapping.lookup(v));
-        });
-    created.push_back(generic);
-    newInputs.push_back(generic.getResult(0));
-    newInputMaps.push_back(AffineMap::get(op.getNumLoops(), 0, readExprs, ctx));
-  }
-
-  // The op again, reading the materialized values and the inputs it still
-  // reads itself.
-  unsigned numInputs = op.getNumDpsInputs();
-  // The loops some operand the op still reads indexes; an input the payload
-  // no longer reads is kept when it is the only one indexing a loop (a
-  // reduction over an unused input's dim): without it the op's loops would
-  // have no range and it would not verify.
-  llvm::SmallBitVector indexed(op.getNumLoops());
-  auto markIndexed = [&](AffineMap map) {
-    for (AffineExpr e : map.getResults())
-      if (auto dim = dyn_cast<AffineDimExpr>(e))
-        indexed.set(dim.getPosition());
-  };
-  for (unsigned i = 0; i < numInputs; ++i)
-    if (argsLive.contains(i))
-      markIndexed(maps[i]);
-  for (AffineMap map : newInputMaps)
-    markIndexed(map);
-  for (AffineMap map : llvm::drop_begin(maps, numInputs))
-    markIndexed(map);
-  SmallVector<unsigned> keptInputs;
-  for (unsigned i = 0; i < numInputs; ++i) {
-    bool needed = argsLive.contains(i);
-    for (AffineExpr e : maps[i].getResults())
-      if (auto dim = dyn_cast<AffineDimExpr>(e);
-          dim && !indexed.test(dim.getPosition()))
-        needed = true;
-    if (!needed)
-      continue;
-    keptInputs.push_back(i);
-    markIndexed(maps[i]);
-  }
-  SmallVector<Value> inputs;
-  SmallVector<AffineMap> allMaps;
-  for (unsigned i : keptInputs) {
-    inputs.push_back(op.getDpsInputOperand(i)->get());
-    allMaps.push_back(maps[i]);
-  }
-  inputs.append(newInputs);
-  allMaps.append(newInputMaps);
-  allMaps.append(maps.begin() + numInputs, maps.end());
-  unsigned numKept = keptInputs.size();
-  auto replacement = linalg::GenericOp::create(
-      rewriter, loc, op->getResultTypes(), inputs, op.getOutputs(), allMaps,
-      iterators, [&](OpBuilder &b, Location, ValueRange args) {
-        IRMapping mapping;
-        for (auto [i, k] : llvm::enumerate(keptInputs))
-          mapping.map(body->getArgument(k), args[i]);
-        for (auto [i, v] : llvm::enumerate(chosen))
-          mapping.map(v, args[numKept + i]);
-        for (unsigned i = 0; i < op.getNumDpsInits(); ++i)
-          mapping.map(body->getArgument(numInputs + i),
-                      args[numKept + chosen.size() + i]);
-        // Ops only the materialized values read are not the op's now.
-        for (Operation &inner : body->without_terminator())
-          if (liveOps.contains(&inner))
-            b.clone(inner, mapping);
-        SmallVector<Value> yielded;
-        for (Value y : body->getTerminator()->getOperands())
-          yielded.push_back(mapping.lookupOrDefault(y));
-        linalg::YieldOp::create(b, loc, yielded);
-      });
-  replacement->setDiscardableAttrs(op->getDiscardableAttrDictionary());
-  rewriter.replaceOp(op, replacement->getResults());
-  created.push_back(replacement);
-  return created;
-}
-} // namespace
-
-void mlir::rope::raise::materializeFusedOperands(Operation *root) {
-  SmallVector<linalg::GenericOp> worklist;
-  root->walk([&](linalg::GenericOp op) { worklist.push_back(op); });
-  IRRewriter rewriter(root->getContext());
-  // Each materialization makes ops of fewer loops than the one it came
-  // from (and the op itself loses a value): bounded.
-  int64_t budget = 100000;
-  while (!worklist.empty() && budget-- > 0) {
-    linalg::GenericOp op = worklist.pop_back_val();
-    SmallVector<linalg::GenericOp> created = defuse(rewriter, op);
-    if (created.empty())
-      continue;
-    // The replacement has nothing of fewer loops left; the new ones may.
-    created.pop_back();
-    worklist.append(created.begin(), created.end());
-  }
-}
-
-void mlir::rope::raise::shareReshapeSources(Operation *root) {
-  // Per source, its expand_shape users in order.
-  llvm::MapVector<Value, SmallVector<tensor::ExpandShapeOp, 2>> bySource;
-  root->walk([&](tensor::ExpandShapeOp op) {
-    if (op.getResultType().hasStaticShape())
-      bySource[op.getSrc()].push_back(op);
-  });
-  IRRewriter rewriter(root->getContext());
-  for (auto &[source, expands] : bySource) {
-    if (expands.size() < 2)
-      continue;
-    // The base: the view with the fewest dims (the least unit dims), first
-    // in the block among equals so that it dominates the others' uses.
-    tensor::ExpandShapeOp base = expands.front();
-    for (tensor::ExpandShapeOp op : expands)
-      if (op.getResultType().getRank() < base.getResultType().getRank())
-        base = op;
-    for (tensor::ExpandShapeOp op : expands) {
-      RankedTensorType type = op.getResultType();
-      if (op == base || type.getRank() <= base.getResultType().getRank() ||
-          base->getBlock() != op->getBlock() || !base->isBeforeInBlock(op))
-        continue;
-      // Only unit dims between the two: the other dims are the same sizes
-      // in the same order (both row-major views of one source).
-      if (nonUnitSizes(type.getShape()) !=
-          nonUnitSizes(base.getResultType().getShape()))
-        continue;
-      std::optional<SmallVector<ReassociationIndices>> groups =
-          getReassociationIndicesForReshape(base.getResultType(), type);
-      if (!groups)
-        continue;
-      rewriter.setInsertionPoint(op);
-      rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(op, type, base,
-                                                         *groups);
-    }
-  }
 }
 
 Value mlir::rope::raise::commonDataSource(Value y, ArrayRef<Value> roots) {

@@ -14,7 +14,9 @@
 // extract_slice (also strided), concat, insert_slice into an empty tensor,
 // expand/collapse_shape and casts are looked through, so one check covers
 // every way a frontend spells the same arithmetic: rotate_half, the expanded
-// half-split, GPT-J's stack-and-flatten, complex multiplication.
+// half-split, GPT-J's stack-and-flatten, complex multiplication. A linalg
+// op's payload is read by the raises' one payload reader
+// (Expressions::readPayload) and evaluated per channel here.
 //
 // A request reads a value through a *view*: one role per dim. The frame is
 // the dims of the candidate result (batch, heads, sequence); a dim is either
@@ -241,27 +243,6 @@ int64_t numChannels(ArrayRef<int64_t> shape);
 
 /// Row-major coordinates of flat index `flat` in `shape`.
 SmallVector<int64_t> unflatten(int64_t flat, ArrayRef<int64_t> shape);
-
-/// Undoes what linalg-fuse-elementwise-ops does to tensors the raisings
-/// read: in every linalg.generic under `root`, a payload value that depends
-/// on fewer loops than a value computed from it (a rotation fused into the
-/// contraction that reads it, or into a broadcast of it; cos/sin computed
-/// inside the op that multiplies by them) is computed by a generic of its
-/// own over those loops, which the op reads as an input. A value the op
-/// widens (extf, possibly times constants) is materialized before the
-/// widening, and a narrowing (truncf) the op reads over more loops (a
-/// broadcast, a contraction) is materialized even though it computes
-/// nothing else: the bf16 tensors a bf16 model had.
-/// Semantics preserving; the frontends' unfused IR has no such values.
-void materializeFusedOperands(Operation *root);
-
-/// Makes two expand_shapes of one tensor that differ only in unit dims
-/// (canonicalize folds the copy between a projection's [H, D] view and its
-/// [1, H, 1, D] view into two expands of the flat [H*D]) read one another:
-/// the one with more dims becomes an expand of the other, so that the
-/// algebra reads both as one leaf (it does not look through a reshape that
-/// mixes a frame with channels). Semantics preserving.
-void shareReshapeSources(Operation *root);
 
 /// Python's negative-index wrap of an integer `p` into `rows` rows,
 /// `select(p < 0, p + rows, p)`, however spelled (the comparison either way

@@ -49,6 +49,8 @@ bool Expressions::same(Node *a, Node *b, const Renaming &renaming, int depth) {
     return a->constant == b->constant;
   case Node::Index:
     return atomsEqual(a->atoms, b->atoms, renaming);
+  case Node::Operand:
+    return a->operand == b->operand;
   case Node::Undefined:
   case Node::Tensor:
     return false;
@@ -223,13 +225,11 @@ Node *Expressions::openLinalg(linalg::LinalgOp op, OpResult result,
   OpOperand *init = op.getDpsInitOperand(r);
   AffineMap outMap = op.getMatchingIndexingMap(init);
   unsigned numLoops = op.getNumLoops();
-  // getStaticLoopRanges asserts (and composes a null map in release builds)
-  // when the shapes do not determine the loops: a loop no operand indexes
-  // (upstream's dead-operand folding leaves one where the only operand
-  // indexing a reduction loop was unused by the payload).
-  if (!op.getShapesToLoopsMap())
+  std::optional<SmallVector<int64_t>> staticRanges =
+      raise::staticLoopRanges(op);
+  if (!staticRanges)
     return nullptr;
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<int64_t> ranges = std::move(*staticRanges);
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   if (outMap.getNumResults() != layout.size() ||
       outMap.getNumDims() != numLoops || ranges.size() != numLoops ||
@@ -313,6 +313,15 @@ Node *Expressions::openLinalg(linalg::LinalgOp op, OpResult result,
   return node;
 }
 
+/// A scalar float or integer constant, its casts not folded.
+static Attribute constantAttr(Value value) {
+  Attribute attr;
+  if (matchPattern(value, m_Constant(&attr)) &&
+      isa<FloatAttr, IntegerAttr>(attr))
+    return attr;
+  return {};
+}
+
 Node *Expressions::payload(Expressions::Payload &ctx, Value value, int depth) {
   if (depth > 4 * kMaxDepth || exhausted())
     return nullptr;
@@ -325,11 +334,15 @@ Node *Expressions::payload(Expressions::Payload &ctx, Value value, int depth) {
       result = scalar(value);
     } else {
       OpOperand *operand = ctx.op.getMatchingOpOperand(arg);
-      if (!operand || !ctx.op.isDpsInput(operand))
+      if (!operand ||
+          !(ctx.op.isDpsInput(operand) || (ctx.operands && ctx.readInits)))
         return nullptr;
       Value input = operand->get();
       auto type = dyn_cast<RankedTensorType>(input.getType());
-      if (!type) {
+      if (ctx.operands) {
+        result = make(Node::Operand);
+        result->operand = operand;
+      } else if (!type) {
         result = scalar(input);
       } else {
         AffineMap map = ctx.op.getMatchingIndexingMap(operand);
@@ -356,12 +369,16 @@ Node *Expressions::payload(Expressions::Payload &ctx, Value value, int depth) {
     if (def->getBlock() != block) {
       result = scalar(value);
     } else if (auto index = dyn_cast<linalg::IndexOp>(def)) {
-      if (index.getDim() >= ctx.loops.size())
+      if (index.getDim() >= ctx.op.getNumLoops())
         return nullptr;
       result = make(Node::Index);
-      result->atoms = ctx.loops[index.getDim()];
+      result->dim = index.getDim();
+      if (!ctx.operands)
+        result->atoms = ctx.loops[index.getDim()];
       result->in = ctx.in;
-    } else if (Attribute attr = raise::getScalarConstantAttr(value)) {
+    } else if (Attribute attr = ctx.operands
+                                    ? constantAttr(value)
+                                    : raise::getScalarConstantAttr(value)) {
       result = constantNode(attr, value);
     } else {
       if (def->getNumResults() != 1 || def->getNumRegions() != 0)
@@ -381,6 +398,20 @@ Node *Expressions::payload(Expressions::Payload &ctx, Value value, int depth) {
   }
   ctx.memo[value] = result;
   return result;
+}
+
+Node *Expressions::readPayload(linalg::LinalgOp op, Value value,
+                               bool readInits) {
+  if (!op.getBlock() || !value)
+    return nullptr;
+  std::unique_ptr<Payload> &ctx = operandPayloads[{op, readInits}];
+  if (!ctx) {
+    ctx = std::make_unique<Payload>();
+    ctx->op = op;
+    ctx->operands = true;
+    ctx->readInits = readInits;
+  }
+  return payload(*ctx, value, 0);
 }
 
 /// The one atom a reduction over `atoms` reduces, reductions of one

@@ -7,14 +7,17 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The reader of linalg payloads the attention, softmax and neighbours
-// raises share (RaiseAttention.cpp, SoftmaxReader.cpp, RaiseSoftmax.cpp,
-// RaiseNeighbours.cpp): a value read
+// The reader of linalg payloads every raise shares. The attention, softmax
+// and neighbours raises (RaiseAttention.cpp, SoftmaxReader.cpp,
+// RaiseSoftmax.cpp, RaiseNeighbours.cpp) match over it: a value read
 // through a layout of atoms is a node; opening it evaluates its producer one
 // level (elementwise payloads, reductions, linalg.index, views, fills,
 // constants); two nodes are the same when they compute the same elements,
-// up to a renaming of reduced atoms. Expressions.cpp holds the out-of-line
-// parts; RaiseAttention.cpp's file comment explains atoms and expressions.
+// up to a renaming of reduced atoms. The rotation raise (ElementAlgebra.cpp,
+// CosSinSources.cpp) interprets what readPayload reads of a payload: the
+// same expressions over the op's operands and loop indices. Expressions.cpp
+// holds the out-of-line parts; RaiseAttention.cpp's file comment explains atoms
+// and expressions.
 //
 //===----------------------------------------------------------------------===//
 
@@ -170,7 +173,11 @@ struct Node {
     /// `operands[1]`, starting from `operands[0]`.
     Reduce,
     /// An element of a tensor.empty.
-    Undefined
+    Undefined,
+    /// readPayload's reading of a payload's block argument: the element of
+    /// `operand` (an input or a destination of the payload's op; a scalar
+    /// input is its value) at the loop point the payload computes.
+    Operand
   };
   Kind kind = Undefined;
   Value value;
@@ -181,6 +188,10 @@ struct Node {
   /// raise reads cast constants: raising removes the frontend's roundings).
   Attribute uncast;
   AtomList atoms;
+  /// Index: the loop's number in the op whose payload reads it.
+  unsigned dim = 0;
+  /// Operand: the operand the payload's block argument stands for.
+  OpOperand *operand = nullptr;
   Operation *op = nullptr;
   /// Reduce: the linalg op it comes from.
   Operation *producer = nullptr;
@@ -254,6 +265,21 @@ public:
     return opened ? opened : node;
   }
 
+  /// The payload value `value` of `op` (a block argument of its payload, a
+  /// result of an op in it, or a value from outside that it yields) as an
+  /// expression over the op's operands, at
+  /// one point of its loops: block arguments of inputs (and of
+  /// destinations, with `readInits`) are Node::Operand, linalg.index is a
+  /// Node::Index with its `dim` (no atoms), values from outside the payload
+  /// are read as scalar(), and float casts in the payload stay ops (whether
+  /// a cast rounds is the interpreter's to say). The one reading of
+  /// payloads for interpreters that evaluate a payload at given loop
+  /// coordinates themselves (the rotation raise's ElementAlgebra, per
+  /// channel; CosSinSources, at a point). Null when the value reads an op
+  /// with regions or several results, a destination without `readInits`,
+  /// or the budget is spent. Memoized per op and `readInits`.
+  Node *readPayload(linalg::LinalgOp op, Value value, bool readInits);
+
   /// Whether `a`, with its atoms renamed by `renaming`, and `b` compute the
   /// same elements.
   bool same(Node *a, Node *b, const Renaming &renaming, int depth = 0);
@@ -303,6 +329,10 @@ private:
 
   struct Payload {
     linalg::LinalgOp op;
+    /// readPayload's reading: block arguments are Node::Operand and loops
+    /// have no atoms.
+    bool operands = false;
+    bool readInits = false;
     /// The result being opened, at its layout (Node::in).
     Node *in = nullptr;
     SmallVector<AtomList> loops;
@@ -319,6 +349,9 @@ private:
   /// The Node::in of each payload opened.
   std::vector<std::unique_ptr<Node>> reads;
   std::map<Key, Node *> memo;
+  /// readPayload's contexts, per op and `readInits`.
+  std::map<std::pair<Operation *, bool>, std::unique_ptr<Payload>>
+      operandPayloads;
 };
 
 //===----------------------------------------------------------------------===//

@@ -45,6 +45,14 @@ std::optional<double> raise::getScalarConstant(Value value) {
   return std::nullopt;
 }
 
+std::optional<SmallVector<int64_t>>
+raise::staticLoopRanges(linalg::LinalgOp op) {
+  AffineMap shapesToLoops = op.getShapesToLoopsMap();
+  if (!shapesToLoops)
+    return std::nullopt;
+  return shapesToLoops.compose(op.createFlatListOfOperandStaticDims());
+}
+
 Attribute raise::getScalarConstantAttr(Value value) {
   Attribute attr;
   if (matchPattern(value, m_Constant(&attr)) &&

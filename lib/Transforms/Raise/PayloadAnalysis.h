@@ -13,10 +13,11 @@
 // casts frontends put on them), the value a payload yields, splat values
 // through views and payloads, the slices that are reshapes of unit dims, a
 // generic copied up to a value of its payload, and the work bound per
-// candidate. The attention, softmax and neighbours raises read elements with
-// one reader, the expressions over atoms of Expressions.h; the rotation
-// raise's ElementAlgebra and CosSinSources keep their own (channel
-// polynomials, tables); all of them share these.
+// candidate. Every raise reads payloads with one reader, the expressions of
+// Expressions.h: the attention, softmax and neighbours raises match them
+// over atoms; the rotation raise's ElementAlgebra (per channel) and
+// CosSinSources (at a point, and the angle's and cos/sin's shape) interpret
+// what Expressions::readPayload reads. All of them share these.
 //
 //===----------------------------------------------------------------------===//
 
@@ -72,6 +73,13 @@ bool isRowMaxStart(const llvm::APFloat &value, bool maxnum);
 //===----------------------------------------------------------------------===//
 // Payloads
 //===----------------------------------------------------------------------===//
+
+/// The static loop ranges of `op` (kDynamic where a size is dynamic), or
+/// nullopt when its operands' shapes do not determine its loops: a loop no
+/// operand indexes, which upstream's dead-operand folding can leave, where
+/// LinalgOp::getStaticLoopRanges asserts (and composes a null map in
+/// release builds).
+std::optional<SmallVector<int64_t>> staticLoopRanges(linalg::LinalgOp op);
 
 /// The value the payload of `op` yields for its result `result`.
 inline Value yieldedValue(linalg::LinalgOp op, unsigned result = 0) {

@@ -841,6 +841,7 @@ private:
       return failure();
     case Node::Reduce:
     case Node::Undefined:
+    case Node::Operand:
       return failure();
     case Node::Tensor:
       break;
@@ -919,6 +920,7 @@ private:
     }
     case Node::Reduce:
     case Node::Undefined:
+    case Node::Operand:
       return {};
     }
     emitted[node] = result;

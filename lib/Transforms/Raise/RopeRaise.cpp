@@ -18,6 +18,7 @@
 #include "RaiseCacheAppend.h"
 #include "RaiseNeighbours.h"
 #include "RaiseRotation.h"
+#include "Unfuse.h"
 
 #include "rope/Dialect/Rope/IR/RopeDialect.h"
 #include "rope/Dialect/Rope/IR/RopeOps.h"
@@ -169,7 +170,7 @@ void mergeDuplicateRotations(Operation *root, RewriterBase &rewriter,
 namespace {
 void raiseRopeCounting(Operation *root, bool remarks, int64_t &evaluated) {
   // Values a host's elementwise fusion moved into the ops that read them
-  // become tensors again (ElementAlgebra.h).
+  // become tensors again (Unfuse.h).
   raise::materializeFusedOperands(root);
   // Views of one tensor that differ in unit dims read one another.
   raise::shareReshapeSources(root);

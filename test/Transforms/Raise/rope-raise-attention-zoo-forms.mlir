@@ -15,6 +15,12 @@
 // raise reads cast constants (not 0.4472136^2 rounded on one side only).
 // RUN: rope-opt %S/../../Frontends/Inputs/zoo/granite_prefill.mlir --rope-raise | FileCheck %s --check-prefix=ZOO-GRANITE
 // ZOO-GRANITE-COUNT-2: rope.attention {{.*}}scale = 0.19999999999999998 : f64
+// JAX divides the rotated q by a 0-d tensor of 4.0 broadcast: the rotation
+// raise reads that constant (a payload yielding a value from outside it),
+// so the division becomes the attention's scale.
+// RUN: rope-opt %S/../../Frontends/Inputs/zoo/llama_jax_decode.mlir --rope-raise | FileCheck %s --check-prefix=ZOO-JAX
+// ZOO-JAX-NOT: arith.divf %in, %in
+// ZOO-JAX-COUNT-2: rope.attention {{.*}}scale = 2.500000e-01 : f64
 // ZOO-GPT-OSS:      rope.attention ins({{[^)]*}}) sinks(%{{.*}} : tensor<2x2xf32>) outs({{.*}}causal{{.*}}window = 8 : i64
 // ZOO-GPT-OSS:      rope.attention ins({{[^)]*}}) sinks(%{{.*}} : tensor<2x2xf32>) outs({{.*}}causal
 // ZOO-GPT-OSS-NOT:  rope.attention

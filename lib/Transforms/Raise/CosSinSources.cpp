@@ -773,12 +773,7 @@ std::optional<double> channelPayloadValue(linalg::LinalgOp op, Value v,
   // The loops `v` reads through linalg.index, and (without `sw`) that it
   // reads no operand.
   llvm::SmallBitVector read(op.getNumLoops());
-  SmallVector<Node *> worklist{root};
-  DenseSet<Node *> seen;
-  while (!worklist.empty()) {
-    Node *node = worklist.pop_back_val();
-    if (!seen.insert(node).second)
-      continue;
+  for (Node *node : nodesOf(root)) {
     if (node->kind == Node::Operand) {
       if (!sw)
         return std::nullopt;
@@ -792,7 +787,6 @@ std::optional<double> channelPayloadValue(linalg::LinalgOp op, Value v,
     }
     if (node->kind == Node::Index)
       read.set(node->dim);
-    worklist.append(node->operands.begin(), node->operands.end());
   }
   AffineMap out = op.getIndexingMapMatchingResult(cast<OpResult>(leaf.root));
   if (!out.isPermutation() ||

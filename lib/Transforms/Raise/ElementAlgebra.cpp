@@ -796,19 +796,11 @@ ElementAlgebra::evaluateLinalg(linalg::LinalgOp op, OpResult result,
   if (!root)
     return std::nullopt;
   SmallVector<Node *> operandNodes, extractNodes;
-  {
-    SmallVector<Node *> worklist{root};
-    DenseSet<Node *> seen;
-    while (!worklist.empty()) {
-      Node *node = worklist.pop_back_val();
-      if (!seen.insert(node).second)
-        continue;
-      if (node->kind == Node::Operand)
-        operandNodes.push_back(node);
-      if (node->kind == Node::Compute && isa<tensor::ExtractOp>(node->op))
-        extractNodes.push_back(node);
-      worklist.append(node->operands.begin(), node->operands.end());
-    }
+  for (Node *node : nodesOf(root)) {
+    if (node->kind == Node::Operand)
+      operandNodes.push_back(node);
+    if (node->kind == Node::Compute && isa<tensor::ExtractOp>(node->op))
+      extractNodes.push_back(node);
   }
   // Read in the payload's order (inputs, then the destination; gathers in
   // block order): the first reading of a value through a view names its

@@ -467,6 +467,19 @@ std::optional<double> scaleFactor(Expressions &ex, Node *node) {
   return toDouble(*c);
 }
 
+SmallVector<Node *> nodesOf(Node *root) {
+  SmallVector<Node *> out, worklist{root};
+  DenseSet<Node *> seen;
+  while (!worklist.empty()) {
+    Node *node = worklist.pop_back_val();
+    if (!seen.insert(node).second)
+      continue;
+    out.push_back(node);
+    worklist.append(node->operands.begin(), node->operands.end());
+  }
+  return out;
+}
+
 /// Strips float extensions written in a payload (mixed-precision operands).
 Node *stripExtF(Expressions &ex, Node *node) {
   for (int i = 0; i < 4; ++i) {

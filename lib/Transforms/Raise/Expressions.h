@@ -384,6 +384,10 @@ double toDouble(APFloat value);
 /// cast the frontend put on it (see Node::uncast).
 std::optional<double> scaleFactor(Expressions &ex, Node *node);
 
+/// Every node `root` reads, itself included, each once (operands as they
+/// are, not opened): the operands and loops a payload's expression reads.
+SmallVector<Node *> nodesOf(Node *root);
+
 /// Strips float extensions written in a payload (mixed-precision operands).
 Node *stripExtF(Expressions &ex, Node *node);
 

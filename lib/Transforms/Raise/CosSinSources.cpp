@@ -148,6 +148,37 @@ bool isSingleElement(Value value) {
   return llvm::all_of(type.getShape(), [](int64_t s) { return s == 1; });
 }
 
+/// The input of the payload's op that `node` (a payload value read by
+/// Expressions::readPayload) reads, or null.
+OpOperand *inputOf(Node *node) {
+  if (!node || node->kind != Node::Operand)
+    return nullptr;
+  auto op = cast<linalg::LinalgOp>(node->operand->getOwner());
+  return op.isDpsInput(node->operand) ? node->operand : nullptr;
+}
+
+/// `node` with the payload ops `OpTys` (one-operand casts) stripped.
+template <typename... OpTys> Node *stripCasts(Expressions &ex, Node *node) {
+  for (int i = 0; node && i < kMaxDepth; ++i) {
+    Node *open = ex.open(node);
+    if (open->kind != Node::Compute || !isa<OpTys...>(open->op) ||
+        open->operands.size() != 1)
+      break;
+    node = open->operands[0];
+  }
+  return node;
+}
+
+/// The value the payload of `op` yields for `result`, read by the raises'
+/// one payload reader (destinations too); null when it cannot be read.
+Node *yieldedNode(Expressions &ex, linalg::LinalgOp op, unsigned result = 0) {
+  Block *body = op.getBlock();
+  if (!body || body->empty() ||
+      result >= body->getTerminator()->getNumOperands())
+    return nullptr;
+  return ex.readPayload(op, yieldedValue(op, result), /*readInits=*/true);
+}
+
 /// Evaluates constants element by element: dense and dense_resource
 /// constants, through casts, slices and reshapes, and elementwise linalg
 /// ops, whose payloads it reads with the raises' one payload reader
@@ -402,55 +433,34 @@ mlir::rope::raise::analyzeLengthSwitch(Value cond, std::string &why) {
   why = "the frequency tables are chosen by a boolean that is not a signed "
         "comparison of one integer with a constant";
   // cond: an i1 scalar compared outside any op, or the one element of a
-  // tensor an elementwise op computes with a comparison in its payload.
+  // tensor an elementwise op computes with a comparison in its payload
+  // (read by the one payload reader: its sides are the op's inputs).
+  Expressions ex;
   arith::CmpIOp cmp = cond.getDefiningOp<arith::CmpIOp>();
   linalg::LinalgOp op = cond.getDefiningOp<linalg::LinalgOp>();
-  if (cmp)
-    // A comparison in a payload: its operands are the op's inputs.
+  Node *cmpNode = nullptr;
+  if (cmp) {
     op = dyn_cast_or_null<linalg::LinalgOp>(cmp->getParentOp());
-  else if (op) {
+    if (op && !(cmpNode = ex.readPayload(op, cond, /*readInits=*/false)))
+      return failure();
+  } else if (op) {
     if (!op.hasPureTensorSemantics() || op->getNumResults() != 1 ||
         !op.isAllParallelLoops() || !isSingleElement(cond))
       return failure();
-    cmp = op.getBlock()
-              ->getTerminator()
-              ->getOperand(0)
-              .getDefiningOp<arith::CmpIOp>();
-    if (cmp && cmp->getBlock() != op.getBlock())
-      cmp = {};
+    Node *yielded = yieldedNode(ex, op);
+    cmpNode = yielded ? computeOf<arith::CmpIOp>(ex, yielded, 2) : nullptr;
+    if (!cmpNode)
+      return failure();
+    cmp = cast<arith::CmpIOp>(cmpNode->op);
   }
   if (!cmp)
     return failure();
   // Each side: the integer (an input of one element, or a value from
-  // outside), or a constant.
+  // outside when the comparison is), or a constant; the integer possibly
+  // plus a constant (seq_len = max(position_ids) + 1 fused in).
   int64_t addend = 0;
-  auto side = [&](Value v, Value &integer, std::optional<int64_t> &constant) {
-    APInt c;
-    if (matchPattern(v, m_ConstantInt(&c))) {
-      if (c.getSignificantBits() > 63)
-        return false;
-      constant = c.getSExtValue();
-      return true;
-    }
-    // integer + constant (seq_len = max(position_ids) + 1 fused in).
-    if (auto add = v.getDefiningOp<arith::AddIOp>()) {
-      Value other;
-      if (matchPattern(add.getRhs(), m_ConstantInt(&c)))
-        other = add.getLhs();
-      else if (matchPattern(add.getLhs(), m_ConstantInt(&c)))
-        other = add.getRhs();
-      if (!other || c.getSignificantBits() > 32 || addend)
-        return false;
-      addend = c.getSExtValue();
-      v = other;
-    }
-    if (op) {
-      auto arg = dyn_cast<BlockArgument>(v);
-      if (!arg || arg.getOwner() != op.getBlock() ||
-          op.isDpsInit(op.getMatchingOpOperand(arg)))
-        return false;
-      v = op.getMatchingOpOperand(arg)->get();
-    }
+  auto integerOrConstant = [&](Value v, Value &integer,
+                               std::optional<int64_t> &constant) {
     if (!isSingleElement(v) ||
         !isa<IntegerType>(getElementTypeOrSelf(v.getType())))
       return false;
@@ -468,10 +478,64 @@ mlir::rope::raise::analyzeLengthSwitch(Value cond, std::string &why) {
     integer = v;
     return true;
   };
+  auto takeAddend = [&](const APInt &c) {
+    if (c.getSignificantBits() > 32 || addend)
+      return false;
+    addend = c.getSExtValue();
+    return true;
+  };
+  // Outside any payload: SSA values.
+  auto valueSide = [&](Value v, Value &integer,
+                       std::optional<int64_t> &constant) {
+    APInt c;
+    if (matchPattern(v, m_ConstantInt(&c))) {
+      if (c.getSignificantBits() > 63)
+        return false;
+      constant = c.getSExtValue();
+      return true;
+    }
+    if (auto add = v.getDefiningOp<arith::AddIOp>()) {
+      Value other;
+      if (matchPattern(add.getRhs(), m_ConstantInt(&c)))
+        other = add.getLhs();
+      else if (matchPattern(add.getLhs(), m_ConstantInt(&c)))
+        other = add.getRhs();
+      if (!other || !takeAddend(c))
+        return false;
+      v = other;
+    }
+    return integerOrConstant(v, integer, constant);
+  };
+  // In a payload: the expressions the payload reader reads.
+  auto nodeSide = [&](Node *n, Value &integer,
+                      std::optional<int64_t> &constant) {
+    if (std::optional<APInt> c = intConstant(ex, n)) {
+      if (c->getSignificantBits() > 63)
+        return false;
+      constant = c->getSExtValue();
+      return true;
+    }
+    if (Node *add = computeOf<arith::AddIOp>(ex, n, 2)) {
+      std::optional<APInt> c = intConstant(ex, add->operands[1]);
+      Node *other = add->operands[0];
+      if (!c) {
+        c = intConstant(ex, add->operands[0]);
+        other = add->operands[1];
+      }
+      if (!c || !takeAddend(*c))
+        return false;
+      n = other;
+    }
+    OpOperand *input = inputOf(n);
+    return input && integerOrConstant(input->get(), integer, constant);
+  };
   Value lhs, rhs;
   std::optional<int64_t> lhsConstant, rhsConstant;
-  if (!side(cmp.getLhs(), lhs, lhsConstant) ||
-      !side(cmp.getRhs(), rhs, rhsConstant))
+  bool sides = cmpNode ? nodeSide(cmpNode->operands[0], lhs, lhsConstant) &&
+                             nodeSide(cmpNode->operands[1], rhs, rhsConstant)
+                       : valueSide(cmp.getLhs(), lhs, lhsConstant) &&
+                             valueSide(cmp.getRhs(), rhs, rhsConstant);
+  if (!sides)
     return failure();
   arith::CmpIPredicate predicate = cmp.getPredicate();
   if (!lhs && rhs) {
@@ -634,37 +698,6 @@ struct PositionFactor {
   int64_t positions = -1;
   int64_t implicitFrame = -1;
 };
-
-/// The input of the payload's op that `node` (a payload value read by
-/// Expressions::readPayload) reads, or null.
-OpOperand *inputOf(Node *node) {
-  if (!node || node->kind != Node::Operand)
-    return nullptr;
-  auto op = cast<linalg::LinalgOp>(node->operand->getOwner());
-  return op.isDpsInput(node->operand) ? node->operand : nullptr;
-}
-
-/// `node` with the payload ops `OpTys` (one-operand casts) stripped.
-template <typename... OpTys> Node *stripCasts(Expressions &ex, Node *node) {
-  for (int i = 0; node && i < kMaxDepth; ++i) {
-    Node *open = ex.open(node);
-    if (open->kind != Node::Compute || !isa<OpTys...>(open->op) ||
-        open->operands.size() != 1)
-      break;
-    node = open->operands[0];
-  }
-  return node;
-}
-
-/// The value the payload of `op` yields for `result`, read by the raises'
-/// one payload reader (destinations too); null when it cannot be read.
-Node *yieldedNode(Expressions &ex, linalg::LinalgOp op, unsigned result = 0) {
-  Block *body = op.getBlock();
-  if (!body || body->empty() ||
-      result >= body->getTerminator()->getNumOperands())
-    return nullptr;
-  return ex.readPayload(op, yieldedValue(op, result), /*readInits=*/true);
-}
 
 std::optional<PositionFactor>
 positionFactor(ElementAlgebra &algebra, unsigned leafId, std::string &why) {

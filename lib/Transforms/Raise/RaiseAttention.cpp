@@ -857,8 +857,10 @@ bool isDivisionRoot(linalg::LinalgOp op) {
   if (op.getNumLoops() != op.getNumParallelLoops() ||
       op.getNumDpsInputs() != 2 || op->getNumResults() != 1 || !op.getBlock())
     return false;
-  Value yielded = op.getBlock()->getTerminator()->getOperand(0);
-  return isa_and_present<arith::DivFOp>(yielded.getDefiningOp());
+  Expressions ex;
+  Node *yielded =
+      ex.readPayload(op, raise::yieldedValue(op), /*readInits=*/false);
+  return yielded && computeOf<arith::DivFOp>(ex, yielded, 2);
 }
 
 /// Raises the attention `op` ends, if it is one; `why` and `worth` (a

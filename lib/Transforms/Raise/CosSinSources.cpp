@@ -699,6 +699,71 @@ struct PositionFactor {
   int64_t implicitFrame = -1;
 };
 
+/// Python's negative-index wrap of an integer `p` into `rows` rows,
+/// `select(p < 0, p + rows, p)`, however spelled (the comparison either way
+/// round, `p <= -1`, the branches swapped with the predicate negated, the
+/// addition's operands in either order), read in a payload: returns `p`,
+/// or null.
+Node *negativeIndexWrap(Expressions &ex, Node *value, int64_t rows) {
+  Node *select = computeOf<arith::SelectOp>(ex, value, 3);
+  if (!select || ShapedType::isDynamic(rows))
+    return nullptr;
+  Node *cmp = computeOf<arith::CmpIOp>(ex, select->operands[0], 2);
+  if (!cmp)
+    return nullptr;
+  auto constant = [&](Node *n) -> std::optional<int64_t> {
+    std::optional<APInt> c = intConstant(ex, n);
+    if (c && c->getSignificantBits() <= 64)
+      return c->getSExtValue();
+    return std::nullopt;
+  };
+  // The comparison as `p < bound` or `p >= bound` (the constant to the
+  // right), with bound 0 (`p <= -1` is `p < 0`).
+  using P = arith::CmpIPredicate;
+  P pred = cast<arith::CmpIOp>(cmp->op).getPredicate();
+  Node *p = cmp->operands[0];
+  std::optional<int64_t> bound = constant(cmp->operands[1]);
+  if (!bound) {
+    bound = constant(cmp->operands[0]);
+    p = cmp->operands[1];
+    switch (pred) {
+    case P::sgt:
+      pred = P::slt;
+      break;
+    case P::sle:
+      pred = P::sge;
+      break;
+    case P::slt:
+      pred = P::sgt;
+      break;
+    case P::sge:
+      pred = P::sle;
+      break;
+    default:
+      return nullptr;
+    }
+  }
+  if (!bound)
+    return nullptr;
+  bool negativeIsTrue;
+  if ((pred == P::slt && *bound == 0) || (pred == P::sle && *bound == -1))
+    negativeIsTrue = true;
+  else if ((pred == P::sge && *bound == 0) || (pred == P::sgt && *bound == -1))
+    negativeIsTrue = false;
+  else
+    return nullptr;
+  Node *wrapped = select->operands[negativeIsTrue ? 1 : 2];
+  Node *kept = select->operands[negativeIsTrue ? 2 : 1];
+  Node *add = computeOf<arith::AddIOp>(ex, wrapped, 2);
+  if (kept != p || !add)
+    return nullptr;
+  Node *other = add->operands[0] == p ? add->operands[1] : add->operands[0];
+  if ((add->operands[0] != p && add->operands[1] != p) ||
+      constant(other) != rows)
+    return nullptr;
+  return p;
+}
+
 std::optional<PositionFactor>
 positionFactor(ElementAlgebra &algebra, unsigned leafId, std::string &why) {
   Leaf leaf = algebra.leaf(leafId);
@@ -1058,12 +1123,10 @@ FailureOr<CosSinLeaf> analyzeGather(ElementAlgebra &algebra, Expressions &ex,
   std::optional<OperandRequest> rowRequest;
   for (int hops = 0; hops < 4 && !rowRequest; ++hops) {
     rowIndex = stripCasts<arith::IndexCastOp>(ex, rowIndex);
-    if (!info.wrapRows && rowIndex->kind == Node::Compute) {
-      if (Value p =
-              matchNegativeIndexWrap(rowIndex->op->getResult(0), tableRows)) {
+    if (!info.wrapRows) {
+      if (Node *p = negativeIndexWrap(ex, rowIndex, tableRows)) {
         info.wrapRows = tableRows;
-        rowIndex = stripCasts<arith::IndexCastOp>(
-            ex, ex.readPayload(rowOwner, p, /*readInits=*/true));
+        rowIndex = stripCasts<arith::IndexCastOp>(ex, p);
       }
     }
     OpOperand *rowArg = inputOf(rowIndex);

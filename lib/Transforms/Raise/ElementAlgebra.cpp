@@ -148,66 +148,6 @@ static int64_t flatten(ArrayRef<int64_t> coords, ArrayRef<int64_t> shape) {
   return flat;
 }
 
-Value mlir::rope::raise::matchNegativeIndexWrap(Value value, int64_t rows) {
-  auto select = value.getDefiningOp<arith::SelectOp>();
-  if (!select || ShapedType::isDynamic(rows))
-    return {};
-  auto cmp = select.getCondition().getDefiningOp<arith::CmpIOp>();
-  if (!cmp)
-    return {};
-  auto constant = [](Value v) -> std::optional<int64_t> {
-    APInt c;
-    if (matchPattern(v, m_ConstantInt(&c)) && c.getSignificantBits() <= 64)
-      return c.getSExtValue();
-    return std::nullopt;
-  };
-  // The comparison as `p < bound` or `p >= bound` (the constant to the
-  // right), with bound 0 (`p <= -1` is `p < 0`).
-  using P = arith::CmpIPredicate;
-  P pred = cmp.getPredicate();
-  Value p = cmp.getLhs();
-  std::optional<int64_t> bound = constant(cmp.getRhs());
-  if (!bound) {
-    bound = constant(cmp.getLhs());
-    p = cmp.getRhs();
-    switch (pred) {
-    case P::sgt:
-      pred = P::slt;
-      break;
-    case P::sle:
-      pred = P::sge;
-      break;
-    case P::slt:
-      pred = P::sgt;
-      break;
-    case P::sge:
-      pred = P::sle;
-      break;
-    default:
-      return {};
-    }
-  }
-  if (!bound)
-    return {};
-  bool negativeIsTrue;
-  if ((pred == P::slt && *bound == 0) || (pred == P::sle && *bound == -1))
-    negativeIsTrue = true;
-  else if ((pred == P::sge && *bound == 0) || (pred == P::sgt && *bound == -1))
-    negativeIsTrue = false;
-  else
-    return {};
-  Value wrapped =
-      negativeIsTrue ? select.getTrueValue() : select.getFalseValue();
-  Value kept = negativeIsTrue ? select.getFalseValue() : select.getTrueValue();
-  auto add = wrapped.getDefiningOp<arith::AddIOp>();
-  if (kept != p || !add)
-    return {};
-  Value other = add.getLhs() == p ? add.getRhs() : add.getLhs();
-  if ((add.getLhs() != p && add.getRhs() != p) || constant(other) != rows)
-    return {};
-  return p;
-}
-
 /// Static values, and SSA values that are constants (JAX spells offsets
 /// as `arith.constant` indices); kDynamic for the rest.
 static SmallVector<int64_t> constantsOf(ArrayRef<OpFoldResult> values) {

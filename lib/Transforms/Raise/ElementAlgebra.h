@@ -244,12 +244,6 @@ int64_t numChannels(ArrayRef<int64_t> shape);
 /// Row-major coordinates of flat index `flat` in `shape`.
 SmallVector<int64_t> unflatten(int64_t flat, ArrayRef<int64_t> shape);
 
-/// Python's negative-index wrap of an integer `p` into `rows` rows,
-/// `select(p < 0, p + rows, p)`, however spelled (the comparison either way
-/// round, `p <= -1`, the branches swapped with the predicate negated, the
-/// addition's operands in either order): returns `p`, or null.
-Value matchNegativeIndexWrap(Value select, int64_t rows);
-
 } // namespace mlir::rope::raise
 
 #endif // ROPE_LIB_TRANSFORMS_RAISE_ELEMENTALGEBRA_H

@@ -148,6 +148,25 @@ bool isSingleElement(Value value) {
   return llvm::all_of(type.getShape(), [](int64_t s) { return s == 1; });
 }
 
+/// The signed ordering `pred` with its operands swapped (`a < b` is
+/// `b > a`); nullopt for the others.
+std::optional<arith::CmpIPredicate>
+swappedSignedPredicate(arith::CmpIPredicate pred) {
+  using P = arith::CmpIPredicate;
+  switch (pred) {
+  case P::sgt:
+    return P::slt;
+  case P::sge:
+    return P::sle;
+  case P::slt:
+    return P::sgt;
+  case P::sle:
+    return P::sge;
+  default:
+    return std::nullopt;
+  }
+}
+
 /// The input of the payload's op that `node` (a payload value read by
 /// Expressions::readPayload) reads, or null.
 OpOperand *inputOf(Node *node) {
@@ -542,22 +561,11 @@ mlir::rope::raise::analyzeLengthSwitch(Value cond, std::string &why) {
     std::swap(lhs, rhs);
     std::swap(lhsConstant, rhsConstant);
     // K <pred> length is length <swapped pred> K.
-    switch (predicate) {
-    case arith::CmpIPredicate::sgt:
-      predicate = arith::CmpIPredicate::slt;
-      break;
-    case arith::CmpIPredicate::sge:
-      predicate = arith::CmpIPredicate::sle;
-      break;
-    case arith::CmpIPredicate::slt:
-      predicate = arith::CmpIPredicate::sgt;
-      break;
-    case arith::CmpIPredicate::sle:
-      predicate = arith::CmpIPredicate::sge;
-      break;
-    default:
+    std::optional<arith::CmpIPredicate> swapped =
+        swappedSignedPredicate(predicate);
+    if (!swapped)
       return failure();
-    }
+    predicate = *swapped;
   }
   if (!lhs || !rhsConstant || lhsConstant)
     return failure();
@@ -726,22 +734,10 @@ Node *negativeIndexWrap(Expressions &ex, Node *value, int64_t rows) {
   if (!bound) {
     bound = constant(cmp->operands[0]);
     p = cmp->operands[1];
-    switch (pred) {
-    case P::sgt:
-      pred = P::slt;
-      break;
-    case P::sle:
-      pred = P::sge;
-      break;
-    case P::slt:
-      pred = P::sgt;
-      break;
-    case P::sge:
-      pred = P::sle;
-      break;
-    default:
+    std::optional<P> swapped = swappedSignedPredicate(pred);
+    if (!swapped)
       return nullptr;
-    }
+    pred = *swapped;
   }
   if (!bound)
     return nullptr;

@@ -127,6 +127,7 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
     if (options.contractionColumns > 0)
       contractions.columns = options.contractionColumns;
     contractions.bf16Products = options.contractionBF16Products;
+    contractions.prefetchRows = options.contractionPrefetchRows;
     pm.addNestedPass<func::FuncOp>(
         createRopeVectorizeContractionsPass(contractions));
     RopeVectorizeElementwisePassOptions elementwise;

@@ -100,6 +100,13 @@ struct RopeToLLVMCpuPipelineOptions
           clEnumValN(BFloat16Products::Fma, "fma", "inputs widened, f32 FMAs"),
           clEnumValN(BFloat16Products::Avx512Dot, "avx512-dot",
                      "AVX512-BF16 vdpbf16ps"))};
+  PassOptions::Option<int64_t> contractionPrefetchRows{
+      *this, "contraction-prefetch-rows",
+      llvm::cl::desc("rope-vectorize-contractions' prefetch-rows: where one "
+                     "row tile holds every row (a decode step's query "
+                     "group), the rows of the streamed operand (K, V) this "
+                     "many ahead are prefetched into L2; 0: none"),
+      llvm::cl::init(32)};
   PassOptions::Option<int64_t> elementwiseMaxLanes{
       *this, "elementwise-max-lanes",
       llvm::cl::desc("rope-vectorize-elementwise's max-lanes: the longest "

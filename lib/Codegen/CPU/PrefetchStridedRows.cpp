@@ -28,6 +28,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "rope/Codegen/CPU/Passes.h"
+#include "rope/Codegen/CPU/Prefetch.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -35,7 +36,6 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 
 #include <limits>
 
@@ -124,43 +124,6 @@ SmallVector<StridedRows> stridedRowsOf(scf::ForOp loop) {
   return found;
 }
 
-/// The outermost strided view of `memref` with its element type and memory
-/// space, through view-like ops (subviews, casts, reshapes) up to a function
-/// argument or allocation.
-Value outermostView(Value memref) {
-  auto type = cast<MemRefType>(memref.getType());
-  while (auto view = memref.getDefiningOp<ViewLikeOpInterface>()) {
-    if (view.getViewDest() != memref)
-      break;
-    auto source = dyn_cast<MemRefType>(view.getViewSource().getType());
-    if (!source || source.getElementType() != type.getElementType() ||
-        source.getMemorySpace() != type.getMemorySpace() || !source.isStrided())
-      break;
-    memref = view.getViewSource();
-  }
-  return memref;
-}
-
-/// Linear positions (from the base buffer) of `view`'s first and last
-/// elements: the corners of its index space at which every stride's term
-/// is smallest and largest. Both are elements of the view, so every
-/// position between them lies in its allocation.
-std::pair<Value, Value> viewBounds(OpBuilder &b, Location loc,
-                                   memref::ExtractStridedMetadataOp meta) {
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value first = meta.getOffset(), last = meta.getOffset();
-  for (auto [size, stride] : llvm::zip(meta.getSizes(), meta.getStrides())) {
-    Value term = arith::MulIOp::create(
-        b, loc, arith::SubIOp::create(b, loc, size, one), stride);
-    first = arith::AddIOp::create(b, loc, first,
-                                  arith::MinSIOp::create(b, loc, term, zero));
-    last = arith::AddIOp::create(b, loc, last,
-                                 arith::MaxSIOp::create(b, loc, term, zero));
-  }
-  return {first, last};
-}
-
 /// The loop around `loop` and its innermost induction variable, when it
 /// steps by 1.
 Value enclosingInductionVariable(scf::ForOp loop) {
@@ -240,23 +203,8 @@ void prefetchAhead(scf::ForOp loop, const StridedRows &rows, int64_t distance,
 
   // Where the outermost view is defined (usually the function's argument):
   // its bounds and a flat view of its buffer up to its last element.
-  Value root = outermostView(rows.memref);
   OpBuilder b(loop);
-  if (auto argument = dyn_cast<BlockArgument>(root))
-    b.setInsertionPointToStart(argument.getOwner());
-  else
-    b.setInsertionPointAfterValue(root);
-  auto rootMeta = memref::ExtractStridedMetadataOp::create(b, loc, root);
-  auto [first, last] = viewBounds(b, loc, rootMeta);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  auto rootType = cast<MemRefType>(root.getType());
-  auto flatType =
-      MemRefType::get({ShapedType::kDynamic}, rootType.getElementType(),
-                      AffineMap(), rootType.getMemorySpace());
-  Value flat = memref::ReinterpretCastOp::create(
-      b, loc, flatType, rootMeta.getBaseBuffer(), b.getIndexAttr(0),
-      {OpFoldResult(arith::AddIOp::create(b, loc, last, one).getResult())},
-      {b.getIndexAttr(1)});
+  rope::PrefetchBuffer buffer = rope::prefetchBufferOf(b, loc, rows.memref);
   // Before the loop: where the loop's rows start.
   b.setInsertionPoint(loop);
   auto rowsMeta = memref::ExtractStridedMetadataOp::create(b, loc, rows.memref);
@@ -267,7 +215,8 @@ void prefetchAhead(scf::ForOp loop, const StridedRows &rows, int64_t distance,
         b, loc, rowBase, arith::MulIOp::create(b, loc, index, stride));
   Value rowStride = rowsMeta.getStrides()[rank - 2];
   Value count = rowsMeta.getSizes()[rank - 2];
-  Value lastRow = arith::SubIOp::create(b, loc, count, one);
+  Value lastRow = arith::SubIOp::create(
+      b, loc, count, arith::ConstantIndexOp::create(b, loc, 1));
   Value maxRow = lastRow;
   Value unbounded = arith::ConstantIndexOp::create(
       b, loc, std::numeric_limits<int64_t>::max());
@@ -300,15 +249,7 @@ void prefetchAhead(scf::ForOp loop, const StridedRows &rows, int64_t distance,
   for (int64_t column : columns) {
     Value position = arith::AddIOp::create(
         b, loc, start, arith::ConstantIndexOp::create(b, loc, column));
-    position = arith::MaxSIOp::create(
-        b, loc, arith::MinSIOp::create(b, loc, position, last), first);
-    // A read prefetch into L2: a write prefetch (prefetchw) holds a fill
-    // buffer until the line is owned, and 16 rows of 2-5 lines each then
-    // crowd out the demand misses (measured slower on MLA's q, bf16 and f32:
-    // docs/PERFORMANCE.md, "Numbers from code comments").
-    memref::PrefetchOp::create(b, loc, flat, ValueRange{position},
-                               /*isWrite=*/false, /*localityHint=*/2,
-                               /*isDataCache=*/true);
+    rope::prefetchClamped(b, loc, buffer, position);
   }
 }
 

@@ -24,6 +24,7 @@
 
 #include "rope/Codegen/CPU/VectorizeContractions.h"
 #include "rope/Codegen/CPU/Passes.h"
+#include "rope/Codegen/CPU/Prefetch.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -178,6 +179,15 @@ constexpr int64_t kMinRowsToPack = 16;
 /// The packed buffer stays small enough to sit in L1/L2 next to the tile it
 /// serves.
 constexpr int64_t kMaxPackBytes = 64 * 1024;
+/// x86's cache line: a streamed row is prefetched one element per line.
+constexpr int64_t kLineBytes = 64;
+
+/// Elements of `memref`'s type per cache line.
+int64_t lineElementsOf(Value memref) {
+  Type stored = getElementTypeOrSelf(memref);
+  return std::max<int64_t>(
+      1, kLineBytes * 8 / std::max<int64_t>(8, stored.getIntOrFloatBitWidth()));
+}
 
 FailureOr<RegisterTilePlan>
 planRegisterTile(linalg::LinalgOp op, const rope::ContractionRegisterTile &tile,
@@ -432,6 +442,27 @@ public:
         lanes(std::max<int64_t>(1, tile.vectorBits /
                                        element.getIntOrFloatBitWidth())) {}
 
+  /// Whether the vector operand is read once, row after row, straight from
+  /// the caller's memory: one row tile, not packed, the extent along its
+  /// lines static. Decode's K (Dot form: rows are keys, lines along
+  /// head_dim) and V (outer product: rows are keys, lines along the
+  /// columns). The hardware prefetchers alone left decode's K read at about
+  /// a third of the read bandwidth, as the FMAs between the loads fill the
+  /// out-of-order window (docs/PERFORMANCE.md, "Decode: the streamed rows
+  /// prefetched").
+  bool streamsVectorOperand() const {
+    if (tile.prefetchRows <= 0 || !oneRowTile() || plan.packSource)
+      return false;
+    unsigned along = plan.form == RegisterTilePlan::Form::Dot
+                         ? plan.reductionDim
+                         : plan.colDim;
+    return getConstantIntValue(ubs[along]).has_value();
+  }
+
+  /// The buffer under the vector operand, for its prefetches
+  /// (streamsVectorOperand).
+  void setStreamBuffer(rope::PrefetchBuffer buffer) { stream = buffer; }
+
   /// Output columns [colLo, colHi) of every row.
   void emit(OpBuilder &b, Location loc, SmallVector<Value> ivs, Value colLo,
             Value colHi) {
@@ -557,6 +588,9 @@ private:
         b, loc, indexConstant(b, loc, 0), ubs[plan.reductionDim],
         indexConstant(b, loc, 1), init,
         [&](OpBuilder &b, Location loc, Value k, ValueRange acc) {
+          if (stream && vectors == vectorsPerRow())
+            prefetchVectorRow(b, loc, ivs, plan.reductionDim, k, plan.colDim,
+                              col, vectors * n);
           SmallVector<Value> columns;
           for (int64_t c = 0; c < vectors; ++c)
             columns.push_back(loadWidened(
@@ -651,8 +685,30 @@ private:
       widths.push_back(1);
     forEachTile(b, loc, colLo, colHi, widths,
                 [&](OpBuilder &b, Location loc, Value col, int64_t width) {
+                  if (stream && width == columns)
+                    for (int64_t c = 0; c < width; ++c)
+                      prefetchVectorRow(
+                          b, loc, ivs, plan.colDim, addIndex(b, loc, col, c),
+                          plan.reductionDim, indexConstant(b, loc, 0));
                   emitDotTile(b, loc, ivs, row, rowCount, col, width);
                 });
+  }
+
+  /// Prefetches the lines of the vector operand's row `rowIndex` +
+  /// prefetchRows along `rowDim` (loop dims), from `start` along `lineDim`
+  /// (unit stride) to the end of its extent in this tile: the tile's
+  /// columns (outer product) or the whole reduction (Dot form).
+  void prefetchVectorRow(OpBuilder &b, Location loc, SmallVector<Value> ivs,
+                         unsigned rowDim, Value rowIndex, unsigned lineDim,
+                         Value start, int64_t extent = 0) {
+    if (extent == 0)
+      extent = *getConstantIntValue(ubs[lineDim]);
+    ivs[rowDim] = addIndex(b, loc, rowIndex, tile.prefetchRows);
+    ivs[lineDim] = start;
+    Value position = rope::linearPosition(b, loc, plan.vectorOperand.memref,
+                                          plan.vectorOperand.indices(ivs));
+    rope::prefetchRowClamped(b, loc, *stream, position, extent,
+                             lineElementsOf(plan.vectorOperand.memref));
   }
 
   /// The reduction step: the widest vector that divides a static reduction
@@ -809,6 +865,7 @@ private:
   ArrayRef<Value> ubs;
   Type element;
   int64_t lanes;
+  std::optional<rope::PrefetchBuffer> stream;
 };
 
 /// `vectors` (n vectors of n lanes, rows of a square block) transposed:
@@ -903,22 +960,41 @@ void emitPackPairs(OpBuilder &b, Location loc, const RegisterTilePlan &plan,
 }
 
 /// Fills `packed` ([reduction][columns] of the accumulator type) with the
-/// plan's pack source widened, a vector of `lanes` at a time.
+/// plan's pack source widened, a vector of `lanes` at a time; with
+/// `stream`, the source row `prefetchRows` ahead of each is prefetched
+/// (decode's bf16 V, read once: RegisterTileEmitter::streamsVectorOperand).
 void emitPackWidened(OpBuilder &b, Location loc, const RegisterTilePlan &plan,
-                     Value packed, int64_t lanes, SmallVector<Value> ivs) {
+                     Value packed, int64_t lanes, SmallVector<Value> ivs,
+                     const std::optional<rope::PrefetchBuffer> &stream,
+                     int64_t prefetchRows) {
   Type element = getElementTypeOrSelf(packed);
   Value zero = indexConstant(b, loc, 0);
-  scf::buildLoopNest(
-      b, loc, ValueRange{zero, zero},
-      ValueRange{indexConstant(b, loc, plan.packReduction),
-                 indexConstant(b, loc, plan.packColumns)},
-      ValueRange{indexConstant(b, loc, 1), indexConstant(b, loc, lanes)},
-      [&](OpBuilder &b, Location loc, ValueRange at) {
-        ivs[plan.reductionDim] = at[0];
-        ivs[plan.colDim] = at[1];
-        Value v = loadWidened(b, loc, plan.packSource->memref,
+  Value one = indexConstant(b, loc, 1);
+  scf::ForOp::create(
+      b, loc, zero, indexConstant(b, loc, plan.packReduction), one,
+      ValueRange{}, [&](OpBuilder &b, Location loc, Value row, ValueRange) {
+        if (stream) {
+          ivs[plan.reductionDim] = addIndex(b, loc, row, prefetchRows);
+          ivs[plan.colDim] = zero;
+          Value start = rope::linearPosition(b, loc, plan.packSource->memref,
+                                             plan.packSource->indices(ivs));
+          rope::prefetchRowClamped(b, loc, *stream, start, plan.packColumns,
+                                   lineElementsOf(plan.packSource->memref));
+        }
+        scf::ForOp::create(
+            b, loc, zero, indexConstant(b, loc, plan.packColumns),
+            indexConstant(b, loc, lanes), ValueRange{},
+            [&](OpBuilder &b, Location loc, Value column, ValueRange) {
+              ivs[plan.reductionDim] = row;
+              ivs[plan.colDim] = column;
+              Value v =
+                  loadWidened(b, loc, plan.packSource->memref,
                               plan.packSource->indices(ivs), lanes, element);
-        vector::StoreOp::create(b, loc, v, packed, at);
+              vector::StoreOp::create(b, loc, v, packed,
+                                      ValueRange{row, column});
+              scf::YieldOp::create(b, loc);
+            });
+        scf::YieldOp::create(b, loc);
       });
 }
 
@@ -965,12 +1041,20 @@ struct ContractionToRegisterTiles
           plan->colDim};
       return packed;
     };
+    // A widened copy in decode reads its source once, as the tiles would
+    // have: prefetched the same way.
+    std::optional<rope::PrefetchBuffer> packStream;
+    if (plan->packSource && plan->packWidens && tile.prefetchRows > 0 &&
+        RegisterTileEmitter(*plan, tile, ubs, element).oneRowTile())
+      packStream =
+          rope::prefetchBufferOf(rewriter, loc, plan->packSource->memref);
     auto pack = [&](OpBuilder &b, Location loc, Value packed,
                     SmallVector<Value> ivs) {
       if (plan->bf16Pairs)
         emitPackPairs(b, loc, *plan, packed, lanes, ivs);
       else if (plan->packWidens)
-        emitPackWidened(b, loc, *plan, packed, lanes, ivs);
+        emitPackWidened(b, loc, *plan, packed, lanes, ivs, packStream,
+                        tile.prefetchRows);
       else
         emitPack(b, loc, *plan, packed, lanes, ivs);
     };
@@ -984,6 +1068,9 @@ struct ContractionToRegisterTiles
       pack(rewriter, loc, sharedPack, ivs);
     }
     RegisterTileEmitter emitter(*plan, tile, ubs, element);
+    if (emitter.streamsVectorOperand())
+      emitter.setStreamBuffer(
+          rope::prefetchBufferOf(rewriter, loc, plan->vectorOperand.memref));
     int64_t block = emitter.columnBlock();
     Value zero = indexConstant(rewriter, loc, 0);
     Value columns = ubs[plan->colDim];
@@ -1092,9 +1179,10 @@ struct RopeVectorizeContractionsPass
   static constexpr int64_t kMaxTileSize = 64;
   void runOnOperation() override {
     if (vectorBits < 1 || rows < 1 || vectorsPerRow < 1 || columns < 1 ||
-        slabBytes < 0) {
+        slabBytes < 0 || prefetchRows < 0) {
       getOperation()->emitError("rope-vectorize-contractions: tile sizes "
-                                "must be positive (slab-bytes at least 0)");
+                                "must be positive (slab-bytes and "
+                                "prefetch-rows at least 0)");
       return signalPassFailure();
     }
     // Every accumulator of a tile is unrolled: bounds far above any register
@@ -1115,6 +1203,7 @@ struct RopeVectorizeContractionsPass
     tile.columns = columns;
     tile.slabBytes = slabBytes;
     tile.bf16Products = bf16Products;
+    tile.prefetchRows = prefetchRows;
     RewritePatternSet patterns(&getContext());
     rope::populateRopeVectorizeContractionsPatterns(patterns, tile);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

@@ -97,7 +97,11 @@ def RopeVectorizeContractionsPass : Pass<"rope-vectorize-contractions"> {
              clEnumValN(::mlir::rope::BFloat16Products::Avx512Dot,
                         "avx512-dot",
                         "AVX512-BF16 vdpbf16ps: pairs of products per lane "
-                        "(subnormals flushed to zero)"))}]>
+                        "(subnormals flushed to zero)"))}]>,
+    Option<"prefetchRows", "prefetch-rows", "int64_t", /*default=*/"0",
+           "Where one row tile holds every row (a decode step), prefetch "
+           "the streamed operand's rows this many ahead into L2, clamped to "
+           "its buffer (0: none)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

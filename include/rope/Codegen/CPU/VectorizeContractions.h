@@ -38,6 +38,10 @@ struct ContractionRegisterTile {
   /// bf16 × bf16 → f32 contractions: widened f32 FMAs, or AVX512-BF16's
   /// pair dot products where the reduction and the packing allow them.
   BFloat16Products bf16Products = BFloat16Products::Fma;
+  /// Where one row tile holds every row (a decode step's query group), the
+  /// vector operand (K in Q·Kᵀ, V in P·V) is streamed once: its rows this
+  /// many ahead are prefetched into L2 (0: none).
+  int64_t prefetchRows = 0;
 };
 
 /// Lowers mul-add contractions on buffers (`linalg.matmul`,
@@ -55,6 +59,8 @@ struct ContractionRegisterTile {
 ///   tree when there are as many as lanes, else each horizontally).
 /// The loops over the other dims are an scf.forall unless the op is inside
 /// a parallel loop already.
+/// A vector operand streamed once (one row tile) has its rows
+/// `prefetchRows` ahead prefetched, clamped to the caller's buffer.
 /// Remainders of the tiles use narrower tiles (one row, one column, one
 /// lane), so any shape, static or dynamic, is lowered. Contractions without a
 /// unit-stride dim, with several reduction dims, mixed element types or

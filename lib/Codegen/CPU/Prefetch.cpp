@@ -86,10 +86,11 @@ static void prefetchAt(OpBuilder &b, Location loc,
                        const rope::PrefetchBuffer &buffer, Value position) {
   // A read prefetch into L2: a write prefetch (prefetchw) holds a fill
   // buffer until the line is owned, and many rows' lines then crowd out the
-  // demand misses (measured slower on MLA's q, bf16 and f32); into L1
-  // (locality 3, prefetcht0) the streamed K of a decode step read at about
-  // half the rate it reads with L2 (docs/PERFORMANCE.md, "Numbers from code
-  // comments").
+  // demand misses (measured slower on MLA's q, bf16 and f32: docs/
+  // PERFORMANCE.md, "Numbers from code comments"); into L1 (locality 3,
+  // prefetcht0) a decode step's streamed K read at about half the rate it
+  // reads with L2 (bench/cpp/stream_prefetch_probe.cpp; docs/PERFORMANCE.md,
+  // "Decode: the streamed rows prefetched").
   memref::PrefetchOp::create(b, loc, buffer.flat, ValueRange{position},
                              /*isWrite=*/false, /*localityHint=*/2,
                              /*isDataCache=*/true);

@@ -1,0 +1,140 @@
+//===- stream_prefetch_probe.cpp - Decode's K stream: prefetch hints ------===//
+//
+// Part of the rope-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The probe behind rope-vectorize-contractions' prefetch-rows (issue 35,
+// docs/PERFORMANCE.md, "Decode: the streamed rows prefetched"): a decode
+// step's Q·Kᵀ in the dot form our register tiles use (four keys by four
+// queries of one KV head, head_dim 128 f32, 16-lane FMAs), K of 8 heads ×
+// L keys read once, with V read in between calls so that K is as warm as in
+// a decode step. It prints GB/s of K for a software prefetch of the rows
+// `distance` ahead with each x86 hint (T0: into L1; T1: L2; T2: L3), and a
+// plain sum of K for scale. Not part of any test; x86 with AVX-512 only:
+//
+//   clang++-22 -O3 -march=native bench/cpp/stream_prefetch_probe.cpp \
+//     -o /tmp/probe && /tmp/probe 4096
+//
+//===----------------------------------------------------------------------===//
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <vector>
+
+namespace {
+
+constexpr int kHeads = 8, kDim = 128, kRounds = 31;
+
+double threadSeconds() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+float sum(const float *x, size_t n) {
+  __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+  for (size_t i = 0; i < n; i += 64) {
+    a0 = _mm512_add_ps(a0, _mm512_loadu_ps(x + i));
+    a1 = _mm512_add_ps(a1, _mm512_loadu_ps(x + i + 16));
+    a2 = _mm512_add_ps(a2, _mm512_loadu_ps(x + i + 32));
+    a3 = _mm512_add_ps(a3, _mm512_loadu_ps(x + i + 48));
+  }
+  return _mm512_reduce_add_ps(
+      _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+}
+
+template <int Hint> void prefetchRows(const float *rows, const float *end) {
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < kDim; c += 16)
+      if (rows + r * kDim + c < end)
+        _mm_prefetch(reinterpret_cast<const char *>(rows + r * kDim + c), Hint);
+}
+
+/// Scores of 4 queries against 4 keys at a time, reduced by adding the 16
+/// accumulators (the probe times the loads, not the reduction tree).
+template <int Hint>
+__attribute__((noinline)) void scores(const float *k, const float *q, float *s,
+                                      int keys, int distance) {
+  const float *end = k + size_t(kHeads) * keys * kDim;
+  for (int h = 0; h < kHeads; ++h) {
+    const float *kh = k + size_t(h) * keys * kDim, *qh = q + h * 4 * kDim;
+    for (int j = 0; j < keys; j += 4) {
+      const float *k0 = kh + size_t(j) * kDim;
+      if (distance)
+        prefetchRows<Hint>(k0 + size_t(distance) * kDim, end);
+      __m512 acc[16];
+      for (auto &a : acc)
+        a = _mm512_setzero_ps();
+      for (int d = 0; d < kDim; d += 16)
+        for (int r = 0; r < 4; ++r) {
+          __m512 kk = _mm512_loadu_ps(k0 + r * kDim + d);
+          for (int t = 0; t < 4; ++t)
+            acc[r * 4 + t] = _mm512_fmadd_ps(
+                kk, _mm512_loadu_ps(qh + t * kDim + d), acc[r * 4 + t]);
+        }
+      __m512 total = acc[0];
+      for (int i = 1; i < 16; ++i)
+        total = _mm512_add_ps(total, acc[i]);
+      _mm512_storeu_ps(s + (size_t(h) * keys + j) * 4, total);
+    }
+  }
+}
+
+template <typename F> double medianSeconds(const float *v, size_t n, F f) {
+  std::vector<double> t(kRounds);
+  for (double &x : t) {
+    volatile float sink = sum(v, n); // V between calls, as in decode
+    (void)sink;
+    double start = threadSeconds();
+    f();
+    x = threadSeconds() - start;
+  }
+  std::nth_element(t.begin(), t.begin() + kRounds / 2, t.end());
+  return t[kRounds / 2];
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  int keys = argc > 1 ? std::atoi(argv[1]) : 4096;
+  if (keys < 4 || keys % 4 != 0) {
+    std::fprintf(stderr, "keys: a positive multiple of 4\n");
+    return 1;
+  }
+  size_t n = size_t(kHeads) * keys * kDim;
+  std::vector<float> k(n), v(n), q(kHeads * 4 * kDim, 1.0f),
+      s(size_t(kHeads) * keys * 4 + 16);
+  for (size_t i = 0; i < n; ++i) {
+    k[i] = float(i % 7);
+    v[i] = float(i % 5);
+  }
+  double bytes = double(n) * sizeof(float);
+  double plain = medianSeconds(v.data(), n, [&] {
+    volatile float sink = sum(k.data(), n);
+    (void)sink;
+  });
+  std::printf("K %.1f MB; sum of K %.1f GB/s\n", bytes / 1e6,
+              bytes / plain / 1e9);
+  for (int distance : {0, 8, 16, 32, 64}) {
+    double t0 = medianSeconds(v.data(), n, [&] {
+      scores<_MM_HINT_T0>(k.data(), q.data(), s.data(), keys, distance);
+    });
+    double t1 = medianSeconds(v.data(), n, [&] {
+      scores<_MM_HINT_T1>(k.data(), q.data(), s.data(), keys, distance);
+    });
+    double t2 = medianSeconds(v.data(), n, [&] {
+      scores<_MM_HINT_T2>(k.data(), q.data(), s.data(), keys, distance);
+    });
+    std::printf("rows ahead %2d: T0 %.1f  T1 %.1f  T2 %.1f GB/s\n", distance,
+                bytes / t0 / 1e9, bytes / t1 / 1e9, bytes / t2 / 1e9);
+  }
+  return 0;
+}

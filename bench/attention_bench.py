@@ -1390,7 +1390,7 @@ def bf16_attention_rows(prefill: List[int], decode: List[int], samples: int,
     one query over the whole cache. Rows: markdown table lines."""
     import ml_dtypes
     import rope_mlir
-    from _limits import bf16_dot_peak, fma_peak
+    from _limits import bf16_dot_peak, fma_peak, read_bandwidth
     peak = fma_peak()
     # With AVX512-BF16, Q·Kᵀ's bf16 products run in pairs (vdpbf16ps),
     # whose probed peak is printed beside the f32 one; P·V stays f32 FMAs
@@ -1443,7 +1443,10 @@ def bf16_attention_rows(prefill: List[int], decode: List[int], samples: int,
                 gflops = flops / ms / 1e6
                 return f"{gflops:.0f} GFLOP/s ({gflops / peak:.2f})"
             kv = 2 * HF_KV_HEADS * sk * HF_DIM * element_bytes
-            return f"{kv / ms / 1e6:.1f} GB/s"
+            gbs = kv / ms / 1e6
+            # Decode: the fraction of one thread's warm read bandwidth over
+            # the same bytes, probed now (issue 35's decode target).
+            return f"{gbs:.1f} GB/s ({gbs / read_bandwidth(kv):.2f})"
         label = f"{kind} {'S' if kind == 'prefill' else 'L'}={sk}"
         lines.append(
             f"| {label} | {times['f32']:.2f} | {times['bf16']:.2f} | "

@@ -14,7 +14,12 @@
 // L keys read once, with V read in between calls so that K is as warm as in
 // a decode step. It prints GB/s of K for a software prefetch of the rows
 // `distance` ahead with each x86 hint (T0: into L1; T1: L2; T2: L3), and a
-// plain sum of K for scale. Not part of any test; x86 with AVX-512 only:
+// plain sum of K for scale. Then the rotation that a cache of keys stored
+// before RoPE costs each step (the (hf) decode module): each key tile of 256
+// keys × 8 heads rotated (rotate_half, cos/sin from a table) into a 1 MiB
+// buffer, three heads' rows at a time as convert-rope-to-vector jams them,
+// with and without an L2 prefetch of the rows ahead. Not part of any test;
+// x86 with AVX-512 only:
 //
 //   clang++-22 -O3 -march=native bench/cpp/stream_prefetch_probe.cpp \
 //     -o /tmp/probe && /tmp/probe 4096
@@ -88,6 +93,39 @@ __attribute__((noinline)) void scores(const float *k, const float *q, float *s,
   }
 }
 
+/// K's tiles of 256 keys rotated into `out` ([8][256][128]), 32 keys at a
+/// time, three heads' rows at a time, 8-lane vectors (as rope-to-llvm-cpu's
+/// vector-bytes=32 lowers them); the rows `distance` ahead prefetched into L2.
+__attribute__((noinline)) void rotateTiles(const float *k, const float *table,
+                                           float *out, int keys, int distance) {
+  constexpr int kTile = 256, kChunk = 32, kJam = 3, kHalf = kDim / 2;
+  const float *end = k + size_t(kHeads) * keys * kDim;
+  for (int t = 0; t + kTile <= keys; t += kTile)
+    for (int c = 0; c < kTile; c += kChunk)
+      for (int h0 = 0; h0 < kHeads; h0 += kJam)
+        for (int j = 0; j < kChunk; ++j)
+          for (int h = h0; h < std::min(h0 + kJam, kHeads); ++h) {
+            const float *x = k + (size_t(h) * keys + t + c + j) * kDim;
+            float *o = out + (size_t(h) * kTile + c + j) * kDim;
+            const float *cs = table + (c + j) * kDim;
+            if (distance && x + size_t(distance) * kDim < end)
+              for (int l = 0; l < kDim; l += 16)
+                _mm_prefetch(
+                    reinterpret_cast<const char *>(x + distance * kDim + l),
+                    _MM_HINT_T1);
+            for (int i = 0; i < kHalf; i += 8) {
+              __m256 a = _mm256_loadu_ps(x + i),
+                     b = _mm256_loadu_ps(x + kHalf + i),
+                     cos = _mm256_load_ps(cs + i),
+                     sin = _mm256_load_ps(cs + kHalf + i);
+              _mm256_store_ps(o + i,
+                              _mm256_fnmadd_ps(b, sin, _mm256_mul_ps(a, cos)));
+              _mm256_store_ps(o + kHalf + i,
+                              _mm256_fmadd_ps(a, sin, _mm256_mul_ps(b, cos)));
+            }
+          }
+}
+
 template <typename F> double medianSeconds(const float *v, size_t n, F f) {
   std::vector<double> t(kRounds);
   for (double &x : t) {
@@ -105,13 +143,18 @@ template <typename F> double medianSeconds(const float *v, size_t n, F f) {
 
 int main(int argc, char **argv) {
   int keys = argc > 1 ? std::atoi(argv[1]) : 4096;
-  if (keys < 4 || keys % 4 != 0) {
-    std::fprintf(stderr, "keys: a positive multiple of 4\n");
+  if (keys < 256 || keys % 256 != 0) {
+    std::fprintf(stderr, "keys: a positive multiple of 256 (key tiles)\n");
     return 1;
   }
   size_t n = size_t(kHeads) * keys * kDim;
   std::vector<float> k(n), v(n), q(kHeads * 4 * kDim, 1.0f),
       s(size_t(kHeads) * keys * 4 + 16);
+  float *rotated = static_cast<float *>(
+      std::aligned_alloc(64, size_t(kHeads) * 256 * kDim * sizeof(float)));
+  float *table =
+      static_cast<float *>(std::aligned_alloc(64, 256 * kDim * sizeof(float)));
+  std::fill(table, table + 256 * kDim, 0.5f);
   for (size_t i = 0; i < n; ++i) {
     k[i] = float(i % 7);
     v[i] = float(i % 5);
@@ -136,5 +179,14 @@ int main(int argc, char **argv) {
     std::printf("rows ahead %2d: T0 %.1f  T1 %.1f  T2 %.1f GB/s\n", distance,
                 bytes / t0 / 1e9, bytes / t1 / 1e9, bytes / t2 / 1e9);
   }
+  for (int distance : {0, 16, 32, 64}) {
+    double t = medianSeconds(v.data(), n, [&] {
+      rotateTiles(k.data(), table, rotated, keys, distance);
+    });
+    std::printf("rotation into 1 MiB tiles, rows ahead %2d (T1): K %.1f GB/s\n",
+                distance, bytes / t / 1e9);
+  }
+  std::free(rotated);
+  std::free(table);
   return 0;
 }

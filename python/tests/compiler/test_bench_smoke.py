@@ -185,6 +185,52 @@ def test_attention_bench_bf16_smoke():
     for row in rows:
         error = float(row.split("|")[7])
         assert 0 <= error <= 2.0 ** -7, row
+    # Decode rows state each rate as a fraction of the read bandwidth probed
+    # over the same bytes (issue 35's decode target): rate / fraction is a
+    # plausible bandwidth, not a placeholder.
+    decode = next(row for row in rows if row.startswith("| decode"))
+    for cell in decode.split("|")[5:7]:
+        match = re.fullmatch(r"\s*([0-9.]+) GB/s \(([0-9.]+)\)\s*", cell)
+        assert match, decode
+        rate, fraction = float(match.group(1)), float(match.group(2))
+        assert rate > 0 and fraction > 0 and 0.1 < rate / fraction < 10000, decode
+
+
+@pytest.mark.parametrize("element", ["f32", "bf16"])
+def test_decode_ab_compares_option_sets_on_equal_bits(element):
+    """bench/decode_ab.py times one decode step under each option set and
+    refuses sets whose outputs differ in any bit: prefetching (a codegen
+    choice) must not change the result. No timing assertions."""
+    script = ROOT / "bench" / "decode_ab.py"
+    flags = ["--bf16"] if element == "bf16" else []
+    result = subprocess.run(
+        [sys.executable, str(script), "40", *flags, "--rounds", "2",
+         "--options", "contraction-prefetch-rows=0",
+         "--options", "contraction-prefetch-rows=4"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(f"decode L=40 {element}"), result.stdout
+    timed = [line for line in lines[1:] if "GB/s" in line]
+    assert [line.split()[-1] for line in timed] == [
+        "contraction-prefetch-rows=0", "contraction-prefetch-rows=4"]
+    # Option sets whose results differ are refused: 256-bit register tiles
+    # add Q·Kᵀ's products in another order than 512-bit ones.
+    differ = subprocess.run(
+        [sys.executable, str(script), "40", "--rounds", "1",
+         "--options", "contraction-vector-bits=512",
+         "--options", "contraction-vector-bits=256"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert differ.returncode == 1, differ.stdout + differ.stderr
+    assert "FAIL: contraction-vector-bits=256 gives other bits" in differ.stdout
+    # A misspelt option is an error that names it.
+    bad = subprocess.run(
+        [sys.executable, str(script), "40", "--rounds", "1",
+         "--options", "contraction-prefetch-rows=0",
+         "--options", "contraction-prefetch-rowz=4"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert bad.returncode != 0
+    assert "contraction-prefetch-rowz" in bad.stdout + bad.stderr
 
 
 PEERS_PYTHON = pathlib.Path("/work/peers/bin/python")

@@ -689,20 +689,19 @@ private:
                     for (int64_t c = 0; c < width; ++c)
                       prefetchVectorRow(
                           b, loc, ivs, plan.colDim, addIndex(b, loc, col, c),
-                          plan.reductionDim, indexConstant(b, loc, 0));
+                          plan.reductionDim, indexConstant(b, loc, 0),
+                          *getConstantIntValue(ubs[plan.reductionDim]));
                   emitDotTile(b, loc, ivs, row, rowCount, col, width);
                 });
   }
 
   /// Prefetches the lines of the vector operand's row `rowIndex` +
-  /// prefetchRows along `rowDim` (loop dims), from `start` along `lineDim`
-  /// (unit stride) to the end of its extent in this tile: the tile's
+  /// prefetchRows along `rowDim` (loop dims): `extent` elements from `start`
+  /// along `lineDim` (unit stride), those the tile reads of a row: its
   /// columns (outer product) or the whole reduction (Dot form).
   void prefetchVectorRow(OpBuilder &b, Location loc, SmallVector<Value> ivs,
                          unsigned rowDim, Value rowIndex, unsigned lineDim,
-                         Value start, int64_t extent = 0) {
-    if (extent == 0)
-      extent = *getConstantIntValue(ubs[lineDim]);
+                         Value start, int64_t extent) {
     ivs[rowDim] = addIndex(b, loc, rowIndex, tile.prefetchRows);
     ivs[lineDim] = start;
     Value position = rope::linearPosition(b, loc, plan.vectorOperand.memref,
@@ -1041,11 +1040,12 @@ struct ContractionToRegisterTiles
           plan->colDim};
       return packed;
     };
+    RegisterTileEmitter emitter(*plan, tile, ubs, element);
     // A widened copy in decode reads its source once, as the tiles would
     // have: prefetched the same way.
     std::optional<rope::PrefetchBuffer> packStream;
     if (plan->packSource && plan->packWidens && tile.prefetchRows > 0 &&
-        RegisterTileEmitter(*plan, tile, ubs, element).oneRowTile())
+        emitter.oneRowTile())
       packStream =
           rope::prefetchBufferOf(rewriter, loc, plan->packSource->memref);
     auto pack = [&](OpBuilder &b, Location loc, Value packed,
@@ -1067,7 +1067,6 @@ struct ContractionToRegisterTiles
         ivs[d] = indexConstant(rewriter, loc, 0);
       pack(rewriter, loc, sharedPack, ivs);
     }
-    RegisterTileEmitter emitter(*plan, tile, ubs, element);
     if (emitter.streamsVectorOperand())
       emitter.setStreamBuffer(
           rope::prefetchBufferOf(rewriter, loc, plan->vectorOperand.memref));

@@ -124,7 +124,8 @@ struct RopeToLLVMCpuPipelineOptions
       *this, "prefetch-rows",
       llvm::cl::desc("rope-prefetch-strided-rows' distance: rows ahead that "
                      "vector loops over rows apart in memory (MLA's rope "
-                     "slice of q) prefetch; 0: none"),
+                     "slice of q) or over runs of rows apart (a key tile of "
+                     "every head) prefetch; 0: none"),
       llvm::cl::init(16)};
   PassOptions::Option<AngleMethod> angle{
       *this, "angle",

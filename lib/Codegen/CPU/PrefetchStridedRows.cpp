@@ -17,6 +17,14 @@
 // lines 16 rows ahead (issue 18; docs/PERFORMANCE.md, "Numbers from code
 // comments").
 //
+// The same holds for contiguous rows read from a view made of several runs
+// of them apart (rowsInRunsApart): a tile of keys of every head of K, or of
+// tokens of every head of [B, H, S, D], visited a few heads at a time. Each
+// head's rows are a run that restarts every tile, and the loop interleaves
+// as many runs as it visits heads at once; the rows past a run's tile are
+// the same run's next rows, visited with the next tile (issue 35). A single
+// run ([B, S, H, D]'s rows) is left to the hardware.
+//
 // Rows ahead stop at the view's last row unless the enclosing loop visits
 // the rows past it next (rowsContinue: MLA's q, a token's heads and then the
 // next token's, faster than stopping at each token's last head); a
@@ -36,6 +44,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <limits>
 
@@ -49,48 +58,115 @@ using namespace mlir;
 namespace {
 
 /// The rows a loop touches in one memref: `memref[leading..., iv, *]`.
+/// `runOn`: the rows are contiguous, one run of a view made of several runs
+/// apart (see rowsInRunsApart), so the rows past the view's last row are
+/// the same run's in the buffer.
 struct StridedRows {
   Value memref;
   SmallVector<Value> leading;
+  bool runOn = false;
 };
 
-/// The memref and indices of a vector access, if it is one.
+/// The memref and indices of a vector access, if it is one, and whether
+/// it reads.
 struct Access {
   Value memref;
   ValueRange indices;
+  bool isRead;
 };
 
 std::optional<Access> vectorAccess(Operation *op) {
   if (auto read = dyn_cast<vector::TransferReadOp>(op))
-    return Access{read.getBase(), read.getIndices()};
+    return Access{read.getBase(), read.getIndices(), true};
   if (auto write = dyn_cast<vector::TransferWriteOp>(op))
-    return Access{write.getBase(), write.getIndices()};
+    return Access{write.getBase(), write.getIndices(), false};
   if (auto load = dyn_cast<vector::LoadOp>(op))
-    return Access{load.getBase(), load.getIndices()};
+    return Access{load.getBase(), load.getIndices(), true};
   if (auto store = dyn_cast<vector::StoreOp>(op))
-    return Access{store.getBase(), store.getIndices()};
+    return Access{store.getBase(), store.getIndices(), false};
   return std::nullopt;
 }
 
-/// Whether `type`'s rows (its last dim) are apart: a static last dim of
-/// stride 1, and a static row stride larger than the row; elements of a
-/// known size (integers and floats).
-bool rowsApart(MemRefType type) {
+/// The strides of `type` when its rows (its last dim) are a static number
+/// of elements of a known size (integers and floats) at stride 1 and its
+/// row stride is static; none otherwise.
+std::optional<SmallVector<int64_t>> rowStrides(MemRefType type) {
   int64_t rank = type.getRank();
   if (rank < 2 || type.isDynamicDim(rank - 1) ||
       !type.getElementType().isIntOrFloat())
-    return false;
+    return std::nullopt;
   SmallVector<int64_t> strides;
   int64_t offset;
-  if (failed(type.getStridesAndOffset(strides, offset)))
+  if (failed(type.getStridesAndOffset(strides, offset)) ||
+      strides[rank - 1] != 1 || ShapedType::isDynamic(strides[rank - 2]))
+    return std::nullopt;
+  return strides;
+}
+
+/// Whether `type`'s rows are apart: the row stride is larger than the row.
+bool rowsApart(MemRefType type) {
+  std::optional<SmallVector<int64_t>> strides = rowStrides(type);
+  int64_t rank = type.getRank();
+  return strides && (*strides)[rank - 2] > type.getDimSize(rank - 1);
+}
+
+/// Whether `type`'s rows are contiguous but the view is several runs of
+/// them apart in memory: a leading dim of more than one index whose static
+/// stride is larger than the run (the rows' count times their stride; a
+/// dynamic count is taken as smaller). A tile of K's keys for every head
+/// ([H, keys, D] of [H, L, D]) or of [B, H, S, D]'s tokens: each head's
+/// rows are a run of their own, and a loop over the rows of a few heads
+/// at a time (convert-rope-to-vector's jammed heads) interleaves as many
+/// runs, each restarting every tile, which the hardware prefetchers follow
+/// too late: the rotation of the (hf) decode module's key tiles read K at
+/// 12 GB/s without a prefetch and 19 GB/s with one, where one run read
+/// alone streams at 35 (bench/cpp/stream_prefetch_probe.cpp; a single run,
+/// [B, S, H, D]'s rows, lost 2-17 % to the same prefetch: it is left to
+/// the hardware).
+bool rowsInRunsApart(MemRefType type) {
+  std::optional<SmallVector<int64_t>> strides = rowStrides(type);
+  int64_t rank = type.getRank();
+  if (!strides || (*strides)[rank - 2] != type.getDimSize(rank - 1))
     return false;
-  return strides[rank - 1] == 1 && !ShapedType::isDynamic(strides[rank - 2]) &&
-         strides[rank - 2] > type.getDimSize(rank - 1);
+  int64_t rows = type.getDimSize(rank - 2);
+  for (int64_t dim = 0; dim < rank - 2; ++dim) {
+    int64_t stride = (*strides)[dim];
+    if (type.getDimSize(dim) == 1 || ShapedType::isDynamic(stride))
+      continue;
+    if (ShapedType::isDynamic(rows) ? stride > (*strides)[rank - 2]
+                                    : stride > rows * (*strides)[rank - 2])
+      return true;
+  }
+  return false;
+}
+
+/// Whether `v` is defined outside `loop`, or computed in it by pure ops
+/// without regions from such values (convert-rope-to-vector's jammed heads
+/// index head h + 1 and h + 2 in the body): a few levels deep.
+bool isInvariant(scf::ForOp loop, Value v, int depth = 3) {
+  if (loop.isDefinedOutsideOfLoop(v))
+    return true;
+  Operation *op = v.getDefiningOp();
+  return depth > 0 && op && isPure(op) && op->getNumRegions() == 0 &&
+         op->getBlock() == loop.getBody() &&
+         llvm::all_of(op->getOperands(), [&](Value operand) {
+           return isInvariant(loop, operand, depth - 1);
+         });
+}
+
+/// Moves what computes `v` (isInvariant) in front of `loop`.
+void hoist(scf::ForOp loop, Value v) {
+  if (loop.isDefinedOutsideOfLoop(v))
+    return;
+  Operation *op = v.getDefiningOp();
+  for (Value operand : op->getOperands())
+    hoist(loop, operand);
+  loop.moveOutOfLoop(op);
 }
 
 /// The rows of strided memrefs that `loop` (step 1) visits by its induction
-/// variable, outside nested loops, with the rest of their indices defined
-/// outside the loop.
+/// variable, outside nested loops, with the rest of their indices invariant
+/// in the loop (isInvariant; moved in front of it).
 SmallVector<StridedRows> stridedRowsOf(scf::ForOp loop) {
   SmallVector<StridedRows> found;
   std::optional<APInt> step = loop.getConstantStep();
@@ -104,23 +180,30 @@ SmallVector<StridedRows> stridedRowsOf(scf::ForOp loop) {
     if (!access)
       return WalkResult::advance();
     auto type = dyn_cast<MemRefType>(access->memref.getType());
-    if (!type || !rowsApart(type) ||
-        !loop.isDefinedOutsideOfLoop(access->memref))
+    if (!type || !loop.isDefinedOutsideOfLoop(access->memref))
+      return WalkResult::advance();
+    // Runs are prefetched where they are read: a write prefetch holds a
+    // fill buffer until the line is owned (see the pass's contract).
+    bool runOn = access->isRead && rowsInRunsApart(type);
+    if (!runOn && !rowsApart(type))
       return WalkResult::advance();
     int64_t rank = type.getRank();
     if (access->indices[rank - 2] != iv)
       return WalkResult::advance();
     SmallVector<Value> leading(access->indices.take_front(rank - 2));
-    if (!llvm::all_of(leading,
-                      [&](Value v) { return loop.isDefinedOutsideOfLoop(v); }))
+    if (!llvm::all_of(leading, [&](Value v) { return isInvariant(loop, v); }))
       return WalkResult::advance();
     bool seen = llvm::any_of(found, [&](const StridedRows &rows) {
       return rows.memref == access->memref && rows.leading == leading;
     });
     if (!seen)
-      found.push_back(StridedRows{access->memref, leading});
+      found.push_back(StridedRows{access->memref, leading, runOn});
     return WalkResult::advance();
   });
+  // The prefetch's row offset is formed before the loop.
+  for (StridedRows &rows : found)
+    for (Value v : rows.leading)
+      hoist(loop, v);
   return found;
 }
 
@@ -193,6 +276,8 @@ void prefetchAhead(scf::ForOp loop, const StridedRows &rows, int64_t distance,
   // A view of at most `distance` rows that the enclosing loop does not
   // continue: every prefetch would name its last row, already on its way.
   Continuation onward = rowsContinue(loop, rows.memref);
+  if (rows.runOn)
+    onward = Continuation{Continuation::Always, {}, -1};
   if (onward.kind == Continuation::Never && !type.isDynamicDim(rank - 2) &&
       type.getDimSize(rank - 2) <= distance)
     return;

@@ -240,3 +240,103 @@ func.func @tokens_outer(%q: memref<64x8x192xbf16>) {
   }
   return
 }
+
+// -----
+
+// A decode key tile's rotation (convert-rope-to-vector's form): K's rows of
+// 8 heads × L keys, a chunk of keys for every head, three heads' rows read
+// at a time (h, h + 1, h + 2, computed in the loop) and written rotated
+// into a tile. Each head's rows are contiguous, but the view is 8 runs of
+// them apart (head stride 131072 > the chunk's rows): each run read gets
+// its prefetches, into the rows past the chunk (the same head's next keys,
+// no bound but the buffer's). The head indices are moved in front of the
+// loop for the rows' offsets. The tile written and the cos/sin table read
+// (one contiguous run: rows × 64 = the leading stride) get none.
+// CHECK-LABEL: func.func @key_runs(
+//  CHECK-SAME:     %[[K:.*]]: memref<8x4096x128xf32>
+//       CHECK:   %[[BASE:.*]], %{{.*}}, %{{.*}}:3, %{{.*}}:3 = memref.extract_strided_metadata %[[K]]
+//       CHECK:   %[[FLAT:.*]] = memref.reinterpret_cast %[[BASE]]
+//       CHECK:   scf.for %[[H:.*]] =
+//       CHECK:     %[[H1:.*]] = arith.addi %[[H]], %{{c1(_[0-9]+)?}}
+//       CHECK:     %[[H2:.*]] = arith.addi %[[H]], %{{c2(_[0-9]+)?}}
+//       CHECK:     %{{.*}}, %[[ROFF:.*]], %{{.*}}:3, %[[RSTRIDES:.*]]:3 = memref.extract_strided_metadata %[[CHUNK:.*]] :
+//       CHECK:     arith.muli %[[H]], %[[RSTRIDES]]#0
+//       CHECK:     arith.muli %[[H1]], %{{.*}}#0
+//       CHECK:     arith.muli %[[H2]], %{{.*}}#0
+//       CHECK:     scf.for %[[J:.*]] =
+//       CHECK:       %[[PLUS:.*]] = arith.addi %[[J]], %{{c16(_[0-9]+)?}}
+//       CHECK:       arith.minsi %[[PLUS]], %{{c9223372036854775807(_[0-9]+)?}}
+// CHECK-COUNT-9:     memref.prefetch %[[FLAT]]
+//       CHECK:       arith.minsi %{{.*}}, %{{c9223372036854775807(_[0-9]+)?}}
+// CHECK-COUNT-9:     memref.prefetch %[[FLAT]]
+//       CHECK:       arith.minsi %{{.*}}, %{{c9223372036854775807(_[0-9]+)?}}
+// CHECK-COUNT-9:     memref.prefetch %[[FLAT]]
+//   CHECK-NOT:       memref.prefetch
+//       CHECK:       vector.load %[[CHUNK]][%[[H]], %[[J]], %{{c0(_[0-9]+)?}}]
+//   CHECK-NOT:   memref.prefetch
+//       CHECK:   return
+func.func @key_runs(%k: memref<8x4096x128xf32>, %tile: memref<8x32x128xf32>, %table: memref<2x32x64xf32>, %first: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c6 = arith.constant 6 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %chunk = memref.subview %k[0, %first, 0] [8, 32, 128] [1, 1, 1] : memref<8x4096x128xf32> to memref<8x32x128xf32, strided<[524288, 128, 1], offset: ?>>
+  scf.for %h = %c0 to %c6 step %c3 {
+    scf.for %j = %c0 to %c32 step %c1 {
+      %h1 = arith.addi %h, %c1 : index
+      %h2 = arith.addi %h, %c2 : index
+      %cos = vector.load %table[%c0, %j, %c0] : memref<2x32x64xf32>, vector<16xf32>
+      %a = vector.load %chunk[%h, %j, %c0] : memref<8x32x128xf32, strided<[524288, 128, 1], offset: ?>>, vector<16xf32>
+      %b = vector.load %chunk[%h1, %j, %c0] : memref<8x32x128xf32, strided<[524288, 128, 1], offset: ?>>, vector<16xf32>
+      %c = vector.load %chunk[%h2, %j, %c64] : memref<8x32x128xf32, strided<[524288, 128, 1], offset: ?>>, vector<16xf32>
+      %ra = arith.mulf %a, %cos : vector<16xf32>
+      %rb = arith.mulf %b, %cos : vector<16xf32>
+      %rc = arith.mulf %c, %cos : vector<16xf32>
+      vector.store %ra, %tile[%h, %j, %c0] : memref<8x32x128xf32>, vector<16xf32>
+      vector.store %rb, %tile[%h1, %j, %c0] : memref<8x32x128xf32>, vector<16xf32>
+      vector.store %rc, %tile[%h2, %j, %c0] : memref<8x32x128xf32>, vector<16xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// Left alone: runs only written (write prefetches hold fill buffers), a
+// view whose leading stride is its rows' (one contiguous run: [T, H, D]
+// visited head by head), a leading dim of one index, and a head index
+// that depends on the loop's variable.
+// CHECK-LABEL: func.func @runs_left_alone(
+//   CHECK-NOT:   memref.prefetch
+//       CHECK:   return
+func.func @runs_left_alone(%k: memref<8x4096x128xf32>, %x: memref<64x8x128xf32>, %src: memref<8x32x128xf32>, %first: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %chunk = memref.subview %k[0, %first, 0] [8, 32, 128] [1, 1, 1] : memref<8x4096x128xf32> to memref<8x32x128xf32, strided<[524288, 128, 1], offset: ?>>
+  %one = memref.subview %k[0, %first, 0] [1, 32, 128] [1, 1, 1] : memref<8x4096x128xf32> to memref<1x32x128xf32, strided<[524288, 128, 1], offset: ?>>
+  scf.for %j = %c0 to %c32 step %c1 {
+    %v = vector.load %src[%c0, %j, %c0] : memref<8x32x128xf32>, vector<16xf32>
+    vector.store %v, %chunk[%c0, %j, %c0] : memref<8x32x128xf32, strided<[524288, 128, 1], offset: ?>>, vector<16xf32>
+  }
+  scf.for %t = %c0 to %c32 step %c1 {
+    scf.for %h = %c0 to %c8 step %c1 {
+      %v = vector.load %x[%t, %h, %c0] : memref<64x8x128xf32>, vector<16xf32>
+      vector.store %v, %src[%c0, %h, %c0] : memref<8x32x128xf32>, vector<16xf32>
+    }
+  }
+  scf.for %j = %c0 to %c32 step %c1 {
+    %v = vector.load %one[%c0, %j, %c0] : memref<1x32x128xf32, strided<[524288, 128, 1], offset: ?>>, vector<16xf32>
+    vector.store %v, %src[%c0, %j, %c0] : memref<8x32x128xf32>, vector<16xf32>
+  }
+  scf.for %j = %c0 to %c8 step %c1 {
+    %h = arith.addi %j, %c1 : index
+    %v = vector.load %chunk[%h, %j, %c0] : memref<8x32x128xf32, strided<[524288, 128, 1], offset: ?>>, vector<16xf32>
+    vector.store %v, %src[%c0, %j, %c0] : memref<8x32x128xf32>, vector<16xf32>
+  }
+  return
+}

@@ -314,7 +314,8 @@ def RopePrefetchStridedRowsPass : Pass<"rope-prefetch-strided-rows"> {
     Inserts software prefetches (into L2, `distance` rows ahead, clamped to the
     buffer) into `scf.for` loops that read or write vector rows of a memref
     whose rows are apart in memory, which the hardware prefetchers do not
-    follow.
+    follow, and that read contiguous rows of a view made of several runs of
+    them apart (a key tile of every head of K, read a few heads at a time).
 
     ```mlir
     scf.for %r = %c0 to %n step %c1 {

@@ -8,6 +8,11 @@ minute to minute (issue 35).
     python3 bench/decode_ab.py 4096 --options contraction-prefetch-rows=0 \\
         --options contraction-prefetch-rows=32
     python3 bench/decode_ab.py 16384 --bf16 --options ... --options ...
+    /work/peers/bin/python bench/decode_ab.py 4096 --hf --options ...
+
+With `--hf`, the step is the (hf) section's Hugging Face Llama-3-8B decode
+module instead (a cache of keys before RoPE, rotated by the module each
+step), exported by torch-mlir: it needs the peers.
 
 The step is `rope.attention` on Llama-3-8B's shapes as the (bf16) section of
 attention_bench.py builds it (Hq 32, Hkv 8, D 128, one query per head against
@@ -48,6 +53,27 @@ def pipeline_with(options: str) -> str:
     return f"{base[:end]} {options}{base[end:]}"
 
 
+def kernel_step(length: int, bf16: bool, element: str):
+    """The rope.attention decode step on a cache of rotated keys and its
+    inputs (q, k, v): Llama-3-8B's heads, random normal values."""
+    heads, groups, dim = (attention_bench.HF_KV_HEADS,
+                          attention_bench.HF_HEADS // attention_bench.HF_KV_HEADS,
+                          attention_bench.HF_DIM)
+    text = attention_bench.BF16_MODULE.format(
+        q=f"tensor<1x{heads}x{groups}x1x{dim}x{element}>",
+        kv=f"tensor<1x{heads}x{length}x{dim}x{element}>",
+        scale=dim ** -0.5, causal="")
+    rng = np.random.default_rng(0)
+    dtype = np.float32
+    if bf16:
+        import ml_dtypes
+        dtype = ml_dtypes.bfloat16
+    q = rng.standard_normal((1, heads, groups, 1, dim)).astype(dtype)
+    k, v = (rng.standard_normal((1, heads, length, dim)).astype(dtype)
+            for _ in range(2))
+    return text, [q, k, v]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("length", type=int, help="L, the cached keys")
@@ -55,29 +81,30 @@ def main() -> int:
                         help="rope-to-llvm-cpu options of one variant "
                         "(repeat: at least two)")
     parser.add_argument("--bf16", action="store_true", help="bf16 Q, K, V")
+    parser.add_argument("--hf", action="store_true",
+                        help="the (hf) section's decode module (needs the "
+                        "peers: torch, transformers, torch-mlir)")
     parser.add_argument("--rounds", type=int, default=31)
     args = parser.parse_args()
     if args.length < 1 or args.rounds < 1 or len(args.options) < 2:
         parser.error("a positive length and rounds, and two --options")
+    if args.hf and args.bf16:
+        parser.error("--hf runs the f32 module; --bf16 is for the kernel")
     element = "bf16" if args.bf16 else "f32"
-    heads, groups, dim = (attention_bench.HF_KV_HEADS,
-                          attention_bench.HF_HEADS // attention_bench.HF_KV_HEADS,
-                          attention_bench.HF_DIM)
-    text = attention_bench.BF16_MODULE.format(
-        q=f"tensor<1x{heads}x{groups}x1x{dim}x{element}>",
-        kv=f"tensor<1x{heads}x{args.length}x{dim}x{element}>",
-        scale=dim ** -0.5, causal="")
-    rng = np.random.default_rng(0)
-    dtype = np.float32
-    if args.bf16:
-        import ml_dtypes
-        dtype = ml_dtypes.bfloat16
-    q = rng.standard_normal((1, heads, groups, 1, dim)).astype(dtype)
-    k, v = (rng.standard_normal((1, heads, args.length, dim)).astype(dtype)
-            for _ in range(2))
+    if args.hf:
+        missing = attention_bench.hf_missing()
+        if missing:
+            raise SystemExit(f"--hf needs the peers: {missing}")
+        case = attention_bench.HfCase(attention_bench.load_generator(),
+                                      "decode", args.length)
+        text, inputs = case.export(), case.args
+        k, v = inputs[1], inputs[2]
+    else:
+        text, inputs = kernel_step(args.length, args.bf16, element)
+        k, v = inputs[1], inputs[2]
     functions = [rope_mlir.jit(text, pipeline=pipeline_with(o)).function("main")
                  for o in args.options]
-    outputs = [np.asarray(f(q, k, v)) for f in functions]
+    outputs = [np.asarray(f(*inputs)) for f in functions]
     for options, out in zip(args.options[1:], outputs[1:]):
         if not np.array_equal(out.view(np.uint8), outputs[0].view(np.uint8)):
             print(f"FAIL: {options} gives other bits than {args.options[0]}")
@@ -86,10 +113,11 @@ def main() -> int:
     for _ in range(args.rounds):
         for f, samples in zip(functions, times):
             start = time.thread_time()
-            f(q, k, v)
+            f(*inputs)
             samples.append(time.thread_time() - start)
     nbytes = k.nbytes + v.nbytes
-    print(f"decode L={args.length} {element}, K and V {nbytes / 1e6:.1f} MB, "
+    print(f"decode L={args.length} {'(hf module) ' if args.hf else ''}"
+          f"{element}, K and V {nbytes / 1e6:.1f} MB, "
           f"{args.rounds} interleaved rounds, thread CPU time per call:")
     for options, samples in zip(args.options, times):
         median = float(np.median(samples))

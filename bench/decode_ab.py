@@ -12,7 +12,8 @@ minute to minute (issue 35).
 
 With `--hf`, the step is the (hf) section's Hugging Face Llama-3-8B decode
 module instead (a cache of keys before RoPE, rotated by the module each
-step), exported by torch-mlir: it needs the peers.
+step), exported by torch-mlir: it needs the peers. `--hf --bf16` is that
+layer as the (hf-bf16) section runs it (a bf16 model).
 
 The step is `rope.attention` on Llama-3-8B's shapes as the (bf16) section of
 attention_bench.py builds it (Hq 32, Hkv 8, D 128, one query per head against
@@ -88,16 +89,19 @@ def main() -> int:
     args = parser.parse_args()
     if args.length < 1 or args.rounds < 1 or len(args.options) < 2:
         parser.error("a positive length and rounds, and two --options")
-    if args.hf and args.bf16:
-        parser.error("--hf runs the f32 module; --bf16 is for the kernel")
     element = "bf16" if args.bf16 else "f32"
     if args.hf:
         missing = attention_bench.hf_missing()
         if missing:
             raise SystemExit(f"--hf needs the peers: {missing}")
-        case = attention_bench.HfCase(attention_bench.load_generator(),
-                                      "decode", args.length)
-        text, inputs = case.export(), case.args
+        gen = attention_bench.load_generator()
+        if args.bf16:
+            case = attention_bench.HfBf16Case(gen, "decode", args.length)
+            text = case.export(True)
+        else:
+            case = attention_bench.HfCase(gen, "decode", args.length)
+            text = case.export()
+        inputs = case.args
         k, v = inputs[1], inputs[2]
     else:
         text, inputs = kernel_step(args.length, args.bf16, element)

@@ -18,7 +18,10 @@
 // before RoPE costs each step (the (hf) decode module): each key tile of 256
 // keys × 8 heads rotated (rotate_half, cos/sin from a table) into a 1 MiB
 // buffer, three heads' rows at a time as convert-rope-to-vector jams them,
-// with and without an L2 prefetch of the rows ahead. Not part of any test;
+// with and without an L2 prefetch of the rows ahead. Last, that rotation
+// followed by Q·Kᵀ over each rotated tile (as the (hf) module runs now)
+// against Q·Kᵀ with each key rotated in registers as it is loaded (the
+// fusion not built: no tile written or read back). Not part of any test;
 // x86 with AVX-512 only:
 //
 //   clang++-22 -O3 -march=native bench/cpp/stream_prefetch_probe.cpp \
@@ -93,14 +96,17 @@ __attribute__((noinline)) void scores(const float *k, const float *q, float *s,
   }
 }
 
-/// K's tiles of 256 keys rotated into `out` ([8][256][128]), 32 keys at a
-/// time, three heads' rows at a time, 8-lane vectors (as rope-to-llvm-cpu's
-/// vector-bytes=32 lowers them); the rows `distance` ahead prefetched into L2.
-__attribute__((noinline)) void rotateTiles(const float *k, const float *table,
-                                           float *out, int keys, int distance) {
+/// The keys [first, first + 256) of K's 8 heads rotated into `out`
+/// ([8][256][128]), 32 keys at a time, three heads' rows at a time, 8-lane
+/// vectors (as rope-to-llvm-cpu's vector-bytes=32 lowers them); the rows
+/// `distance` ahead prefetched into L2.
+__attribute__((noinline)) void rotateTile(const float *k, const float *table,
+                                          float *out, int keys, int first,
+                                          int distance) {
   constexpr int kTile = 256, kChunk = 32, kJam = 3, kHalf = kDim / 2;
   const float *end = k + size_t(kHeads) * keys * kDim;
-  for (int t = 0; t + kTile <= keys; t += kTile)
+  const int t = first;
+  {
     for (int c = 0; c < kTile; c += kChunk)
       for (int h0 = 0; h0 < kHeads; h0 += kJam)
         for (int j = 0; j < kChunk; ++j)
@@ -124,6 +130,55 @@ __attribute__((noinline)) void rotateTiles(const float *k, const float *table,
                               _mm256_fmadd_ps(a, sin, _mm256_mul_ps(b, cos)));
             }
           }
+  }
+}
+
+/// Every 256-key tile of K rotated into the same `out` (rotateTile).
+void rotateTiles(const float *k, const float *table, float *out, int keys,
+                 int distance) {
+  for (int t = 0; t + 256 <= keys; t += 256)
+    rotateTile(k, table, out, keys, t, distance);
+}
+
+/// Q·Kᵀ of the 4 queries of each KV head against K stored before RoPE, each
+/// key's two halves rotated in registers by its cos/sin row (`table`, one
+/// row per key of a 256-key tile) as they are loaded: the dot form with no
+/// tile written. K's rows 32 ahead are prefetched into L2.
+__attribute__((noinline)) void scoresRotated(const float *k, const float *q,
+                                             const float *table, float *s,
+                                             int keys) {
+  constexpr int kHalf = kDim / 2;
+  const float *end = k + size_t(kHeads) * keys * kDim;
+  for (int h = 0; h < kHeads; ++h) {
+    const float *kh = k + size_t(h) * keys * kDim, *qh = q + h * 4 * kDim;
+    for (int j = 0; j < keys; j += 4) {
+      const float *k0 = kh + size_t(j) * kDim;
+      prefetchRows<_MM_HINT_T1>(k0 + 32 * kDim, end);
+      __m512 acc[16];
+      for (auto &a : acc)
+        a = _mm512_setzero_ps();
+      for (int d = 0; d < kHalf; d += 16)
+        for (int r = 0; r < 4; ++r) {
+          const float *cs = table + ((j + r) % 256) * kDim;
+          __m512 a = _mm512_loadu_ps(k0 + r * kDim + d),
+                 b = _mm512_loadu_ps(k0 + r * kDim + kHalf + d),
+                 cos = _mm512_load_ps(cs + d),
+                 sin = _mm512_load_ps(cs + kHalf + d);
+          __m512 lo = _mm512_fnmadd_ps(b, sin, _mm512_mul_ps(a, cos));
+          __m512 hi = _mm512_fmadd_ps(a, sin, _mm512_mul_ps(b, cos));
+          for (int t = 0; t < 4; ++t) {
+            acc[r * 4 + t] = _mm512_fmadd_ps(
+                lo, _mm512_loadu_ps(qh + t * kDim + d), acc[r * 4 + t]);
+            acc[r * 4 + t] = _mm512_fmadd_ps(
+                hi, _mm512_loadu_ps(qh + t * kDim + kHalf + d), acc[r * 4 + t]);
+          }
+        }
+      __m512 total = acc[0];
+      for (int i = 1; i < 16; ++i)
+        total = _mm512_add_ps(total, acc[i]);
+      _mm512_storeu_ps(s + (size_t(h) * keys + j) * 4, total);
+    }
+  }
 }
 
 template <typename F> double medianSeconds(const float *v, size_t n, F f) {
@@ -186,6 +241,21 @@ int main(int argc, char **argv) {
     std::printf("rotation into 1 MiB tiles, rows ahead %2d (T1): K %.1f GB/s\n",
                 distance, bytes / t / 1e9);
   }
+  // The key side of a decode step of the (hf) module: as it runs now (each
+  // 256-key tile rotated with the rows 16 ahead prefetched, then Q·Kᵀ over
+  // the tile) and with the rotation in Q·Kᵀ's registers.
+  double now = medianSeconds(v.data(), n, [&] {
+    for (int t = 0; t < keys; t += 256) {
+      rotateTile(k.data(), table, rotated, keys, t, 16);
+      scores<_MM_HINT_T1>(rotated, q.data(), s.data(), 256, 0);
+    }
+  });
+  double fused = medianSeconds(v.data(), n, [&] {
+    scoresRotated(k.data(), q.data(), table, s.data(), keys);
+  });
+  std::printf("K side of a decode step: rotate each tile, then Q·Kᵀ %.3f ms; "
+              "rotated in Q·Kᵀ's registers %.3f ms\n",
+              now * 1e3, fused * 1e3);
   std::free(rotated);
   std::free(table);
   return 0;

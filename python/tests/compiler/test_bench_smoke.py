@@ -236,34 +236,26 @@ def test_decode_ab_compares_option_sets_on_equal_bits(element):
 PEERS_PYTHON = pathlib.Path("/work/peers/bin/python")
 
 
-def test_decode_ab_hf_refuses_bf16():
-    """--hf times the (hf) f32 module; asking for it in bf16 is an error that
-    names both flags (before anything is exported)."""
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "decode_ab.py"), "40", "--hf",
-         "--bf16", "--options", "prefetch-rows=0", "--options",
-         "prefetch-rows=16"],
-        cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 2, result.stdout + result.stderr
-    assert "--hf" in result.stderr and "--bf16" in result.stderr
-
-
 @pytest.mark.skipif(not PEERS_PYTHON.exists(),
                     reason=f"the peers' venv ({PEERS_PYTHON}) is absent")
 def test_decode_ab_hf_module_smoke():
-    """--hf exports the (hf) decode module (a cache of keys before RoPE) and
-    times it under each option set on equal bits: the key rotation's
-    prefetch (prefetch-rows) must not change the result."""
-    result = subprocess.run(
-        [str(PEERS_PYTHON), str(ROOT / "bench" / "decode_ab.py"), "40",
-         "--hf", "--rounds", "2", "--options", "prefetch-rows=0",
-         "--options", "prefetch-rows=16"],
-        cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
-    lines = result.stdout.splitlines()
-    assert lines[0].startswith("decode L=40 (hf module) f32"), result.stdout
-    timed = [line.split()[-1] for line in lines[1:] if "GB/s" in line]
-    assert timed == ["prefetch-rows=0", "prefetch-rows=16"], result.stdout
+    """--hf exports the (hf) decode module (a cache of keys before RoPE), in
+    f32 or as the bf16 model, and times it under each option set on equal
+    bits: the key rotation's prefetch (prefetch-rows) must not change the
+    result."""
+    for element, flags in (("f32", []), ("bf16", ["--bf16"])):
+        result = subprocess.run(
+            [str(PEERS_PYTHON), str(ROOT / "bench" / "decode_ab.py"), "40",
+             "--hf", *flags, "--rounds", "2", "--options", "prefetch-rows=0",
+             "--options", "prefetch-rows=16"],
+            cwd=ROOT, capture_output=True, text=True, timeout=600)
+        assert result.returncode == 0, (result.stdout[-2000:] +
+                                        result.stderr[-4000:])
+        lines = result.stdout.splitlines()
+        assert lines[0].startswith(f"decode L=40 (hf module) {element}"), \
+            result.stdout
+        timed = [line.split()[-1] for line in lines[1:] if "GB/s" in line]
+        assert timed == ["prefetch-rows=0", "prefetch-rows=16"], result.stdout
 
 
 @pytest.mark.skipif(not PEERS_PYTHON.exists(),

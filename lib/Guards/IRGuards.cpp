@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rope/Runtime/InputGuards.h"
+#include "rope/Guards/InputGuards.h"
 
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/BuiltinAttributes.h"

@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rope/Runtime/InputGuards.h"
+#include "rope/Guards/InputGuards.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"

@@ -21,6 +21,8 @@
 
 void mlir::rope::buildRopeFuseIntoAttentionPipeline(
     OpPassManager &pm, const RopeFuseIntoAttentionPipelineOptions &options) {
+  // IR that verifies but that MLIR 22's passes crash on is an error first.
+  pm.addPass(createRopeCheckIRSafetyPass());
   if (options.wholeAttention) {
     // A softmax written out in linalg ops first becomes linalg.softmax, then
     // attention rope.attention, tiled FlashAttention style with the

@@ -31,6 +31,8 @@ using namespace mlir;
 
 void mlir::rope::buildRopeToLLVMCpuPipeline(
     OpPassManager &pm, const RopeToLLVMCpuPipelineOptions &options) {
+  // IR that verifies but that MLIR 22's passes crash on is an error first.
+  pm.addPass(createRopeCheckIRSafetyPass());
   // The checks are generated from the input as the user wrote it (after
   // raising), before tiling and lowering make its ops our own code, which
   // needs none.
@@ -234,6 +236,8 @@ mlir::rope::AngleMethod mlir::rope::resolveGPUAngle(GPUAngle angle,
 
 void mlir::rope::buildRopeToNVVMPipeline(
     OpPassManager &pm, const RopeToNVVMPipelineOptions &options) {
+  // IR that verifies but that MLIR 22's passes crash on is an error first.
+  pm.addPass(createRopeCheckIRSafetyPass());
   // rope.attention as FlashAttention loops with one query row per iteration
   // of the outer scf.forall (GQA group heads tiled too): each GPU thread
   // owns a row and its online softmax, so no value is shared between

@@ -23,6 +23,8 @@
 
 void mlir::rope::buildRopeOptimizePipeline(
     OpPassManager &pm, const RopeOptimizePipelineOptions &options) {
+  // IR that verifies but that MLIR 22's passes crash on is an error first.
+  pm.addPass(createRopeCheckIRSafetyPass());
   // Frontends split attention into helper functions (JAX's @tril,
   // @_where): raising sees through calls only once they are inlined.
   pm.addPass(createInlinerPass());

@@ -10,9 +10,9 @@
 #include "rope/Runtime/RopeJit.h"
 #include "rope/Dialect/Rope/IR/RopeAttrs.h"
 #include "rope/Dialect/Rope/IR/RopeDialect.h"
+#include "rope/Guards/InputGuards.h"
 #include "rope/InitAllRope.h"
 #include "rope/Interop/HuggingFace.h"
-#include "rope/Runtime/InputGuards.h"
 #include "rope/Runtime/RuntimeSymbols.h"
 
 #include "mlir/AsmParser/AsmParser.h"

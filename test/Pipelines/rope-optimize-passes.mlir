@@ -6,8 +6,10 @@
 // runs, all of them in order (so each exactly once), one job each. The old
 // pipeline ran rope-raise (attention raised), then rope-fuse-into-attention
 // (softmax raised, attention raised again, tiled, scores fused), then
-// rope-tile-attention again; both checks below fail on it.
+// rope-tile-attention again; both checks below fail on it. Input that
+// MLIR 22's passes do not survive is refused first (rope-check-ir-safety).
 // PASSES:      builtin.module(
+// PASSES-NEXT:   rope-check-ir-safety
 // PASSES-NEXT:   inline{
 // PASSES-NEXT:   rope-raise{
 // PASSES-NEXT:   canonicalize{

@@ -34,9 +34,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "rope/Guards/InputGuards.h"
 #include "rope/InitAllRope.h"
 #include "rope/Interop/HuggingFace.h"
-#include "rope/Runtime/InputGuards.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"

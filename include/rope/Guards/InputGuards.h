@@ -60,10 +60,14 @@ LogicalResult checkParserSafety(StringRef source, std::string &reason,
                                 unsigned maxNesting = kMaxParserNesting);
 
 /// Checks `root`, parsed and verified IR about to run through passes, for
-/// what verifies but crashes MLIR 22's passes: a `tensor.dim` / `memref.dim`
-/// whose index is a negative constant (undefined behaviour; the
-/// canonicalizer crashes on it). On failure, `reason` says which op and
-/// where.
+/// what verifies but crashes MLIR 22's passes or makes them build IR that
+/// does not verify: a `tensor.dim` / `memref.dim` whose index is a negative
+/// constant (undefined behaviour; the canonicalizer crashes on it), a
+/// `tensor.cast` whose fold gives its consumer contradicting static sizes,
+/// negative tile sizes of a transform, a constant `gpu.launch` size outside
+/// (0, 2^31) (docs/RELIABILITY.md). On failure, `reason` says which op and
+/// where. The pass `rope-check-ir-safety` runs it first in every named
+/// pipeline.
 LogicalResult checkIRSafety(Operation *root, std::string &reason);
 
 } // namespace mlir::rope

@@ -309,4 +309,36 @@ def RopeSplitComplexConstantsPass : Pass<"rope-split-complex-constants"> {
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// Guards: input IR that MLIR's own passes do not survive (lib/Transforms/Guards)
+//===----------------------------------------------------------------------===//
+
+def RopeCheckIRSafetyPass : Pass<"rope-check-ir-safety"> {
+  let summary = "Refuse verified IR that MLIR 22's passes crash on or turn "
+                "into IR that does not verify";
+  let description = [{
+    Runs `rope::checkIRSafety` (lib/Guards/IRGuards.cpp) on the operation and
+    fails with its reason, naming the op and its location, when the IR holds
+    what verifies but what MLIR 22's passes do not survive: a `tensor.dim` or
+    `memref.dim` of a negative constant index, a `tensor.cast` whose fold
+    gives its consumer contradicting static sizes, negative tile sizes of a
+    transform, an out-of-range constant `gpu.launch` size. Changes nothing.
+
+    Every named pipeline of this project (`rope-optimize`,
+    `rope-fuse-into-attention`, `rope-to-llvm-cpu`, `rope-to-nvvm`) runs it
+    first, so `rope-opt` and `mlir-opt` with the plugin report such input
+    as an error where the C API (`rope_mlir.jit`) and the fuzzer already
+    refused it.
+
+    ```mlir
+    %c-1 = arith.constant -1 : index
+    %d = tensor.dim %t, %c-1 : tensor<4xf32>
+    // error: rope-check-ir-safety: a tensor.dim of dim -1 of a rank-1 value
+    // at loc(...): a negative dim index (...)
+    ```
+
+    Contract: docs/PASSES.md, `rope-check-ir-safety`.
+  }];
+}
+
 #endif // ROPE_TRANSFORMS_PASSES_TD

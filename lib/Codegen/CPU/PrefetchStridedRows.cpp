@@ -259,7 +259,9 @@ Continuation rowsContinue(scf::ForOp loop, Value rows) {
       return {Continuation::AtRunTime, subview, dim};
     return {parentStrides[dim] == count * strides[rank - 2]
                 ? Continuation::Always
-                : Continuation::Never};
+                : Continuation::Never,
+            {},
+            -1};
   }
   return {};
 }
@@ -277,7 +279,7 @@ void prefetchAhead(scf::ForOp loop, const StridedRows &rows, int64_t distance,
   // continue: every prefetch would name its last row, already on its way.
   Continuation onward = rowsContinue(loop, rows.memref);
   if (rows.runOn)
-    onward = Continuation{Continuation::Always, {}, -1};
+    onward = {Continuation::Always, {}, -1};
   if (onward.kind == Continuation::Never && !type.isDynamicDim(rank - 2) &&
       type.getDimSize(rank - 2) <= distance)
     return;

@@ -29,10 +29,12 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::rope {
@@ -104,6 +106,24 @@ struct RegisterTilePlan {
   /// buffer instead of transposed, once per packing rather than once per
   /// row tile.
   bool packWidens = false;
+  /// Dot form over a sum of products, out + Σ_t row_t · column_t
+  /// (planSumOfProducts): each `rowTerms[t]` is read as `rowsOperand` is,
+  /// and column_t is computed per vector from `columnInputs` (each read as
+  /// `vectorOperand` is) by `columnOps`, the payload's elementwise ops
+  /// cloned on vectors. A key rotated inside the scores
+  /// (rope-rotate-keys-in-scores): the key's two halves, cos and sin in,
+  /// one term per rotated half, so that the rotated key is never stored.
+  struct SumOfProducts {
+    SmallVector<OperandAccess> rowTerms;
+    SmallVector<OperandAccess> columnInputs;
+    SmallVector<Value> columnArgs;
+    SmallVector<Operation *> columnOps;
+    SmallVector<Value> columnTerms;
+    /// With `bf16Pairs`: the bf16 value each column term extends, which
+    /// vdpbf16ps multiplies in pairs with the row term as stored.
+    SmallVector<Value> narrowColumnTerms;
+  };
+  std::optional<SumOfProducts> sumOfProducts;
 };
 
 /// The dim of `dims` with the largest extent (dynamic counts as largest; the
@@ -189,9 +209,235 @@ int64_t lineElementsOf(Value memref) {
       1, kLineBytes * 8 / std::max<int64_t>(8, stored.getIntOrFloatBitWidth()));
 }
 
+/// The Dot form of a payload `out + Σ_t row_t · column_t` with more than
+/// two inputs: each product has one factor that is an input (a row term,
+/// read along the row dim) and one computed by elementwise arith/math ops
+/// from other inputs only (the column inputs, read along the column dim);
+/// the one reduction dim is the unit-stride dim of every input. The row dims
+/// are those only the row terms index, the column dims those only the
+/// column inputs index.
+FailureOr<RegisterTilePlan>
+planSumOfProducts(linalg::LinalgOp op,
+                  const rope::ContractionRegisterTile &tile,
+                  PatternRewriter &rewriter) {
+  Block *body = op.getBlock();
+  Type element = getElementTypeOrSelf(op.getDpsInitOperand(0)->get());
+  if (!element.isF32() && !element.isF64())
+    return rewriter.notifyMatchFailure(op, "element type is not f32/f64");
+  unsigned numInputs = op.getNumDpsInputs();
+  // Inputs of the accumulator's type or a narrower float (bf16 keys and
+  // queries of f32 scores), which the payload extends.
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    Type stored = getElementTypeOrSelf(input->get());
+    if (stored != element &&
+        !(isa<FloatType>(stored) &&
+          stored.getIntOrFloatBitWidth() < element.getIntOrFloatBitWidth()))
+      return rewriter.notifyMatchFailure(op, "an input of another type");
+  }
+  for (OpOperand &operand : op->getOpOperands())
+    if (!op.getMatchingIndexingMap(&operand).isProjectedPermutation())
+      return rewriter.notifyMatchFailure(op, "an operand not indexed by "
+                                             "dims");
+  SmallVector<unsigned> reductions;
+  op.getReductionDims(reductions);
+  if (reductions.size() != 1)
+    return rewriter.notifyMatchFailure(op, "needs exactly one reduction dim");
+  Value acc = body->getArgument(numInputs);
+  auto isInput = [&](Value v) {
+    auto arg = dyn_cast<BlockArgument>(v);
+    return arg && arg.getOwner() == body && arg.getArgNumber() < numInputs;
+  };
+  auto inBody = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    return def && def->getBlock() == body;
+  };
+
+  // The chain of additions from the yield down to `out`.
+  auto yield = dyn_cast<linalg::YieldOp>(body->getTerminator());
+  if (!yield || yield.getNumOperands() != 1)
+    return rewriter.notifyMatchFailure(op, "not one yielded value");
+  SmallVector<std::pair<Value, Value>> terms;
+  // A row factor: an input, or an input extended once (loaded widened).
+  auto rowInput = [&](Value v) -> Value {
+    if (isInput(v))
+      return v;
+    auto ext = v.getDefiningOp<arith::ExtFOp>();
+    if (ext && ext->getBlock() == body && isInput(ext.getIn()) &&
+        ext->hasOneUse())
+      return ext.getIn();
+    return Value();
+  };
+  auto isProduct = [&](Value v) {
+    auto mul = v.getDefiningOp<arith::MulFOp>();
+    return mul && mul->getBlock() == body &&
+           (bool(rowInput(mul.getLhs())) != bool(rowInput(mul.getRhs())));
+  };
+  int64_t rowExtensions = 0;
+  Value chain = yield.getOperand(0);
+  int64_t chainOps = 0;
+  while (chain != acc) {
+    auto add = chain.getDefiningOp<arith::AddFOp>();
+    if (!add || add->getBlock() != body)
+      return rewriter.notifyMatchFailure(op, "not a sum of products onto "
+                                             "the output");
+    auto continues = [&](Value v) {
+      return v == acc || (inBody(v) && isa<arith::AddFOp>(v.getDefiningOp()));
+    };
+    Value product, rest;
+    if (isProduct(add.getRhs()) && continues(add.getLhs()))
+      product = add.getRhs(), rest = add.getLhs();
+    else if (isProduct(add.getLhs()) && continues(add.getRhs()))
+      product = add.getLhs(), rest = add.getRhs();
+    else
+      return rewriter.notifyMatchFailure(op, "an addend is not an input "
+                                             "times a computed value");
+    auto mul = product.getDefiningOp<arith::MulFOp>();
+    bool lhsRow = bool(rowInput(mul.getLhs()));
+    Value row = lhsRow ? mul.getLhs() : mul.getRhs();
+    Value column = lhsRow ? mul.getRhs() : mul.getLhs();
+    if (row != rowInput(row))
+      ++rowExtensions;
+    terms.emplace_back(rowInput(row), column);
+    chainOps += 2;
+    chain = rest;
+  }
+  if (terms.size() < 2)
+    return rewriter.notifyMatchFailure(op, "fewer than two products");
+  std::reverse(terms.begin(), terms.end());
+
+  // Every computed factor: elementwise arith/math ops of the column inputs.
+  llvm::SetVector<Operation *> slice;
+  llvm::SetVector<Value> columnArgs;
+  SmallVector<Value> worklist;
+  for (auto &term : terms)
+    worklist.push_back(term.second);
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    if (isInput(v)) {
+      columnArgs.insert(v);
+      continue;
+    }
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != body || def->getNumResults() != 1 ||
+        !def->hasTrait<OpTrait::Elementwise>() ||
+        !isa<arith::ArithDialect, math::MathDialect>(def->getDialect()) ||
+        def->getNumOperands() == 0)
+      return rewriter.notifyMatchFailure(op, "a computed factor is not "
+                                             "elementwise arithmetic of "
+                                             "inputs");
+    if (slice.insert(def))
+      llvm::append_range(worklist, def->getOperands());
+  }
+  for (auto &term : terms)
+    if (columnArgs.contains(term.first))
+      return rewriter.notifyMatchFailure(op, "an input is both a row term "
+                                             "and a column input");
+  if (static_cast<int64_t>(body->getOperations().size()) !=
+      static_cast<int64_t>(slice.size()) + chainOps + rowExtensions + 1)
+    return rewriter.notifyMatchFailure(op, "the payload computes more than "
+                                           "the sum");
+
+  RegisterTilePlan::SumOfProducts sum;
+  auto accessOfArg = [&](Value arg) {
+    return accessOf(
+        op, *op.getDpsInputOperand(cast<BlockArgument>(arg).getArgNumber()));
+  };
+  llvm::SmallDenseSet<unsigned> rowSet, columnSet;
+  auto dimsOf = [&](const OperandAccess &access,
+                    llvm::SmallDenseSet<unsigned> &into) {
+    for (AffineExpr e : access.map.getResults())
+      into.insert(cast<AffineDimExpr>(e).getPosition());
+  };
+  for (auto &term : terms) {
+    sum.rowTerms.push_back(accessOfArg(term.first));
+    dimsOf(sum.rowTerms.back(), rowSet);
+  }
+  // In the inputs' order, so that the loads come out the same every time.
+  SmallVector<Value> orderedArgs(columnArgs.begin(), columnArgs.end());
+  llvm::sort(orderedArgs, [](Value a, Value b) {
+    return cast<BlockArgument>(a).getArgNumber() <
+           cast<BlockArgument>(b).getArgNumber();
+  });
+  for (Value arg : orderedArgs) {
+    sum.columnArgs.push_back(arg);
+    sum.columnInputs.push_back(accessOfArg(arg));
+    dimsOf(sum.columnInputs.back(), columnSet);
+  }
+  for (Operation &o : body->without_terminator())
+    if (slice.contains(&o))
+      sum.columnOps.push_back(&o);
+  for (auto &term : terms)
+    sum.columnTerms.push_back(term.second);
+
+  unsigned reduction = reductions.front();
+  for (const OperandAccess &access :
+       llvm::concat<const OperandAccess>(sum.rowTerms, sum.columnInputs))
+    if (access.unitStrideDim != reduction)
+      return rewriter.notifyMatchFailure(op, "an input not contiguous along "
+                                             "the reduction");
+  SmallVector<unsigned> rowDims, columnDims;
+  for (unsigned d = 0, e = op.getNumLoops(); d < e; ++d) {
+    if (d == reduction)
+      continue;
+    if (rowSet.contains(d) && !columnSet.contains(d))
+      rowDims.push_back(d);
+    if (columnSet.contains(d) && !rowSet.contains(d))
+      columnDims.push_back(d);
+  }
+  if (rowDims.empty() || columnDims.empty())
+    return rewriter.notifyMatchFailure(op, "no row dim or no column dim");
+
+  RegisterTilePlan plan;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  plan.form = RegisterTilePlan::Form::Dot;
+  plan.output = accessOf(op, *op.getDpsInitOperand(0));
+  plan.reductionDim = reduction;
+  plan.rowDim = widestDim(rowDims, ranges);
+  plan.colDim = widestDim(columnDims, ranges);
+  for (unsigned d = 0, e = op.getNumLoops(); d < e; ++d)
+    if (d != plan.rowDim && d != plan.colDim && d != plan.reductionDim)
+      plan.outerDims.push_back(d);
+  plan.rowsOperand = sum.rowTerms.front();
+  // The operand the prefetches follow: a column input streamed once per
+  // outer index (a key half), not one the outer indices share (cos/sin).
+  auto streamed = llvm::find_if(sum.columnInputs, [&](const auto &access) {
+    return llvm::any_of(plan.outerDims, [&](unsigned d) {
+      return access.map.isFunctionOfDim(d);
+    });
+  });
+  plan.vectorOperand =
+      streamed != sum.columnInputs.end() ? *streamed : sum.columnInputs.front();
+  // bf16 row terms times column factors that are bf16 values extended (a
+  // rotated bf16 key, rounded as stored): multiplied in pairs, as
+  // planBF16Pairs does for the plain Dot form.
+  auto narrowOf = [&](Value term) -> Value {
+    auto ext = term.getDefiningOp<arith::ExtFOp>();
+    return ext && ext.getIn().getType().isBF16() ? ext.getIn() : Value();
+  };
+  int64_t extent = ranges[plan.reductionDim];
+  if (tile.bf16Products == rope::BFloat16Products::Avx512Dot &&
+      element.isF32() && tile.vectorBits / 32 >= 4 &&
+      !ShapedType::isDynamic(extent) && extent % 8 == 0 &&
+      llvm::all_of(sum.rowTerms,
+                   [](const OperandAccess &access) {
+                     return getElementTypeOrSelf(access.memref).isBF16();
+                   }) &&
+      llvm::all_of(sum.columnTerms,
+                   [&](Value v) { return bool(narrowOf(v)); })) {
+    plan.bf16Pairs = true;
+    for (Value term : sum.columnTerms)
+      sum.narrowColumnTerms.push_back(narrowOf(term));
+  }
+  plan.sumOfProducts = std::move(sum);
+  return plan;
+}
+
 FailureOr<RegisterTilePlan>
 planRegisterTile(linalg::LinalgOp op, const rope::ContractionRegisterTile &tile,
                  PatternRewriter &rewriter) {
+  if (op.hasPureBufferSemantics() && op.getNumDpsInputs() > 2 &&
+      op.getNumDpsInits() == 1)
+    return planSumOfProducts(op, tile, rewriter);
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
     return rewriter.notifyMatchFailure(op, "not a mul-add contraction on "
@@ -527,6 +773,19 @@ public:
     int64_t width = columnTileWidth();
     int64_t slabOfTile =
         *reduction * width * (element.getIntOrFloatBitWidth() / 8);
+    // A sum of products: the slab is that of the column inputs every outer
+    // index shares (cos and sin), read again by each.
+    if (plan.sumOfProducts) {
+      int64_t shared = 0;
+      for (const OperandAccess &access : plan.sumOfProducts->columnInputs)
+        if (!isIndexedByOuterDim(access))
+          shared +=
+              *reduction * width *
+              (getElementTypeOrSelf(access.memref).getIntOrFloatBitWidth() / 8);
+      if (shared == 0)
+        return 0;
+      slabOfTile = shared;
+    }
     int64_t block = std::max<int64_t>(1, tile.slabBytes /
                                              std::max<int64_t>(1, slabOfTile)) *
                     width;
@@ -534,6 +793,27 @@ public:
     if (columns && *columns <= block)
       return 0;
     return block;
+  }
+
+  /// Whether an outer dim indexes `access` (K of one KV head), or every
+  /// outer index reads the same (cos/sin, a GQA group's K).
+  bool isIndexedByOuterDim(const OperandAccess &access) const {
+    return llvm::any_of(plan.outerDims, [&](unsigned d) {
+      return access.map.isFunctionOfDim(d);
+    });
+  }
+
+  /// Whether every outer index reads the same column operand (a GQA group's
+  /// K, or the cos/sin of keys rotated in a sum of products): then a block
+  /// of columns is done for every outer index before the next block, so
+  /// the slab is read from L1 by all of them.
+  bool sharesColumnsAcrossOuterDims() const {
+    if (!plan.sumOfProducts)
+      return !isIndexedByOuterDim(plan.vectorOperand);
+    return llvm::any_of(plan.sumOfProducts->columnInputs,
+                        [&](const OperandAccess &access) {
+                          return !isIndexedByOuterDim(access);
+                        });
   }
 
 private:
@@ -687,10 +967,12 @@ private:
                 [&](OpBuilder &b, Location loc, Value col, int64_t width) {
                   if (stream && width == columns)
                     for (int64_t c = 0; c < width; ++c)
-                      prefetchVectorRow(
-                          b, loc, ivs, plan.colDim, addIndex(b, loc, col, c),
-                          plan.reductionDim, indexConstant(b, loc, 0),
-                          *getConstantIntValue(ubs[plan.reductionDim]));
+                      for (const OperandAccess &access : streamedOperands())
+                        prefetchVectorRow(
+                            b, loc, ivs, access, plan.colDim,
+                            addIndex(b, loc, col, c), plan.reductionDim,
+                            indexConstant(b, loc, 0),
+                            *getConstantIntValue(ubs[plan.reductionDim]));
                   emitDotTile(b, loc, ivs, row, rowCount, col, width);
                 });
   }
@@ -702,12 +984,38 @@ private:
   void prefetchVectorRow(OpBuilder &b, Location loc, SmallVector<Value> ivs,
                          unsigned rowDim, Value rowIndex, unsigned lineDim,
                          Value start, int64_t extent) {
+    prefetchVectorRow(b, loc, ivs, plan.vectorOperand, rowDim, rowIndex,
+                      lineDim, start, extent);
+  }
+  /// The same for `access`, a view of the vector operand's buffer.
+  void prefetchVectorRow(OpBuilder &b, Location loc, SmallVector<Value> ivs,
+                         const OperandAccess &access, unsigned rowDim,
+                         Value rowIndex, unsigned lineDim, Value start,
+                         int64_t extent) {
     ivs[rowDim] = addIndex(b, loc, rowIndex, tile.prefetchRows);
     ivs[lineDim] = start;
-    Value position = rope::linearPosition(b, loc, plan.vectorOperand.memref,
-                                          plan.vectorOperand.indices(ivs));
+    Value position =
+        rope::linearPosition(b, loc, access.memref, access.indices(ivs));
     rope::prefetchRowClamped(b, loc, *stream, position, extent,
-                             lineElementsOf(plan.vectorOperand.memref));
+                             lineElementsOf(access.memref));
+  }
+
+  /// The operands whose rows the Dot form streams: the vector operand, or
+  /// of a sum of products every column input in the vector operand's
+  /// buffer that an outer dim indexes (both halves of a key, not the
+  /// cos/sin the heads share).
+  SmallVector<OperandAccess> streamedOperands() const {
+    if (!plan.sumOfProducts)
+      return {plan.vectorOperand};
+    Value buffer = rope::outermostView(plan.vectorOperand.memref);
+    SmallVector<OperandAccess> streamed;
+    for (const OperandAccess &access : plan.sumOfProducts->columnInputs)
+      if (rope::outermostView(access.memref) == buffer &&
+          llvm::any_of(plan.outerDims, [&](unsigned d) {
+            return access.map.isFunctionOfDim(d);
+          }))
+        streamed.push_back(access);
+    return streamed;
   }
 
   /// The reduction step: the widest vector that divides a static reduction
@@ -723,6 +1031,68 @@ private:
     while (n > 1 && *extent % (n * perLane) != 0)
       n /= 2;
     return n;
+  }
+
+  /// One reduction step of a sum of products: acc[r][c] += Σ_t
+  /// row_t[row + r, k .. k+n] · column_t[col + c, k .. k+n], where column_t
+  /// is computed from the column inputs' vectors at column c by the
+  /// payload's ops (a key's rotated half, from its two halves and cos/sin:
+  /// computed once per key and step, used by every row).
+  SmallVector<Value> accumulateSumOfProducts(
+      OpBuilder &b, Location loc, Value k, int64_t n, int64_t rowCount,
+      int64_t colCount, ValueRange acc,
+      function_ref<SmallVector<Value>(std::optional<int64_t>,
+                                      std::optional<int64_t>)>
+          at) {
+    const RegisterTilePlan::SumOfProducts &sum = *plan.sumOfProducts;
+    size_t terms = sum.rowTerms.size();
+    // With pairs, 2n elements of the reduction per step, bf16 as stored.
+    int64_t width = plan.bf16Pairs ? 2 * n : n;
+    SmallVector<SmallVector<Value>> rows(terms), columns(terms);
+    for (size_t t = 0; t < terms; ++t)
+      for (int64_t r = 0; r < rowCount; ++r) {
+        const OperandAccess &access = sum.rowTerms[t];
+        SmallVector<Value> indices = access.indices(at(r, std::nullopt));
+        rows[t].push_back(
+            plan.bf16Pairs
+                ? vector::LoadOp::create(
+                      b, loc, VectorType::get({width}, b.getBF16Type()),
+                      access.memref, indices)
+                      .getResult()
+                : loadWidened(b, loc, access.memref, indices, n, element));
+      }
+    for (int64_t c = 0; c < colCount; ++c) {
+      // As stored: the payload's own ops extend them.
+      IRMapping mapping;
+      for (auto [arg, access] : llvm::zip(sum.columnArgs, sum.columnInputs))
+        mapping.map(arg,
+                    vector::LoadOp::create(
+                        b, loc, VectorType::get({width}, arg.getType()),
+                        access.memref, access.indices(at(std::nullopt, c))));
+      for (Operation *op : sum.columnOps) {
+        Operation *vectorOp = b.clone(*op, mapping);
+        for (Value result : vectorOp->getResults())
+          result.setType(VectorType::get({width}, result.getType()));
+      }
+      for (size_t t = 0; t < terms; ++t)
+        columns[t].push_back(mapping.lookup(
+            plan.bf16Pairs ? sum.narrowColumnTerms[t] : sum.columnTerms[t]));
+    }
+    SmallVector<Value> next(acc);
+    VectorType accumulator = vectorOf(n);
+    for (int64_t r = 0; r < rowCount; ++r)
+      for (int64_t c = 0; c < colCount; ++c)
+        for (size_t t = 0; t < terms; ++t) {
+          Value &sumOf = next[r * colCount + c];
+          sumOf = plan.bf16Pairs
+                      ? x86vector::DotBF16Op::create(b, loc, accumulator, sumOf,
+                                                     rows[t][r], columns[t][c])
+                            .getResult()
+                      : vector::FMAOp::create(b, loc, rows[t][r], columns[t][c],
+                                              sumOf)
+                            .getResult();
+        }
+    return next;
   }
 
   /// acc[r][c] += lhs[row + r, k .. k+n] * rhs[col + c, k .. k+n] for k in
@@ -760,6 +1130,16 @@ private:
         b, loc, indexConstant(b, loc, 0), ubs[plan.reductionDim],
         indexConstant(b, loc, step), init,
         [&](OpBuilder &b, Location loc, Value k, ValueRange acc) {
+          if (plan.sumOfProducts) {
+            scf::YieldOp::create(
+                b, loc,
+                accumulateSumOfProducts(
+                    b, loc, k, n, rowCount, colCount, acc,
+                    [&](std::optional<int64_t> r, std::optional<int64_t> c) {
+                      return at(r, c, k, b, loc);
+                    }));
+            return;
+          }
           SmallVector<Value> lhs, rhs;
           for (int64_t r = 0; r < rowCount; ++r)
             lhs.push_back(
@@ -1142,9 +1522,7 @@ struct ContractionToRegisterTiles
       // A vector operand shared by every outer index (K or V of a GQA
       // group, whose query heads are an outer dim): its block's slab is
       // reused across them all before the next block.
-      bool shared = llvm::none_of(plan->outerDims, [&](unsigned d) {
-        return plan->vectorOperand.map.isFunctionOfDim(d);
-      });
+      bool shared = emitter.sharesColumnsAcrossOuterDims();
       if (block != 0 && shared && !plan->outerDims.empty()) {
         forEachBlock(
             rewriter, loc, [&](OpBuilder &b, Location loc, Value lo, Value hi) {

@@ -46,6 +46,11 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
   RopeTileAttentionPassOptions attention;
   attention.fuseRotations = false;
   pm.addPass(createRopeTileAttentionPass(attention));
+  // Before rope.apply is lowered: the rotation moves into the scores'
+  // payload, which only the register tiles compute without a stored key.
+  if (options.vectorize && options.vectorizeContractions &&
+      options.rotateKeysInScores)
+    pm.addPass(createRopeRotateKeysInScoresPass());
   if (options.vectorize) {
     ConvertRopeToVectorPassOptions vector;
     vector.vectorBytes = options.vectorBytes;

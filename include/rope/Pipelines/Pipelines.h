@@ -107,6 +107,14 @@ struct RopeToLLVMCpuPipelineOptions
                      "group), the rows of the streamed operand (K, V) this "
                      "many ahead are prefetched into L2; 0: none"),
       llvm::cl::init(32)};
+  PassOptions::Option<bool> rotateKeysInScores{
+      *this, "rotate-keys-in-scores",
+      llvm::cl::desc("rope-rotate-keys-in-scores: keys rotated by rope.apply "
+                     "inside the key loop (a decode step over a cache of "
+                     "un-rotated keys) are rotated in the Q·Kᵀ register "
+                     "tiles instead of stored rotated (with vectorize and "
+                     "vectorize-contractions)"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> elementwiseMaxLanes{
       *this, "elementwise-max-lanes",
       llvm::cl::desc("rope-vectorize-elementwise's max-lanes: the longest "

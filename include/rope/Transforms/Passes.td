@@ -234,6 +234,44 @@ def RopeFuseIntoScoresPass : Pass<"rope-fuse-into-scores"> {
   ];
 }
 
+def RopeRotateKeysInScoresPass : Pass<"rope-rotate-keys-in-scores"> {
+  let summary = "Rotate keys inside the Q·Kᵀ contraction of an online-softmax "
+                "step instead of storing them rotated";
+  let description = [{
+    A `rope.online_attention` step whose keys are the result of a plain f32
+    `rope.apply` (half layout, every channel rotated, more than one head row
+    per token: a decode step's key tile of every KV head) is decomposed into
+    linalg, and its scores contraction reads the un-rotated keys' two halves
+    and a cos/sin table instead of the rotated keys, rotating each key
+    element in its payload. The table is the rotation of (1, 0) by a
+    `rope.apply` with the same attributes and positions and unit head dims,
+    so frequencies, positions, magnitude and direction keep one meaning.
+    `rope-vectorize-contractions` turns the payload into register tiles
+    that rotate each key vector once and use it for every query row
+    (docs/PERFORMANCE.md, "Decode: keys rotated inside Q·Kᵀ"). Run by
+    `rope-to-llvm-cpu` (`rotate-keys-in-scores`, on by default). C++:
+    `populateRotateKeysInScoresPatterns`
+    (`rope/Transforms/Attention/RotateKeysInScores.h`).
+
+    ```mlir
+    %k = rope.apply ins(%key_tile : tensor<8x256x128xf32>) offset(%o : i64) ...
+    %s = linalg.generic {..} ins(%q, %k : tensor<8x4x1x128xf32>, tensor<8x256x128xf32>) ...
+    // becomes
+    %t = rope.apply ins(%one_zero : tensor<1x256x128xf32>) offset(%o : i64) ...
+    %s = linalg.generic {..} ins(%q0, %q1, %k0, %k1, %cos, %sin : ...) ... {
+      // out + q0·(k0·c − k1·s) + q1·(k1·c + k0·s)
+    ```
+
+    Contract: docs/PASSES.md, `rope-rotate-keys-in-scores`.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 //===----------------------------------------------------------------------===//
 // Legalize: numerics the LLVM lowering lacks (lib/Transforms/Legalize)
 //===----------------------------------------------------------------------===//

@@ -223,6 +223,19 @@ def test_decode_ab_compares_option_sets_on_equal_bits(element):
         cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert differ.returncode == 1, differ.stdout + differ.stderr
     assert "FAIL: contraction-vector-bits=256 gives other bits" in differ.stdout
+    # With --tolerance they are compared within it (a reordered sum), and a
+    # tolerance below their difference still refuses them.
+    for tolerance, code in (("1e-5", 0), ("1e-12", 1)):
+        near = subprocess.run(
+            [sys.executable, str(script), "40", "--rounds", "1",
+             "--tolerance", tolerance,
+             "--options", "contraction-vector-bits=512",
+             "--options", "contraction-vector-bits=256"],
+            cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert near.returncode == code, near.stdout + near.stderr
+        assert ("contraction-vector-bits=256: within" in near.stdout
+                if code == 0 else "FAIL: contraction-vector-bits=256 differs"
+                in near.stdout), near.stdout
     # A misspelt option is an error that names it.
     bad = subprocess.run(
         [sys.executable, str(script), "40", "--rounds", "1",

@@ -236,6 +236,17 @@ def test_decode_ab_compares_option_sets_on_equal_bits(element):
         assert ("contraction-vector-bits=256: within" in near.stdout
                 if code == 0 else "FAIL: contraction-vector-bits=256 differs"
                 in near.stdout), near.stdout
+    # A cache of keys before RoPE, two query tokens: the keys rotated inside
+    # Q·Kᵀ or stored rotated give the same output within the tolerance.
+    rotated = subprocess.run(
+        [sys.executable, str(script), "40", "--keys-before-rope",
+         "--queries", "2", "--rounds", "1", "--tolerance", "1e-5",
+         "--options", "rotate-keys-in-scores=false",
+         "--options", "rotate-keys-in-scores=true"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert rotated.returncode == 0, rotated.stdout + rotated.stderr
+    assert "(keys before RoPE) f32, 2 queries/head" in rotated.stdout
+    assert "rotate-keys-in-scores=true: within" in rotated.stdout
     # A misspelt option is an error that names it.
     bad = subprocess.run(
         [sys.executable, str(script), "40", "--rounds", "1",

@@ -129,33 +129,12 @@ struct DecomposeStepOverRotatedKeys
   }
 };
 
-/// Whether the payload is exactly `out + in0 * in1` (either order), each
-/// input at most extended to the output's type.
+/// Whether the payload is exactly `out + in0 * in1`: upstream's
+/// contraction reader (a multiplication then an addition, unary ops between
+/// allowed) with no op beside the two and the yield.
 bool isMulAdd(linalg::GenericOp op) {
-  Block *body = op.getBody();
-  auto yield = cast<linalg::YieldOp>(body->getTerminator());
-  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
-  if (!add)
-    return false;
-  Value acc = body->getArgument(2);
-  Value product = add.getLhs() == acc   ? add.getRhs()
-                  : add.getRhs() == acc ? add.getLhs()
-                                        : Value();
-  auto mul = product ? product.getDefiningOp<arith::MulFOp>() : nullptr;
-  if (!mul)
-    return false;
-  int64_t extensions = 0;
-  auto source = [&](Value v) {
-    auto ext = v.getDefiningOp<arith::ExtFOp>();
-    if (!ext)
-      return v;
-    ++extensions;
-    return ext.getIn();
-  };
-  Value x = source(mul.getLhs()), y = source(mul.getRhs());
-  Value a = body->getArgument(0), b = body->getArgument(1);
-  return ((x == a && y == b) || (x == b && y == a)) &&
-         static_cast<int64_t>(body->getOperations().size()) == 3 + extensions;
+  return linalg::isaContractionOpInterface(op) &&
+         op.getBody()->getOperations().size() == 3;
 }
 
 /// Q·Kᵀ over keys rotated by rope.apply -> the same contraction over the

@@ -107,6 +107,9 @@ constexpr StringLiteral kTargets[] = {
     // Repeated stretches of a function body outlined once (any buffer code;
     // min-ops=1 so that the small seeds' repeats are outlined too).
     "rope-outline-repeats{min-ops=1}",
+    // A decode step's rotated keys moved into the scores (online steps over
+    // rope.apply results; any linalg contraction fed by one).
+    "rope-rotate-keys-in-scores",
 };
 constexpr size_t kNumTargets = std::size(kTargets);
 

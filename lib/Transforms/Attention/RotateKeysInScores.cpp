@@ -41,6 +41,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::rope {
@@ -159,18 +160,18 @@ struct RotateKeysInScoresContraction
       if (!candidate || !readOnceBy(candidate, op) ||
           !rotatesInScores(candidate))
         continue;
+      // A dynamic count of tokens counts as the most.
       int64_t tokens = 1;
       for (int64_t d : candidate.getTokenDimsOrDefault()) {
         int64_t size = candidate.getInputType().getDimSize(d);
-        tokens = ShapedType::isDynamic(size) || ShapedType::isDynamic(tokens)
-                     ? ShapedType::kDynamic
+        tokens = ShapedType::isDynamic(size) || tokens == INT64_MAX
+                     ? INT64_MAX
                      : tokens * size;
       }
-      int64_t rank = ShapedType::isDynamic(tokens) ? INT64_MAX : tokens;
-      if (!apply || rank >= mostTokens) {
+      if (!apply || tokens >= mostTokens) {
         apply = candidate;
         keyIndex = i;
-        mostTokens = rank;
+        mostTokens = tokens;
       }
     }
     if (!apply)
@@ -261,10 +262,22 @@ struct RotateKeysInScoresContraction
     };
     SmallVector<OpFoldResult> halfSizes(unitSizes);
     halfSizes.back() = rewriter.getIndexAttr(half);
-    Value unit = tensor::InsertSliceOp::create(
-        rewriter, loc, filled(halfSizes, 1.0), filled(unitSizes, 0.0),
-        SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(0)), halfSizes,
-        SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(1)));
+    // (1, 0) is the same for every key tile: with static sizes it is filled
+    // once per call at the function's entry, not once per tile inside the
+    // key loop; a tile of dynamic size fills its own.
+    Value unit;
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      auto function = op->getParentOfType<FunctionOpInterface>();
+      if (function && llvm::all_of(unitSizes, [](OpFoldResult size) {
+            return getConstantIntValue(size).has_value();
+          }))
+        rewriter.setInsertionPointToStart(&function.getFunctionBody().front());
+      unit = tensor::InsertSliceOp::create(
+          rewriter, loc, filled(halfSizes, 1.0), filled(unitSizes, 0.0),
+          SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(0)), halfSizes,
+          SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(1)));
+    }
     IRMapping mapping;
     mapping.map(apply.getInput(), unit);
     mapping.map(apply.getInit(),

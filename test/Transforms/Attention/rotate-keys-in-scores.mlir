@@ -46,6 +46,37 @@ func.func @decode_step(%q: tensor<2x4x1x8xf32>, %k: tensor<2x16x8xf32>, %v: tens
 
 // -----
 
+// Inside the key loop: (1, 0) has static sizes, so it is filled once at the
+// function's entry, not once per key tile; the table itself is per tile.
+#q = affine_map<(h, g, m, k1, k2, n) -> (h, g, m, k1)>
+#k = affine_map<(h, g, m, k1, k2, n) -> (h, k2, k1)>
+#v = affine_map<(h, g, m, k1, k2, n) -> (h, k2, n)>
+#o = affine_map<(h, g, m, k1, k2, n) -> (m, h, g, n)>
+// CHECK-LABEL: func.func @key_loop
+//       CHECK:   linalg.fill {{.*}} -> tensor<1x16x4xf32>
+//       CHECK:   linalg.fill {{.*}} -> tensor<1x16x8xf32>
+//       CHECK:   %[[UNIT:.*]] = tensor.insert_slice
+//       CHECK:   scf.for
+//   CHECK-NOT:     linalg.fill {{.*}} -> tensor<1x16x8xf32>
+//       CHECK:     rope.apply ins(%[[UNIT]] : tensor<1x16x8xf32>)
+func.func @key_loop(%q: tensor<2x4x1x8xf32>, %k: tensor<2x64x8xf32>, %v: tensor<2x64x8xf32>, %acc: tensor<1x2x4x8xf32>, %max: tensor<1x2x4xf32>, %sum: tensor<1x2x4xf32>) -> tensor<1x2x4x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %r:3 = scf.for %j = %c0 to %c64 step %c16 iter_args(%a0 = %acc, %m0 = %max, %s0 = %sum) -> (tensor<1x2x4x8xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>) {
+    %kt = tensor.extract_slice %k[0, %j, 0] [2, 16, 8] [1, 1, 1] : tensor<2x64x8xf32> to tensor<2x16x8xf32>
+    %vt = tensor.extract_slice %v[0, %j, 0] [2, 16, 8] [1, 1, 1] : tensor<2x64x8xf32> to tensor<2x16x8xf32>
+    %off = arith.index_cast %j : index to i64
+    %e = tensor.empty() : tensor<2x16x8xf32>
+    %kr = rope.apply ins(%kt : tensor<2x16x8xf32>) offset(%off : i64) outs(%e : tensor<2x16x8xf32>) {token_dims = array<i64: 1>} -> tensor<2x16x8xf32>
+    %a, %m, %s = rope.online_attention ins(%q, %kr, %vt : tensor<2x4x1x8xf32>, tensor<2x16x8xf32>, tensor<2x16x8xf32>) outs(%a0, %m0, %s0 : tensor<1x2x4x8xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>) attributes {indexing_maps = [#q, #k, #v, #o], query_dim = 2 : i64, scale = 0.5 : f64} -> tensor<1x2x4x8xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>
+    scf.yield %a, %m, %s : tensor<1x2x4x8xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>
+  }
+  return %r#0 : tensor<1x2x4x8xf32>
+}
+
+// -----
+
 // The runtime checks of `checked` read the rotation's sizes: they read the
 // keys' instead (the same), and the rotation still moves into the scores.
 #q = affine_map<(h, g, m, k1, k2, n) -> (h, g, m, k1)>

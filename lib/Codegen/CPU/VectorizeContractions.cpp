@@ -76,6 +76,13 @@ OperandAccess accessOf(linalg::LinalgOp op, OpOperand &operand) {
   return access;
 }
 
+/// Whether any of `dims` indexes `access` (an outer dim: K of one KV head,
+/// not the cos/sin every head shares).
+bool isIndexedByAny(const OperandAccess &access, ArrayRef<unsigned> dims) {
+  return llvm::any_of(
+      dims, [&](unsigned d) { return access.map.isFunctionOfDim(d); });
+}
+
 /// Which micro-kernel, and the roles of the operands and loop dims in it.
 struct RegisterTilePlan {
   enum class Form { OuterProduct, Dot } form;
@@ -401,9 +408,7 @@ planSumOfProducts(linalg::LinalgOp op,
   // The operand the prefetches follow: a column input streamed once per
   // outer index (a key half), not one the outer indices share (cos/sin).
   auto streamed = llvm::find_if(sum.columnInputs, [&](const auto &access) {
-    return llvm::any_of(plan.outerDims, [&](unsigned d) {
-      return access.map.isFunctionOfDim(d);
-    });
+    return isIndexedByAny(access, plan.outerDims);
   });
   plan.vectorOperand =
       streamed != sum.columnInputs.end() ? *streamed : sum.columnInputs.front();
@@ -798,9 +803,7 @@ public:
   /// Whether an outer dim indexes `access` (K of one KV head), or every
   /// outer index reads the same (cos/sin, a GQA group's K).
   bool isIndexedByOuterDim(const OperandAccess &access) const {
-    return llvm::any_of(plan.outerDims, [&](unsigned d) {
-      return access.map.isFunctionOfDim(d);
-    });
+    return isIndexedByAny(access, plan.outerDims);
   }
 
   /// Whether every outer index reads the same column operand (a GQA group's
@@ -1011,9 +1014,7 @@ private:
     SmallVector<OperandAccess> streamed;
     for (const OperandAccess &access : plan.sumOfProducts->columnInputs)
       if (rope::outermostView(access.memref) == buffer &&
-          llvm::any_of(plan.outerDims, [&](unsigned d) {
-            return access.map.isFunctionOfDim(d);
-          }))
+          isIndexedByOuterDim(access))
         streamed.push_back(access);
     return streamed;
   }

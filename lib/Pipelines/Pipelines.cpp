@@ -137,6 +137,8 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
     contractions.prefetchRows = options.contractionPrefetchRows;
     pm.addNestedPass<func::FuncOp>(
         createRopeVectorizeContractionsPass(contractions));
+    if (options.emulateBF16Products)
+      pm.addNestedPass<func::FuncOp>(createRopeEmulateBF16ProductsPass());
     RopeVectorizeElementwisePassOptions elementwise;
     elementwise.maxLanes = options.elementwiseMaxLanes;
     pm.addNestedPass<func::FuncOp>(
@@ -197,9 +199,13 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   ConvertVectorToLLVMPassOptions vectorToLLVM;
-  // vdpbf16ps (x86vector.avx512.dot) of the bf16 contractions.
-  vectorToLLVM.x86Vector =
-      options.contractionBF16Products == BFloat16Products::Avx512Dot;
+  // vdpbf16ps (x86vector.avx512.dot) and AMX tiles of the bf16
+  // contractions, unless rewritten into plain vector ops above.
+  bool bf16Units = options.contractionBF16Products != BFloat16Products::Fma &&
+                   !options.emulateBF16Products;
+  vectorToLLVM.x86Vector = bf16Units;
+  vectorToLLVM.amx =
+      bf16Units && options.contractionBF16Products == BFloat16Products::Amx;
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createConvertComplexToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());

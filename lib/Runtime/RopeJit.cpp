@@ -55,6 +55,11 @@
 #include <string_view>
 #include <vector>
 
+#if defined(__linux__) && defined(__x86_64__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 using namespace mlir;
 
 struct RopeJitModule {
@@ -72,6 +77,23 @@ namespace {
 constexpr const char *kDefaultPipeline =
     "builtin.module(rope-to-llvm-cpu{emit-c-interface=true})";
 
+/// Linux gives a process the AMX tile registers only once it asks
+/// (arch_prctl ARCH_REQ_XCOMP_PERM for XTILEDATA); until then tdpbf16ps
+/// faults. Asked for once, on hosts with AMX, so that code compiled with
+/// `contraction-bf16-products=amx` runs. The kernel allocates the larger
+/// register state only when a thread first uses the tiles.
+void requestAmxTiles() {
+#if defined(__linux__) && defined(__x86_64__)
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  auto amx = features.find("amx-tile");
+  if (amx == features.end() || !amx->second)
+    return;
+  constexpr long kArchReqXcompPerm = 0x1023;
+  constexpr long kXFeatureXTileData = 18;
+  (void)syscall(SYS_arch_prctl, kArchReqXcompPerm, kXFeatureXTileData);
+#endif
+}
+
 void initializeOnce() {
   static std::once_flag flag;
   std::call_once(flag, [] {
@@ -79,6 +101,7 @@ void initializeOnce() {
     llvm::InitializeNativeTargetAsmPrinter();
     registerAllPasses();
     rope::registerAllRopePasses();
+    requestAmxTiles();
   });
 }
 

@@ -1,6 +1,8 @@
 // RUN: rope-opt %s --pass-pipeline="builtin.module(rope-to-llvm-cpu)" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s
 // RUN: rope-opt %s --pass-pipeline="builtin.module(rope-to-llvm-cpu{tile-heads=4 vector-bytes=0 prefetch-rows=0 contraction-vector-bits=512 contraction-rows=6 contraction-vectors-per-row=3 contraction-columns=2 contraction-slab-bytes=0 contraction-bf16-products=avx512-dot contraction-prefetch-rows=8 elementwise-max-lanes=32 outline-max-ops=0 angle=turns})" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=SET
 // RUN: not rope-opt %s --pass-pipeline="builtin.module(rope-to-llvm-cpu{tile-heads=0})" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: rope-opt %s --pass-pipeline="builtin.module(rope-to-llvm-cpu{contraction-bf16-products=amx})" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=AMX
+// RUN: rope-opt %s --pass-pipeline="builtin.module(rope-to-llvm-cpu{contraction-bf16-products=amx emulate-bf16-products=true})" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=EMULATED
 
 // rope-to-llvm-cpu's choices for the vector form, passed to
 // convert-rope-to-vector: rows in 32-byte chunks, the tiled form
@@ -36,6 +38,15 @@
 // SET-NOT: rope-outline-chunks
 // SET: convert-vector-to-llvm{{.*}}enable-x86vector=true
 // BAD: convert-rope-to-vector: tile-heads must be >= 1, got 0
+// AMX tiles (and vdpbf16ps where no whole tile fits) lowered to their
+// intrinsics; emulated, rewritten into vector ops right after the tiles are
+// made, and neither intrinsic set enabled.
+// AMX: rope-vectorize-contractions{bf16-products=amx
+// AMX-NOT: rope-emulate-bf16-products
+// AMX: convert-vector-to-llvm{{.*}}enable-amx=true{{.*}}enable-x86vector=true
+// EMULATED: rope-vectorize-contractions{bf16-products=amx
+// EMULATED: rope-emulate-bf16-products
+// EMULATED: convert-vector-to-llvm{{.*}}enable-amx=false{{.*}}enable-x86vector=false
 func.func @f() {
   return
 }

@@ -94,12 +94,27 @@ struct RopeToLLVMCpuPipelineOptions
                      "bf16 -> f32 contractions multiply: `fma`, inputs "
                      "widened to f32 (any target, the default), or "
                      "`avx512-dot`, AVX512-BF16's vdpbf16ps (the target "
-                     "must have avx512bf16; subnormals flushed to zero)"),
+                     "must have avx512bf16; subnormals flushed to zero), or "
+                     "`amx`, AMX tdpbf16ps tiles where whole tiles fit and "
+                     "vdpbf16ps elsewhere (the target must have amx-tile, "
+                     "amx-bf16 and avx512bf16, and the process the AMX tile "
+                     "state)"),
       llvm::cl::init(BFloat16Products::Fma),
       llvm::cl::values(
           clEnumValN(BFloat16Products::Fma, "fma", "inputs widened, f32 FMAs"),
           clEnumValN(BFloat16Products::Avx512Dot, "avx512-dot",
-                     "AVX512-BF16 vdpbf16ps"))};
+                     "AVX512-BF16 vdpbf16ps"),
+          clEnumValN(BFloat16Products::Amx, "amx",
+                     "AMX tdpbf16ps tiles, vdpbf16ps elsewhere"))};
+  PassOptions::Option<bool> emulateBF16Products{
+      *this, "emulate-bf16-products",
+      llvm::cl::desc("Rewrite the AMX tiles and vdpbf16ps products of "
+                     "contraction-bf16-products=amx/avx512-dot into portable "
+                     "vector ops computing the same products in the same "
+                     "order (rope-emulate-bf16-products): the generated "
+                     "tiling runs, and is tested, on CPUs without those "
+                     "units"),
+      llvm::cl::init(false)};
   PassOptions::Option<int64_t> contractionPrefetchRows{
       *this, "contraction-prefetch-rows",
       llvm::cl::desc("rope-vectorize-contractions' prefetch-rows: where one "

@@ -26,6 +26,7 @@
 #include "rope/Codegen/CPU/Passes.h"
 #include "rope/Codegen/CPU/Prefetch.h"
 
+#include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -108,6 +109,12 @@ struct RegisterTilePlan {
   /// of consecutive reduction elements, [reduction/2][2·columns] bf16, and
   /// each row's pair is broadcast as one 32-bit unit.
   bool bf16Pairs = false;
+  /// The packed pairs' outer product on AMX tiles (`bf16-products=amx`):
+  /// rows in blocks of 16 and columns in blocks of 16 as tdpbf16ps tiles
+  /// (`amx.tile_mulf`) that read the rows operand where it lies and the
+  /// packed buffer, whose [reduction/2][2·columns] layout is the one
+  /// tdpbf16ps takes for its second operand; the rows left over as pairs.
+  bool amxTiles = false;
   /// The plain outer product's vector operand stored narrower than the
   /// accumulator (bf16 V of P·V): `packSource` is copied widened into the
   /// buffer instead of transposed, once per packing rather than once per
@@ -516,6 +523,41 @@ planRegisterTile(linalg::LinalgOp op, const rope::ContractionRegisterTile &tile,
   return plan;
 }
 
+/// An AMX tile: 16 rows of 64 bytes (16 f32, or 16 pairs of bf16).
+constexpr int64_t kAmxRows = 16;
+constexpr int64_t kAmxPairs = 16;
+
+/// The position of loop dim `dim` among `access`'s memref dims.
+std::optional<unsigned> memrefDimOf(const OperandAccess &access, unsigned dim) {
+  for (auto [i, expr] : llvm::enumerate(access.map.getResults()))
+    if (auto d = dyn_cast<AffineDimExpr>(expr); d && d.getPosition() == dim)
+      return i;
+  return std::nullopt;
+}
+
+/// Whether the packed pairs' outer product can run on AMX tiles: the
+/// packed buffer holds whole tiles (columns in 16s, the reduction in 32s),
+/// and the rows operand and the output are 2-D row-major where the tiles
+/// read them (a tile row is one memref row along the reduction, or along
+/// the columns, with unit stride; the rows dim an outer memref dim of
+/// both), so that a rank-reducing view of either is what amx.tile_load
+/// and amx.tile_store take, with the view's own row stride.
+bool fitsAmxTiles(const RegisterTilePlan &plan) {
+  if (plan.packColumns % kAmxRows != 0 ||
+      plan.packReduction % (2 * kAmxPairs) != 0)
+    return false;
+  auto rowMajor = [&](const OperandAccess &access, unsigned inner) {
+    std::optional<unsigned> row = memrefDimOf(access, plan.rowDim);
+    std::optional<unsigned> line = memrefDimOf(access, inner);
+    auto type = dyn_cast<MemRefType>(access.memref.getType());
+    return row && line && type && *row < *line &&
+           *line + 1 == static_cast<unsigned>(type.getRank()) &&
+           access.unitStrideDim == inner;
+  };
+  return rowMajor(plan.rowsOperand, plan.reductionDim) &&
+         rowMajor(plan.output, plan.colDim);
+}
+
 /// vdpbf16ps takes 4, 8 or 16 f32 lanes (AVX512-BF16 with AVX512VL).
 bool isDotProductWidth(int64_t lanes) {
   return lanes == 4 || lanes == 8 || lanes == 16;
@@ -531,7 +573,7 @@ void planBF16Pairs(RegisterTilePlan &plan, linalg::LinalgOp op,
                    const rope::ContractionRegisterTile &tile,
                    ArrayRef<int64_t> ranges) {
   auto isBF16 = [](Value v) { return getElementTypeOrSelf(v).isBF16(); };
-  if (tile.bf16Products != rope::BFloat16Products::Avx512Dot ||
+  if (tile.bf16Products == rope::BFloat16Products::Fma ||
       !getElementTypeOrSelf(op.getDpsInitOperand(0)->get()).isF32() ||
       !isBF16(op.getDpsInputOperand(0)->get()) ||
       !isBF16(op.getDpsInputOperand(1)->get()))
@@ -544,6 +586,9 @@ void planBF16Pairs(RegisterTilePlan &plan, linalg::LinalgOp op,
   else if (plan.packSource && !plan.packWidens)
     plan.bf16Pairs =
         isDotProductWidth(lanes) && plan.packReduction % (2 * lanes) == 0;
+  plan.amxTiles =
+      plan.bf16Pairs && tile.bf16Products == rope::BFloat16Products::Amx &&
+      plan.form == RegisterTilePlan::Form::OuterProduct && fitsAmxTiles(plan);
 }
 
 /// A Dot-shaped contraction (both inputs contiguous along the reduction)
@@ -719,12 +764,18 @@ public:
             Value colHi) {
     Value zero = indexConstant(b, loc, 0);
     int64_t rows = std::max<int64_t>(1, tile.rows);
-    SmallVector<int64_t> rowWidths = {rows};
+    // AMX tiles first, 16 rows at a time; the rows left over as pairs.
+    SmallVector<int64_t> rowWidths;
+    if (plan.amxTiles)
+      rowWidths.push_back(kAmxRows);
+    rowWidths.push_back(rows);
     if (rows != 1)
       rowWidths.push_back(1);
     forEachTile(b, loc, zero, ubs[plan.rowDim], rowWidths,
                 [&](OpBuilder &b, Location loc, Value row, int64_t rowCount) {
-                  if (plan.form == RegisterTilePlan::Form::OuterProduct)
+                  if (plan.amxTiles && rowCount == kAmxRows)
+                    emitAmxRow(b, loc, ivs, row, colLo, colHi);
+                  else if (plan.form == RegisterTilePlan::Form::OuterProduct)
                     emitOuterProductRow(b, loc, ivs, row, rowCount, colLo,
                                         colHi);
                   else
@@ -772,7 +823,10 @@ public:
   int64_t columnBlock() const {
     std::optional<int64_t> reduction =
         getConstantIntValue(ubs[plan.reductionDim]);
-    if (!reduction || tile.slabBytes <= 0 ||
+    // AMX tiles read the packed buffer (one key tile's K: 16 KiB for 64
+    // keys of 128 bf16) whole for every 16 rows: no blocks, whose edges
+    // would have to fall on whole tiles.
+    if (!reduction || tile.slabBytes <= 0 || plan.amxTiles ||
         (plan.form == RegisterTilePlan::Form::OuterProduct && oneRowTile()))
       return 0;
     int64_t width = columnTileWidth();
@@ -846,6 +900,66 @@ private:
                     emitOuterProductTile(b, loc, ivs, row, rowCount, col, n,
                                          width / n);
                 });
+  }
+
+  /// Rows [row, row + 16) of the output, columns [colLo, colHi) (whole
+  /// 16s), on AMX tiles: for each 16 columns, the f32 tile of the output is
+  /// loaded, accumulates the products of the rows operand's 16×32 bf16
+  /// tiles with the packed buffer's 16 pair rows × 16 columns, one
+  /// tdpbf16ps per 32 of the reduction (unrolled: the tiles are registers,
+  /// never loop-carried values), and is stored back.
+  void emitAmxRow(OpBuilder &b, Location loc, SmallVector<Value> ivs, Value row,
+                  Value colLo, Value colHi) {
+    MLIRContext *context = b.getContext();
+    auto accType = amx::TileType::get({kAmxRows, kAmxRows}, element);
+    auto pairsType = amx::TileType::get({kAmxRows, 2 * kAmxPairs},
+                                        BFloat16Type::get(context));
+    Value zero = indexConstant(b, loc, 0);
+    Value two = indexConstant(b, loc, 2);
+    scf::ForOp::create(
+        b, loc, colLo, colHi, indexConstant(b, loc, kAmxRows), ValueRange{},
+        [&](OpBuilder &b, Location loc, Value col, ValueRange) {
+          ivs[plan.rowDim] = row;
+          ivs[plan.colDim] = col;
+          Value out = amxView(b, loc, plan.output, ivs, plan.colDim, kAmxRows);
+          Value acc = amx::TileLoadOp::create(b, loc, accType, out,
+                                              ValueRange{zero, zero});
+          Value packedColumn = arith::MulIOp::create(b, loc, col, two);
+          for (int64_t k = 0; k < plan.packReduction; k += 2 * kAmxPairs) {
+            ivs[plan.reductionDim] = indexConstant(b, loc, k);
+            Value rows = amxView(b, loc, plan.rowsOperand, ivs,
+                                 plan.reductionDim, 2 * kAmxPairs);
+            Value lhs = amx::TileLoadOp::create(b, loc, pairsType, rows,
+                                                ValueRange{zero, zero});
+            Value rhs = amx::TileLoadOp::create(
+                b, loc, pairsType, plan.vectorOperand.memref,
+                ValueRange{indexConstant(b, loc, k / 2), packedColumn});
+            acc = amx::TileMulFOp::create(b, loc, accType, lhs, rhs, acc);
+          }
+          amx::TileStoreOp::create(b, loc, out, ValueRange{zero, zero}, acc);
+          scf::YieldOp::create(b, loc);
+        });
+  }
+
+  /// The 2-D view [16][width] of `access` at `ivs` that an AMX tile reads
+  /// or writes: its rows along the plan's row dim, `width` elements along
+  /// `inner` (the memref's innermost dim, unit stride: fitsAmxTiles), every
+  /// other dim fixed at its index.
+  Value amxView(OpBuilder &b, Location loc, const OperandAccess &access,
+                ArrayRef<Value> ivs, unsigned inner, int64_t width) const {
+    auto type = cast<MemRefType>(access.memref.getType());
+    unsigned rowAt = *memrefDimOf(access, plan.rowDim);
+    unsigned innerAt = *memrefDimOf(access, inner);
+    SmallVector<OpFoldResult> offsets = llvm::map_to_vector(
+        access.indices(ivs), [](Value v) -> OpFoldResult { return v; });
+    SmallVector<OpFoldResult> sizes(type.getRank(), b.getIndexAttr(1));
+    SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+    sizes[rowAt] = b.getIndexAttr(kAmxRows);
+    sizes[innerAt] = b.getIndexAttr(width);
+    auto view = memref::SubViewOp::inferRankReducedResultType(
+        {kAmxRows, width}, type, offsets, sizes, strides);
+    return memref::SubViewOp::create(b, loc, cast<MemRefType>(view),
+                                     access.memref, offsets, sizes, strides);
   }
 
   /// acc[r][c] += broadcast(rows[row + r, k]) * vec[k, col + c·n .. +n]

@@ -300,3 +300,88 @@ def test_bf16_pairs_chosen(kind, size, bits, pairs):
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_bf16_pairs(kind, size, bits, pairs, dynamic):
     run_payload(kind, size, dynamic, "bf16", pair_options(bits))
+
+
+# bf16 × bf16 products on AMX tiles (`contraction-bf16-products=amx`):
+# the packed outer product (prefill's Q·Kᵀ) where whole 16×16 tiles fit,
+# rows left over as vdpbf16ps pairs; every other form as avx512-dot.
+# `tiles`: whether this case must use tdpbf16ps.
+AMX = [("generic", (1, 32, 64, 128), 512, True),    # two row tiles
+       ("shared_k", (2, 16, 48, 32), 512, True),    # packed once, shared
+       ("gqa", (1, 40, 64, 64), 512, True),         # 2 tiles + 8 rows left
+       ("gqa", (1, 32, 64, 64), 256, True),         # 8-lane pairs beside
+       ("generic", (1, 24, 80, 16), 512, False),    # reduction < 32
+       ("generic", (1, 32, 40, 64), 512, False),    # not packed: 40 % 16
+       ("gqa", (2, 1, 100, 128), 512, False),       # dot form (decode)
+       ("pv", (1, 32, 64, 128), 512, False)]        # plain outer product
+
+
+def amx_options(bits: int, emulate: bool) -> str:
+    return (f" contraction-vector-bits={bits} contraction-bf16-products=amx"
+            + (" emulate-bf16-products=true" if emulate else ""))
+
+
+@pytest.mark.parametrize("kind,size,bits,tiles", AMX)
+def test_amx_chosen(kind, size, bits, tiles):
+    """The lowered module calls tdpbf16ps exactly where the tiles apply
+    (any host: only the IR is built), and not once emulated."""
+    a_shape, b_shape, c_shape = shapes(kind, *size)
+    text = emit_payload(kind, a_shape, b_shape, c_shape, False, "bf16",
+                        BF16_PRODUCT)
+    lowered = _jit.lower(text, "builtin.module(rope-to-llvm-cpu{"
+                         f"emit-c-interface=true{amx_options(bits, False)}}})")
+    assert ("llvm.x86.tdpbf16ps" in lowered) == tiles
+    emulated = _jit.lower(text, "builtin.module(rope-to-llvm-cpu{"
+                          f"emit-c-interface=true{amx_options(bits, True)}}})")
+    assert "tdpbf16ps" not in emulated and "dpbf16ps" not in emulated
+
+
+@pytest.mark.parametrize("kind,size,bits,tiles", AMX)
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_amx_emulated(kind, size, bits, tiles, dynamic):
+    """The AMX tiling, packing and leftover rows, run on any CPU with the
+    tiles and pairs rewritten into plain vector ops
+    (rope-emulate-bf16-products), against float64."""
+    run_payload(kind, size, dynamic, "bf16", amx_options(bits, True))
+
+
+def run_pairs_bits(kind, size, options):
+    """The f32 output bits of the bf16 `kind` contraction under `options`."""
+    a_shape, b_shape, c_shape = shapes(kind, *size)
+    module = _jit.compile_module(
+        emit_payload(kind, a_shape, b_shape, c_shape, False, "bf16",
+                     BF16_PRODUCT),
+        f"builtin.module(rope-to-llvm-cpu{{emit-c-interface=true{options}}})")
+    rng = np.random.default_rng(7)
+    a, b = (bf16_bits(rng.standard_normal(s).astype(np.float32))
+            for s in (a_shape, b_shape))
+    c = rng.standard_normal(c_shape).astype(np.float32)
+    result = _jit.memref_descriptor(np.empty(c_shape, np.float32))
+    descs = [_jit.memref_descriptor(x) for x in (a, b, c)]
+    function = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * 4)(
+        module.lookup("f"))
+    function(ctypes.addressof(result), *(ctypes.addressof(d) for d in descs))
+    return np.ctypeslib.as_array(
+        ctypes.cast(result.aligned, ctypes.POINTER(ctypes.c_uint32)),
+        shape=c_shape).copy()
+
+
+@pytest.mark.skipif(not _jit.host_has_feature("avx512bf16"),
+                    reason="vdpbf16ps needs AVX512-BF16 on this host")
+@pytest.mark.parametrize("kind,size,bits,pairs", PAIRS[:6])
+def test_emulated_pairs_bitwise(kind, size, bits, pairs):
+    """The emulation adds a pair's two products in vdpbf16ps' order: the
+    same bits as the instruction (no subnormals in these inputs)."""
+    native = run_pairs_bits(kind, size, pair_options(bits))
+    emulated = run_pairs_bits(
+        kind, size, pair_options(bits) + " emulate-bf16-products=true")
+    assert np.array_equal(native, emulated)
+
+
+@pytest.mark.skipif(not (_jit.host_has_feature("amx-bf16") and
+                         _jit.host_has_feature("avx512bf16")),
+                    reason="tdpbf16ps needs AMX-BF16 on this host")
+@pytest.mark.parametrize("kind,size,bits,tiles", AMX)
+def test_amx_native(kind, size, bits, tiles):
+    """On a host with AMX: the tiles themselves, against float64."""
+    run_payload(kind, size, False, "bf16", amx_options(bits, False))

@@ -35,6 +35,12 @@ enum class BFloat16Products {
   /// f32 lane and instruction, each exact, added with one rounding each;
   /// subnormal inputs and results are flushed to zero.
   Avx512Dot,
+  /// AMX's `tdpbf16ps` (`amx.tile_mulf`) on 16×16 f32 tiles where a packed
+  /// outer product has whole tiles (prefill's Q·Kᵀ), products and additions
+  /// as vdpbf16ps computes them; `Avx512Dot` everywhere else. The target
+  /// must have amx-tile, amx-bf16 and avx512bf16, and the process must have
+  /// been granted the AMX tile state (Linux: arch_prctl).
+  Amx,
 };
 
 /// The attribute rope-check-allocation-sizes puts on its `cf.assert`s, which

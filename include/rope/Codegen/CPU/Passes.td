@@ -97,18 +97,62 @@ def RopeVectorizeContractionsPass : Pass<"rope-vectorize-contractions"> {
              clEnumValN(::mlir::rope::BFloat16Products::Avx512Dot,
                         "avx512-dot",
                         "AVX512-BF16 vdpbf16ps: pairs of products per lane "
-                        "(subnormals flushed to zero)"))}]>,
+                        "(subnormals flushed to zero)"),
+             clEnumValN(::mlir::rope::BFloat16Products::Amx, "amx",
+                        "AMX tdpbf16ps tiles where a packed outer product "
+                        "has whole 16x16 tiles, vdpbf16ps elsewhere"))}]>,
     Option<"prefetchRows", "prefetch-rows", "int64_t", /*default=*/"0",
            "Where one row tile holds every row (a decode step), prefetch "
            "the streamed operand's rows this many ahead into L2, clamped to "
            "its buffer (0: none)">
   ];
   let dependentDialects = [
+    "::mlir::amx::AMXDialect",
     "::mlir::arith::ArithDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect",
     "::mlir::x86vector::X86VectorDialect"
+  ];
+}
+
+def RopeEmulateBF16ProductsPass : Pass<"rope-emulate-bf16-products"> {
+  let summary = "Rewrite AMX tiles and AVX512-BF16 pair dot products into "
+                "portable vector ops";
+  let description = [{
+    The code `rope-vectorize-contractions` generates for `bf16-products=amx`
+    or `avx512-dot` runs only where the CPU has those units. This rewrites
+    their ops into plain vector ops that compute the same products in the
+    same order, so that the tiling, the packing and the indexing around them
+    are run and checked against float64 on any CPU:
+
+    - `amx.tile_load` / `amx.tile_store` of a 2-D buffer (the views
+      `rope-vectorize-contractions` creates): 16 row loads or stores;
+      `amx.tile_zero`: a zero vector;
+    - `amx.tile_mulf` (tdpbf16ps): for each row and each pair k of the
+      reduction, out[n] += a[2k]·b[k][2n], then += a[2k+1]·b[k][2n+1], as
+      f32 FMAs of the exact bf16 products;
+    - `x86vector.avx512.dot` (vdpbf16ps): each lane adds the odd product,
+      then the even one.
+
+    Rounding is the instructions' (round to nearest even, once per
+    addition); their flushing of subnormal inputs and results to zero is
+    not reproduced. A tile load with an explicit stride operand is left
+    alone (`rope-vectorize-contractions` creates none) and reported.
+
+    ```mlir
+    %c = amx.tile_mulf %a, %b, %acc
+        : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
+    // becomes, per row m of 16 and pair k of 16:
+    %row = vector.fma %a_m_2k, %b_k_even, %row : vector<16xf32>
+    %row2 = vector.fma %a_m_2k1, %b_k_odd, %row : vector<16xf32>
+    ```
+
+    Contract: docs/PASSES.md, `rope-emulate-bf16-products`.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::vector::VectorDialect"
   ];
 }
 

@@ -110,6 +110,10 @@ constexpr StringLiteral kTargets[] = {
     // A decode step's rotated keys moved into the scores (online steps over
     // rope.apply results; any linalg contraction fed by one).
     "rope-rotate-keys-in-scores",
+    // bf16 contractions on AMX tiles, and AMX/vdpbf16ps ops (the input's
+    // own, or none) rewritten into plain vector ops.
+    "rope-vectorize-contractions{bf16-products=amx}",
+    "rope-emulate-bf16-products",
 };
 constexpr size_t kNumTargets = std::size(kTargets);
 

@@ -109,17 +109,25 @@ struct RegisterTilePlan {
   /// of consecutive reduction elements, [reduction/2][2·columns] bf16, and
   /// each row's pair is broadcast as one 32-bit unit.
   bool bf16Pairs = false;
-  /// The packed pairs' outer product on AMX tiles (`bf16-products=amx`):
-  /// rows in blocks of 16 and columns in blocks of 16 as tdpbf16ps tiles
-  /// (`amx.tile_mulf`) that read the rows operand where it lies and the
-  /// packed buffer, whose [reduction/2][2·columns] layout is the one
-  /// tdpbf16ps takes for its second operand; the rows left over as pairs.
+  /// A packed outer product on AMX tiles (`bf16-products=amx`): rows in
+  /// blocks of 16 and columns in blocks of 16 as tdpbf16ps tiles
+  /// (`amx.tile_mulf`) over the packed buffer, whose [reduction/2]
+  /// [2·columns] layout is the one tdpbf16ps takes for its second operand;
+  /// bf16 rows are read where they lie (`bf16Pairs`: the rows left over as
+  /// pairs), f32 rows split into bf16 parts (`packInterleaves`).
   bool amxTiles = false;
   /// The plain outer product's vector operand stored narrower than the
   /// accumulator (bf16 V of P·V): `packSource` is copied widened into the
   /// buffer instead of transposed, once per packing rather than once per
   /// row tile.
   bool packWidens = false;
+  /// P·V on AMX tiles (`bf16-products=amx`, the rows operand f32 and the
+  /// vector operand bf16): `packSource` is packed as interleaved pairs of
+  /// its reduction rows, [reduction/2][2·columns] bf16 (tdpbf16ps' second
+  /// operand), and each 16 rows of the rows operand are split into three
+  /// bf16 parts whose sum is the f32 value exactly (splitRowsIntoBF16);
+  /// one tile product per part. Rows left over read `packSource` widened.
+  bool packInterleaves = false;
   /// Dot form over a sum of products, out + Σ_t row_t · column_t
   /// (planSumOfProducts): each `rowTerms[t]` is read as `rowsOperand` is,
   /// and column_t is computed per vector from `columnInputs` (each read as
@@ -665,6 +673,16 @@ void planWidening(RegisterTilePlan &plan,
   plan.packReduction = reduction;
   plan.packColumns = columns;
   plan.packShared = *shared;
+  // f32 rows times bf16 columns on AMX tiles: the rows split into bf16
+  // parts, the columns interleaved instead of widened.
+  if (tile.bf16Products == rope::BFloat16Products::Amx && element.isF32() &&
+      stored.isBF16() &&
+      getElementTypeOrSelf(plan.rowsOperand.memref).isF32() &&
+      fitsAmxTiles(plan)) {
+    plan.packInterleaves = true;
+    plan.amxTiles = true;
+    return;
+  }
   plan.packWidens = true;
 }
 
@@ -916,29 +934,115 @@ private:
                                         BFloat16Type::get(context));
     Value zero = indexConstant(b, loc, 0);
     Value two = indexConstant(b, loc, 2);
+    ivs[plan.rowDim] = row;
+    // f32 rows (P of P·V): split once for every column tile.
+    Value parts;
+    if (plan.packInterleaves)
+      parts = splitRowsIntoBF16(b, loc, ivs);
     scf::ForOp::create(
         b, loc, colLo, colHi, indexConstant(b, loc, kAmxRows), ValueRange{},
         [&](OpBuilder &b, Location loc, Value col, ValueRange) {
-          ivs[plan.rowDim] = row;
           ivs[plan.colDim] = col;
           Value out = amxView(b, loc, plan.output, ivs, plan.colDim, kAmxRows);
           Value acc = amx::TileLoadOp::create(b, loc, accType, out,
                                               ValueRange{zero, zero});
           Value packedColumn = arith::MulIOp::create(b, loc, col, two);
           for (int64_t k = 0; k < plan.packReduction; k += 2 * kAmxPairs) {
-            ivs[plan.reductionDim] = indexConstant(b, loc, k);
-            Value rows = amxView(b, loc, plan.rowsOperand, ivs,
-                                 plan.reductionDim, 2 * kAmxPairs);
-            Value lhs = amx::TileLoadOp::create(b, loc, pairsType, rows,
-                                                ValueRange{zero, zero});
             Value rhs = amx::TileLoadOp::create(
                 b, loc, pairsType, plan.vectorOperand.memref,
                 ValueRange{indexConstant(b, loc, k / 2), packedColumn});
-            acc = amx::TileMulFOp::create(b, loc, accType, lhs, rhs, acc);
+            if (!parts) {
+              ivs[plan.reductionDim] = indexConstant(b, loc, k);
+              Value rows = amxView(b, loc, plan.rowsOperand, ivs,
+                                   plan.reductionDim, 2 * kAmxPairs);
+              Value lhs = amx::TileLoadOp::create(b, loc, pairsType, rows,
+                                                  ValueRange{zero, zero});
+              acc = amx::TileMulFOp::create(b, loc, accType, lhs, rhs, acc);
+              continue;
+            }
+            // The smallest part first.
+            for (int64_t part = kSplitParts - 1; part >= 0; --part) {
+              Value lhs = amx::TileLoadOp::create(
+                  b, loc, pairsType, parts,
+                  ValueRange{indexConstant(b, loc, part * kAmxRows),
+                             indexConstant(b, loc, k)});
+              acc = amx::TileMulFOp::create(b, loc, accType, lhs, rhs, acc);
+            }
           }
           amx::TileStoreOp::create(b, loc, out, ValueRange{zero, zero}, acc);
           scf::YieldOp::create(b, loc);
         });
+    if (parts)
+      memref::DeallocOp::create(b, loc, parts);
+  }
+
+  /// An f32 is the exact sum of three bf16 (8 significand bits each): its
+  /// value truncated to bf16, the rest truncated, and what is left then.
+  static constexpr int64_t kSplitParts = 3;
+
+  /// Rows [row, row + 16) of the f32 rows operand, over the whole
+  /// reduction, split into a new buffer [3·16][reduction] bf16: rows
+  /// 16·i + r hold part i of row r (0: the high 8 significand bits, by
+  /// truncation, which cannot overflow; 1: the next 8; 2: the last 8). Each
+  /// subtraction is exact, so the parts sum to the value exactly (parts
+  /// below 2^-126 aside, which tdpbf16ps reads as zero). Infinities and NaN
+  /// are their own high part, the others zero.
+  Value splitRowsIntoBF16(OpBuilder &b, Location loc, SmallVector<Value> ivs) {
+    constexpr int64_t n = kAmxRows;
+    Type f32 = b.getF32Type(), i32 = b.getI32Type();
+    VectorType wide = VectorType::get({n}, f32),
+               bits = VectorType::get({n}, i32);
+    VectorType narrow = VectorType::get({n}, b.getBF16Type());
+    auto splat = [&](int64_t v) {
+      return arith::ConstantOp::create(
+          b, loc, DenseElementsAttr::get(bits, b.getI32IntegerAttr(v)));
+    };
+    Value highHalf = splat(static_cast<int32_t>(0xFFFF0000u));
+    Value exponent = splat(0x7F800000);
+    Value zeros = arith::ConstantOp::create(b, loc, b.getZeroAttr(wide));
+    Value parts = memref::AllocOp::create(
+        b, loc,
+        MemRefType::get({kSplitParts * n, plan.packReduction}, b.getBF16Type()),
+        ValueRange{}, b.getI64IntegerAttr(64));
+    Value row0 = ivs[plan.rowDim];
+    scf::buildLoopNest(
+        b, loc, ValueRange{indexConstant(b, loc, 0), indexConstant(b, loc, 0)},
+        ValueRange{indexConstant(b, loc, n),
+                   indexConstant(b, loc, plan.packReduction)},
+        ValueRange{indexConstant(b, loc, 1), indexConstant(b, loc, n)},
+        [&](OpBuilder &b, Location loc, ValueRange at) {
+          Value r = at[0], k = at[1];
+          ivs[plan.rowDim] = arith::AddIOp::create(b, loc, row0, r);
+          ivs[plan.reductionDim] = k;
+          Value x =
+              vector::LoadOp::create(b, loc, wide, plan.rowsOperand.memref,
+                                     plan.rowsOperand.indices(ivs));
+          // Whether x is finite: its exponent is not all ones.
+          Value finite = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::ne,
+              arith::AndIOp::create(
+                  b, loc, vector::BitCastOp::create(b, loc, bits, x), exponent),
+              exponent);
+          auto truncated = [&](Value v) {
+            return vector::BitCastOp::create(
+                b, loc, wide,
+                arith::AndIOp::create(
+                    b, loc, vector::BitCastOp::create(b, loc, bits, v),
+                    highHalf));
+          };
+          Value high = arith::SelectOp::create(b, loc, finite, truncated(x), x);
+          Value rest = arith::SelectOp::create(
+              b, loc, finite, arith::SubFOp::create(b, loc, x, high), zeros);
+          Value middle = truncated(rest);
+          Value low = arith::SubFOp::create(b, loc, rest, middle);
+          Value split[kSplitParts] = {high, middle, low};
+          for (auto [i, part] : llvm::enumerate(split))
+            vector::StoreOp::create(
+                b, loc, arith::TruncFOp::create(b, loc, narrow, part), parts,
+                ValueRange{addIndex(b, loc, r, static_cast<int64_t>(i) * n),
+                           k});
+        });
+    return parts;
   }
 
   /// The 2-D view [16][width] of `access` at `ivs` that an AMX tile reads
@@ -968,6 +1072,10 @@ private:
                             Value row, int64_t rowCount, Value col, int64_t n,
                             int64_t vectors) {
     VectorType type = vectorOf(n);
+    // Rows left over by the AMX tiles read the columns where they lie:
+    // the interleaved packing is the tiles' layout only.
+    const OperandAccess &vectorOperand =
+        plan.packInterleaves ? *plan.packSource : plan.vectorOperand;
     auto at = [&](int64_t r, int64_t c, Value k, OpBuilder &b, Location loc) {
       ivs[plan.rowDim] = addIndex(b, loc, row, r);
       ivs[plan.colDim] = addIndex(b, loc, col, c * n);
@@ -991,8 +1099,8 @@ private:
           SmallVector<Value> columns;
           for (int64_t c = 0; c < vectors; ++c)
             columns.push_back(loadWidened(
-                b, loc, plan.vectorOperand.memref,
-                plan.vectorOperand.indices(at(0, c, k, b, loc)), n, element));
+                b, loc, vectorOperand.memref,
+                vectorOperand.indices(at(0, c, k, b, loc)), n, element));
           SmallVector<Value> next;
           for (int64_t r = 0; r < rowCount; ++r) {
             Value scalar = loadScalarWidened(
@@ -1453,6 +1561,44 @@ void emitPackPairs(OpBuilder &b, Location loc, const RegisterTilePlan &plan,
       });
 }
 
+/// Fills `packed` ([reduction/2][2·columns] bf16) with the plan's pack
+/// source (bf16, unit stride along the columns: V of P·V) as interleaved
+/// pairs of its reduction rows: packed[p][2c + t] = source[2p + t][c], the
+/// layout of tdpbf16ps' second operand. 16 columns of two rows at a time.
+void emitPackInterleaved(OpBuilder &b, Location loc,
+                         const RegisterTilePlan &plan, Value packed,
+                         SmallVector<Value> ivs) {
+  constexpr int64_t n = kAmxPairs;
+  VectorType half = VectorType::get({n}, b.getBF16Type());
+  SmallVector<int64_t> interleave;
+  for (int64_t i = 0; i < n; ++i)
+    interleave.append({i, n + i});
+  Value zero = indexConstant(b, loc, 0);
+  Value two = indexConstant(b, loc, 2);
+  scf::buildLoopNest(
+      b, loc, ValueRange{zero, zero},
+      ValueRange{indexConstant(b, loc, plan.packReduction / 2),
+                 indexConstant(b, loc, plan.packColumns)},
+      ValueRange{indexConstant(b, loc, 1), indexConstant(b, loc, n)},
+      [&](OpBuilder &b, Location loc, ValueRange at) {
+        Value pair = at[0], column = at[1];
+        Value even = arith::MulIOp::create(b, loc, pair, two);
+        SmallVector<Value> rows;
+        for (int64_t t = 0; t < 2; ++t) {
+          ivs[plan.reductionDim] = addIndex(b, loc, even, t);
+          ivs[plan.colDim] = column;
+          rows.push_back(vector::LoadOp::create(b, loc, half,
+                                                plan.packSource->memref,
+                                                plan.packSource->indices(ivs)));
+        }
+        Value pairs =
+            vector::ShuffleOp::create(b, loc, rows[0], rows[1], interleave);
+        vector::StoreOp::create(
+            b, loc, pairs, packed,
+            ValueRange{pair, arith::MulIOp::create(b, loc, column, two)});
+      });
+}
+
 /// Fills `packed` ([reduction][columns] of the accumulator type) with the
 /// plan's pack source widened, a vector of `lanes` at a time; with
 /// `stream`, the source row `prefetchRows` ahead of each is prefetched
@@ -1516,7 +1662,7 @@ struct ContractionToRegisterTiles
     // tiles along the columns. Packed once here when every outer index
     // shares it, else per outer index (emitAt).
     auto allocatePacked = [&](OpBuilder &b, Location loc) {
-      auto type = plan->bf16Pairs
+      auto type = plan->bf16Pairs || plan->packInterleaves
                       ? MemRefType::get(
                             {plan->packReduction / 2, 2 * plan->packColumns},
                             b.getBF16Type())
@@ -1547,6 +1693,8 @@ struct ContractionToRegisterTiles
                     SmallVector<Value> ivs) {
       if (plan->bf16Pairs)
         emitPackPairs(b, loc, *plan, packed, lanes, ivs);
+      else if (plan->packInterleaves)
+        emitPackInterleaved(b, loc, *plan, packed, ivs);
       else if (plan->packWidens)
         emitPackWidened(b, loc, *plan, packed, lanes, ivs, packStream,
                         tile.prefetchRows);

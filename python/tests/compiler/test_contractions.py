@@ -35,6 +35,8 @@ GENERIC = {
     # A GQA prefill tile: K shared by the query heads g (not indexed by
     # them), so packed once for them all when the dot form is packed.
     "shared_k": "bgmk,bnk->bgmn",
+    # Its P·V: V shared by the query heads g.
+    "shared_v": "bgmk,bkn->bgmn",
 }
 LETTERS = "bhgmnk"
 
@@ -385,3 +387,172 @@ def test_emulated_pairs_bitwise(kind, size, bits, pairs):
 def test_amx_native(kind, size, bits, tiles):
     """On a host with AMX: the tiles themselves, against float64."""
     run_payload(kind, size, False, "bf16", amx_options(bits, False))
+
+
+# P·V on AMX tiles: f32 P (split into three bf16 parts that sum to it
+# exactly) times bf16 V (packed as interleaved pairs of rows), whole 16×16
+# tiles, rows left over as widened FMAs. `tiles`: whether tdpbf16ps is used.
+AMX_PV = [("pv", (1, 32, 64, 128), True),        # two row tiles
+          ("shared_v", (1, 40, 32, 64), True),   # V shared, 8 rows left
+          ("pv", (2, 16, 48, 32), True),         # one tile per head
+          ("pv", (1, 32, 40, 64), False),        # reduction 40: not 32s
+          ("pv", (1, 32, 64, 40), False),        # columns 40: not 16s
+          ("pv", (1, 8, 64, 64), False)]         # too few rows to pack
+
+MIXED_PRODUCT = ("    %ye = arith.extf %y : bf16 to f32\n"
+                 "    %p = arith.mulf %x, %ye : f32\n"
+                 "    %s = arith.addf %z, %p : f32\n")
+
+
+def emit_mixed(kind: str, a_shape, b_shape, c_shape, dynamic: bool) -> str:
+    """`kind`'s contraction of an f32 first input (P) and a bf16 second
+    (V) into f32."""
+    def t(shape, element):
+        dims = "x".join("?" if dynamic else str(d) for d in shape)
+        return f"tensor<{dims}x{element}>"
+    maps, iterators = generic_maps(kind)
+    a, b, c = t(a_shape, "f32"), t(b_shape, "bf16"), t(c_shape, "f32")
+    return (f"func.func @f(%a: {a}, %b: {b}, %c: {c}) -> {c} "
+            "attributes {llvm.emit_c_interface} {\n"
+            f"  %r = linalg.generic {{indexing_maps = [{maps}], "
+            f"iterator_types = [{iterators}]}} ins(%a, %b : {a}, {b}) "
+            f"outs(%c : {c}) {{\n"
+            f"  ^bb0(%x: f32, %y: bf16, %z: f32):\n{MIXED_PRODUCT}"
+            "    linalg.yield %s : f32\n  } -> " + c + "\n"
+            f"  return %r : {c}\n}}\n")
+
+
+def run_mixed(kind, size, dynamic, options, p):
+    a_shape, b_shape, c_shape = shapes(kind, *size)
+    module = _jit.compile_module(
+        emit_mixed(kind, a_shape, b_shape, c_shape, dynamic),
+        f"builtin.module(rope-to-llvm-cpu{{emit-c-interface=true{options}}})")
+    rng = np.random.default_rng(sum(size))
+    v = bf16_bits(rng.standard_normal(b_shape).astype(np.float32))
+    c = rng.standard_normal(c_shape).astype(np.float32)
+    # The compiled function may write its result into `c`'s buffer.
+    c_before = c.astype(np.float64)
+    result = _jit.memref_descriptor(np.empty(c_shape, np.float32))
+    descs = [_jit.memref_descriptor(x) for x in (p, v, c)]
+    function = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * 4)(
+        module.lookup("f"))
+    function(ctypes.addressof(result), *(ctypes.addressof(d) for d in descs))
+    got = np.ctypeslib.as_array(
+        ctypes.cast(result.aligned, ctypes.POINTER(ctypes.c_float)),
+        shape=c_shape).copy()
+    return got, p.astype(np.float64), bf16_values(v).astype(np.float64), c_before
+
+
+def probabilities_and_magnitudes(shape, seed):
+    """P-like values in [0, 1] in one half, and values of every magnitude
+    (1e-30 to 1e30, both signs, all 24 significand bits used) in the
+    other: the split into bf16 parts must be exact for all of them."""
+    rng = np.random.default_rng(seed)
+    p = rng.random(shape)
+    wide = rng.standard_normal(shape) * 10.0 ** rng.integers(-30, 31, shape)
+    mask = rng.random(shape) < 0.5
+    return np.where(mask, p, wide).astype(np.float32)
+
+
+@pytest.mark.parametrize("kind,size,tiles", AMX_PV)
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_amx_pv_emulated(kind, size, tiles, dynamic):
+    """P·V's split tiles, run emulated on any CPU, against float64: within
+    f32 accumulation error of Σ|p|·|v| (each part's product is exact)."""
+    a_shape, b_shape, c_shape = shapes(kind, *size)
+    p = probabilities_and_magnitudes(a_shape, sum(size))
+    got, p64, v64, c = run_mixed(kind, size, dynamic,
+                                 amx_options(512, True), p)
+    spec = spec_of(kind)
+    want = c + np.einsum(spec, p64, v64)
+    scale = np.abs(c) + np.einsum(spec, np.abs(p64), np.abs(v64))
+    eps = np.finfo(np.float32).eps
+    assert (np.abs(got - want) <= 4 * eps * size[3] * scale).all()
+    lowered = _jit.lower(
+        emit_mixed(kind, a_shape, b_shape, c_shape, dynamic),
+        f"builtin.module(rope-to-llvm-cpu{{{amx_options(512, False)}}})")
+    assert ("llvm.x86.tdpbf16ps" in lowered) == (tiles and not dynamic)
+
+
+def test_amx_pv_non_finite():
+    """An infinite or NaN P is its own high part: the outputs it reaches
+    are the infinities and NaN the widened FMAs give."""
+    kind, size = "pv", (1, 32, 64, 128)
+    a_shape = shapes(kind, *size)[0]
+    p = np.random.default_rng(3).random(a_shape).astype(np.float32)
+    p[0, 0, 3, 5], p[0, 1, 17, 40], p[0, 0, 20, 63] = np.inf, -np.inf, np.nan
+    tiles = run_mixed(kind, size, False, amx_options(512, True), p)[0]
+    fma = run_mixed(kind, size, False, " contraction-vector-bits=512", p)[0]
+    assert np.array_equal(np.isnan(tiles), np.isnan(fma))
+    assert np.array_equal(np.isposinf(tiles), np.isposinf(fma))
+    assert np.array_equal(np.isneginf(tiles), np.isneginf(fma))
+    assert np.isinf(tiles).any() and np.isnan(tiles).any()
+    finite = np.isfinite(fma)
+    assert np.allclose(tiles[finite], fma[finite], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.skipif(not (_jit.host_has_feature("amx-bf16") and
+                         _jit.host_has_feature("avx512bf16")),
+                    reason="tdpbf16ps needs AMX-BF16 on this host")
+@pytest.mark.parametrize("kind,size,tiles", AMX_PV)
+def test_amx_pv_native(kind, size, tiles):
+    """On a host with AMX: P·V's split tiles themselves, against float64
+    (P in [0, 1] only: tdpbf16ps reads parts below 2^-126 as zero)."""
+    a_shape, b_shape, c_shape = shapes(kind, *size)
+    p = np.random.default_rng(5).random(a_shape).astype(np.float32)
+    got, p64, v64, c = run_mixed(kind, size, False, amx_options(512, False),
+                                 p)
+    spec = spec_of(kind)
+    want = c + np.einsum(spec, p64, v64)
+    scale = np.abs(c) + np.einsum(spec, np.abs(p64), np.abs(v64))
+    eps = np.finfo(np.float32).eps
+    assert (np.abs(got - want) <= 4 * eps * size[3] * scale + 2.0 ** -100
+            ).all()
+
+
+ATTENTION = """
+#q = affine_map<(b, h, g, m, k1, k2, n) -> (b, h, g, m, k1)>
+#k = affine_map<(b, h, g, m, k1, k2, n) -> (b, h, k2, k1)>
+#v = affine_map<(b, h, g, m, k1, k2, n) -> (b, h, k2, n)>
+#o = affine_map<(b, h, g, m, k1, k2, n) -> (b, h, g, m, n)>
+func.func @main(%q: {q}, %k: {kv}, %v: {kv}) -> {q} {{
+  %o = tensor.empty() : {q}
+  %r = rope.attention ins(%q, %k, %v : {q}, {kv}, {kv}) outs(%o : {q})
+         attributes {{indexing_maps = [#q, #k, #v, #o], scale = 0.125 : f64,
+                      causal, query_dim = 3}} -> {q}
+  return %r : {q}
+}}
+"""
+
+
+@pytest.mark.parametrize("tokens", [64, 96])
+def test_amx_attention_emulated(tokens):
+    """bf16 causal GQA prefill (2 KV heads × 4, D 64) through the whole
+    pipeline with both contractions on (emulated) AMX tiles: against
+    float64 within the bf16 output's rounding. At 64 tokens every key tile
+    is whole: Q·Kᵀ (2 steps of 32) and P·V (3 parts × 2 steps) are tiles."""
+    import ml_dtypes
+    import rope_mlir
+    q_type = f"tensor<1x2x4x{tokens}x64xbf16>"
+    kv_type = f"tensor<1x2x{tokens}x64xbf16>"
+    text = ATTENTION.format(q=q_type, kv=kv_type)
+    lower = ("rope-to-llvm-cpu{emit-c-interface=true runtime-traps=true"
+             " contraction-vector-bits=512")
+    pipeline = f"builtin.module(rope-optimize, {lower}{amx_options(512, True)}}})"
+    if tokens == 64:
+        lowered = _jit.lower(text, "builtin.module(rope-optimize, "
+                             f"{lower}{amx_options(512, False)}}})")
+        assert lowered.count("llvm.x86.tdpbf16ps") == 2 + 6
+    rng = np.random.default_rng(tokens)
+    q = rng.standard_normal((1, 2, 4, tokens, 64)).astype(ml_dtypes.bfloat16)
+    k, v = (rng.standard_normal((1, 2, tokens, 64)).astype(ml_dtypes.bfloat16)
+            for _ in range(2))
+    got = np.asarray(rope_mlir.jit(text, pipeline).function("main")(q, k, v),
+                     np.float64)
+    q64, k64, v64 = (np.asarray(x, np.float64) for x in (q, k, v))
+    scores = np.einsum("bhgmd,bhnd->bhgmn", q64, k64) * 0.125
+    scores += np.triu(np.full((tokens, tokens), -np.inf), 1)
+    p = np.exp(scores - scores.max(-1, keepdims=True))
+    want = np.einsum("bhgmn,bhnd->bhgmd", p / p.sum(-1, keepdims=True), v64)
+    # Half a bf16 ulp of each output, plus f32 accumulation.
+    assert (np.abs(got - want) <= 2.0 ** -8 * np.abs(want) + 1e-5).all()

@@ -16,12 +16,12 @@
 //       CHECK:       %[[OUT:.*]] = memref.subview %{{.*}}[%[[ROW]], %[[COL]]] [16, 16] [1, 1] : memref<32x64xf32> to memref<16x16xf32, strided<[64, 1], offset: ?>>
 //       CHECK:       %[[ACC:.*]] = amx.tile_load %[[OUT]][%c0, %c0] {{.*}} into !amx.tile<16x16xf32>
 //       CHECK:       %[[PC:.*]] = arith.muli %[[COL]], %c2
+//       CHECK:       %[[B0:.*]] = amx.tile_load %[[P]][%c0, %[[PC]]] : memref<64x128xbf16> into !amx.tile<16x32xbf16>
 //       CHECK:       %[[Q0:.*]] = memref.subview %{{.*}}[%[[ROW]], 0] [16, 32] [1, 1] : memref<32x128xbf16> to memref<16x32xbf16, strided<[128, 1], offset: ?>>
 //       CHECK:       %[[A0:.*]] = amx.tile_load %[[Q0]][%c0, %c0] {{.*}} into !amx.tile<16x32xbf16>
-//       CHECK:       %[[B0:.*]] = amx.tile_load %[[P]][%c0, %[[PC]]] : memref<64x128xbf16> into !amx.tile<16x32xbf16>
 //       CHECK:       %[[S0:.*]] = amx.tile_mulf %[[A0]], %[[B0]], %[[ACC]]
-//       CHECK:       memref.subview %{{.*}}[%[[ROW]], 32] [16, 32]
 //       CHECK:       amx.tile_load %[[P]][%c16, %[[PC]]]
+//       CHECK:       memref.subview %{{.*}}[%[[ROW]], 32] [16, 32]
 //       CHECK:       amx.tile_mulf
 //       CHECK:       amx.tile_load %[[P]][%c32, %[[PC]]]
 //       CHECK:       amx.tile_mulf
@@ -110,6 +110,53 @@ func.func @transposed_output(%q: memref<32x128xbf16>, %k: memref<64x128xbf16>, %
     %ae = arith.extf %a : bf16 to f32
     %be = arith.extf %b : bf16 to f32
     %m = arith.mulf %ae, %be : f32
+    %r = arith.addf %c, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// P·V: f32 P times bf16 V on AMX tiles. V is packed as interleaved pairs
+// of its rows ([64/2][2·128] bf16); each 16 rows of P are split into three
+// bf16 parts (rows 0-15: the high 8 significand bits, truncated; 16-31:
+// the next 8; 32-47: the rest), which sum to P exactly, infinities and NaN
+// kept whole; one tdpbf16ps per part and 32 keys, the smallest part first.
+// CHECK-LABEL: func.func @pv_split(
+//       CHECK:   %[[V:.*]] = memref.alloc() {alignment = 64 : i64} : memref<32x256xbf16>
+//       CHECK:     vector.interleave %{{.*}}, %{{.*}} : vector<16xbf16> -> vector<32xbf16>
+//       CHECK:   scf.for %[[ROW:.*]] = %c0 to %c32 step %c16
+//       CHECK:     %[[PARTS:.*]] = memref.alloc() {alignment = 64 : i64} : memref<48x64xbf16>
+//       CHECK:       %[[X:.*]] = vector.load %{{.*}} : memref<32x64xf32>, vector<16xf32>
+//       CHECK:       %[[FINITE:.*]] = arith.cmpi ne
+//       CHECK:       %[[T:.*]] = arith.andi %{{.*}}, %{{.*}} : vector<16xi32>
+//       CHECK:       %[[HIGH:.*]] = arith.select %[[FINITE]], %{{.*}}, %[[X]]
+//       CHECK:       %[[REST:.*]] = arith.subf %[[X]], %[[HIGH]]
+//       CHECK:       arith.select %[[FINITE]], %[[REST]], %{{.*}}
+//       CHECK:       arith.truncf %[[HIGH]] : vector<16xf32> to vector<16xbf16>
+//       CHECK:     scf.for %[[COL:.*]] = %c0 to %c128 step %c16
+//       CHECK:       amx.tile_load %{{.*}}[%c0, %c0] {{.*}} into !amx.tile<16x16xf32>
+//       CHECK:       %[[B0:.*]] = amx.tile_load %[[V]][%c0, %{{.*}}] : memref<32x256xbf16>
+//       CHECK:       %[[LO:.*]] = amx.tile_load %[[PARTS]][%c32, %c0]
+//       CHECK:       amx.tile_mulf %[[LO]], %[[B0]]
+//       CHECK:       %[[MID:.*]] = amx.tile_load %[[PARTS]][%c16, %c0]
+//       CHECK:       amx.tile_mulf %[[MID]], %[[B0]]
+//       CHECK:       %[[HI:.*]] = amx.tile_load %[[PARTS]][%c0, %c0]
+//       CHECK:       amx.tile_mulf %[[HI]], %[[B0]]
+//       CHECK:       amx.tile_load %[[V]][%c16, %{{.*}}]
+//       CHECK:       amx.tile_load %[[PARTS]][%c32, %c32]
+//       CHECK:       amx.tile_store
+//       CHECK:     memref.dealloc %[[PARTS]]
+// PAIRS-LABEL: func.func @pv_split(
+//   PAIRS-NOT:   vector.interleave
+func.func @pv_split(%p: memref<32x64xf32>, %v: memref<64x128xbf16>, %o: memref<32x128xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j, d) -> (i, d)>, affine_map<(i, j, d) -> (d, j)>, affine_map<(i, j, d) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%p, %v : memref<32x64xf32>, memref<64x128xbf16>) outs(%o : memref<32x128xf32>) {
+  ^bb0(%a: f32, %b: bf16, %c: f32):
+    %be = arith.extf %b : bf16 to f32
+    %m = arith.mulf %a, %be : f32
     %r = arith.addf %c, %m : f32
     linalg.yield %r : f32
   }

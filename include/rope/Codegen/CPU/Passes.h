@@ -36,10 +36,12 @@ enum class BFloat16Products {
   /// subnormal inputs and results are flushed to zero.
   Avx512Dot,
   /// AMX's `tdpbf16ps` (`amx.tile_mulf`) on 16×16 f32 tiles where a packed
-  /// outer product has whole tiles (prefill's Q·Kᵀ), products and additions
-  /// as vdpbf16ps computes them; `Avx512Dot` everywhere else. The target
-  /// must have amx-tile, amx-bf16 and avx512bf16, and the process must have
-  /// been granted the AMX tile state (Linux: arch_prctl).
+  /// outer product has whole tiles: prefill's Q·Kᵀ (products and additions
+  /// as vdpbf16ps computes them) and P·V (f32 P split into three bf16
+  /// parts that sum to it exactly, bf16 V packed as row pairs);
+  /// `Avx512Dot` everywhere else. The target must have amx-tile, amx-bf16
+  /// and avx512bf16, and the process must have been granted the AMX tile
+  /// state (Linux: arch_prctl, which the JIT asks for).
   Amx,
 };
 

@@ -100,7 +100,8 @@ def RopeVectorizeContractionsPass : Pass<"rope-vectorize-contractions"> {
                         "(subnormals flushed to zero)"),
              clEnumValN(::mlir::rope::BFloat16Products::Amx, "amx",
                         "AMX tdpbf16ps tiles where a packed outer product "
-                        "has whole 16x16 tiles, vdpbf16ps elsewhere"))}]>,
+                        "has whole 16x16 tiles (Q·Kᵀ; P·V with f32 P split "
+                        "into three exact bf16 parts), vdpbf16ps elsewhere"))}]>,
     Option<"prefetchRows", "prefetch-rows", "int64_t", /*default=*/"0",
            "Where one row tile holds every row (a decode step), prefetch "
            "the streamed operand's rows this many ahead into L2, clamped to "

@@ -35,8 +35,10 @@ struct ContractionRegisterTile {
   /// before the next block: sized to stay in the L1 data cache (0: no
   /// blocking).
   int64_t slabBytes = 16384;
-  /// bf16 × bf16 → f32 contractions: widened f32 FMAs, or AVX512-BF16's
-  /// pair dot products where the reduction and the packing allow them.
+  /// bf16 × bf16 → f32 contractions: widened f32 FMAs, AVX512-BF16's pair
+  /// dot products where the reduction and the packing allow them, or AMX
+  /// tiles where whole tiles fit (also f32 × bf16, the f32 side split into
+  /// three exact bf16 parts).
   BFloat16Products bf16Products = BFloat16Products::Fma;
   /// Where one row tile holds every row (a decode step's query group), the
   /// vector operand (K in Q·Kᵀ, V in P·V) is streamed once: its rows this

@@ -19,7 +19,9 @@ says so).
     --sections a,b,w,c,hf,bf16,hf-bf16   only these sections (default:
         all but bf16 and hf-bf16; bf16: rope.attention on Llama-3-8B's
         shapes with f32 and with bf16 Q, K, V, at the (hf) lengths, with the
-        bf16 error vs float64; hf-bf16: the (hf) layer in bf16, below);
+        bf16 error vs float64, and on hosts with AMX a last column with
+        contraction-bf16-products=amx; hf-bf16: the (hf) layer in bf16,
+        below);
     --hf-prefill 512,1024 --hf-decode 4096   the (hf), (bf16) and (hf-bf16)
         lengths instead of the mode's; --markdown prints the (hf) and
         (hf-bf16) reports as markdown
@@ -1399,9 +1401,19 @@ def bf16_attention_rows(prefill: List[int], decode: List[int], samples: int,
     print(f"f32 FMA peak {peak:.0f} GFLOP/s; bf16 vdpbf16ps peak " +
           (f"{pair_peak:.0f} GFLOP/s" if pair_peak else "n/a (no "
            "AVX512-BF16)"), flush=True)
+    # AMX tiles for both contractions (opt-in, contraction-bf16-products=
+    # amx) where the host has them: the last column, beside the default.
+    from rope_mlir import _jit
+    from rope_mlir.compiled import default_pipeline
+    amx = (_jit.host_has_feature("amx-bf16") and
+           _jit.host_has_feature("avx512bf16"))
+    amx_pipeline = default_pipeline().replace(
+        "contraction-bf16-products=avx512-dot",
+        "contraction-bf16-products=amx")
     lines = ["| case | f32 ms | bf16 ms | f32/bf16 | f32 rate | bf16 rate | "
-             "bf16 max error vs float64 (output bf16) |",
-             "|---|---|---|---|---|---|---|"]
+             "bf16 max error vs float64 (output bf16) | bf16 AMX ms "
+             "(f32/AMX) |",
+             "|---|---|---|---|---|---|---|---|"]
     cases = ([("prefill", s, s) for s in prefill] +
              [("decode", 1, length) for length in decode])
     for kind, sq, sk in cases:
@@ -1423,6 +1435,19 @@ def bf16_attention_rows(prefill: List[int], decode: List[int], samples: int,
             outputs[name] = (args, np.asarray(f(*args)))
             times[name] = median_ms(lambda f=f, args=args: f(*args),
                                     samples)
+        amx_cell = "n/a (no AMX)"
+        if amx:
+            f = rope_mlir.jit(text, amx_pipeline).function("main")
+            args, bf16_out = outputs["bf16"]
+            tiles_out = np.asarray(f(*args), np.float64)
+            # Both round the same f32 attention to bf16: at most an ulp
+            # apart (|out| < 8 here).
+            if np.abs(tiles_out - np.asarray(bf16_out, np.float64)).max() > \
+                    2.0 ** -4:
+                raise SystemExit(f"AMX output differs from the bf16 output "
+                                 f"({kind} {sk})")
+            amx_ms = median_ms(lambda f=f, args=args: f(*args), samples)
+            amx_cell = f"{amx_ms:.2f} ({times['f32'] / amx_ms:.2f})"
         flops = 4.0 * HF_HEADS * HF_DIM * (sq * (sk + 1) / 2
                                            if kind == "prefill" else sk)
         error = "n/a"
@@ -1451,7 +1476,7 @@ def bf16_attention_rows(prefill: List[int], decode: List[int], samples: int,
         lines.append(
             f"| {label} | {times['f32']:.2f} | {times['bf16']:.2f} | "
             f"{times['f32'] / times['bf16']:.2f} | {rate(times['f32'], 4)} | "
-            f"{rate(times['bf16'], 2)} | {error} |")
+            f"{rate(times['bf16'], 2)} | {error} | {amx_cell} |")
         print(lines[-1], flush=True)
     return lines
 

@@ -141,6 +141,24 @@ def test_packed_contraction(kind, size, bits, slab):
              f" contraction-vector-bits={bits} contraction-slab-bytes={slab}")
 
 
+def call_f(module, inputs, c_shape, dtype=np.float32, view=None):
+    """Calls the module's `f` on `inputs` (the last is the accumulator,
+    which the call may update in place) and returns its result, read as
+    `view` (a ctypes type; the result's own type by default)."""
+    # The result may be c's buffer (in place) or a fresh one: the
+    # descriptor the wrapper fills in.
+    result = _jit.memref_descriptor(np.empty(c_shape, dtype))
+    descs = [_jit.memref_descriptor(x) for x in inputs]
+    function = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * (len(inputs) + 1))(
+        module.lookup("f"))
+    function(ctypes.addressof(result), *(ctypes.addressof(d) for d in descs))
+    if view is None:
+        view = ctypes.c_float if dtype == np.float32 else ctypes.c_double
+    return np.ctypeslib.as_array(
+        ctypes.cast(result.aligned, ctypes.POINTER(view)),
+        shape=c_shape).copy()
+
+
 def run_case(kind, size, dynamic, vectorize, dtype, element, options=""):
     a_shape, b_shape, c_shape = shapes(kind, *size)
     module = _jit.compile_module(
@@ -151,17 +169,7 @@ def run_case(kind, size, dynamic, vectorize, dtype, element, options=""):
     a, b, c = (rng.standard_normal(s).astype(dtype)
                for s in (a_shape, b_shape, c_shape))
     want = reference(kind, a, b, c)  # before the call: c may be updated
-    # The result may be c's buffer (in place) or a fresh one: the
-    # descriptor the wrapper fills in.
-    result = _jit.memref_descriptor(np.empty(c_shape, dtype))
-    descs = [_jit.memref_descriptor(x) for x in (a, b, c)]
-    function = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * 4)(
-        module.lookup("f"))
-    function(ctypes.addressof(result), *(ctypes.addressof(d) for d in descs))
-    pointer = ctypes.c_float if dtype == np.float32 else ctypes.c_double
-    got = np.ctypeslib.as_array(
-        ctypes.cast(result.aligned, ctypes.POINTER(pointer)),
-        shape=c_shape).copy()
+    got = call_f(module, (a, b, c), c_shape, dtype)
     k = size[3]
     eps = np.finfo(dtype).eps
     assert np.abs(got - want).max() <= 8 * eps * k * max(
@@ -225,14 +233,7 @@ def run_payload(kind, size, dynamic, payload, options=""):
     else:
         want = c.astype(np.float64) - np.einsum(
             spec_of(kind), a.astype(np.float64), b.astype(np.float64))
-    result = _jit.memref_descriptor(np.empty(c_shape, np.float32))
-    descs = [_jit.memref_descriptor(x) for x in (a, b, c)]
-    function = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * 4)(
-        module.lookup("f"))
-    function(ctypes.addressof(result), *(ctypes.addressof(d) for d in descs))
-    got = np.ctypeslib.as_array(
-        ctypes.cast(result.aligned, ctypes.POINTER(ctypes.c_float)),
-        shape=c_shape).copy()
+    got = call_f(module, (a, b, c), c_shape)
     eps = np.finfo(np.float32).eps
     assert np.abs(got - want).max() <= 8 * eps * size[3] * max(
         1.0, np.abs(want).max())
@@ -358,14 +359,7 @@ def run_pairs_bits(kind, size, options):
     a, b = (bf16_bits(rng.standard_normal(s).astype(np.float32))
             for s in (a_shape, b_shape))
     c = rng.standard_normal(c_shape).astype(np.float32)
-    result = _jit.memref_descriptor(np.empty(c_shape, np.float32))
-    descs = [_jit.memref_descriptor(x) for x in (a, b, c)]
-    function = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * 4)(
-        module.lookup("f"))
-    function(ctypes.addressof(result), *(ctypes.addressof(d) for d in descs))
-    return np.ctypeslib.as_array(
-        ctypes.cast(result.aligned, ctypes.POINTER(ctypes.c_uint32)),
-        shape=c_shape).copy()
+    return call_f(module, (a, b, c), c_shape, view=ctypes.c_uint32)
 
 
 @pytest.mark.skipif(not _jit.host_has_feature("avx512bf16"),
@@ -430,17 +424,10 @@ def run_mixed(kind, size, dynamic, options, p):
     rng = np.random.default_rng(sum(size))
     v = bf16_bits(rng.standard_normal(b_shape).astype(np.float32))
     c = rng.standard_normal(c_shape).astype(np.float32)
-    # The compiled function may write its result into `c`'s buffer.
-    c_before = c.astype(np.float64)
-    result = _jit.memref_descriptor(np.empty(c_shape, np.float32))
-    descs = [_jit.memref_descriptor(x) for x in (p, v, c)]
-    function = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * 4)(
-        module.lookup("f"))
-    function(ctypes.addressof(result), *(ctypes.addressof(d) for d in descs))
-    got = np.ctypeslib.as_array(
-        ctypes.cast(result.aligned, ctypes.POINTER(ctypes.c_float)),
-        shape=c_shape).copy()
-    return got, p.astype(np.float64), bf16_values(v).astype(np.float64), c_before
+    c_before = c.astype(np.float64)  # the call may update c in place
+    got = call_f(module, (p, v, c), c_shape)
+    return (got, p.astype(np.float64), bf16_values(v).astype(np.float64),
+            c_before)
 
 
 def probabilities_and_magnitudes(shape, seed):
@@ -538,7 +525,8 @@ def test_amx_attention_emulated(tokens):
     text = ATTENTION.format(q=q_type, kv=kv_type)
     lower = ("rope-to-llvm-cpu{emit-c-interface=true runtime-traps=true"
              " contraction-vector-bits=512")
-    pipeline = f"builtin.module(rope-optimize, {lower}{amx_options(512, True)}}})"
+    pipeline = ("builtin.module(rope-optimize, "
+                f"{lower}{amx_options(512, True)}}})")
     if tokens == 64:
         lowered = _jit.lower(text, "builtin.module(rope-optimize, "
                              f"{lower}{amx_options(512, False)}}})")

@@ -575,8 +575,8 @@ def jit_pipeline(raised: bool, threads: int) -> Optional[str]:
     assert threaded != base, base
     # Threads want a parallel tile per KV head: decode's key tiles then
     # rotate their own head's keys (the one-thread default shares them).
-    return threaded.replace("rope-optimize{share-key-rotation=true}",
-                            "rope-optimize", 1)
+    return threaded.replace("rope-optimize{share-key-rotation=true ",
+                            "rope-optimize{", 1)
 
 
 class Column:

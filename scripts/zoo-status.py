@@ -46,7 +46,7 @@ DEFAULT_ZOO = ROOT / "test" / "Frontends" / "Inputs" / "zoo"
 DEFAULT_ROPE_OPT = ROOT / "build" / "bin" / "rope-opt"
 # rope_mlir.default_pipeline() (rope_mlir.compiled._default_pipeline), run by rope-opt to time the MLIR passes
 # apart from LLVM's translation and code generation, which the jit's compile time also holds.
-PIPELINE = ("builtin.module(rope-optimize{share-key-rotation=true}, "
+PIPELINE = ("builtin.module(rope-optimize{share-key-rotation=true peel-key-tiles=true}, "
             "rope-to-llvm-cpu{emit-c-interface=true runtime-traps=true})")
 OPS = ("rope.apply", "rope.attention", "rope.online_attention")
 

@@ -45,6 +45,9 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
   // [.., Sq, Sk] scores tensor.
   RopeTileAttentionPassOptions attention;
   attention.fuseRotations = false;
+  // Static key tiles whatever the sequence length: the register tiles
+  // pack K and V only for static extents.
+  attention.peelKeyTiles = true;
   pm.addPass(createRopeTileAttentionPass(attention));
   // Before rope.apply is lowered: the rotation moves into the scores'
   // payload, which only the register tiles compute without a stored key.

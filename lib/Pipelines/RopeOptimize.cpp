@@ -55,6 +55,7 @@ void mlir::rope::buildRopeOptimizePipeline(
   // fused into them.
   RopeTileAttentionPassOptions tile;
   tile.shareKeyRotation = options.shareKeyRotation;
+  tile.peelKeyTiles = options.peelKeyTiles;
   pm.addPass(createRopeTileAttentionPass(tile));
   // A raised rotation feeding attention scores the raising did not take.
   RopeFuseIntoScoresPassOptions fuse;

@@ -112,8 +112,10 @@ def _default_pipeline(checked: bool = False) -> str:
         # One thread (rope-to-llvm-cpu's default): a decode step's key tile
         # holds every KV head, so a fused K rotation computes cos/sin once
         # per key for all of them (rope-tile-attention's share-key-rotation).
-        return ("builtin.module(rope-optimize{share-key-rotation=true}, "
-                f"{lower})")
+        # The key loop's partial last tile peeled: every other key tile
+        # static, so K and V are packed whatever the sequence length.
+        return ("builtin.module(rope-optimize{share-key-rotation=true "
+                f"peel-key-tiles=true}}, {lower})")
     return f"builtin.module({lower})"
 
 
@@ -390,8 +392,8 @@ def jit(module_text: str, pipeline: Optional[str] = None, *,
     """Parses, verifies, lowers and JIT-compiles `module_text` in process.
 
     `pipeline`: a pass pipeline string; None is `default_pipeline()`
-    (`builtin.module(rope-optimize{share-key-rotation=true},
-    rope-to-llvm-cpu{emit-c-interface=true ...})`, or without rope-optimize
+    (`builtin.module(rope-optimize{share-key-rotation=true
+    peel-key-tiles=true}, rope-to-llvm-cpu{emit-c-interface=true ...})`, or without rope-optimize
     where the library does not register it).
     A custom pipeline must bufferize function boundaries with identity
     layouts, deallocate with the ownership-based pipeline and emit C

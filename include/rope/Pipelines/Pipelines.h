@@ -346,6 +346,14 @@ struct RopeOptimizePipelineOptions
                      "choice for one CPU thread; rope_mlir.jit's default "
                      "pipeline sets it)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> peelKeyTiles{
+      *this, "peel-key-tiles",
+      llvm::cl::desc("rope-tile-attention's peel-key-tiles: the key loop's "
+                     "last, partial tile peeled, so that the others have a "
+                     "static extent, which the CPU register tiles need to "
+                     "pack K and V (rope_mlir.jit's default pipeline sets "
+                     "it)"),
+      llvm::cl::init(false)};
 };
 
 /// What a compiler inserts ahead of its own lowering: inline (frontends

@@ -167,7 +167,11 @@ def RopeTileAttentionPass : Pass<"rope-tile-attention"> {
            "(decode), keep K's head dims whole in a tile: cos/sin once per "
            "key for every head, fewer parallel tiles (one CPU thread)">,
     Option<"parallelLoops", "parallel-loops", "bool", /*default=*/"true",
-           "The batch and query loops as one scf.forall">
+           "The batch and query loops as one scf.forall">,
+    Option<"peelKeyTiles", "peel-key-tiles", "bool", /*default=*/"false",
+           "Peel the key loop's last, partial tile, so that every other key "
+           "tile has a static extent (the CPU pipelines set it: packed "
+           "K and V need static tiles)">
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",

@@ -39,6 +39,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -250,14 +251,19 @@ void mlir::rope::tileAttention(Operation *root,
   root->walk([&](AttentionOp op) { ops.push_back(op); });
   IRRewriter rewriter(ctx);
   SmallVector<Operation *> keyTiles;
+  SmallVector<scf::ForOp> loopsToPeel;
   for (AttentionOp op : ops) {
     std::optional<AttentionTilingOptions> options = control(op);
     if (!options)
       continue;
     FailureOr<AttentionTilingResult> tiled =
         tileAndFuseAttention(rewriter, op, *options);
-    if (succeeded(tiled))
-      keyTiles.push_back(tiled->keyTile);
+    if (failed(tiled))
+      continue;
+    keyTiles.push_back(tiled->keyTile);
+    if (options->peelKeyTiles)
+      if (auto keyLoop = tiled->keyTile->getParentOfType<scf::ForOp>())
+        loopsToPeel.push_back(keyLoop);
   }
   RewritePatternSet patterns(ctx);
   populateSkipMaskedKeyTilesPatterns(patterns);
@@ -277,6 +283,14 @@ void mlir::rope::tileAttention(Operation *root,
   });
   for (Operation *loop : keyLoops)
     moveLoopInvariantCode(cast<LoopLikeOpInterface>(loop));
+  // The last, partial key tile as its own copy of the loop body: in the
+  // main loop the tile's affine.min folds to the tile size. Fails, leaving
+  // the loop as it is, where no tile is partial.
+  for (scf::ForOp loop : loopsToPeel) {
+    rewriter.setInsertionPoint(loop);
+    scf::ForOp partialIteration;
+    (void)scf::peelForLoopAndSimplifyBounds(rewriter, loop, partialIteration);
+  }
 }
 
 LogicalResult
@@ -319,6 +333,7 @@ struct RopeTileAttentionPass
       options.tileGroups = tileGroups;
       options.shareKeyRotation = shareKeyRotation;
       options.parallelLoops = parallelLoops;
+      options.peelKeyTiles = peelKeyTiles;
       return std::optional(options);
     });
   }

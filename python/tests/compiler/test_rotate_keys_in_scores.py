@@ -28,7 +28,7 @@ TOLERANCE = 1e-5  # relative to the largest output, as test_attention_fusion
 # query's and the key's halves, cos, sin) and the output.
 ROTATED_SCORES = re.compile(r"linalg\.generic \{indexing_maps = "
                             r"\[(#map\d*, ){6}#map\d*\]")
-SHARE_KEY = "rope-optimize{share-key-rotation=true}, "
+SHARE_KEY = "rope-optimize{share-key-rotation=true peel-key-tiles=true}, "
 
 
 class DecodeKernel(AttentionKernel):

@@ -49,6 +49,12 @@ struct AttentionTilingOptions {
   /// The loops over batch dims and query tiles as one scf.forall (OpenMP
   /// threads in rope-to-llvm-cpu{num-threads=N}), else scf.for.
   bool parallelLoops = true;
+  /// Peel the key loop's last, partial tile (rope-tile-attention, after the
+  /// masked-tile skip): every other key tile then has the static extent
+  /// `keyTileSize`, which the CPU register tiles need to pack K and V
+  /// (a sequence length that is not a multiple of the key tile otherwise
+  /// makes every tile dynamic).
+  bool peelKeyTiles = false;
 };
 
 /// The loops made and the ops in them.

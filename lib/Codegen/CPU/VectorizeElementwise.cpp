@@ -58,18 +58,21 @@ int64_t rowTile(int64_t extent, int64_t maxLanes) {
   return 0;
 }
 
-/// Elementwise and row-reduction linalg ops on buffers with static shapes
-/// that upstream can vectorize, and are not contractions (those are
-/// rope-vectorize-contractions' work).
+/// Elementwise and row-reduction linalg ops on buffers whose rows (the
+/// innermost loop) have a static extent that upstream can vectorize, and
+/// are not contractions (those are rope-vectorize-contractions' work). The
+/// other loops, tiled by 1, may be dynamic: the online softmax of a query
+/// tile whose row count is only known at run time (the last tile of a
+/// sequence that is not a multiple of the tile).
 bool isRowWiseCandidate(linalg::LinalgOp op) {
   // A loop no operand indexes has no range (getStaticLoopRanges would
   // compose a null map): left to the scalar lowering.
   if (!op.hasPureBufferSemantics() || op.getNumLoops() == 0 ||
       linalg::isaContractionOpInterface(op) || !op.getShapesToLoopsMap() ||
-      llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
+      ShapedType::isDynamic(op.getStaticLoopRanges().back()))
     return false;
   // A reduction must be the innermost loop (row max/sum) or of extent 1, so
-  // that the tiles below are single rows.
+  // that the tiles below are single rows (a dynamic extent may not be 1).
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   for (auto [dim, iterator] : llvm::enumerate(op.getIteratorTypesArray()))
     if (iterator == utils::IteratorType::reduction &&
@@ -244,8 +247,8 @@ struct RopeVectorizeElementwisePass
 
     for (linalg::LinalgOp op : candidates) {
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-      // Every dim by 1 but the innermost; a tile size of 0 is the whole dim
-      // (no loop), also for the extent-1 dims.
+      // Every dim by 1 but the innermost (dynamic ones too); a tile size of
+      // 0 is the whole dim (no loop), also for the extent-1 dims.
       SmallVector<int64_t> sizes;
       for (int64_t range : ArrayRef(ranges).drop_back())
         sizes.push_back(range == 1 ? 0 : 1);

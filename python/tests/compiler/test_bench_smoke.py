@@ -508,3 +508,20 @@ def test_bf16_pair_probe_computes_what_it_claims():
                    (_limits.ACCUMULATORS // 2) for start in (1.0, 2.0))
     assert float(probe(iterations, np.float32(0.75))) == expected
     assert _limits.bf16_dot_peak(repeats=1, iterations=10000) > 0
+
+
+def test_odd_lengths_smoke():
+    """bench/odd_lengths.py times causal prefill at lengths that are not
+    multiples of the tiles, each output checked against float64 first, and
+    states each time per S² against the first length's."""
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "odd_lengths.py"), "64", "45",
+         "--calls", "1"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    rows = [line.split("|")[1:-1] for line in result.stdout.splitlines()
+            if line.startswith("| 64") or line.startswith("| 45")]
+    assert [row[0].strip() for row in rows] == ["64", "45"], result.stdout
+    assert rows[0][2].strip() == "1.00" and rows[0][4].strip() == "1.00"
+    for row in rows:
+        assert all(float(cell) > 0 for cell in row[1:]), row

@@ -72,8 +72,32 @@ func.func @mask_and_fill(%s: memref<32x64xf32>, %mask: memref<32x64xf32>, %acc: 
 
 // -----
 
-// Left alone: dynamic shapes, short rows, a reduction that is not the
-// innermost loop, contractions (rope-vectorize-contractions' work).
+// Rows of a static length, their count dynamic (the online softmax of the
+// last query tile of a sequence that is not a multiple of the tile): one
+// row per iteration up to the dynamic count, each row a vector.
+// CHECK-LABEL: func.func @dynamic_row_count(
+//  CHECK-SAME:     %[[S:.*]]: memref<?x64xf32>
+//   CHECK-NOT:   linalg.
+//       CHECK:   %[[N:.*]] = memref.dim %[[S]], %c0
+//       CHECK:   scf.for %[[R:.*]] = %c0 to %[[N]] step %c1
+//       CHECK:     %[[ROW:.*]] = memref.subview %[[S]][%[[R]], 0] [1, 64] [1, 1]
+//       CHECK:     vector.load %[[ROW]][%c0, %c0] : {{.*}}, vector<64xf32>
+//       CHECK:     arith.maxnumf %{{.*}} : vector<32xf32>
+func.func @dynamic_row_count(%s: memref<?x64xf32>, %max: memref<?xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(m, n) -> (m, n)>, affine_map<(m, n) -> (m)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%s : memref<?x64xf32>) outs(%max : memref<?xf32>) {
+  ^bb0(%x: f32, %m: f32):
+    %r = arith.maxnumf %x, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// Left alone: rows of a dynamic length, short rows, a reduction that is not
+// the innermost loop, contractions (rope-vectorize-contractions' work).
 // CHECK-LABEL: func.func @left_alone(
 //   CHECK-COUNT-4:   linalg.
 func.func @left_alone(%d: memref<?x?xf32>, %short: memref<8x2xf32>, %cols: memref<16x64xf32>, %colsum: memref<64xf32>,

@@ -161,9 +161,10 @@ def RopeVectorizeElementwisePass : Pass<"rope-vectorize-elementwise"> {
   let summary = "Vectorize elementwise and row-reduction linalg ops on "
                 "buffers row by row";
   let description = [{
-    Vectorizes linalg ops on buffers with static shapes that are not
-    contractions and reduce, if at all, over the innermost loop (the online
-    softmax's row steps): one row at a time with upstream `linalg::vectorize`,
+    Vectorizes linalg ops on buffers whose innermost loop has a static
+    extent (the others may be dynamic) that are not contractions and
+    reduce, if at all, over the innermost loop (the online softmax's row
+    steps): one row at a time with upstream `linalg::vectorize`,
     lowered to 1-D vectors, f32 `math.exp` as a polynomial.
 
     ```mlir

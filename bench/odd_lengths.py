@@ -20,21 +20,11 @@ import time
 
 import numpy as np
 
-HEADS, KV_HEADS, DIM = 32, 8, 128
-
-MODULE = """
-#q = affine_map<(b, h, g, m, k1, k2, n) -> (b, h, g, m, k1)>
-#k = affine_map<(b, h, g, m, k1, k2, n) -> (b, h, k2, k1)>
-#v = affine_map<(b, h, g, m, k1, k2, n) -> (b, h, k2, n)>
-#o = affine_map<(b, h, g, m, k1, k2, n) -> (b, h, g, m, n)>
-func.func @main(%q: {q}, %k: {kv}, %v: {kv}) -> {q} {{
-  %o = tensor.empty() : {q}
-  %r = rope.attention ins(%q, %k, %v : {q}, {kv}, {kv}) outs(%o : {q})
-         attributes {{indexing_maps = [#q, #k, #v, #o], scale = {scale} : f64,
-                      causal, query_dim = 3}} -> {q}
-  return %r : {q}
-}}
-"""
+# The (bf16) section's module and Llama-3-8B's attention shapes.
+from attention_bench import BF16_MODULE as MODULE  # noqa: E402
+from attention_bench import HF_DIM as DIM  # noqa: E402
+from attention_bench import HF_HEADS as HEADS  # noqa: E402
+from attention_bench import HF_KV_HEADS as KV_HEADS  # noqa: E402
 
 
 def reference(q, k, v):
@@ -53,7 +43,7 @@ def time_length(tokens: int, dtype, element: str, calls: int) -> float:
     text = MODULE.format(
         q=f"tensor<1x{KV_HEADS}x{group}x{tokens}x{DIM}x{element}>",
         kv=f"tensor<1x{KV_HEADS}x{tokens}x{DIM}x{element}>",
-        scale=DIM ** -0.5)
+        scale=DIM ** -0.5, causal="causal, ")
     f = rope_mlir.jit(text).function("main")
     rng = np.random.default_rng(tokens)
     q = rng.standard_normal((1, KV_HEADS, group, tokens, DIM)).astype(dtype)

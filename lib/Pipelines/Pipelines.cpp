@@ -138,6 +138,7 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
       contractions.columns = options.contractionColumns;
     contractions.bf16Products = options.contractionBF16Products;
     contractions.prefetchRows = options.contractionPrefetchRows;
+    contractions.rowAccumulators = options.contractionRowAccumulators;
     pm.addNestedPass<func::FuncOp>(
         createRopeVectorizeContractionsPass(contractions));
     if (options.emulateBF16Products)

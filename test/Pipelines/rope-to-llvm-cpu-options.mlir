@@ -1,5 +1,5 @@
 // RUN: rope-opt %s --pass-pipeline="builtin.module(rope-to-llvm-cpu)" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s
-// RUN: rope-opt %s --pass-pipeline="builtin.module(rope-to-llvm-cpu{tile-heads=4 vector-bytes=0 prefetch-rows=0 contraction-vector-bits=512 contraction-rows=6 contraction-vectors-per-row=3 contraction-columns=2 contraction-slab-bytes=0 contraction-bf16-products=avx512-dot contraction-prefetch-rows=8 elementwise-max-lanes=32 outline-max-ops=0 angle=turns})" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=SET
+// RUN: rope-opt %s --pass-pipeline="builtin.module(rope-to-llvm-cpu{tile-heads=4 vector-bytes=0 prefetch-rows=0 contraction-vector-bits=512 contraction-rows=6 contraction-vectors-per-row=3 contraction-columns=2 contraction-slab-bytes=0 contraction-bf16-products=avx512-dot contraction-prefetch-rows=8 contraction-row-accumulators=20 elementwise-max-lanes=32 outline-max-ops=0 angle=turns})" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=SET
 // RUN: not rope-opt %s --pass-pipeline="builtin.module(rope-to-llvm-cpu{tile-heads=0})" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: rope-opt %s --pass-pipeline="builtin.module(rope-to-llvm-cpu{contraction-bf16-products=amx})" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=AMX
 // RUN: rope-opt %s --pass-pipeline="builtin.module(rope-to-llvm-cpu{contraction-bf16-products=amx emulate-bf16-products=true})" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=EMULATED
@@ -24,7 +24,7 @@
 // bf16 products widened to f32 FMAs unless asked (any target), and no
 // x86vector lowering then. A decode step's streamed K and V rows
 // prefetched 32 rows ahead.
-// CHECK: rope-vectorize-contractions{bf16-products=fma columns=4 prefetch-rows=32 rows=4 slab-bytes=16384 vector-bits=256 vectors-per-row=2}
+// CHECK: rope-vectorize-contractions{bf16-products=fma columns=4 prefetch-rows=32 row-accumulators=0 rows=4 slab-bytes=16384 vector-bits=256 vectors-per-row=2}
 // CHECK: rope-vectorize-elementwise{max-lanes=16}
 // CHECK: convert-vector-to-scf
 // CHECK-NEXT: rope-keep-vector-loops
@@ -33,7 +33,7 @@
 // CHECK: convert-vector-to-llvm{{.*}}enable-x86vector=false
 // SET: convert-rope-to-vector{angle=turns tile-heads=4 vector-bytes=0}
 // SET-NOT: rope-prefetch-strided-rows
-// SET: rope-vectorize-contractions{bf16-products=avx512-dot columns=2 prefetch-rows=8 rows=6 slab-bytes=0 vector-bits=512 vectors-per-row=3}
+// SET: rope-vectorize-contractions{bf16-products=avx512-dot columns=2 prefetch-rows=8 row-accumulators=20 rows=6 slab-bytes=0 vector-bits=512 vectors-per-row=3}
 // SET: rope-vectorize-elementwise{max-lanes=32}
 // SET-NOT: rope-outline-chunks
 // SET: convert-vector-to-llvm{{.*}}enable-x86vector=true

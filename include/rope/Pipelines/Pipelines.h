@@ -122,6 +122,13 @@ struct RopeToLLVMCpuPipelineOptions
                      "group), the rows of the streamed operand (K, V) this "
                      "many ahead are prefetched into L2; 0: none"),
       llvm::cl::init(32)};
+  PassOptions::Option<int64_t> contractionRowAccumulators{
+      *this, "contraction-row-accumulators",
+      llvm::cl::desc("rope-vectorize-contractions' row-accumulators: where "
+                     "one row tile holds every row, the accumulator "
+                     "registers an outer-product tile may use to cover "
+                     "whole output rows (0: from contraction-vector-bits)"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> rotateKeysInScores{
       *this, "rotate-keys-in-scores",
       llvm::cl::desc("rope-rotate-keys-in-scores: keys rotated by rope.apply "

@@ -809,19 +809,22 @@ public:
   }
 
   /// Vectors per row of an outer-product tile. With one row tile, as many
-  /// as cover a whole row of the output within the accumulators the
-  /// registers hold, so that the vector operand (V in decode) is streamed
-  /// once instead of once per column tile: measured on decode, 4 rows × 8
-  /// vectors of 16 lanes was the fastest tile for a 128-wide row.
+  /// as cover as much of a row of the output as `rowAccumulators` allow,
+  /// so that the vector operand (V in decode) is streamed in few passes.
   int64_t vectorsPerRow() const {
     int64_t perRow = std::max<int64_t>(1, tile.vectorsPerRow);
     std::optional<int64_t> rows = getConstantIntValue(ubs[plan.rowDim]);
     std::optional<int64_t> columns = getConstantIntValue(ubs[plan.colDim]);
     if (!oneRowTile() || !columns || !rows || *rows < 1)
       return perRow;
-    // x86's vector registers: 32 with AVX-512, 16 with AVX2 (which keeps a
-    // few for the operands).
-    int64_t accumulators = tile.vectorBits >= 512 ? 32 : 12;
+    // Half of AVX-512's 32 registers, 12 of AVX2's 16: the rest hold the
+    // row's vectors and the broadcasts. Every register as an accumulator
+    // (4 rows x 8 vectors for a 128-wide row) made LLVM spill and rotate
+    // them each key (docs/PERFORMANCE.md, "Decode: P·V in half the
+    // registers").
+    int64_t accumulators = tile.rowAccumulators > 0 ? tile.rowAccumulators
+                           : tile.vectorBits >= 512 ? 16
+                                                    : 12;
     int64_t whole = llvm::divideCeil(*columns, lanes);
     return std::max(perRow, std::min(whole, accumulators / *rows));
   }
@@ -1819,10 +1822,11 @@ struct RopeVectorizeContractionsPass
   static constexpr int64_t kMaxTileSize = 64;
   void runOnOperation() override {
     if (vectorBits < 1 || rows < 1 || vectorsPerRow < 1 || columns < 1 ||
-        slabBytes < 0 || prefetchRows < 0) {
+        slabBytes < 0 || prefetchRows < 0 || rowAccumulators < 0) {
       getOperation()->emitError("rope-vectorize-contractions: tile sizes "
-                                "must be positive (slab-bytes and "
-                                "prefetch-rows at least 0)");
+                                "must be positive (slab-bytes, "
+                                "prefetch-rows and row-accumulators at "
+                                "least 0)");
       return signalPassFailure();
     }
     // Every accumulator of a tile is unrolled: bounds far above any register
@@ -1844,6 +1848,7 @@ struct RopeVectorizeContractionsPass
     tile.slabBytes = slabBytes;
     tile.bf16Products = bf16Products;
     tile.prefetchRows = prefetchRows;
+    tile.rowAccumulators = rowAccumulators;
     RewritePatternSet patterns(&getContext());
     rope::populateRopeVectorizeContractionsPatterns(patterns, tile);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

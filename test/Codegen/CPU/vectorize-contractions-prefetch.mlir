@@ -1,6 +1,8 @@
 // RUN: rope-opt %s --split-input-file --rope-vectorize-contractions="vector-bits=512 prefetch-rows=32" --canonicalize --cse | FileCheck %s
 // RUN: rope-opt %s --split-input-file --rope-vectorize-contractions="vector-bits=512" | FileCheck %s --check-prefix=OFF
 // RUN: not rope-opt %s --split-input-file --rope-vectorize-contractions="prefetch-rows=-1" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: rope-opt %s --split-input-file --rope-vectorize-contractions="vector-bits=512 prefetch-rows=32 row-accumulators=32" --canonicalize --cse | FileCheck %s --check-prefix=WHOLE
+// RUN: not rope-opt %s --split-input-file --rope-vectorize-contractions="row-accumulators=-1" 2>&1 | FileCheck %s --check-prefix=BAD
 
 // A decode step streams K and V once: one row tile holds the query group,
 // so each row of the vector operand is read by one tile only. Its rows 32
@@ -9,7 +11,7 @@
 // 128] (524160), so that every line of the prefetched row lies in it, also
 // past the tile's 256 rows (the next tile's keys) and at the cache's end.
 
-// BAD: prefetch-rows at least 0
+// BAD: tile sizes must be positive (slab-bytes, prefetch-rows and row-accumulators at least 0)
 
 #q = affine_map<(m, n, k) -> (m, k)>
 #k = affine_map<(m, n, k) -> (n, k)>
@@ -50,24 +52,39 @@ func.func @decode_scores(%q: memref<4x128xf32>, %cache: memref<4096x128xf32>, %s
 
 // -----
 
-// P·V of a decode step: the outer product streams each V row once; the
-// row 32 keys ahead is prefetched in the reduction loop, all 8 lines of the
-// 128 columns one tile covers.
+// P·V of a decode step: the outer product streams each V row once, in two
+// passes of 64 columns (4 rows x 4 vectors: 16 accumulators, half the
+// registers, by default); the row 32 keys ahead is prefetched in each pass's
+// reduction loop, the 4 lines of that pass's columns.
 #p = affine_map<(m, n, k) -> (m, k)>
 #v = affine_map<(m, n, k) -> (k, n)>
 #o = affine_map<(m, n, k) -> (m, n)>
 // CHECK-LABEL: func.func @decode_pv(
 //  CHECK-SAME:     %[[CACHE:[a-z0-9]+]]: memref<4096x128xf32>
 //       CHECK:   %[[FLAT:.+]] = memref.reinterpret_cast %[[CACHE]] to offset: [0], sizes: [524288], strides: [1]
-//       CHECK:   scf.for %[[KEY:.+]] = %c0 to %c256 step %c1 iter_args
-//       CHECK:     %[[AHEAD:.+]] = arith.addi %[[KEY]], %c32
-//       CHECK:     arith.minsi %{{.+}}, %c524160
-//       CHECK:     %[[START:.+]] = arith.maxsi %{{.+}}, %c0
-//       CHECK:     memref.prefetch %[[FLAT]][%[[START]]], read, locality<2>, data
-// CHECK-COUNT-7:   memref.prefetch %[[FLAT]]
-//   CHECK-NOT:     memref.prefetch
-//       CHECK:     vector.load %{{.+}}[%[[KEY]], %c0]
-//       CHECK:     vector.fma
+//       CHECK:   scf.for %[[COL:.+]] = %c0 to %c128 step %c64
+// CHECK-COUNT-16:  vector.load %{{.+}} : memref<4x128xf32>, vector<16xf32>
+//       CHECK:     scf.for %[[KEY:.+]] = %c0 to %c256 step %c1 iter_args
+//  CHECK-SAME:         -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+//       CHECK:       %[[AHEAD:.+]] = arith.addi %[[KEY]], %c32
+//       CHECK:       arith.minsi %{{.+}}, %c524224
+//       CHECK:       %[[START:.+]] = arith.maxsi %{{.+}}, %c0
+//       CHECK:       memref.prefetch %[[FLAT]][%[[START]]], read, locality<2>, data
+//  CHECK-COUNT-3:    memref.prefetch %[[FLAT]]
+//   CHECK-NOT:       memref.prefetch
+//       CHECK:       vector.load %{{.+}}[%[[KEY]], %[[COL]]]
+//       CHECK:       vector.fma
+// With row-accumulators=32, one pass: 4 rows x 8 vectors, all 8 lines of
+// the 128 columns prefetched.
+// WHOLE-LABEL: func.func @decode_pv(
+//   WHOLE-NOT:   scf.for %{{.+}} step %c64
+//       WHOLE:   scf.for %[[KEY:.+]] = %c0 to %c256 step %c1 iter_args
+//       WHOLE:     arith.minsi %{{.+}}, %c524160
+//       WHOLE:     memref.prefetch
+//  WHOLE-COUNT-7:  memref.prefetch
+//   WHOLE-NOT:     memref.prefetch
+//       WHOLE:     vector.load %{{.+}}[%[[KEY]], %c0]
+//       WHOLE:     vector.fma
 func.func @decode_pv(%p: memref<4x256xf32>, %cache: memref<4096x128xf32>, %o: memref<4x128xf32>, %at: index) {
   %v = memref.subview %cache[%at, 0] [256, 128] [1, 1] : memref<4096x128xf32> to memref<256x128xf32, strided<[128, 1], offset: ?>>
   linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "reduction"]}

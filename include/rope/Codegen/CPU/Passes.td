@@ -105,7 +105,11 @@ def RopeVectorizeContractionsPass : Pass<"rope-vectorize-contractions"> {
     Option<"prefetchRows", "prefetch-rows", "int64_t", /*default=*/"0",
            "Where one row tile holds every row (a decode step), prefetch "
            "the streamed operand's rows this many ahead into L2, clamped to "
-           "its buffer (0: none)">
+           "its buffer (0: none)">,
+    Option<"rowAccumulators", "row-accumulators", "int64_t", /*default=*/"0",
+           "Where one row tile holds every row (a decode step), the "
+           "accumulator registers an outer-product tile may use to cover "
+           "whole output rows (0: from vector-bits)">
   ];
   let dependentDialects = [
     "::mlir::amx::AMXDialect",

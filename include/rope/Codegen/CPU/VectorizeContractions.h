@@ -44,6 +44,11 @@ struct ContractionRegisterTile {
   /// vector operand (K in Q·Kᵀ, V in P·V) is streamed once: its rows this
   /// many ahead are prefetched into L2 (0: none).
   int64_t prefetchRows = 0;
+  /// Where one row tile holds every row, the accumulator registers an
+  /// outer-product tile may use to cover whole output rows, so that the
+  /// vector operand is streamed in as few passes as possible (0: from
+  /// `vectorBits`, 32 for AVX-512's registers, 12 for AVX2's).
+  int64_t rowAccumulators = 0;
 };
 
 /// Lowers mul-add contractions on buffers (`linalg.matmul`,

@@ -813,6 +813,38 @@ def case_work(case) -> Tuple[str, float]:
     return "byte", 2.0 * case.length * HF_KV_HEADS * HF_DIM * 4
 
 
+def decode_flops(length: int) -> float:
+    """The f32 FLOPs of the (hf) decode step at L=`length`: Q·Kᵀ and P·V
+    (2·D each per query head and key) and the rotation of every cached key
+    (x·cos + rotate_half(x)·sin: a multiply and an FMA, 3 per element)."""
+    return (4.0 * HF_HEADS * HF_DIM * length +
+            3.0 * HF_KV_HEADS * HF_DIM * length)
+
+
+def target_bound(case, n: int, stats: dict, limits: dict) -> str:
+    """What issue 35's targets ask of the fused column on this row, from the
+    probes and the peers of this run. Prefill: the fraction of the FMA peak
+    that 1.5x SDPA and 1.5x ORT GQA need (1.5 x theirs). Decode (1T): the
+    largest fraction of the read bandwidth a step could reach at the FMA
+    peak, its loads hidden behind its FMAs (bytes/bandwidth over the larger
+    of that and FLOPs/peak), and with the two one after the other."""
+    kind, work = case_work(case)
+    if kind == "flop":
+        needs = []
+        for peer, short in (("SDPA", "SDPA"), ("ORT GQA", "ORT")):
+            if peer in stats[n]:
+                peer_fraction = (work / stats[n][peer].median / 1e9 /
+                                 (n * limits["peak"]))
+                needs.append(f"1.5× {short} {1.5 * peer_fraction:.2f}")
+        return "needs " + ", ".join(needs) if needs else "n/a"
+    if n != 1 or case.length not in limits["read"]:
+        return "—"
+    memory = work / (limits["read"][case.length] * 1e9)
+    compute = decode_flops(case.length) / (limits["peak"] * 1e9)
+    return (f"≤ {memory / max(memory, compute):.2f} overlapped, "
+            f"{memory / (memory + compute):.2f} serial")
+
+
 def probe_limits(decode: List[int]) -> dict:
     """One thread's f32 FMA peak and warm read bandwidth over each decode
     case's K and V, measured now."""
@@ -835,7 +867,17 @@ def limits_lines(limits: dict, markdown: bool) -> List[str]:
             "triangle, whatever a column computes) over n × the one-thread "
             "peak; decode: GB/s of K and V read over the one-thread read "
             "bandwidth of the same bytes (1T rows only: the probe is one "
-            "thread)"]
+            "thread)",
+            bullet + "targets' needs: prefill, the fraction of the peak "
+            "that 1.5× SDPA and 1.5× ORT GQA ask of ours (1.5 × theirs; "
+            "above about 0.9 the FMA peak bounds the target, the online "
+            "softmax being work besides the contractions); decode, the "
+            "largest fraction of the read bandwidth the step's f32 work "
+            "allows at the FMA peak (Q·Kᵀ and P·V, 4·D FLOPs per query head "
+            "and key, and the rotation of every cached key, 3 per element): "
+            "with its loads hidden behind its FMAs (`overlapped`) and with "
+            "the two one after the other (`serial`); below 0.8 overlapped, "
+            "the FMA peak bounds the target"]
 
 
 def limit_rows(results, limits: dict) -> List[List[str]]:
@@ -859,6 +901,7 @@ def limit_rows(results, limits: dict) -> List[List[str]]:
                                  f"({rate / limits['read'][case.length]:.2f})")
                 else:
                     cells.append(f"{rate:.1f} GB/s")
+            cells.append(target_bound(case, n, stats, limits))
             rows.append(cells)
     return rows
 
@@ -919,7 +962,8 @@ def hf_report(results, notes, meta, mode: str, command: str,
         report += limits_lines(limits, markdown)
         report += [""]
         report += render(["case", "threads", "work"] +
-                         [f"{c}: rate (fraction)" for c in LIMIT_COLUMNS],
+                         [f"{c}: rate (fraction)" for c in LIMIT_COLUMNS]
+                         + ["targets' needs"],
                          limit_rows(results, limits), markdown)
 
     def of(column, keep=lambda case, n: True):

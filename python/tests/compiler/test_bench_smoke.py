@@ -491,6 +491,36 @@ def test_limit_probes_compute_what_they_claim():
     assert _limits.read_bandwidth(1 << 16, repeats=1) > 0
 
 
+def test_attention_targets_needs_follow_the_probes():
+    """The (hf) limits table's last column (issue 35): what a target asks of
+    the fused column, from the probes and the peers' medians, checked on
+    made-up numbers worked out by hand."""
+    import types
+    import attention_bench as ab
+    limits = {"peak": 100.0, "read": {1024: 50.0}}
+    timing = lambda seconds: types.SimpleNamespace(median=seconds)
+    prefill = types.SimpleNamespace(kind="prefill", length=512)
+    flops = 4.0 * ab.HF_HEADS * ab.HF_DIM * 512 * 513 / 2
+    # SDPA at 0.4 of the peak and ORT at 0.6: 1.5x them needs 0.6 and 0.9.
+    stats = {1: {"SDPA": timing(flops / 40e9), "ORT GQA": timing(flops / 60e9)},
+             2: {"SDPA": timing(flops / 100e9)}}
+    assert ab.target_bound(prefill, 1, stats, limits) == \
+        "needs 1.5× SDPA 0.60, 1.5× ORT 0.90"
+    assert ab.target_bound(prefill, 2, stats, limits) == "needs 1.5× SDPA 0.75"
+    decode = types.SimpleNamespace(kind="decode", length=1024)
+    memory = 2.0 * 1024 * ab.HF_KV_HEADS * ab.HF_DIM * 4 / 50e9
+    compute = (4.0 * ab.HF_HEADS * ab.HF_DIM + 3.0 * ab.HF_KV_HEADS *
+               ab.HF_DIM) * 1024 / 100e9
+    assert compute > memory  # this made-up machine: the FMAs bound decode
+    assert ab.target_bound(decode, 1, {1: {}}, limits) == (
+        f"≤ {memory / compute:.2f} overlapped, "
+        f"{memory / (memory + compute):.2f} serial")
+    assert ab.target_bound(decode, 2, {2: {}}, limits) == "—"
+    limits["read"][1024] = 5.0  # a slow memory: the bandwidth bounds it
+    assert ab.target_bound(decode, 1, {1: {}}, limits).startswith(
+        "≤ 1.00 overlapped")
+
+
 def test_bf16_pair_probe_computes_what_it_claims():
     """The vdpbf16ps probe (AVX512-BF16 hosts): each accumulator lane adds
     both bf16 products m·c of its pair per iteration (m = 0.75 and c = 0.5

@@ -56,6 +56,7 @@ void mlir::rope::buildRopeOptimizePipeline(
   RopeTileAttentionPassOptions tile;
   tile.shareKeyRotation = options.shareKeyRotation;
   tile.peelKeyTiles = options.peelKeyTiles;
+  tile.decodeKeySplits = options.decodeKeySplits;
   pm.addPass(createRopeTileAttentionPass(tile));
   // A raised rotation feeding attention scores the raising did not take.
   RopeFuseIntoScoresPassOptions fuse;

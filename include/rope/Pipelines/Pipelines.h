@@ -361,6 +361,14 @@ struct RopeOptimizePipelineOptions
                      "pack K and V (rope_mlir.jit's default pipeline sets "
                      "it)"),
       llvm::cl::init(false)};
+  PassOptions::Option<int64_t> decodeKeySplits{
+      *this, "decode-key-splits",
+      llvm::cl::desc("rope-tile-attention's decode-key-splits: a decode "
+                     "step's keys in at most this many blocks computed in "
+                     "parallel and merged (split-K; with "
+                     "rope-to-llvm-cpu{num-threads=N}, N); 0 or 1: one key "
+                     "loop"),
+      llvm::cl::init(0)};
 };
 
 /// What a compiler inserts ahead of its own lowering: inline (frontends

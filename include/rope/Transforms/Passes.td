@@ -171,7 +171,13 @@ def RopeTileAttentionPass : Pass<"rope-tile-attention"> {
     Option<"peelKeyTiles", "peel-key-tiles", "bool", /*default=*/"false",
            "Peel the key loop's last, partial tile, so that every other key "
            "tile has a static extent (the CPU pipelines set it: packed "
-           "K and V need static tiles)">
+           "K and V need static tiles)">,
+    Option<"decodeKeySplits", "decode-key-splits", "int64_t",
+           /*default=*/"0",
+           "When the queries are one tile (a decode step), split the keys "
+           "into at most this many blocks of whole key tiles, computed in "
+           "parallel (an scf.forall: OpenMP threads) and merged after "
+           "(split-K); 0 or 1: one key loop">
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",

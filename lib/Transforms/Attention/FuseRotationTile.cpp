@@ -24,21 +24,25 @@ using namespace mlir;
 using namespace mlir::rope;
 
 void mlir::rope::mergeSliceOfSlice(RewriterBase &rewriter, OpOperand &operand) {
-  auto inner = operand.get().getDefiningOp<tensor::ExtractSliceOp>();
-  auto outer = inner ? inner.getSource().getDefiningOp<tensor::ExtractSliceOp>()
+  // Every level: a key tile of a key block (split-K) of a query tile's slice.
+  while (true) {
+    auto inner = operand.get().getDefiningOp<tensor::ExtractSliceOp>();
+    auto outer = inner
+                     ? inner.getSource().getDefiningOp<tensor::ExtractSliceOp>()
                      : tensor::ExtractSliceOp();
-  if (!outer)
-    return;
-  rewriter.setInsertionPoint(inner);
-  SmallVector<OpFoldResult> offsets, sizes, strides;
-  if (failed(affine::mergeOffsetsSizesAndStrides(
-          rewriter, inner.getLoc(), outer, inner, outer.getDroppedDims(),
-          offsets, sizes, strides)))
-    return;
-  rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
-      inner, inner.getType(), outer.getSource(), offsets, sizes, strides);
-  if (outer->use_empty())
-    rewriter.eraseOp(outer);
+    if (!outer)
+      return;
+    rewriter.setInsertionPoint(inner);
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    if (failed(affine::mergeOffsetsSizesAndStrides(
+            rewriter, inner.getLoc(), outer, inner, outer.getDroppedDims(),
+            offsets, sizes, strides)))
+      return;
+    rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+        inner, inner.getType(), outer.getSource(), offsets, sizes, strides);
+    if (outer->use_empty())
+      rewriter.eraseOp(outer);
+  }
 }
 
 ApplyOp

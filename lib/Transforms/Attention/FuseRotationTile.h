@@ -17,9 +17,9 @@
 
 namespace mlir::rope {
 
-/// Makes `operand`, when a slice of a slice, one slice of the first one's
-/// source, so that producer fusion finds the producer (a key tile of a
-/// query tile's slice of K).
+/// Makes `operand`, when a slice of a slice (of a slice...), one slice of
+/// the outermost one's source, so that producer fusion finds the producer
+/// (a key tile of a query tile's slice of K, or of a key block's).
 void mergeSliceOfSlice(RewriterBase &rewriter, OpOperand &operand);
 
 /// Fuses `rope` into the slice of it that operand `index` of `tiled` reads,

@@ -19,7 +19,9 @@
 //      normalization acc / sum;
 //   4. the online step is tiled along the keys (scf.for: its destinations
 //      accumulate, so upstream's reduction tiling threads them through
-//      iter_args);
+//      iter_args); in decode with keySplits, first into blocks of key
+//      tiles, an scf.forall whose blocks start from (0, −inf, 0) and whose
+//      states OnlineAttentionOp::mergeKeyBlockStates merges (split-K);
 //   5. the rope.apply producing K is fused into the key loop when the cost
 //      rule says so (decode: every key rotated once, the rotated cache never
 //      written).
@@ -41,6 +43,7 @@
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
@@ -109,6 +112,119 @@ bool queriesAreOneTile(AttentionOp op, int64_t queryTileSize) {
   int64_t queries = staticLoopRanges(op)[op.getDims().m];
   return !ShapedType::isDynamic(queries) &&
          (queryTileSize == 0 || queries <= queryTileSize);
+}
+
+/// Whether `value` is a linalg.fill of a constant for which `holds`.
+bool isFilledWith(Value value, function_ref<bool(const APFloat &)> holds) {
+  auto fill = value.getDefiningOp<linalg::FillOp>();
+  FloatAttr constant;
+  return fill && matchPattern(fill.getInputs()[0], m_Constant(&constant)) &&
+         holds(constant.getValue());
+}
+
+/// Splits the keys of `online` (started from (0, −inf, 0)) into blocks of
+/// whole key tiles, at most `splits` of them, as an scf.forall over the
+/// blocks: each block's own rope.online_attention from (0, −inf, 0) writes
+/// its state into a slot of stacked partial states, which
+/// mergeKeyBlockStates merges after the loop. The block's op, or failure
+/// (leaving `online` as it is) where the keys are dynamic, the state is not
+/// the initial one (sinks) or the keys make one block.
+FailureOr<OnlineAttentionOp> splitKeyBlocks(RewriterBase &rewriter,
+                                            OnlineAttentionOp online,
+                                            int64_t splits, int64_t keyTile,
+                                            AttentionTilingResult &result) {
+  AttentionDims dims = online.getDims();
+  int64_t keys = staticLoopRanges(online)[dims.k2];
+  auto negInf = [](const APFloat &v) {
+    return v.isInfinity() && v.isNegative();
+  };
+  auto posZero = [](const APFloat &v) { return v.isPosZero(); };
+  if (ShapedType::isDynamic(keys) || !isFilledWith(online.getMax(), negInf) ||
+      !isFilledWith(online.getSum(), posZero) ||
+      !isFilledWith(online.getAcc(), posZero))
+    return failure();
+  // Whole key tiles per block, so the blocks' key loops keep static tiles.
+  int64_t tile = std::max<int64_t>(1, keyTile);
+  int64_t block = llvm::alignTo(llvm::divideCeil(keys, splits), tile);
+  int64_t blocks = llvm::divideCeil(keys, block);
+  if (blocks < 2)
+    return failure();
+  Location loc = online.getLoc();
+  rewriter.setInsertionPoint(online);
+  SmallVector<Value> stacked;
+  for (Value state : online.getDpsInits()) {
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, loc, state);
+    sizes.insert(sizes.begin(), rewriter.getIndexAttr(blocks));
+    stacked.push_back(tensor::EmptyOp::create(
+        rewriter, loc, sizes, getElementTypeOrSelf(state.getType())));
+  }
+  SmallVector<Range> domain = online.getIterationDomain(rewriter);
+  OnlineAttentionOp blockOp;
+  // The body is built once the loop is in the IR (the affine folds below
+  // look at the induction variable's owner).
+  auto forall = scf::ForallOp::create(
+      rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(blocks)},
+      stacked, std::nullopt);
+  auto buildBody = [&](OpBuilder &b, Location loc, ValueRange args,
+                       scf::InParallelOp terminator) {
+    Value index = args[0];
+    AffineExpr s0 = b.getAffineSymbolExpr(0);
+    SmallVector<OpFoldResult> offsets(domain.size(), b.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes =
+        llvm::map_to_vector(domain, [](Range r) { return r.size; });
+    offsets[dims.k2] = affine::makeComposedFoldedAffineApply(
+        b, loc, s0 * block, {OpFoldResult(index)});
+    // The last block may be partial.
+    sizes[dims.k2] =
+        keys % block == 0
+            ? OpFoldResult(b.getIndexAttr(block))
+            : affine::makeComposedFoldedAffineMin(
+                  b, loc,
+                  AffineMap::get(0, 1,
+                                 {b.getAffineConstantExpr(block),
+                                  b.getAffineConstantExpr(keys) - s0 * block},
+                                 b.getContext()),
+                  {OpFoldResult(index)});
+    FailureOr<TilingResult> tiled =
+        online.getTiledImplementation(b, offsets, sizes);
+    if (failed(tiled))
+      return;
+    blockOp = cast<OnlineAttentionOp>(tiled->tiledOps.back());
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(terminator.getBody());
+    for (auto [value, slot] :
+         llvm::zip(tiled->tiledValues, args.drop_front())) {
+      auto type = cast<RankedTensorType>(value.getType());
+      SmallVector<OpFoldResult> at(type.getRank() + 1, b.getIndexAttr(0));
+      at[0] = index;
+      SmallVector<OpFoldResult> extents = tensor::getMixedSizes(b, loc, value);
+      extents.insert(extents.begin(), b.getIndexAttr(1));
+      SmallVector<OpFoldResult> unit(type.getRank() + 1, b.getIndexAttr(1));
+      tensor::ParallelInsertSliceOp::create(b, loc, value, slot, at, extents,
+                                            unit);
+    }
+  };
+  {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(forall.getBody());
+    buildBody(rewriter, loc, forall.getBody()->getArguments(),
+              forall.getTerminator());
+  }
+  if (!blockOp) {
+    rewriter.eraseOp(forall);
+    return failure();
+  }
+  rewriter.setInsertionPointAfter(forall);
+  FailureOr<SmallVector<Value>> merged =
+      online.mergeKeyBlockStates(rewriter, loc, forall.getResults());
+  if (failed(merged)) {
+    rewriter.eraseOp(forall);
+    return failure();
+  }
+  rewriter.replaceOp(online, *merged);
+  result.loops.push_back(cast<LoopLikeOpInterface>(forall.getOperation()));
+  return blockOp;
 }
 
 } // namespace
@@ -208,7 +324,17 @@ mlir::rope::tileAndFuseAttention(RewriterBase &rewriter, AttentionOp op,
   if (!online)
     return rewriter.notifyMatchFailure(op, "no online step in the tile");
 
-  // 4. Keys: an scf.for carrying acc, max and sum.
+  // 4. Keys: an scf.for carrying acc, max and sum; in decode, first split
+  // into blocks computed in parallel (keySplits).
+  if (oneQueryTile && options.keySplits > 1) {
+    FailureOr<OnlineAttentionOp> block =
+        splitKeyBlocks(rewriter, online, options.keySplits,
+                       clampTile(options.keyTileSize, ranges[dims.k2]), result);
+    if (succeeded(block)) {
+      online = *block;
+      ranges = staticLoopRanges(online);
+    }
+  }
   result.keyTile = online;
   if (clampTile(options.keyTileSize, ranges[dims.k2])) {
     SmallVector<OpFoldResult> keySizes(dims.numLoops, rewriter.getIndexAttr(0));
@@ -325,6 +451,12 @@ struct RopeTileAttentionPass
                                             keyTileSize, fuseKey,
                                             decodeKeyTileSize)))
       return signalPassFailure();
+    if (decodeKeySplits < 0) {
+      emitError(getOperation()->getLoc())
+          << "decode-key-splits must be >= 0, got "
+          << static_cast<int64_t>(decodeKeySplits);
+      return signalPassFailure();
+    }
     tileAttention(getOperation(), [&](AttentionOp op) {
       AttentionTilingOptions options = chooseAttentionTiling(
           op, queryTileSize, keyTileSize, fuseKey, decodeKeyTileSize);
@@ -334,6 +466,7 @@ struct RopeTileAttentionPass
       options.shareKeyRotation = shareKeyRotation;
       options.parallelLoops = parallelLoops;
       options.peelKeyTiles = peelKeyTiles;
+      options.keySplits = decodeKeySplits;
       return std::optional(options);
     });
   }

@@ -5,6 +5,8 @@
 // RUN: rope-opt %s --rope-tile-attention="decode-key-tile-size=0" --canonicalize -split-input-file | FileCheck %s --check-prefix=DEC64 --enable-var-scope
 // RUN: not rope-opt %s --rope-tile-attention="key-tile-size=-1" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADSIZE
 // RUN: not rope-opt %s --rope-tile-attention="decode-key-tile-size=-2" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADDECODE
+// RUN: rope-opt %s --rope-tile-attention="share-key-rotation=true decode-key-splits=2" --canonicalize -split-input-file | FileCheck %s --check-prefix=SPLIT --enable-var-scope
+// RUN: not rope-opt %s --rope-tile-attention="decode-key-splits=-1" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADSPLIT
 // RUN: not rope-opt %s --rope-fuse-into-attention="fuse-key=maybe" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADKEY
 // BADSIZE: error: query-tile-size and key-tile-size must be >= 0, got 32 and -1
 // BADKEY: error: fuse-key must be always, never or auto, got 'maybe'
@@ -117,6 +119,37 @@ func.func @prefill(%x: tensor<1x2x8x128x64xf32>, %y: tensor<1x2x128x64xf32>, %v:
 //       SHARE:         %[[YT:.*]] = tensor.extract_slice %[[Y]][%[[B]], 0, %[[N]], 0] [1, 2, 256, 64]
 //       SHARE:         %[[KT:.*]] = rope.apply ins(%[[YT]] : tensor<1x2x256x64xf32>) offset(
 //       SHARE:         rope.online_attention ins(%{{.*}}, %[[KT]], %{{.*}} : {{.*}}) query_positions(%{{.*}} : tensor<1x1xi64>) key_offset(%[[N]])
+// With decode-key-splits=2 (SPLIT) the 1024 keys are two blocks of 512
+// (whole 256-key tiles), an scf.forall over the blocks inside the batch
+// loop; each block's key loop starts from (0, -inf, 0), rotates its own
+// key tiles at their absolute positions and writes its state into its slot
+// of the stacked states; after the loop the states are merged: the maximum
+// over the blocks, then acc and sum rescaled by exp(max_b - max) and added
+// in block order, then the normalization acc / sum.
+// SPLIT-LABEL: func.func @decode(
+//  SPLIT-SAME:     %[[X:[a-z0-9]+]]: tensor<2x2x4x1x64xf32>, %[[P:[a-z0-9]+]]: tensor<2x1xi64>, %[[Y:[a-z0-9]+]]: tensor<2x2x1024x64xf32>
+//   SPLIT-NOT:   rope.apply ins(%[[Y]]
+//       SPLIT:   scf.forall (%[[B:[a-z0-9]+]]) in (2)
+//       SPLIT:     %[[S:[a-z0-9]+]]:3 = scf.forall (%[[BLOCK:[a-z0-9]+]]) in (2) shared_outs(%[[ACCS:.+]] = %{{.+}}, %[[MAXS:.+]] = %{{.+}}, %[[SUMS:.+]] = %{{.+}}) -> (tensor<2x1x2x4x1x64xf32>, tensor<2x1x2x4x1xf32>, tensor<2x1x2x4x1xf32>)
+//       SPLIT:       %[[STATE:.+]]:3 = scf.for %[[N:[a-z0-9]+]] = %c0 to %c512 step %c256
+//       SPLIT:         affine.apply #{{.+}}()[%[[N]], %[[BLOCK]]]
+//       SPLIT:         rope.apply ins(%{{.*}} : tensor<1x2x256x64xf32>) offset(
+//       SPLIT:         rope.online_attention {{.*}} key_offset(
+//       SPLIT:       scf.forall.in_parallel
+//  SPLIT-NEXT:         tensor.parallel_insert_slice %[[STATE]]#0 into %[[ACCS]][%[[BLOCK]], 0, 0, 0, 0, 0] [1, 1, 2, 4, 1, 64]
+//  SPLIT-NEXT:         tensor.parallel_insert_slice %[[STATE]]#1 into %[[MAXS]][%[[BLOCK]], 0, 0, 0, 0] [1, 1, 2, 4, 1]
+//  SPLIT-NEXT:         tensor.parallel_insert_slice %[[STATE]]#2 into %[[SUMS]][%[[BLOCK]], 0, 0, 0, 0] [1, 1, 2, 4, 1]
+//       SPLIT:     %[[MAX:.+]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "parallel", "parallel", "parallel"]} ins(%[[S]]#1 : tensor<2x1x2x4x1xf32>)
+//       SPLIT:       arith.maximumf
+//       SPLIT:     %[[SUM:.+]] = linalg.generic {{.*}} ins(%[[S]]#2, %[[S]]#1, %[[MAX]] :
+//       SPLIT:       math.exp
+//       SPLIT:     %[[ACC:.+]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[S]]#0, %[[S]]#1, %[[MAX]] :
+//       SPLIT:       math.exp
+//       SPLIT:     linalg.generic {{.*}} ins(%[[ACC]], %[[SUM]] :
+//       SPLIT:       arith.divf
+// (The prefill above has no blocks: its key loop is the only loop.)
+// SPLIT-LABEL: func.func @window_mask(
+// BADSPLIT: decode-key-splits must be >= 0, got -1
 // DEC64-LABEL: func.func @decode(
 //       DEC64:   scf.for %[[N:[a-z0-9]+]] = %{{.*}} to %c1024 step %c64
 //       DEC64:     rope.apply ins(%{{.*}} : tensor<1x1x64x64xf32>) offset(

@@ -55,6 +55,11 @@ struct AttentionTilingOptions {
   /// (a sequence length that is not a multiple of the key tile otherwise
   /// makes every tile dynamic).
   bool peelKeyTiles = false;
+  /// When the queries are one tile (decode): the keys in at most this many
+  /// blocks of whole key tiles, an scf.forall (OpenMP threads) each from
+  /// the initial state, their states merged after it
+  /// (OnlineAttentionOp::mergeKeyBlockStates); 0 or 1: one key loop.
+  int64_t keySplits = 0;
 };
 
 /// The loops made and the ops in them.

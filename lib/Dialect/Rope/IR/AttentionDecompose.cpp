@@ -510,6 +510,63 @@ FailureOr<SmallVector<Value>> AttentionOp::decomposeOperation(OpBuilder &b) {
 }
 
 FailureOr<SmallVector<Value>>
+OnlineAttentionOp::mergeKeyBlockStates(OpBuilder &b, Location loc,
+                                       ValueRange partials) {
+  if (partials.size() != 3)
+    return failure();
+  MLIRContext *ctx = getContext();
+  FloatType acc = getAccumulatorType();
+  auto accType = dyn_cast<RankedTensorType>(partials[0].getType());
+  auto rowType = dyn_cast<RankedTensorType>(partials[1].getType());
+  AffineMap accMap = getOutputMap();
+  unsigned accRank = accMap.getNumResults();
+  if (!accType || !rowType || accType.getRank() != accRank + 1 ||
+      rowType.getRank() != accRank || partials[2].getType() != rowType)
+    return failure();
+  unsigned nPos = *accMap.getResultPosition(getAffineDimExpr(getDims().n, ctx));
+  // Loops: the block (d0, a reduction), then the state's dims.
+  auto withoutFirst = [](Value v, OpBuilder &b, Location loc) {
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, v);
+    sizes.erase(sizes.begin());
+    return sizes;
+  };
+  auto iterators = [](unsigned rank) {
+    SmallVector<utils::IteratorType> its(rank + 1,
+                                         utils::IteratorType::parallel);
+    its[0] = utils::IteratorType::reduction;
+    return its;
+  };
+  unsigned rowRank = accRank - 1;
+  AffineMap rowBlocks = AffineMap::getMultiDimIdentityMap(rowRank + 1, ctx);
+  AffineMap row = rowBlocks.dropResult(0);
+  APFloat zero = APFloat::getZero(acc.getFloatSemantics());
+  SmallVector<OpFoldResult> rowSizes = withoutFirst(partials[1], b, loc);
+  Value max = generic(b, loc, partials[1],
+                      filled(b, loc, rowSizes, acc,
+                             APFloat::getInf(acc.getFloatSemantics(), true)),
+                      {rowBlocks, row}, iterators(rowRank), maximum);
+  // Σ_b x_b · exp(max_b − m), the blocks in order.
+  auto rescaledSum = [](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
+    Value scaled = arith::MulFOp::create(
+        nb, nloc, a[0], shiftedExp(nb, nloc, a[1], a[1], a[2]));
+    return arith::AddFOp::create(nb, nloc, scaled, a[3]);
+  };
+  Value sum = generic(b, loc, {partials[2], partials[1], max},
+                      filled(b, loc, rowSizes, acc, zero),
+                      {rowBlocks, rowBlocks, row, row}, iterators(rowRank),
+                      rescaledSum);
+  AffineMap accBlocks = AffineMap::getMultiDimIdentityMap(accRank + 1, ctx);
+  AffineMap rowOfAccBlocks = accBlocks.dropResult(nPos + 1);
+  Value accOut =
+      generic(b, loc, {partials[0], partials[1], max},
+              filled(b, loc, withoutFirst(partials[0], b, loc), acc, zero),
+              {accBlocks, rowOfAccBlocks, rowOfAccBlocks.dropResult(0),
+               accBlocks.dropResult(0)},
+              iterators(accRank), rescaledSum);
+  return SmallVector<Value>{accOut, max, sum};
+}
+
+FailureOr<SmallVector<Value>>
 OnlineAttentionOp::decomposeOperation(OpBuilder &b) {
   return OnlineAttentionDecomposer(b, *this).build();
 }

@@ -573,10 +573,14 @@ def jit_pipeline(raised: bool, threads: int) -> Optional[str]:
     threaded = base.replace("emit-c-interface=true",
                             f"emit-c-interface=true num-threads={threads}", 1)
     assert threaded != base, base
-    # Threads want a parallel tile per KV head: decode's key tiles then
-    # rotate their own head's keys (the one-thread default shares them).
-    return threaded.replace("rope-optimize{share-key-rotation=true ",
-                            "rope-optimize{", 1)
+    # Decode's keys split into a block per thread (split-K), each block's
+    # key tiles holding every KV head as on one thread (cos/sin once per
+    # key); prefill has its query tiles to share out.
+    split = threaded.replace("peel-key-tiles=true}",
+                             f"peel-key-tiles=true decode-key-splits={threads}}}",
+                             1)
+    assert split != threaded, threaded
+    return split
 
 
 class Column:

@@ -573,6 +573,8 @@ def jit_pipeline(raised: bool, threads: int) -> Optional[str]:
     threaded = base.replace("emit-c-interface=true",
                             f"emit-c-interface=true num-threads={threads}", 1)
     assert threaded != base, base
+    if not raised:
+        return threaded
     # Decode's keys split into a block per thread (split-K), each block's
     # key tiles holding every KV head as on one thread (cos/sin once per
     # key); prefill has its query tiles to share out.

@@ -521,6 +521,21 @@ def test_attention_targets_needs_follow_the_probes():
         "≤ 1.00 overlapped")
 
 
+def test_attention_bench_thread_pipelines():
+    """The (hf) section's pipelines: one thread is rope_mlir.jit's default;
+    N threads split a decode step's keys per thread (decode-key-splits=N,
+    keys shared by every KV head as on one thread); the un-raised column
+    has no rope-optimize to split with."""
+    import attention_bench as ab
+    assert ab.jit_pipeline(True, 1) is None
+    raised = ab.jit_pipeline(True, 2)
+    assert "num-threads=2" in raised and "decode-key-splits=2" in raised
+    assert "share-key-rotation=true" in raised
+    unraised = ab.jit_pipeline(False, 2)
+    assert "num-threads=2" in unraised and "rope-optimize" not in unraised
+    assert "num-threads" not in ab.jit_pipeline(False, 1)
+
+
 def test_bf16_pair_probe_computes_what_it_claims():
     """The vdpbf16ps probe (AVX512-BF16 hosts): each accumulator lane adds
     both bf16 products m·c of its pair per iteration (m = 0.75 and c = 0.5

@@ -20,6 +20,7 @@ import pytest
 
 from rope_mlir import _jit, _kernel_path, attention
 from rope_mlir.attention import AttentionConfig, AttentionKernel
+from test_rotate_keys_in_scores import inputs as decode_step_inputs
 
 TOLERANCE = 1e-5  # relative to the largest output, as test_attention_fusion
 
@@ -53,23 +54,14 @@ def blocks(config: AttentionConfig, splits: int) -> list:
 
 
 def inputs(rng, c: AttentionConfig, hide_block: bool):
-    q = rng.standard_normal(c.q_shape()).astype(np.float32)
-    k = rng.standard_normal(c.k_shape()).astype(np.float32)
-    v = rng.standard_normal(c.v_shape()).astype(np.float32)
-    extra = {}
-    if c.positions == "offset":
-        extra["offsets"] = rng.integers(0, 5000, size=c.batch)
-    else:
-        extra["q_positions"] = rng.integers(0, 5000, size=(c.batch, c.q_len))
-        extra["k_positions"] = rng.integers(0, 5000, size=(c.batch, c.kv_len))
-    if c.mask:
-        mask = np.where(rng.random((c.q_len, c.kv_len)) < 0.3, -np.inf, 0.0)
-        if hide_block:
-            # The first half hidden: the first block's state stays
-            # (0, -inf, 0) and must add nothing.
-            mask[:, : c.kv_len // 2] = -np.inf
-        mask[:, c.kv_len - 1] = 0.0
-        extra["mask"] = mask.astype(np.float32)
+    """test_rotate_keys_in_scores' decode inputs (a mask hides 30 % of the
+    keys at random, one always visible); with `hide_block`, the first half
+    of the keys hidden too: the first block's state stays (0, -inf, 0) and
+    must add nothing."""
+    q, k, v, extra = decode_step_inputs(rng, c)
+    if hide_block:
+        extra["mask"][:, : c.kv_len // 2] = -np.inf
+        extra["mask"][:, c.kv_len - 1] = 0.0
     return q, k, v, extra
 
 

@@ -325,8 +325,9 @@ mlir::rope::tileAndFuseAttention(RewriterBase &rewriter, AttentionOp op,
     return rewriter.notifyMatchFailure(op, "no online step in the tile");
 
   // 4. Keys: an scf.for carrying acc, max and sum; in decode, first split
-  // into blocks computed in parallel (keySplits).
-  if (oneQueryTile && options.keySplits > 1) {
+  // into blocks computed in parallel (keySplits; only where loops may be
+  // parallel).
+  if (oneQueryTile && options.keySplits > 1 && options.parallelLoops) {
     FailureOr<OnlineAttentionOp> block =
         splitKeyBlocks(rewriter, online, options.keySplits,
                        clampTile(options.keyTileSize, ranges[dims.k2]), result);

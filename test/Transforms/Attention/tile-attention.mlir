@@ -7,6 +7,7 @@
 // RUN: not rope-opt %s --rope-tile-attention="decode-key-tile-size=-2" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADDECODE
 // RUN: rope-opt %s --rope-tile-attention="share-key-rotation=true decode-key-splits=2" --canonicalize -split-input-file | FileCheck %s --check-prefix=SPLIT --enable-var-scope
 // RUN: not rope-opt %s --rope-tile-attention="decode-key-splits=-1" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADSPLIT
+// RUN: rope-opt %s --rope-tile-attention="share-key-rotation=true decode-key-splits=2 parallel-loops=false" --canonicalize -split-input-file | FileCheck %s --check-prefix=SEQSPLIT
 // RUN: not rope-opt %s --rope-fuse-into-attention="fuse-key=maybe" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADKEY
 // BADSIZE: error: query-tile-size and key-tile-size must be >= 0, got 32 and -1
 // BADKEY: error: fuse-key must be always, never or auto, got 'maybe'
@@ -148,6 +149,12 @@ func.func @prefill(%x: tensor<1x2x8x128x64xf32>, %y: tensor<1x2x128x64xf32>, %v:
 //       SPLIT:     linalg.generic {{.*}} ins(%[[ACC]], %[[SUM]] :
 //       SPLIT:       arith.divf
 // (The prefill above has no blocks: its key loop is the only loop.)
+// Without parallel loops (SEQSPLIT) the keys stay one loop: blocks would
+// only add the merge.
+// SEQSPLIT-LABEL: func.func @decode(
+//   SEQSPLIT-NOT:   scf.forall
+//       SEQSPLIT:   scf.for %{{.+}} = %c0 to %c1024 step %c256
+// SEQSPLIT-LABEL: func.func @window_mask(
 // SPLIT-LABEL: func.func @window_mask(
 // BADSPLIT: decode-key-splits must be >= 0, got -1
 // DEC64-LABEL: func.func @decode(

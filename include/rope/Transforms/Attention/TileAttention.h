@@ -58,7 +58,8 @@ struct AttentionTilingOptions {
   /// When the queries are one tile (decode): the keys in at most this many
   /// blocks of whole key tiles, an scf.forall (OpenMP threads) each from
   /// the initial state, their states merged after it
-  /// (OnlineAttentionOp::mergeKeyBlockStates); 0 or 1: one key loop.
+  /// (OnlineAttentionOp::mergeKeyBlockStates); 0 or 1, or without
+  /// `parallelLoops`: one key loop.
   int64_t keySplits = 0;
 };
 

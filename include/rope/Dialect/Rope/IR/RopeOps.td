@@ -583,10 +583,10 @@ def Rope_OnlineAttentionOp : Rope_AttentionBase<"online_attention"> {
     /// The states (acc, max, sum) this op's keys leave when split into
     /// blocks each started from (0, −inf, 0), stacked along a new leading
     /// dim (`partials`: acc, max, sum of shape [blocks, ...]), merged into
-    /// the state all the keys leave: m = max_b max_b, and acc and sum the
-    /// sums over the blocks, in order, of theirs times exp(max_b − m) (a
-    /// maximum of −inf shifts by 0, as in the op's own rescale). Linalg on
-    /// tensors, shaped like the op's destinations.
+    /// the state all the keys leave: m the largest of the blocks' maxima
+    /// m_b, acc and sum the sums over the blocks, in order, of theirs times
+    /// exp(m_b − m) (a maximum of −inf shifts by 0, as in the op's own
+    /// rescale). Linalg on tensors, shaped like the op's destinations.
     ::mlir::FailureOr<::llvm::SmallVector<::mlir::Value>>
     mergeKeyBlockStates(::mlir::OpBuilder &b, ::mlir::Location loc,
                         ::mlir::ValueRange partials);

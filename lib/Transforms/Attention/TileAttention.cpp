@@ -43,7 +43,6 @@
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
@@ -114,14 +113,6 @@ bool queriesAreOneTile(AttentionOp op, int64_t queryTileSize) {
          (queryTileSize == 0 || queries <= queryTileSize);
 }
 
-/// Whether `value` is a linalg.fill of a constant for which `holds`.
-bool isFilledWith(Value value, function_ref<bool(const APFloat &)> holds) {
-  auto fill = value.getDefiningOp<linalg::FillOp>();
-  FloatAttr constant;
-  return fill && matchPattern(fill.getInputs()[0], m_Constant(&constant)) &&
-         holds(constant.getValue());
-}
-
 /// Splits the keys of `online` (started from (0, −inf, 0)) into blocks of
 /// whole key tiles, at most `splits` of them, as an scf.forall over the
 /// blocks: each block's own rope.online_attention from (0, −inf, 0) writes
@@ -135,13 +126,7 @@ FailureOr<OnlineAttentionOp> splitKeyBlocks(RewriterBase &rewriter,
                                             AttentionTilingResult &result) {
   AttentionDims dims = online.getDims();
   int64_t keys = staticLoopRanges(online)[dims.k2];
-  auto negInf = [](const APFloat &v) {
-    return v.isInfinity() && v.isNegative();
-  };
-  auto posZero = [](const APFloat &v) { return v.isPosZero(); };
-  if (ShapedType::isDynamic(keys) || !isFilledWith(online.getMax(), negInf) ||
-      !isFilledWith(online.getSum(), posZero) ||
-      !isFilledWith(online.getAcc(), posZero))
+  if (ShapedType::isDynamic(keys) || !online.startsFromInitialState())
     return failure();
   // Whole key tiles per block, so the blocks' key loops keep static tiles.
   int64_t tile = std::max<int64_t>(1, keyTile);

@@ -365,12 +365,7 @@ SmallVector<Value> OnlineAttentionDecomposer::build() {
   // times zeros. Leaving out the rescale, the new max and the two products
   // gives the same bits and four fewer generics (each a dispatch for a
   // compiler that forms one per generic, IREE).
-  bool fresh =
-      isFilledWith(
-          max,
-          [](const APFloat &v) { return v.isInfinity() && v.isNegative(); }) &&
-      isFilledWith(sum, [](const APFloat &v) { return v.isPosZero(); }) &&
-      isFilledWith(op.getAcc(), [](const APFloat &v) { return v.isPosZero(); });
+  bool fresh = op.startsFromInitialState();
 
   // The running max is read (for P and the rescale) before it is updated in
   // place, so that it stays in its buffer.
@@ -507,6 +502,15 @@ FailureOr<SmallVector<Value>> AttentionOp::decomposeOperation(OpBuilder &b) {
             nb, nloc, arith::DivFOp::create(nb, nloc, a[0], a[1]), outType);
       });
   return SmallVector<Value>{out};
+}
+
+bool OnlineAttentionOp::startsFromInitialState() {
+  auto zero = [](const APFloat &v) { return v.isPosZero(); };
+  return isFilledWith(getMax(),
+                      [](const APFloat &v) {
+                        return v.isInfinity() && v.isNegative();
+                      }) &&
+         isFilledWith(getSum(), zero) && isFilledWith(getAcc(), zero);
 }
 
 FailureOr<SmallVector<Value>>

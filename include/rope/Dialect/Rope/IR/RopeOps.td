@@ -580,6 +580,9 @@ def Rope_OnlineAttentionOp : Rope_AttentionBase<"online_attention"> {
   let extraClassDeclaration = commonClassDeclaration # [{
     /// No sinks: they start the state (acc, max, sum) the op is handed.
     ::mlir::Value getSinks() { return {}; }
+    /// Whether acc, max and sum are fills of (0, −inf, 0): the state before
+    /// any key (a whole rope.attention's first block, no sinks).
+    bool startsFromInitialState();
     /// The states (acc, max, sum) this op's keys leave when split into
     /// blocks each started from (0, −inf, 0), stacked along a new leading
     /// dim (`partials`: acc, max, sum of shape [blocks, ...]), merged into

@@ -198,18 +198,24 @@ LogicalResult mlir::rope::checkIRSafety(Operation *root, std::string &reason) {
     if (!shaped || !shaped.hasRank() ||
         !matchPattern(op->getOperand(1), m_ConstantInt(&index)))
       return WalkResult::advance();
-    // A negative dim index crashes MLIR 22's canonicalizer. One at or past
-    // the rank is undefined behaviour too, but survives the passes: rope's
-    // own passes guard their value bounds against it
-    // (test/Transforms/Raise/rope-raise-guarded-bounds.mlir), which the fuzzer
-    // keeps reaching.
-    if (!index.isNegative())
+    // A dim index outside the rank is undefined behaviour that MLIR 22's
+    // passes do not survive: a negative one crashes the canonicalizer; one
+    // past the rank makes upstream's value bounds read the shape past its
+    // end (ValueBoundsConstraintSet::getExpr), which one-shot bufferization
+    // asks when it compares two slices offset by it (a SEGV the fuzzer found
+    // at dim 2^31 - 1). rope's own passes still guard their value bounds
+    // against it (GuardedValueBounds), for IR that reaches them unchecked.
+    if (!index.isNegative() && index.ult(shaped.getRank()))
       return WalkResult::advance();
     llvm::raw_string_ostream os(reason);
     os << "a " << name << " of dim " << index.getSExtValue() << " of a rank-"
        << shaped.getRank() << " value at " << op->getLoc()
-       << ": a negative dim index (undefined behaviour; MLIR 22's "
-          "canonicalizer crashes on it, docs/RELIABILITY.md)";
+       << (index.isNegative()
+               ? ": a negative dim index (undefined behaviour; MLIR 22's "
+                 "canonicalizer crashes on it, docs/RELIABILITY.md)"
+               : ": a dim index past the rank (undefined behaviour; MLIR "
+                 "22's value bounds read past the shape on it, "
+                 "docs/RELIABILITY.md)");
     return WalkResult::interrupt();
   });
   return failure(result.wasInterrupted());

@@ -30,6 +30,31 @@ func.func @negative_dim(%t: tensor<?xf32>) -> index {
 
 // -----
 
+// A constant dim index past the rank: upstream's value bounds of it read the
+// shape past its end, which one-shot bufferization asks when it compares two
+// slices offset by it (a SEGV in ValueBoundsConstraintSet::getExpr that the
+// fuzzer found at dim 2^31 - 1).
+// REFUSED: error: rope-check-ir-safety: a tensor.dim of dim 2147483647 of a rank-1 value at {{.*}}check-ir-safety.mlir":[[# @LINE + 3]]{{.*}}: a dim index past the rank
+func.func @dim_past_rank(%t: tensor<16xf32>) -> tensor<16xf32> {
+  %c = arith.constant 2147483647 : index
+  %j = tensor.dim %t, %c : tensor<16xf32>
+  %s = tensor.extract_slice %t[%j][4][1] : tensor<16xf32> to tensor<4xf32>
+  %r = tensor.insert_slice %s into %t[%j][4][1] : tensor<4xf32> into tensor<16xf32>
+  return %r : tensor<16xf32>
+}
+
+// -----
+
+// The rank itself is past it too (memref.dim alike).
+// REFUSED: error: rope-check-ir-safety: a memref.dim of dim 2 of a rank-2 value at {{.*}}check-ir-safety.mlir":[[# @LINE + 3]]{{.*}}: a dim index past the rank
+func.func @memref_dim_at_rank(%m: memref<?x?xf32>) -> index {
+  %c = arith.constant 2 : index
+  %d = memref.dim %m, %c : memref<?x?xf32>
+  return %d : index
+}
+
+// -----
+
 // A cast that canonicalization would fold into the generic, whose output
 // has 5 rows where the cast's source has 4 (upstream's fold builds a
 // generic that does not verify).

@@ -29,6 +29,145 @@ using namespace mlir;
 
 namespace {
 
+bool isDimOp(Operation *op) {
+  StringRef name = op->getName().getStringRef();
+  return (name == "tensor.dim" || name == "memref.dim") &&
+         op->getNumOperands() == 2;
+}
+
+/// Whether `index`, the folded index of dim op `op`, is a constant inside
+/// its source's rank.
+bool dimIndexInRank(Operation *op, Attribute index) {
+  auto shaped = dyn_cast<ShapedType>(op->getOperand(0).getType());
+  auto constant = dyn_cast_if_present<IntegerAttr>(index);
+  return shaped && shaped.hasRank() && constant &&
+         !constant.getValue().isNegative() &&
+         constant.getValue().ult(shaped.getRank());
+}
+
+/// What the canonicalizer's folding would make of index and integer values,
+/// for checks on constants: an upstream pass crashes on a dim index of -1
+/// whether the IR spells it `arith.constant -1` or `arith.subi %c0, %c1`,
+/// which the canonicalizer folds into that constant before the pattern that
+/// crashes sees it.
+class FoldedConstants {
+public:
+  /// The integer `value` holds after folding, if folding makes it constant.
+  std::optional<APInt> integer(Value value) {
+    auto attr = dyn_cast_if_present<IntegerAttr>(fold(value));
+    if (!attr)
+      return std::nullopt;
+    return attr.getValue();
+  }
+
+private:
+  /// The attribute `value` folds to, or null: a constant; the result of an
+  /// op without regions whose fold, given its operands' folded attributes,
+  /// yields an attribute or a value that folds in turn (arith, index,
+  /// affine.apply, tensor.dim of a static size, tensor.extract of a
+  /// constant, ...); what the taken branch of an `scf.if` on a constant
+  /// yields; the induction variable of an `scf.for` that the canonicalizer
+  /// unrolls because it runs once. Branches between blocks (`cf.cond_br` on
+  /// a constant) are not followed: the C API's crash recovery is the net
+  /// there. The fold runs on a
+  /// detached clone: a fold that updates its op in place must not change
+  /// the IR being checked.
+  Attribute fold(Value value) {
+    Attribute constant;
+    if (matchPattern(value, m_Constant(&constant)))
+      return constant;
+    auto [it, inserted] = memo.try_emplace(value, Attribute());
+    // Also a value being evaluated: a cycle folds to nothing.
+    if (!inserted || budget == 0)
+      return it->second;
+    --budget;
+    Attribute result = foldUncached(value);
+    memo[value] = result;
+    return result;
+  }
+
+  Attribute foldUncached(Value value) {
+    if (auto argument = dyn_cast<BlockArgument>(value))
+      return foldSingleTripInductionVariable(argument);
+    Operation *def = value.getDefiningOp();
+    if (def && def->getName().getStringRef() == "scf.if")
+      return foldTakenBranch(def, cast<OpResult>(value).getResultNumber());
+    if (!def || def->getNumRegions() != 0 || def->getNumSuccessors() != 0)
+      return {};
+    SmallVector<Attribute> operands;
+    for (Value operand : def->getOperands())
+      operands.push_back(fold(operand));
+    // A dim op is folded only with its index inside the rank: the one
+    // outside is what the check refuses, and no folder should see it.
+    if (isDimOp(def) && !dimIndexInRank(def, operands[1]))
+      return {};
+    Operation *clone = def->clone();
+    SmallVector<OpFoldResult> results;
+    OpFoldResult folded;
+    if (succeeded(clone->fold(operands, results)) &&
+        results.size() == def->getNumResults())
+      folded = results[cast<OpResult>(value).getResultNumber()];
+    clone->destroy();
+    if (!folded)
+      return {};
+    if (auto attr = dyn_cast<Attribute>(folded))
+      return attr;
+    // An in-place fold returns the clone's own result: nothing known.
+    Value same = cast<Value>(folded);
+    if (same.getDefiningOp() == clone)
+      return {};
+    return fold(same);
+  }
+
+  /// Result `number` of an `scf.if` (matched by name) whose condition folds
+  /// to a constant: what the branch taken yields, as the canonicalizer
+  /// inlines that branch.
+  Attribute foldTakenBranch(Operation *branch, unsigned number) {
+    std::optional<APInt> condition;
+    if (branch->getNumOperands() == 1 && branch->getNumRegions() == 2)
+      condition = integer(branch->getOperand(0));
+    if (!condition || condition->getBitWidth() != 1)
+      return {};
+    Region &taken = branch->getRegion(condition->isOne() ? 0 : 1);
+    if (!taken.hasOneBlock())
+      return {};
+    Block &body = taken.front();
+    Operation *yield = body.empty() ? nullptr : &body.back();
+    if (!yield || yield->getName().getStringRef() != "scf.yield" ||
+        number >= yield->getNumOperands())
+      return {};
+    return fold(yield->getOperand(number));
+  }
+
+  /// An `scf.for` (matched by name) whose constant bounds run it once: its
+  /// induction variable is its lower bound.
+  Attribute foldSingleTripInductionVariable(BlockArgument argument) {
+    Operation *loop = argument.getOwner()->getParentOp();
+    if (!loop || loop->getName().getStringRef() != "scf.for" ||
+        argument.getArgNumber() != 0 || loop->getNumOperands() < 3 ||
+        argument.getOwner() != &loop->getRegion(0).front())
+      return {};
+    std::optional<APInt> lower = integer(loop->getOperand(0));
+    std::optional<APInt> upper = integer(loop->getOperand(1));
+    std::optional<APInt> step = integer(loop->getOperand(2));
+    if (!lower || !upper || !step || lower->getBitWidth() != 64 ||
+        upper->getBitWidth() != 64 || step->getBitWidth() != 64 ||
+        !step->isStrictlyPositive() || !lower->slt(*upper))
+      return {};
+    // Both signed and unsigned loops run once when upper - lower <= step,
+    // without overflow: the difference is taken in 65 bits.
+    APInt trip = upper->sext(65) - lower->sext(65);
+    if (trip.sgt(step->sext(65)))
+      return {};
+    return IntegerAttr::get(argument.getType(), *lower);
+  }
+
+  DenseMap<Value, Attribute> memo;
+  /// Values evaluated in one check: a bound on its time (and its recursion)
+  /// for IR whose index values are long chains.
+  unsigned budget = 4096;
+};
+
 /// The type `value` has once a `tensor.cast` producing it is folded into its
 /// user, as canonicalization folds a cast that only drops static sizes
 /// (tensor::canFoldIntoConsumerOp, read by name): the cast's source type;
@@ -136,6 +275,7 @@ bool castFoldContradicts(Operation *op) {
 } // namespace
 
 LogicalResult mlir::rope::checkIRSafety(Operation *root, std::string &reason) {
+  FoldedConstants folded;
   WalkResult result = root->walk([&](Operation *op) {
     StringRef name = op->getName().getStringRef();
     if (castFoldContradicts(op)) {
@@ -175,10 +315,13 @@ LogicalResult mlir::rope::checkIRSafety(Operation *root, std::string &reason) {
       // i32 attributes (nvvm.maxntid); one outside (0, 2^31) makes LLVM's
       // NVPTX backend exit the process ("can't parse integer attribute").
       for (Value size : op->getOperands()) {
-        APInt value;
-        if (!isa<IndexType>(size.getType()) ||
-            !matchPattern(size, m_ConstantInt(&value)) ||
-            (!value.isNegative() && !value.isZero() &&
+        std::optional<APInt> constant;
+        if (isa<IndexType>(size.getType()))
+          constant = folded.integer(size);
+        if (!constant)
+          continue;
+        APInt value = *constant;
+        if ((!value.isNegative() && !value.isZero() &&
              value.getActiveBits() < 32))
           continue;
         llvm::raw_string_ostream os(reason);
@@ -190,14 +333,15 @@ LogicalResult mlir::rope::checkIRSafety(Operation *root, std::string &reason) {
       }
       return WalkResult::advance();
     }
-    if ((name != "tensor.dim" && name != "memref.dim") ||
-        op->getNumOperands() != 2)
+    if (!isDimOp(op))
       return WalkResult::advance();
     auto shaped = dyn_cast<ShapedType>(op->getOperand(0).getType());
-    APInt index;
-    if (!shaped || !shaped.hasRank() ||
-        !matchPattern(op->getOperand(1), m_ConstantInt(&index)))
+    std::optional<APInt> constant;
+    if (shaped && shaped.hasRank())
+      constant = folded.integer(op->getOperand(1));
+    if (!constant)
       return WalkResult::advance();
+    APInt index = *constant;
     // A dim index outside the rank is undefined behaviour that MLIR 22's
     // passes do not survive: a negative one crashes the canonicalizer; one
     // past the rank makes upstream's value bounds read the shape past its

@@ -368,9 +368,11 @@ def RopeCheckIRSafetyPass : Pass<"rope-check-ir-safety"> {
     Runs `rope::checkIRSafety` (lib/Guards/IRGuards.cpp) on the operation and
     fails with its reason, naming the op and its location, when the IR holds
     what verifies but what MLIR 22's passes do not survive: a `tensor.dim` or
-    `memref.dim` of a constant index outside the rank, a `tensor.cast` whose fold
-    gives its consumer contradicting static sizes, negative tile sizes of a
-    transform, an out-of-range constant `gpu.launch` size. Changes nothing.
+    `memref.dim` of a constant index outside the rank (constant as the
+    canonicalizer's folding will make it, not only as spelled), a
+    `tensor.cast` whose fold gives its consumer contradicting static sizes,
+    negative tile sizes of a transform, an out-of-range constant
+    `gpu.launch` size. Changes nothing.
 
     Every named pipeline of this project (`rope-optimize`,
     `rope-fuse-into-attention`, `rope-to-llvm-cpu`, `rope-to-nvvm`) runs it

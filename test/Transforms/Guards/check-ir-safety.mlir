@@ -18,6 +18,29 @@ func.func @safe(%t: tensor<?xf32>) -> index {
 
 // -----
 
+// Indices that fold inside the rank, a loop that runs more than once (its
+// induction variable is no constant) and an index the IR does not know are
+// left alone.
+// SAFE-LABEL: func.func @safe_indices(
+//       SAFE:   scf.for
+func.func @safe_indices(%t: tensor<?x?xf32>, %n: index) -> index {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %i = arith.subi %c2, %c1 : index
+  %a = tensor.dim %t, %i : tensor<?x?xf32>
+  %b = tensor.dim %t, %n : tensor<?x?xf32>
+  %r = scf.for %k = %c0 to %c2 step %c1 iter_args(%s = %a) -> index {
+    %d = tensor.dim %t, %k : tensor<?x?xf32>
+    %e = arith.addi %s, %d : index
+    scf.yield %e : index
+  }
+  %sum = arith.addi %r, %b : index
+  return %sum : index
+}
+
+// -----
+
 // A negative constant dim index (MLIR 22's canonicalizer crashes on it): an
 // error naming the op, from the pass and from every named pipeline, which
 // run it first.
@@ -41,6 +64,57 @@ func.func @dim_past_rank(%t: tensor<16xf32>) -> tensor<16xf32> {
   %s = tensor.extract_slice %t[%j][4][1] : tensor<16xf32> to tensor<4xf32>
   %r = tensor.insert_slice %s into %t[%j][4][1] : tensor<4xf32> into tensor<16xf32>
   return %r : tensor<16xf32>
+}
+
+// -----
+
+// The index as the canonicalizer's folding makes it: arith.subi of two
+// constants is -1 by the time the pattern that crashes sees it.
+// REFUSED: error: rope-check-ir-safety: a tensor.dim of dim -1 of a rank-1 value at {{.*}}check-ir-safety.mlir":[[# @LINE + 5]]{{.*}}: a negative dim index
+func.func @folded_negative_dim(%t: tensor<?xf32>) -> index {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cm1 = arith.subi %c0, %c1 : index
+  %d = tensor.dim %t, %cm1 : tensor<?xf32>
+  return %d : index
+}
+
+// -----
+
+// The induction variable of a loop that runs once, which the canonicalizer
+// replaces by its lower bound: the crash of one-shot bufferization again.
+// REFUSED: error: rope-check-ir-safety: a tensor.dim of dim 2147483647 of a rank-1 value at {{.*}}check-ir-safety.mlir":[[# @LINE + 7]]{{.*}}: a dim index past the rank
+func.func @single_trip_loop_dim(%t: tensor<16xf32>) -> tensor<16xf32> {
+  %lb = arith.constant 2147483647 : index
+  %ub = arith.constant 2147483648 : index
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1.0 : f32
+  %r = scf.for %i = %lb to %ub step %c1 iter_args(%acc = %t) -> tensor<16xf32> {
+    %j = tensor.dim %acc, %i : tensor<16xf32>
+    %s = tensor.extract_slice %acc[%j][4][1] : tensor<16xf32> to tensor<4xf32>
+    %f = linalg.fill ins(%one : f32) outs(%s : tensor<4xf32>) -> tensor<4xf32>
+    %n = tensor.insert_slice %f into %acc[%j][4][1] : tensor<4xf32> into tensor<16xf32>
+    scf.yield %n : tensor<16xf32>
+  }
+  return %r : tensor<16xf32>
+}
+
+// -----
+
+// What the branch taken of an scf.if on a constant yields, which the
+// canonicalizer inlines.
+// REFUSED: error: rope-check-ir-safety: a tensor.dim of dim 7 of a rank-1 value at {{.*}}check-ir-safety.mlir":[[# @LINE + 10]]{{.*}}: a dim index past the rank
+func.func @taken_branch_dim(%t: tensor<?xf32>) -> index {
+  %true = arith.constant true
+  %c0 = arith.constant 0 : index
+  %c7 = arith.constant 7 : index
+  %i = scf.if %true -> index {
+    scf.yield %c7 : index
+  } else {
+    scf.yield %c0 : index
+  }
+  %d = tensor.dim %t, %i : tensor<?xf32>
+  return %d : index
 }
 
 // -----

@@ -30,6 +30,8 @@
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
@@ -37,6 +39,7 @@
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -202,12 +205,69 @@ std::map<std::string, std::string> renameDefinitions(ModuleOp module) {
   return renamed;
 }
 
+/// The passes running now, outermost first: what a crash report names.
+class RunningPasses : public PassInstrumentation {
+public:
+  explicit RunningPasses(std::vector<std::string> &names) : names(names) {}
+  void runBeforePass(Pass *pass, Operation *) override {
+    names.push_back(pass->getArgument().empty() ? pass->getName().str()
+                                                : pass->getArgument().str());
+  }
+  void runAfterPass(Pass *, Operation *) override { names.pop_back(); }
+  void runAfterPassFailed(Pass *, Operation *) override { names.pop_back(); }
+
+private:
+  std::vector<std::string> &names;
+};
+
+/// Whether ROPE_JIT_CRASH_RECOVERY=0 asks that a crashing pass end the
+/// process as it would in mlir-opt (for a debugger or a core file).
+bool crashRecoveryDisabled() {
+  const char *value = std::getenv("ROPE_JIT_CRASH_RECOVERY");
+  return value && std::string_view(value) == "0";
+}
+
+/// Runs `body`; false when it crashed (a signal such as SIGSEGV, or SIGABRT
+/// from an abort) and was abandoned at the crash, true when it returned. This
+/// is the net under rope::checkIRSafety: that check refuses the verified IR on
+/// which MLIR 22's passes are known to crash, and an upstream crash it does not
+/// know yet must still not end the caller's process, which we run inside.
+/// LLVM's signal handlers are installed only while some call runs here
+/// (counted, for concurrent compiles), and hand a signal from elsewhere on to
+/// the host's own.
+bool runRecoveringFromCrashes(llvm::function_ref<void()> body) {
+  if (crashRecoveryDisabled()) {
+    body();
+    return true;
+  }
+  static std::mutex mutex;
+  static unsigned running = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (running++ == 0)
+      llvm::CrashRecoveryContext::Enable();
+  }
+  bool returned;
+  {
+    llvm::CrashRecoveryContext recovery;
+    returned = recovery.RunSafely(body);
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  if (--running == 0)
+    llvm::CrashRecoveryContext::Disable();
+  return returned;
+}
+
 /// Parses and lowers `source`; returns the module or null with `error` set.
 /// `beforeLowering`, when given, sees the parsed and verified module first.
+/// `crashed` is set when a pass crashed: the module is then leaked, and the
+/// caller must leak `context` too (the crashed pass left both half
+/// rewritten; nothing may walk or destroy them).
 OwningOpRef<ModuleOp>
 parseAndLower(MLIRContext *context, const char *source, const char *pipeline,
-              std::string &error,
+              std::string &error, bool &crashed,
               const std::function<void(ModuleOp)> &beforeLowering = nullptr) {
+  crashed = false;
   if (!source) {
     error = "source is NULL";
     return nullptr;
@@ -239,7 +299,27 @@ parseAndLower(MLIRContext *context, const char *source, const char *pipeline,
     beforeLowering(*module);
   PassManager pm(context);
   static_cast<OpPassManager &>(pm) = *parsed;
-  if (failed(pm.run(*module))) {
+  std::vector<std::string> running;
+  pm.addInstrumentation(std::make_unique<RunningPasses>(running));
+  LogicalResult lowered = failure();
+  if (!runRecoveringFromCrashes([&] { lowered = pm.run(*module); })) {
+    crashed = true;
+    (void)module.release();
+    std::string passes;
+    for (const std::string &name : running)
+      passes += (passes.empty() ? "" : " > ") + name;
+    error = "an MLIR pass crashed on this module (" +
+            (passes.empty() ? std::string("outside any pass") : passes) +
+            "): the compile was abandoned and its IR left alone; the "
+            "input verifies but holds what MLIR 22 does not survive and "
+            "rope-check-ir-safety does not refuse yet (docs/RELIABILITY.md, "
+            "\"Crashes in MLIR's passes\")";
+    std::string earlier = diagnostics.take("");
+    if (!earlier.empty())
+      error += "\n" + earlier;
+    return nullptr;
+  }
+  if (failed(lowered)) {
     error = diagnostics.take("lowering failed");
     return nullptr;
   }
@@ -320,12 +400,16 @@ RopeJitModule *compile(const char *source, const char *pipeline, int optLevel,
   result->context->getOrLoadDialect<bufferization::BufferizationDialect>();
   std::string message;
   bool readOnly = flags & ROPE_JIT_READ_ONLY_ARGUMENTS;
-  OwningOpRef<ModuleOp> module = parseAndLower(
-      result->context.get(), source, pipeline, message, [&](ModuleOp m) {
-        result->signatures = recordSignatures(m, readOnly);
-        result->compiledNames = renameDefinitions(m);
-      });
+  bool crashed;
+  OwningOpRef<ModuleOp> module =
+      parseAndLower(result->context.get(), source, pipeline, message, crashed,
+                    [&](ModuleOp m) {
+                      result->signatures = recordSignatures(m, readOnly);
+                      result->compiledNames = renameDefinitions(m);
+                    });
   if (!module) {
+    if (crashed)
+      (void)result->context.release();
     setError(error, message);
     return nullptr;
   }
@@ -559,9 +643,12 @@ extern "C" char *ropeJitLower(const char *source, const char *pipeline,
     initializeOnce();
     std::unique_ptr<MLIRContext> context = makeContext();
     std::string message;
+    bool crashed;
     OwningOpRef<ModuleOp> module =
-        parseAndLower(context.get(), source, pipeline, message);
+        parseAndLower(context.get(), source, pipeline, message, crashed);
     if (!module) {
+      if (crashed)
+        (void)context.release();
       setError(error, message);
       return nullptr;
     }

@@ -404,6 +404,20 @@ def test_capi_refuses_a_launch_size_llvm_exits_on(threads):
     assert f"gpu.launch" in message and f"constant size {threads}" in message
 
 
+def test_capi_refuses_a_launch_size_folding_makes():
+    # 2^30 * 2 is 2^31 once the canonicalizer folds it, before outlining.
+    lib = capi()
+    text = GPU_LAUNCH_MODULE.replace(
+        "%cn = arith.constant THREADS : index",
+        "%c2 = arith.constant 2 : index\n"
+        "  %half = arith.constant 1073741824 : index\n"
+        "  %cn = arith.muli %half, %c2 : index").encode()
+    error = ctypes.c_void_p()
+    assert not lib.ropeJitLower(text, b"builtin.module(canonicalize)",
+                                ctypes.byref(error))
+    assert "constant size 2147483648" in take_error(lib, error)
+
+
 NEGATIVE_TILE_MODULE = """
 #id = affine_map<(d0, d1) -> (d0, d1)>
 func.func @f(%q: tensor<16x64xf32>) -> tensor<16x64xf32> {

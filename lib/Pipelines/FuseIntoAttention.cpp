@@ -40,6 +40,9 @@ void mlir::rope::buildRopeFuseIntoAttentionPipeline(
     tile.fuseKey = options.fuseKey;
     tile.tileGroups = options.tileHeads;
     tile.parallelLoops = options.parallelLoops;
+    tile.shareKeyRotation = options.shareKeyRotation;
+    tile.peelKeyTiles = options.peelKeyTiles;
+    tile.decodeKeySplits = options.decodeKeySplits;
     pm.addPass(createRopeTileAttentionPass(tile));
   }
   RopeFuseIntoScoresPassOptions scores;

@@ -577,6 +577,26 @@ def check_input(spec: ArgSpec, value):
     return value
 
 
+def host_vector_options() -> dict:
+    """rope-to-llvm-cpu's vector widths for this CPU, by option name: its
+    defaults are AVX2's (register tiles of 256-bit vectors, elementwise
+    vectors of at most 16 lanes: two registers); with AVX-512 the register
+    is twice as wide. Wider vectors than that are split and spilled by the
+    code generator, which costs run time and compile time
+    (docs/PERFORMANCE.md, whole-model compile time). With AVX512-BF16, bf16
+    products use vdpbf16ps. rope_mlir.jit's default pipeline and the
+    attention kernels (rope_mlir.attention) lower with these."""
+    options = {}
+    if _jit.host_has_feature("avx512f"):
+        options["contraction-vector-bits"] = 512
+        options["elementwise-max-lanes"] = 32
+    if _jit.host_has_feature("avx512bf16"):
+        # bf16 x bf16 contractions (Q·Kᵀ of bf16 attention) as vdpbf16ps
+        # pair dot products: half the instructions of widened f32 FMAs.
+        options["contraction-bf16-products"] = "avx512-dot"
+    return options
+
+
 def cpu_pipeline(before: str = "", **options) -> str:
     """The rope-to-llvm-cpu pipeline (with C interfaces) of a kernel:
     `options` in the order given (num_threads=2 as num-threads=2, a bool

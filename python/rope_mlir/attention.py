@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from typing import Optional, Sequence
 
 import numpy as np
@@ -398,15 +399,43 @@ def _softmax(c: AttentionConfig, body, s: str, dest: str) -> str:
 
 def pipeline(fuse: bool, query_tile: int = 32, key_tile: int = 64,
              fuse_key: str = "auto", threads: int = 1,
-             parallel_loops: bool = True) -> str:
-    """The pass pipeline. threads: OpenMP threads (1: sequential, 0: all
-    cores) for the scf.forall loops: the fused loops over batch, heads and
-    query tiles (parallel_loops) and rope.apply's token loops."""
+             parallel_loops: bool = True,
+             decode_key_splits: Optional[int] = None) -> str:
+    """The pass pipeline: rope-fuse-into-attention (with `fuse`), then
+    rope-to-llvm-cpu with this CPU's vector widths
+    (_kernel_path.host_vector_options(), as rope_mlir.jit's default
+    pipeline). threads: OpenMP threads (1: sequential, 0: all cores) for the
+    scf.forall loops: the fused loops over batch, heads and query tiles
+    (parallel_loops) and rope.apply's token loops. A decode step (one query
+    tile) splits its keys into at most `decode_key_splits` blocks computed
+    in parallel and merged (split-K, rope-tile-attention's
+    decode-key-splits); None (the default): one block per thread when there
+    are several (threads, or the cores for 0) and parallel_loops, else one
+    key loop. On one thread, or with blocks, its key tiles keep every KV
+    head, so that K's rotation computes cos/sin once per key for all of
+    them (share-key-rotation); on several threads without blocks each
+    thread takes heads instead. The key loop's last,
+    partial tile is peeled (peel-key-tiles: K and V packed in every other
+    tile)."""
+    if decode_key_splits is None:
+        several = threads if threads != 0 else (os.cpu_count() or 1)
+        decode_key_splits = several if parallel_loops and several > 1 else 0
+    elif _integer(decode_key_splits, "decode_key_splits") < 0:
+        raise ValueError(f"decode_key_splits must be >= 0, got "
+                         f"{decode_key_splits}")
+    # One tile of every KV head leaves a decode step's other threads the
+    # keys' blocks only; without blocks they take a head each instead.
+    share = threads == 1 or decode_key_splits > 1
     fusion = (f"rope-fuse-into-attention{{query-tile-size={query_tile} "
               f"key-tile-size={key_tile} fuse-key={fuse_key} "
-              f"parallel-loops={str(bool(parallel_loops)).lower()}}}, "
+              f"parallel-loops={str(bool(parallel_loops)).lower()} "
+              f"share-key-rotation={str(share).lower()} peel-key-tiles=true "
+              f"decode-key-splits={decode_key_splits}}}, "
               if fuse else "")
-    return _path.cpu_pipeline(fusion, vectorize=True, num_threads=threads)
+    vectors = {name.replace("-", "_"): value for name, value in
+               _path.host_vector_options().items()}
+    return _path.cpu_pipeline(fusion, vectorize=True, num_threads=threads,
+                              **vectors)
 
 
 def _tensor(value, name: str, shapes: tuple) -> np.ndarray:
@@ -533,7 +562,8 @@ class ScoresKernel(_Compiled):
     writeable C-contiguous float32 array of scores_shape() that overlaps no
     input. Every argument is checked before the compiled code runs (a
     mismatch raises TypeError or ValueError naming it). `options`: those
-    of pipeline() (tiles, fuse_key, threads, parallel_loops)."""
+    of pipeline() (tiles, fuse_key, threads, parallel_loops,
+    decode_key_splits)."""
 
     def __init__(self, config: ScoresConfig, fuse: bool, **options):
         self._compile(config, emit_scores(config), "scores", fuse, options)
@@ -553,7 +583,9 @@ class AttentionKernel(_Compiled):
     (refused when it has none). `out`, when given, must be a writeable
     C-contiguous float32 array of out_shape() that overlaps no input. Every
     argument is checked before the compiled code runs. `options`: those of
-    pipeline() (tiles, fuse_key, threads, parallel_loops)."""
+    pipeline() (tiles, fuse_key, threads, parallel_loops,
+    decode_key_splits: a decode step on several threads splits its keys
+    among them by default)."""
 
     def __init__(self, config: AttentionConfig, fuse: bool, **options):
         self._compile(config, emit_attention(config), "attention", fuse,

@@ -88,20 +88,9 @@ class ScalarType(NamedTuple):
 
 
 def _host_vector_options() -> str:
-    """rope-to-llvm-cpu's vector widths for this CPU: its defaults are AVX2's
-    (register tiles of 256-bit vectors, elementwise vectors of at most 16
-    lanes: two registers); with AVX-512 the register is twice as wide. Wider
-    vectors than that are split and spilled by the code generator, which
-    costs run time and compile time (docs/PERFORMANCE.md, whole-model
-    compile time). With AVX512-BF16, bf16 products use vdpbf16ps."""
-    options = ""
-    if _jit.host_has_feature("avx512f"):
-        options += " contraction-vector-bits=512 elementwise-max-lanes=32"
-    if _jit.host_has_feature("avx512bf16"):
-        # bf16 x bf16 contractions (Q·Kᵀ of bf16 attention) as vdpbf16ps
-        # pair dot products: half the instructions of widened f32 FMAs.
-        options += " contraction-bf16-products=avx512-dot"
-    return options
+    """_kernel_path.host_vector_options() as rope-to-llvm-cpu option text."""
+    return "".join(f" {name}={value}" for name, value in
+                   _kernel_path.host_vector_options().items())
 
 
 @functools.lru_cache(maxsize=2)

@@ -432,6 +432,29 @@ struct RopeFuseIntoAttentionPipelineOptions
                      "rope-to-llvm-cpu{num-threads=N}); the key loop stays an "
                      "scf.for"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> shareKeyRotation{
+      *this, "share-key-rotation",
+      llvm::cl::desc("rope-tile-attention's share-key-rotation: in decode, "
+                     "a key tile holds every KV head, so its rotation "
+                     "computes cos/sin once per key for all of them; fewer "
+                     "parallel tiles (decode-key-splits gives threads the "
+                     "keys to share instead)"),
+      llvm::cl::init(false)};
+  PassOptions::Option<bool> peelKeyTiles{
+      *this, "peel-key-tiles",
+      llvm::cl::desc("rope-tile-attention's peel-key-tiles: the key loop's "
+                     "last, partial tile peeled, so that the others have a "
+                     "static extent, which the CPU register tiles need to "
+                     "pack K and V"),
+      llvm::cl::init(false)};
+  PassOptions::Option<int64_t> decodeKeySplits{
+      *this, "decode-key-splits",
+      llvm::cl::desc("rope-tile-attention's decode-key-splits: a decode "
+                     "step's keys in at most this many blocks computed in "
+                     "parallel and merged (split-K; with "
+                     "rope-to-llvm-cpu{num-threads=N}, N); 0 or 1: one key "
+                     "loop"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> remarks{
       *this, "remarks",
       llvm::cl::desc("Say why a softmax, an attention or a contraction fed by "

@@ -120,6 +120,21 @@ def rope_fusion_problems(text: str, key_fused: bool) -> dict:
     ir = Ir(text)
     problems = {"query": [], "key": []}
     queries, keys = ir.rotations_of("%arg0"), ir.rotations_of("%arg1")
+    if key_fused and len(keys) == 2:
+        # peel-key-tiles: the key loop's partial last tile, peeled after the
+        # loop, rotates its own slice of K, in the loops around the key loop
+        # or in a one-trip loop of its own beside it (the attention kernels'
+        # pipeline peels it).
+        keys.sort(key=lambda found: -len(ir.loops(found[0])))
+        (main, _), (tail, _) = keys
+        tail_input = re.search(r"rope\.apply ins\((%[\w.$-]+) ",
+                               ir.lines[tail]).group(1)
+        around = ir.loops(main)[:-1]
+        if ir.loops(tail) != around and ir.loops(tail)[:-1] != around or \
+                not ir.origin(tail_input)[1]:
+            problems["key"].append("a second rotation of the keys that is "
+                                   "not a peeled last key tile")
+        keys = keys[:1]
     for who, found in (("query", queries), ("key", keys)):
         if len(found) != 1:
             problems[who].append(f"{len(found)} rotations of the {who}s")
@@ -204,7 +219,10 @@ def forall_problems(text: str) -> list:
     scf.forall around Q's rotation, the key loop an scf.for inside it."""
     ir = Ir(text)
     queries, keys = ir.rotations_of("%arg0"), ir.rotations_of("%arg1")
-    if len(queries) != 1 or len(keys) != 1:
+    # A peeled last key tile's rotation (rope_fusion_problems checks where)
+    # besides the key loop's.
+    keys.sort(key=lambda found: -len(ir.loops(found[0])))
+    if len(queries) != 1 or len(keys) not in (1, 2):
         return [f"{len(queries)} Q and {len(keys)} K rotations"]
     q_loops, k_loops = ir.loops(queries[0][0]), ir.loops(keys[0][0])
     problems = []
@@ -572,6 +590,34 @@ def test_checks_reject_unfused_ir(name, config, options):
     problems = rope_fusion_problems(fusion_only(ir, flipped), key_fused)
     assert not problems["query"], problems
     assert len(problems["key"]) == (2 if key_fused else 1), problems
+
+
+def test_peeled_tile_check_rejects_a_second_whole_rotation():
+    # The fused IR holds a key loop's rotation and a peeled last tile's;
+    # the check's allowance for that second rotation must not take a whole
+    # K rotated outside the loops, added beside the fused ones.
+    config = AttentionConfig(batch=2, q_heads=4, kv_heads=2, q_len=1,
+                             kv_len=300, head_dim=64, scale=0.125)
+    options = dict(query_tile=32, key_tile=64)
+    fused = fusion_only(_emit(config), options)
+    ir = Ir(fused)
+    keys = ir.rotations_of("%arg1")
+    assert len(keys) == 2, fused  # the key loop's and the peeled tile's
+    assert not rope_fusion_problems(fused, True)["key"]
+    # Replace the peeled tile's rotation input by the whole K: a rotation
+    # of K that is no tile of it.
+    tail = min(keys, key=lambda found: len(ir.loops(found[0])))[0]
+    line = ir.lines[tail]
+    source = re.search(r"rope\.apply ins\((%[\w.$-]+) ", line).group(1)
+    whole = [i for i, text in enumerate(ir.lines)
+             if re.search(r"= bufferization\.to_tensor %arg1 ", text)]
+    assert whole, fused
+    whole_k = re.match(r"\s*(%[\w.$-]+) =", ir.lines[whole[0]]).group(1)
+    broken = fused.replace(line, line.replace(f"ins({source} ",
+                                              f"ins({whole_k} "))
+    problems = rope_fusion_problems(broken, True)["key"]
+    assert problems == ["a second rotation of the keys that is not a "
+                        "peeled last key tile"], problems
 
 
 def test_mask_skip_check_rejects_unfused_and_unmasked_ir():

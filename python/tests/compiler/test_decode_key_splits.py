@@ -137,3 +137,47 @@ def test_negative_splits_rejected():
     with pytest.raises(Exception, match="decode-key-splits must be >= 0"):
         _jit.lower(attention.emit_attention(config),
                    "builtin.module(rope-tile-attention{decode-key-splits=-1})")
+
+
+# The public kernel path: AttentionKernel (rope-fuse-into-attention) splits
+# a decode step's keys among its threads by default.
+
+def fused_blocks(config: AttentionConfig, **options) -> list:
+    """The blocks' loops after attention.pipeline()'s fusion passes."""
+    text = attention.pipeline(True, **options)
+    fusion = text[len("builtin.module("):text.index("rope-to-llvm-cpu")]
+    lowered = _jit.lower(attention.emit_attention(config),
+                         f"builtin.module({fusion.rstrip(', ')})")
+    return [int(n) for n in BLOCKS_LOOP.findall(lowered)]
+
+
+DECODE = AttentionConfig(batch=1, q_heads=8, kv_heads=2, q_len=1,
+                         kv_len=1300, head_dim=64, scale=0.125, mask=True)
+
+
+@pytest.mark.parametrize("threads,splits,expected", [
+    (1, None, []), (2, None, [2]), (2, 3, [3]), (2, 0, []), (1, 2, [2])])
+def test_attention_kernel_splits_decode_among_its_threads(threads, splits,
+                                                           expected):
+    options = {"threads": threads}
+    if splits is not None:
+        options["decode_key_splits"] = splits
+    assert fused_blocks(DECODE, **options) == expected
+    rng = np.random.default_rng(threads * 10 + (splits or 0))
+    q, k, v, extra = inputs(rng, DECODE, hide_block=False)
+    ref = attention.attention_reference(DECODE, q, k, v, **extra)
+    got = AttentionKernel(DECODE, True, **options)(q, k, v, **extra)
+    scale = max(np.abs(ref).max(), 1.0)
+    assert np.abs(got - ref).max() <= TOLERANCE * scale
+
+
+def test_attention_kernel_prefill_is_not_split():
+    config = AttentionConfig(batch=1, q_heads=8, kv_heads=2, q_len=64,
+                             kv_len=1024, head_dim=64, scale=0.125)
+    assert fused_blocks(config, threads=2) == []
+
+
+@pytest.mark.parametrize("splits", [-1, 1.5, "2"])
+def test_attention_kernel_rejects_bad_splits(splits):
+    with pytest.raises((TypeError, ValueError), match="decode_key_splits"):
+        AttentionKernel(DECODE, True, threads=2, decode_key_splits=splits)

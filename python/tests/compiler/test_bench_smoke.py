@@ -257,6 +257,25 @@ def test_decode_ab_compares_option_sets_on_equal_bits(element):
     assert "contraction-prefetch-rowz" in bad.stdout + bad.stderr
 
 
+def test_attention_kernel_ab_compares_the_pipelines():
+    """bench/attention_kernel_ab.py compiles the attention kernel under its
+    pipeline and the one before 5986b50, checks their outputs against each
+    other and prints one table row per case. No timing assertions."""
+    script = ROOT / "bench" / "attention_kernel_ab.py"
+    result = subprocess.run([sys.executable, str(script), "--quick"],
+                            cwd=ROOT, capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    rows = [line for line in result.stdout.splitlines()
+            if line.startswith("| decode") or line.startswith("| prefill")]
+    assert [row.split("|")[1].strip() for row in rows] == [
+        "decode L=1024", "prefill S=128"], result.stdout
+    for row in rows:
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        assert cells[2].endswith(" ms") and cells[3].endswith(" ms"), row
+        assert float(cells[5]) <= 1e-5, row
+
+
 PEERS_PYTHON = pathlib.Path("/work/peers/bin/python")
 
 

@@ -40,9 +40,7 @@ void mlir::rope::buildRopeFuseIntoAttentionPipeline(
     tile.fuseKey = options.fuseKey;
     tile.tileGroups = options.tileHeads;
     tile.parallelLoops = options.parallelLoops;
-    tile.shareKeyRotation = options.shareKeyRotation;
-    tile.peelKeyTiles = options.peelKeyTiles;
-    tile.decodeKeySplits = options.decodeKeySplits;
+    options.forwardTo(tile);
     pm.addPass(createRopeTileAttentionPass(tile));
   }
   RopeFuseIntoScoresPassOptions scores;

@@ -54,9 +54,7 @@ void mlir::rope::buildRopeOptimizePipeline(
   // rope.attention as FlashAttention loops with the rotations of Q and K
   // fused into them.
   RopeTileAttentionPassOptions tile;
-  tile.shareKeyRotation = options.shareKeyRotation;
-  tile.peelKeyTiles = options.peelKeyTiles;
-  tile.decodeKeySplits = options.decodeKeySplits;
+  options.forwardTo(tile);
   pm.addPass(createRopeTileAttentionPass(tile));
   // A raised rotation feeding attention scores the raising did not take.
   RopeFuseIntoScoresPassOptions fuse;

@@ -324,9 +324,49 @@ struct RopeToNVVMPipelineOptions
 void buildRopeToNVVMPipeline(OpPassManager &pm,
                              const RopeToNVVMPipelineOptions &options);
 
+/// rope-tile-attention's options for a decode step (one query tile), which
+/// both pipelines that tile attention (`rope-optimize`,
+/// `rope-fuse-into-attention`) take under the same names and hand on
+/// (forwardTo): the CPU's choices, off by default as in
+/// the pass; `rope_mlir.jit`'s default pipeline and the attention kernels of
+/// `rope_mlir.attention` set them.
+template <typename Derived>
+struct AttentionTilingPipelineOptions : public PassPipelineOptions<Derived> {
+  ::mlir::detail::PassOptions::Option<bool> shareKeyRotation{
+      *this, "share-key-rotation",
+      llvm::cl::desc("rope-tile-attention's share-key-rotation: in decode "
+                     "(one query tile, K's rotation fused), a key tile holds "
+                     "every KV head, so its rotation computes cos/sin once "
+                     "per key for all of them; fewer parallel tiles (the "
+                     "choice for one CPU thread, or with decode-key-splits)"),
+      llvm::cl::init(false)};
+  ::mlir::detail::PassOptions::Option<bool> peelKeyTiles{
+      *this, "peel-key-tiles",
+      llvm::cl::desc("rope-tile-attention's peel-key-tiles: the key loop's "
+                     "last, partial tile peeled, so that the others have a "
+                     "static extent, which the CPU register tiles need to "
+                     "pack K and V"),
+      llvm::cl::init(false)};
+  ::mlir::detail::PassOptions::Option<int64_t> decodeKeySplits{
+      *this, "decode-key-splits",
+      llvm::cl::desc("rope-tile-attention's decode-key-splits: a decode "
+                     "step's keys in at most this many blocks computed in "
+                     "parallel and merged (split-K; with "
+                     "rope-to-llvm-cpu{num-threads=N}, N); 0 or 1: one key "
+                     "loop"),
+      llvm::cl::init(0)};
+
+  /// Hands the three on to rope-tile-attention's options.
+  template <typename TileOptions> void forwardTo(TileOptions &tile) const {
+    tile.shareKeyRotation = shareKeyRotation;
+    tile.peelKeyTiles = peelKeyTiles;
+    tile.decodeKeySplits = decodeKeySplits;
+  }
+};
+
 /// Options of the `rope-optimize` pipeline.
 struct RopeOptimizePipelineOptions
-    : public PassPipelineOptions<RopeOptimizePipelineOptions> {
+    : public AttentionTilingPipelineOptions<RopeOptimizePipelineOptions> {
   PassOptions::Option<bool> remarks{
       *this, "remarks",
       llvm::cl::desc("Say why a rotation-shaped computation is not raised "
@@ -344,31 +384,6 @@ struct RopeOptimizePipelineOptions
           "own: the consumer forms its dispatches and fuses the rotation "
           "with its own attention handling); no rope op is left"),
       llvm::cl::init(false)};
-  PassOptions::Option<bool> shareKeyRotation{
-      *this, "share-key-rotation",
-      llvm::cl::desc("rope-tile-attention's share-key-rotation: in decode "
-                     "(one query tile, K's rotation fused), a key tile holds "
-                     "every KV head, so its rotation computes cos/sin once "
-                     "per key for all of them; fewer parallel tiles (the "
-                     "choice for one CPU thread; rope_mlir.jit's default "
-                     "pipeline sets it)"),
-      llvm::cl::init(false)};
-  PassOptions::Option<bool> peelKeyTiles{
-      *this, "peel-key-tiles",
-      llvm::cl::desc("rope-tile-attention's peel-key-tiles: the key loop's "
-                     "last, partial tile peeled, so that the others have a "
-                     "static extent, which the CPU register tiles need to "
-                     "pack K and V (rope_mlir.jit's default pipeline sets "
-                     "it)"),
-      llvm::cl::init(false)};
-  PassOptions::Option<int64_t> decodeKeySplits{
-      *this, "decode-key-splits",
-      llvm::cl::desc("rope-tile-attention's decode-key-splits: a decode "
-                     "step's keys in at most this many blocks computed in "
-                     "parallel and merged (split-K; with "
-                     "rope-to-llvm-cpu{num-threads=N}, N); 0 or 1: one key "
-                     "loop"),
-      llvm::cl::init(0)};
 };
 
 /// What a compiler inserts ahead of its own lowering: inline (frontends
@@ -390,7 +405,8 @@ void buildRopeOptimizePipeline(OpPassManager &pm,
 /// Options of the `rope-fuse-into-attention` pipeline: those of the
 /// rope-fuse-into-attention pass it replaced, with their names and defaults.
 struct RopeFuseIntoAttentionPipelineOptions
-    : public PassPipelineOptions<RopeFuseIntoAttentionPipelineOptions> {
+    : public AttentionTilingPipelineOptions<
+          RopeFuseIntoAttentionPipelineOptions> {
   PassOptions::Option<int64_t> queryTileSize{
       *this, "query-tile-size",
       llvm::cl::desc("Tile size of the query (sequence) dim"),
@@ -432,29 +448,6 @@ struct RopeFuseIntoAttentionPipelineOptions
                      "rope-to-llvm-cpu{num-threads=N}); the key loop stays an "
                      "scf.for"),
       llvm::cl::init(true)};
-  PassOptions::Option<bool> shareKeyRotation{
-      *this, "share-key-rotation",
-      llvm::cl::desc("rope-tile-attention's share-key-rotation: in decode, "
-                     "a key tile holds every KV head, so its rotation "
-                     "computes cos/sin once per key for all of them; fewer "
-                     "parallel tiles (decode-key-splits gives threads the "
-                     "keys to share instead)"),
-      llvm::cl::init(false)};
-  PassOptions::Option<bool> peelKeyTiles{
-      *this, "peel-key-tiles",
-      llvm::cl::desc("rope-tile-attention's peel-key-tiles: the key loop's "
-                     "last, partial tile peeled, so that the others have a "
-                     "static extent, which the CPU register tiles need to "
-                     "pack K and V"),
-      llvm::cl::init(false)};
-  PassOptions::Option<int64_t> decodeKeySplits{
-      *this, "decode-key-splits",
-      llvm::cl::desc("rope-tile-attention's decode-key-splits: a decode "
-                     "step's keys in at most this many blocks computed in "
-                     "parallel and merged (split-K; with "
-                     "rope-to-llvm-cpu{num-threads=N}, N); 0 or 1: one key "
-                     "loop"),
-      llvm::cl::init(0)};
   PassOptions::Option<bool> remarks{
       *this, "remarks",
       llvm::cl::desc("Say why a softmax, an attention or a contraction fed by "

@@ -69,19 +69,20 @@ private:
   /// yields; the induction variable of an `scf.for` that the canonicalizer
   /// unrolls because it runs once. Branches between blocks (`cf.cond_br` on
   /// a constant) are not followed: the C API's crash recovery is the net
-  /// there. The fold runs on a
-  /// detached clone: a fold that updates its op in place must not change
-  /// the IR being checked.
+  /// there. The fold runs on a detached clone: a fold that updates its op in
+  /// place must not change the IR being checked.
   Attribute fold(Value value) {
     Attribute constant;
     if (matchPattern(value, m_Constant(&constant)))
       return constant;
     auto [it, inserted] = memo.try_emplace(value, Attribute());
     // Also a value being evaluated: a cycle folds to nothing.
-    if (!inserted || budget == 0)
+    if (!inserted || budget == 0 || depth == kMaxDepth)
       return it->second;
     --budget;
+    ++depth;
     Attribute result = foldUncached(value);
+    --depth;
     memo[value] = result;
     return result;
   }
@@ -163,9 +164,12 @@ private:
   }
 
   DenseMap<Value, Attribute> memo;
-  /// Values evaluated in one check: a bound on its time (and its recursion)
+  /// Values evaluated in one check, and producers followed from one value:
+  /// bounds on its time and on its stack (it runs on the caller's thread)
   /// for IR whose index values are long chains.
   unsigned budget = 4096;
+  unsigned depth = 0;
+  static constexpr unsigned kMaxDepth = 128;
 };
 
 /// The type `value` has once a `tensor.cast` producing it is folded into its

@@ -333,6 +333,32 @@ def test_capi_survives_a_crashing_pass():
     lib.ropeJitFreeString(lowered)
 
 
+def test_a_chain_deeper_than_the_check_follows_meets_the_net():
+    # The check follows an index's producers 128 deep (its stack is the
+    # caller's); the canonicalizer folds 20000 additions of 0 into the -1
+    # that crashes it, and the C API reports that crash instead of dying.
+    lib = capi()
+    depth = 20000
+    chain = "  %v0 = arith.constant 0 : index\n" + "".join(
+        f"  %v{i + 1} = arith.addi %v{i}, %c0 : index\n"
+        for i in range(depth)) + f"  %ci = arith.subi %v{depth}, %c1 : index\n"
+    text = DIM_INDEX_MODULE.replace("  %ci = arith.constant INDEX : index\n",
+                                    chain)
+    error = ctypes.c_void_p()
+    assert not lib.ropeJitLower(text.encode(), b"builtin.module(canonicalize)",
+                                ctypes.byref(error))
+    message = take_error(lib, error)
+    assert "an MLIR pass crashed on this module (canonicalize)" in message
+    # 100 deep, the check folds it and refuses it first.
+    short = DIM_INDEX_MODULE.replace(
+        "  %ci = arith.constant INDEX : index\n",
+        chain.split("  %v101 =")[0] + "  %ci = arith.subi %v100, %c1 : index\n")
+    error = ctypes.c_void_p()
+    assert not lib.ropeJitLower(short.encode(), b"builtin.module(canonicalize)",
+                                ctypes.byref(error))
+    assert "tensor.dim of dim -1 of a rank-3 value" in take_error(lib, error)
+
+
 # rope-to-llvm-cpu alone: the default pipeline's rope-optimize canonicalizes
 # first, and the check at the head of rope-to-llvm-cpu then refuses the
 # constant it made.

@@ -240,22 +240,30 @@ bool runRecoveringFromCrashes(llvm::function_ref<void()> body) {
     body();
     return true;
   }
-  static std::mutex mutex;
-  static unsigned running = 0;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (running++ == 0)
-      llvm::CrashRecoveryContext::Enable();
-  }
-  bool returned;
-  {
-    llvm::CrashRecoveryContext recovery;
-    returned = recovery.RunSafely(body);
-  }
-  std::lock_guard<std::mutex> lock(mutex);
-  if (--running == 0)
-    llvm::CrashRecoveryContext::Disable();
-  return returned;
+  // The handlers stay installed while any compile runs here, and go when
+  // the last one leaves, by return or by exception (std::bad_alloc).
+  struct Handlers {
+    Handlers() {
+      std::lock_guard<std::mutex> lock(mutex());
+      if (running()++ == 0)
+        llvm::CrashRecoveryContext::Enable();
+    }
+    ~Handlers() {
+      std::lock_guard<std::mutex> lock(mutex());
+      if (--running() == 0)
+        llvm::CrashRecoveryContext::Disable();
+    }
+    static std::mutex &mutex() {
+      static std::mutex instance;
+      return instance;
+    }
+    static unsigned &running() {
+      static unsigned count = 0;
+      return count;
+    }
+  } handlers;
+  llvm::CrashRecoveryContext recovery;
+  return recovery.RunSafely(body);
 }
 
 /// Parses and lowers `source`; returns the module or null with `error` set.

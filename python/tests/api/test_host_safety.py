@@ -333,6 +333,39 @@ def test_capi_survives_a_crashing_pass():
     lib.ropeJitFreeString(lowered)
 
 
+def test_capi_survives_crashing_passes_on_several_threads():
+    # Crash recovery is per thread (LLVM's CrashRecoveryContext) and its
+    # signal handlers are counted across threads: four threads compiling
+    # crashing and valid modules at once (ctypes releases the GIL) each get
+    # their own answers.
+    import threading
+    lib = capi()
+    crashing = CRASHING_BRANCH_MODULE.replace("INDEX", "2147483647").encode()
+    valid = CRASHING_BRANCH_MODULE.replace("INDEX", "0").encode()
+    pipeline = b"builtin.module(rope-to-llvm-cpu)"
+    answers = []
+
+    def compile_both():
+        for _ in range(3):
+            for text, should_lower in ((crashing, False), (valid, True)):
+                error = ctypes.c_void_p()
+                lowered = lib.ropeJitLower(text, pipeline, ctypes.byref(error))
+                if lowered:
+                    lib.ropeJitFreeString(lowered)
+                    answers.append(should_lower)
+                else:
+                    message = take_error(lib, error)
+                    answers.append(not should_lower and
+                                   "an MLIR pass crashed" in message)
+
+    threads = [threading.Thread(target=compile_both) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert answers == [True] * 24, answers
+
+
 def test_a_chain_deeper_than_the_check_follows_meets_the_net():
     # The check follows an index's producers 128 deep (its stack is the
     # caller's); the canonicalizer folds 20000 additions of 0 into the -1

@@ -23,6 +23,7 @@ func.func @safe(%t: tensor<?xf32>) -> index {
 // left alone.
 // SAFE-LABEL: func.func @safe_indices(
 //       SAFE:   scf.for
+//       SAFE:   arith.divsi
 func.func @safe_indices(%t: tensor<?x?xf32>, %n: index) -> index {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -36,7 +37,13 @@ func.func @safe_indices(%t: tensor<?x?xf32>, %n: index) -> index {
     scf.yield %e : index
   }
   %sum = arith.addi %r, %b : index
-  return %sum : index
+  // A division by zero does not fold: left alone, as the canonicalizer
+  // leaves it.
+  %zero = arith.constant 0 : index
+  %q = arith.divsi %c1, %zero : index
+  %z = tensor.dim %t, %q : tensor<?x?xf32>
+  %all = arith.addi %sum, %z : index
+  return %all : index
 }
 
 // -----
@@ -114,6 +121,30 @@ func.func @taken_branch_dim(%t: tensor<?xf32>) -> index {
     scf.yield %c0 : index
   }
   %d = tensor.dim %t, %i : tensor<?xf32>
+  return %d : index
+}
+
+// -----
+
+// Folders other than arith's: affine.apply of constants, and (below)
+// tensor.extract of a constant tensor.
+// REFUSED: error: rope-check-ir-safety: a tensor.dim of dim -1 of a rank-2 value at {{.*}}check-ir-safety.mlir":[[# @LINE + 5]]{{.*}}: a negative dim index
+#minus_one = affine_map<()[s0] -> (s0 - 1)>
+func.func @folded_by_affine(%t: tensor<?x?xf32>) -> index {
+  %c0 = arith.constant 0 : index
+  %i = affine.apply #minus_one()[%c0]
+  %d = tensor.dim %t, %i : tensor<?x?xf32>
+  return %d : index
+}
+
+// -----
+
+// REFUSED: error: rope-check-ir-safety: a tensor.dim of dim 5 of a rank-2 value at {{.*}}check-ir-safety.mlir":[[# @LINE + 5]]{{.*}}: a dim index past the rank
+func.func @folded_by_extract(%t: tensor<?x?xf32>) -> index {
+  %table = arith.constant dense<[0, 5]> : tensor<2xindex>
+  %c1 = arith.constant 1 : index
+  %i = tensor.extract %table[%c1] : tensor<2xindex>
+  %d = tensor.dim %t, %i : tensor<?x?xf32>
   return %d : index
 }
 

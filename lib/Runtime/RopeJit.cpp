@@ -268,9 +268,9 @@ bool runRecoveringFromCrashes(llvm::function_ref<void()> body) {
 
 /// Parses and lowers `source`; returns the module or null with `error` set.
 /// `beforeLowering`, when given, sees the parsed and verified module first.
-/// `crashed` is set when a pass crashed: the module is then leaked, and the
-/// caller must leak `context` too (the crashed pass left both half
-/// rewritten; nothing may walk or destroy them).
+/// `crashed` is set when a pass crashed: the module and the pass manager are
+/// then leaked, and the caller must leak `context` too (the crashed pass
+/// left them half rewritten; nothing may walk or destroy them).
 OwningOpRef<ModuleOp>
 parseAndLower(MLIRContext *context, const char *source, const char *pipeline,
               std::string &error, bool &crashed,
@@ -305,14 +305,17 @@ parseAndLower(MLIRContext *context, const char *source, const char *pipeline,
   }
   if (beforeLowering)
     beforeLowering(*module);
-  PassManager pm(context);
-  static_cast<OpPassManager &>(pm) = *parsed;
+  // On the heap: after a crash the pass manager (its passes' state, its
+  // analyses of the half-rewritten IR) is leaked with the module.
+  auto pm = std::make_unique<PassManager>(context);
+  static_cast<OpPassManager &>(*pm) = *parsed;
   std::vector<std::string> running;
-  pm.addInstrumentation(std::make_unique<RunningPasses>(running));
+  pm->addInstrumentation(std::make_unique<RunningPasses>(running));
   LogicalResult lowered = failure();
-  if (!runRecoveringFromCrashes([&] { lowered = pm.run(*module); })) {
+  if (!runRecoveringFromCrashes([&] { lowered = pm->run(*module); })) {
     crashed = true;
     (void)module.release();
+    (void)pm.release();
     std::string passes;
     for (const std::string &name : running)
       passes += (passes.empty() ? "" : " > ") + name;

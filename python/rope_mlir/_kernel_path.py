@@ -585,28 +585,35 @@ def host_vector_options() -> dict:
     code generator, which costs run time and compile time
     (docs/PERFORMANCE.md, whole-model compile time). With AVX512-BF16, bf16
     products use vdpbf16ps. rope_mlir.jit's default pipeline and the
-    attention kernels (rope_mlir.attention) lower with these."""
+    attention kernels (rope_mlir.attention) lower with these. Keys as
+    cpu_pipeline() takes them (contraction_vector_bits=512)."""
     options = {}
     if _jit.host_has_feature("avx512f"):
-        options["contraction-vector-bits"] = 512
-        options["elementwise-max-lanes"] = 32
+        options["contraction_vector_bits"] = 512
+        options["elementwise_max_lanes"] = 32
     if _jit.host_has_feature("avx512bf16"):
         # bf16 x bf16 contractions (Q·Kᵀ of bf16 attention) as vdpbf16ps
         # pair dot products: half the instructions of widened f32 FMAs.
-        options["contraction-bf16-products"] = "avx512-dot"
+        options["contraction_bf16_products"] = "avx512-dot"
     return options
+
+
+def option_text(**options) -> str:
+    """Pass options as pipeline text, each after a space, in the order
+    given: num_threads=2 as num-threads=2, a bool as true/false, None left
+    out."""
+    return "".join(
+        f" {name.replace('_', '-')}="
+        f"{str(value).lower() if isinstance(value, bool) else value}"
+        for name, value in options.items() if value is not None)
 
 
 def cpu_pipeline(before: str = "", **options) -> str:
     """The rope-to-llvm-cpu pipeline (with C interfaces) of a kernel:
-    `options` in the order given (num_threads=2 as num-threads=2, a bool
-    as true/false, None left out), after the passes of `before`."""
-    text = "".join(
-        f" {name.replace('_', '-')}="
-        f"{str(value).lower() if isinstance(value, bool) else value}"
-        for name, value in options.items() if value is not None)
+    `options` as option_text() writes them, after the passes of
+    `before`."""
     return (f"builtin.module({before}rope-to-llvm-cpu{{emit-c-interface=true"
-            f"{text}}})")
+            f"{option_text(**options)}}})")
 
 
 # -- compiled functions --------------------------------------------------------

@@ -432,10 +432,8 @@ def pipeline(fuse: bool, query_tile: int = 32, key_tile: int = 64,
               f"share-key-rotation={str(share).lower()} peel-key-tiles=true "
               f"decode-key-splits={decode_key_splits}}}, "
               if fuse else "")
-    vectors = {name.replace("-", "_"): value for name, value in
-               _path.host_vector_options().items()}
     return _path.cpu_pipeline(fusion, vectorize=True, num_threads=threads,
-                              **vectors)
+                              **_path.host_vector_options())
 
 
 def _tensor(value, name: str, shapes: tuple) -> np.ndarray:

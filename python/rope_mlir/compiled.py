@@ -89,8 +89,7 @@ class ScalarType(NamedTuple):
 
 def _host_vector_options() -> str:
     """_kernel_path.host_vector_options() as rope-to-llvm-cpu option text."""
-    return "".join(f" {name}={value}" for name, value in
-                   _kernel_path.host_vector_options().items())
+    return _kernel_path.option_text(**_kernel_path.host_vector_options())
 
 
 @functools.lru_cache(maxsize=2)

@@ -804,3 +804,39 @@ def test_result_types_refuse_an_interface_the_signature_does_not_have(
         interface, message):
     with pytest.raises(ValueError, match=message):
         path.result_types(_signature(interface), "f")
+
+
+# -- The host's vector widths: one source for the jit and the kernels --------
+
+def test_host_vector_options_are_options_rope_to_llvm_cpu_accepts():
+    options = path.host_vector_options()
+    assert set(options) <= {"contraction_vector_bits", "elementwise_max_lanes",
+                            "contraction_bf16_products"}
+    # The same text in the jit's default pipeline and the attention kernels'.
+    text = path.option_text(**options)
+    assert text in rope_mlir.compiled.default_pipeline()
+    assert text in attention.pipeline(True)
+    # The pass parses them: a kernel compiles under them (and a misspelt
+    # option is refused naming it, so the check above is not vacuous).
+    ir = ("func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+          "  return %x : tensor<4xf32>\n}")
+    assert "llvm.func" in rope_mlir._jit.lower(ir, path.cpu_pipeline(**options))
+    with pytest.raises(rope_mlir.CompileError, match="contraction-vector-bitz"):
+        rope_mlir._jit.lower(ir, path.cpu_pipeline(contraction_vector_bitz=512))
+
+
+def test_host_vector_options_takes_no_arguments_and_gives_a_fresh_dict():
+    with pytest.raises(TypeError):
+        path.host_vector_options("avx512f")
+    first = path.host_vector_options()
+    first["contraction_vector_bits"] = 4096  # the caller's copy only
+    assert path.host_vector_options().get("contraction_vector_bits") != 4096
+
+
+@pytest.mark.parametrize("options,text", [
+    (dict(num_threads=2, vectorize=True, angle=None),
+     " num-threads=2 vectorize=true"),
+    (dict(), ""),
+])
+def test_option_text_writes_pass_options(options, text):
+    assert path.option_text(**options) == text

@@ -58,6 +58,9 @@ void mlir::rope::buildRopeToLLVMCpuPipeline(
     ConvertRopeToVectorPassOptions vector;
     vector.vectorBytes = options.vectorBytes;
     vector.tileHeads = options.tileHeads;
+    vector.tileTokens = options.tileTokens;
+    // A checked kernel runs on one thread (below).
+    vector.threads = options.checked ? 1 : int64_t(options.numThreads);
     vector.angle = options.angle;
     pm.addPass(createConvertRopeToVectorPass(vector));
   } else {

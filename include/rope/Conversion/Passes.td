@@ -102,7 +102,18 @@ def ConvertRopeToVectorPass : Pass<"convert-rope-to-vector"> {
     Option<"tileHeads", "tile-heads", "int64_t", /*default=*/"2",
            "Heads whose blocks of a tile the tiled form ([B, H, S, D]) "
            "rotates at once, unrolled and jammed (then a remainder loop): "
-           ">= 1; rope-to-llvm-cpu passes 3">,
+           ">= 1; rope-to-llvm-cpu passes 4">,
+    Option<"tileTokens", "tile-tokens", "int64_t", /*default=*/"0",
+           "Tokens per tile of the tiled form ([B, H, S, D]): each head's "
+           "rows of a tile are one contiguous block; 0 (the default) "
+           "chooses from the row and cos/sin table sizes (at most 256); at most "
+           "4096">,
+    Option<"threads", "num-threads", "int64_t", /*default=*/"1",
+           "Threads the token loop is to run on (rope-to-llvm-cpu's "
+           "num-threads; 0: the OpenMP runtime's choice, taken as 16): "
+           "with more than one, the tiled form shortens its tiles at run "
+           "time (to no fewer than 32 tokens) so that every thread gets "
+           "one where the call's tokens allow">,
     AngleOption<"::mlir::rope::AngleMethod::F64", "">
   ];
 }

@@ -149,7 +149,12 @@ struct RopeToLLVMCpuPipelineOptions
       *this, "tile-heads",
       llvm::cl::desc("convert-rope-to-vector's tile-heads: heads rotated at "
                      "once by the tiled form of [B, H, S, D] (>= 1)"),
-      llvm::cl::init(3)};
+      llvm::cl::init(4)};
+  PassOptions::Option<int64_t> tileTokens{
+      *this, "tile-tokens",
+      llvm::cl::desc("convert-rope-to-vector's tile-tokens: tokens per tile "
+                     "of the tiled form of [B, H, S, D] (0: automatic)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> prefetchRows{
       *this, "prefetch-rows",
       llvm::cl::desc("rope-prefetch-strided-rows' distance: rows ahead that "

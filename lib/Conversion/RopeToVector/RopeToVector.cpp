@@ -69,6 +69,7 @@ public:
                  const RopeToVectorOptions &options)
       : b(b), group(group), op(group.front()), loc(op.getLoc()),
         vectorBytes(options.vectorBytes), tileHeads(options.tileHeads),
+        requestedTileTokens(options.tileTokens), threads(options.threads),
         inputType(op.getInputType()), rank(inputType.getRank()),
         headDim(op.getHeadDim()), rotaryDim(op.getRotaryDimOrDefault()),
         numPairs(rotaryDim / 2), tokenDims(op.getTokenDimsOrDefault()),
@@ -125,8 +126,14 @@ private:
   /// Whether to build the tiled form: tokenRowsApart, and no member appends
   /// to a cache (slots: per token).
   bool headsOuterToTokens();
-  /// Tokens per tile of buildTiled.
+  /// Tokens per tile of buildTiled (the longest; see tileStep).
   int64_t tileTokens();
+  /// The step of buildTiled's loop over a sequence's tokens: `tile`, or
+  /// with threads (`threads` != 1) shorter tiles where the call's tokens
+  /// (`tokenSizes`, the token dims' sizes) would not give every thread one.
+  OpFoldResult tileStep(int64_t tile, ArrayRef<OpFoldResult> tokenSizes);
+  /// The shortest tile tileStep makes for threads.
+  static constexpr int64_t kMinThreadedTileTokens = 32;
   /// One forall iteration per token, cos/sin in registers across its heads.
   SmallVector<Value> buildPerToken(const Hoisted &hoisted);
   /// One forall iteration per tile of the last token dim, cos/sin of the
@@ -245,8 +252,10 @@ private:
   /// than input and init, its token sizes and its head dim.
   ApplyOp op;
   Location loc;
-  int64_t vectorBytes; // see chunkLanes
-  int64_t tileHeads;   // see buildTiled
+  int64_t vectorBytes;         // see chunkLanes
+  int64_t tileHeads;           // see buildTiled
+  int64_t requestedTileTokens; // see tileTokens (0: automatic)
+  int64_t threads;             // see tileStep
   RankedTensorType inputType;
   int64_t rank, headDim, rotaryDim, numPairs;
   SmallVector<int64_t> tokenDims, headDims;
@@ -954,13 +963,15 @@ bool RopeVectorizer::headsOuterToTokens() {
 }
 
 int64_t RopeVectorizer::tileTokens() {
-  // At most kBlockBytes (16 KiB: 32 f32 rows of D = 128) per head block, and
-  // as much for the [2, T, P/2] cos/sin table (32 f32 tokens of P = 128), as
-  // a power of two within [8, 32] tokens.
-  // Measured on [1, 32, 4096, 128] f32 (docs/DESIGN.md): 16-64 tokens are
-  // within noise of each other, 8 and fewer lose to the start of each block.
-  // No static sequence length needs a longer tile than itself.
-  constexpr int64_t kBlockBytes = 16384, kMinTokens = 8, kMaxTokens = 32;
+  // At most kBlockBytes (128 KiB: 256 f32 rows of D = 128) per head block,
+  // and as much for the [2, T, P/2] cos/sin table (256 f32 tokens of P =
+  // 128), as a power of two within [8, 256] tokens: both stay in L2 (1 MiB
+  // on AMD Zen 4, 2 MiB on Intel Sapphire Rapids). Long blocks because each
+  // block's start costs what the hardware prefetchers do not hide, from the
+  // last-level cache as from memory (docs/PERFORMANCE.md, "Numbers from code
+  // comments"). No static sequence length needs a longer tile than itself;
+  // a threaded loop shortens the tiles at run time (tileStep).
+  constexpr int64_t kBlockBytes = 131072, kMinTokens = 8, kMaxTokens = 256;
   int64_t rowBytes =
       std::max<int64_t>(headDim * elementType.getIntOrFloatBitWidth() / 8, 1);
   int64_t tableRowBytes =
@@ -969,10 +980,43 @@ int64_t RopeVectorizer::tileTokens() {
       std::max<int64_t>(kBlockBytes / std::max(rowBytes, tableRowBytes), 1);
   int64_t tokens = std::clamp<int64_t>(llvm::bit_floor(uint64_t(fit)),
                                        kMinTokens, kMaxTokens);
+  if (requestedTileTokens > 0)
+    tokens = requestedTileTokens;
   int64_t seq = inputType.getDimSize(tokenDims.back());
   if (!ShapedType::isDynamic(seq))
     tokens = std::min(tokens, std::max<int64_t>(seq, 1));
   return tokens;
+}
+
+OpFoldResult RopeVectorizer::tileStep(int64_t tile,
+                                      ArrayRef<OpFoldResult> tokenSizes) {
+  if (threads == 1 || tile <= kMinThreadedTileTokens)
+    return b.getIndexAttr(tile);
+  // Every thread a tile where the tokens allow: per sequence, the tiles
+  // the threads left over by the outer token dims (batch) ask for, each a
+  // multiple of 8 tokens, within [kMinThreadedTileTokens, tile]. An
+  // unknown count (0: the OpenMP runtime's choice) is taken as 16.
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value outer = index(1);
+  for (OpFoldResult size : tokenSizes.drop_back())
+    outer = arith::MulIOp::create(
+        b, loc, outer, getValueOrCreateConstantIndexOp(b, loc, size));
+  Value perSequence = arith::MaxUIOp::create(
+      b, loc, index(1),
+      arith::CeilDivUIOp::create(
+          b, loc, index(threads ? threads : 16),
+          arith::MaxUIOp::create(b, loc, outer, index(1))));
+  Value length = arith::CeilDivUIOp::create(
+      b, loc, getValueOrCreateConstantIndexOp(b, loc, tokenSizes.back()),
+      perSequence);
+  Value eight = index(8);
+  length = arith::MulIOp::create(
+      b, loc, arith::CeilDivUIOp::create(b, loc, length, eight), eight);
+  length = arith::MinUIOp::create(b, loc, length, index(tile));
+  return arith::MaxUIOp::create(b, loc, length, index(kMinThreadedTileTokens))
+      .getResult();
 }
 
 SmallVector<Value> RopeVectorizer::buildTiled(const Hoisted &hoisted) {
@@ -980,14 +1024,15 @@ SmallVector<Value> RopeVectorizer::buildTiled(const Hoisted &hoisted) {
   int64_t tile = tileTokens();
   bool interleaved = op.getLayout() == Layout::interleaved;
 
-  // Token dims before the last one step by 1, the last one by `tile`.
+  // Token dims before the last one step by 1, the last one by at most
+  // `tile` (tileStep).
   SmallVector<OpFoldResult> lbs(tokenDims.size(), b.getIndexAttr(0));
   SmallVector<OpFoldResult> steps(tokenDims.size(), b.getIndexAttr(1));
-  steps.back() = b.getIndexAttr(tile);
   SmallVector<OpFoldResult> ubs =
       llvm::map_to_vector(tokenDims, [&](int64_t d) {
         return tensor::getMixedSize(b, loc, op.getInput(), d);
       });
+  steps.back() = tileStep(tile, ubs);
   SmallVector<Value> inits = llvm::map_to_vector(
       group, [](ApplyOp m) -> Value { return m.getInit(); });
   auto forall =
@@ -999,7 +1044,7 @@ SmallVector<Value> RopeVectorizer::buildTiled(const Hoisted &hoisted) {
   Value first = ivs.back();
   Value seqSize = getValueOrCreateConstantIndexOp(nb, loc, ubs.back());
   Value count = arith::MinSIOp::create(
-      nb, loc, arith::ConstantIndexOp::create(nb, loc, tile),
+      nb, loc, getValueOrCreateConstantIndexOp(nb, loc, steps.back()),
       arith::SubIOp::create(nb, loc, seqSize, first));
 
   // cos/sin of the tile's tokens, computed once per (token, frequency) into
@@ -1060,11 +1105,13 @@ SmallVector<Value> RopeVectorizer::buildTiled(const Hoisted &hoisted) {
   // written as one contiguous block. The innermost of them is unrolled and
   // jammed by `tileHeads` (a remainder loop takes the heads left over):
   // that many blocks stream at once, which keeps more lines in flight as
-  // each block starts. The best count is the machine's (two on AMD EPYC,
-  // three on Intel Sapphire Rapids from memory: docs/PERFORMANCE.md,
-  // "Numbers from code comments"). The pass default is two; rope-to-llvm-cpu
-  // passes three. Rows are rotated in chunks (chunkLanes), in ascending address
-  // order (rotateRow).
+  // each block starts. The best count is the machine's and the tile's (with
+  // 32-token tiles: two on AMD EPYC, three on Intel Sapphire Rapids from
+  // memory; with 256-token tiles four on AMD EPYC, from the last-level
+  // cache and from memory: docs/PERFORMANCE.md, "Numbers from code
+  // comments"). The pass default is two; rope-to-llvm-cpu passes four. Rows
+  // are rotated in chunks (chunkLanes), in ascending address order
+  // (rotateRow).
   int64_t jamDim = -1;
   for (int64_t d : headDims)
     if (d < seqDim)
@@ -1505,9 +1552,26 @@ struct ConvertRopeToVectorPass
           << static_cast<int64_t>(tileHeads);
       return signalPassFailure();
     }
+    if (threads < 0) {
+      getOperation()->emitError()
+          << "convert-rope-to-vector: num-threads must be >= 0 (0: the "
+             "OpenMP runtime's choice), got "
+          << static_cast<int64_t>(threads);
+      return signalPassFailure();
+    }
+    // Each tile's table is [2, tile-tokens, P/2] floats on the heap: 4096
+    // tokens are already 8 MiB for f64 rows of D = 256.
+    if (tileTokens < 0 || tileTokens > 4096) {
+      getOperation()->emitError()
+          << "convert-rope-to-vector: tile-tokens must be in [0, 4096] (0: "
+             "automatic), got "
+          << static_cast<int64_t>(tileTokens);
+      return signalPassFailure();
+    }
     RewritePatternSet patterns(&getContext());
     populateRopeToVectorConversionPatterns(
-        patterns, RopeToVectorOptions{vectorBytes, tileHeads, angle});
+        patterns, RopeToVectorOptions{vectorBytes, tileHeads, tileTokens,
+                                      threads, angle});
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();

@@ -5,11 +5,13 @@ lowering tiles (issue 18).
 The vector lowering (lib/Conversion/RopeToVector) has two loop forms: one
 token at a time with its heads inside ([B, S, H, D], [T, H, D]) and, where a
 head dim precedes the last token dim (Hugging Face's [B, H, S, D], token dims
-(0, 2)), tiles of up to 32 tokens with the tile's cos/sin in a table and the
-heads, two at a time, outside the tile's tokens. test_differential's random
-shapes are smaller than one tile; here sequences span several tiles with a
-partial last one (S = 33, 70, ...), head counts are odd (the remainder head
-of the two-at-a-time loop), and shapes are static or dynamic, in
+(0, 2)), tiles of up to 256 tokens with the tile's cos/sin in a table and
+the heads, two at a time (four in rope-to-llvm-cpu), outside the tile's
+tokens; with threads, tiles as short as 32 tokens so that every thread gets
+one. test_differential's random shapes are smaller than one tile; here
+sequences span several tiles with a partial last one (S = 300, 520; 33 and
+70 are one partial tile), head counts are odd (the remainder head of the
+jammed loop), and shapes are static or dynamic, in
 
 - [B, S, H, D] (token dims (0, 1)), [B, H, S, D] (token dims (0, 2));
 - vLLM's flat [T, H·D]: rope.apply's head dim is the last dim, so a flat
@@ -58,7 +60,7 @@ def make_layout_case(seed: int) -> Case:
         int(2 * rng.integers(1, head_dim // 2))
     b = int(rng.choice([1, 2]))
     h = int(rng.choice([1, 3, 4, 7]))
-    s = int(rng.choice([33, 40, 70, 100]))
+    s = int(rng.choice([33, 70, 300, 520]))
     if layout == "BSHD":
         shape, token_dims = (b, s, h, head_dim), None
     else:
@@ -98,6 +100,29 @@ def test_layout_case_in_place(seed):
     case = make_layout_case(seed)
     x, got, ref = run_case(case, inplace=True)
     check(case, x, got, ref)
+
+
+@pytest.mark.parametrize("threads", [2, 0])
+@pytest.mark.parametrize("seq", [40, 300, 1030])
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+def test_tiled_threads_match_one_thread_bitwise(dtype, seq, threads):
+    """[B, H, S, D] on OpenMP threads: the tiles are shortened at run time
+    (to no fewer than 32 tokens) so that a call of one sequence has a tile
+    per thread; tile boundaries move, the arithmetic per row does not, so the
+    output is bit for bit the one-thread kernel's, for one and two
+    sequences."""
+    rng = np.random.default_rng(zlib.crc32(f"{dtype} {seq} {threads}".encode()))
+    np_dtype = {"f32": np.float32, "bf16": ml_dtypes.bfloat16}[dtype]
+    for batch in (1, 2):
+        x = rng.standard_normal((batch, 5, seq, 64)).astype(np_dtype)
+        positions = rng.integers(0, 1 << 20, (batch, seq)).astype(np.int64)
+        one = rope_mlir.apply(x, positions, token_dims=(0, 2))
+        many = rope_mlir.apply(x, positions, token_dims=(0, 2),
+                               threads=threads)
+        assert _same_bits(one, many), (dtype, seq, threads, batch)
+        ref = reference.apply(x, positions, token_dims=(0, 2))
+        np.testing.assert_allclose(np.asarray(one, np.float64), ref,
+                                   atol=2e-2 if dtype == "bf16" else 1e-5)
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f64", "bf16"])

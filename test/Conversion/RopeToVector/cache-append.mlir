@@ -1,5 +1,5 @@
-// RUN: rope-opt %s --convert-rope-to-vector --canonicalize --cse -split-input-file | FileCheck %s --enable-var-scope --check-prefix=VEC
-// RUN: rope-opt %s --convert-rope-to-vector --canonicalize --cse --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --canonicalize --cse --canonicalize -split-input-file | FileCheck %s --enable-var-scope --check-prefix=BUF
+// RUN: rope-opt %s --convert-rope-to-vector=tile-tokens=32 --canonicalize --cse -split-input-file | FileCheck %s --enable-var-scope --check-prefix=VEC
+// RUN: rope-opt %s --convert-rope-to-vector=tile-tokens=32 --canonicalize --cse --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --canonicalize --cse --canonicalize -split-input-file | FileCheck %s --enable-var-scope --check-prefix=BUF
 // RUN: rope-opt %s --rope-to-llvm-cpu -split-input-file | FileCheck %s --check-prefix=LLVM
 // RUN: rope-opt %s --rope-to-llvm-cpu=num-threads=4 -split-input-file | FileCheck %s --check-prefix=LLVM
 

@@ -10,12 +10,12 @@
 // heads loop where they are S·D apart ([B, H, S, D]), whose heads then loop
 // outside the tile's tokens (one contiguous block per head).
 
-// Hugging Face's [B, H, S, D], computed cos/sin: tiles of 32 tokens.
+// Hugging Face's [B, H, S, D], computed cos/sin: tiles of 256 tokens.
 
 // CHECK-LABEL: func.func @bhsd_computed(
-//       CHECK:   scf.forall (%[[S0:.*]]) = (0) to (4096) step (32)
+//       CHECK:   scf.forall (%[[S0:.*]]) = (0) to (4096) step (256)
 //       CHECK:     %[[N:.*]] = arith.minsi
-//       CHECK:     %[[TABLE:.*]] = scf.for %{{.*}} = %{{.*}} to %[[N]] step %{{.*}} iter_args(%{{.*}}) -> (tensor<2x32x64xf32>) {
+//       CHECK:     %[[TABLE:.*]] = scf.for %{{.*}} = %{{.*}} to %[[N]] step %{{.*}} iter_args(%{{.*}}) -> (tensor<2x256x64xf32>) {
 //       CHECK:       math.cos %{{.*}} : vector<64xf32>
 //       CHECK:       math.sin %{{.*}} : vector<64xf32>
 //       CHECK:       scf.yield

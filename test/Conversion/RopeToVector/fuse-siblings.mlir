@@ -1,4 +1,4 @@
-// RUN: rope-opt %s --convert-rope-to-vector --canonicalize --cse -split-input-file | FileCheck %s --enable-var-scope
+// RUN: rope-opt %s --convert-rope-to-vector=tile-tokens=32 --canonicalize --cse -split-input-file | FileCheck %s --enable-var-scope
 
 // Sibling fusion (issue 18): rope.apply ops on the same positions, offset,
 // caches and attributes whose token dims have equal sizes (Q with Hq heads,

@@ -1,5 +1,5 @@
-// RUN: rope-opt %s --convert-rope-to-vector -split-input-file | FileCheck %s --enable-var-scope
-// RUN: rope-opt %s --convert-rope-to-vector --canonicalize -split-input-file | FileCheck %s --enable-var-scope --check-prefix=CANON
+// RUN: rope-opt %s --convert-rope-to-vector=tile-tokens=32 -split-input-file | FileCheck %s --enable-var-scope
+// RUN: rope-opt %s --convert-rope-to-vector=tile-tokens=32 --canonicalize -split-input-file | FileCheck %s --enable-var-scope --check-prefix=CANON
 
 // Half layout, explicit positions [B, S] on [B, S, H, D]: one scf.forall over
 // the token dims (B, S); per token the angle is formed in f64 on P/2 lanes,

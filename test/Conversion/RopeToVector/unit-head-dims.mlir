@@ -1,4 +1,4 @@
-// RUN: rope-opt %s --convert-rope-to-vector --canonicalize -split-input-file | FileCheck %s --enable-var-scope
+// RUN: rope-opt %s --convert-rope-to-vector=tile-tokens=32 --canonicalize -split-input-file | FileCheck %s --enable-var-scope
 
 // A tile of GQA queries [B, Hkv, G, S, D] = [1, 1, 2, ?, 16] with token dims
 // (0, 3), as rope-fuse-into-attention makes them: the G heads precede the

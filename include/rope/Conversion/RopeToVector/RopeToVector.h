@@ -28,6 +28,11 @@ struct RopeToVectorOptions {
   int64_t vectorBytes = 0;
   /// Heads rotated at once by the tiled form (`tile-heads`, >= 1).
   int64_t tileHeads = 2;
+  /// Tokens per tile of the tiled form (`tile-tokens`; 0: automatic).
+  int64_t tileTokens = 0;
+  /// Threads the token loop will run on (`num-threads`; 0: the OpenMP
+  /// runtime's choice): the tiled form keeps a tile per thread.
+  int64_t threads = 1;
   /// How computed angles are formed (`angle`).
   AngleMethod angle = AngleMethod::F64;
 };

@@ -62,6 +62,7 @@ import datetime
 import itertools
 import os
 import pathlib
+import shlex
 import statistics
 import sys
 import tempfile
@@ -400,7 +401,7 @@ def llc_main(args, argv) -> int:
     fmt = lambda v: "n/a" if v is None else f"{v:.2f}"  # noqa: E731
     us = lambda v: "n/a" if v is None else f"{v * 1e6:.0f}"  # noqa: E731
     lines = [f"layout_bench --llc, {datetime.date.today().isoformat()}: "
-             f"`python3 bench/layout_bench.py {' '.join(argv if argv is not None else sys.argv[1:])}`"
+             f"`python3 bench/layout_bench.py {shlex.join(argv if argv is not None else sys.argv[1:])}`"
              + (" (smoke mode: numbers meaningless)" if args.smoke else ""),
              "",
              f"- machine: {cpu_bench.machine_line()}",
@@ -549,7 +550,7 @@ def main(argv=None) -> int:
                                   file=sys.stderr, flush=True)
     load = os.getloadavg()[0]
     lines = [f"layout_bench, {datetime.date.today().isoformat()}: "
-             f"`python3 bench/layout_bench.py {' '.join(argv if argv is not None else sys.argv[1:])}`"
+             f"`python3 bench/layout_bench.py {shlex.join(argv if argv is not None else sys.argv[1:])}`"
              + (" (smoke mode: numbers meaningless)" if args.smoke else ""),
              "",
              f"- machine: {cpu_bench.machine_line()}",

@@ -1539,35 +1539,28 @@ struct ConvertRopeToVectorPass
     ConversionTarget target(getContext());
     target.addIllegalOp<ApplyOp, CacheWriteOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
-    if (vectorBytes < 0) {
-      getOperation()->emitError()
-          << "convert-rope-to-vector: vector-bytes must be >= 0 (0: one "
-             "cache line of the compute type), got "
-          << static_cast<int64_t>(vectorBytes);
-      return signalPassFailure();
-    }
-    if (tileHeads < 1) {
-      getOperation()->emitError()
-          << "convert-rope-to-vector: tile-heads must be >= 1, got "
-          << static_cast<int64_t>(tileHeads);
-      return signalPassFailure();
-    }
-    if (threads < 0) {
-      getOperation()->emitError()
-          << "convert-rope-to-vector: num-threads must be >= 0 (0: the "
-             "OpenMP runtime's choice), got "
-          << static_cast<int64_t>(threads);
-      return signalPassFailure();
-    }
+    // An option out of its range fails the pass, naming it and its range.
+    auto outOfRange = [&](bool bad, StringRef range, int64_t value) {
+      if (bad)
+        getOperation()->emitError()
+            << "convert-rope-to-vector: " << range << ", got " << value;
+      return bad;
+    };
     // Each tile's table is [2, tile-tokens, P/2] floats on the heap: 4096
     // tokens are already 8 MiB for f64 rows of D = 256.
-    if (tileTokens < 0 || tileTokens > 4096) {
-      getOperation()->emitError()
-          << "convert-rope-to-vector: tile-tokens must be in [0, 4096] (0: "
-             "automatic), got "
-          << static_cast<int64_t>(tileTokens);
+    if (outOfRange(vectorBytes < 0,
+                   "vector-bytes must be >= 0 (0: one cache line of the "
+                   "compute type)",
+                   vectorBytes) ||
+        outOfRange(tileHeads < 1, "tile-heads must be >= 1", tileHeads) ||
+        outOfRange(threads < 0,
+                   "num-threads must be >= 0 (0: the OpenMP runtime's "
+                   "choice)",
+                   threads) ||
+        outOfRange(tileTokens < 0 || tileTokens > 4096,
+                   "tile-tokens must be in [0, 4096] (0: automatic)",
+                   tileTokens))
       return signalPassFailure();
-    }
     RewritePatternSet patterns(&getContext());
     populateRopeToVectorConversionPatterns(
         patterns, RopeToVectorOptions{vectorBytes, tileHeads, tileTokens,

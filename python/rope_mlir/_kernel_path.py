@@ -41,6 +41,7 @@ import ctypes
 import dataclasses
 import math
 import operator
+import re
 import threading
 from typing import Callable, Optional, Tuple
 
@@ -598,20 +599,59 @@ def host_vector_options() -> dict:
     return options
 
 
+#: A pass option's name as a Python keyword (num_threads) and a value's text
+#: (2, avx512-dot, f64, 0.5): nothing that could end the option list or the
+#: pipeline (spaces, braces, commas, quotes, `=`).
+_OPTION_NAME = re.compile(r"[a-z][a-z0-9_]*")
+_OPTION_VALUE = re.compile(r"[A-Za-z0-9_.+-]+")
+
+
 def option_text(**options) -> str:
     """Pass options as pipeline text, each after a space, in the order
     given: num_threads=2 as num-threads=2, a bool as true/false, None left
-    out."""
-    return "".join(
-        f" {name.replace('_', '-')}="
-        f"{str(value).lower() if isinstance(value, bool) else value}"
-        for name, value in options.items() if value is not None)
+    out. A value must be a bool, an int, or a str of letters, digits and
+    `_.+-` (TypeError or ValueError naming the option otherwise), so that no
+    value ends the option list or adds passes."""
+    parts = []
+    for name, value in options.items():
+        if not _OPTION_NAME.fullmatch(name):
+            raise ValueError(f"pass option names are lower-case Python "
+                             f"identifiers (num_threads), got {name!r}")
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            text = str(value).lower()
+        elif isinstance(value, (int, np.integer)):
+            text = str(int(value))
+        elif isinstance(value, str):
+            if not _OPTION_VALUE.fullmatch(value):
+                raise ValueError(f"pass option {name}: a value of letters, "
+                                 f"digits and _.+- expected, got {value!r}")
+            text = value
+        else:
+            raise TypeError(f"pass option {name}: a bool, int or str "
+                            f"expected, got {type(value).__name__}")
+        parts.append(f" {name.replace('_', '-')}={text}")
+    return "".join(parts)
 
 
 def cpu_pipeline(before: str = "", **options) -> str:
     """The rope-to-llvm-cpu pipeline (with C interfaces) of a kernel:
-    `options` as option_text() writes them, after the passes of
-    `before`."""
+    `options` as option_text() writes them, after the passes of `before`
+    ("" or pass text ending in ", ", its braces and parentheses balanced;
+    ValueError otherwise)."""
+    if not isinstance(before, str):
+        raise TypeError(f"before must be a str (passes, each followed by "
+                        f"', '), got {type(before).__name__}")
+    if before:
+        depth = 0
+        for char in before:
+            depth += {"{": 1, "(": 1, "}": -1, ")": -1}.get(char, 0)
+            if depth < 0:
+                break
+        if depth != 0 or not before.endswith(", ") or "\0" in before:
+            raise ValueError(f"before must be passes, each followed by ', ', "
+                             f"with balanced braces, got {before!r}")
     return (f"builtin.module({before}rope-to-llvm-cpu{{emit-c-interface=true"
             f"{option_text(**options)}}})")
 

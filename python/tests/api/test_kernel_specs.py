@@ -840,3 +840,58 @@ def test_host_vector_options_takes_no_arguments_and_gives_a_fresh_dict():
 ])
 def test_option_text_writes_pass_options(options, text):
     assert path.option_text(**options) == text
+
+
+# -- option_text and cpu_pipeline: nothing but options reaches the pipeline ---
+
+def test_option_text_writes_options_in_order():
+    assert path.option_text(num_threads=2, vectorize=True, angle=None,
+                            bf16_truncation="target",
+                            prefetch_rows=np.int64(8)) == (
+        " num-threads=2 vectorize=true bf16-truncation=target "
+        "prefetch-rows=8")
+    assert path.option_text() == ""
+
+
+@pytest.mark.parametrize("options,error,message", [
+    (dict(angle="f64} builtin.module(canonicalize"), ValueError,
+     "pass option angle"),
+    (dict(angle="f64 num-threads=0"), ValueError, "pass option angle"),
+    (dict(angle="a,b"), ValueError, "pass option angle"),
+    (dict(angle=""), ValueError, "pass option angle"),
+    (dict(num_threads=2.5), TypeError, "pass option num_threads"),
+    (dict(num_threads=[2]), TypeError, "pass option num_threads"),
+    (dict(num_threads=np.ones(2)), TypeError, "pass option num_threads"),
+    (dict(num_threads=b"2"), TypeError, "pass option num_threads"),
+    ({"Num_threads": 2}, ValueError, "lower-case Python identifiers"),
+    ({"num-threads": 2}, ValueError, "lower-case Python identifiers"),
+    ({"x} y": 1}, ValueError, "lower-case Python identifiers"),
+])
+def test_option_text_refuses_what_is_not_an_option(options, error, message):
+    with pytest.raises(error, match=message):
+        path.option_text(**options)
+    with pytest.raises(error, match=message):
+        path.cpu_pipeline(**options)
+
+
+@pytest.mark.parametrize("before,error", [
+    (None, TypeError), (b"canonicalize, ", TypeError), (3, TypeError),
+    ("canonicalize", ValueError),                 # no ", " after it
+    ("canonicalize}, ", ValueError),              # closes the option list
+    ("rope-optimize{x=1, ", ValueError),          # leaves a brace open
+    ("cse), builtin.module(cse, ", ValueError),   # closes the module first
+    ("cse\0, ", ValueError),
+])
+def test_cpu_pipeline_refuses_bad_passes_before(before, error):
+    with pytest.raises(error, match="before must be"):
+        path.cpu_pipeline(before, vectorize=True)
+
+
+def test_cpu_pipeline_accepts_passes_before_and_they_parse():
+    text = path.cpu_pipeline("rope-optimize{share-key-rotation=true}, ",
+                             num_threads=1)
+    assert text == ("builtin.module(rope-optimize{share-key-rotation=true}, "
+                    "rope-to-llvm-cpu{emit-c-interface=true num-threads=1})")
+    ir = ("func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+          "  return %x : tensor<4xf32>\n}")
+    assert "llvm.func" in rope_mlir._jit.lower(ir, text)
